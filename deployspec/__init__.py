@@ -1,0 +1,3 @@
+"""deployspec: model-checked specifications of deployment controllers."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,56 @@
+"""The seam between engines and the system under test.
+
+Every engine drives an :class:`Adapter`: the reference variants, a Python
+object under test and a subprocess speaking the JSON-lines protocol all sit
+behind the same three calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from deployspec.reference.core import Action, Rejected
+
+
+class ImplementationError(Exception):
+    """The implementation under test failed (crashed, hung, answered garbage)."""
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    def reset(self, config: Any) -> None:
+        """Start from the model's initial state under this configuration."""
+
+    def perform(self, action: Action) -> str | None:
+        """Apply one action: None when accepted, the refusal's reason when rejected."""
+
+    def observe(self) -> dict:
+        """The current observation (the model's JSON Schema describes it)."""
+
+    def close(self) -> None:
+        """Release whatever the adapter holds (processes, files)."""
+
+
+class ReferenceAdapter:
+    """A reference variant behind the adapter seam."""
+
+    def __init__(self, model, variant):
+        self.model = model
+        self.variant = variant
+        self.state = None
+
+    def reset(self, config: Any) -> None:
+        self.state = self.model.initial_state(config)
+
+    def perform(self, action: Action) -> str | None:
+        result = self.variant.step(self.state, action)
+        if isinstance(result, Rejected):
+            return result.reason
+        self.state = result
+        return None
+
+    def observe(self) -> dict:
+        return self.model.observe(self.state)
+
+    def close(self) -> None:
+        pass

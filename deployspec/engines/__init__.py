@@ -1,0 +1,1 @@
+"""Engines that search a variant's behaviours for property violations."""

@@ -1,0 +1,138 @@
+"""The Hypothesis engine: random interleavings, shrunk to a small trace.
+
+One search per property, so each violated property gets its own minimal
+counterexample and a holding property gets the whole budget.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.errors import Flaky
+from hypothesis.stateful import run_state_machine_as_test
+import hypothesis.core
+
+from deployspec import traces
+from deployspec.adapter import ReferenceAdapter
+from deployspec.engines.result import Result
+from deployspec.stateful_tests.machine import PropertyViolated, build_machine
+
+#: Steps per example. Long enough for deploy/cancel/redeploy with ticks between.
+STEPS = 40
+#: Examples per round; a search runs rounds with successive seeds until its budget is spent.
+ROUND = 100
+
+
+def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir: str | None,
+           **kwargs) -> Result:
+    """Rounds of ``ROUND`` examples (seed, seed+1, …) until a violation or the budget ends.
+
+    The first round always runs in full, so a given seed gives the same verdict
+    on any machine for bugs the first round finds.
+    """
+    started = time.perf_counter()
+    totals = {"examples": 0, "steps": 0, "rounds": 0}
+    round_seed = seed
+    while True:
+        r = check_property(model, variant_name, prop, max_examples=ROUND, seed=round_seed,
+                           out_dir=out_dir, **kwargs)
+        totals["rounds"] += 1
+        totals["examples"] += r.stats.get("examples", 0)
+        totals["steps"] += r.stats.get("steps", 0)
+        elapsed = time.perf_counter() - started
+        if r.verdict != "holds" or elapsed >= budget:
+            r.stats.update(totals, seconds=round(elapsed, 3), seed=seed,
+                           steps_per_second=round(totals["steps"] / elapsed) if elapsed else None)
+            return r
+        round_seed += 1
+
+
+def check_property(
+    model,
+    variant_name: str,
+    prop,
+    *,
+    config=None,
+    adapter_factory: Callable[[], Any] | None = None,
+    max_examples: int = 300,
+    seed: int = 0,
+    out_dir: str | None = None,
+    deadline_s: float | None = None,
+    engine_name: str = "hypothesis",
+) -> Result:
+    """Search for a violation of ``prop``; save the shrunk trace under ``out_dir``."""
+    if adapter_factory is None:
+        variant = model.variant(variant_name)
+        config = config or model.default_config(variant)
+        adapter_factory = lambda: ReferenceAdapter(model, variant)  # noqa: E731
+    config = config or model.default_config()
+    counter = {"steps": 0, "examples": 0}
+    base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine")
+
+    class Counted(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            counter["examples"] += 1
+
+        def do(self, action) -> None:
+            counter["steps"] += 1
+            super().do(action)
+
+    started = time.perf_counter()
+    the_settings = settings(
+        max_examples=max_examples,
+        stateful_step_count=STEPS,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),  # the search is the product, not a test
+        phases=(Phase.generate, Phase.shrink),
+        print_blob=False,
+    )
+    previous_seed = hypothesis.core.global_force_seed
+    hypothesis.core.global_force_seed = seed
+    violation = None
+    try:
+        run_state_machine_as_test(Counted, settings=the_settings)
+    except PropertyViolated as exc:
+        violation = exc
+    except Flaky as exc:  # the implementation under test is not deterministic
+        return Result(model.name, variant_name, prop.name, engine_name, "error",
+                      message=f"non-deterministic behaviour: {exc}")
+    finally:
+        hypothesis.core.global_force_seed = previous_seed
+    elapsed = time.perf_counter() - started
+    stats = {
+        "examples": counter["examples"],
+        "steps": counter["steps"],
+        "seconds": round(elapsed, 3),
+        "steps_per_second": round(counter["steps"] / elapsed) if elapsed else None,
+        "seed": seed,
+    }
+    if violation is None:
+        return Result(model.name, variant_name, prop.name, engine_name, "holds", stats=stats)
+    trace = traces.build(
+        model=model.name,
+        variant=variant_name,
+        config=config.to_json(),
+        property=prop.name,
+        engine=engine_name,
+        seed=seed,
+        session=violation.session,
+    )
+    path = str(traces.save(trace, out_dir)) if out_dir else None
+    return Result(
+        model.name,
+        variant_name,
+        prop.name,
+        engine_name,
+        "violated",
+        counterexample=path,
+        trace_length=len(trace["steps"]),
+        message=violation.violation.message,
+        stats=stats,
+        trace=trace,
+    )

@@ -1,0 +1,25 @@
+"""What every engine reports for one (variant, property)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.define
+class Result:
+    model: str
+    variant: str
+    property: str
+    engine: str
+    verdict: str  # "holds" | "violated"
+    counterexample: str | None = None
+    trace_length: int | None = None
+    message: str | None = None
+    stats: dict[str, Any] = attrs.field(factory=dict)
+    #: the counterexample itself (also when it was not saved), not part of the JSON report
+    trace: dict | None = attrs.field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self, filter=lambda a, _v: a.name != "trace")

@@ -1,0 +1,123 @@
+"""The registry of models: everything an engine needs to know about one.
+
+A model bundles its action vocabulary, its variants, its properties, its
+configuration (the bounds) and two functions over observations: which actions
+to try next, and what the platform does when left alone (settling).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any, Callable
+
+import attrs
+
+from deployspec.reference.core import Action, ActionError, action_from_json
+from deployspec.spec.core import Property
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+@attrs.frozen
+class Model:
+    name: str
+    description: str
+    vocabulary: dict[str, type[Action]]
+    variants: dict[str, Any]
+    properties: tuple[Property, ...]
+    config_type: type
+    initial_state: Callable[[Any], Any]
+    observe: Callable[[Any], dict]
+    candidate_actions: Callable[[dict, Any], list[Action]]
+    settle_action: Callable[[dict], Action | None]
+    schema_file: str
+    lanes: str  # what one lane of a picture is: "web process" or "slot"
+
+    def variant(self, name: str):
+        try:
+            return self.variants[name]
+        except KeyError:
+            raise UsageError(
+                f"unknown variant {name!r} for model {self.name} "
+                f"(known: {', '.join(self.variants)})"
+            ) from None
+
+    def property(self, name: str) -> Property:
+        for p in self.properties:
+            if p.name == name:
+                return p
+        raise UsageError(
+            f"unknown property {name!r} for model {self.name} "
+            f"(known: {', '.join(p.name for p in self.properties)})"
+        )
+
+    def action(self, data: Any) -> Action:
+        return action_from_json(self.vocabulary, data)
+
+    def default_config(self, variant: Any = None) -> Any:
+        base = self.config_type()
+        extra = getattr(variant, "config", None)
+        return attrs.evolve(base, **extra) if extra else base
+
+    def config_from_json(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError("configuration must be a JSON object")
+        return self.config_type.from_json(data)
+
+    def schema(self) -> dict:
+        import json
+
+        text = resources.files("deployspec.spec").joinpath(self.schema_file).read_text()
+        return json.loads(text)
+
+
+def _capi() -> Model:
+    from deployspec.reference import capi
+    from deployspec.reference.capi import model as capi_model
+    from deployspec.spec import capi as capi_spec
+
+    return Model(
+        name="capi",
+        description="Cloud Foundry rolling deployments (cloud_controller_ng)",
+        vocabulary=capi.VOCABULARY,
+        variants=capi.VARIANTS,
+        properties=capi_spec.PROPERTIES,
+        config_type=capi_model.CapiConfig,
+        initial_state=capi_model.initial_state,
+        observe=capi.observe,
+        candidate_actions=capi_model.candidate_actions,
+        settle_action=capi_model.settle_action,
+        schema_file="capi.observation.schema.json",
+        lanes="web process",
+    )
+
+
+_LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi}
+_CACHE: dict[str, Model] = {}
+
+
+def model_names() -> list[str]:
+    return list(_LOADERS)
+
+
+def get_model(name: str) -> Model:
+    if name not in _LOADERS:
+        raise UsageError(f"unknown model {name!r} (known: {', '.join(_LOADERS)})")
+    if name not in _CACHE:
+        _CACHE[name] = _LOADERS[name]()
+    return _CACHE[name]
+
+
+def find_variant(name: str) -> tuple[Model, Any]:
+    """The model a variant name belongs to (variant names are unique across models)."""
+    for m in model_names():
+        model = get_model(m)
+        if name in model.variants:
+            return model, model.variants[name]
+    known = [v for m in model_names() for v in get_model(m).variants]
+    raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
+
+
+__all__ = ["Model", "UsageError", "ActionError", "get_model", "model_names", "find_variant"]

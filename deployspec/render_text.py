@@ -1,0 +1,69 @@
+"""The text picture of a trace: one line per step, the breaking step marked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ABBREV = {"RUNNING": "R", "STARTING": "s", "CRASHED": "x"}
+
+
+def action_label(action: dict[str, Any]) -> str:
+    kind = action["type"]
+    args = []
+    for key, value in action.items():
+        if key == "type" or value in ([], (), None) or (key == "web_instances" and value == 0):
+            continue
+        if key == "strategy" and value == "rolling":
+            continue
+        if key == "max_in_flight" and value == 1:
+            continue
+        if key in ("failed", "reports_unavailable"):
+            value = ",".join(f"d{d}" for d in value)
+        if key == "process":
+            value = f"P{value}"
+        args.append(f"{key}={value}")
+    return f"{kind}({', '.join(args)})"
+
+
+def capi_state(obs: dict[str, Any]) -> tuple[str, str]:
+    procs = " ".join(
+        f"P{p['id']}[d{p['droplet']}]:{''.join(ABBREV[i] for i in p['instances']) or '0'}"
+        for p in obs["processes"]
+    )
+    deps = " ".join(
+        f"d{d['id']}:{d['state']}" + (f"/{d['status_reason']}" if d["status_reason"] != d["state"] else "")
+        for d in obs["deployments"]
+    )
+    return procs or "-", deps or "-"
+
+
+def render(trace: dict[str, Any]) -> str:
+    """A person's view of a trace file."""
+    from deployspec.models import get_model
+
+    model = get_model(trace["model"])
+    state_of = getattr(model, "render_state", None) or capi_state
+    lines = [
+        f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
+        f" (engine {trace['engine']}, seed {trace.get('seed')})",
+        f"  {trace['violation']['message']}",
+        "",
+    ]
+    header = f"{'':2}{'#':>3}  {'action':34} {'processes (R routable, s starting, x crashed)':48} deployments"
+    lines.append(header)
+    settle_from = trace.get("settle_from")
+    bad = trace["violation"]["step"]
+    for i, step in enumerate(trace["steps"]):
+        if settle_from is not None and i == settle_from:
+            lines.append(f"{'':6}-- users stop; the platform settles --")
+        procs, deps = state_of(step["observation"])
+        label = action_label(step["action"])
+        if step.get("rejected"):
+            label += " REJECTED"
+        mark = ">>" if i == bad else "  "
+        lines.append(f"{mark}{i:>3}  {label:34} {procs:48} {deps}")
+        if step.get("rejected"):
+            lines.append(f"{'':6}  rejected: {step['rejected']}")
+    if bad == -1 or bad >= len(trace["steps"]):
+        lines.append(">> after settling: " + trace["violation"]["message"])
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""Tables for people: the variant x property matrix and the list of variants."""
+
+from __future__ import annotations
+
+from deployspec.engines.result import Result
+from deployspec.models import get_model, model_names
+
+
+def matrix(results: list[Result], declared: bool) -> str:
+    """Rows are variants, columns properties; ``!`` marks a verdict the variant did not declare."""
+    from deployspec.check import expected
+
+    by_model: dict[str, list[Result]] = {}
+    for r in results:
+        by_model.setdefault(r.model, []).append(r)
+    blocks = []
+    for model_name, rs in by_model.items():
+        model = get_model(model_name)
+        props = [p.name for p in model.properties if any(r.property == p.name for r in rs)]
+        variants = list(dict.fromkeys(r.variant for r in rs))
+        width = max(len(v) for v in variants + ["variant"])
+        cols = [max(len(p), 9) for p in props]
+        head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
+        lines = [f"model {model_name}", head, "-" * len(head)]
+        for v in variants:
+            cells = []
+            for p, w in zip(props, cols):
+                verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
+                verdict = "violated" if "violated" in verdicts else (verdicts.pop() if verdicts else "-")
+                cell = "VIOLATED" if verdict == "violated" else verdict
+                if declared and verdict != expected(model, v, p):
+                    cell += " !"
+                cells.append(f"{cell:{w}}")
+            lines.append(f"{v:{width}}  " + "  ".join(cells))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def variants_table() -> str:
+    lines = []
+    for name in model_names():
+        model = get_model(name)
+        lines.append(f"model {name}: {model.description}")
+        for v in model.variants.values():
+            declares = ", ".join(sorted(v.declares)) or "nothing (must hold every property)"
+            lines.append(f"  {v.name:26} {v.summary}")
+            lines.append(f"  {'':26} violates: {declares}")
+            lines.append(f"  {'':26} upstream: {v.upstream}")
+        lines.append("")
+    return "\n".join(lines).rstrip()

@@ -1,0 +1,62 @@
+"""One run against an adapter: perform actions, record the trace, judge properties.
+
+Shared by the Hypothesis machine, replay and the contract harness, so a trace
+means the same thing whichever engine produced it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deployspec.reference.core import Action
+from deployspec.spec.core import Monitor, Property, Step, Violation
+
+
+class Session:
+    def __init__(self, model, adapter, properties: tuple[Property, ...], config: Any):
+        self.model = model
+        self.adapter = adapter
+        self.properties = properties
+        self.config = config
+        self.reset()
+
+    def reset(self) -> None:
+        self.adapter.reset(self.config)
+        self.initial = self.adapter.observe()
+        self.obs = self.initial
+        self.steps: list[dict[str, Any]] = []
+        self.monitor = Monitor(self.properties)
+        self.violation: Violation | None = None
+        self.settle_from: int | None = None
+
+    def perform(self, action: Action) -> Violation | None:
+        before = self.obs
+        rejected = self.adapter.perform(action)
+        after = self.adapter.observe()
+        self.obs = after
+        data = action.to_json()
+        self.steps.append({"action": data, "rejected": rejected, "observation": after})
+        step = Step(len(self.steps) - 1, data, action.actor, rejected, before, after)
+        v = self.monitor.advance(step)
+        if v is not None and self.violation is None:
+            self.violation = v
+        return v
+
+    def settle(self) -> Violation | None:
+        """Leave the platform alone: the updater ticks, instances start, until
+        nothing changes or the configured bound is spent; then judge."""
+        self.settle_from = len(self.steps)
+        for _ in range(self.config.settle_steps):
+            action = self.model.settle_action(self.obs)
+            if action is None:
+                break
+            before = self.obs
+            v = self.perform(action)
+            if v is not None:
+                return v
+            if action.kind == "tick" and self.obs == before:
+                break
+        v = self.monitor.settled(self.obs, len(self.steps) - 1)
+        if v is not None and self.violation is None:
+            self.violation = v
+        return v

@@ -1,0 +1,124 @@
+"""The action vocabulary of the Cloud Foundry model.
+
+User actions are the API calls behind ``cf push``, ``cf set-env``/``cf stage``,
+``cf restart --strategy rolling``, ``cf cancel-deployment``, ``cf continue-deployment``
+and ``cf scale``. Platform actions are one dispatch of the deployment updater
+(``tick``) and one instance changing state in Diego (``runtime``).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from deployspec.reference.core import Action
+
+
+def _non_negative(_inst, attribute, value):
+    if value < 0:
+        raise ValueError(f"{attribute.name} must be >= 0")
+
+
+def _positive(_inst, attribute, value):
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be >= 1")
+
+
+@attrs.frozen
+class Push(Action):
+    """Create the app with a healthy droplet and ``instances`` web instances."""
+
+    kind = "push"
+    instances: int = attrs.field(default=1, validator=_non_negative)
+
+
+@attrs.frozen
+class Stage(Action):
+    """A new droplet (or configuration) becomes the app's current droplet."""
+
+    kind = "stage"
+    healthy: bool = True
+
+
+@attrs.frozen
+class Deploy(Action):
+    """``POST /v3/deployments`` (DeploymentCreate): a rolling or canary deployment."""
+
+    kind = "deploy"
+    max_in_flight: int = attrs.field(default=1, validator=_positive)
+    strategy: str = attrs.field(default="rolling", validator=attrs.validators.in_(("rolling", "canary")))
+    canary_steps: tuple[int, ...] = ()
+    web_instances: int = attrs.field(default=0, validator=_non_negative)  # 0 = not given
+
+    def __str__(self) -> str:
+        parts = [f"max_in_flight={self.max_in_flight}"]
+        if self.strategy != "rolling":
+            parts.append(f"strategy={self.strategy!r}")
+        if self.canary_steps:
+            parts.append(f"canary_steps={list(self.canary_steps)}")
+        if self.web_instances:
+            parts.append(f"web_instances={self.web_instances}")
+        return f"deploy({', '.join(parts)})"
+
+
+@attrs.frozen
+class Cancel(Action):
+    """``POST /v3/deployments/:guid/actions/cancel`` on the app's newest active deployment."""
+
+    kind = "cancel"
+
+
+@attrs.frozen
+class Continue(Action):
+    """``POST /v3/deployments/:guid/actions/continue`` (canary) on the newest active deployment."""
+
+    kind = "continue_"
+
+
+@attrs.frozen
+class Scale(Action):
+    """``POST /v3/processes/:guid/actions/scale`` on the app's newest web process."""
+
+    kind = "scale"
+    instances: int = attrs.field(validator=_non_negative)
+
+
+@attrs.frozen
+class Tick(Action):
+    """One dispatch of the deployment updater.
+
+    ``failed``: deployments (by creation index) whose step fails this time (lock
+    contention, a rolled-back transaction): nothing of it happens, it is retried.
+    ``reports_unavailable``: deployments whose step finds instance reports
+    unavailable; each variant handles that as its real design does.
+    """
+
+    kind = "tick"
+    actor = "platform"
+    failed: tuple[int, ...] = ()
+    reports_unavailable: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        parts = []
+        if self.failed:
+            parts.append("failed=" + ",".join(f"d{d}" for d in self.failed))
+        if self.reports_unavailable:
+            parts.append("reports_unavailable=" + ",".join(f"d{d}" for d in self.reports_unavailable))
+        return f"tick({', '.join(parts)})"
+
+
+@attrs.frozen
+class Runtime(Action):
+    """The lowest-index STARTING instance of web process ``process`` settles:
+    routable if its droplet is healthy, CRASHED otherwise."""
+
+    kind = "runtime"
+    actor = "platform"
+    process: int = attrs.field(validator=_non_negative)
+
+    def __str__(self) -> str:
+        return f"runtime(P{self.process})"
+
+
+VOCABULARY: dict[str, type[Action]] = {
+    cls.kind: cls for cls in (Push, Stage, Deploy, Cancel, Continue, Scale, Tick, Runtime)
+}

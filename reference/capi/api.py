@@ -1,0 +1,118 @@
+"""User actions: what the Cloud Controller's API does when called.
+
+``deploy`` follows ``app/actions/deployment_create.rb``, ``cancel``
+``deployment_cancel.rb``, ``scale`` ``process_scale.rb``. Where versions differ,
+the variant supplies the rule.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from deployspec.reference.core import Rejected
+
+from .actions import Deploy, Push, Scale, Stage
+from .state import (
+    ACTIVE,
+    CANCELING,
+    DEPLOYING,
+    App,
+    CapiState,
+    Deployment,
+)
+
+if TYPE_CHECKING:
+    from .variants import CapiVariant
+
+
+def push(state: CapiState, action: Push) -> CapiState | Rejected:
+    """``cf push`` of a new app: a healthy droplet and one web process."""
+    if state.app is not None:
+        return Rejected("the app already exists")
+    state = attrs.evolve(state, app=App(droplet=0), droplets=(True,))
+    state, _ = state.with_new_process(droplet=0, instances=action.instances)
+    return state
+
+
+def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
+    """A new droplet (``cf stage``+``set-droplet``, or ``cf set-env``) becomes current.
+
+    Running processes keep the droplet they were started with; the next
+    deployment ships the new one.
+    """
+    if state.app is None:
+        return Rejected("no app: push first")
+    droplet = len(state.droplets)
+    return attrs.evolve(
+        state,
+        droplets=state.droplets + (action.healthy,),
+        app=attrs.evolve(state.app, droplet=droplet),
+    )
+
+
+def deploy(variant: "CapiVariant", state: CapiState, action: Deploy) -> CapiState | Rejected:
+    """DeploymentCreate, in one transaction under the app lock.
+
+    ``previous_droplet`` is the app's droplet before the target is applied; for a
+    restart both are the same droplet, which is why cancel cannot undo a bad
+    environment (cloud_controller_ng #3531).
+    """
+    if state.app is None or not state.processes:
+        return Rejected("no app: push first")
+    refusal = variant.refuse_deploy(action)
+    if refusal:
+        return Rejected(refusal)
+    previous = variant.previous_deployment(state)
+    owic = previous.owic if previous is not None else state.oldest_process.desired
+    droplet = state.app.droplet
+    start = variant.starting_instances(action, owic)
+    state, process = state.with_new_process(droplet=droplet, instances=start)
+    deployment = Deployment(
+        id=len(state.deployments),
+        state=DEPLOYING,
+        status_value=ACTIVE,
+        status_reason=DEPLOYING,
+        deploying_process=process.id,
+        droplet=droplet,
+        previous_droplet=state.app.droplet,
+        owic=owic,
+        max_in_flight=action.max_in_flight,
+        strategy=action.strategy,
+        canary_steps=action.canary_steps,
+        web_instances=action.web_instances or None,
+    )
+    state = attrs.evolve(state, deployments=state.deployments + (deployment,))
+    if previous is not None:
+        state = state.with_deployment(variant.supersede(previous))
+    return variant.after_create(state, deployment)
+
+
+def newest_active(state: CapiState) -> Deployment | None:
+    for d in reversed(state.deployments):
+        if d.active:
+            return d
+    return None
+
+
+def cancel(variant: "CapiVariant", state: CapiState) -> CapiState | Rejected:
+    """DeploymentCancel: the previous droplet becomes current again and the
+    deployment is CANCELING; the updater's cancel step does the rest."""
+    d = newest_active(state)
+    if d is None:
+        return Rejected("no active deployment to cancel")
+    if d.state not in variant.cancelable_states:
+        return Rejected(f"cannot cancel a {d.state} deployment")
+    state = attrs.evolve(state, app=attrs.evolve(state.app, droplet=d.previous_droplet))
+    return state.with_deployment(d.moved_to(CANCELING, ACTIVE, CANCELING))
+
+
+def scale(variant: "CapiVariant", state: CapiState, action: Scale) -> CapiState | Rejected:
+    """ProcessScale on the app's newest web process."""
+    target = state.newest_process
+    if target is None:
+        return Rejected("no app: push first")
+    if any(d.state in variant.scale_blocked_in for d in state.deployments):
+        return Rejected("Cannot scale this process while a deployment is in flight.")
+    return state.with_process(target.scaled_to(action.instances))

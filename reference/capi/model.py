@@ -1,0 +1,96 @@
+"""The Cloud Foundry model as the engines see it: bounds, actions to try, settling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
+from .state import CapiState
+
+
+@attrs.frozen
+class CapiConfig:
+    """Bounds of the explored behaviour (every engine reads the same ones)."""
+
+    #: largest instance count a push or scale asks for
+    max_instances: int = 3
+    #: deployments created at most (each ``deploy`` is one)
+    max_deployments: int = 3
+    #: droplets at most (the pushed one plus stagings)
+    max_droplets: int = 3
+    #: the max_in_flight values a deploy tries
+    max_in_flight: tuple[int, ...] = (1,)
+    #: canary step plans a deploy tries (empty: no canary deployments)
+    canary_plans: tuple[tuple[int, ...], ...] = ()
+    #: platform steps allowed for the settle phase
+    settle_steps: int = 80
+
+    def to_json(self) -> dict[str, Any]:
+        out = attrs.asdict(self)
+        out["max_in_flight"] = list(self.max_in_flight)
+        out["canary_plans"] = [list(p) for p in self.canary_plans]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "CapiConfig":
+        known = {f.name for f in attrs.fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+        data = dict(data)
+        if "max_in_flight" in data:
+            data["max_in_flight"] = tuple(data["max_in_flight"])
+        if "canary_plans" in data:
+            data["canary_plans"] = tuple(tuple(p) for p in data["canary_plans"])
+        return cls(**data)
+
+
+def initial_state(config: CapiConfig) -> CapiState:
+    return CapiState()
+
+
+def candidate_actions(obs: dict, config: CapiConfig) -> list:
+    """Every action worth trying from an observation, simplest first (for shrinking)."""
+    if obs["app"] is None:
+        return [Push(n) for n in range(1, config.max_instances + 1)]
+    out: list = []
+    procs = obs["processes"]
+    deployments = obs["deployments"]
+    active = [d["id"] for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING")]
+    for p in procs:
+        if "STARTING" in p["instances"]:
+            out.append(Runtime(p["id"]))
+    out.append(Tick())
+    for d in active:
+        out.append(Tick(failed=(d,)))
+    for d in active:
+        out.append(Tick(reports_unavailable=(d,)))
+    if len(obs["droplets"]) < config.max_droplets:
+        out += [Stage(True), Stage(False)]
+    if len(deployments) < config.max_deployments:
+        out += [Deploy(max_in_flight=m) for m in config.max_in_flight]
+        out += [
+            Deploy(max_in_flight=m, strategy="canary", canary_steps=plan)
+            for plan in config.canary_plans
+            for m in config.max_in_flight
+        ]
+    if active:
+        out.append(Cancel())
+    if any(d["state"] == "PAUSED" for d in deployments):
+        out.append(Continue())
+    out += [Scale(n) for n in range(0, config.max_instances + 1)]
+    return out
+
+
+def settle_action(obs: dict) -> Any:
+    """The next thing the platform does when users stay away, or None if nothing."""
+    if obs["app"] is None:
+        return None
+    for p in obs["processes"]:
+        if "STARTING" in p["instances"]:
+            return Runtime(p["id"])
+    if any(d["state"] in ("DEPLOYING", "PREPAUSED", "CANCELING") for d in obs["deployments"]):
+        return Tick()
+    return None

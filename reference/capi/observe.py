@@ -1,0 +1,92 @@
+"""Observations: the plain-JSON view of a Cloud Foundry state.
+
+Properties read observations only, so they judge the reference model and any
+other implementation alike. Ids are normalised: web processes and deployments
+are numbered by creation order over the app's life, droplets by staging order.
+The format is ``spec/capi.observation.schema.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+
+from .state import App, CapiState, Deployment, Process
+
+
+def observe(state: CapiState) -> dict[str, Any]:
+    return {
+        "app": None
+        if state.app is None
+        else {"droplet": state.app.droplet, "started": state.app.started},
+        "droplets": [{"id": i, "healthy": h} for i, h in enumerate(state.droplets)],
+        "processes": [
+            {"id": p.id, "droplet": p.droplet, "instances": list(p.instances)}
+            for p in state.processes
+        ],
+        "deployments": [_deployment(d) for d in state.deployments],
+    }
+
+
+def _deployment(d: Deployment) -> dict[str, Any]:
+    out = {
+        "id": d.id,
+        "state": d.state,
+        "status_value": d.status_value,
+        "status_reason": d.status_reason,
+        "deploying_process": d.deploying_process,
+        "droplet": d.droplet,
+        "previous_droplet": d.previous_droplet,
+        "owic": d.owic,
+        "max_in_flight": d.max_in_flight,
+        "strategy": d.strategy,
+        "canary_steps": list(d.canary_steps),
+        "canary_step": d.canary_step,
+        "web_instances": d.web_instances,
+    }
+    return out
+
+
+def from_observation(obs: dict[str, Any]) -> CapiState:
+    """Build the state an observation describes (fixtures, the Z3 bridge)."""
+    processes = tuple(
+        Process(id=p["id"], droplet=p["droplet"], instances=tuple(p["instances"]))
+        for p in obs.get("processes", [])
+    )
+    deployments = tuple(
+        Deployment(
+            id=d["id"],
+            state=d["state"],
+            status_value=d["status_value"],
+            status_reason=d["status_reason"],
+            deploying_process=d["deploying_process"],
+            droplet=d["droplet"],
+            previous_droplet=d["previous_droplet"],
+            owic=d["owic"],
+            max_in_flight=d.get("max_in_flight", 1),
+            strategy=d.get("strategy", "rolling"),
+            canary_steps=tuple(d.get("canary_steps", ())),
+            canary_step=d.get("canary_step", 0),
+            web_instances=d.get("web_instances"),
+        )
+        for d in obs.get("deployments", [])
+    )
+    app = obs.get("app")
+    droplets = tuple(dr["healthy"] for dr in obs.get("droplets", []))
+    used = [p.droplet for p in processes] + [d.droplet for d in deployments]
+    if app is not None:
+        used.append(app["droplet"])
+    if len(droplets) <= max(used, default=-1):
+        droplets = droplets + (True,) * (max(used) + 1 - len(droplets))
+    return CapiState(
+        app=None if app is None else App(droplet=app["droplet"], started=app.get("started", True)),
+        droplets=droplets,
+        processes=processes,
+        deployments=deployments,
+        next_process_id=max((p.id for p in processes), default=-1) + 1
+        if not deployments
+        else max([p.id for p in processes] + [d.deploying_process for d in deployments]) + 1,
+    )
+
+

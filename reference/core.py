@@ -1,0 +1,95 @@
+"""What every model shares: actions that serialise to JSON, and refusals.
+
+An action is a small frozen attrs class whose ``kind`` is its name in the JSON
+vocabulary (``{"type": "deploy", "max_in_flight": 1}``). The same objects are
+drawn by Hypothesis, enumerated by the explorer, written in trace files and
+sent over the protocol, so there is exactly one vocabulary per model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+
+@attrs.frozen
+class Rejected:
+    """A legitimate refusal (the real API would answer 422), not a failure."""
+
+    reason: str
+
+
+class ActionError(ValueError):
+    """A JSON action that does not belong to the vocabulary."""
+
+
+class Action:
+    """Base of every action class; subclasses are ``@attrs.frozen``."""
+
+    kind: ClassVar[str]
+    #: who performs it: "user" (an API call) or "platform" (updater, runtime).
+    actor: ClassVar[str] = "user"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.kind}
+        for field in attrs.fields(type(self)):
+            value = getattr(self, field.name)
+            out[field.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def __str__(self) -> str:
+        args = ", ".join(
+            f"{f.name}={list(getattr(self, f.name)) if isinstance(getattr(self, f.name), tuple) else getattr(self, f.name)!r}"
+            for f in attrs.fields(type(self))
+        )
+        return f"{self.kind}({args})"
+
+
+def action_from_json(vocabulary: dict[str, type[Action]], data: Any) -> Action:
+    """Build an action from its JSON form, checking names and types strictly."""
+    if not isinstance(data, dict):
+        raise ActionError(f"an action must be a JSON object, got {type(data).__name__}")
+    kind = data.get("type")
+    cls = vocabulary.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ActionError(f"unknown action type {kind!r} (known: {', '.join(sorted(vocabulary))})")
+    fields = {f.name: f for f in attrs.fields(cls)}
+    extra = set(data) - set(fields) - {"type"}
+    if extra:
+        raise ActionError(f"action {kind!r} has unknown field(s): {', '.join(sorted(extra))}")
+    kwargs: dict[str, Any] = {}
+    for name, field in fields.items():
+        if name not in data:
+            if field.default is attrs.NOTHING:
+                raise ActionError(f"action {kind!r} lacks field {name!r}")
+            continue
+        value = data[name]
+        expected = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "")
+        kwargs[name] = _coerce(kind, name, expected, value)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ActionError(f"action {kind!r}: {exc}") from None
+
+
+def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
+    if expected.startswith("tuple"):
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise ActionError(f"action {kind!r}: field {name!r} must be a list of integers")
+        return tuple(value)
+    if expected == "bool":
+        if not isinstance(value, bool):
+            raise ActionError(f"action {kind!r}: field {name!r} must be true or false")
+        return value
+    if expected == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ActionError(f"action {kind!r}: field {name!r} must be an integer")
+        return value
+    if expected == "str":
+        if not isinstance(value, str):
+            raise ActionError(f"action {kind!r}: field {name!r} must be a string")
+        return value
+    return value

@@ -1,0 +1,110 @@
+"""Properties as monitors over a trace of observations.
+
+Three kinds, after how they are judged:
+
+* ``state``: must hold in every observation (an invariant);
+* ``trace``: judged step by step with a small immutable memory of the past
+  (e.g. "was the app serving before?");
+* ``settled``: judged once the platform has been left alone to settle after the
+  last user action (bounded liveness, e.g. "deployments finish").
+
+A monitor's memory is immutable, so the explorer can store it beside the state.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import attrs
+
+Observation = dict[str, Any]
+
+
+@attrs.frozen
+class Step:
+    """One step of a trace as a property sees it."""
+
+    index: int
+    action: dict[str, Any]
+    actor: str  # "user" or "platform"
+    rejected: str | None  # the refusal's reason, or None when the action was accepted
+    before: Observation
+    after: Observation
+
+
+@attrs.frozen
+class Property:
+    name: str
+    model: str
+    kind: str
+    doc: str
+    initial: Any = None
+    advance: Callable[[Any, Step], tuple[Any, str | None]] | None = None
+    at_settled: Callable[[Observation], str | None] | None = None
+
+    @property
+    def summary(self) -> str:
+        return self.doc.split("\n\n")[0].replace("\n", " ")
+
+
+def state_property(model: str) -> Callable[[Callable[[Observation], str | None]], Property]:
+    """``fn(observation) -> message | None`` must hold after every step."""
+
+    def wrap(fn):
+        def advance(memory, step: Step):
+            return memory, fn(step.after)
+
+        return Property(fn.__name__, model, "state", inspect.getdoc(fn) or "", None, advance)
+
+    return wrap
+
+
+def trace_property(model: str, initial: Any) -> Callable[[Callable], Property]:
+    """``fn(memory, step) -> (memory, message | None)``, memory starting at ``initial``."""
+
+    def wrap(fn):
+        return Property(fn.__name__, model, "trace", inspect.getdoc(fn) or "", initial, fn)
+
+    return wrap
+
+
+def settled_property(model: str) -> Callable[[Callable[[Observation], str | None]], Property]:
+    """``fn(observation) -> message | None`` once the platform has settled."""
+
+    def wrap(fn):
+        return Property(fn.__name__, model, "settled", inspect.getdoc(fn) or "", None, None, fn)
+
+    return wrap
+
+
+@attrs.frozen
+class Violation:
+    property: str
+    step: int  # index into the trace's steps; -1 for the settled check
+    message: str
+
+
+class Monitor:
+    """Feeds steps to a set of properties and reports the first violation."""
+
+    def __init__(self, properties: tuple[Property, ...]):
+        self.properties = properties
+        self.memory = [p.initial for p in properties]
+
+    def advance(self, step: Step) -> Violation | None:
+        for i, prop in enumerate(self.properties):
+            if prop.advance is None:
+                continue
+            self.memory[i], message = prop.advance(self.memory[i], step)
+            if message is not None:
+                return Violation(prop.name, step.index, message)
+        return None
+
+    def settled(self, obs: Observation, step_index: int) -> Violation | None:
+        for prop in self.properties:
+            if prop.at_settled is not None:
+                message = prop.at_settled(obs)
+                if message is not None:
+                    return Violation(prop.name, step_index, message)
+        return None

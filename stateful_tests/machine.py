@@ -1,0 +1,83 @@
+"""Build a ``RuleBasedStateMachine`` for a model, an adapter and some properties.
+
+One rule per verb of the model's vocabulary (``deploy``, ``cancel``, ``tick``…);
+a rule runs only when the observation offers such an action (a precondition, not
+a rejection); its arguments are drawn from the actions the model offers, simplest
+first so shrinking lands on readable traces. Properties are checked after every
+step; at the end the platform settles and the settled properties are judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from deployspec.session import Session
+from deployspec.spec.core import Violation
+
+
+class PropertyViolated(AssertionError):
+    """A property broke; carries the session so the trace can be saved."""
+
+    def __init__(self, violation: Violation, session: Session):
+        super().__init__(f"{violation.property}: {violation.message} (step {violation.step})")
+        self.violation = violation
+        self.session = session
+
+
+def build_machine(
+    model,
+    adapter_factory: Callable[[], Any],
+    properties,
+    config,
+    *,
+    settle: bool = True,
+    name: str = "DeploymentMachine",
+) -> type[RuleBasedStateMachine]:
+    """A machine class; each instance opens one adapter and runs one session."""
+
+    class Machine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.session = Session(model, adapter_factory(), tuple(properties), config)
+            self._offered: list | None = None
+
+        def offered(self, kind: str) -> list:
+            if self._offered is None:
+                self._offered = model.candidate_actions(self.session.obs, config)
+            return [a for a in self._offered if a.kind == kind]
+
+        def do(self, action) -> None:
+            self._offered = None
+            v = self.session.perform(action)
+            if v is not None:
+                raise PropertyViolated(v, self.session)
+
+        def teardown(self) -> None:
+            try:
+                if settle and self.session.violation is None:
+                    v = self.session.settle()
+                    if v is not None:
+                        raise PropertyViolated(v, self.session)
+            finally:
+                self.session.adapter.close()
+
+    for kind in model.vocabulary:
+        Machine_rule = _make_rule(kind)
+        setattr(Machine, kind.rstrip("_") if kind.endswith("_") else kind, Machine_rule)
+    Machine.__name__ = Machine.__qualname__ = name
+    return Machine
+
+
+def _make_rule(kind: str):
+    def has_some(self) -> bool:
+        return bool(self.offered(kind))
+
+    def run(self, data) -> None:
+        action = data.draw(st.sampled_from(self.offered(kind)), label=kind)
+        self.do(action)
+
+    run.__name__ = kind
+    return precondition(has_some)(rule(data=st.data())(run))
