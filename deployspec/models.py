@@ -34,6 +34,8 @@ class Model:
     settle_action: Callable[[dict], Action | None]
     schema_file: str
     lanes: str  # what one lane of a picture is: "web process" or "slot"
+    #: obs -> (lanes text, deployments text) for ``show --format text``; None = the capi one
+    render_state: Callable[[dict], tuple[str, str]] | None = None
 
     def variant(self, name: str):
         try:
