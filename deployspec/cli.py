@@ -28,9 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="search variants for property violations")
     c.add_argument("--model", help="capi (default: every model)")
     c.add_argument("--variant", action="append", help="a variant (repeatable; default: all)")
-    c.add_argument("--engine", default="hypothesis", help="hypothesis (default), or all")
-    c.add_argument("--budget", type=_seconds, default=2.0, metavar="SECONDS",
-                   help="search time per variant and property (default 2)")
+    c.add_argument("--engine", default="hypothesis",
+                   help="hypothesis (default), explore (exhaustive, bounded), or all")
+    c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+                   help="search time per variant and property (default: hypothesis 2, explore 120)")
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
@@ -104,6 +105,7 @@ def cmd_check(args) -> int:
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:
+        _print_statistics(results)
         for r in results:
             if r.verdict == "violated":
                 print(render(r.trace))
@@ -112,6 +114,7 @@ def cmd_check(args) -> int:
                 print()
         print(matrix(results, declared=False))
     else:
+        _print_statistics(results)
         print(matrix(results, declared=True))
     if args.variant:
         return 1 if any(r.verdict == "violated" for r in results) else 0
@@ -120,6 +123,17 @@ def cmd_check(args) -> int:
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")
     return 0 if ok else 1
+
+
+def _print_statistics(results) -> None:
+    """What an exhaustive search saw (states, coverage), for engines that report it."""
+    from deployspec.engines.explore import summary
+
+    for r in results:
+        if r.engine == "explore":
+            print(summary(r))
+    if any(r.engine == "explore" for r in results):
+        print()
 
 
 def cmd_replay(args) -> int:
