@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("show", help="draw a trace file")
     s.add_argument("file", metavar="FILE")
-    s.add_argument("--format", default="text", choices=["text"])
+    s.add_argument("--format", default="text", choices=["text", "svg", "html", "itf"],
+                   help="text (default), svg (timeline), html (timeline and table), itf (Apalache/Quint JSON)")
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
 
     sub.add_parser("variants", help="list the variants and what they declare")
@@ -161,7 +162,20 @@ def cmd_show(args) -> int:
     from deployspec.render_text import render
 
     trace = traces.load(args.file)
-    text = render(trace) + "\n"
+    if args.format == "svg":
+        from deployspec.render_svg import render as render_svg
+
+        text = render_svg(trace)
+    elif args.format == "html":
+        from deployspec.render_html import render as render_html
+
+        text = render_html(trace)
+    elif args.format == "itf":
+        from deployspec.render_itf import render as render_itf
+
+        text = json.dumps(render_itf(trace, source=str(args.file)), indent=1) + "\n"
+    else:
+        text = render(trace) + "\n"
     if args.out:
         _atomic_write(Path(args.out), text)
     else:
