@@ -136,6 +136,16 @@ def zero_canceled_superseded(state: CapiState, deployment: Deployment) -> CapiSt
     return state
 
 
+def zero_canceled_superseded_if_covered(state: CapiState, deployment: Deployment) -> CapiState:
+    """capi-safe: as PR #3072, but only while some other web process keeps a
+    routable instance; otherwise they stay until the rollout moves their
+    instances over (the canceled version may be all that serves)."""
+    zeroed = zero_canceled_superseded(state, deployment)
+    if zeroed is state or any(p.count(RUNNING) for p in zeroed.processes):
+        return zeroed
+    return state
+
+
 def keep_processes(state: CapiState, deployment: Deployment) -> CapiState:
     """Before PR #3072: nothing to clean up (a CANCELING deployment stays active)."""
     return state

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .actions import Tick
 from .rules import Retry
 from .state import (
@@ -105,6 +107,31 @@ def cancel_step_scale_then_destroy(
         return state
     prior = variant.select_prior(state, deployment, reports)
     state = state.with_process(prior.scaled_to(deployment.owic))
+    state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
+    return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
+
+
+def cancel_step_graceful(
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+) -> CapiState:
+    """capi-safe's cancel step: choose the prior web process once, scale it to
+    owic, and destroy the other web processes only when every one of its
+    instances is routable; until then the deployment stays CANCELING and the
+    next dispatch looks again. No moment without a routable instance."""
+    if deployment.state != CANCELING:
+        return state
+    prior = state.process(deployment.prior_process) if deployment.prior_process is not None else None
+    if prior is None:
+        prior = variant.select_prior(state, deployment, reports)
+        deployment = attrs.evolve(deployment, prior_process=prior.id)
+        state = state.with_deployment(deployment)
+    if prior.desired != deployment.owic:
+        prior = prior.scaled_to(deployment.owic)
+        state = state.with_process(prior)
+    if not reports:
+        raise Retry("instance reports unavailable")
+    if prior.count(RUNNING) < deployment.owic:
+        return state
     state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
     return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
 
