@@ -9,13 +9,14 @@ step; at the end the platform settles and the settled properties are judged.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from deployspec.spec.core import Violation
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from deployspec.session import Session
-from deployspec.spec.core import Violation
 
 
 class PropertyViolated(AssertionError):

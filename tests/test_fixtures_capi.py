@@ -6,7 +6,6 @@ names in /work/notes/capi_upstream.md section 5, cited per test).
 """
 
 import pytest
-
 from deployspec.reference.capi import VARIANTS, Deploy, from_observation, observe
 
 from .helpers import app, dep, proc, tick
