@@ -44,8 +44,8 @@ def render(trace: dict[str, Any]) -> str:
     model = get_model(trace["model"])
     state_of = getattr(model, "render_state", None) or capi_state
     lines = [
-        f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
-        f" (engine {trace['engine']}, seed {trace.get('seed')})",
+        (f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
+        f" (engine {trace['engine']}, seed {trace.get('seed')})"),
         f"  {trace['violation']['message']}",
         "",
     ]
