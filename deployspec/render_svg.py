@@ -39,7 +39,7 @@ FALLBACK = ("#15aabf", "#82c91e", "#fab005", "#be4bdb", "#fd7e14", "#495057")
 COL = 64  # width of one step column
 CELL_W, CELL_H, GAP = 40, 11, 2
 LEFT = 150  # lane labels
-TOP = 150  # rotated action labels
+HEAD = 64  # title lines above the rotated action labels
 BAND_H = 16
 
 
@@ -109,7 +109,9 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
     depth = {k: max(1, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)) for k in lane_keys}
     n = len(observations)
-    width = LEFT + n * COL + 20
+    longest = max(len(label) + 14 for label in labels)
+    TOP = HEAD + int(longest * 6.2 * 0.82) + 16  # noqa: N806 (rotated labels need this much room)
+    width = LEFT + n * COL + int(longest * 6.2 * 0.57) + 10
     y = TOP
     lane_y = {}
     for k in lane_keys:

@@ -31,7 +31,7 @@ class CapiConfig:
 
     #: the bounds ``--engine explore`` uses unless a variant sets them: every state
     #: reachable within them is visited in seconds (64,481 states for capi-safe)
-    EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2}
+    EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2, "max_deployments": 2}
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
