@@ -29,7 +29,8 @@ import resource
 import sys
 import time
 from array import array
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 import attrs
 

@@ -24,7 +24,7 @@ def value(v: Any) -> Any:
     """A JSON value of an observation, as an ITF expression."""
     if v is None:
         return {"#unserializable": "null"}
-    if isinstance(v, bool) or isinstance(v, str) or isinstance(v, float):
+    if isinstance(v, (bool, str, float)):
         return v
     if isinstance(v, int):
         return v if -SAFE_INT <= v <= SAFE_INT else {"#bigint": str(v)}

@@ -11,8 +11,9 @@ without code of its own; ``model.lanes`` names the rows.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from deployspec.render_text import action_label
 
@@ -110,7 +111,7 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     depth = {k: max(1, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)) for k in lane_keys}
     n = len(observations)
     longest = max(len(label) + 14 for label in labels)
-    TOP = HEAD + int(longest * 6.2 * 0.82) + 16  # noqa: N806 (rotated labels need this much room)
+    TOP = HEAD + int(longest * 6.2 * 0.82) + 16
     width = LEFT + n * COL + int(longest * 6.2 * 0.57) + 10
     y = TOP
     lane_y = {}
@@ -129,15 +130,15 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     settle_from = trace.get("settle_from")
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
+        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
         f"<title>{escape(trace['variant'])}: {escape(trace['property'])} violated</title>",
         '<rect width="100%" height="100%" fill="white"/>',
-        f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(trace["model"])} / '
-        f'{escape(trace["variant"])}: {escape(trace["property"])} violated</text>',
+        (f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(trace["model"])} / '
+        f'{escape(trace["variant"])}: {escape(trace["property"])} violated</text>'),
         f'<text x="10" y="38" fill="#c92a2a">{escape(trace["violation"]["message"])}</text>',
-        f'<text x="10" y="54" fill="#555">engine {escape(str(trace.get("engine")))}, '
-        f'{len(trace["steps"])} steps; one row per {escape(lane_name)}</text>',
+        (f'<text x="10" y="54" fill="#555">engine {escape(str(trace.get("engine")))}, '
+        f'{len(trace["steps"])} steps; one row per {escape(lane_name)}</text>'),
     ]
     x0 = LEFT
     if settle_from is not None and settle_from < len(trace["steps"]):

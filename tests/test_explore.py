@@ -8,14 +8,14 @@ from pathlib import Path
 
 import attrs
 import pytest
+from deployspec.reference.core import Rejected
+from deployspec.spec.core import Step
 
 from deployspec import traces
 from deployspec.engines.explore import explore_config, search
 from deployspec.explorer import bfs
 from deployspec.models import get_model
-from deployspec.reference.core import Rejected
 from deployspec.replay import replay
-from deployspec.spec.core import Step
 
 MODEL = get_model("capi")
 SEEDS = Path(__file__).parent.parent / "counterexamples" / "capi"
