@@ -181,7 +181,7 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     for k in band_keys:
         by = band_y[k]
         out.append(f'<text x="10" y="{by + 12}" font-weight="bold">{escape(k)}</text>')
-        previous = None
+        previous, words = None, []
         for c, bs in enumerate(band_steps):
             if k not in bs:
                 previous = None
@@ -191,8 +191,9 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
             out.append(f'<rect x="{x0 + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
                        f"<title>{escape(k)}: {escape(state)}</title></rect>")
             if state != previous:
-                out.append(f'<text x="{x0 + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
+                words.append(f'<text x="{x0 + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
             previous = state
+        out.extend(words)  # on top of the band's later cells
     bx = x0 + bad_col * COL
     out.append(f'<rect x="{bx + 1}" y="{TOP - 8}" width="{COL - 2}" height="{y - TOP + 8}" fill="none" '
                f'stroke="#c92a2a" stroke-width="2.5"/>')
