@@ -46,6 +46,25 @@ MEMORY_BUDGET_MB = 3072
 CACHE_CAP = 100_000
 
 
+#: states whose step results are kept (for the next search of the same variant
+#: and bounds, and for states that recur with another monitor memory)
+MOVES_CAP = 200_000
+_MOVES: dict[Any, dict] = {}
+
+
+def _moves_memo(model, variant, config) -> dict:
+    """``{state: [variant.step(state, a) for a in candidate actions]}``, shared
+    by the searches of one (model, variant, bounds), as a model checker explores
+    once and judges every property: the step functions are pure, so a second
+    property's search replays the first one's moves instead of recomputing
+    them. Only the latest (model, variant, bounds) is kept."""
+    key = (model.name, variant, config)
+    if key not in _MOVES:
+        _MOVES.clear()
+        _MOVES[key] = {}
+    return _MOVES[key]
+
+
 class InternalError(RuntimeError):
     """The replayed trace disagrees with the search: a bug in the engine or the model."""
 
@@ -70,6 +89,7 @@ class ProductGraph(Graph):
         self._json: dict[Any, dict] = {}
         self.by_kind: dict[str, int] = {}
         self.rejected_by_kind: dict[str, int] = {}
+        self.moves = _moves_memo(model, variant, config)
 
     # --- nodes ---------------------------------------------------------------
     def root(self):
@@ -108,9 +128,14 @@ class ProductGraph(Graph):
         """Yield ``(edge, child, (action, message))``; ``message`` is a trace
         property's complaint about this move, or None."""
         (state, memory), obs, actions = item
-        step = self.variant.step
+        results = self.moves.get(state)
+        if results is None:
+            step = self.variant.step
+            results = [step(state, action) for action in actions]
+            if len(self.moves) < MOVES_CAP:
+                self.moves[state] = results
         for i, action in enumerate(actions):
-            child, message = self._move(state, memory, obs, action, step(state, action), self.layer)
+            child, message = self._move(state, memory, obs, action, results[i], self.layer)
             if child is not None:
                 yield i, child, (action, message)
 
