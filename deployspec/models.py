@@ -97,7 +97,30 @@ def _capi() -> Model:
     )
 
 
-_LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi}
+def _slots() -> Model:
+    from deployspec.reference import slots
+    from deployspec.reference.slots import model as slots_model
+    from deployspec.reference.slots.render import render_state
+    from deployspec.spec import slots as slots_spec
+
+    return Model(
+        name="slots",
+        description="Azure App Service deployment slots fed by a container registry (cobalt #316)",
+        vocabulary=slots.VOCABULARY,
+        variants=slots.VARIANTS,
+        properties=slots_spec.PROPERTIES,
+        config_type=slots_model.SlotsConfig,
+        initial_state=slots_model.initial_state,
+        observe=slots.observe,
+        candidate_actions=slots_model.candidate_actions,
+        settle_action=slots_model.settle_action,
+        schema_file="slots.observation.schema.json",
+        lanes="slot",
+        render_state=render_state,
+    )
+
+
+_LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi, "slots": _slots}
 _CACHE: dict[str, Model] = {}
 
 

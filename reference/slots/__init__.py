@@ -1,0 +1,23 @@
+"""Azure App Service deployment slots fed by a container registry (microsoft/cobalt #316)."""
+
+from .actions import (
+    VOCABULARY,
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
+)
+from .observe import from_observation, observe
+from .state import SlotsState
+from .variants import VARIANTS, SlotsVariant
+
+__all__ = [
+    "VOCABULARY", "CrashRetry", "DeliverWebhook", "Push", "Recycle", "Restart", "ScaleOut",
+    "SetImage", "Swap", "Validate", "from_observation", "observe", "SlotsState", "VARIANTS",
+    "SlotsVariant",
+]
