@@ -37,6 +37,8 @@ class Model:
     lanes: str  # what one lane of a picture is: "web process" or "slot"
     #: obs -> (lanes text, deployments text) for ``show --format text``; None = the capi one
     render_state: Callable[[dict], tuple[str, str]] | None = None
+    #: column titles for those two texts; None = the capi ones
+    render_titles: tuple[str, str] | None = None
 
     def variant(self, name: str):
         try:
@@ -100,7 +102,7 @@ def _capi() -> Model:
 def _slots() -> Model:
     from deployspec.reference import slots
     from deployspec.reference.slots import model as slots_model
-    from deployspec.reference.slots.render import render_state
+    from deployspec.reference.slots.render import TITLES, render_state
     from deployspec.spec import slots as slots_spec
 
     return Model(
@@ -117,6 +119,7 @@ def _slots() -> Model:
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,
+        render_titles=TITLES,
     )
 
 

@@ -30,7 +30,7 @@ def digests(obs: Observation, slot: str) -> frozenset[int]:
 
 
 def _names(ds) -> str:
-    return ", ".join(f"d{d}" for d in sorted(ds)) or "none"
+    return ", ".join(f"d{d}" for d in sorted(ds)) or "nothing"
 
 
 def _swapped(step: Step) -> bool:

@@ -10,6 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 
+TITLES = ("slots (digest per instance, x failing, . empty)", "registry")
+
+
 def _instance(i: dict[str, Any]) -> str:
     if i["status"] == "empty":
         return "."
