@@ -5,22 +5,35 @@ import json
 import attrs
 import jsonschema
 import pytest
-
-from deployspec.models import get_model
 from deployspec.reference.core import Rejected
 from deployspec.reference.slots import VARIANTS, from_observation, observe
 from deployspec.reference.slots.actions import (
-    CrashRetry, DeliverWebhook, Push, Recycle, Restart, ScaleOut, SetImage, Swap, Validate,
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
 )
-from deployspec.reference.slots.model import SlotsConfig, candidate_actions, initial_state, settle_action
+from deployspec.reference.slots.model import (
+    SlotsConfig,
+    candidate_actions,
+    initial_state,
+    settle_action,
+)
+
+from deployspec.models import get_model
 
 SLOTS = get_model("slots")
 WEBHOOK, TAG, IMMUTABLE = (VARIANTS[n] for n in
                            ("slots-webhook-tag", "slots-pipeline-tag", "slots-pipeline-immutable"))
 
 
-def run(variant, actions, config=SlotsConfig()):
-    state = initial_state(config)
+def run(variant, actions, config=None):
+    state = initial_state(config or SlotsConfig())
     for a in actions:
         result = variant.step(state, a)
         assert not isinstance(result, Rejected), (a, result)
@@ -117,7 +130,7 @@ def test_validate_records_staging_only_when_it_runs():
 
 def test_variants_differ_only_in_the_reference_rule_and_the_webhook():
     shared = {"name", "summary", "upstream", "doc", "declares"}
-    diff = lambda a, b: {f.name for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)}  # noqa: E731
+    diff = lambda a, b: {f.name for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)}
     assert diff(WEBHOOK, TAG) - shared == {"terraform_webhook"}
     assert diff(TAG, IMMUTABLE) - shared == {"reference"}
 

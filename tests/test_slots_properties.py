@@ -1,12 +1,20 @@
 """The slots properties judge observations; short runs pin down their edges."""
 
 import pytest
+from deployspec.reference.slots.actions import (
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
+)
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
-from deployspec.reference.slots.actions import (
-    CrashRetry, DeliverWebhook, Push, Recycle, Restart, ScaleOut, SetImage, Swap, Validate,
-)
 from deployspec.session import Session
 
 SLOTS = get_model("slots")

@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from deployspec.reference.slots.scenarios import SCENARIOS, build
 
 from deployspec import traces
 from deployspec.cli import main
 from deployspec.models import get_model
-from deployspec.reference.slots.scenarios import SCENARIOS, build
 from deployspec.replay import replay
 
 ROOT = Path(__file__).parent.parent

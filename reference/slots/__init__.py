@@ -17,7 +17,19 @@ from .state import SlotsState
 from .variants import VARIANTS, SlotsVariant
 
 __all__ = [
-    "VOCABULARY", "CrashRetry", "DeliverWebhook", "Push", "Recycle", "Restart", "ScaleOut",
-    "SetImage", "Swap", "Validate", "from_observation", "observe", "SlotsState", "VARIANTS",
+    "VARIANTS",
+    "VOCABULARY",
+    "CrashRetry",
+    "DeliverWebhook",
+    "Push",
+    "Recycle",
+    "Restart",
+    "ScaleOut",
+    "SetImage",
+    "SlotsState",
     "SlotsVariant",
+    "Swap",
+    "Validate",
+    "from_observation",
+    "observe",
 ]

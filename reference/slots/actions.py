@@ -9,7 +9,6 @@ delivery, an instance recycled by a host move, a crashing container retried.
 from __future__ import annotations
 
 import attrs
-
 from deployspec.reference.core import Action
 
 from .state import SLOT_NAMES

@@ -5,11 +5,29 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-
 from deployspec.spec.slots import resolve
 
-from .actions import CrashRetry, DeliverWebhook, Push, Recycle, Restart, ScaleOut, SetImage, Swap, Validate
-from .state import DOCKER_ENABLE_CI, PRODUCTION, STAGING, EMPTY, Instance, Registry, Site, SlotsState
+from .actions import (
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
+)
+from .state import (
+    DOCKER_ENABLE_CI,
+    EMPTY,
+    PRODUCTION,
+    STAGING,
+    Instance,
+    Registry,
+    Site,
+    SlotsState,
+)
 
 
 @attrs.frozen
@@ -33,7 +51,7 @@ class SlotsConfig:
         return attrs.asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "SlotsConfig":
+    def from_json(cls, data: dict[str, Any]) -> SlotsConfig:
         known = {f.name: f for f in attrs.fields(cls)}
         unknown = set(data) - set(known)
         if unknown:

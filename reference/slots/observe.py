@@ -87,4 +87,4 @@ def from_observation(obs: dict[str, Any]) -> SlotsState:
     )
 
 
-__all__ = ["observe", "from_observation", "PRODUCTION", "STAGING"]
+__all__ = ["PRODUCTION", "STAGING", "from_observation", "observe"]

@@ -9,7 +9,6 @@ A mutable tag can therefore land a different digest at any of these moments.
 from __future__ import annotations
 
 import attrs
-
 from deployspec.reference.core import Rejected
 
 from .state import (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 TITLES = ("slots (digest per instance, x failing, . empty)", "registry")
 
 

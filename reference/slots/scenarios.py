@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 
 import attrs
-
 from deployspec.reference.core import Action
 
 from .actions import CrashRetry, Push, ScaleOut, SetImage, Swap, Validate

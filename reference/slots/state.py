@@ -63,7 +63,7 @@ class Site:
     def setting(self, name: str) -> bool:
         return dict(self.settings).get(name, False)
 
-    def with_setting(self, name: str, value: bool) -> "Site":
+    def with_setting(self, name: str, value: bool) -> Site:
         rest = tuple((n, v) for n, v in self.settings if n != name)
         return attrs.evolve(self, settings=tuple(sorted(rest + ((name, value),))))
 
@@ -123,10 +123,10 @@ class SlotsState:
         return self.sites[self.index(slot)]
 
     # ---- writing (each returns a new state) --------------------------------
-    def with_site(self, slot: str, site: Site) -> "SlotsState":
+    def with_site(self, slot: str, site: Site) -> SlotsState:
         sites = list(self.sites)
         sites[self.index(slot)] = site
         return attrs.evolve(self, sites=tuple(sites))
 
-    def with_registry(self, **changes) -> "SlotsState":
+    def with_registry(self, **changes) -> SlotsState:
         return attrs.evolve(self, registry=attrs.evolve(self.registry, **changes))

@@ -9,10 +9,9 @@ shared, so the diff between two variants reads like the upstream change.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
-
 from deployspec.reference.core import Action, Rejected
 
 from . import platform
@@ -27,7 +26,16 @@ from .actions import (
     Swap,
     Validate,
 )
-from .state import DOCKER_ENABLE_CI, PRODUCTION, RELEASE, RUNNING, STAGING, Image, SlotsState, Webhook
+from .state import (
+    DOCKER_ENABLE_CI,
+    PRODUCTION,
+    RELEASE,
+    RUNNING,
+    STAGING,
+    Image,
+    SlotsState,
+    Webhook,
+)
 from .swap import swap
 
 ALL_PROPERTIES = frozenset(
