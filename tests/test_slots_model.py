@@ -178,3 +178,8 @@ def test_config_from_json_refuses_bad_input(data, message):
 def test_config_round_trips():
     config = SlotsConfig(ci_sticky=True, max_pushes=3)
     assert SlotsConfig.from_json(config.to_json()) == config
+
+
+def test_bad_slot_name_is_a_one_line_action_error():
+    with pytest.raises(ValueError, match="slot must be production or staging, got 'prod'"):
+        SLOTS.action({"type": "set_image", "slot": "prod"})

@@ -13,7 +13,10 @@ from deployspec.reference.core import Action
 
 from .state import SLOT_NAMES
 
-_slot = attrs.validators.in_(SLOT_NAMES)
+
+def _slot(_inst, attribute, value):
+    if value not in SLOT_NAMES:
+        raise ValueError(f"{attribute.name} must be production or staging, got {value!r}")
 
 
 def _non_negative(_inst, attribute, value):
