@@ -23,7 +23,13 @@ class PropertyViolated(AssertionError):
     """A property broke; carries the session so the trace can be saved."""
 
     def __init__(self, violation: Violation, session: Session):
-        super().__init__(f"{violation.property}: {violation.message} (step {violation.step})")
+        from deployspec.render_text import render_steps
+
+        picture = render_steps(session.model, session.steps, violation.step, session.settle_from)
+        super().__init__(
+            f"{violation.property}: {violation.message} (step {violation.step})\n"
+            + "\n".join(picture)
+        )
         self.violation = violation
         self.session = session
 
