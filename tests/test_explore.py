@@ -171,3 +171,16 @@ def test_an_incomplete_proof_is_marked_in_the_matrix(capsys):
     out = capsys.readouterr().out
     assert status == 0
     assert "holds*" in out and "* incomplete" in out and "(incomplete: time budget spent" in out
+
+
+def test_the_slots_model_explores_without_code_of_its_own(tmp_path):
+    slots = get_model("slots")
+    for prop in slots.properties:
+        r = search(slots, "slots-pipeline-immutable", prop, budget=60, seed=0, out_dir=None)
+        assert r.verdict == "holds" and r.stats["complete"], prop.name
+    for path in sorted((SEEDS.parent / "slots").glob("slots-webhook-tag--*.json")):
+        found = traces.load(path)
+        r = search(slots, "slots-webhook-tag", slots.property(found["property"]), budget=60, seed=0,
+                   out_dir=str(tmp_path))
+        assert r.verdict == "violated" and r.trace_length <= len(found["steps"]), found["property"]
+        assert replay(traces.load(r.counterexample)).reproduced

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 from deployspec.spec.slots import resolve
@@ -46,6 +46,11 @@ class SlotsConfig:
     ci_sticky: bool = False
     #: platform steps allowed for the settle phase
     settle_steps: int = 20
+
+    #: the bounds ``--engine explore`` uses unless a variant sets them: every state
+    #: within them is visited in seconds (3,108 states for slots-pipeline-immutable),
+    #: and each tag design still shows every violation it declares
+    EXPLORE: ClassVar[dict[str, Any]] = {"instances": 1, "max_instances": 2, "max_pushes": 3}
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
