@@ -8,10 +8,11 @@ Reports, each measurement in a fresh process (so its peak memory is its own):
    capi-safe at the default exploration bounds and at max_deployments=3, on
    one core: wall clock and CPU time (the machine may be shared; CPU time is
    what one core can do);
-2. each property of capi-safe with ``--engine explore``: states, transitions,
-   seconds, and whether the proof is complete;
-3. time to the seed bug on capi-2022, per property, with each engine side by
-   side (Hypothesis seed 0; explore is deterministic), and the trace lengths;
+2. each property of the fixed designs (capi-safe, slots-pipeline-immutable)
+   with ``--engine explore``: states, transitions, seconds, complete or not;
+3. time to each bug of the historic designs (capi-2022: the seed;
+   slots-webhook-tag), per property, with each engine side by side
+   (Hypothesis seed 0; explore is deterministic), and the trace lengths;
 4. the frontier-parallel experiment (2 worker processes) against one process.
 """
 
@@ -46,14 +47,14 @@ def bare_bfs(variant: str, overrides: dict) -> dict:
             "cpu": cpu, "complete": r.complete, "peak_mb": _peak_mb()}
 
 
-def engine(name: str, variant: str, prop: str, overrides: dict | None = None) -> dict:
+def engine(name: str, variant: str, prop: str, overrides: dict | None = None, model: str = "capi") -> dict:
     import attrs
 
     from deployspec.check import engine_function
     from deployspec.engines.explore import explore_config
     from deployspec.models import get_model
 
-    model = get_model("capi")
+    model = get_model(model)
     kwargs = {}
     if overrides:
         kwargs["config"] = attrs.evolve(explore_config(model, model.variant(variant)), **overrides)
@@ -141,24 +142,28 @@ def main() -> None:
 
     from deployspec.models import get_model
 
-    props = [p.name for p in get_model("capi").properties]
-    print("2. --engine explore on capi-safe, default bounds")
-    total = 0.0
-    for p in props:
-        r = fresh(engine, "explore", "capi-safe", p)
-        s = r["stats"]
-        total += r["wall"]
-        print(f"   {p}: {r['verdict']}, {s['states']} states, {s['transitions']} transitions, depth "
-              f"{s['depth']}, complete={s['complete']}, {r['wall']:.2f} s wall ({r['cpu']:.2f} s CPU, "
-              f"{s['states'] / r['cpu']:,.0f} states/s CPU), peak {r['peak_mb']:.0f} MiB")
-    print(f"   all four: {total:.1f} s wall")
+    for model, fixed, historic in (("capi", "capi-safe", "capi-2022"),
+                                   ("slots", "slots-pipeline-immutable", "slots-webhook-tag")):
+        props = [p.name for p in get_model(model).properties]
+        print(f"2. --engine explore on {fixed}, default bounds (each property in a fresh process)")
+        total = 0.0
+        for p in props:
+            r = fresh(engine, "explore", fixed, p, None, model)
+            s = r["stats"]
+            total += r["wall"]
+            print(f"   {p}: {r['verdict']}, {s['states']} states, {s['transitions']} transitions, depth "
+                  f"{s['depth']}, complete={s['complete']}, {r['wall']:.2f} s wall ({r['cpu']:.2f} s CPU, "
+                  f"{s['states'] / r['cpu']:,.0f} states/s CPU), peak {r['peak_mb']:.0f} MiB")
+        print(f"   all: {total:.1f} s wall")
 
-    print("3. time to the seed bug on capi-2022: hypothesis (seed 0) vs explore")
-    for p in props:
-        h = fresh(engine, "hypothesis", "capi-2022", p)
-        e = fresh(engine, "explore", "capi-2022", p)
-        print(f"   {p}: hypothesis {h['wall']:.2f} s, {h['length']} steps | explore {e['wall']:.2f} s, "
-              f"{e['length']} steps, {e['stats']['states']} states, peak {e['peak_mb']:.0f} MiB")
+        print(f"3. time to each bug of {historic}: hypothesis (seed 0) vs explore")
+        for p in props:
+            h = fresh(engine, "hypothesis", historic, p, None, model)
+            e = fresh(engine, "explore", historic, p, None, model)
+            if h["verdict"] != "violated" and e["verdict"] != "violated":
+                continue
+            print(f"   {p}: hypothesis {h['wall']:.2f} s, {h['length']} steps | explore {e['wall']:.2f} s, "
+                  f"{e['length']} steps, {e['stats']['states']} states, peak {e['peak_mb']:.0f} MiB")
 
     print("4. frontier-parallel BFS (capi-safe, max_deployments=3; states only)")
     if not args.quick:
