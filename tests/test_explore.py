@@ -184,3 +184,19 @@ def test_the_slots_model_explores_without_code_of_its_own(tmp_path):
                    out_dir=str(tmp_path))
         assert r.verdict == "violated" and r.trace_length <= len(found["steps"]), found["property"]
         assert replay(traces.load(r.counterexample)).reproduced
+
+
+def test_a_trace_that_does_not_replay_is_an_error_not_a_crash(monkeypatch):
+    from deployspec import session
+
+    real = session.Session.perform
+    calls = {"n": 0}
+
+    def forgetful(self, action):  # the implementation "forgets" every other action
+        calls["n"] += 1
+        return None if calls["n"] % 2 else real(self, action)
+
+    monkeypatch.setattr(session.Session, "perform", forgetful)
+    r = search(MODEL, "capi-2022", MODEL.property("single_active_deployment"), budget=60, seed=0,
+               out_dir=None)
+    assert r.verdict == "error" and "does not match the search" in r.message

@@ -274,8 +274,11 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     if goal is None:
         return Result(model.name, variant_name, prop.name, ENGINE, "holds",
                       message=_proof_text(stats), stats=stats)
-    return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
-                           found, seed, out_dir, stats)
+    try:
+        return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
+                               found, seed, out_dir, stats)
+    except InternalError as exc:  # e.g. a non-deterministic step function
+        return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
 
 
 def _counterexample(model, variant, variant_name, prop, config, graph, layered, goal, found,
