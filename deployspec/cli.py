@@ -81,6 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("deployspec: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 # ---------------------------------------------------------------------------
