@@ -112,3 +112,20 @@ def test_serve_answers_line_by_line_until_end_of_input():
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["type"] for r in replies] == ["reset_ok", "observation"]
     assert replies[1]["observation"] == OBS
+
+
+def test_the_quick_validity_check_never_accepts_what_the_schema_rejects():
+    samples = [OBS, [], None, "x", 1, True, -1, 1.0, "", {"id": 1}]
+    for name in protocol.REPLIES:
+        sch = protocol.schema(name)
+        keys = list(sch["properties"]) + ["extra"]
+        for n, key in enumerate(keys):
+            for value in samples:
+                msg = {"id": 3, "type": name, "protocol": 1, "reason": "r", "message": "m", "observation": OBS}
+                msg = {k: v for k, v in msg.items() if k in sch["properties"]}
+                msg[key] = value
+                if protocol._plainly_valid(sch, msg):
+                    assert protocol.validator(name).is_valid(msg), msg
+                if n == 0:
+                    del msg[key]
+                    assert not protocol._plainly_valid(sch, msg)

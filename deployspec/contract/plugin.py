@@ -87,8 +87,11 @@ class ContractSession:
         if self._conn is None:
             try:
                 self._conn = Connection(self.target, self.model, timeout=self.timeout)
-            except ImplementationFault as fault:
-                pytest.fail(fault.line(), pytrace=False)
+            except ImplementationFault as exc:
+                fault = exc.line()
+            else:
+                return self._conn
+            pytest.fail(fault, pytrace=False)
         return self._conn
 
     def check(self, name: str) -> None:
@@ -100,10 +103,13 @@ class ContractSession:
 
         (prop,) = harness.plan_checks(self.model, self.reference, [name], self.config)
         conn = self.connection()
+        fault = None
         try:
             r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
                                   max_examples=self.examples, out_dir=self.out)
-        except ImplementationFault as fault:
+        except ImplementationFault as exc:
+            fault = exc
+        if fault is not None:
             conn.revive()  # the next test starts the implementation afresh
             steps = f"\n  steps since reset: {', '.join(fault.history)}" if fault.history else ""
             pytest.fail(fault.line() + steps, pytrace=False)

@@ -45,6 +45,8 @@ class Program:
         self.dead: str | None = None  # the cause, once the program has failed
         self.checker = protocol.ObservationChecker(model)
         self._next_id = 0
+        #: actions performed over the wire (every step, settling included)
+        self.actions = 0
         self._buf = bytearray()
         self._stderr = None
 
@@ -223,6 +225,7 @@ class SubprocessAdapter:
     def perform(self, action) -> str | None:
         p = self.program
         (outcome,) = p.ask(protocol.action(p.next_id(), action.to_json()))
+        p.actions += 1
         self._observation = self._checked(outcome)
         return outcome["reason"] if outcome["type"] == "rejected" else None
 
