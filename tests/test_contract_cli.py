@@ -102,6 +102,6 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--exec", "true", "--examples", "0"], "--examples must be at least 1"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
-    status, out, err = run(capsys, "contract", "--model", "capi", *argv)
+    status, _, err = run(capsys, "contract", "--model", "capi", *argv)
     assert status == 2
     assert message in err and len(err.strip().splitlines()) == 1

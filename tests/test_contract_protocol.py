@@ -24,7 +24,7 @@ OBS = {"app": None, "droplets": [], "processes": [], "deployments": []}
 def test_every_message_schema_is_valid_and_shown_in_the_docs(name):
     schema = protocol.schema(name)
     jsonschema.Draft202012Validator.check_schema(schema)
-    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", (ROOT / "docs/protocol.md").read_text(), re.S)]
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", (ROOT / "docs/protocol.md").read_text(), re.DOTALL)]
     assert schema in blocks, f"docs/protocol.md does not show the {name} schema as shipped"
 
 
@@ -89,7 +89,7 @@ def test_observation_checker_reports_the_path_and_remembers_valid_observations()
 
 def test_server_transcript():
     server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="ref")
-    ask = lambda obj: server.reply_to(json.dumps(obj).encode())  # noqa: E731
+    ask = lambda obj: server.reply_to(json.dumps(obj).encode())
     assert ask({"id": 1, "type": "observe"})["message"] == "observe before reset"
     assert ask({"id": 2, "type": "reset", "protocol": 2, "model": "capi", "config": {}})["type"] == "error"
     assert ask({"id": 3, "type": "reset", "protocol": 1, "model": "slots", "config": {}})["message"] == \

@@ -13,7 +13,8 @@ protocol.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from deployspec.models import get_model, model_names
 from deployspec.reference.core import Rejected

@@ -14,7 +14,8 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -95,7 +96,7 @@ class Connection:
             except Exception:  # noqa: BLE001 - closing is best effort
                 pass
 
-    def __enter__(self) -> "Connection":
+    def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -149,8 +150,8 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     from deployspec.engines import hypothesis_engine as engine
 
     model, target = conn.model, conn.target
-    kwargs = dict(config=config, adapter_factory=lambda: conn.adapter(prop.name),
-                  engine_name="contract", out_dir=None)
+    kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
+              "engine_name": "contract", "out_dir": None}
     try:
         if max_examples is not None:
             r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed, **kwargs)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -35,14 +35,14 @@ EXPECTED = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict:
     """The JSON Schema of one message (a request or a reply type)."""
     text = resources.files("deployspec.contract").joinpath(f"schemas/{name}.schema.json").read_text()
     return json.loads(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema(name))
 

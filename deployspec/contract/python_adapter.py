@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import protocol

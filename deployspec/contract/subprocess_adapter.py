@@ -93,7 +93,7 @@ class Program:
             self._stderr.close()
             self._stderr = None
 
-    def __enter__(self) -> "Program":
+    def __enter__(self) -> Program:
         return self
 
     def __exit__(self, *exc) -> None:
