@@ -8,7 +8,7 @@ must hold).
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from deployspec.engines.result import Result
 from deployspec.models import UsageError, get_model, model_names

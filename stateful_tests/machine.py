@@ -9,20 +9,27 @@ step; at the end the platform settles and the settled properties are judged.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from deployspec.spec.core import Violation
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from deployspec.session import Session
-from deployspec.spec.core import Violation
 
 
 class PropertyViolated(AssertionError):
     """A property broke; carries the session so the trace can be saved."""
 
     def __init__(self, violation: Violation, session: Session):
-        super().__init__(f"{violation.property}: {violation.message} (step {violation.step})")
+        from deployspec.render_text import render_steps
+
+        picture = render_steps(session.model, session.steps, violation.step, session.settle_from)
+        super().__init__(
+            f"{violation.property}: {violation.message} (step {violation.step})\n"
+            + "\n".join(picture)
+        )
         self.violation = violation
         self.session = session
 
@@ -71,13 +78,18 @@ def build_machine(
     return Machine
 
 
+#: how many alternatives a rule's ``pick`` can address; the offered list is shorter,
+#: and ``pick`` is taken modulo its length, so shrinking moves to the simplest option.
+PICKS = st.integers(min_value=0, max_value=63)
+
+
 def _make_rule(kind: str):
     def has_some(self) -> bool:
         return bool(self.offered(kind))
 
-    def run(self, data) -> None:
-        action = data.draw(st.sampled_from(self.offered(kind)), label=kind)
-        self.do(action)
+    def run(self, pick: int) -> None:
+        options = self.offered(kind)
+        self.do(options[pick % len(options)])
 
     run.__name__ = kind
-    return precondition(has_some)(rule(data=st.data())(run))
+    return precondition(has_some)(rule(pick=PICKS)(run))

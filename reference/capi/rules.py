@@ -7,7 +7,7 @@ between two variants read like the upstream commit that changed the rule.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .state import (
     ACTIVE_STATES,
@@ -133,6 +133,16 @@ def zero_canceled_superseded(state: CapiState, deployment: Deployment) -> CapiSt
             p = state.process(d.deploying_process)
             if p is not None and p.desired:
                 state = state.with_process(p.scaled_to(0))
+    return state
+
+
+def zero_canceled_superseded_if_covered(state: CapiState, deployment: Deployment) -> CapiState:
+    """capi-safe: as PR #3072, but only while some other web process keeps a
+    routable instance; otherwise they stay until the rollout moves their
+    instances over (the canceled version may be all that serves)."""
+    zeroed = zero_canceled_superseded(state, deployment)
+    if zeroed is state or any(p.count(RUNNING) for p in zeroed.processes):
+        return zeroed
     return state
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .actions import Tick
 from .rules import Retry
 from .state import (
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from .variants import CapiVariant
 
 
-def dispatch(variant: "CapiVariant", state: CapiState, tick: Tick) -> CapiState:
+def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
     state = variant.before_dispatch(state)
@@ -62,7 +64,7 @@ def finalize(state: CapiState, deployment: Deployment) -> CapiState:
 
 
 def scale_step_one_at_a_time(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The scale step of 2019-2023 (``Updater#scale_deployment``).
 
@@ -97,7 +99,7 @@ def scale_step_one_at_a_time(
 
 
 def cancel_step_scale_then_destroy(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The cancel step before PR #4246: the prior web process is scaled back to
     owic, then every other web process is destroyed."""
@@ -105,6 +107,31 @@ def cancel_step_scale_then_destroy(
         return state
     prior = variant.select_prior(state, deployment, reports)
     state = state.with_process(prior.scaled_to(deployment.owic))
+    state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
+    return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
+
+
+def cancel_step_graceful(
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+) -> CapiState:
+    """capi-safe's cancel step: choose the prior web process once, scale it to
+    owic, and destroy the other web processes only when every one of its
+    instances is routable; until then the deployment stays CANCELING and the
+    next dispatch looks again. No moment without a routable instance."""
+    if deployment.state != CANCELING:
+        return state
+    prior = state.process(deployment.prior_process) if deployment.prior_process is not None else None
+    if prior is None:
+        prior = variant.select_prior(state, deployment, reports)
+        deployment = attrs.evolve(deployment, prior_process=prior.id)
+        state = state.with_deployment(deployment)
+    if prior.desired != deployment.owic:
+        prior = prior.scaled_to(deployment.owic)
+        state = state.with_process(prior)
+    if not reports:
+        raise Retry("instance reports unavailable")
+    if prior.count(RUNNING) < deployment.owic:
+        return state
     state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
     return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
 

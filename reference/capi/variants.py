@@ -7,10 +7,9 @@ commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
-
 from deployspec.reference.core import Action, Rejected
 
 from . import api, rules, updater
@@ -161,18 +160,25 @@ CAPI_PR3084 = attrs.evolve(
 CAPI_SAFE = attrs.evolve(
     CAPI_PR3084,
     name="capi-safe",
-    summary="ours: PR #3084 + retry on unknown health + no scale while canceling",
+    summary="ours: PR #3084 + graceful cancel + retry on unknown health + no scale while canceling",
     upstream="proposal on top of cloud_controller_ng 53f45944b7 (PR #3084)",
     doc=(
-        "Two changes to PR #3084, each where a property broke. (1) When instance reports are "
-        "unavailable, the cancel step raises and is retried on the next dispatch instead of "
-        "treating every interim as dead (it cannot know which process still serves). (2) A "
-        "web process cannot be scaled while any deployment is active, CANCELING included: "
-        "the newest process then is the one cancel destroys, so the scale would be lost."
+        "Four changes to PR #3084, each where a property broke. (1) Graceful cancel: the "
+        "prior process is chosen once (remembered on the deployment) and scaled to owic; the "
+        "other web processes are destroyed only when all of its instances are routable, so a "
+        "cancel never leaves the app without a routable instance (upstream destroys them at "
+        "once: a cancel while the original is still starting, or after a 100% canary step, "
+        "goes down; docs-dev-guide #563). (2) When instance reports are unavailable, the "
+        "cancel step is retried on the next dispatch instead of treating every interim as "
+        "dead. (3) A web process cannot be scaled while any deployment is active, CANCELING "
+        "included: the newest process then is the one cancel destroys, so the scale is lost. (4) Processes of CANCELED/SUPERSEDED deployments are "
+        "scaled to 0 only while another process keeps a routable instance."
     ),
     declares=frozenset(),
     select_prior=rules.running_interim_or_oldest_strict,
     scale_blocked_in=rules.BLOCKED_WHILE_ACTIVE,
+    cancel_step=updater.cancel_step_graceful,
+    cleanup=rules.zero_canceled_superseded_if_covered,
 )
 
 VARIANTS: dict[str, CapiVariant] = {

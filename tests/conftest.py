@@ -1,0 +1,3 @@
+from deployspec.profiles import register
+
+register()

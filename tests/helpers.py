@@ -1,0 +1,37 @@
+"""Small builders shared by the unit tests."""
+
+from __future__ import annotations
+
+from deployspec.reference.capi import VARIANTS, from_observation, observe
+from deployspec.reference.capi.actions import Tick
+
+
+def proc(pid, n=0, *, running=None, droplet=0, starting=0, crashed=0):
+    """A process observation: ``running`` RUNNING instances (default all), then STARTING, CRASHED."""
+    running = n if running is None else running
+    inst = ["RUNNING"] * running + ["STARTING"] * starting + ["CRASHED"] * crashed
+    inst += ["RUNNING"] * (n - len(inst))
+    return {"id": pid, "droplet": droplet, "instances": inst[:max(n, len(inst))]}
+
+
+def dep(did, state, reason, process, owic, value=None, droplet=0):
+    value = value or ("ACTIVE" if state in ("DEPLOYING", "CANCELING", "PAUSED", "PREPAUSED") else "FINALIZED")
+    return {
+        "id": did, "state": state, "status_value": value, "status_reason": reason,
+        "deploying_process": process, "droplet": droplet, "previous_droplet": droplet, "owic": owic,
+    }
+
+
+def app(processes, deployments, droplets=(True,)):
+    return {
+        "app": {"droplet": 0, "started": True},
+        "droplets": [{"id": i, "healthy": h} for i, h in enumerate(droplets)],
+        "processes": processes,
+        "deployments": deployments,
+    }
+
+
+def tick(variant: str, obs: dict, **kw) -> dict:
+    """One updater dispatch on the state the observation describes."""
+    state = from_observation(obs)
+    return observe(VARIANTS[variant].step(state, Tick(**kw)))

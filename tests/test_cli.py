@@ -1,0 +1,78 @@
+"""The command line as users script it: exit statuses and one-line errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deployspec.cli import main
+
+SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_variants_lists_declarations(capsys):
+    status, out, _ = run(capsys, "variants")
+    assert status == 0
+    for name in ("capi-2022", "capi-pr3072", "capi-pr3084", "capi-safe", "4528366a1bebbe99"):
+        assert name in out
+
+
+def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022",
+                         "--budget", "0.5", "--out", str(tmp_path), "--json")
+    assert status == 1
+    results = json.loads(out)["results"]
+    assert {r["property"] for r in results if r["verdict"] == "violated"} >= {
+        "single_active_deployment", "cancel_restores_last_good"}
+    saved = [r["counterexample"] for r in results if r["counterexample"]]
+    assert saved and all(Path(p).exists() for p in saved)
+    status, out, _ = run(capsys, "replay", *saved)
+    assert status == 1 and "reproduces on capi-2022" in out
+    status, out, _ = run(capsys, "replay", *saved, "--variant", "capi-safe")
+    assert status == 0 and "does not reproduce" in out
+
+
+def test_show_text_marks_breaking_step(capsys, tmp_path):
+    status, out, _ = run(capsys, "show", str(SEED))
+    assert status == 0
+    marked = [line for line in out.splitlines() if line.startswith(">>")]
+    assert len(marked) == 1 and "tick()" in marked[0]
+    target = tmp_path / "seed.txt"
+    assert run(capsys, "show", str(SEED), "-o", str(target))[0] == 0
+    assert target.read_text() == out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check", "--model", "nomad"], "unknown model 'nomad'"),
+        (["check", "--variant", "capi-1999"], "unknown variant 'capi-1999'"),
+        (["check", "--engine", "tarot"], "unknown engine 'tarot'"),
+        (["check", "--budget", "soon"], "not a number of seconds"),
+        (["check", "--seed", "-3"], "must be >= 0"),
+        (["replay", "/nonexistent/trace.json"], "no such file"),
+        (["show", "/nonexistent/trace.json"], "no such file"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, argv, message):
+    status, _out, err = run(capsys, *argv)
+    assert status == 2
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_console_script_runs_without_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    proc = subprocess.run([sys.executable, "-m", "deployspec.cli", "replay", str(bad)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("deployspec: error:") and "Traceback" not in proc.stderr

@@ -1,0 +1,70 @@
+"""The properties judge observations; these sequences pin down their edges."""
+
+from deployspec.spec import capi as spec
+from deployspec.spec.core import Monitor, Step
+
+from .helpers import app, dep, proc
+
+
+def run(prop, observations, actions):
+    m = Monitor((prop,))
+    before = {"app": None, "droplets": [], "processes": [], "deployments": []}
+    for i, (obs, (kind, args)) in enumerate(zip(observations, actions)):
+        actor = "platform" if kind in ("tick", "runtime") else "user"
+        v = m.advance(Step(i, {"type": kind, **args}, actor, None, before, obs))
+        if v:
+            return v
+        before = obs
+    return None
+
+
+def test_single_active_deployment():
+    two = app([proc(0, 1)], [dep(0, "CANCELING", "CANCELING", 0, 1), dep(1, "DEPLOYING", "DEPLOYING", 0, 1)])
+    one = app([proc(0, 1)], [dep(0, "CANCELED", "SUPERSEDED", 0, 1), dep(1, "DEPLOYING", "DEPLOYING", 0, 1)])
+    assert "2 active deployments" in spec.single_active_deployment.advance(None, Step(0, {"type": "deploy"}, "user", None, one, two))[1]
+    assert spec.single_active_deployment.advance(None, Step(0, {"type": "deploy"}, "user", None, two, one))[1] is None
+
+
+def test_availability_lost_after_serving():
+    serving = app([proc(0, 1)], [])
+    down = app([proc(0, 1, running=0, starting=1)], [])
+    v = run(spec.app_stays_available, [serving, down], [("push", {"instances": 1}), ("tick", {})])
+    assert v is not None and "no routable web instance" in v.message
+
+
+def test_availability_not_required_before_serving_or_after_scale_to_zero():
+    starting = app([proc(0, 1, running=0, starting=1)], [])
+    serving = app([proc(0, 1)], [])
+    zero = app([proc(0, 0)], [])
+    assert run(spec.app_stays_available, [starting, starting], [("push", {"instances": 1}), ("tick", {})]) is None
+    assert run(spec.app_stays_available, [serving, zero], [("push", {"instances": 1}), ("scale", {"instances": 0})]) is None
+
+
+def test_cancel_restores_last_good_judged_when_runtime_settles():
+    canceling = app([proc(0, 1), proc(1, 1, running=0, starting=1, droplet=1)],
+                    [dep(0, "CANCELING", "CANCELING", 1, 1, droplet=1)], droplets=(True, False))
+    canceled_bad = app([proc(1, 1, running=0, crashed=1, droplet=1)],
+                       [dep(0, "CANCELED", "CANCELED", 1, 1, droplet=1)], droplets=(True, False))
+    canceled_good = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1, droplet=1)], droplets=(True, False))
+    v = run(spec.cancel_restores_last_good, [canceling, canceled_bad], [("cancel", {}), ("tick", {})])
+    assert v is not None and "never served" in v.message
+    assert run(spec.cancel_restores_last_good, [canceling, canceled_good], [("cancel", {}), ("tick", {})]) is None
+
+
+def test_cancel_restores_owic():
+    canceling = app([proc(0, 2), proc(1, 1)], [dep(0, "CANCELING", "CANCELING", 1, 3)])
+    canceled = app([proc(0, 2)], [dep(0, "CANCELED", "CANCELED", 1, 3)])
+    v = run(spec.cancel_restores_last_good, [canceling, canceled], [("cancel", {}), ("tick", {})])
+    assert v is not None and "not the original 3" in v.message
+
+
+def test_deployment_converges():
+    stuck = app([proc(0, 1), proc(1, 1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 1)])
+    stuck_bad = app([proc(0, 1), proc(1, 1, running=0, crashed=1, droplet=1)],
+                    [dep(0, "DEPLOYING", "DEPLOYING", 1, 1, droplet=1)], droplets=(True, False))
+    leftover = app([proc(0, 1), proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1)])
+    done = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1)])
+    assert "still DEPLOYING" in spec.deployment_converges.at_settled(stuck)
+    assert spec.deployment_converges.at_settled(stuck_bad) is None  # an unhealthy droplet never finishes
+    assert "2 web processes remain" in spec.deployment_converges.at_settled(leftover)
+    assert spec.deployment_converges.at_settled(done) is None
