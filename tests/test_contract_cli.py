@@ -70,15 +70,15 @@ def test_the_seed_is_found_shrunk_saved_and_replayed(capsys, tmp_path, how):
 
 def test_conformance_reports_the_first_divergence_as_a_diff(capsys, tmp_path):
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022",
-                         "--model", "capi", "--reference", "capi-safe", "--property", "conforms_to_capi-safe",
+                         "--model", "capi", "--reference", "capi-pr3072", "--property", "conforms_to_capi-pr3072",
                          *FINDS, "--out", str(tmp_path))
     assert status == 1, out
-    assert "first divergence from capi-safe at step 3 (deploy())" in out
-    assert 'deployments[0].state: capi-safe "CANCELED", implementation "CANCELING"' in out
-    (path,) = tmp_path.glob("implementation--conforms_to_capi-safe--*.json")
-    # an ordinary trace file: it replays on a variant too (capi-pr3072 supersedes like capi-safe)
+    assert "first divergence from capi-pr3072 at step 3 (deploy()):" in out
+    assert 'deployments[0].state: capi-pr3072 "CANCELED", implementation "CANCELING"' in out
+    (path,) = tmp_path.glob("implementation--conforms_to_capi-pr3072--*.json")
+    # an ordinary trace file: it replays on a variant too (capi-pr3084 supersedes like capi-pr3072)
     assert run(capsys, "replay", str(path), "--variant", "capi-2022")[0] == 1
-    assert run(capsys, "replay", str(path), "--variant", "capi-pr3072")[0] == 0
+    assert run(capsys, "replay", str(path), "--variant", "capi-pr3084")[0] == 0
 
 
 def test_conformance_holds_for_the_same_variant(capsys):
