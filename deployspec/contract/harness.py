@@ -161,7 +161,8 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         raise conn.box.first or fault from None
     if r.verdict == "error":  # Hypothesis saw the same steps give different results
         raise conn.box.record(ImplementationFault(
-            f"{r.message} (the same steps gave different results: is reset complete?)",
+            f"{(r.message or '').splitlines()[0]} (the same steps gave different results: "
+            f"is reset complete? is anything random or time-dependent?)",
             where="a repeated example", checking=prop.name))
     if r.verdict == "violated" and r.trace is not None:
         r.trace["extra"] = {"implementation": {target.kind: target.spec,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -61,6 +63,8 @@ def load_factory(spec: str) -> Callable[[], Any]:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"--python {spec!r}: expected MODULE:FACTORY, e.g. mypkg.impl:make_controller")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` would: modules beside the user come first
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
