@@ -138,17 +138,18 @@ def cmd_replay(args) -> int:
     except ImplementationFault as fault:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
-    try:
-        for path, trace in loaded:
-            try:
-                outcome = _replay_one(replay, trace, args, conn)
-            except ImplementationFault as fault:
-                print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
-                return 3
-            worst = max(worst, _report_replay(path, trace, outcome))
-    finally:
-        if conn is not None:
-            conn.close()
+    with contract_cli.sigterm_interrupts(conn is not None):
+        try:
+            for path, trace in loaded:
+                try:
+                    outcome = _replay_one(replay, trace, args, conn)
+                except ImplementationFault as fault:
+                    print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
+                    return 3
+                worst = max(worst, _report_replay(path, trace, outcome))
+        finally:
+            if conn is not None:
+                conn.close()
     return worst
 
 

@@ -129,3 +129,24 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
     first, *rest = err.strip().splitlines()
     assert cause in first
     assert all(line.startswith("  steps since reset: ") for line in rest) and len(rest) <= 1
+
+
+def test_sigterm_to_the_harness_ends_the_implementation_too(tmp_path):
+    import signal
+    import subprocess
+
+    pidfile = tmp_path / "pids"
+    harness_proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--exec", fake("hang", pidfile), "--model", "capi",
+         "--timeout", "60", "--examples", "5"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the fake hangs (and has started its child)
+    harness_proc.send_signal(signal.SIGTERM)
+    assert harness_proc.wait(timeout=30) == 130
+    assert "interrupted" in harness_proc.stderr.read()
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)

@@ -5,8 +5,11 @@ Kept beside the harness so ``deployspec/cli.py`` only wires them in.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
 
 from deployspec.models import UsageError, get_model
 
@@ -52,6 +55,24 @@ def add_replay_options(r, seconds) -> None:
                    help="with --exec: longest wait for one reply (default 10)")
 
 
+@contextlib.contextmanager
+def sigterm_interrupts(active: bool = True):
+    """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
+    program under test is ended too instead of being orphaned."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def target_of(args):
     from deployspec.contract.harness import Target
 
@@ -77,7 +98,7 @@ def cmd_contract(args) -> int:
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out:
         _writable_dir(args.out)
-    with Progress(total=len(checks)) as progress:
+    with sigterm_interrupts(), Progress(total=len(checks)) as progress:
         run = harness.run(model, target, reference=args.reference, properties=args.property,
                           budget=args.budget, max_examples=args.examples, seed=args.seed,
                           out_dir=args.out, timeout=args.timeout,

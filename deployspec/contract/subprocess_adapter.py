@@ -12,6 +12,7 @@ together (pipelined; the implementation reads one line at a time as usual).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import weakref
 from typing import Any
 
 from deployspec.adapter import ImplementationError
@@ -26,6 +28,10 @@ from deployspec.contract import protocol
 
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
+INTERRUPTED = "interrupted"
+#: programs still running, ended at interpreter exit whatever path led there
+_RUNNING: weakref.WeakSet = weakref.WeakSet()
+atexit.register(lambda: [p.close() for p in list(_RUNNING)])
 
 
 class Program:
@@ -69,10 +75,12 @@ class Program:
         self._buf.clear()
         self.dead = None
         self._started = True
+        _RUNNING.add(self)
 
     def close(self) -> None:
         """End the program: EOF on its stdin, a short grace, then kill its process group."""
         proc, self.proc = self.proc, None
+        _RUNNING.discard(self)
         if proc is not None:
             try:
                 proc.stdin.close()
@@ -103,6 +111,8 @@ class Program:
     def ask(self, *requests: dict) -> list[dict]:
         """Send requests (pipelined) and return their checked replies, in order."""
         if self.dead is not None:
+            if self.dead == INTERRUPTED:  # e.g. a machine's teardown after Ctrl-C: do not wait again
+                raise KeyboardInterrupt
             raise ImplementationError(self.dead)
         if self.proc is None:
             self.start()
@@ -121,6 +131,10 @@ class Program:
             return replies
         except ImplementationError as exc:
             self.dead = str(exc)
+            self.close()
+            raise
+        except KeyboardInterrupt:
+            self.dead = INTERRUPTED
             self.close()
             raise
 
