@@ -17,7 +17,13 @@ from deployspec import traces
 from deployspec.cli import main
 
 PY = shlex.quote(sys.executable)
-SEED_ACTIONS = ["push", "deploy", "cancel", "deploy", "runtime", "tick"]
+
+
+def is_the_seed(kinds: list[str]) -> bool:
+    """cloud_controller_ng #3019 in six steps: push, deploy, cancel, deploy, the
+    original instance up (anywhere before the tick), and the tick that cancels."""
+    return (sorted(kinds) == sorted(["push", "runtime", "deploy", "cancel", "deploy", "tick"])
+            and [k for k in kinds if k != "runtime"] == ["push", "deploy", "cancel", "deploy", "tick"])
 
 
 def serve(variant: str) -> str:
@@ -53,7 +59,7 @@ def test_the_seed_is_found_shrunk_saved_and_replayed(capsys, tmp_path, how):
     assert status == 1, out
     (path,) = tmp_path.glob("implementation--app_stays_available--*.json")
     trace = traces.load(path)
-    assert [s["action"]["type"] for s in trace["steps"]] == SEED_ACTIONS
+    assert is_the_seed([s["action"]["type"] for s in trace["steps"]])
     assert trace["engine"] == "contract" and trace["variant"] == "implementation"
     assert trace["extra"]["implementation"][how[0][2:]] == how[1]
     assert "no routable web instance left after step 5 (tick())" in out
