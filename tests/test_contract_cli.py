@@ -111,3 +111,16 @@ def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
     status, _, err = run(capsys, "contract", "--model", "capi", *argv)
     assert status == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_harness_is_model_generic_slots_over_the_wire(capsys):
+    def serve_slots(variant):
+        return f"{PY} -m deployspec serve --model slots --variant {variant}"
+
+    status, out, _ = run(capsys, "contract", "--exec", serve_slots("slots-pipeline-immutable"), "--model", "slots",
+                         "--reference", "slots-pipeline-immutable", "--examples", "5")
+    assert status == 0, out
+    status, out, _ = run(capsys, "contract", "--exec", serve_slots("slots-webhook-tag"), "--model", "slots",
+                         "--property", "production_runs_only_released_images", "--examples", "10", "--seed", "1")
+    assert status == 1, out
+    assert "production_runs_only_released_images violated" in out
