@@ -25,7 +25,7 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
     how.add_argument("--exec", dest="exec_", metavar="COMMAND",
                      help="a program speaking the JSON-lines protocol (docs/protocol.md), run by /bin/sh")
     how.add_argument("--python", metavar="MODULE:FACTORY", help="a Python object (docs/contract.md)")
-    c.add_argument("--model", required=True, help="the model it implements (capi)")
+    c.add_argument("--model", required=True, help="the model it implements (capi, slots)")
     c.add_argument("--reference", metavar="VARIANT",
                    help="also check conformance: observations equal this variant's after each step")
     c.add_argument("--property", action="append", metavar="NAME",
