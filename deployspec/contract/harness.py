@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -93,10 +93,10 @@ class Connection:
         elif self.impl is not None and callable(getattr(self.impl, "close", None)):
             try:
                 self.impl.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
+            except Exception:  # noqa: BLE001, S110 - closing is best effort; the run's verdict stands
                 pass
 
-    def __enter__(self) -> Connection:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 import weakref
-from typing import Any
+from typing import Any, Self
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import protocol
@@ -58,7 +58,7 @@ class Program:
 
     # --- process lifecycle ----------------------------------------------------
     def start(self) -> None:
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; close() ends both
         try:
             self.proc = subprocess.Popen(
                 self.command,
@@ -101,7 +101,7 @@ class Program:
             self._stderr.close()
             self._stderr = None
 
-    def __enter__(self) -> Program:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
