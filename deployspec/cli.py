@@ -1,7 +1,8 @@
 """The ``deployspec`` command line.
 
 Exit status: 0 everything checked holds (or a replay no longer reproduces),
-1 a property is violated (found or reproduced), 2 usage or input error.
+1 a property is violated (found or reproduced), 2 usage or input error,
+3 the implementation under test failed (``contract``, ``replay --exec/--python``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from deployspec.contract import cli as contract_cli
 from deployspec.models import UsageError
 
 
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="replay trace files")
     r.add_argument("files", nargs="+", metavar="FILE")
     r.add_argument("--variant", help="replay on this variant instead of the recorded one")
+    contract_cli.add_replay_options(r, _seconds)
 
     s = sub.add_parser("show", help="draw a trace file")
     s.add_argument("file", metavar="FILE")
@@ -47,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
 
     sub.add_parser("variants", help="list the variants and what they declare")
+    contract_cli.add_parsers(sub, _seconds, _nonneg_int)
     return p
 
 
@@ -83,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("deployspec: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 # ---------------------------------------------------------------------------
@@ -139,22 +148,46 @@ def _print_statistics(results) -> None:
 
 def cmd_replay(args) -> int:
     from deployspec import traces
+    from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
     loaded = [(f, traces.load(f)) for f in args.files]  # validate all before running any
     worst = 0
-    for path, trace in loaded:
-        outcome = replay(trace, variant=args.variant)
-        where = f"{outcome.target}"
-        if outcome.reproduced:
-            v = outcome.violation
-            print(f"{path}: reproduces on {where}: {v.property} at step {v.step}: {v.message}")
-            worst = 1
-        else:
-            rejected = sum(1 for s in outcome.session.steps if s["rejected"])
-            extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-            print(f"{path}: does not reproduce on {where}: {trace['property']} holds{extra}")
+    try:
+        conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
+    except ImplementationFault as fault:
+        print(f"deployspec: {fault.line()}", file=sys.stderr)
+        return 3
+    with contract_cli.sigterm_interrupts(conn is not None):
+        try:
+            for path, trace in loaded:
+                try:
+                    outcome = _replay_one(replay, trace, args, conn)
+                except ImplementationFault as fault:
+                    print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
+                    return 3
+                worst = max(worst, _report_replay(path, trace, outcome))
+        finally:
+            if conn is not None:
+                conn.close()
     return worst
+
+
+def _replay_one(replay, trace, args, conn):
+    if conn is None:
+        return replay(trace, variant=args.variant)
+    return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe())
+
+
+def _report_replay(path, trace, outcome) -> int:
+    if outcome.reproduced:
+        v = outcome.violation
+        print(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}: {v.message}")
+        return 1
+    rejected = sum(1 for s in outcome.session.steps if s["rejected"])
+    extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
+    print(f"{path}: does not reproduce on {outcome.target}: {trace['property']} holds{extra}")
+    return 0
 
 
 def cmd_show(args) -> int:
@@ -190,7 +223,8 @@ def cmd_variants(args) -> int:
     return 0
 
 
-COMMANDS = {"check": cmd_check, "replay": cmd_replay, "show": cmd_show, "variants": cmd_variants}
+COMMANDS = {"check": cmd_check, "replay": cmd_replay, "show": cmd_show, "variants": cmd_variants,
+            "contract": contract_cli.cmd_contract, "serve": contract_cli.cmd_serve}
 
 
 def _writable_dir(path: str) -> None:

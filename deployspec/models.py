@@ -49,10 +49,15 @@ class Model:
                 f"(known: {', '.join(self.variants)})"
             ) from None
 
-    def property(self, name: str) -> Property:
+    def property(self, name: str, config: Any = None) -> Property:
         for p in self.properties:
             if p.name == name:
                 return p
+        from deployspec.contract.conformance import PREFIX, conformance_property
+
+        if name.startswith(PREFIX):  # conforms_to_<variant>: a trace property built on demand
+            return conformance_property(self, name[len(PREFIX):],
+                                        self.default_config() if config is None else config)
         raise UsageError(
             f"unknown property {name!r} for model {self.name} "
             f"(known: {', '.join(p.name for p in self.properties)})"

@@ -35,7 +35,7 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     if adapter is None:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
-    prop = model.property(trace["property"])
+    prop = model.property(trace["property"], config)
     session = Session(model, adapter, (prop,), config)
     try:
         settle_from = trace.get("settle_from")

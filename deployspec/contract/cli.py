@@ -1,0 +1,178 @@
+"""The ``contract`` and ``serve`` subcommands, and ``replay --exec/--python``.
+
+Kept beside the harness so ``deployspec/cli.py`` only wires them in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+import threading
+
+from deployspec.models import UsageError, get_model
+
+
+def add_parsers(sub, seconds, nonneg_int) -> None:
+    c = sub.add_parser(
+        "contract", help="check another implementation against the spec (and a reference)",
+        description="Run the model's machines against an implementation. Exit status: 0 every "
+                    "check holds, 1 a property is violated or the implementation diverges from "
+                    "--reference, 2 usage error, 3 implementation fault (crash, hang, garbage, "
+                    "wrong reply id, schema violation, error reply).")
+    how = c.add_mutually_exclusive_group(required=True)
+    how.add_argument("--exec", dest="exec_", metavar="COMMAND",
+                     help="a program speaking the JSON-lines protocol (docs/protocol.md), run by /bin/sh")
+    how.add_argument("--python", metavar="MODULE:FACTORY", help="a Python object (docs/contract.md)")
+    c.add_argument("--model", required=True, help="the model it implements (capi, slots)")
+    c.add_argument("--reference", metavar="VARIANT",
+                   help="also check conformance: observations equal this variant's after each step")
+    c.add_argument("--property", action="append", metavar="NAME",
+                   help="only these checks (repeatable; conforms_to_VARIANT names the conformance check)")
+    c.add_argument("--budget", type=seconds, default=2.0, metavar="SECONDS",
+                   help="search time per check (default 2; the first 100 examples always run)")
+    c.add_argument("--examples", type=nonneg_int, metavar="N",
+                   help="exactly one round of N examples per check instead of --budget (for CI)")
+    c.add_argument("--seed", type=nonneg_int, default=0)
+    c.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
+                   help="longest wait for one reply (default 10)")
+    c.add_argument("--out", metavar="DIR", help="save counterexamples here")
+    c.add_argument("--name", default="implementation",
+                   help="the implementation's name in trace files (default: implementation)")
+    c.add_argument("--json", action="store_true", help="print results as JSON")
+
+    s = sub.add_parser("serve", help="a reference variant behind the JSON-lines protocol (stdin/stdout)")
+    s.add_argument("--model", required=True)
+    s.add_argument("--variant", required=True)
+
+
+def add_replay_options(r, seconds) -> None:
+    how = r.add_mutually_exclusive_group()
+    how.add_argument("--exec", dest="exec_", metavar="COMMAND", help="replay against this program")
+    how.add_argument("--python", metavar="MODULE:FACTORY", help="replay against this Python object")
+    r.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
+                   help="with --exec: longest wait for one reply (default 10)")
+
+
+@contextlib.contextmanager
+def sigterm_interrupts(active: bool = True):
+    """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
+    program under test is ended too instead of being orphaned."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def target_of(args):
+    from deployspec.contract.harness import Target
+
+    if getattr(args, "exec_", None):
+        return Target("exec", args.exec_, getattr(args, "name", "implementation"))
+    if getattr(args, "python", None):
+        return Target("python", args.python, getattr(args, "name", "implementation"))
+    return None
+
+
+def cmd_contract(args) -> int:
+    from deployspec.cli import _writable_dir
+    from deployspec.contract import harness
+    from deployspec.contract.conformance import PREFIX, divergence_report
+    from deployspec.progress import Progress
+    from deployspec.render_text import render
+
+    if args.examples == 0:
+        raise UsageError("--examples must be at least 1")
+    model = get_model(args.model)
+    target = target_of(args)
+    config = harness.config_for(model, args.reference)
+    checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
+    if args.out:
+        _writable_dir(args.out)
+    with sigterm_interrupts(), Progress(total=len(checks)) as progress:
+        run = harness.run(model, target, reference=args.reference, properties=args.property,
+                          budget=args.budget, max_examples=args.examples, seed=args.seed,
+                          out_dir=args.out, timeout=args.timeout,
+                          on_start=progress.start, on_result=progress.done)
+    if args.json:
+        print(json.dumps({
+            "model": model.name, "target": {target.kind: target.spec, "name": target.name},
+            "results": [r.to_json() for r in run.results],
+            "fault": None if run.fault is None else {
+                "where": run.fault.where, "checking": run.fault.checking,
+                "cause": run.fault.cause, "steps": list(run.fault.history)},
+            "exit_status": run.exit_status,
+        }, indent=1))
+    else:
+        for r in run.results:
+            if r.verdict == "violated":
+                print(render(r.trace))
+                if r.property.startswith(PREFIX):
+                    print(divergence_report(r.trace))
+                print(f"saved: {r.counterexample}" if r.counterexample else
+                      "(use --out DIR to save this counterexample)")
+                print()
+        print(summary(run))
+    if run.fault is not None:
+        print(f"deployspec: {run.fault.line()}", file=sys.stderr)
+        if run.fault.history:
+            print(f"  steps since reset: {', '.join(run.fault.history)}", file=sys.stderr)
+    return run.exit_status
+
+
+def summary(run) -> str:
+    rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict,
+             str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
+             str(r.stats.get("steps_per_second", ""))) for r in run.results]
+    if run.fault is not None:
+        rows.append((run.fault.checking or "-", "FAULT", "", "", ""))
+    head = ("check", "verdict", "examples", "steps", "steps/s")
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    fmt = "  ".join(f"{{:{w}}}" for w in widths)
+    lines = [f"contract {run.model} · {run.target.describe()}", fmt.format(*head),
+             "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    lines += [fmt.format(*row).rstrip() for row in rows]
+    verdict = {0: "every check holds", 1: "VIOLATED: see the counterexample(s) above",
+               3: "FAULT: the implementation failed (exit status 3); the run stopped there"}
+    lines.append(verdict[run.exit_status])
+    return "\n".join(lines)
+
+
+def cmd_serve(args) -> int:
+    from deployspec.contract.examples import ReferenceImplementation
+    from deployspec.contract.server import serve
+
+    model = get_model(args.model)
+    model.variant(args.variant)
+    return serve(ReferenceImplementation(model.name, args.variant), model.name,
+                 name=f"deployspec {args.variant}")
+
+
+def open_for_replay(args, traces_loaded):
+    """A connection for ``replay --exec/--python`` (None without them)."""
+    from deployspec.contract.harness import Connection
+
+    target = target_of(args)
+    if target is None:
+        for path, trace in traces_loaded:
+            model = get_model(trace["model"])
+            if not args.variant and trace["variant"] not in model.variants:
+                raise UsageError(f"{path}: found on implementation {trace['variant']!r}; replay it "
+                                 f"with --exec/--python, or on a reference with --variant")
+        return None
+    models = {trace["model"] for _, trace in traces_loaded}
+    if len(models) > 1:
+        raise UsageError("replay --exec/--python: the files are of different models")
+    if args.variant:
+        raise UsageError("replay: --variant and --exec/--python exclude each other")
+    return Connection(target, get_model(models.pop()), timeout=args.timeout)
+

@@ -1,0 +1,127 @@
+"""Conformance: the implementation observes what a reference variant observes.
+
+A stricter verdict than the spec's: after every step the implementation's
+observation must equal the reference's, and it must accept exactly the actions
+the reference accepts (the refusal's wording is free). It is written as one
+more trace property, ``conforms_to_<variant>``, whose memory is the reference
+state, so the Hypothesis machine shrinks a divergence like any violation and
+the trace file replays it like any other (``Model.property`` resolves the name).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deployspec.reference.core import Rejected
+from deployspec.render_text import action_label
+from deployspec.spec.core import Property, Step
+
+PREFIX = "conforms_to_"
+
+
+def name_for(variant: str) -> str:
+    return PREFIX + variant
+
+
+def conformance_property(model, variant_name: str, config: Any) -> Property:
+    variant = model.variant(variant_name)
+
+    def advance(state, step: Step):
+        if step.index == 0:
+            problems = differences(model.observe(state), step.before, variant_name)
+            if problems:
+                return state, _message("the initial observation", variant_name, problems)
+        result = variant.step(state, model.action(step.action))
+        where = f"step {step.index} ({action_label(step.action)})"
+        if isinstance(result, Rejected):
+            if step.rejected is None:
+                return state, f"{where}: {variant_name} rejects it ({result.reason}), the implementation accepted it"
+            result = state
+        elif step.rejected is not None:
+            return result, f"{where}: {variant_name} accepts it, the implementation rejected it ({step.rejected})"
+        problems = differences(model.observe(result), step.after, variant_name)
+        if problems:
+            return result, _message(f"after {where}", variant_name, problems)
+        return result, None
+
+    return Property(
+        name=name_for(variant_name),
+        model=model.name,
+        kind="trace",
+        doc=(f"After every step the implementation's observation equals the reference variant "
+             f"{variant_name}'s, and it accepts exactly the actions {variant_name} accepts."),
+        initial=model.initial_state(config),
+        advance=advance,
+    )
+
+
+def _message(where: str, variant: str, problems: list[str]) -> str:
+    more = f" (and {len(problems) - 1} more difference(s))" if len(problems) > 1 else ""
+    return f"{where} the observation differs from {variant}: {problems[0]}{more}"
+
+
+def differences(expected: Any, actual: Any, reference: str = "reference", path: str = "",
+                implementation: str = "implementation") -> list[str]:
+    """Every place where two observations differ, as ``path: reference X, implementation Y``."""
+    impl = implementation
+    here = path or "observation"
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out = []
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in actual:
+                out.append(f"{sub}: {reference} {_show(expected[key])}, {impl} lacks it")
+            elif key not in expected:
+                out.append(f"{sub}: {reference} lacks it, {impl} {_show(actual[key])}")
+            else:
+                out += differences(expected[key], actual[key], reference, sub, impl)
+        return out
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual) and not all(isinstance(x, dict) for x in expected + actual):
+            return [f"{here}: {reference} {_show(expected)}, {impl} {_show(actual)}"]
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            out += differences(e, a, reference, f"{path}[{i}]", impl)
+        if len(expected) != len(actual):
+            out.append(f"{here}: {reference} has {len(expected)} entries, {impl} {len(actual)}")
+        return out
+    if expected != actual or type(expected) is not type(actual):
+        return [f"{here}: {reference} {_show(expected)}, {impl} {_show(actual)}"]
+    return []
+
+
+def _show(value: Any) -> str:
+    import json
+
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def divergence_report(trace: dict) -> str:
+    """The readable diff of a conformance trace: both views at the diverging step."""
+    from deployspec.models import get_model
+    from deployspec.render_text import capi_state
+
+    model = get_model(trace["model"])
+    variant_name = trace["property"][len(PREFIX):]
+    variant = model.variant(variant_name)
+    state_of = getattr(model, "render_state", None) or capi_state
+    state = model.initial_state(model.config_from_json(trace["config"]))
+    at = trace["violation"]["step"]
+    steps = trace["steps"]
+    for step in steps[: at + 1]:
+        result = variant.step(state, model.action(step["action"]))
+        state = state if isinstance(result, Rejected) else result
+    if 0 <= at < len(steps):
+        where, actual = f"step {at} ({action_label(steps[at]['action'])})", steps[at]["observation"]
+    else:
+        where, actual = "the initial observation", trace["initial"]
+    expected = model.observe(state)
+    width = max(len(variant_name), len("implementation"))
+    lines = [f"first divergence from {variant_name} at {where}:"]
+    for who, obs in ((variant_name, expected), ("implementation", actual)):
+        procs, deps = state_of(obs)
+        lines.append(f"  {who:{width}}  {procs:48} {deps}")
+    for d in differences(expected, actual, variant_name) or [trace["violation"]["message"]]:
+        lines.append(f"    {d}")
+    return "\n".join(lines)

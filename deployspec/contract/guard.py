@@ -1,0 +1,143 @@
+"""Turning an implementation's failure into one clear report that ends the run.
+
+An :class:`~deployspec.adapter.ImplementationError` raised inside a Hypothesis
+rule would be taken for a failing example and shrunk (restarting a crashed or
+hung program dozens of times). :class:`ImplementationFault` derives from
+``BaseException`` so it passes through Hypothesis untouched, like
+``KeyboardInterrupt``, carrying the step and the cause.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from deployspec.adapter import ImplementationError
+from deployspec.render_text import action_label
+
+
+class ImplementationFault(BaseException):
+    """The implementation failed at a known step; the run stops here."""
+
+    def __init__(self, cause: str, *, where: str, history: tuple[str, ...] = (), checking: str | None = None):
+        super().__init__(cause)
+        self.cause = cause
+        self.where = where
+        self.history = history
+        self.checking = checking
+
+    def line(self) -> str:
+        """The one-line report: where, while checking what, and why."""
+        during = f" while checking {self.checking}" if self.checking else ""
+        return f"implementation fault at {self.where}{during}: {self.cause}"
+
+    def __str__(self) -> str:
+        return self.line()
+
+
+class FaultBox:
+    """Remembers the first fault of a run (later ones are its echoes)."""
+
+    def __init__(self) -> None:
+        self.first: ImplementationFault | None = None
+        #: the observation after the first reset: every reset must come back to it
+        self.initial: dict | None = None
+
+    def record(self, fault: ImplementationFault) -> ImplementationFault:
+        if self.first is None:
+            self.first = fault
+        return self.first
+
+
+class GuardedAdapter:
+    """Wraps an adapter: counts steps since reset and converts failures to faults."""
+
+    def __init__(self, inner, box: FaultBox | None = None, checking: str | None = None):
+        self.inner = inner
+        self.box = box or FaultBox()
+        self.checking = checking
+        self.history: list[str] = []
+        self.phase = "reset"
+
+    def _fault(self, exc: ImplementationError) -> ImplementationFault:
+        fault = ImplementationFault(str(exc), where=self.phase, history=tuple(self.history),
+                                    checking=self.checking)
+        return self.box.record(fault)
+
+    def reset(self, config: Any) -> None:
+        self.history = []
+        self.phase = "reset"
+        try:
+            self.inner.reset(config)
+        except ImplementationError as exc:
+            raise self._fault(exc) from None
+        self.phase = "the initial observation"
+
+    def perform(self, action) -> str | None:
+        label = action_label(action.to_json())
+        self.phase = f"step {len(self.history)} ({label})"
+        self.history.append(label)
+        try:
+            return self.inner.perform(action)
+        except ImplementationError as exc:
+            raise self._fault(exc) from None
+
+    def observe(self) -> dict:
+        try:
+            obs = self.inner.observe()
+        except ImplementationError as exc:
+            raise self._fault(exc) from None
+        if self.phase == "the initial observation":
+            self._same_start(obs)
+        return obs
+
+    def _same_start(self, obs: dict) -> None:
+        """A reset that leaves something behind makes every later example meaningless."""
+        if self.box.initial is None:
+            self.box.initial = obs
+        elif obs != self.box.initial:
+            from deployspec.contract.conformance import differences
+
+            diff = differences(self.box.initial, obs, "the first reset", implementation="this one")
+            raise self._fault(ImplementationError(
+                f"reset did not bring the implementation back to its initial state: {diff[0]}"))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def guard_property(prop):
+    """A property whose crash on an observation is the implementation's fault.
+
+    The schema cannot say everything (a deployment naming a droplet that does
+    not exist); a property that cannot read an observation reports it as a
+    fault instead of a traceback.
+    """
+
+    def advance(memory, step):
+        try:
+            return prop.advance(memory, step)
+        except Exception as exc:  # noqa: BLE001 - any crash here is an inconsistent observation
+            raise _unreadable(prop, f"step {step.index} ({action_label(step.action)})", exc) from None
+
+    def at_settled(obs):
+        try:
+            return prop.at_settled(obs)
+        except Exception as exc:  # noqa: BLE001
+            raise _unreadable(prop, "the settled observation", exc) from None
+
+    return attrs.evolve(
+        prop,
+        advance=advance if prop.advance is not None else None,
+        at_settled=at_settled if prop.at_settled is not None else None,
+    )
+
+
+def _unreadable(prop, where: str, exc: Exception) -> ImplementationFault:
+    return ImplementationFault(
+        f"the observation is inconsistent: {prop.name} cannot read it "
+        f"({type(exc).__name__}: {exc})",
+        where=where,
+        checking=prop.name,
+    )

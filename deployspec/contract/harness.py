@@ -1,0 +1,198 @@
+"""``deployspec contract``: the model's machines against an implementation.
+
+For each check (conformance to ``--reference`` first, then each spec property)
+the Hypothesis engine searches for a violation with the implementation behind
+the adapter seam, shrinks it, and the trace is saved like any counterexample
+(engine ``contract``, variant = the implementation's name). The first
+implementation fault ends the run; what was found before it is kept.
+
+Exit status: 0 every check holds, 1 a property is violated or the
+implementation diverges from the reference, 2 usage error, 3 implementation
+fault (crash, hang, garbage, wrong id, schema violation, error reply).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Self
+
+import attrs
+
+from deployspec import traces
+from deployspec.adapter import ImplementationError
+from deployspec.contract.conformance import conformance_property, name_for
+from deployspec.contract.guard import FaultBox, GuardedAdapter, ImplementationFault, guard_property
+from deployspec.contract.python_adapter import PythonAdapter, instantiate, load_factory
+from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
+from deployspec.engines.result import Result
+from deployspec.models import UsageError
+
+OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
+
+
+@attrs.frozen
+class Target:
+    """What is under test: ``exec`` a command, or ``python`` a MODULE:FACTORY."""
+
+    kind: str
+    spec: str
+    #: the name written as the trace's variant (and file name)
+    name: str = "implementation"
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in ("exec", "python"):
+            raise ValueError(self.kind)
+        if not self.spec.strip():
+            raise UsageError(f"--{self.kind}: empty")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", self.name):
+            raise UsageError(f"--name {self.name!r}: use letters, digits, '.', '_' and '-' (it names files)")
+
+    def describe(self) -> str:
+        return f"--{self.kind} {self.spec!r}"
+
+
+class Connection:
+    """An opened target: hands out guarded adapters, ends the process at close."""
+
+    def __init__(self, target: Target, model, *, timeout: float = 10.0):
+        self.target = target
+        self.model = model
+        self.box = FaultBox()
+        self.program: Program | None = None
+        self.impl: Any = None
+        if target.kind == "exec":
+            self.program = Program(target.spec, model=model, timeout=timeout)
+        else:
+            factory = load_factory(target.spec)  # UsageError for a bad name
+            try:
+                self.impl = instantiate(factory, target.spec)
+            except ImplementationError as exc:
+                raise self.box.record(ImplementationFault(str(exc), where="start")) from None
+            self._python = PythonAdapter(self.impl, model)
+
+    def adapter(self, checking: str | None = None) -> GuardedAdapter:
+        inner = SubprocessAdapter(self.program) if self.program else self._python
+        return GuardedAdapter(inner, self.box, checking)
+
+    @property
+    def implementation(self) -> str | None:
+        """The name the implementation gave in its reset reply, if any."""
+        return self.program.implementation if self.program else None
+
+    def revive(self) -> None:
+        """Forget a fault so the next reset starts the program again (the pytest plugin)."""
+        self.box = FaultBox()
+        if self.program is not None:
+            self.program.close()
+            self.program.dead = None
+
+    def close(self) -> None:
+        if self.program is not None:
+            self.program.close()
+        elif self.impl is not None and callable(getattr(self.impl, "close", None)):
+            try:
+                self.impl.close()
+            except Exception:  # noqa: BLE001, S110 - closing is best effort; the run's verdict stands
+                pass
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@attrs.define
+class ContractRun:
+    model: str
+    target: Target
+    results: list[Result] = attrs.field(factory=list)
+    fault: ImplementationFault | None = None
+
+    @property
+    def exit_status(self) -> int:
+        if self.fault is not None:
+            return FAULT
+        return VIOLATED if any(r.verdict == "violated" for r in self.results) else OK
+
+
+def plan_checks(model, reference: str | None, properties: list[str] | None, config) -> list:
+    """The checks to run: conformance first (it finds divergences fastest), then spec properties."""
+    if reference is not None:
+        model.variant(reference)  # validates the name
+    available = ([name_for(reference)] if reference else []) + [p.name for p in model.properties]
+    names = properties or available
+    out = []
+    for name in names:
+        if name not in available:
+            hint = "" if reference or not name.startswith("conforms_to_") else " (give --reference)"
+            raise UsageError(f"unknown check {name!r} for model {model.name}{hint} "
+                             f"(known: {', '.join(available)})")
+        if reference and name == name_for(reference):
+            out.append(conformance_property(model, reference, config))
+        else:
+            out.append(guard_property(model.property(name)))
+    return out
+
+
+def config_for(model, reference: str | None):
+    return model.default_config(model.variant(reference) if reference else None)
+
+
+def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int,
+              max_examples: int | None = None, out_dir: str | None = None) -> Result:
+    """One property against the implementation; the counterexample saved under ``out_dir``.
+
+    ``budget`` in seconds (rounds of examples, as ``check``), or ``max_examples``
+    for exactly one round. Raises :class:`ImplementationFault`.
+    """
+    from deployspec.engines import hypothesis_engine as engine
+
+    model, target = conn.model, conn.target
+    kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
+              "engine_name": "contract", "out_dir": None}
+    try:
+        if max_examples is not None:
+            r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed, **kwargs)
+        else:
+            r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
+    except ImplementationFault as fault:
+        raise conn.box.first or fault from None
+    if r.verdict == "error":  # Hypothesis saw the same steps give different results
+        raise conn.box.record(ImplementationFault(
+            f"{(r.message or '').splitlines()[0]} (the same steps gave different results: "
+            f"is reset complete? is anything random or time-dependent?)",
+            where="a repeated example", checking=prop.name))
+    if r.verdict == "violated" and r.trace is not None:
+        r.trace["extra"] = {"implementation": {target.kind: target.spec,
+                                               "name": conn.implementation}}
+        if out_dir:
+            r.counterexample = str(traces.save(r.trace, out_dir))
+    return r
+
+
+def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,
+        budget: float = 2.0, max_examples: int | None = None, seed: int = 0, out_dir: str | None = None, timeout: float = 10.0,
+        on_start: Callable[[str], None] = lambda label: None,
+        on_result: Callable[[Result], None] = lambda r: None) -> ContractRun:
+    config = config_for(model, reference)
+    checks = plan_checks(model, reference, properties, config)
+    run = ContractRun(model.name, target)
+    try:
+        conn = Connection(target, model, timeout=timeout)
+    except ImplementationFault as fault:
+        run.fault = fault
+        return run
+    with conn:
+        for prop in checks:
+            on_start(f"{target.name} · {prop.name}")
+            try:
+                r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
+                              seed=seed, out_dir=out_dir)
+            except ImplementationFault as fault:
+                run.fault = fault
+                break
+            run.results.append(r)
+            on_result(r)
+    return run

@@ -1,0 +1,135 @@
+"""The pytest plugin (entry point ``pytest11``): contract tests from the pytest command line.
+
+    pytest --pyargs deployspec.stateful_tests --deployspec-exec "node server.js" [-n auto]
+
+``stateful_tests/test_contract.py`` has one test per check of the model
+(``conforms_to_<reference>`` and every spec property), each searching with the
+Hypothesis machine against the implementation. Without ``--deployspec-exec`` or
+``--deployspec-python`` those tests are skipped at once. Each pytest-xdist
+worker opens its own implementation (a session fixture); counterexamples go to
+``--deployspec-out`` (saving is atomic, so workers may share it).
+
+Loaded by every pytest run where deployspec is installed, so this module only
+registers options and fixtures; everything else is imported when used.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+NO_TARGET = ("no implementation given: pass --deployspec-exec COMMAND or "
+             "--deployspec-python MODULE:FACTORY to run the contract tests")
+
+
+def pytest_addoption(parser) -> None:
+    g = parser.getgroup("deployspec", "deployspec contract tests")
+    g.addoption("--deployspec-exec", metavar="COMMAND",
+                help="a program speaking the deployspec JSON-lines protocol")
+    g.addoption("--deployspec-python", metavar="MODULE:FACTORY",
+                help="a Python object implementing deployspec.contract.python_adapter.Implementation")
+    g.addoption("--deployspec-model", default="capi", metavar="MODEL",
+                help="the model it implements (default: capi)")
+    g.addoption("--deployspec-reference", metavar="VARIANT",
+                help="also check conformance to this reference variant")
+    g.addoption("--deployspec-examples", type=int, default=100, metavar="N",
+                help="examples per check (default 100)")
+    g.addoption("--deployspec-seed", type=int, default=0, metavar="N")
+    g.addoption("--deployspec-timeout", type=float, default=10.0, metavar="SECONDS",
+                help="longest wait for one reply (default 10)")
+    g.addoption("--deployspec-out", metavar="DIR", help="save counterexamples here")
+
+
+def _configured(config) -> bool:
+    return bool(config.getoption("--deployspec-exec") or config.getoption("--deployspec-python"))
+
+
+def pytest_generate_tests(metafunc) -> None:
+    if "deployspec_check" not in metafunc.fixturenames:
+        return
+    from deployspec.contract.conformance import name_for
+    from deployspec.models import UsageError, get_model
+
+    opt = metafunc.config.getoption
+    try:
+        model = get_model(opt("--deployspec-model"))
+    except UsageError as exc:
+        raise pytest.UsageError(f"--deployspec-model: {exc}") from None
+    reference = opt("--deployspec-reference")
+    names = ([name_for(reference)] if reference else []) + [p.name for p in model.properties]
+    metafunc.parametrize("deployspec_check", names)
+
+
+class ContractSession:
+    """One opened implementation per pytest session (per xdist worker)."""
+
+    def __init__(self, config):
+        from deployspec.contract import harness
+        from deployspec.models import get_model
+
+        opt = config.getoption
+        self.model = get_model(opt("--deployspec-model"))
+        self.reference = opt("--deployspec-reference")
+        self.examples = opt("--deployspec-examples")
+        self.seed = opt("--deployspec-seed")
+        self.out = opt("--deployspec-out")
+        self.config = harness.config_for(self.model, self.reference)
+        if opt("--deployspec-exec"):
+            self.target = harness.Target("exec", opt("--deployspec-exec"))
+        else:
+            self.target = harness.Target("python", opt("--deployspec-python"))
+        self.timeout = opt("--deployspec-timeout")
+        self._conn = None
+
+    def connection(self):
+        from deployspec.contract.guard import ImplementationFault
+        from deployspec.contract.harness import Connection
+
+        if self._conn is None:
+            try:
+                self._conn = Connection(self.target, self.model, timeout=self.timeout)
+            except ImplementationFault as exc:
+                fault = exc.line()
+            else:
+                return self._conn
+            pytest.fail(fault, pytrace=False)
+        return self._conn
+
+    def check(self, name: str) -> None:
+        """Search for a violation of one check; fail the test with the shrunk trace."""
+        from deployspec.contract import harness
+        from deployspec.contract.conformance import PREFIX, divergence_report
+        from deployspec.contract.guard import ImplementationFault
+        from deployspec.render_text import render
+
+        (prop,) = harness.plan_checks(self.model, self.reference, [name], self.config)
+        conn = self.connection()
+        fault = None
+        try:
+            r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
+                                  max_examples=self.examples, out_dir=self.out)
+        except ImplementationFault as exc:
+            fault = exc
+        if fault is not None:
+            conn.revive()  # the next test starts the implementation afresh
+            steps = f"\n  steps since reset: {', '.join(fault.history)}" if fault.history else ""
+            pytest.fail(fault.line() + steps, pytrace=False)
+        if r.verdict == "violated":
+            text = render(r.trace)
+            if name.startswith(PREFIX):
+                text += "\n" + divergence_report(r.trace)
+            saved = f"\nsaved: {r.counterexample}" if r.counterexample else ""
+            pytest.fail(text + saved, pytrace=False)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
+@pytest.fixture(scope="session")
+def deployspec_contract(request):
+    """The implementation under test, or a skip when none was given."""
+    if not _configured(request.config):
+        pytest.skip(NO_TARGET)
+    session = ContractSession(request.config)
+    yield session
+    session.close()

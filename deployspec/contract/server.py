@@ -1,0 +1,92 @@
+"""The protocol's server side: any JSON-shaped implementation on stdin/stdout.
+
+``deployspec serve --model capi --variant capi-safe`` runs a reference variant
+here, so implementers have a working peer to read transcripts from, and the
+protocol is tested end to end. A request that cannot be served gets an
+``error`` reply (id null when even the id is unreadable); a refusal of the
+model is ``rejected``. The server ends at end of input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, BinaryIO
+
+from deployspec.contract import protocol
+
+
+class _BadRequest(Exception):
+    pass
+
+
+class Server:
+    def __init__(self, impl: Any, model_name: str, name: str | None = None):
+        self.impl = impl
+        self.model_name = model_name
+        self.name = name
+        self.ready = False
+
+    def handle(self, request: Any) -> dict:
+        if not isinstance(request, dict):
+            raise _BadRequest("a request must be a JSON object")
+        rid, kind = request.get("id"), request.get("type")
+        if not isinstance(rid, int) or isinstance(rid, bool) or rid < 0:
+            raise _BadRequest("a request needs an integer id >= 0")
+        if kind == "reset":
+            if request.get("protocol") != protocol.VERSION:
+                raise _BadRequest(f"unsupported protocol version {request.get('protocol')!r} "
+                                  f"(this server speaks {protocol.VERSION})")
+            if request.get("model") != self.model_name:
+                raise _BadRequest(f"this server implements model {self.model_name!r}, "
+                                  f"not {request.get('model')!r}")
+            config = request.get("config")
+            if not isinstance(config, dict):
+                raise _BadRequest("reset needs a config object")
+            self.impl.reset(config)
+            self.ready = True
+            reply = {"id": rid, "type": "reset_ok", "protocol": protocol.VERSION}
+            if self.name:
+                reply["implementation"] = self.name
+            return reply
+        if kind not in ("action", "observe"):
+            raise _BadRequest(f"unknown request type {kind!r} (known: {', '.join(protocol.REQUESTS)})")
+        if not self.ready:
+            raise _BadRequest(f"{kind} before reset")
+        if kind == "observe":
+            return {"id": rid, "type": "observation", "observation": self.impl.observe()}
+        reason = self.impl.perform(request.get("action"))
+        if reason is None:
+            return {"id": rid, "type": "performed", "observation": self.impl.observe()}
+        return {"id": rid, "type": "rejected", "reason": reason, "observation": self.impl.observe()}
+
+    def reply_to(self, line: bytes) -> dict:
+        try:
+            request = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return {"id": None, "type": "error", "message": "the request is not JSON"}
+        rid = request.get("id") if isinstance(request, dict) else None
+        rid = rid if isinstance(rid, int) and not isinstance(rid, bool) and rid >= 0 else None
+        try:
+            return self.handle(request)
+        except Exception as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
+            message = str(exc) if isinstance(exc, _BadRequest) else f"{type(exc).__name__}: {exc}"
+            return {"id": rid, "type": "error", "message": message}
+
+
+def serve(impl: Any, model_name: str, name: str | None = None,
+          stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    """Answer requests until end of input; returns the exit status (0)."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    server = Server(impl, model_name, name)
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
+    try:
+        for line in stdin:
+            if not line.strip():
+                continue
+            stdout.write(dumps(server.reply_to(line)).encode() + b"\n")
+            stdout.flush()
+    except BrokenPipeError:  # the harness went away: nothing left to answer
+        pass
+    return 0

@@ -1,0 +1,262 @@
+"""A program under test, spoken to over the JSON-lines protocol.
+
+One :class:`Program` (one process) serves a whole run: every example starts
+with a ``reset``, so the process is started once, not per example. The process
+runs in its own process group (a new session), and :meth:`Program.close` ends
+the whole group, so a shell wrapper's children do not outlive the run.
+
+Each step is one round trip: the reply to an ``action`` carries the
+observation after it. An example starts with ``reset`` and ``observe`` sent
+together (pipelined; the implementation reads one line at a time as usual).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+import weakref
+from typing import Any, Self
+
+from deployspec.adapter import ImplementationError
+from deployspec.contract import protocol
+
+#: a reply line longer than this is garbage, not an observation
+MAX_LINE = 8 * 1024 * 1024
+INTERRUPTED = "interrupted"
+#: programs still running, ended at interpreter exit whatever path led there
+_RUNNING: weakref.WeakSet = weakref.WeakSet()
+atexit.register(lambda: [p.close() for p in list(_RUNNING)])
+
+
+class Program:
+    """A running implementation: framing, timeouts, and the process group."""
+
+    def __init__(self, command: str, *, model, timeout: float = 10.0, cwd: str | None = None,
+                 startup_timeout: float = 30.0):
+        self.command = command
+        self.model = model
+        self.timeout = timeout
+        #: the first reply after starting may also wait for the program to load
+        self.startup_timeout = startup_timeout
+        self._started = False
+        self.cwd = cwd
+        self.proc: subprocess.Popen | None = None
+        self.implementation: str | None = None
+        self.dead: str | None = None  # the cause, once the program has failed
+        self.checker = protocol.ObservationChecker(model)
+        self._next_id = 0
+        #: actions performed over the wire (every step, settling included)
+        self.actions = 0
+        self._buf = bytearray()
+        self._stderr = None
+
+    # --- process lifecycle ----------------------------------------------------
+    def start(self) -> None:
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; close() ends both
+        try:
+            self.proc = subprocess.Popen(
+                self.command,
+                shell=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                cwd=self.cwd,
+                start_new_session=True,  # its own process group: close() kills all of it
+                bufsize=0,
+            )
+        except OSError as exc:
+            raise ImplementationError(f"cannot start {self.command!r}: {exc.strerror}") from None
+        self._buf.clear()
+        self.dead = None
+        self._started = True
+        _RUNNING.add(self)
+
+    def close(self) -> None:
+        """End the program: EOF on its stdin, a short grace, then kill its process group."""
+        proc, self.proc = self.proc, None
+        _RUNNING.discard(self)
+        if proc is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                _killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    pass
+            _killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind in its group
+            proc.wait()
+            proc.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- requests -----------------------------------------------------------------
+    def ask(self, *requests: dict) -> list[dict]:
+        """Send requests (pipelined) and return their checked replies, in order."""
+        if self.dead is not None:
+            if self.dead == INTERRUPTED:  # e.g. a machine's teardown after Ctrl-C: do not wait again
+                raise KeyboardInterrupt
+            raise ImplementationError(self.dead)
+        if self.proc is None:
+            self.start()
+        try:
+            data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in requests)
+            self._write(data, requests[0])
+            replies = []
+            for request in requests:
+                reply = protocol.parse_reply(self._readline(request), request)
+                if reply["type"] == "error":
+                    raise ImplementationError(
+                        f"the implementation reported an error on {protocol.describe(request)}: "
+                        f"{reply['message']}"
+                    )
+                replies.append(reply)
+            return replies
+        except ImplementationError as exc:
+            self.dead = str(exc)
+            self.close()
+            raise
+        except KeyboardInterrupt:
+            self.dead = INTERRUPTED
+            self.close()
+            raise
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _write(self, data: bytes, request: dict) -> None:
+        fd = self.proc.stdin.fileno()
+        try:
+            while data:
+                n = os.write(fd, data)
+                data = data[n:]
+        except (BrokenPipeError, ConnectionResetError):
+            raise ImplementationError(self._gone(request)) from None
+
+    def _readline(self, request: dict) -> bytes:
+        timeout = self.timeout
+        if self._started:  # the first reply: the program may still be loading
+            timeout, self._started = max(self.timeout, self.startup_timeout), False
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                line = bytes(self._buf[: i + 1])
+                del self._buf[: i + 1]
+                return line
+            if len(self._buf) > MAX_LINE:
+                raise ImplementationError(
+                    f"reply to {protocol.describe(request)} is a line of over {MAX_LINE} bytes"
+                )
+            remaining = deadline - time.monotonic()
+            # wait in slices: a program that exits while a child of it holds its
+            # stdout open sends no EOF, and should not be taken for a hang
+            ready = select.select([fd], [], [], min(remaining, 0.2))[0] if remaining > 0 else []
+            if not ready:
+                if self.proc.poll() is not None:
+                    raise ImplementationError(self._gone(request))
+                if remaining <= 0.2:
+                    raise ImplementationError(
+                        f"no reply to {protocol.describe(request)} within {timeout:g} s "
+                        f"(hung? see --timeout)"
+                    )
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                if self._buf:
+                    raise ImplementationError(
+                        f"reply to {protocol.describe(request)} is not a full line "
+                        f"(no newline before end of output): {protocol._clip(bytes(self._buf))}"
+                    )
+                raise ImplementationError(self._gone(request))
+            self._buf += chunk
+
+    def _gone(self, request: dict) -> str:
+        what = protocol.describe(request)
+        try:
+            status = self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            return f"the implementation closed its stdout before replying to {what}{self._stderr_tail()}"
+        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        return f"the implementation {how} before replying to {what}{self._stderr_tail()}"
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 4096))
+            text = self._stderr.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        return f"; its stderr ends with: {lines[-1][:200]}" if lines else ""
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class SubprocessAdapter:
+    """The adapter seam over a :class:`Program`; closing it keeps the program for the next example."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self._observation: dict | None = None
+
+    def reset(self, config: Any) -> None:
+        p = self.program
+        ok, obs = p.ask(protocol.reset(p.next_id(), p.model.name, config.to_json()),
+                        protocol.observe(p.next_id()))
+        if ok["protocol"] != protocol.VERSION:  # pragma: no cover - the schema pins it
+            raise ImplementationError(f"the implementation speaks protocol {ok['protocol']}")
+        p.implementation = ok.get("implementation", p.implementation)
+        self._observation = self._checked(obs)
+
+    def perform(self, action) -> str | None:
+        p = self.program
+        (outcome,) = p.ask(protocol.action(p.next_id(), action.to_json()))
+        p.actions += 1
+        self._observation = self._checked(outcome)
+        return outcome["reason"] if outcome["type"] == "rejected" else None
+
+    def observe(self) -> dict:
+        if self._observation is None:  # not right after reset or perform (never, in a Session): ask
+            (obs,) = self.program.ask(protocol.observe(self.program.next_id()))
+            self._observation = self._checked(obs)
+        obs, self._observation = self._observation, None
+        return obs
+
+    def close(self) -> None:
+        self._observation = None
+
+    def _checked(self, reply: dict) -> dict:
+        problem = self.program.checker.check(reply["observation"])
+        if problem:
+            self.program.dead = f"observation violates the {self.program.model.name} observation schema: {problem}"
+            self.program.close()
+            raise ImplementationError(self.program.dead)
+        return reply["observation"]

@@ -1,0 +1,160 @@
+"""Misbehaving implementations for the harness-robustness tests.
+
+Run as a program: ``python contract_fakes.py VARIANT MODE N [PIDFILE]`` serves
+the reference VARIANT over the protocol until the N-th action request, then
+misbehaves as MODE says. Every process it starts writes its pid to PIDFILE,
+so a test can check that none outlives the run.
+
+Imported: factories for ``--python`` whose objects misbehave the same ways.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from deployspec.contract.examples import ReferenceImplementation
+from deployspec.contract.server import Server
+
+MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash")
+
+
+def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
+    rid = request["id"]
+    obs = {"app": None, "droplets": [], "processes": [], "deployments": []}
+    if mode == "crash":
+        print("fake: simulated crash (TypeError: cannot read 'instances' of undefined)", file=sys.stderr)
+        sys.exit(1)
+    if mode == "spawn-and-crash":
+        # a child in our process group that would outlive us
+        child = subprocess.Popen(["sleep", "600"])
+        _note(pidfile, child.pid)
+        sys.exit(1)
+    if mode == "hang":
+        child = subprocess.Popen(["sleep", "600"])
+        _note(pidfile, child.pid)
+        time.sleep(600)
+    line = {
+        "garbage": "DEBUG: deploying app now\n",
+        "wrong-id": json.dumps({"id": rid + 100, "type": "performed", "observation": obs}) + "\n",
+        "bad-schema": json.dumps({"id": rid, "type": "performed", "observation": {
+            "app": {"droplet": 0, "started": True}, "droplets": [{"id": 0, "healthy": True}],
+            "processes": [{"id": 0, "droplet": 0, "instances": ["UP"]}], "deployments": []}}) + "\n",
+        "bad-reply": json.dumps({"id": rid, "type": "performed"}) + "\n",
+        "error": json.dumps({"id": rid, "type": "error", "message": "database is locked"}) + "\n",
+    }[mode]
+    out.write(line.encode())
+    out.flush()
+    time.sleep(600)  # whatever happens next, the harness must end us
+
+
+def _note(pidfile: str | None, pid: int) -> None:
+    if pidfile:
+        with open(pidfile, "a") as f:
+            f.write(f"{pid}\n")
+
+
+def main(argv: list[str]) -> int:
+    variant, mode, n = argv[0], argv[1], int(argv[2])
+    pidfile = argv[3] if len(argv) > 3 else None
+    _note(pidfile, os.getpid())
+    server = Server(ReferenceImplementation("capi", variant), "capi")
+    out = sys.stdout.buffer
+    actions = 0
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        if request.get("type") == "action":
+            actions += 1
+            if actions == n:
+                misbehave(mode, request, out, pidfile)
+        out.write(json.dumps(server.reply_to(line)).encode() + b"\n")
+        out.flush()
+    return 0
+
+
+# --- in-process fakes for --python --------------------------------------------
+
+
+class Raising(ReferenceImplementation):
+    def perform(self, action):
+        if action["type"] == "deploy":
+            raise KeyError("deploying_web_process")
+        return super().perform(action)
+
+
+class BadOutcome(ReferenceImplementation):
+    def perform(self, action):
+        super().perform(action)
+        return 422 if action["type"] == "scale" else None
+
+
+class BadObservation(ReferenceImplementation):
+    def observe(self):
+        obs = super().observe()
+        for p in obs["processes"]:
+            p["instances"] = ["UP" if i == "RUNNING" else i for i in p["instances"]]
+        return obs
+
+
+class Inconsistent(ReferenceImplementation):
+    """Valid by the schema, but deployments are numbered from 1, not by position."""
+
+    def observe(self):
+        obs = super().observe()
+        for d in obs["deployments"]:
+            d["id"] += 1
+        return obs
+
+
+class Forgetful(ReferenceImplementation):
+    """reset does not reset: the same steps give different results."""
+
+    def reset(self, config):
+        if self.state is None:
+            super().reset(config)
+
+
+class Moody(ReferenceImplementation):
+    """capi-2022 on odd resets, capi-safe on even ones: the same steps, different results."""
+
+    resets = 0
+
+    def reset(self, config):
+        Moody.resets += 1
+        self.variant = self.model.variant("capi-2022" if Moody.resets % 2 else "capi-safe")
+        super().reset(config)
+
+
+def moody():
+    return Moody("capi", "capi-2022")
+
+
+def raising():
+    return Raising("capi", "capi-safe")
+
+
+def bad_outcome():
+    return BadOutcome("capi", "capi-safe")
+
+
+def bad_observation():
+    return BadObservation("capi", "capi-safe")
+
+
+def inconsistent():
+    return Inconsistent("capi", "capi-safe")
+
+
+def forgetful():
+    return Forgetful("capi", "capi-safe")
+
+
+def not_an_implementation():
+    return object()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

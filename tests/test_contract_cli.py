@@ -1,0 +1,126 @@
+"""``deployspec contract`` and ``replay --exec/--python`` end to end.
+
+The reference server is the implementation under test: capi-safe must pass,
+capi-2022 must show the seed (cloud_controller_ng #3019) as a shrunk trace, over
+the wire and in process alike.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+
+PY = shlex.quote(sys.executable)
+
+
+def is_the_seed(kinds: list[str]) -> bool:
+    """cloud_controller_ng #3019 in six steps: push, deploy, cancel, deploy, the
+    original instance up (anywhere before the tick), and the tick that cancels."""
+    return (sorted(kinds) == sorted(["push", "runtime", "deploy", "cancel", "deploy", "tick"])
+            and [k for k in kinds if k != "runtime"] == ["push", "deploy", "cancel", "deploy", "tick"])
+
+
+def serve(variant: str) -> str:
+    return f"{PY} -m deployspec serve --model capi --variant {variant}"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("how", [("--exec", serve("capi-safe")),
+                                 ("--python", "deployspec.contract.examples:capi_safe")])
+def test_a_correct_implementation_passes(capsys, how):
+    status, out, _ = run(capsys, "contract", *how, "--model", "capi", "--examples", "5")
+    assert status == 0, out
+    assert "every check holds" in out
+    for prop in ("single_active_deployment", "app_stays_available", "cancel_restores_last_good",
+                 "deployment_converges"):
+        assert f"{prop}" in out
+
+
+#: a seed that finds the bug within 10 examples (Hypothesis then shrinks it)
+FINDS = ("--examples", "10", "--seed", "2")
+
+
+@pytest.mark.parametrize("how", [("--exec", serve("capi-2022")),
+                                 ("--python", "deployspec.contract.examples:capi_2022")])
+def test_the_seed_is_found_shrunk_saved_and_replayed(capsys, tmp_path, how):
+    status, out, _ = run(capsys, "contract", *how, "--model", "capi", "--property", "app_stays_available",
+                         *FINDS, "--out", str(tmp_path))
+    assert status == 1, out
+    (path,) = tmp_path.glob("implementation--app_stays_available--*.json")
+    trace = traces.load(path)
+    assert is_the_seed([s["action"]["type"] for s in trace["steps"]])
+    assert trace["engine"] == "contract" and trace["variant"] == "implementation"
+    assert trace["extra"]["implementation"][how[0][2:]] == how[1]
+    assert "no routable web instance left after step 5 (tick())" in out
+    # the saved file replays against the implementation, not against the fix,
+    # and is not mistaken for a reference variant's
+    assert run(capsys, "replay", str(path), *how)[0] == 1
+    other = ("--python", "deployspec.contract.examples:capi_safe") if how[0] == "--exec" else \
+        ("--exec", serve("capi-safe"))
+    status, out, _ = run(capsys, "replay", str(path), *other)
+    assert status == 0 and "does not reproduce" in out
+    status, _, err = run(capsys, "replay", str(path))
+    assert status == 2 and "replay it with --exec/--python" in err
+
+
+def test_conformance_reports_the_first_divergence_as_a_diff(capsys, tmp_path):
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022",
+                         "--model", "capi", "--reference", "capi-pr3072", "--property", "conforms_to_capi-pr3072",
+                         *FINDS, "--out", str(tmp_path))
+    assert status == 1, out
+    assert "first divergence from capi-pr3072 at step 3 (deploy()):" in out
+    assert 'deployments[0].state: capi-pr3072 "CANCELED", implementation "CANCELING"' in out
+    (path,) = tmp_path.glob("implementation--conforms_to_capi-pr3072--*.json")
+    # an ordinary trace file: it replays on a variant too (capi-pr3084 supersedes like capi-pr3072)
+    assert run(capsys, "replay", str(path), "--variant", "capi-2022")[0] == 1
+    assert run(capsys, "replay", str(path), "--variant", "capi-pr3084")[0] == 0
+
+
+def test_conformance_holds_for_the_same_variant(capsys):
+    status, out, _ = run(capsys, "contract", "--exec", serve("capi-pr3084"), "--model", "capi",
+                         "--reference", "capi-pr3084", "--property", "conforms_to_capi-pr3084",
+                         "--examples", "8", "--json")
+    assert status == 0
+    (result,) = json.loads(out)["results"]
+    assert result["verdict"] == "holds" and result["stats"]["steps"] > 50
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--python", "nosuchmodule:f"], "no module named 'nosuchmodule'"),
+    (["--python", "deployspec.contract.examples"], "expected MODULE:FACTORY"),
+    (["--python", "deployspec.contract.examples:nope"], "has no 'nope'"),
+    (["--python", "x:y", "--exec", "z"], "not allowed with argument"),
+    (["--exec", "true", "--property", "nope"], "unknown check 'nope'"),
+    (["--exec", "true", "--property", "conforms_to_capi-safe"], "(give --reference)"),
+    (["--exec", "true", "--reference", "capi-9999"], "unknown variant 'capi-9999'"),
+    (["--exec", "true", "--name", "a/b"], "--name 'a/b'"),
+    (["--exec", "true", "--examples", "0"], "--examples must be at least 1"),
+])
+def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
+    status, _, err = run(capsys, "contract", "--model", "capi", *argv)
+    assert status == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_harness_is_model_generic_slots_over_the_wire(capsys):
+    def serve_slots(variant):
+        return f"{PY} -m deployspec serve --model slots --variant {variant}"
+
+    status, out, _ = run(capsys, "contract", "--exec", serve_slots("slots-pipeline-immutable"), "--model", "slots",
+                         "--reference", "slots-pipeline-immutable", "--examples", "5")
+    assert status == 0, out
+    status, out, _ = run(capsys, "contract", "--exec", serve_slots("slots-webhook-tag"), "--model", "slots",
+                         "--property", "production_runs_only_released_images", "--examples", "10", "--seed", "1")
+    assert status == 1, out
+    assert "production_runs_only_released_images violated" in out

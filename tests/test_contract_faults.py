@@ -1,0 +1,152 @@
+"""The harness when the implementation fails: one clear line, exit 3, nothing left running.
+
+The misbehaving programs are ``contract_fakes.py``: the reference server until
+the 5th action, then a crash, a hang, garbage, a wrong id, a schema violation…
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+from deployspec.contract import harness
+from deployspec.models import get_model
+
+FAKES = Path(__file__).with_name("contract_fakes.py")
+PREFIX = "deployspec: implementation fault at step 4 (cancel()) while checking single_active_deployment: "
+
+
+def fake(mode: str, pidfile: Path, variant: str = "capi-safe", at: int = 5) -> str:
+    return " ".join(shlex.quote(str(a)) for a in (sys.executable, FAKES, variant, mode, at, pidfile))
+
+
+def alive(pid: int) -> bool:
+    """Running, i.e. not gone and not a zombie waiting for init to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
+    status = main(["contract", "--exec", command, "--model", "capi", "--timeout", "0.5",
+                   "--examples", "5", "--property", "single_active_deployment", *extra])
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode, cause", [
+    ("crash", "the implementation exited with status 1 before replying to action cancel; its stderr ends "
+              "with: fake: simulated crash (TypeError: cannot read 'instances' of undefined)"),
+    ("hang", "no reply to action cancel within 0.5 s (hung? see --timeout)"),
+    ("garbage", "reply to action cancel is not JSON: 'DEBUG: deploying app now'"),
+    ("wrong-id", "reply to action cancel carries id 107, but the request's id is 7"),
+    ("bad-schema", "observation violates the capi observation schema: processes/0/instances/0: "
+                   "'UP' is not one of ['STARTING', 'RUNNING', 'CRASHED']"),
+    ("bad-reply", "reply to action cancel violates the protocol (performed schema): "
+                  "top level: 'observation' is a required property"),
+    ("error", "the implementation reported an error on action cancel: database is locked"),
+    ("spawn-and-crash", "the implementation exited with status 1 before replying to action cancel"),
+])
+def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
+    pidfile = tmp_path / "pids"
+    status, err = contract(capsys, fake(mode, pidfile))
+    assert status == 3
+    assert len(err.strip().splitlines()) == 2, err
+    first, second = err.strip().splitlines()
+    assert first == PREFIX + cause
+    assert second == "  steps since reset: push(instances=1), deploy(), cancel(), cancel(), cancel()"
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == (2 if mode in ("hang", "spawn-and-crash") else 1)
+    deadline = time.monotonic() + 5  # init reaps the orphaned zombies in its own time
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids), "a process of the implementation outlived the run"
+
+
+def test_a_command_that_cannot_start_is_a_fault(capsys):
+    status, err = contract(capsys, "/nonexistent/impl --serve")
+    assert status == 3
+    assert err.startswith("deployspec: implementation fault at reset while checking single_active_deployment: "
+                          "the implementation exited with status 127 before replying to reset; its stderr ends with:")
+
+
+def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
+    """capi-2022 breaks single_active_deployment; then the next check's first reset fails."""
+    from deployspec.contract import examples
+
+    state = {"broken": False}
+
+    class BreaksLater(examples.ReferenceImplementation):
+        def reset(self, config):
+            if state["broken"]:
+                raise OSError("disk full")
+            super().reset(config)
+
+    sys.modules[__name__].breaks_later = lambda: BreaksLater("capi", "capi-2022")
+    run = harness.run(get_model("capi"), harness.Target("python", f"{__name__}:breaks_later"),
+                      properties=["single_active_deployment", "app_stays_available"],
+                      max_examples=10, seed=2, out_dir=str(tmp_path),
+                      on_result=lambda r: state.update(broken=True))
+    assert run.exit_status == 3
+    assert run.fault.line() == ("implementation fault at reset while checking app_stays_available: "
+                                "reset() raised OSError: disk full")
+    (result,) = run.results
+    assert result.verdict == "violated"
+    assert traces.load(result.counterexample)["property"] == "single_active_deployment"
+
+
+@pytest.mark.parametrize("factory, prop, cause", [
+    ("raising", "app_stays_available", "step 1 (deploy()) while checking app_stays_available: perform() "
+                                       "raised KeyError: 'deploying_web_process'"),
+    ("bad_outcome", "app_stays_available", "perform() returned 422; expected None (accepted) or a reason "
+                                           "string (rejected)"),
+    ("bad_observation", "app_stays_available", "observation violates the capi observation schema: "
+                                               "processes/0/instances/0: 'UP'"),
+    ("inconsistent", "cancel_restores_last_good", "the observation is inconsistent: cancel_restores_last_good "
+                                                  "cannot read it (IndexError: list index out of range)"),
+    ("forgetful", "app_stays_available", "at the initial observation while checking app_stays_available: "
+                                         "reset did not bring the implementation back to its initial state: "
+                                         "app: the first reset null, this one {"),
+    ("moody", "app_stays_available", "at a repeated example while checking app_stays_available: "
+                                     "non-deterministic behaviour"),
+    ("not_an_implementation", "app_stays_available", "at start: contract_fakes:not_an_implementation() "
+                                                     "returned a object, which lacks reset, perform, observe()"),
+])
+def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)  # MODULE is found beside the user, as with `python -m`
+    status = main(["contract", "--python", f"contract_fakes:{factory}", "--model", "capi", "--examples", "30",
+                   "--seed", "2", "--property", prop])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    first, *rest = err.strip().splitlines()
+    assert cause in first
+    assert all(line.startswith("  steps since reset: ") for line in rest) and len(rest) <= 1
+
+
+def test_sigterm_to_the_harness_ends_the_implementation_too(tmp_path):
+    import signal
+    import subprocess
+
+    pidfile = tmp_path / "pids"
+    harness_proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--exec", fake("hang", pidfile), "--model", "capi",
+         "--timeout", "60", "--examples", "5"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(pidfile.read_text().split() if pidfile.exists() else []) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the fake hangs (and has started its child)
+    harness_proc.send_signal(signal.SIGTERM)
+    assert harness_proc.wait(timeout=30) == 130
+    assert "interrupted" in harness_proc.stderr.read()
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)

@@ -1,0 +1,131 @@
+"""The protocol's messages, schemas, and the reference server, without processes."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from deployspec.adapter import ImplementationError
+from deployspec.contract import protocol
+from deployspec.contract.examples import ReferenceImplementation
+from deployspec.contract.server import Server, serve
+from deployspec.models import get_model, model_names
+
+ROOT = Path(__file__).resolve().parents[1]
+OBS = {"app": None, "droplets": [], "processes": [], "deployments": []}
+
+
+@pytest.mark.parametrize("name", protocol.REQUESTS + protocol.REPLIES)
+def test_every_message_schema_is_valid_and_shown_in_the_docs(name):
+    schema = protocol.schema(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", (ROOT / "docs/protocol.md").read_text(), re.DOTALL)]
+    assert schema in blocks, f"docs/protocol.md does not show the {name} schema as shipped"
+
+
+@pytest.mark.parametrize("name", model_names())
+def test_action_schema_file_matches_the_vocabulary(name):
+    model = get_model(name)
+    shipped = json.loads((ROOT / f"deployspec/contract/schemas/{name}.actions.schema.json").read_text())
+    assert shipped == protocol.action_schema(model), "regenerate: python -m deployspec.contract.protocol"
+    v = jsonschema.Draft202012Validator(shipped)
+    config = model.default_config()
+    impl = ReferenceImplementation(name, next(iter(model.variants)))
+    impl.reset(config.to_json())
+    for action in model.candidate_actions(impl.observe(), config):
+        assert v.is_valid(action.to_json()), action
+    assert not v.is_valid({"type": "deploy", "max_in_flight": "one"})
+
+
+def test_requests_the_harness_sends_satisfy_their_schemas():
+    from deployspec.reference.capi import Deploy
+
+    for request in (protocol.reset(1, "capi", get_model("capi").default_config().to_json()),
+                    protocol.action(2, Deploy().to_json()), protocol.observe(3)):
+        jsonschema.validate(request, protocol.schema(request["type"]))
+
+
+def _reply(obj) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def test_parse_reply_accepts_each_legal_reply():
+    act = protocol.action(4, {"type": "cancel"})
+    assert protocol.parse_reply(_reply({"id": 4, "type": "rejected", "reason": "no", "observation": OBS}),
+                                act)["reason"] == "no"
+    err = protocol.parse_reply(_reply({"id": None, "type": "error", "message": "unreadable"}), act)
+    assert err["type"] == "error"
+
+
+@pytest.mark.parametrize("line, cause", [
+    (b"hello\n", "reply to action cancel is not JSON: 'hello'"),
+    (b"[1, 2]\n", "is not a JSON object"),
+    (_reply({"id": 5, "type": "performed", "observation": OBS}), "carries id 5, but the request's id is 4"),
+    (_reply({"id": 4, "type": "observation", "observation": OBS}),
+     "has type 'observation'; expected performed or rejected or error"),
+    (_reply({"id": 4, "type": "rejected", "observation": OBS}),
+     "violates the protocol (rejected schema): top level: 'reason' is a required property"),
+    (_reply({"id": 4, "type": "performed", "observation": OBS, "extra": 1}),
+     "Additional properties are not allowed"),
+])
+def test_parse_reply_names_the_fault(line, cause):
+    with pytest.raises(ImplementationError, match=re.escape(cause)):
+        protocol.parse_reply(line, protocol.action(4, {"type": "cancel"}))
+
+
+def test_observation_checker_reports_the_path_and_remembers_valid_observations():
+    checker = protocol.ObservationChecker(get_model("capi"))
+    bad = {**OBS, "processes": [{"id": 0, "droplet": 0, "instances": ["UP"]}]}
+    assert checker.check(bad).startswith("processes/0/instances/0: 'UP' is not one of")
+    assert checker.check(OBS) is None and len(checker._seen) == 1
+    assert checker.check(dict(reversed(list(OBS.items())))) is None and len(checker._seen) == 1
+    assert checker.check([]) == "top level: list is not an object"
+
+
+def test_server_transcript():
+    server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="ref")
+    ask = lambda obj: server.reply_to(json.dumps(obj).encode())
+    assert ask({"id": 1, "type": "observe"})["message"] == "observe before reset"
+    assert ask({"id": 2, "type": "reset", "protocol": 2, "model": "capi", "config": {}})["type"] == "error"
+    assert ask({"id": 3, "type": "reset", "protocol": 1, "model": "slots", "config": {}})["message"] == \
+        "this server implements model 'capi', not 'slots'"
+    assert ask(protocol.reset(4, "capi", {})) == {"id": 4, "type": "reset_ok", "protocol": 1, "implementation": "ref"}
+    pushed = ask(protocol.action(5, {"type": "push", "instances": 1}))
+    assert pushed["type"] == "performed" and pushed["observation"]["processes"][0]["instances"] == ["STARTING"]
+    refused = ask(protocol.action(6, {"type": "push", "instances": 1}))
+    assert refused["type"] == "rejected" and refused["reason"] == "the app already exists"
+    assert ask(protocol.action(7, {"type": "fly"}))["type"] == "error"
+    assert server.reply_to(b"not json") == {"id": None, "type": "error", "message": "the request is not JSON"}
+    for reply in (pushed, refused):
+        jsonschema.validate(reply, protocol.schema(reply["type"]))
+
+
+def test_serve_answers_line_by_line_until_end_of_input():
+    requests = b"".join(_reply(r) for r in (protocol.reset(1, "capi", {}), protocol.observe(2))) + b"\n"
+    out = io.BytesIO()
+    assert serve(ReferenceImplementation("capi", "capi-safe"), "capi", stdin=io.BytesIO(requests), stdout=out) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["type"] for r in replies] == ["reset_ok", "observation"]
+    assert replies[1]["observation"] == OBS
+
+
+def test_the_quick_validity_check_never_accepts_what_the_schema_rejects():
+    samples = [OBS, [], None, "x", 1, True, -1, 1.0, "", {"id": 1}]
+    for name in protocol.REPLIES:
+        sch = protocol.schema(name)
+        keys = list(sch["properties"]) + ["extra"]
+        for n, key in enumerate(keys):
+            for value in samples:
+                msg = {"id": 3, "type": name, "protocol": 1, "reason": "r", "message": "m", "observation": OBS}
+                msg = {k: v for k, v in msg.items() if k in sch["properties"]}
+                msg[key] = value
+                if protocol._plainly_valid(sch, msg):
+                    assert protocol.validator(name).is_valid(msg), msg
+                if n == 0:
+                    del msg[key]
+                    assert not protocol._plainly_valid(sch, msg)
