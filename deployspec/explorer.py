@@ -20,9 +20,9 @@ by creation order, and properties and actions (``runtime(P2)``) read those
 numbers, so renumbering would change what is observed. It would also gain
 nothing here: in the Cloud Foundry model every process is created by ``push``
 or by one ``deploy``, so ids are already fixed by the number of deployments.
-A model may supply ``canonical(state) -> state`` (an attribute of the model
-object) to collapse states it knows to be equivalent; it is applied before
-fingerprinting.
+A model may supply ``Model.canonical(state) -> state`` to collapse states it
+knows to be equivalent (it must keep every property's verdict); it is applied
+to every state before fingerprinting.
 """
 
 from __future__ import annotations

@@ -39,6 +39,9 @@ class Model:
     render_state: Callable[[dict], tuple[str, str]] | None = None
     #: column titles for those two texts; None = the capi ones
     render_titles: tuple[str, str] | None = None
+    #: state -> the representative of its symmetry class, for the explorer
+    #: (must keep every property's verdict); None = states are already canonical
+    canonical: Callable[[Any], Any] | None = None
 
     def variant(self, name: str):
         try:

@@ -200,3 +200,14 @@ def test_a_trace_that_does_not_replay_is_an_error_not_a_crash(monkeypatch):
     r = search(MODEL, "capi-2022", MODEL.property("single_active_deployment"), budget=60, seed=0,
                out_dir=None)
     assert r.verdict == "error" and "does not match the search" in r.message
+
+
+def test_a_model_canonical_form_collapses_states_before_fingerprinting():
+    variant = MODEL.variant("capi-safe")
+    config = small("capi-safe", max_instances=1, max_deployments=1)
+    plain = bfs(MODEL, variant, config, goal=lambda s, o: False)
+    same = bfs(attrs.evolve(MODEL, canonical=lambda s: s), variant, config, goal=lambda s, o: False)
+    assert same.states == plain.states
+    # forgetting which droplets are healthy merges states (unsound, but shows the hook is used)
+    blind = attrs.evolve(MODEL, canonical=lambda s: attrs.evolve(s, droplets=tuple(True for _ in s.droplets)))
+    assert bfs(blind, variant, config, goal=lambda s, o: False).states < plain.states
