@@ -7,6 +7,7 @@ must hold).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 
@@ -56,20 +57,49 @@ def run(
     out_dir: str | None,
     on_result: Callable[[Result], None] = lambda r: None,
     on_start: Callable[[str], None] = lambda label: None,
+    bounds: dict | None = None,
 ) -> list[Result]:
     results = []
     for model, variant in pairs:
         for engine in engines:
             fn = engine_function(engine)
+            extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
             for prop in model.properties:
                 on_start(f"{variant} · {prop.name} · {engine}")
                 t = time.perf_counter()
                 limit = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
-                r = fn(model, variant, prop, budget=limit, seed=seed, out_dir=out_dir)
+                r = fn(model, variant, prop, budget=limit, seed=seed, out_dir=out_dir, **extra)
                 r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
                 results.append(r)
                 on_result(r)
     return results
+
+
+def configure(model, variant: str, engine: str, bounds: dict):
+    """The configuration an engine runs ``variant`` with, some bounds changed
+    (``--bound NAME=VALUE``); each engine starts from its own defaults."""
+    import inspect
+
+    params = inspect.signature(engine_function(engine)).parameters
+    if "config" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise UsageError(f"engine {engine} does not take --bound")
+    v = model.variant(variant)
+    if engine == "explore":
+        from deployspec.engines.explore import explore_config
+
+        base = explore_config(model, v)
+    else:
+        base = model.default_config(v)
+    current = base.to_json()
+    for name, value in bounds.items():
+        was = current.get(name)
+        if name in current and was is not None and value is not None and type(value) is not type(was):
+            raise UsageError(f"--bound {name}: expected {type(was).__name__} like {json.dumps(was)}, "
+                             f"got {json.dumps(value)}")
+    try:
+        return model.config_from_json(current | bounds)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--bound: {exc}") from None
 
 
 def expected(model, variant: str, prop: str) -> str:

@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
                    help="search time per variant and property (default: hypothesis 2, explore 120)")
     c.add_argument("--seed", type=_nonneg_int, default=0)
+    c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
+                   help="change one bound of the model configuration (repeatable), e.g. max_deployments=3")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
 
@@ -62,6 +64,16 @@ def _seconds(text: str) -> float:
     if not 0 < value < 86400:
         raise argparse.ArgumentTypeError(f"budget must be between 0 and 86400 seconds, got {text}")
     return value
+
+
+def _bound(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {value!r}") from None
 
 
 def _nonneg_int(text: str) -> int:
@@ -107,11 +119,16 @@ def cmd_check(args) -> int:
     for e in engines:
         check.engine_function(e)
     pairs = check.plan(args.model, args.variant)
+    bounds = dict(args.bound) if args.bound else None
+    if bounds:
+        for (m, v) in pairs:
+            for e in engines:
+                check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     if args.out:
         _writable_dir(args.out)
     with Progress(total=sum(len(m.properties) for m, _ in pairs) * len(engines)) as progress:
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
-                            on_start=progress.start, on_result=progress.done)
+                            on_start=progress.start, on_result=progress.done, bounds=bounds)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:

@@ -211,3 +211,28 @@ def test_a_model_canonical_form_collapses_states_before_fingerprinting():
     # forgetting which droplets are healthy merges states (unsound, but shows the hook is used)
     blind = attrs.evolve(MODEL, canonical=lambda s: attrs.evolve(s, droplets=tuple(True for _ in s.droplets)))
     assert bfs(blind, variant, config, goal=lambda s, o: False).states < plain.states
+
+
+@pytest.mark.parametrize("bound", ["max_widgets=2", "max_instances=\"x\"", "max_deployments", "max_depth=[1"])
+def test_bad_bounds_are_usage_errors(capsys, bound):
+    from deployspec.cli import main
+
+    status = main(["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                   "--bound", bound])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "bound" in err
+
+
+def test_bounds_reach_the_search_and_the_trace_file(capsys, tmp_path):
+    from deployspec.cli import main
+
+    status = main(["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                   "--bound", "max_depth=4", "--bound", "max_instances=1", "--json", "--out", str(tmp_path)])
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert status == 1
+    by_prop = {r["property"]: r for r in results}
+    assert by_prop["single_active_deployment"]["verdict"] == "violated"  # 4 steps: within the bound
+    assert by_prop["cancel_restores_last_good"]["stats"]["complete"] is False  # needs 7
+    assert all(r["stats"]["bounds"]["max_instances"] == 1 for r in results)
+    saved = traces.load(by_prop["single_active_deployment"]["counterexample"])
+    assert saved["config"]["max_depth"] == 4 and replay(saved).reproduced
