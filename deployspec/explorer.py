@@ -1,0 +1,306 @@
+"""Breadth-first search over a model's reachable states: shortest paths, bounded proofs.
+
+The search is generic over models: it only uses ``model.initial_state``,
+``model.observe``, ``model.candidate_actions`` and ``variant.step``, so the
+Cloud Foundry model and any other one explore alike.
+
+Visited states are stored compactly, as in TLC or SPIN's hash compaction: a
+64-bit fingerprint (Python's ``hash`` of the frozen attrs state) maps to a node
+number, and two flat arrays hold each node's parent and the index of the action
+(in ``candidate_actions``) that reached it. Only the current and next BFS layers
+keep whole states. A path is rebuilt by walking parent pointers back to the root
+and replaying the action indices forward. Two distinct states sharing a
+fingerprint would make the second look visited; with n states the chance of any
+such collision is about n**2 / 2**65 (reported as ``collision_bound``).
+
+Symmetry: none is applied. Observations number web processes and deployments
+by creation order, and properties and actions (``runtime(P2)``) read those
+numbers, so renumbering would change what is observed. It would also gain
+nothing here: in the Cloud Foundry model every process is created by ``push``
+or by one ``deploy``, so ids are already fixed by the number of deployments.
+A model may supply ``canonical(state) -> state`` (an attribute of the model
+object) to collapse states it knows to be equivalent; it is applied before
+fingerprinting.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from array import array
+from typing import Any, Callable, Hashable, Iterable, Sequence
+
+import attrs
+
+from deployspec.reference.core import Action, Rejected
+
+#: how often (in expanded nodes) the time and memory budgets are looked at
+CHECK_EVERY = 512
+
+
+@attrs.define
+class BfsResult:
+    """What a breadth-first search found and how much it looked at."""
+
+    #: the shortest action sequence from the initial state to a goal, or None
+    path: list[Action] | None
+    #: distinct (canonical) states visited
+    states: int
+    #: transitions taken (accepted actions that change the state, including into visited states)
+    transitions: int
+    #: BFS depth reached (the goal's depth when one was found)
+    depth: int
+    seconds: float
+    #: False when a bound or budget stopped the search before it ran out of states
+    complete: bool
+    #: why the search stopped early ("max_depth", "max_states", "time", "memory") or None
+    stopped: str | None = None
+    #: the goal state itself (the last state of ``path``)
+    goal_state: Any = None
+    #: accepted transitions per action kind
+    by_kind: dict[str, int] = attrs.field(factory=dict)
+    #: upper bound on the chance that a fingerprint collision hid a state
+    collision_bound: float = 0.0
+
+    @property
+    def states_per_second(self) -> float:
+        return self.states / self.seconds if self.seconds else float("inf")
+
+
+class Graph:
+    """The nodes a search visits and how it moves between them.
+
+    ``root()`` is the start node, ``expand(node)`` yields ``(edge, child, info)``
+    for every outgoing move, where ``edge`` is a small integer such that
+    ``child_by_edge(node, edge)`` rebuilds the same child (used to rebuild a path
+    from parent pointers), ``key(node)`` is what identifies a node as visited.
+    """
+
+    def root(self) -> Any: ...
+
+    def key(self, node: Any) -> Hashable: ...
+
+    def expand(self, node: Any) -> Iterable[tuple[int, Any, Any]]: ...
+
+    def child_by_edge(self, node: Any, edge: int) -> tuple[Any, Any]: ...
+
+
+@attrs.define
+class Layered:
+    """The generic layered BFS over a :class:`Graph`, with compact storage.
+
+    ``on_node(node, depth)`` is called once for each new node (the root
+    included); returning True makes it the goal and stops the search.
+    ``on_edge(node, info)`` sees every move (for statistics).
+    """
+
+    graph: Graph
+    max_depth: int | None = None
+    max_states: int | None = None
+    time_budget: float | None = None
+    memory_budget_mb: float | None = None
+    #: stop exploring beyond this depth once a goal is known (used to minimise
+    #: a cost that is depth plus something, e.g. the settle phase)
+    index: dict = attrs.field(factory=dict)
+    parent: array = attrs.field(factory=lambda: array("q"))
+    edge: array = attrs.field(factory=lambda: array("i"))
+    transitions: int = 0
+    depth: int = 0
+    stopped: str | None = None
+    exhausted: bool = False
+
+    def run(
+        self,
+        on_node: Callable[[Any, int, int], bool],
+        on_edge: Callable[[Any, Any], None] | None = None,
+        stop_after_depth: Callable[[int], bool] | None = None,
+    ) -> int | None:
+        """Explore; return the node number of the goal, or None."""
+        started = time.perf_counter()
+        graph = self.graph
+        index, parent, edge = self.index, self.parent, self.edge
+        root = graph.root()
+        index[hash(graph.key(root))] = 0
+        parent.append(-1)
+        edge.append(-1)
+        if on_node(root, 0, 0):
+            return 0
+        frontier: list[tuple[int, Any]] = [(0, root)]
+        expanded = 0
+        max_states = self.max_states
+        while frontier:
+            if self.max_depth is not None and self.depth >= self.max_depth:
+                self.stopped = "max_depth"
+                return None
+            if stop_after_depth is not None and stop_after_depth(self.depth):
+                return None
+            self.depth += 1
+            nxt: list[tuple[int, Any]] = []
+            for number, node in frontier:
+                expanded += 1
+                if expanded % CHECK_EVERY == 0:
+                    why = self._over_budget(started)
+                    if why:
+                        self.stopped = why
+                        return None
+                for e, child, info in graph.expand(node):
+                    self.transitions += 1
+                    if on_edge is not None:
+                        on_edge(node, info)
+                    fp = hash(graph.key(child))
+                    if fp in index:
+                        continue
+                    n = len(parent)
+                    index[fp] = n
+                    parent.append(number)
+                    edge.append(e)
+                    if on_node(child, self.depth, n):
+                        return n
+                    if max_states is not None and n + 1 >= max_states:
+                        self.stopped = "max_states"
+                        return None
+                    nxt.append((n, child))
+            frontier = nxt
+        self.depth -= 1  # the last layer added nothing
+        self.exhausted = True
+        return None
+
+    def _over_budget(self, started: float) -> str | None:
+        if self.time_budget is not None and time.perf_counter() - started > self.time_budget:
+            return "time"
+        if self.memory_budget_mb is not None and current_rss_mb() > self.memory_budget_mb:
+            return "memory"
+        return None
+
+    def path_to(self, number: int) -> list[int]:
+        """The edge indices from the root to node ``number``."""
+        edges = []
+        while number > 0:
+            edges.append(self.edge[number])
+            number = self.parent[number]
+        return edges[::-1]
+
+    @property
+    def states(self) -> int:
+        return len(self.parent)
+
+    def storage_bytes(self) -> int:
+        """Bytes held by the visited set (index and parent arrays, not the states)."""
+        return (
+            sys.getsizeof(self.index)
+            + 32 * len(self.index)  # two ints per entry, roughly
+            + self.parent.itemsize * len(self.parent)
+            + self.edge.itemsize * len(self.edge)
+        )
+
+
+def collision_bound(states: int) -> float:
+    return states * states / 2.0**65
+
+
+def current_rss_mb() -> float:
+    """Resident memory now (Linux /proc), else the peak so far."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * resource.getpagesize() / 2**20
+    except (OSError, ValueError, IndexError):
+        return peak_rss_mb()
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ---------------------------------------------------------------------------
+# The model graph: states of one variant, moves = accepted state-changing actions
+# ---------------------------------------------------------------------------
+
+
+class ModelGraph(Graph):
+    """Reachable states of a variant. Observations and candidate actions are
+    computed once per state; rejected actions and self-loops are not moves."""
+
+    def __init__(self, model, variant, config):
+        self.model, self.variant, self.config = model, variant, config
+        self.canonical = getattr(model, "canonical", None)
+
+    def root(self):
+        s = self.model.initial_state(self.config)
+        return self.canonical(s) if self.canonical else s
+
+    def key(self, node):
+        return node
+
+    def actions(self, state) -> Sequence[Action]:
+        return self.model.candidate_actions(self.model.observe(state), self.config)
+
+    def expand(self, state):
+        step = self.variant.step
+        canonical = self.canonical
+        for i, action in enumerate(self.actions(state)):
+            after = step(state, action)
+            if isinstance(after, Rejected):
+                continue
+            if canonical:
+                after = canonical(after)
+            if after == state:
+                continue
+            yield i, after, action
+
+    def child_by_edge(self, state, e):
+        action = self.actions(state)[e]
+        after = self.variant.step(state, action)
+        return (self.canonical(after) if self.canonical else after), action
+
+
+def bfs(
+    model,
+    variant,
+    config,
+    *,
+    goal: Callable[[Any, dict], bool],
+    max_depth: int | None = None,
+    max_states: int | None = None,
+    time_budget: float | None = None,
+    memory_budget_mb: float | None = None,
+) -> BfsResult:
+    """The shortest action sequence from ``model.initial_state(config)`` to a
+    state where ``goal(state, observation)`` holds, exploring breadth-first.
+
+    ``path`` is None when no goal state is reachable within the bounds; then
+    ``complete`` says whether every reachable state was seen (a proof that no
+    goal state is reachable) or a bound or budget cut the search short.
+    """
+    started = time.perf_counter()
+    graph = ModelGraph(model, variant, config)
+    search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
+    by_kind: dict[str, int] = {}
+
+    def on_node(state, depth, n):
+        return bool(goal(state, model.observe(state)))
+
+    def on_edge(_state, action):
+        by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
+
+    found = search.run(on_node, on_edge)
+    path = goal_state = None
+    if found is not None:
+        path, goal_state = [], graph.root()
+        for e in search.path_to(found):
+            goal_state, action = graph.child_by_edge(goal_state, e)
+            path.append(action)
+    return BfsResult(
+        path=path,
+        states=search.states,
+        transitions=search.transitions,
+        depth=search.depth,
+        seconds=time.perf_counter() - started,
+        complete=found is not None or search.exhausted,
+        stopped=search.stopped,
+        goal_state=goal_state,
+        by_kind=by_kind,
+        collision_bound=collision_bound(search.states),
+    )
