@@ -8,17 +8,27 @@ must hold).
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from deployspec.engines.result import Result
 from deployspec.models import UsageError, get_model, model_names
 
-ENGINES = ("hypothesis",)
+ENGINES = ("hypothesis", "z3")
+
+#: verdicts that judge nothing (the engine does not bear on the property, or could not
+#: confirm what it found): never compared with what a variant declares
+INCONCLUSIVE = frozenset({"n/a", "unconfirmed"})
+#: which verdict a matrix cell shows when several engines judged the same property
+PRECEDENCE = ("violated", "error", "holds", "unconfirmed", "n/a")
 
 
 def engine_function(name: str) -> Callable[..., Result]:
     if name == "hypothesis":
         from deployspec.engines.hypothesis_engine import search
+
+        return search
+    if name == "z3":
+        from deployspec.engines.z3_engine import search
 
         return search
     raise UsageError(f"unknown engine {name!r} (known: {', '.join(ENGINES)}, all)")
@@ -70,4 +80,5 @@ def expected(model, variant: str, prop: str) -> str:
 
 
 def matches_declarations(results: list[Result]) -> bool:
-    return all(r.verdict == expected(get_model(r.model), r.variant, r.property) for r in results)
+    return all(r.verdict in INCONCLUSIVE or r.verdict == expected(get_model(r.model), r.variant, r.property)
+               for r in results)
