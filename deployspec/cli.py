@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="search variants for property violations")
     c.add_argument("--model", help="capi (default: every model)")
     c.add_argument("--variant", action="append", help="a variant (repeatable; default: all)")
-    c.add_argument("--engine", default="hypothesis", help="hypothesis (default), or all")
+    c.add_argument("--engine", default="hypothesis",
+                   help="hypothesis (default), z3 (the selection rule, symbolically), or all")
     c.add_argument("--budget", type=_seconds, default=2.0, metavar="SECONDS",
                    help="search time per variant and property (default 2)")
     c.add_argument("--seed", type=_nonneg_int, default=0)

@@ -147,6 +147,8 @@ class Confirmation:
     session: Session | None  # the confirming run, None when unconfirmed
     search: dict[str, Any]
     why: str = ""
+    #: the concrete view the cancel step saw on the confirming trace (equivalent to ``view``)
+    reached: sel.SelectionView | None = None
 
 
 def cancel_ticks(state, canceled: int, reports: bool) -> list[Tick]:
@@ -208,9 +210,12 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
             budget: float = 5.0, max_depth: int = MAX_DEPTH) -> Confirmation:
     """Search breadth-first from the initial state for a state in which a cancel
     step sees a view equivalent to ``view`` and the trace then breaks ``prop``."""
-    config = config or model.config_type(max_instances=1, max_deployments=view.m, max_droplets=2)
+    # small bounds keep the search quick: the view fixes the deployments, and whether a
+    # process runs matters, not how many instances it has
+    config = config or attrs.evolve(model.default_config(variant), max_instances=1,
+                                    max_deployments=view.m, max_droplets=2)
     key, c = view.key(), view.canceled
-    chosen: dict[Any, Tick] = {}
+    chosen: dict[Any, tuple[Tick, sel.SelectionView]] = {}
     refuted: set = set()
     started = time.perf_counter()
     figures = {"states": 0, "transitions": 0, "seconds": 0.0, "searches": 0}
@@ -219,9 +224,9 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
         if len(state.deployments) != view.m or state.deployments[c].state != CANCELING or state in refuted:
             return False
         for tick in cancel_ticks(state, c, view.reports):
-            seen = selection_inputs(variant, state, tick)
-            if any(v.key() == key for v in seen) and _breaks_from(model, variant, config, prop, state, tick):
-                chosen[state] = tick
+            same = [v for v in selection_inputs(variant, state, tick) if v.key() == key]
+            if same and _breaks_from(model, variant, config, prop, state, tick):
+                chosen[state] = (tick, same[0])
                 return True
         return False
 
@@ -239,10 +244,12 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
             why = ("no reachable state shows it" if r.complete
                    else f"not reached within the search bound ({r.stopped})")
             return Confirmation(view, prop.name, None, figures, why)
-        session = _replay(model, variant, config, prop, r.path, chosen[r.goal_state])
-        if session.violation is not None:
-            figures["trace_length"] = len(session.steps)
-            return Confirmation(view, prop.name, session, figures)
+        tick, reached = chosen[r.goal_state]
+        session = _replay(model, variant, config, prop, r.path, tick)
+        # the property must break at the cancel step or after it, not on the way there
+        if session.violation is not None and session.violation.step >= len(r.path):
+            figures.update(trace_length=len(session.steps), cancel_step=len(r.path))
+            return Confirmation(view, prop.name, session, figures, reached=reached)
         refuted.add(r.goal_state)  # the history clears it: look further
 
 
@@ -317,6 +324,8 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
         "bounds": stats["bounds"],
         "view": view.to_json(),
         "summary": view.describe(),
+        "reached": outcome.reached.to_json(),
+        "cancel_step": outcome.search["cancel_step"],
         "search": outcome.search,
     }
     trace = traces.build(model=model.name, variant=variant_name,
