@@ -111,6 +111,8 @@ def cmd_check(args) -> int:
                 print(f"saved: {r.counterexample}" if r.counterexample else
                       "(use --out DIR to save this counterexample)")
                 print()
+            elif r.message and r.verdict in ("holds", "unconfirmed", "error"):
+                print(f"{r.variant} / {r.property} ({r.engine}): {r.verdict}: {r.message}")
         print(matrix(results, declared=False))
     else:
         print(matrix(results, declared=True))

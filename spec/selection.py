@@ -158,16 +158,16 @@ class SelectionView:
         }
 
     def describe(self) -> str:
-        """``P0 pushed, running · P1 d0 DEPLOYED/SUPERSEDED · P2 d1 CANCELING (canceled)``."""
+        """``P0 pushed running, P1 of d0, P2 of d1 | d0 DEPLOYED/SUPERSEDED, d1 CANCELING (canceled)``."""
         procs = []
         for i, o in enumerate(self.owners):
-            who = "pushed" if o == PUSHED else f"d{o}"
-            procs.append(f"P{i} {who}{', running' if self.running[i] else ''}")
+            who = "pushed" if o == PUSHED else f"of d{o}"
+            procs.append(f"P{i} {who}{' running' if self.running[i] else ''}")
         deps = []
         for j, (s, r) in enumerate(self.deployments):
             deps.append(f"d{j} {s}" + (f"/{r}" if r != s else "") + (" (canceled)" if j == self.canceled else ""))
         reports = "" if self.reports else "; instance reports unavailable"
-        return " · ".join(procs) + " | " + " · ".join(deps) + reports
+        return ", ".join(procs) + " | " + ", ".join(deps) + reports
 
 
 # ---------------------------------------------------------------------------
