@@ -7,8 +7,9 @@ to try next, and what the platform does when left alone (settling).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 
 import attrs
 
@@ -65,7 +66,7 @@ class Model:
 
     def config_from_json(self, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError("configuration must be a JSON object")
+            raise TypeError("configuration must be a JSON object")
         return self.config_type.from_json(data)
 
     def schema(self) -> dict:
@@ -122,4 +123,4 @@ def find_variant(name: str) -> tuple[Model, Any]:
     raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
 
 
-__all__ = ["Model", "UsageError", "ActionError", "get_model", "model_names", "find_variant"]
+__all__ = ["ActionError", "Model", "UsageError", "find_variant", "get_model", "model_names"]

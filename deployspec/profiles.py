@@ -11,7 +11,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-_COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+_COMMON = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 
 def register() -> None:

@@ -16,7 +16,8 @@ class Progress:
 
     def __enter__(self):
         if self.tty:
-            from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
 
             self._rich = RichProgress(
                 TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

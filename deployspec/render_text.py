@@ -41,29 +41,37 @@ def render(trace: dict[str, Any]) -> str:
     """A person's view of a trace file."""
     from deployspec.models import get_model
 
-    model = get_model(trace["model"])
-    state_of = getattr(model, "render_state", None) or capi_state
-    lines = [
-        f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
-        f" (engine {trace['engine']}, seed {trace.get('seed')})",
+    head = [
+        (
+            f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
+            f" (engine {trace['engine']}, seed {trace.get('seed')})"
+        ),
         f"  {trace['violation']['message']}",
         "",
     ]
-    header = f"{'':2}{'#':>3}  {'action':34} {'processes (R routable, s starting, x crashed)':48} deployments"
-    lines.append(header)
-    settle_from = trace.get("settle_from")
-    bad = trace["violation"]["step"]
-    for i, step in enumerate(trace["steps"]):
+    body = render_steps(
+        get_model(trace["model"]), trace["steps"], trace["violation"]["step"], trace.get("settle_from")
+    )
+    if trace["violation"]["step"] == -1:
+        body.append(">> after settling: " + trace["violation"]["message"])
+    return "\n".join(head + body)
+
+
+def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | None) -> list[str]:
+    """One line per step: the action, then each lane and the deployments after it."""
+    state_of = model.render_state or capi_state
+    plural = model.lanes + ("es" if model.lanes.endswith("s") else "s")
+    lanes_label = f"{plural} (R routable, s starting, x crashed)"
+    lines = [f"{'':2}{'#':>3}  {'action':34} {lanes_label:48} deployments"]
+    for i, step in enumerate(steps):
         if settle_from is not None and i == settle_from:
             lines.append(f"{'':6}-- users stop; the platform settles --")
-        procs, deps = state_of(step["observation"])
+        lanes, deps = state_of(step["observation"])
         label = action_label(step["action"])
         if step.get("rejected"):
             label += " REJECTED"
         mark = ">>" if i == bad else "  "
-        lines.append(f"{mark}{i:>3}  {label:34} {procs:48} {deps}")
+        lines.append(f"{mark}{i:>3}  {label:34} {lanes:48} {deps}")
         if step.get("rejected"):
             lines.append(f"{'':6}  rejected: {step['rejected']}")
-    if bad == -1 or bad >= len(trace["steps"]):
-        lines.append(">> after settling: " + trace["violation"]["message"])
-    return "\n".join(lines)
+    return lines

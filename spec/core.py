@@ -14,7 +14,8 @@ A monitor's memory is immutable, so the explorer can store it beside the state.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 

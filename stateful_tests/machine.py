@@ -9,20 +9,27 @@ step; at the end the platform settles and the settled properties are judged.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from deployspec.spec.core import Violation
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from deployspec.session import Session
-from deployspec.spec.core import Violation
 
 
 class PropertyViolated(AssertionError):
     """A property broke; carries the session so the trace can be saved."""
 
     def __init__(self, violation: Violation, session: Session):
-        super().__init__(f"{violation.property}: {violation.message} (step {violation.step})")
+        from deployspec.render_text import render_steps
+
+        picture = render_steps(session.model, session.steps, violation.step, session.settle_from)
+        super().__init__(
+            f"{violation.property}: {violation.message} (step {violation.step})\n"
+            + "\n".join(picture)
+        )
         self.violation = violation
         self.session = session
 

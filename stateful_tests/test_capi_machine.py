@@ -8,12 +8,12 @@ shows the machine can fail.
 
 import jsonschema
 import pytest
+from deployspec.stateful_tests.machine import PropertyViolated, build_machine
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
-from deployspec.stateful_tests.machine import PropertyViolated, build_machine
 
 CAPI = get_model("capi")
 

@@ -1,7 +1,7 @@
 import pytest
+from deployspec.reference.core import ActionError
 
 from deployspec.models import get_model
-from deployspec.reference.core import ActionError
 
 CAPI = get_model("capi")
 

@@ -64,7 +64,7 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
-    status, out, err = run(capsys, *argv)
+    status, _out, err = run(capsys, *argv)
     assert status == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
@@ -73,6 +73,6 @@ def test_console_script_runs_without_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     proc = subprocess.run([sys.executable, "-m", "deployspec.cli", "replay", str(bad)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith("deployspec: error:") and "Traceback" not in proc.stderr

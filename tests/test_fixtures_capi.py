@@ -6,7 +6,6 @@ names in /work/notes/capi_upstream.md section 5, cited per test).
 """
 
 import pytest
-
 from deployspec.reference.capi import VARIANTS, Deploy, from_observation, observe
 
 from .helpers import app, dep, proc, tick
@@ -176,3 +175,20 @@ def test_pr3072_zeroes_canceled_superseded_even_when_not_ready():
     )
     assert shape(tick("capi-pr3072", obs)) == {0: 6, 1: 0, 2: 1}
     assert shape(tick("capi-2022", obs)) == {0: 6, 1: 1, 2: 1}
+
+
+def test_pr3084_report_failure_falls_back_to_empty_original():
+    """53f45944b7: a failed instance report is rescued as 'not running', so the
+    running interim is skipped and the original, scaled to 0 by the rollout, is
+    kept: nothing is routable. capi-safe retries the step instead."""
+    obs = app(
+        [proc(0, 0), proc(1, 2), proc(2, 2, running=1, starting=1)],
+        [dep(0, "DEPLOYED", "SUPERSEDED", 1, 2), dep(1, "CANCELING", "CANCELING", 2, 2)],
+    )
+    after = tick("capi-pr3084", obs, reports_unavailable=(1,))
+    assert shape(after) == {0: 2}
+    assert "RUNNING" not in after["processes"][0]["instances"]
+    assert shape(tick("capi-pr3084", obs)) == {1: 2}  # with reports: the interim is kept
+    safe = tick("capi-safe", obs, reports_unavailable=(1,))
+    assert safe["deployments"][1]["state"] == "CANCELING"
+    assert any("RUNNING" in p["instances"] for p in safe["processes"])

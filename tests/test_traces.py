@@ -1,13 +1,12 @@
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from deployspec import traces
 from deployspec.models import UsageError
 from deployspec.replay import replay
-
-from pathlib import Path
 
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
 

@@ -7,12 +7,13 @@ counterexample and a holding property gets the whole budget.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+import hypothesis.core
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
-import hypothesis.core
 
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
@@ -66,7 +67,7 @@ def check_property(
     if adapter_factory is None:
         variant = model.variant(variant_name)
         config = config or model.default_config(variant)
-        adapter_factory = lambda: ReferenceAdapter(model, variant)  # noqa: E731
+        adapter_factory = lambda: ReferenceAdapter(model, variant)
     config = config or model.default_config()
     counter = {"steps": 0, "examples": 0}
     base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine")

@@ -6,6 +6,18 @@ from .state import CapiState
 from .variants import VARIANTS, CapiVariant
 
 __all__ = [
-    "VOCABULARY", "Cancel", "Continue", "Deploy", "Push", "Runtime", "Scale", "Stage", "Tick",
-    "from_observation", "observe", "CapiState", "VARIANTS", "CapiVariant",
+    "VARIANTS",
+    "VOCABULARY",
+    "Cancel",
+    "CapiState",
+    "CapiVariant",
+    "Continue",
+    "Deploy",
+    "Push",
+    "Runtime",
+    "Scale",
+    "Stage",
+    "Tick",
+    "from_observation",
+    "observe",
 ]

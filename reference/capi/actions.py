@@ -9,7 +9,6 @@ and ``cf scale``. Platform actions are one dispatch of the deployment updater
 from __future__ import annotations
 
 import attrs
-
 from deployspec.reference.core import Action
 
 

@@ -34,7 +34,7 @@ class CapiConfig:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "CapiConfig":
+    def from_json(cls, data: dict[str, Any]) -> CapiConfig:
         known = {f.name for f in attrs.fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -80,7 +80,7 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
         out.append(Cancel())
     if any(d["state"] == "PAUSED" for d in deployments):
         out.append(Continue())
-    out += [Scale(n) for n in range(0, config.max_instances + 1)]
+    out += [Scale(n) for n in range(config.max_instances + 1)]
     return out
 
 

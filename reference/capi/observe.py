@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
-
 from .state import App, CapiState, Deployment, Process
 
 

@@ -7,7 +7,7 @@ between two variants read like the upstream commit that changed the rule.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .state import (
     ACTIVE_STATES,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import attrs
-
 from deployspec.reference.core import Rejected
 
 from .actions import Runtime

@@ -8,7 +8,7 @@ shrunk and replayed.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 
@@ -60,7 +60,7 @@ class Process:
     def count(self, status: str) -> int:
         return sum(1 for i in self.instances if i == status)
 
-    def scaled_to(self, n: int) -> "Process":
+    def scaled_to(self, n: int) -> Process:
         n = max(n, 0)
         if n <= len(self.instances):
             return attrs.evolve(self, instances=self.instances[:n])
@@ -99,7 +99,7 @@ class Deployment:
     def progressing(self) -> bool:
         return self.state in PROGRESSING_STATES
 
-    def moved_to(self, state: str, value: str, reason: str) -> "Deployment":
+    def moved_to(self, state: str, value: str, reason: str) -> Deployment:
         return attrs.evolve(self, state=state, status_value=value, status_reason=reason)
 
 
@@ -158,21 +158,21 @@ class CapiState:
         return self.droplets[droplet]
 
     # ---- writing (each returns a new state) ------------------------------
-    def with_process(self, process: Process) -> "CapiState":
+    def with_process(self, process: Process) -> CapiState:
         return attrs.evolve(
             self, processes=tuple(process if p.id == process.id else p for p in self.processes)
         )
 
-    def with_deployment(self, deployment: Deployment) -> "CapiState":
+    def with_deployment(self, deployment: Deployment) -> CapiState:
         ds = list(self.deployments)
         ds[deployment.id] = deployment
         return attrs.evolve(self, deployments=tuple(ds))
 
-    def without_processes(self, pids: Iterable[int]) -> "CapiState":
+    def without_processes(self, pids: Iterable[int]) -> CapiState:
         gone = set(pids)
         return attrs.evolve(self, processes=tuple(p for p in self.processes if p.id not in gone))
 
-    def with_new_process(self, droplet: int, instances: int) -> tuple["CapiState", Process]:
+    def with_new_process(self, droplet: int, instances: int) -> tuple[CapiState, Process]:
         p = Process(id=self.next_process_id, droplet=droplet, instances=(STARTING,) * instances)
         return (
             attrs.evolve(self, processes=self.processes + (p,), next_process_id=p.id + 1),

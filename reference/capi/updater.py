@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .variants import CapiVariant
 
 
-def dispatch(variant: "CapiVariant", state: CapiState, tick: Tick) -> CapiState:
+def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
     state = variant.before_dispatch(state)
@@ -64,7 +64,7 @@ def finalize(state: CapiState, deployment: Deployment) -> CapiState:
 
 
 def scale_step_one_at_a_time(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The scale step of 2019-2023 (``Updater#scale_deployment``).
 
@@ -99,7 +99,7 @@ def scale_step_one_at_a_time(
 
 
 def cancel_step_scale_then_destroy(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The cancel step before PR #4246: the prior web process is scaled back to
     owic, then every other web process is destroyed."""
@@ -112,7 +112,7 @@ def cancel_step_scale_then_destroy(
 
 
 def cancel_step_graceful(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """capi-safe's cancel step: choose the prior web process once, scale it to
     owic, and destroy the other web processes only when every one of its

@@ -7,10 +7,9 @@ commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
-
 from deployspec.reference.core import Action, Rejected
 
 from . import api, rules, updater
