@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable
 from deployspec.engines.result import Result
 from deployspec.models import UsageError, get_model, model_names
 
-ENGINES = ("hypothesis", "z3")
+ENGINES = ("hypothesis", "z3", "explore")
+#: seconds per variant and property when --budget is not given
+DEFAULT_BUDGET = {"hypothesis": 2.0, "z3": 10.0, "explore": 120.0}
 
 #: verdicts that judge nothing (the engine does not bear on the property, or could not
 #: confirm what it found): never compared with what a variant declares
@@ -29,6 +31,10 @@ def engine_function(name: str) -> Callable[..., Result]:
         return search
     if name == "z3":
         from deployspec.engines.z3_engine import search
+
+        return search
+    if name == "explore":
+        from deployspec.engines.explore import search
 
         return search
     raise UsageError(f"unknown engine {name!r} (known: {', '.join(ENGINES)}, all)")
@@ -55,7 +61,7 @@ def run(
     pairs: list[tuple[object, str]],
     engines: Iterable[str],
     *,
-    budget: float,
+    budget: float | None,
     seed: int,
     out_dir: str | None,
     on_result: Callable[[Result], None] = lambda r: None,
@@ -68,7 +74,8 @@ def run(
             for prop in model.properties:
                 on_start(f"{variant} · {prop.name} · {engine}")
                 t = time.perf_counter()
-                r = fn(model, variant, prop, budget=budget, seed=seed, out_dir=out_dir)
+                limit = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
+                r = fn(model, variant, prop, budget=limit, seed=seed, out_dir=out_dir)
                 r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
                 results.append(r)
                 on_result(r)

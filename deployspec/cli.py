@@ -29,9 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--model", help="capi (default: every model)")
     c.add_argument("--variant", action="append", help="a variant (repeatable; default: all)")
     c.add_argument("--engine", default="hypothesis",
-                   help="hypothesis (default), z3 (the selection rule, symbolically), or all")
-    c.add_argument("--budget", type=_seconds, default=2.0, metavar="SECONDS",
-                   help="search time per variant and property (default 2)")
+                   help="hypothesis (default), z3 (the selection rule, symbolically), "
+                        "explore (exhaustive, bounded), or all")
+    c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+                   help="search time per variant and property (default: hypothesis 2, z3 10, "
+                        "explore 120)")
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
@@ -42,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("show", help="draw a trace file")
     s.add_argument("file", metavar="FILE")
-    s.add_argument("--format", default="text", choices=["text"])
+    s.add_argument("--format", default="text", choices=["text", "svg", "html", "itf"],
+                   help="text (default), svg (timeline), html (timeline and table), itf (Apalache/Quint JSON)")
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
 
     sub.add_parser("variants", help="list the variants and what they declare")
@@ -105,16 +108,18 @@ def cmd_check(args) -> int:
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:
+        _print_statistics(results)
         for r in results:
             if r.verdict == "violated":
                 print(render(r.trace))
                 print(f"saved: {r.counterexample}" if r.counterexample else
                       "(use --out DIR to save this counterexample)")
                 print()
-            elif r.message and r.verdict in ("holds", "unconfirmed", "error"):
-                print(f"{r.variant} / {r.property} ({r.engine}): {r.verdict}: {r.message}")
+            elif r.engine == "z3" and r.message and r.verdict != "n/a":  # bounded proofs, unconfirmed
+                print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")
         print(matrix(results, declared=False))
     else:
+        _print_statistics(results)
         print(matrix(results, declared=True))
     if args.variant:
         return 1 if any(r.verdict == "violated" for r in results) else 0
@@ -123,6 +128,17 @@ def cmd_check(args) -> int:
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")
     return 0 if ok else 1
+
+
+def _print_statistics(results) -> None:
+    """What an exhaustive search saw (states, coverage), for engines that report it."""
+    from deployspec.engines.explore import summary
+
+    for r in results:
+        if r.engine == "explore":
+            print(summary(r))
+    if any(r.engine == "explore" for r in results):
+        print()
 
 
 def cmd_replay(args) -> int:
@@ -150,7 +166,20 @@ def cmd_show(args) -> int:
     from deployspec.render_text import render
 
     trace = traces.load(args.file)
-    text = render(trace) + "\n"
+    if args.format == "svg":
+        from deployspec.render_svg import render as render_svg
+
+        text = render_svg(trace)
+    elif args.format == "html":
+        from deployspec.render_html import render as render_html
+
+        text = render_html(trace)
+    elif args.format == "itf":
+        from deployspec.render_itf import render as render_itf
+
+        text = json.dumps(render_itf(trace, source=str(args.file)), indent=1) + "\n"
+    else:
+        text = render(trace) + "\n"
     if args.out:
         _atomic_write(Path(args.out), text)
     else:

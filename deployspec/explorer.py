@@ -29,7 +29,8 @@ import resource
 import sys
 import time
 from array import array
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 import attrs
 
@@ -77,9 +78,16 @@ class Graph:
     from parent pointers), ``key(node)`` is what identifies a node as visited.
     """
 
+    #: the depth of the nodes being expanded (set by the search before each layer)
+    layer: int = 0
+
     def root(self) -> Any: ...
 
     def key(self, node: Any) -> Hashable: ...
+
+    def enter(self, child: Any) -> tuple[Any, Any]:
+        """A newly found child as (what its expansion needs, what ``on_node`` sees)."""
+        return child, child
 
     def expand(self, node: Any) -> Iterable[tuple[int, Any, Any]]: ...
 
@@ -90,9 +98,13 @@ class Graph:
 class Layered:
     """The generic layered BFS over a :class:`Graph`, with compact storage.
 
-    ``on_node(node, depth)`` is called once for each new node (the root
-    included); returning True makes it the goal and stops the search.
-    ``on_edge(node, info)`` sees every move (for statistics).
+    ``on_node(node, depth, number)`` is called once for each new node (the
+    root included); returning True makes it the goal and stops the search.
+    ``on_edge(node, child, info)`` sees every move before the child is looked
+    up; returning True makes the move itself the goal (a violation judged on a
+    transition), recorded as an extra node. ``stop_after_depth(depth)`` is
+    asked after each complete layer; True ends the search there (used to stop
+    once no deeper node can give a shorter answer).
     """
 
     graph: Graph
@@ -100,8 +112,6 @@ class Layered:
     max_states: int | None = None
     time_budget: float | None = None
     memory_budget_mb: float | None = None
-    #: stop exploring beyond this depth once a goal is known (used to minimise
-    #: a cost that is depth plus something, e.g. the settle phase)
     index: dict = attrs.field(factory=dict)
     parent: array = attrs.field(factory=lambda: array("q"))
     edge: array = attrs.field(factory=lambda: array("i"))
@@ -113,7 +123,7 @@ class Layered:
     def run(
         self,
         on_node: Callable[[Any, int, int], bool],
-        on_edge: Callable[[Any, Any], None] | None = None,
+        on_edge: Callable[[Any, Any, Any], bool] | None = None,
         stop_after_depth: Callable[[int], bool] | None = None,
     ) -> int | None:
         """Explore; return the node number of the goal, or None."""
@@ -124,9 +134,10 @@ class Layered:
         index[hash(graph.key(root))] = 0
         parent.append(-1)
         edge.append(-1)
-        if on_node(root, 0, 0):
+        item, view = graph.enter(root)
+        if on_node(view, 0, 0):
             return 0
-        frontier: list[tuple[int, Any]] = [(0, root)]
+        frontier: list[tuple[int, Any]] = [(0, item)]
         expanded = 0
         max_states = self.max_states
         while frontier:
@@ -136,6 +147,7 @@ class Layered:
             if stop_after_depth is not None and stop_after_depth(self.depth):
                 return None
             self.depth += 1
+            graph.layer = self.depth - 1
             nxt: list[tuple[int, Any]] = []
             for number, node in frontier:
                 expanded += 1
@@ -146,8 +158,11 @@ class Layered:
                         return None
                 for e, child, info in graph.expand(node):
                     self.transitions += 1
-                    if on_edge is not None:
-                        on_edge(node, info)
+                    if on_edge is not None and on_edge(node, child, info):
+                        n = len(parent)
+                        parent.append(number)
+                        edge.append(e)
+                        return n
                     fp = hash(graph.key(child))
                     if fp in index:
                         continue
@@ -155,12 +170,13 @@ class Layered:
                     index[fp] = n
                     parent.append(number)
                     edge.append(e)
-                    if on_node(child, self.depth, n):
+                    item, view = graph.enter(child)
+                    if on_node(view, self.depth, n):
                         return n
                     if max_states is not None and n + 1 >= max_states:
                         self.stopped = "max_states"
                         return None
-                    nxt.append((n, child))
+                    nxt.append((n, item))
             frontier = nxt
         self.depth -= 1  # the last layer added nothing
         self.exhausted = True
@@ -234,15 +250,19 @@ class ModelGraph(Graph):
     def key(self, node):
         return node
 
-    def actions(self, state) -> Sequence[Action]:
-        return self.model.candidate_actions(self.model.observe(state), self.config)
+    def enter(self, state):
+        """Observe a new state once: its candidate actions wait in the frontier
+        for its expansion, the observation goes to ``on_node`` and is dropped."""
+        obs = self.model.observe(state)
+        return (state, self.model.candidate_actions(obs, self.config)), (state, obs)
 
-    def expand(self, state):
+    def expand(self, item):
+        state, actions = item
         step = self.variant.step
         canonical = self.canonical
-        for i, action in enumerate(self.actions(state)):
+        for i, action in enumerate(actions):
             after = step(state, action)
-            if isinstance(after, Rejected):
+            if after.__class__ is Rejected:
                 continue
             if canonical:
                 after = canonical(after)
@@ -251,7 +271,7 @@ class ModelGraph(Graph):
             yield i, after, action
 
     def child_by_edge(self, state, e):
-        action = self.actions(state)[e]
+        action = self.model.candidate_actions(self.model.observe(state), self.config)[e]
         after = self.variant.step(state, action)
         return (self.canonical(after) if self.canonical else after), action
 
@@ -279,11 +299,12 @@ def bfs(
     search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
     by_kind: dict[str, int] = {}
 
-    def on_node(state, depth, n):
-        return bool(goal(state, model.observe(state)))
+    def on_node(view, depth, n):
+        return bool(goal(*view))
 
-    def on_edge(_state, action):
+    def on_edge(_item, _after, action):
         by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
+        return False
 
     found = search.run(on_node, on_edge)
     path = goal_state = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -26,6 +26,12 @@ class CapiConfig:
     canary_plans: tuple[tuple[int, ...], ...] = ()
     #: platform steps allowed for the settle phase
     settle_steps: int = 80
+    #: BFS depth bound of the exhaustive explorer (None: until no new state is found)
+    max_depth: int | None = None
+
+    #: the bounds ``--engine explore`` uses unless a variant sets them: every state
+    #: reachable within them is visited in seconds (64,481 states for capi-safe)
+    EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2, "max_deployments": 2}
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)

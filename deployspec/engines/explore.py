@@ -1,0 +1,337 @@
+"""The exhaustive engine: every reachable state within the model's bounds, breadth first.
+
+A search runs over pairs (model state, the property's monitor memory):
+
+* ``state`` properties are judged on every reachable state (the memory is unused);
+* ``trace`` properties advance their memory on every move, so the memory is
+  part of what makes a node visited; a refused action is a move too when it
+  changes the memory (properties may read refusals);
+* ``settled`` properties are judged, from every reachable state, after the
+  settle phase ``Session.settle`` runs (the platform ticks and instances start
+  until nothing changes or ``config.settle_steps`` is spent), memoised by state.
+
+Breadth first, so the first violation is a shortest trace: its length is the
+BFS depth of the violating move. A settled property's trace is the path plus
+the settle phase after it; the search goes on until no deeper state can give a
+shorter total. The trace is then replayed through a :class:`Session` on the
+reference adapter, so the saved file is an ordinary counterexample.
+
+When nothing is violated and the search ran out of states, the result is a
+bounded proof: the property holds in every state reachable within the bounds
+(the configuration). A time budget (``--budget``), a memory budget or
+``max_depth``/``max_states`` stop the search cleanly; the verdict is then
+``holds`` with ``stats.complete = false``, and the message says what was seen.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+
+from deployspec import traces
+from deployspec.adapter import ReferenceAdapter
+from deployspec.engines.result import Result
+from deployspec.explorer import Graph, Layered, collision_bound, peak_rss_mb
+from deployspec.reference.core import Rejected
+from deployspec.session import Session
+from deployspec.spec.core import Step
+
+ENGINE = "explore"
+#: resident memory (MiB) beyond which a search stops
+MEMORY_BUDGET_MB = 3072
+#: observations / moves kept per state for re-use when a state recurs with
+#: another monitor memory (a trace property); beyond this nothing more is kept
+CACHE_CAP = 300_000
+
+
+class InternalError(RuntimeError):
+    """The replayed trace disagrees with the search: a bug in the engine or the model."""
+
+
+def explore_config(model, variant) -> Any:
+    """The variant's configuration with the model's exploration bounds
+    (``config_type.EXPLORE``) for every field the variant does not set itself."""
+    base = model.default_config(variant)
+    wanted = getattr(model.config_type, "EXPLORE", None) or {}
+    own = getattr(variant, "config", None) or {}
+    return attrs.evolve(base, **{k: v for k, v in wanted.items() if k not in own})
+
+
+class ProductGraph(Graph):
+    """Nodes are ``(state, memory)``; ``memory`` is None unless the property is a trace one."""
+
+    def __init__(self, model, variant, config, prop):
+        self.model, self.variant, self.config, self.prop = model, variant, config, prop
+        self.trace = prop.kind == "trace"
+        self.canonical = getattr(model, "canonical", None)
+        self._obs: dict[Any, dict] = {}
+        self._json: dict[Any, dict] = {}
+        self.by_kind: dict[str, int] = {}
+        self.rejected_by_kind: dict[str, int] = {}
+
+    # --- nodes ---------------------------------------------------------------
+    def root(self):
+        s = self.model.initial_state(self.config)
+        if self.canonical:
+            s = self.canonical(s)
+        return (s, self.prop.initial if self.trace else None)
+
+    def key(self, node):
+        return node if self.trace else node[0]
+
+    def observe(self, state) -> dict:
+        obs = self._obs.get(state)
+        if obs is None:
+            obs = self.model.observe(state)
+            if len(self._obs) < CACHE_CAP:
+                self._obs[state] = obs
+        return obs
+
+    def enter(self, node):
+        """Observe a new node once: its candidate actions (and, for a trace
+        property, its observation) wait in the frontier for its expansion."""
+        obs = self.observe(node[0]) if self.trace else self.model.observe(node[0])
+        actions = self.model.candidate_actions(obs, self.config)
+        return (node, obs if self.trace else None, actions), (node, obs)
+
+    def action_json(self, action) -> dict:
+        data = self._json.get(action)
+        if data is None:
+            data = self._json[action] = action.to_json()
+        return data
+
+    # --- moves ---------------------------------------------------------------
+    def expand(self, item):
+        """Yield ``(edge, child, (action, message))``; ``message`` is a trace
+        property's complaint about this move, or None."""
+        (state, memory), obs, actions = item
+        step = self.variant.step
+        for i, action in enumerate(actions):
+            child, message = self._move(state, memory, obs, action, step(state, action), self.layer)
+            if child is not None:
+                yield i, child, (action, message)
+
+    def _move(self, state, memory, obs, action, after, index):
+        rejected = None
+        if after.__class__ is Rejected:
+            self.rejected_by_kind[action.kind] = self.rejected_by_kind.get(action.kind, 0) + 1
+            if not self.trace:
+                return None, None
+            rejected, after = after.reason, state
+        elif self.canonical:
+            after = self.canonical(after)
+        if not self.trace:
+            if after == state:
+                return None, None
+            self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
+            return (after, None), None
+        moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
+        new_memory, message = self.prop.advance(memory, moved)
+        if message is None and after == state and new_memory == memory:
+            return None, None  # a self-loop, also for the monitor
+        if rejected is None:
+            self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
+        return (after, new_memory), message
+
+    def child_by_edge(self, node, e):
+        state, memory = node
+        obs = self.model.observe(state)
+        action = self.model.candidate_actions(obs, self.config)[e]
+        child, _ = self._move(state, memory, obs, action, self.variant.step(state, action), 0)
+        return child, action
+
+
+class Settler:
+    """The settle phase of ``Session.settle`` on bare states, memoised.
+
+    ``outcome(state) -> (message, steps)``: the settled property's complaint
+    once the platform is left alone from ``state``, and how many steps the
+    settle phase records. A run that ends before the bound tells the outcome
+    of every state it passed through, so those are memoised too.
+    """
+
+    def __init__(self, model, variant, config, prop):
+        self.model, self.variant, self.config, self.prop = model, variant, config, prop
+        self.memo: dict[int, tuple[str | None, int]] = {}
+        self.steps_taken = 0
+
+    def outcome(self, state) -> tuple[str | None, int]:
+        memo, model, bound = self.memo, self.model, self.config.settle_steps
+        seen: list[int] = []
+        obs = model.observe(state)
+        n = 0
+        result = None
+        while True:
+            fp = hash(state)
+            known = memo.get(fp)
+            if known is not None and n + known[1] <= bound:
+                result = (known[0], n + known[1])
+                break
+            seen.append(fp)
+            if n >= bound:
+                return self.prop.at_settled(obs), n  # the bound cut it: not memoised
+            action = model.settle_action(obs)
+            if action is None:
+                result = (self.prop.at_settled(obs), n)
+                break
+            after = self.variant.step(state, action)
+            n += 1
+            self.steps_taken += 1
+            if after.__class__ is Rejected:
+                after, new_obs = state, obs
+            else:
+                new_obs = model.observe(after)
+            if action.kind == "tick" and new_obs == obs:
+                result = (self.prop.at_settled(new_obs), n)
+                break
+            state, obs = after, new_obs
+        message, total = result
+        for i, fp in enumerate(seen):
+            if fp not in memo:
+                memo[fp] = (message, total - i)
+        return result
+
+
+def search(model, variant_name: str, prop, *, budget: float | None, seed: int, out_dir: str | None,
+           config=None, max_depth: int | None = None, max_states: int | None = None,
+           memory_budget_mb: float | None = MEMORY_BUDGET_MB) -> Result:
+    """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
+
+    ``budget`` is seconds (None: no time limit); ``seed`` is recorded but
+    unused (the search is deterministic). ``max_depth`` defaults to the
+    configuration's ``max_depth`` when it has one.
+    """
+    started = time.perf_counter()
+    variant = model.variant(variant_name)
+    config = config or explore_config(model, variant)
+    if max_depth is None:
+        max_depth = getattr(config, "max_depth", None)
+    graph = ProductGraph(model, variant, config, prop)
+    layered = Layered(graph, max_depth, max_states, budget, memory_budget_mb)
+    settler = Settler(model, variant, config, prop) if prop.kind == "settled" else None
+    found: dict[str, Any] = {}
+
+    def on_node(view, depth, n):
+        node, obs = view
+        if prop.kind == "state" and n > 0:
+            message = prop.advance(None, Step(depth, {}, "user", None, obs, obs))[1]
+            if message is not None:
+                found.update(number=n, message=message, total=depth)
+                return True
+        if settler is not None:
+            message, steps = settler.outcome(node[0])
+            if message is not None and depth + steps < found.get("total", 1 << 60):
+                found.update(number=n, message=message, total=depth + steps, settle=steps)
+        return False
+
+    def on_edge(_node, _child, info):
+        _action, message = info
+        if message is not None:
+            found.update(number=len(layered.parent), message=message, total=graph.layer + 1)
+            return True
+        return False
+
+    def enough(depth):  # a settled violation: no deeper state gives a shorter trace
+        return "total" in found and found["total"] <= depth + 1
+
+    goal = layered.run(on_node, on_edge if prop.kind == "trace" else None, enough)
+    if goal is None and "number" in found:
+        goal = found["number"]
+    seconds = time.perf_counter() - started
+    complete = goal is not None or layered.exhausted or (settler is not None and "total" in found)
+    stats = _stats(model, graph, layered, settler, config, max_depth, seconds, complete)
+    if goal is None:
+        return Result(model.name, variant_name, prop.name, ENGINE, "holds",
+                      message=_proof_text(stats), stats=stats)
+    return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
+                           found, seed, out_dir, stats)
+
+
+def _counterexample(model, variant, variant_name, prop, config, graph, layered, goal, found,
+                    seed, out_dir, stats) -> Result:
+    """Replay the shortest path through a Session so the file is an ordinary trace."""
+    actions, node = [], graph.root()
+    for e in layered.path_to(goal):
+        node, action = graph.child_by_edge(node, e)
+        actions.append(action)
+    session = Session(model, ReferenceAdapter(model, variant), (prop,), config)
+    for action in actions:
+        session.perform(action)
+    if prop.kind == "settled":
+        session.settle()
+    v = session.violation
+    expected = found["total"]
+    if v is None or v.property != prop.name or len(session.steps) != expected:
+        raise InternalError(
+            f"explore: the replayed trace of {prop.name} on {variant_name} does not match the "
+            f"search (violation {v}, {len(session.steps)} steps, expected {expected})"
+        )
+    stats["bfs_depth"] = len(actions)
+    trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
+                         property=prop.name, engine=ENGINE, seed=seed, session=session,
+                         extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
+    path = str(traces.save(trace, out_dir)) if out_dir else None
+    return Result(model.name, variant_name, prop.name, ENGINE, "violated", counterexample=path,
+                  trace_length=len(trace["steps"]), message=v.message, stats=stats, trace=trace)
+
+
+def _stats(model, graph, layered, settler, config, max_depth, seconds, complete) -> dict:
+    states = layered.states
+    by_kind = {k: graph.by_kind.get(k, 0) for k in model.vocabulary}
+    stats = {
+        "states": states,
+        "transitions": layered.transitions,
+        "depth": layered.depth,
+        "seconds": round(seconds, 3),
+        "states_per_second": round(states / seconds) if seconds else None,
+        "complete": complete,
+        "stopped": layered.stopped,
+        "bounds": config.to_json() | {"max_depth": max_depth},
+        "by_action": by_kind,
+        "rejected_by_action": {k: graph.rejected_by_kind.get(k, 0) for k in model.vocabulary},
+        "never_enabled": [k for k, n in by_kind.items() if n == 0],
+        "peak_memory_mb": round(peak_rss_mb(), 1),
+        "visited_bytes": layered.storage_bytes(),
+        "collision_bound": collision_bound(states),
+    }
+    if settler is not None:
+        stats["settle_memo"] = len(settler.memo)
+        stats["settle_steps_run"] = settler.steps_taken
+    return stats
+
+
+def bounds_text(bounds: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in bounds.items() if v not in (None, [], ()))
+
+
+def _proof_text(stats: dict) -> str:
+    if stats["complete"]:
+        return (
+            f"holds for all {stats['states']} states reachable within bounds "
+            f"({bounds_text(stats['bounds'])}): {stats['transitions']} transitions, depth "
+            f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
+        )
+    why = {"time": "time budget spent", "memory": "memory budget spent",
+           "max_depth": "depth bound reached", "max_states": "state bound reached"}
+    return (
+        f"no violation within {stats['states']} states explored (incomplete: "
+        f"{why.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
+        f"{stats['seconds']:.1f} s)"
+    )
+
+
+def summary(result: Result) -> str:
+    """Statistics as text for the ``check`` output."""
+    s = result.stats
+    lines = [f"{result.variant} · {result.property} · explore: {result.message if result.verdict == 'holds' else 'violated, shortest trace ' + str(result.trace_length) + ' steps'}"]
+    lines.append(
+        f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
+        f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
+    )
+    moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
+    lines.append(f"  transitions by action: {moves}")
+    if s["never_enabled"]:
+        lines.append(f"  never enabled: {', '.join(s['never_enabled'])}")
+    return "\n".join(lines)

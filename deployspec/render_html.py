@@ -1,0 +1,56 @@
+"""A counterexample as one self-contained HTML page: the SVG timeline and the step table."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from deployspec import render_svg
+from deployspec.render_text import action_label, capi_state
+
+
+def render(trace: dict[str, Any]) -> str:
+    from deployspec.models import get_model
+
+    model = get_model(trace["model"])
+    state_of = model.render_state or capi_state
+    bad = trace["violation"]["step"]
+    settle_from = trace.get("settle_from")
+    rows = []
+    for i, step in enumerate(trace["steps"]):
+        if settle_from is not None and i == settle_from:
+            rows.append('<tr class="settle"><td colspan="4">users stop; the platform settles</td></tr>')
+        lanes, others = state_of(step["observation"])
+        label = action_label(step["action"])
+        if step.get("rejected"):
+            label += f" — rejected: {step['rejected']}"
+        cls = ' class="bad"' if i == bad else (' class="rejected"' if step.get("rejected") else "")
+        rows.append(f"<tr{cls}><td>{i}</td><td>{escape(label)}</td><td><code>{escape(lanes)}</code></td>"
+                    f"<td><code>{escape(others)}</code></td></tr>")
+    if bad == -1 or bad >= len(trace["steps"]):
+        rows.append(f'<tr class="bad"><td></td><td colspan="3">after settling: '
+                    f'{escape(trace["violation"]["message"])}</td></tr>')
+    title = f"{trace['variant']}: {trace['property']} violated"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
+<style>
+body {{ font-family: Helvetica, Arial, sans-serif; margin: 1.5em; color: #212529; }}
+table {{ border-collapse: collapse; margin-top: 1em; }}
+td, th {{ border-bottom: 1px solid #dee2e6; padding: 3px 8px; text-align: left; font-size: 13px; }}
+tr.bad {{ background: #ffe3e3; font-weight: bold; }}
+tr.rejected {{ color: #868e96; }}
+tr.settle td {{ font-style: italic; color: #868e96; background: #f1f3f5; }}
+.meta {{ color: #555; }}
+</style></head><body>
+<h1>{escape(title)}</h1>
+<p><strong>{escape(trace["violation"]["message"])}</strong></p>
+<p class="meta">model {escape(trace["model"])}, engine {escape(str(trace.get("engine")))},
+seed {escape(str(trace.get("seed")))}, {len(trace["steps"])} steps.
+Replay: <code>deployspec replay FILE</code>.</p>
+{render_svg.render(trace, model.lanes)}
+<table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes)}s</th><th>other state</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table>
+</body></html>
+"""

@@ -1,0 +1,212 @@
+"""A counterexample as a timeline picture (SVG), readable at a glance.
+
+Columns are steps (the initial state first); rows are *lanes*, one per thing
+that runs instances (a web process, a slot: whatever the model's observation
+holds under a key whose items have ``instances``), drawn as stacked bars, one
+cell per instance coloured by its status; below them, one band per deployment
+(items with a ``state``), coloured by state. The settle phase is shaded and the
+breaking step outlined in red. Generic over observations, so every model draws
+without code of its own; ``model.lanes`` names the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+
+from deployspec.render_text import action_label
+
+STATUS_COLOURS = {
+    "RUNNING": "#2f9e44",
+    "STARTING": "#f0b429",
+    "CRASHED": "#d6336c",
+    "DOWN": "#868e96",
+    "running": "#2f9e44",
+    "starting": "#f0b429",
+    "crash_loop": "#d6336c",
+    "empty": "#dee2e6",
+}
+STATE_COLOURS = {
+    "DEPLOYING": "#4c6ef5",
+    "PREPAUSED": "#7950f2",
+    "PAUSED": "#b197fc",
+    "CANCELING": "#f76707",
+    "CANCELED": "#ced4da",
+    "DEPLOYED": "#8ce99a",
+}
+FALLBACK = ("#15aabf", "#82c91e", "#fab005", "#be4bdb", "#fd7e14", "#495057")
+
+COL = 64  # width of one step column
+CELL_W, CELL_H, GAP = 40, 11, 2
+LEFT = 150  # lane labels
+HEAD = 64  # title lines above the rotated action labels
+BAND_H = 16
+
+
+def _colour(table: dict[str, str], value: str) -> str:
+    return table.get(value) or FALLBACK[sum(map(ord, value)) % len(FALLBACK)]
+
+
+def _scalar_text(key: str, value: Any) -> str | None:
+    if isinstance(value, (str, int, bool)):
+        return f"{key} {value}"
+    if isinstance(value, dict) and all(isinstance(v, (str, int, bool, type(None))) for v in value.values()):
+        return f"{key} " + ",".join(f"{k}={v}" for k, v in value.items())
+    return None
+
+
+def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
+    """``{lane key: (label, [instance status, ...])}`` from any observation.
+
+    A lane is an item of a top-level list (keyed ``<Initial><id>``, e.g. ``P2``
+    for ``processes``) or dict (keyed by name, e.g. ``production``) whose
+    items carry ``instances``; an instance is a status string or an object
+    with a ``status``.
+    """
+    out: dict[str, tuple[str, list[str]]] = {}
+    for key, value in obs.items():
+        items: Iterable[tuple[str, Any]] = ()
+        if isinstance(value, list) and value and all(isinstance(x, dict) and "instances" in x for x in value):
+            items = ((f"{key[:1].upper()}{x.get('id', i)}", x) for i, x in enumerate(value))
+        elif isinstance(value, dict) and value and all(
+            isinstance(x, dict) and "instances" in x for x in value.values()
+        ):
+            items = value.items()
+        for name, x in items:
+            label = " ".join(
+                t for k, v in x.items() if k not in ("id", "instances") and (t := _scalar_text(k, v))
+            )
+            statuses = [i if isinstance(i, str) else str(i.get("status")) for i in x["instances"]]
+            out[str(name)] = (label, statuses)
+    return out
+
+
+def bands(obs: dict[str, Any]) -> dict[str, str]:
+    """``{band key: state text}``: items of top-level lists that have a ``state``."""
+    out: dict[str, str] = {}
+    for key, value in obs.items():
+        if isinstance(value, list) and value and all(isinstance(x, dict) and "state" in x for x in value):
+            for i, x in enumerate(value):
+                text = str(x["state"])
+                reason = x.get("status_reason")
+                if reason and reason != x["state"]:
+                    text += f"/{reason}"
+                out[f"{key[:1].lower()}{x.get('id', i)}"] = text
+    return out
+
+
+def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
+    """The SVG document for a trace file's contents."""
+    if lane_name is None:
+        from deployspec.models import get_model
+
+        lane_name = get_model(trace["model"]).lanes
+    observations = [trace["initial"]] + [s["observation"] for s in trace["steps"]]
+    labels = ["initial"] + [action_label(s["action"]) for s in trace["steps"]]
+    per_step = [lanes(o) for o in observations]
+    band_steps = [bands(o) for o in observations]
+    lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
+    band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
+    depth = {k: max(1, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)) for k in lane_keys}
+    n = len(observations)
+    longest = max(len(label) + 14 for label in labels)
+    TOP = HEAD + int(longest * 6.2 * 0.82) + 16
+    width = LEFT + n * COL + int(longest * 6.2 * 0.57) + 10
+    y = TOP
+    lane_y = {}
+    for k in lane_keys:
+        lane_y[k] = y
+        y += depth[k] * (CELL_H + GAP) + 14
+    y += 6
+    band_y = {}
+    for k in band_keys:
+        band_y[k] = y
+        y += BAND_H + 4
+    legend_y = y + 14
+    height = legend_y + 64
+    bad = trace["violation"]["step"]
+    bad_col = n - 1 if bad == -1 or bad >= len(trace["steps"]) else bad + 1
+    settle_from = trace.get("settle_from")
+
+    out = [
+        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
+        f"<title>{escape(trace['variant'])}: {escape(trace['property'])} violated</title>",
+        '<rect width="100%" height="100%" fill="white"/>',
+        (f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(trace["model"])} / '
+        f'{escape(trace["variant"])}: {escape(trace["property"])} violated</text>'),
+        f'<text x="10" y="38" fill="#c92a2a">{escape(trace["violation"]["message"])}</text>',
+        (f'<text x="10" y="54" fill="#555">engine {escape(str(trace.get("engine")))}, '
+        f'{len(trace["steps"])} steps; one row per {escape(lane_name)}</text>'),
+    ]
+    x0 = LEFT
+    if settle_from is not None and settle_from < len(trace["steps"]):
+        sx = x0 + (settle_from + 1) * COL
+        out.append(f'<rect x="{sx}" y="{TOP - 8}" width="{(n - settle_from - 1) * COL}" '
+                   f'height="{y - TOP + 8}" fill="#f1f3f5"/>')
+        out.append(f'<text x="{sx + 4}" y="{y + 10}" fill="#868e96" font-style="italic">'
+                   f'users stop; the platform settles</text>')
+    for c, label in enumerate(labels):
+        cx = x0 + c * COL + COL // 2
+        step = trace["steps"][c - 1] if c else None
+        rejected = bool(step and step.get("rejected"))
+        colour = "#adb5bd" if rejected else ("#c92a2a" if c == bad_col else "#212529")
+        text = f"{c - 1}: {label}" if c else label
+        if rejected:
+            text += " (rejected)"
+        out.append(f'<text transform="translate({cx + 3},{TOP - 12}) rotate(-55)" fill="{colour}">'
+                   f"{escape(text)}</text>")
+    for k in lane_keys:
+        ly = lane_y[k]
+        last_label = next((ls[k][0] for ls in reversed(per_step) if k in ls), "")
+        out.append(f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>')
+        out.append(f'<text x="10" y="{ly + 23}" fill="#666" font-size="9">{escape(last_label[:26])}</text>')
+        out.append(f'<line x1="{x0}" x2="{x0 + n * COL}" y1="{ly + depth[k] * (CELL_H + GAP) + 5}" '
+                   f'y2="{ly + depth[k] * (CELL_H + GAP) + 5}" stroke="#e9ecef"/>')
+        for c, ls in enumerate(per_step):
+            if k not in ls:
+                continue
+            label, statuses = ls[k]
+            cx = x0 + c * COL + (COL - CELL_W) // 2
+            base = ly + depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
+            if not statuses:
+                out.append(f'<rect x="{cx}" y="{base - 2}" width="{CELL_W}" height="2" fill="#adb5bd">'
+                           f"<title>{escape(k)}: 0 instances</title></rect>")
+            for i, status in enumerate(statuses):
+                iy = base - (i + 1) * (CELL_H + GAP)
+                out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" '
+                           f'fill="{_colour(STATUS_COLOURS, status)}"><title>{escape(k)} '
+                           f"instance {i}: {escape(status)} ({escape(label)})</title></rect>")
+    for k in band_keys:
+        by = band_y[k]
+        out.append(f'<text x="10" y="{by + 12}" font-weight="bold">{escape(k)}</text>')
+        previous = None
+        for c, bs in enumerate(band_steps):
+            if k not in bs:
+                previous = None
+                continue
+            state = bs[k]
+            fill = _colour(STATE_COLOURS, state.split("/")[0])
+            out.append(f'<rect x="{x0 + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
+                       f"<title>{escape(k)}: {escape(state)}</title></rect>")
+            if state != previous:
+                out.append(f'<text x="{x0 + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
+            previous = state
+    bx = x0 + bad_col * COL
+    out.append(f'<rect x="{bx + 1}" y="{TOP - 8}" width="{COL - 2}" height="{y - TOP + 8}" fill="none" '
+               f'stroke="#c92a2a" stroke-width="2.5"/>')
+    out.append(f'<text x="{bx + COL // 2}" y="{y + 24}" text-anchor="middle" fill="#c92a2a" '
+               f'font-weight="bold">breaks here</text>')
+    lx = 10
+    seen_status = list(dict.fromkeys(s for ls in per_step for _, ss in ls.values() for s in ss))
+    seen_state = list(dict.fromkeys(v.split("/")[0] for bs in band_steps for v in bs.values()))
+    for name, table, row in ((seen_status, STATUS_COLOURS, 0), (seen_state, STATE_COLOURS, 1)):
+        lx = 10
+        for value in name:
+            ly = legend_y + 14 + row * 18
+            out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{_colour(table, value)}"/>')
+            out.append(f'<text x="{lx + 16}" y="{ly}">{escape(value)}</text>')
+            lx += 24 + 7 * len(value)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,156 @@
+"""The exhaustive explorer: shortest traces (checked against a naive enumeration),
+bounded proofs, clean stops on budgets, and the saved files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+from deployspec.reference.core import Rejected
+from deployspec.spec.core import Step
+
+from deployspec import traces
+from deployspec.engines.explore import explore_config, search
+from deployspec.explorer import bfs
+from deployspec.models import get_model
+from deployspec.replay import replay
+
+MODEL = get_model("capi")
+SEEDS = Path(__file__).parent.parent / "counterexamples" / "capi"
+
+
+def small(variant, **kw):
+    return attrs.evolve(explore_config(MODEL, MODEL.variant(variant)), **kw)
+
+
+def shortest_by_enumeration(variant_name, prop, config, limit):
+    """The length of the shortest violating action sequence, by plain
+    depth-first enumeration of every sequence up to ``limit`` (no visited set,
+    no cleverness): the reference the BFS answer is checked against.
+    State and trace properties only."""
+    variant = MODEL.variant(variant_name)
+
+    def dfs(state, memory, depth, bound):
+        obs = MODEL.observe(state)
+        for action in MODEL.candidate_actions(obs, config):
+            after = variant.step(state, action)
+            rejected = after.reason if isinstance(after, Rejected) else None
+            after = state if rejected else after
+            step = Step(depth, action.to_json(), action.actor, rejected, obs, MODEL.observe(after))
+            new_memory, message = prop.advance(memory, step)
+            if message is not None:
+                return True
+            if depth + 1 < bound and dfs(after, new_memory, depth + 1, bound):
+                return True
+        return False
+
+    root = MODEL.initial_state(config)
+    for bound in range(1, limit + 1):
+        if dfs(root, prop.initial, 0, bound):
+            return bound
+    return None
+
+
+@pytest.mark.parametrize("prop_name", ["single_active_deployment", "app_stays_available"])
+def test_trace_length_is_the_depth_of_the_first_violation(prop_name):
+    prop = MODEL.property(prop_name)
+    config = small("capi-2022")
+    r = search(MODEL, "capi-2022", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert r.verdict == "violated"
+    assert r.trace_length == r.stats["bfs_depth"] == len(r.trace["steps"])
+    assert shortest_by_enumeration("capi-2022", prop, config, r.trace_length) == r.trace_length
+
+
+def test_bfs_finds_the_shortest_path_to_a_goal():
+    variant = MODEL.variant("capi-2022")
+    config = small("capi-2022")
+
+    def two_active(_state, obs):
+        return sum(d["state"] in ("DEPLOYING", "CANCELING") for d in obs["deployments"]) > 1
+
+    r = bfs(MODEL, variant, config, goal=two_active)
+    assert [a.kind for a in r.path] == ["push", "deploy", "cancel", "deploy"]
+    assert r.depth == len(r.path) and r.complete
+    state = MODEL.initial_state(config)
+    for action in r.path:
+        state = variant.step(state, action)
+    assert state == r.goal_state and two_active(state, MODEL.observe(state))
+
+
+def test_bfs_exhausts_a_bounded_space_and_counts_every_state():
+    variant = MODEL.variant("capi-safe")
+    config = small("capi-safe", max_instances=1, max_deployments=1, max_droplets=1)
+    r = bfs(MODEL, variant, config, goal=lambda s, o: False)
+    assert r.path is None and r.complete and r.stopped is None
+    # every state, found again by a plain search that keeps whole states
+    seen, todo = {MODEL.initial_state(config)}, [MODEL.initial_state(config)]
+    while todo:
+        s = todo.pop()
+        for a in MODEL.candidate_actions(MODEL.observe(s), config):
+            t = variant.step(s, a)
+            if not isinstance(t, Rejected) and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    assert r.states == len(seen)
+
+
+def test_settled_trace_is_the_path_then_the_settle_phase():
+    prop = MODEL.property("deployment_converges")
+    r = search(MODEL, "capi-2022", prop, budget=60, seed=0, out_dir=None)
+    assert r.verdict == "violated"
+    t = r.trace
+    assert t["settle_from"] == r.stats["bfs_depth"]
+    assert r.trace_length == len(t["steps"]) >= t["settle_from"]
+
+
+def test_explore_is_never_longer_than_the_committed_hypothesis_traces(tmp_path):
+    for path in sorted(SEEDS.glob("capi-2022--*.json")):
+        found = traces.load(path)
+        prop = MODEL.property(found["property"])
+        r = search(MODEL, "capi-2022", prop, budget=60, seed=0, out_dir=str(tmp_path))
+        assert r.verdict == "violated", prop.name
+        assert r.trace_length <= len(found["steps"]), prop.name
+        saved = traces.load(r.counterexample)  # an ordinary, valid trace file
+        assert saved["engine"] == "explore"
+        assert replay(saved).reproduced
+
+
+def test_bounded_proof_on_the_fixed_design():
+    prop = MODEL.property("single_active_deployment")
+    config = small("capi-safe", max_instances=1)
+    r = search(MODEL, "capi-safe", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert r.verdict == "holds" and r.stats["complete"] is True
+    assert r.message.startswith(f"holds for all {r.stats['states']} states reachable within bounds")
+    assert r.stats["states"] == bfs(MODEL, MODEL.variant("capi-safe"), config, goal=lambda s, o: False).states
+    assert r.stats["by_action"]["deploy"] > 0 and "continue_" in r.stats["never_enabled"]
+    json.dumps(r.to_json())  # the stats are JSON
+
+
+@pytest.mark.parametrize("bound", [{"max_states": 200}, {"max_depth": 3}])
+def test_a_bound_stops_cleanly_and_says_so(bound):
+    prop = MODEL.property("app_stays_available")
+    r = search(MODEL, "capi-safe", prop, budget=60, seed=0, out_dir=None, **bound)
+    assert r.verdict == "holds" and r.stats["complete"] is False
+    assert r.stats["stopped"] == next(iter(bound))
+    assert "incomplete" in r.message and "no violation within" in r.message
+
+
+def test_a_time_budget_stops_cleanly():
+    prop = MODEL.property("cancel_restores_last_good")
+    r = search(MODEL, "capi-safe", prop, budget=0.05, seed=0, out_dir=None)
+    assert r.stats["complete"] is False and r.stats["stopped"] == "time"
+    assert "time budget" in r.message
+
+
+def test_check_command_with_explore_exits_1_on_the_historic_design(capsys, tmp_path):
+    from deployspec.cli import main
+
+    status = main(["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                   "--out", str(tmp_path), "--json"])
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert status == 1
+    assert {r["verdict"] for r in results} == {"violated"}
+    assert all(r["stats"]["states"] > 0 and "by_action" in r["stats"] for r in results)
+    assert len(list(tmp_path.glob("*.json"))) == len(results)

@@ -1,0 +1,58 @@
+"""Pictures of traces: the SVG is well-formed and shows lanes, bands and the
+breaking step; HTML wraps it with the table; ITF is plain JSON without nulls."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from deployspec import render_html, render_itf, render_svg, traces
+from deployspec.cli import main
+
+SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--cancel_restores_last_good--401cd5ce87.json"
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def test_svg_has_a_lane_per_process_a_band_per_deployment_and_the_break():
+    trace = traces.load(SEED)
+    root = ET.fromstring(render_svg.render(trace))
+    texts = [t.text for t in root.iter(f"{NS}text")]
+    for lane in ("P0", "P1", "P2", "d0", "d1", "breaks here"):
+        assert lane in texts
+    cells = [r for r in root.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]
+    titles = " ".join(r.find(f"{NS}title").text for r in cells)
+    assert "P0 instance 0: RUNNING" in titles and "P2 instance 0: CRASHED" in titles
+    assert "d0: CANCELING" in titles and "d0: CANCELED" in titles
+    outline = [r for r in root.iter(f"{NS}rect") if r.get("stroke") == "#c92a2a"]
+    assert len(outline) == 1
+
+
+def test_lanes_are_generic_over_observations():
+    obs = {"slots": {"production": {"site": "A", "instances": [{"digest": 1, "status": "running"}]},
+                     "staging": {"site": "B", "instances": []}},
+           "registry": {"tags": {}}}
+    assert render_svg.lanes(obs) == {"production": ("site A", ["running"]), "staging": ("site B", [])}
+    assert render_svg.bands(obs) == {}
+
+
+def test_html_wraps_the_svg_and_marks_the_breaking_row():
+    page = render_html.render(traces.load(SEED))
+    assert "<svg" in page and page.count('class="bad"') == 1 and "users stop" in page
+
+
+def test_itf_has_one_state_per_observation_and_no_nulls():
+    trace = traces.load(SEED)
+    itf = render_itf.render(trace)
+    assert itf["#meta"]["format"] == "ITF"
+    assert len(itf["states"]) == len(trace["steps"]) + 1
+    assert set(itf["vars"]) == set(itf["states"][0]) - {"#meta"}
+    assert "null" not in json.dumps(itf).replace('"null"', "")
+
+
+def test_show_writes_each_format(tmp_path, capsys):
+    for fmt in ("svg", "html", "itf"):
+        out = tmp_path / f"seed.{fmt}"
+        assert main(["show", str(SEED), "--format", fmt, "-o", str(out)]) == 0
+        assert out.stat().st_size > 500
+    assert main(["show", str(SEED), "--format", "png"]) == 2
