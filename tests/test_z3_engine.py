@@ -46,6 +46,7 @@ def test_pr3072_dead_interim_is_found_and_confirmed(tmp_path):
     assert view["deployments"][0]["status_reason"] == "SUPERSEDED"
     assert interim and interim[0]["running"] == 0  # the survivor: an interim that does not run
     assert view["processes"][0]["running"] > 0  # while the original did
+    assert r.stats["selection"]["survivor_runs"]["holds_with_reports_available"] is False
     assert replay(traces.load(r.counterexample)).reproduced
 
 
@@ -53,8 +54,11 @@ def test_pr3084_falls_back_to_an_idle_original_when_reports_are_unavailable():
     r = run("capi-pr3084", "app_stays_available")
     assert r.verdict == "violated"
     assert r.trace["extra"]["selection"]["view"]["reports_available"] is False
-    assert r.stats["selection"]["survivor_runs"]["verdict"] == "violated"
+    assert r.stats["selection"]["survivor_runs"] == {
+        "verdict": "violated", "seconds": r.stats["selection"]["survivor_runs"]["seconds"],
+        "holds_with_reports_available": True}
     assert r.stats["selection"]["survivor_not_newer"]["verdict"] == "holds"
+    assert "only when instance reports are unavailable" in r.message
 
 
 def test_fixed_rule_holds_within_the_bounds():

@@ -63,9 +63,15 @@ class Analysis:
     property: str
     holds: bool
     seconds: float
+    #: for a violated property: does it hold whenever instance reports are available?
+    holds_with_reports: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"verdict": "holds" if self.holds else "violated", "seconds": round(self.seconds, 3)}
+        out: dict[str, Any] = {"verdict": "holds" if self.holds else "violated",
+                               "seconds": round(self.seconds, 3)}
+        if self.holds_with_reports is not None:
+            out["holds_with_reports_available"] = self.holds_with_reports
+        return out
 
 
 class Problem:
@@ -95,8 +101,13 @@ class Problem:
             self._solver.push()
             self._solver.add(self._violation(prop, None))
             holds = self._solver.check() == z3.unsat
+            with_reports = None
+            if not holds:
+                self._solver.add(self.s.reports)
+                with_reports = self._solver.check() == z3.unsat
             self._solver.pop()
-            self._analyses[prop.name] = Analysis(prop.name, holds, time.perf_counter() - started)
+            self._analyses[prop.name] = Analysis(prop.name, holds, time.perf_counter() - started,
+                                                 with_reports)
         return self._analyses[prop.name]
 
     def minimal(self, prop: sel.SelectionProperty, *, symptom: str | None = None,
@@ -206,14 +217,25 @@ def _replay(model, variant, config, prop, path, tick: Tick) -> Session:
     return session
 
 
+#: the confirming search's bounds: the view fixes the number of deployments, and whether
+#: a process runs matters, not how many instances it has; rolling deployments suffice
+SEARCH_BOUNDS = {"max_instances": 1, "max_droplets": 2, "max_in_flight": (1,), "canary_plans": ()}
+
+
+def search_config(model, variant, deployments: int):
+    config = model.default_config(variant)
+    known = attrs.fields_dict(type(config))
+    bounds = {k: v for k, v in SEARCH_BOUNDS.items() if k in known}
+    if "max_deployments" in known:
+        bounds["max_deployments"] = deployments
+    return attrs.evolve(config, **bounds)
+
+
 def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
             budget: float = 5.0, max_depth: int = MAX_DEPTH) -> Confirmation:
     """Search breadth-first from the initial state for a state in which a cancel
     step sees a view equivalent to ``view`` and the trace then breaks ``prop``."""
-    # small bounds keep the search quick: the view fixes the deployments, and whether a
-    # process runs matters, not how many instances it has
-    config = config or attrs.evolve(model.default_config(variant), max_instances=1,
-                                    max_deployments=view.m, max_droplets=2)
+    config = config or search_config(model, variant, view.m)
     key, c = view.key(), view.canceled
     chosen: dict[Any, tuple[Tick, sel.SelectionView]] = {}
     refuted: set = set()
@@ -243,6 +265,8 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
         if r.path is None:
             why = ("no reachable state shows it" if r.complete
                    else f"not reached within the search bound ({r.stopped})")
+            if refuted:
+                why += f"; {len(refuted)} state(s) showing it did not break {prop.name} given their history"
             return Confirmation(view, prop.name, None, figures, why)
         tick, reached = chosen[r.goal_state]
         session = _replay(model, variant, config, prop, r.path, tick)
@@ -256,6 +280,7 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
 # ---------------------------------------------------------------------------
 # The engine entry point
 # ---------------------------------------------------------------------------
+
 
 def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir: str | None,
            processes: int = PROCESSES, deployments: int = DEPLOYMENTS,
@@ -337,5 +362,7 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
                                "deployments": view.m, "view": view.describe(), "confirmed": True,
                                "search": outcome.search}
     v = session.violation
-    return result("violated", f"{g.name} ({view.describe()}): {v.message}", stats,
+    only = " (only when instance reports are unavailable)" if stats["selection"][g.name].get(
+        "holds_with_reports_available") else ""
+    return result("violated", f"{g.name}{only} ({view.describe()}): {v.message}", stats,
                   counterexample=path, trace_length=len(trace["steps"]), trace=trace)
