@@ -28,7 +28,8 @@ def matrix(results: list[Result], declared: bool) -> str:
                 verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
                 verdict = next((x for x in PRECEDENCE if x in verdicts), min(verdicts, default="-"))
                 cell = "VIOLATED" if verdict == "violated" else verdict
-                if declared and verdict not in INCONCLUSIVE and verdict != expected(model, v, p):
+                judged = verdict not in INCONCLUSIVE and verdict != "-"
+                if declared and judged and verdict != expected(model, v, p):
                     cell += " !"
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))

@@ -162,3 +162,17 @@ def test_cli_check_z3_json_exits_1_and_its_traces_replay(tmp_path, capsys):
     assert {r["property"] for r in found} >= {"app_stays_available", "cancel_restores_last_good"}
     assert all(r["stats"]["counterexample"]["confirmed"] for r in found)
     assert main(["replay", *[r["counterexample"] for r in found]]) == 1
+
+
+def test_inconclusive_verdicts_are_not_compared_with_declarations():
+    from deployspec.check import matches_declarations
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    results = [Result("capi", "capi-2022", "single_active_deployment", "z3", "n/a"),
+               Result("capi", "capi-safe", "app_stays_available", "z3", "unconfirmed"),
+               Result("capi", "capi-safe", "deployment_converges", "z3", "holds")]
+    assert matches_declarations(results)
+    assert "!" not in matrix(results, declared=True)
+    wrong = results + [Result("capi", "capi-safe", "cancel_restores_last_good", "z3", "violated")]
+    assert not matches_declarations(wrong) and "VIOLATED !" in matrix(wrong, declared=True)
