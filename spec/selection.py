@@ -191,16 +191,20 @@ class Symbolic:
         self.running = [z3.Int(f"running_{i}") for i in range(N)]
         self.state = [z3.Int(f"state_{j}") for j in range(M)]
         self.reason = [z3.Int(f"reason_{j}") for j in range(M)]
+        self._cache: dict[tuple, z3.ArithRef] = {}
 
     # ---- reading ----------------------------------------------------------
     def live(self, i: int) -> z3.BoolRef:
         return z3.IntVal(i) < self.n
 
     def _at(self, values: list, index: z3.ArithRef, default: int = -1) -> z3.ArithRef:
-        term: z3.ArithRef = z3.IntVal(default)
-        for k in reversed(range(len(values))):
-            term = z3.If(index == k, values[k], term)
-        return term
+        key = (id(values), index.get_id(), default)
+        if key not in self._cache:  # the same lookups recur in many constraints
+            term: z3.ArithRef = z3.IntVal(default)
+            for k in reversed(range(len(values))):
+                term = z3.If(index == k, values[k], term)
+            self._cache[key] = term
+        return self._cache[key]
 
     def owner_state(self, i: int) -> z3.ArithRef:
         """The state of the deployment that created process i (-1 if pushed)."""

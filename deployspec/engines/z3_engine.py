@@ -122,14 +122,13 @@ class Problem:
             opt.add(z3.Not(s.same_class(view)))
         # fewest processes and deployments, then the simplest story: fewest deployments
         # that left DEPLOYING, reports available, fewest running processes and the oldest
-        # ones, fewest instances
+        # ones (exact instance counts do not matter to the rules: not minimised, for speed)
         opt.minimize(s.n + s.m)
         opt.minimize(z3.Sum([z3.If(z3.And(s.exists(j), s.c != j, z3.Not(s.is_(j, "DEPLOYING"))), 1, 0)
                              for j in range(s.M)]))
         opt.minimize(z3.If(s.reports, 0, 1))
         opt.minimize(z3.Sum([z3.If(r > 0, 1, 0) for r in s.running]))
         opt.minimize(z3.Sum([z3.If(r > 0, i, 0) for i, r in enumerate(s.running)]))  # the oldest serve
-        opt.minimize(z3.Sum(s.desired))
         if opt.check() != z3.sat:
             return None
         return s.view(opt.model())
