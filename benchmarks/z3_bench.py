@@ -20,9 +20,9 @@ import sys
 import time
 
 import z3
+from deployspec.spec import selection as sel
 
 from deployspec.engines.z3_engine import Problem
-from deployspec.spec import selection as sel
 
 
 def bound(text: str) -> tuple[int, int]:
@@ -68,7 +68,7 @@ def main() -> None:
     for _ in range(args.runs):
         t = time.perf_counter()
         r = subprocess.run([sys.executable, "-m", "deployspec.cli", "check", "--model", "capi", "--variant",
-                            "capi-2022", "--engine", "z3", "--json"], capture_output=True)
+                            "capi-2022", "--engine", "z3", "--json"], check=False, capture_output=True)
         walls.append(time.perf_counter() - t)
     print(f"deployspec check --variant capi-2022 --engine z3 --json: exit {r.returncode}, "
           f"median {statistics.median(walls):.2f} s wall over {args.runs} runs")

@@ -11,6 +11,7 @@ deployment, as the cancel step would see it at the start of the next dispatch.
 
 from __future__ import annotations
 
+import attrs
 import pytest
 import z3
 from deployspec.reference.capi.actions import Tick
@@ -25,9 +26,14 @@ from deployspec.explorer import bfs
 from deployspec.models import get_model
 
 CAPI = get_model("capi")
-CONFIG = CAPI.config_type(max_instances=2, max_deployments=3, max_droplets=3)
-SYM = sel.Symbolic(CONFIG.max_deployments + 1, CONFIG.max_deployments)
+#: each variant's own configuration (its deployment options, e.g. canary plans), smaller
+BOUNDS = {"max_instances": 2, "max_deployments": 3, "max_droplets": 3}
+SYM = sel.Symbolic(BOUNDS["max_deployments"] + 1, BOUNDS["max_deployments"])
 VARIANTS = [v for v in sel.VARIANTS if v in CAPI.variants]
+
+
+def config_for(variant, **bounds):
+    return attrs.evolve(CAPI.default_config(variant), **{**BOUNDS, **bounds})
 
 
 class Checker:
@@ -44,7 +50,7 @@ class Checker:
         return self.seen[key]
 
 
-def cancel_step_views(variant, state) -> list[sel.SelectionView]:
+def cancel_step_views(variant, state, config) -> list[sel.SelectionView]:
     """What the rule sees from here: at the next dispatch's start (after degenerate
     finalization) for each CANCELING deployment, and during each dispatch the
     model offers (the spy records the real calls, mid-dispatch states included)."""
@@ -55,7 +61,7 @@ def cancel_step_views(variant, state) -> list[sel.SelectionView]:
             out.append(sel.SelectionView.of(start, d, True))
     if out:
         obs = CAPI.observe(state)
-        for action in CAPI.candidate_actions(obs, CONFIG):
+        for action in CAPI.candidate_actions(obs, config):
             if isinstance(action, Tick):
                 out += selection_inputs(variant, state, action)
     return out
@@ -70,15 +76,16 @@ def survivor_of(variant, view: sel.SelectionView) -> int:
 @given(choices=st.lists(st.integers(0, 10**6), min_size=5, max_size=30))
 def test_random_traces_reach_only_wellformed_cancel_steps(name, choices):
     variant = CAPI.variant(name)
+    config = config_for(variant)
     checker = Checker(sel.VARIANTS[name].family)
-    state = CAPI.initial_state(CONFIG)
+    state = CAPI.initial_state(config)
     for choice in choices:
-        actions = CAPI.candidate_actions(CAPI.observe(state), CONFIG)
+        actions = CAPI.candidate_actions(CAPI.observe(state), config)
         after = variant.step(state, actions[choice % len(actions)])
         if isinstance(after, Rejected):
             continue
         state = after
-        for view in cancel_step_views(variant, state):
+        for view in cancel_step_views(variant, state, config):
             assert not checker.broken(view), (checker.broken(view), view.describe())
 
 
@@ -87,11 +94,11 @@ def test_every_state_within_depth_is_wellformed(name):
     """Exhaustive up to a depth: the search's goal is a state that breaks a constraint."""
     variant = CAPI.variant(name)
     checker = Checker(sel.VARIANTS[name].family)
-    config = CAPI.config_type(max_instances=1, max_deployments=3, max_droplets=2)
+    config = config_for(variant, max_instances=1, max_droplets=2)
     bad = {}
 
     def goal(state, obs):
-        for view in cancel_step_views(variant, state):
+        for view in cancel_step_views(variant, state, config):
             if checker.broken(view):
                 bad["view"] = view
                 return True
@@ -112,9 +119,10 @@ def test_a_wrong_constraint_is_caught():
     from deployspec.reference.capi import Cancel, Deploy, Push
     from deployspec.reference.capi import Tick as T
 
-    state = CAPI.initial_state(CONFIG)
+    config = config_for(variant)
+    state = CAPI.initial_state(config)
     for action in (Push(1), Deploy(), Cancel(), Deploy(), Cancel(), T(failed=(0,))):
         state = variant.step(state, action)
-    views = cancel_step_views(variant, state)
+    views = cancel_step_views(variant, state, config)
     assert views and not all(SYM.evaluate(wrong, v) for v in views)
     assert all(not Checker(sel.TWO_ACTIVE).broken(v) for v in views)
