@@ -23,6 +23,7 @@ import z3
 from deployspec.spec import selection as sel
 
 from deployspec.engines.z3_engine import Problem
+from deployspec.models import get_model
 
 
 def bound(text: str) -> tuple[int, int]:
@@ -36,15 +37,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
 
+    capi = get_model("capi")
+    encodings = {name: enc for name, enc in sel.VARIANTS.items() if name in capi.variants}
+    traits = {name: sel.traits(capi.variant(name), enc) for name, enc in encodings.items()}
     print(f"{'variant':14} {'N x M':7} {'build':>7} " + " ".join(f"{p.name:>22}" for p in sel.PROPERTIES)
           + f" {'total':>7}")
     for N, M in args.bounds:
-        for name, enc in sel.VARIANTS.items():
+        for name, enc in encodings.items():
             builds, cells, totals = [], {p.name: [] for p in sel.PROPERTIES}, []
             verdicts = {}
             for _ in range(args.runs):
                 t = time.perf_counter()
-                problem = Problem(enc, N, M)
+                problem = Problem(enc, N, M, traits[name])
                 builds.append(problem.build_seconds)
                 for p in sel.PROPERTIES:
                     a = problem.analysis(p)
@@ -55,7 +59,7 @@ def main() -> None:
                            for p in sel.PROPERTIES)
             print(f"{name:14} {N}x{M:<5} {statistics.median(builds):>6.3f}s {row}"
                   f" {statistics.median(totals):>6.3f}s")
-        problem = Problem(sel.VARIANTS["capi-pr3084"], N, M)
+        problem = Problem(sel.VARIANTS["capi-pr3084"], N, M, traits["capi-pr3084"])
         solver = z3.Solver()
         solver.add(*problem.base, problem.s.reports,
                    z3.Not(sel.selection_property("survivor_runs").build(problem.s, problem.survivor)))

@@ -61,6 +61,15 @@ REASON_CODE = {r: i for i, r in enumerate(STATUS_REASONS)}
 #: families of designs, by what their DeploymentCreate supersedes
 TWO_ACTIVE = "two-active"  # before PR #3072: a CANCELING deployment stays active beside a new one
 ONE_ACTIVE = "one-active"  # PR #3072 onwards: at most one deployment is active
+#: a cancel step that destroys web processes only in the step that completes the cancel
+#: (CANCELED/CANCELED) and calls the rule before it has changed anything
+DESTROYS_AT_END = "cancel-destroys-at-end"
+#: the cancel steps known to do so (by name, so a variant from another module counts)
+DESTROYING_AT_END = frozenset({
+    "cancel_step_scale_then_destroy",  # before PR #4246
+    "cancel_step_destroy_then_scale",  # PR #4246: destroy, then scale, one transaction
+    "cancel_step_graceful",  # capi-safe: chosen once, the others destroyed on completion
+})
 
 
 # ---------------------------------------------------------------------------
@@ -317,7 +326,8 @@ class Symbolic:
 class Constraint:
     name: str
     doc: str
-    families: frozenset[str]
+    #: the traits of a design (``traits``) the constraint relies on
+    needs: frozenset[str]
     build: Callable[[Symbolic], z3.BoolRef]
 
 
@@ -334,7 +344,7 @@ def _pair_allowed(s: Symbolic, j: int, pairs) -> z3.BoolRef:
     return z3.Implies(s.exists(j), z3.Or([s.is_(j, st, rs) for st, rs in pairs]))
 
 
-BOTH = frozenset({TWO_ACTIVE, ONE_ACTIVE})
+ALWAYS: frozenset[str] = frozenset()
 FINAL_PAIRS = ((DEPLOYED, DEPLOYED), (DEPLOYED, SUPERSEDED), (DEPLOYED, DEGENERATE), (CANCELED, CANCELED))
 
 WELLFORMED: tuple[Constraint, ...] = (
@@ -342,34 +352,34 @@ WELLFORMED: tuple[Constraint, ...] = (
         "has_web_process",
         "The app has a web process: push creates one, and finalize, cancel and the "
         "scale step each keep one (the scale step never destroys the oldest).",
-        BOTH, lambda s: s.n >= 1),
+        ALWAYS, lambda s: s.n >= 1),
     Constraint(
         "canceled_is_canceling",
         "The dispatcher runs cancel steps for CANCELING deployments (CANCELING/CANCELING, "
         "written by DeploymentCancel), and no step earlier in the dispatch changes another "
         "deployment's state.",
-        BOTH, lambda s: s.is_(s.c, CANCELING, CANCELING)),
+        ALWAYS, lambda s: s.is_(s.c, CANCELING, CANCELING)),
     Constraint(
         "pushed_process_is_oldest",
         "Only push creates a web process without a deployment, and it is the first one.",
-        BOTH, lambda s: _all(z3.Implies(s.live(i), s.owner[i] != PUSHED) for i in range(1, s.N))),
+        ALWAYS, lambda s: _all(z3.Implies(s.live(i), s.owner[i] != PUSHED) for i in range(1, s.N))),
     Constraint(
         "creation_order",
         "A deployment creates its process when it is created, after every existing web "
         "process, so process order and deployment order agree.",
-        BOTH, lambda s: _all(z3.Implies(z3.And(s.live(k), s.owner[i] != PUSHED), s.owner[i] < s.owner[k])
+        ALWAYS, lambda s: _all(z3.Implies(z3.And(s.live(k), s.owner[i] != PUSHED), s.owner[i] < s.owner[k])
                              for i in range(s.N) for k in range(i + 1, s.N))),
     Constraint(
         "pushed_process_kept_until_wiped",
         "The pushed process is always the oldest, and the scale step never destroys the "
         "oldest (it stays at 0 instances); only finalize (DEPLOYED/DEPLOYED) and a completed "
         "cancel (CANCELED/CANCELED) destroy it.",
-        BOTH, lambda s: z3.Or([s.owner[0] == PUSHED] + [_wipe(s, j) for j in range(s.M)])),
+        ALWAYS, lambda s: z3.Or([s.owner[0] == PUSHED] + [_wipe(s, j) for j in range(s.M)])),
     Constraint(
         "finalize_keeps_only_its_process",
         "Finalize of deployment d destroys every web process but d's; every process created "
         "since belongs to a newer deployment.",
-        BOTH, lambda s: _all(z3.Implies(
+        ALWAYS, lambda s: _all(z3.Implies(
             z3.And(s.exists(j), s.is_(j, DEPLOYED, DEPLOYED), s.live(i), s.owner[i] != j),
             s.owner[i] > j) for j in range(s.M) for i in range(s.N))),
     Constraint(
@@ -377,7 +387,7 @@ WELLFORMED: tuple[Constraint, ...] = (
         "A completed cancel of deployment d left one web process; every process created "
         "before d's cancel completed (all created by d or earlier, or pushed) existed then, "
         "so at most one of them is live.",
-        BOTH, lambda s: _all(z3.Implies(
+        ALWAYS, lambda s: _all(z3.Implies(
             z3.And(s.exists(j), s.is_(j, CANCELED, CANCELED)),
             z3.Sum([z3.If(z3.And(s.live(i), s.owner[i] <= j), 1, 0) for i in range(s.N)]) <= 1)
             for j in range(s.M))),
@@ -385,7 +395,7 @@ WELLFORMED: tuple[Constraint, ...] = (
         "degenerate_has_no_process",
         "A deployment is finalized as DEPLOYED/DEGENERATE because its process is gone, "
         "and a destroyed process never comes back.",
-        BOTH, lambda s: _all(z3.Implies(s.live(i), z3.Not(s.is_(s.owner[i], DEPLOYED, DEGENERATE)))
+        ALWAYS, lambda s: _all(z3.Implies(s.live(i), z3.Not(s.is_(s.owner[i], DEPLOYED, DEGENERATE)))
                              for i in range(s.N))),
     # ---- before PR #3072 ----
     Constraint(
@@ -412,7 +422,7 @@ WELLFORMED: tuple[Constraint, ...] = (
         "process with instances, so every older process is at 0, and the step moved it only "
         "because every instance of the deploying process was RUNNING (it has at least one: "
         "it starts with one and cannot be scaled while DEPLOYING).",
-        frozenset({TWO_ACTIVE}),
+        frozenset({TWO_ACTIVE, DESTROYS_AT_END}),
         lambda s: z3.Or(
             s.canceled_process_live(),
             z3.Or([_wipe(s, j) for j in range(s.M)]),
@@ -433,18 +443,35 @@ WELLFORMED: tuple[Constraint, ...] = (
             z3.Implies(s.c != j, _pair_allowed(s, j, FINAL_PAIRS + ((CANCELED, SUPERSEDED),)))
             for j in range(s.M)])),
     Constraint(
-        "canceled_process_kept_and_not_oldest",
+        "canceled_process_not_oldest",
         "Since the canceled deployment was created nothing destroyed the oldest web process "
         "of that moment (no finalize: nothing newer was DEPLOYING; no other cancel step: the "
-        "state is re-checked under the lock) nor the canceled deployment's own process (its "
-        "own scale step never gives its last instance away).",
+        "state is re-checked under the lock; no scale step destroys the oldest), so the "
+        "canceled deployment's process is not the oldest.",
         frozenset({ONE_ACTIVE}),
-        lambda s: z3.And(s.canceled_process_live(), s.owner[0] != s.c)),
+        lambda s: s.owner[0] != s.c),
+    Constraint(
+        "canceled_process_kept",
+        "Nor was the canceled deployment's own process destroyed: its own scale step never "
+        "gives its last instance away, and its cancel step destroys nothing before it "
+        "completes.",
+        frozenset({ONE_ACTIVE, DESTROYS_AT_END}),
+        lambda s: s.canceled_process_live()),
 )
 
 
-def wellformed(s: Symbolic, family: str) -> list[z3.BoolRef]:
-    return [c.build(s) for c in WELLFORMED if family in c.families]
+def traits(variant, encoding: VariantEncoding) -> frozenset[str]:
+    """What the well-formedness constraints may rely on for this variant: its family,
+    and how its cancel step destroys processes."""
+    out = {encoding.family}
+    if getattr(variant.cancel_step, "__name__", None) in DESTROYING_AT_END:
+        out.add(DESTROYS_AT_END)
+    return frozenset(out)
+
+
+def wellformed(s: Symbolic, traits: frozenset[str]) -> list[z3.BoolRef]:
+    """The constraints that hold for a design with these traits."""
+    return [c.build(s) for c in WELLFORMED if c.needs <= traits]
 
 
 # ---------------------------------------------------------------------------

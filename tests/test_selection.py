@@ -93,7 +93,8 @@ def verdicts(variant: str, view: SelectionView) -> dict[str, bool]:
 
 
 def wellformed(view: SelectionView, family: str) -> dict[str, bool]:
-    return {c.name: SYM.evaluate(c.build(SYM), view) for c in sel.WELLFORMED if family in c.families}
+    traits = frozenset({family, sel.DESTROYS_AT_END})
+    return {c.name: SYM.evaluate(c.build(SYM), view) for c in sel.WELLFORMED if c.needs <= traits}
 
 
 def test_seed_view_is_wellformed_before_3072_only():

@@ -37,10 +37,11 @@ def config_for(variant, **bounds):
 
 
 class Checker:
-    """Evaluates a family's constraints on views, remembering verdicts."""
+    """Evaluates the constraints that hold for a variant on views, remembering verdicts."""
 
-    def __init__(self, family: str):
-        self.constraints = [(c.name, c.build(SYM)) for c in sel.WELLFORMED if family in c.families]
+    def __init__(self, variant):
+        traits = sel.traits(variant, sel.VARIANTS[variant.name])
+        self.constraints = [(c.name, c.build(SYM)) for c in sel.WELLFORMED if c.needs <= traits]
         self.seen: dict = {}
 
     def broken(self, view: sel.SelectionView) -> list[str]:
@@ -77,7 +78,7 @@ def survivor_of(variant, view: sel.SelectionView) -> int:
 def test_random_traces_reach_only_wellformed_cancel_steps(name, choices):
     variant = CAPI.variant(name)
     config = config_for(variant)
-    checker = Checker(sel.VARIANTS[name].family)
+    checker = Checker(variant)
     state = CAPI.initial_state(config)
     for choice in choices:
         actions = CAPI.candidate_actions(CAPI.observe(state), config)
@@ -93,7 +94,7 @@ def test_random_traces_reach_only_wellformed_cancel_steps(name, choices):
 def test_every_state_within_depth_is_wellformed(name):
     """Exhaustive up to a depth: the search's goal is a state that breaks a constraint."""
     variant = CAPI.variant(name)
-    checker = Checker(sel.VARIANTS[name].family)
+    checker = Checker(variant)
     config = config_for(variant, max_instances=1, max_droplets=2)
     bad = {}
 
@@ -125,4 +126,4 @@ def test_a_wrong_constraint_is_caught():
         state = variant.step(state, action)
     views = cancel_step_views(variant, state, config)
     assert views and not all(SYM.evaluate(wrong, v) for v in views)
-    assert all(not Checker(sel.TWO_ACTIVE).broken(v) for v in views)
+    assert all(not Checker(variant).broken(v) for v in views)

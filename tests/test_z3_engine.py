@@ -117,7 +117,7 @@ def test_broken_rule_is_caught_with_a_confirmed_minimal_counterexample(tmp_path)
     ce = r.stats["counterexample"]
     assert (ce["processes"], ce["deployments"], ce["confirmed"]) == (3, 2, True)
     # minimal: nothing with fewer processes plus deployments violates survivor_runs
-    problem = z3_engine.problem(encodings["capi-broken"], 8, 7)
+    problem = z3_engine.problem(encodings["capi-broken"], 8, 7, sel.traits(variant, encodings["capi-broken"]))
     solver = z3.Solver()
     solver.add(*problem.base, z3.Not(sel.selection_property("survivor_runs").build(problem.s, problem.survivor)),
                problem.s.n + problem.s.m < 5)

@@ -75,14 +75,15 @@ class Analysis:
 
 
 class Problem:
-    """One variant's rule over the well-formed views within (N, M), built once."""
+    """One variant's rule over the views within (N, M) that are well-formed for a
+    design with ``traits`` (``spec.selection.traits``), built once."""
 
-    def __init__(self, encoding: sel.VariantEncoding, N: int, M: int):
+    def __init__(self, encoding: sel.VariantEncoding, N: int, M: int, traits: frozenset[str]):
         started = time.perf_counter()
-        self.encoding, self.N, self.M = encoding, N, M
+        self.encoding, self.N, self.M, self.traits = encoding, N, M, traits
         self.s = sel.Symbolic(N, M)
         self.survivor = encoding.rule.encode(self.s)
-        self.base = self.s.domain() + sel.wellformed(self.s, encoding.family)
+        self.base = self.s.domain() + sel.wellformed(self.s, traits)
         self._solver = z3.Solver()
         self._solver.add(self.base)
         self._analyses: dict[str, Analysis] = {}
@@ -137,11 +138,11 @@ class Problem:
 _PROBLEMS: dict[tuple, Problem] = {}
 
 
-def problem(encoding: sel.VariantEncoding, N: int, M: int) -> Problem:
+def problem(encoding: sel.VariantEncoding, N: int, M: int, traits: frozenset[str]) -> Problem:
     """Cached: ``check`` asks once per spec property."""
-    key = (encoding, N, M)
+    key = (encoding, N, M, traits)
     if key not in _PROBLEMS:
-        _PROBLEMS[key] = Problem(encoding, N, M)
+        _PROBLEMS[key] = Problem(encoding, N, M, traits)
     return _PROBLEMS[key]
 
 
@@ -303,10 +304,11 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     guards = [p for p in sel.PROPERTIES if prop.name in p.guards]
     if not guards:
         return result("n/a", f"the selection rule does not bear on {prop.name}")
-    rule = problem(encoding, N, M)
+    rule = problem(encoding, N, M, sel.traits(variant, encoding))
     found = [rule.analysis(g) for g in guards]
     stats: dict[str, Any] = {
         "bounds": {"processes": N, "deployments": M},
+        "traits": sorted(rule.traits),
         # building the encoding plus proving these properties
         "solver_seconds": round(rule.build_seconds + sum(a.seconds for a in found), 3),
         "selection": {a.property: a.to_json() for a in found},
