@@ -126,3 +126,16 @@ def test_view_of_a_concrete_state_round_trips():
     state = DEAD_INTERIM.to_state()
     again = SelectionView.of(state, state.deployments[1], True)
     assert again == DEAD_INTERIM
+
+
+def test_traits_follow_the_cancel_step():
+    variant, enc = CAPI.variant("capi-pr3084"), sel.VARIANTS["capi-pr3084"]
+    assert sel.traits(variant, enc) == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END}
+
+    def cancel_step_roll_back(variant, state, deployment, reports):  # scales the others down first
+        return state
+
+    rolling_back = attrs.evolve(variant, cancel_step=cancel_step_roll_back)
+    assert sel.traits(rolling_back, enc) == {sel.ONE_ACTIVE}
+    kept = [c.name for c in sel.WELLFORMED if c.needs <= sel.traits(rolling_back, enc)]
+    assert "canceled_process_not_oldest" in kept and "canceled_process_kept" not in kept
