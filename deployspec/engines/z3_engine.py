@@ -101,11 +101,11 @@ class Problem:
             started = time.perf_counter()
             self._solver.push()
             self._solver.add(self._violation(prop, None))
-            holds = self._solver.check() == z3.unsat
+            holds = _decided(self._solver.check()) == z3.unsat
             with_reports = None
             if not holds:
                 self._solver.add(self.s.reports)
-                with_reports = self._solver.check() == z3.unsat
+                with_reports = _decided(self._solver.check()) == z3.unsat
             self._solver.pop()
             self._analyses[prop.name] = Analysis(prop.name, holds, time.perf_counter() - started,
                                                  with_reports)
@@ -130,9 +130,19 @@ class Problem:
         opt.minimize(z3.If(s.reports, 0, 1))
         opt.minimize(z3.Sum([z3.If(r > 0, 1, 0) for r in s.running]))
         opt.minimize(z3.Sum([z3.If(r > 0, i, 0) for i, r in enumerate(s.running)]))  # the oldest serve
-        if opt.check() != z3.sat:
+        if _decided(opt.check()) != z3.sat:
             return None
         return s.view(opt.model())
+
+
+class SolverUnknown(Exception):
+    """Z3 answered ``unknown``: no verdict can be claimed."""
+
+
+def _decided(answer: z3.CheckSatResult) -> z3.CheckSatResult:
+    if answer == z3.unknown:
+        raise SolverUnknown("Z3 could not decide the query")
+    return answer
 
 
 _PROBLEMS: dict[tuple, Problem] = {}
@@ -304,8 +314,11 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     guards = [p for p in sel.PROPERTIES if prop.name in p.guards]
     if not guards:
         return result("n/a", f"the selection rule does not bear on {prop.name}")
-    rule = problem(encoding, N, M, sel.traits(variant, encoding))
-    found = [rule.analysis(g) for g in guards]
+    try:
+        rule = problem(encoding, N, M, sel.traits(variant, encoding))
+        found = [rule.analysis(g) for g in guards]
+    except SolverUnknown as exc:
+        return result("error", str(exc))
     stats: dict[str, Any] = {
         "bounds": {"processes": N, "deployments": M},
         "traits": sorted(rule.traits),
@@ -326,8 +339,11 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
             left = budget - (time.perf_counter() - started)
             if left <= 0:
                 break
-            view = rule.minimal(g, symptom=prop.name if prop.name in sel.SYMPTOMS else None,
-                                exclude=tried)
+            try:
+                view = rule.minimal(g, symptom=prop.name if prop.name in sel.SYMPTOMS else None,
+                                    exclude=tried)
+            except SolverUnknown:
+                break
             if view is None:
                 break
             outcome = confirm(model, variant, view, prop, budget=left)
