@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     c = sub.add_parser("check", help="search variants for property violations")
-    c.add_argument("--model", help="capi (default: every model)")
+    c.add_argument("--model", help="capi or slots (default: every model)")
     c.add_argument("--variant", action="append", help="a variant (repeatable; default: all)")
     c.add_argument("--engine", default="hypothesis",
                    help="hypothesis (default), z3 (the selection rule, symbolically), "

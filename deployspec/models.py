@@ -37,6 +37,8 @@ class Model:
     lanes: str  # what one lane of a picture is: "web process" or "slot"
     #: obs -> (lanes text, deployments text) for ``show --format text``; None = the capi one
     render_state: Callable[[dict], tuple[str, str]] | None = None
+    #: column titles for those two texts; None = the capi ones
+    render_titles: tuple[str, str] | None = None
 
     def variant(self, name: str):
         try:
@@ -97,7 +99,31 @@ def _capi() -> Model:
     )
 
 
-_LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi}
+def _slots() -> Model:
+    from deployspec.reference import slots
+    from deployspec.reference.slots import model as slots_model
+    from deployspec.reference.slots.render import TITLES, render_state
+    from deployspec.spec import slots as slots_spec
+
+    return Model(
+        name="slots",
+        description="Azure App Service deployment slots fed by a container registry (cobalt #316)",
+        vocabulary=slots.VOCABULARY,
+        variants=slots.VARIANTS,
+        properties=slots_spec.PROPERTIES,
+        config_type=slots_model.SlotsConfig,
+        initial_state=slots_model.initial_state,
+        observe=slots.observe,
+        candidate_actions=slots_model.candidate_actions,
+        settle_action=slots_model.settle_action,
+        schema_file="slots.observation.schema.json",
+        lanes="slot",
+        render_state=render_state,
+        render_titles=TITLES,
+    )
+
+
+_LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi, "slots": _slots}
 _CACHE: dict[str, Model] = {}
 
 

@@ -49,6 +49,8 @@ def render(trace: dict[str, Any]) -> str:
         f"  {trace['violation']['message']}",
         "",
     ]
+    if trace.get("title"):
+        head.insert(1, f"  {trace['title']}")
     body = render_steps(
         get_model(trace["model"]), trace["steps"], trace["violation"]["step"], trace.get("settle_from")
     )
@@ -61,8 +63,9 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     """One line per step: the action, then each lane and the deployments after it."""
     state_of = model.render_state or capi_state
     plural = model.lanes + ("es" if model.lanes.endswith("s") else "s")
-    lanes_label = f"{plural} (R routable, s starting, x crashed)"
-    lines = [f"{'':2}{'#':>3}  {'action':34} {lanes_label:48} deployments"]
+    lanes_label, other = getattr(model, "render_titles", None) or (
+        f"{plural} (R routable, s starting, x crashed)", "deployments")
+    lines = [f"{'':2}{'#':>3}  {'action':34} {lanes_label:48} {other}"]
     for i, step in enumerate(steps):
         if settle_from is not None and i == settle_from:
             lines.append(f"{'':6}-- users stop; the platform settles --")

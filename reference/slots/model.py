@@ -1,0 +1,130 @@
+"""The slots model as the engines see it: bounds, actions to try, settling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from deployspec.spec.slots import resolve
+
+from .actions import (
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
+)
+from .state import (
+    DOCKER_ENABLE_CI,
+    EMPTY,
+    PRODUCTION,
+    STAGING,
+    Instance,
+    Registry,
+    Site,
+    SlotsState,
+)
+
+
+@attrs.frozen
+class SlotsConfig:
+    """Bounds of the explored behaviour, and the one configuration question of the issue."""
+
+    #: instances of the App Service plan at the start (each slot runs one container per instance)
+    instances: int = 2
+    #: the plan scales out to at most this many instances
+    max_instances: int = 3
+    #: builds pushed at most (generous: a moving tag is what the tag designs break on,
+    #: and random search finds their violations reliably only if pushes keep coming)
+    max_pushes: int = 8
+    #: DOCKER_ENABLE_CI marked "deployment slot setting": it stays with the slot name
+    #: instead of travelling with the content in a swap (an ordinary app setting travels)
+    ci_sticky: bool = False
+    #: platform steps allowed for the settle phase
+    settle_steps: int = 20
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SlotsConfig:
+        known = {f.name: f for f in attrs.fields(cls)}
+        unknown = set(data) - set(known)
+        if unknown:
+            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+        for name, value in data.items():
+            want = bool if known[name].type in (bool, "bool") else int
+            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+                raise ValueError(f"{name} must be {'true or false' if want is bool else 'an integer'}")
+        config = cls(**data)
+        if not 1 <= config.instances <= config.max_instances:
+            raise ValueError("need 1 <= instances <= max_instances")
+        if config.max_pushes < 0 or config.settle_steps < 0:
+            raise ValueError("max_pushes and settle_steps must be >= 0")
+        return config
+
+
+def initial_state(config: SlotsConfig) -> SlotsState:
+    """Both slots just created, as every design's Terraform makes them before any image
+    is set: no content (``linux_fx_version = "DOCKER"``), nothing in the registry."""
+    empty = tuple(Instance(None, EMPTY) for _ in range(config.instances))
+    return SlotsState(
+        registry=Registry(),
+        sites=(Site("A", instances=empty), Site("B", instances=empty)),
+        slot_setting_names=(DOCKER_ENABLE_CI,) if config.ci_sticky else (),
+    )
+
+
+def candidate_actions(obs: dict, config: SlotsConfig) -> list:
+    """Every action worth trying from an observation, simplest first (for shrinking).
+
+    A pull that would land what an instance already has changes nothing, so
+    restarts, recycles and retries are offered only where they would change it;
+    ``validate`` only when it would pass. Refusals and no-ops waste search steps.
+    """
+    out: list = []
+    reg = obs["registry"]
+    if len(reg["digests"]) < config.max_pushes:
+        out += [Push(True), Push(False)]
+    out += [SetImage(STAGING), SetImage(PRODUCTION), Swap()]
+    staging = obs["slots"][STAGING]["instances"]
+    if all(i["status"] == "running" for i in staging):
+        out.append(Validate())
+    if reg["pending_deliveries"]:
+        out.append(DeliverWebhook())
+    for slot in (PRODUCTION, STAGING):
+        stale = _stale(reg, obs["slots"][slot])
+        if stale:
+            out.append(Restart(slot))
+        for i in stale:
+            out.append(Recycle(slot, i))
+            if obs["slots"][slot]["instances"][i]["status"] == "crash_loop":
+                out.append(CrashRetry(slot, i))
+    if len(obs["slots"][PRODUCTION]["instances"]) < config.max_instances:
+        out.append(ScaleOut())
+    return out
+
+
+def _stale(registry: dict, slot: dict) -> list[int]:
+    """Instances a pull would change: their digest is not what the reference resolves to."""
+    now = resolve(registry, slot["image"])
+    return [i for i, inst in enumerate(slot["instances"]) if inst["digest"] != now]
+
+
+def settle_action(obs: dict) -> Any:
+    """What the platform does when users stay away: deliver queued pushes, and retry
+    failing containers whose reference now resolves to something else (a retry
+    that would pull the same thing changes nothing, so settling stops there)."""
+    reg = obs["registry"]
+    if reg["pending_deliveries"]:
+        return DeliverWebhook()
+    for slot in (PRODUCTION, STAGING):
+        s = obs["slots"][slot]
+        for i in _stale(reg, s):
+            if s["instances"][i]["status"] == "crash_loop":
+                return CrashRetry(slot, i)
+    return None

@@ -1,0 +1,43 @@
+"""The text picture of a slots observation, for ``deployspec show``.
+
+``production A release: 1 1`` reads: the name production routes to site A, whose
+reference is the tag ``release`` (``@1`` for a digest, ``-`` for none); its
+instances run digest 1 (``x1`` failing to start on 1, ``x?`` nothing to pull, ``.`` empty).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TITLES = ("slots (digest per instance, x failing, . empty)", "registry")
+
+
+def _instance(i: dict[str, Any]) -> str:
+    if i["status"] == "empty":
+        return "."
+    mark = "x" if i["status"] == "crash_loop" else ""
+    return f"{mark}{'?' if i['digest'] is None else i['digest']}"
+
+
+def _slot(name: str, s: dict[str, Any]) -> str:
+    img = s["image"]
+    ref = "-" if img is None else (img["tag"] if "tag" in img else f"@{img['digest']}")
+    ci = "+ci" if any(x["name"] == "DOCKER_ENABLE_CI" and x["value"] for x in s["settings"]) else ""
+    return f"{name[:4]} {s['site']}{ci} {ref}: {' '.join(_instance(i) for i in s['instances'])}"
+
+
+def render_state(obs: dict[str, Any]) -> tuple[str, str]:
+    lanes = " | ".join(_slot(n, obs["slots"][n]) for n in ("production", "staging"))
+    reg = obs["registry"]
+    tags = " ".join(f"{t}={d}" for t, d in reg["tags"].items()) or "no tags"
+    bad = [str(d["id"]) for d in reg["digests"] if not d["healthy"]]
+    parts = [tags]
+    if bad:
+        parts.append("bad=" + ",".join(bad))
+    if reg["pending_deliveries"]:
+        parts.append(f"hooks={reg['pending_deliveries']}")
+    if obs["validated"]:
+        parts.append("ok=" + ",".join(map(str, obs["validated"])))
+    if obs["last_swap"] == "aborted":
+        parts.append("swap aborted")
+    return lanes, " ".join(parts)

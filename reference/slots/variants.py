@@ -1,0 +1,190 @@
+"""The three slot designs of cobalt #316, as variants of one model.
+
+They differ in two rules only: how ``set_image`` writes the image reference
+(the mutable ``:release`` tag, or the digest the pipeline just built), and
+whether applying production's configuration also turns on DOCKER_ENABLE_CI
+and registers the registry webhook. Swap, restarts, pulls and deliveries are
+shared, so the diff between two variants reads like the upstream change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+from deployspec.reference.core import Action, Rejected
+
+from . import platform
+from .actions import (
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
+)
+from .state import (
+    DOCKER_ENABLE_CI,
+    PRODUCTION,
+    RELEASE,
+    RUNNING,
+    STAGING,
+    Image,
+    SlotsState,
+    Webhook,
+)
+from .swap import swap
+
+ALL_PROPERTIES = frozenset(
+    {
+        "production_runs_only_released_images",
+        "rollback_restores_previous",
+        "push_does_not_touch_production",
+        "slot_runs_one_version",
+        "no_latent_drift",
+    }
+)
+
+#: reference rule: the state after a push -> the reference set_image writes, or a refusal
+ReferenceRule = Callable[[SlotsState], "Image | Rejected"]
+
+
+def mutable_tag(state: SlotsState) -> Image | Rejected:
+    """``DOCKER|<registry>/<image>:release``: whatever the tag points to at each pull."""
+    return Image(tag=RELEASE)
+
+
+def immutable_reference(state: SlotsState) -> Image | Rejected:
+    """The digest (or never-reused build tag) of the build the pipeline just pushed,
+    as "Image tag best practices" recommends for deployments."""
+    digest = state.registry.resolve(Image(tag=RELEASE))
+    if digest is None:
+        return Rejected("nothing built yet: no digest to deploy")
+    return Image(digest=digest)
+
+
+@attrs.frozen
+class SlotsVariant:
+    """One design of an App Service app with staging and production slots."""
+
+    name: str
+    summary: str
+    upstream: str
+    #: properties this design is known to violate
+    declares: frozenset[str]
+    reference: ReferenceRule
+    #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
+    #: a registry-wide webhook at production's CI/CD URL (cobalt before PR #324)
+    terraform_webhook: bool
+    doc: str = ""
+    model: str = "slots"
+
+    def set_image(self, state: SlotsState, slot: str) -> SlotsState | Rejected:
+        """Write the slot's ``linuxFxVersion``; a changed setting restarts the slot."""
+        image = self.reference(state)
+        if isinstance(image, Rejected):
+            return image
+        site = attrs.evolve(state.site(slot), image=image)
+        if self.terraform_webhook and slot == PRODUCTION:
+            site = site.with_setting(DOCKER_ENABLE_CI, True)
+            if state.registry.webhook is None:
+                state = state.with_registry(webhook=Webhook(target=PRODUCTION, scope=None))
+        return platform.restart(state.with_site(slot, site), slot)
+
+    def step(self, state: SlotsState, action: Action) -> SlotsState | Rejected:
+        """Apply one action; a refusal leaves the state as it was."""
+        match action:
+            case Push():
+                return platform.push(state, action.healthy)
+            case DeliverWebhook():
+                return platform.deliver_webhook(state)
+            case SetImage():
+                return self.set_image(state, action.slot)
+            case Validate():
+                return validate(state)
+            case Swap():
+                return swap(state)
+            case Restart():
+                return platform.restart(state, action.slot)
+            case ScaleOut():
+                return platform.scale_out(state)
+            case Recycle():
+                return platform.restart_instance(state, action.slot, action.instance)
+            case CrashRetry():
+                return platform.crash_retry(state, action.slot, action.instance)
+        return Rejected(f"{action.kind!r} is not an App Service slots action")
+
+
+def validate(state: SlotsState) -> SlotsState | Rejected:
+    """The pipeline's check of staging passes only if every instance runs an image."""
+    instances = state.site(STAGING).instances
+    if not instances or any(i.status != RUNNING for i in instances):
+        return Rejected("validation fails: staging is not running an image on every instance")
+    digests = tuple(sorted({i.digest for i in instances}))
+    return attrs.evolve(state, validated=state.validated + tuple(d for d in digests if d not in state.validated))
+
+
+SLOTS_WEBHOOK_TAG = SlotsVariant(
+    name="slots-webhook-tag",
+    summary="cobalt before PR #324: registry-wide webhook to production's CD URL, :release tag",
+    upstream=(
+        "microsoft/cobalt 242e0a9a76d172eee1403983a9d7641a92086306 (parent of PR #324): "
+        "infra/modules/providers/azure/app-service/main.tf (DOCKER_ENABLE_CI on the site, "
+        "null_resource.acr_webhook_creation: az acr webhook create without --scope, --uri "
+        "from show-cd-url without --slot)"
+    ),
+    declares=ALL_PROPERTIES,
+    reference=mutable_tag,
+    terraform_webhook=True,
+    doc=(
+        "As coded, not as the design doc described: Terraform set DOCKER_ENABLE_CI=true and "
+        "the :release tag on the production site only (the staging slot had no app_settings "
+        "or site_config), and the ACR webhook had no scope and posted to the production "
+        "site's CD URL. Every push therefore restarts whatever content holds the name "
+        "production (if it carries DOCKER_ENABLE_CI), which pulls the moved tag. Both slots "
+        "sit on one mutable tag once the pipeline or portal sets staging's image."
+    ),
+)
+
+SLOTS_PIPELINE_TAG = attrs.evolve(
+    SLOTS_WEBHOOK_TAG,
+    name="slots-pipeline-tag",
+    summary="PR #324: no webhook, no DOCKER_ENABLE_CI; the pipeline sets the :release tag",
+    upstream=(
+        "microsoft/cobalt c4127bad73b3fcf31b2de6e22d45d8c304238c3a (PR #324): main.tf drops "
+        "DOCKER_ENABLE_CI and the webhook, adds ignore_changes on linux_fx_version; the SR "
+        "template (appdev.tf) still passes image = <name>:release to both slots"
+    ),
+    declares=ALL_PROPERTIES - {"push_does_not_touch_production"},
+    terraform_webhook=False,
+    doc=(
+        "A push no longer restarts anything, but every pull still re-resolves the mutable "
+        "tag: a restart, host move, scale-out, crash retry or the swap's own restarts can "
+        "bring an unreviewed image into production, and swapping back does not restore "
+        "the previous digest. PR #324 added no unique-tag or digest policy."
+    ),
+)
+
+SLOTS_PIPELINE_IMMUTABLE = attrs.evolve(
+    SLOTS_PIPELINE_TAG,
+    name="slots-pipeline-immutable",
+    summary="PR #324 + Microsoft's guidance: a digest (never-reused tag) on staging, validate, swap",
+    upstream=(
+        "cobalt c4127bad73 (PR #324) plus ACR \"Image tag best practices\" (unique tags for "
+        "deployments) and App Service \"deployment slots\" (deploy to staging, swap)"
+    ),
+    declares=frozenset(),
+    reference=immutable_reference,
+    doc=(
+        "The pipeline writes the digest of the build it just pushed. A reference that "
+        "cannot move makes every pull land the same image, so restarts, retries, "
+        "scale-outs and the swap's restarts cannot change what a slot runs."
+    ),
+)
+
+VARIANTS: dict[str, SlotsVariant] = {
+    v.name: v for v in (SLOTS_WEBHOOK_TAG, SLOTS_PIPELINE_TAG, SLOTS_PIPELINE_IMMUTABLE)
+}

@@ -1,0 +1,155 @@
+"""What an App Service app with staging and production slots must guarantee.
+
+Each property reads observations (``slots.observation.schema.json``) and the
+trace so far, and names the report it protects against: the four failure
+scenarios of microsoft/cobalt #316 ("Remove ACR Pull in favor of managing
+container settings in App Dev CD"), and Microsoft's advice to deploy unique
+tags or digests ("Image tag best practices").
+"""
+
+from __future__ import annotations
+
+from .core import Observation, Step, state_property, trace_property
+
+MODEL = "slots"
+SLOTS = ("production", "staging")
+
+
+def resolve(registry: dict, image: dict | None) -> int | None:
+    """The digest a pull of an observed image reference would get now (None: nothing)."""
+    if image is None:
+        return None
+    if "digest" in image:
+        return image["digest"]
+    return registry["tags"].get(image["tag"])
+
+
+def digests(obs: Observation, slot: str) -> frozenset[int]:
+    """Digests the slot's containers run (or fail to start on)."""
+    return frozenset(i["digest"] for i in obs["slots"][slot]["instances"] if i["digest"] is not None)
+
+
+def _names(ds) -> str:
+    return ", ".join(f"d{d}" for d in sorted(ds)) or "nothing"
+
+
+def _swapped(step: Step) -> bool:
+    """A swap completed in this step: the name production routes to another site."""
+    return step.after["slots"]["production"]["site"] != step.before["slots"]["production"]["site"]
+
+
+@trace_property(MODEL, initial=frozenset())
+def production_runs_only_released_images(released, step: Step):
+    """Production runs only images someone released to it: the digest a deliberate
+    ``set_image`` on production resolved to, or what staging ran when a swap promoted it.
+
+    cobalt #316 scenarios 2, 3 and 4: a crash retry, a restart or scale-out, or a
+    first start re-resolves a mutable tag and "it is deployed unexpectedly to production".
+    """
+    if step.rejected is None:
+        if step.action["type"] == "set_image" and step.action["slot"] == "production":
+            released = released | digests(step.after, "production")
+        elif step.action["type"] == "swap" and _swapped(step):
+            released = released | digests(step.before, "staging")
+    stray = digests(step.after, "production") - released
+    if stray:
+        validated = step.after["validated"]
+        return released, (
+            f"production runs {_names(stray)} after step {step.index} ({step.action['type']}), "
+            f"never released to it (released: {_names(released)}; validated in staging: "
+            f"{_names(validated)})"
+        )
+    return released, None
+
+
+@trace_property(MODEL, initial=None)
+def rollback_restores_previous(armed, step: Step):
+    """Swapping back after a swap, with nothing deployed in between, puts back the
+    digests production ran before the first swap: rollback is "swap the same two
+    slots again" in the App Service documentation.
+
+    cobalt #316 scenario 1: A, now staging, picks up B's image on its restart, so
+    the rollback swap puts the bad image back in production. Only a ``set_image``
+    between the swaps (deploying something else) changes what "previous" means;
+    pushes, restarts, scale-outs and validations are what a rollback must survive.
+    """
+    if step.rejected is not None:
+        return armed, None
+    if step.action["type"] == "swap" and _swapped(step):
+        message = None
+        now = digests(step.after, "production")
+        if armed is not None and now != armed:
+            message = (
+                f"swap back at step {step.index} left production on {_names(now)}, "
+                f"not the {_names(armed)} it ran before the previous swap"
+            )
+        return digests(step.before, "production"), message
+    if step.action["type"] == "set_image":
+        return None, None
+    return armed, None
+
+
+@trace_property(MODEL, initial=None)
+def push_does_not_touch_production(memory, step: Step):
+    """A push to the registry (and its webhook delivery) does not change what
+    production runs: only a deliberate release does.
+
+    cobalt #316 (the webhook as the deploy trigger) and #299 (a registry-wide
+    webhook made every push redeploy); PR #324 removed the webhook for this.
+    """
+    if step.rejected is None and step.action["type"] in ("push", "deliver_webhook"):
+        was, now = step.before["slots"]["production"], step.after["slots"]["production"]
+        if was["instances"] != now["instances"]:
+            return memory, (
+                f"{step.action['type']} at step {step.index} changed production (site "
+                f"{now['site']}) from {_names(digests(step.before, 'production'))} to "
+                f"{_names(digests(step.after, 'production'))}"
+            )
+    return memory, None
+
+
+@state_property(MODEL)
+def slot_runs_one_version(obs: Observation) -> str | None:
+    """Every running instance of a slot runs the same digest.
+
+    cobalt #316 scenario 3 ("possibly only on some instances"); "Image tag best
+    practices": with a stable tag, a new node pulls a newer version than the others.
+    The issue asks for this once a slot has settled; the model's restarts are atomic,
+    so every observation is settled, and a container failing to start serves nothing.
+    """
+    for slot in SLOTS:
+        ds = {i["digest"] for i in obs["slots"][slot]["instances"] if i["status"] == "running"}
+        if len(ds) > 1:
+            return f"{slot} serves {_names(ds)} on different instances"
+    return None
+
+
+@state_property(MODEL)
+def no_latent_drift(obs: Observation) -> str | None:
+    """What a restart would run is what runs: each instance's digest is what its slot's
+    image reference resolves to now.
+
+    cobalt #316 scenario 3 ("possibly a very delayed impact"): the harm is set up
+    by the push, long before a restart reveals it.
+    """
+    reg = obs["registry"]
+    for slot in SLOTS:
+        s = obs["slots"][slot]
+        now = resolve(reg, s["image"])
+        for i, inst in enumerate(s["instances"]):
+            if inst["digest"] != now:
+                ref = s["image"]["tag"] if s["image"] and "tag" in s["image"] else "its reference"
+                return (
+                    f"{slot} instance {i} runs {_names({inst['digest']} - {None})} but {ref} "
+                    f"now resolves to {_names({now} - {None})}: a restart would change it"
+                )
+    return None
+
+
+PROPERTIES = (
+    production_runs_only_released_images,
+    rollback_restores_previous,
+    push_does_not_touch_production,
+    slot_runs_one_version,
+    no_latent_drift,
+)

@@ -1,0 +1,185 @@
+"""The slots reference model: pulls, the swap's phases, webhook deliveries, variants."""
+
+import json
+
+import attrs
+import jsonschema
+import pytest
+from deployspec.reference.core import Rejected
+from deployspec.reference.slots import VARIANTS, from_observation, observe
+from deployspec.reference.slots.actions import (
+    CrashRetry,
+    DeliverWebhook,
+    Push,
+    Recycle,
+    Restart,
+    ScaleOut,
+    SetImage,
+    Swap,
+    Validate,
+)
+from deployspec.reference.slots.model import (
+    SlotsConfig,
+    candidate_actions,
+    initial_state,
+    settle_action,
+)
+
+from deployspec.models import get_model
+
+SLOTS = get_model("slots")
+WEBHOOK, TAG, IMMUTABLE = (VARIANTS[n] for n in
+                           ("slots-webhook-tag", "slots-pipeline-tag", "slots-pipeline-immutable"))
+
+
+def run(variant, actions, config=None):
+    state = initial_state(config or SlotsConfig())
+    for a in actions:
+        result = variant.step(state, a)
+        assert not isinstance(result, Rejected), (a, result)
+        state = result
+    return state
+
+
+def served(state, slot):
+    return [(i.digest, i.status) for i in state.site(slot).instances]
+
+
+def test_every_pull_re_resolves_a_tag_but_not_a_digest():
+    steps = [Push(), SetImage("production"), Push(), Restart("production")]
+    assert served(run(TAG, steps), "production") == [(1, "running")] * 2
+    assert served(run(IMMUTABLE, steps), "production") == [(0, "running")] * 2
+
+
+def test_recycle_and_scale_out_pull_one_container_each():
+    state = run(TAG, [Push(), SetImage("production"), Push(), Recycle("production", 1)])
+    assert served(state, "production") == [(0, "running"), (1, "running")]
+    state = TAG.step(state, ScaleOut())
+    assert [i.digest for i in state.site("production").instances] == [0, 1, 1]
+    assert len(state.site("staging").instances) == 3  # the plan is shared by both slots
+
+
+def test_crash_retry_only_for_a_failing_container():
+    state = run(TAG, [Push(healthy=False), SetImage("production")])
+    assert served(state, "production") == [(0, "crash_loop")] * 2
+    assert isinstance(TAG.step(run(TAG, [Push(), SetImage("production")]), CrashRetry("production", 0)), Rejected)
+    state = TAG.step(TAG.step(state, Push()), CrashRetry("production", 0))
+    assert served(state, "production") == [(1, "running"), (0, "crash_loop")]
+
+
+def test_swap_trades_names_and_restarts_both_sites():
+    state = run(TAG, [Push(), SetImage("production"), Push(), SetImage("staging"), Push(), Swap()])
+    assert (state.site("production").name, state.site("staging").name) == ("B", "A")
+    assert served(state, "production") == [(2, "running")] * 2  # phase 1: the source pulled again
+    assert served(state, "staging") == [(2, "running")] * 2  # phase 5: the old production did too
+    assert state.last_swap == "completed"
+
+
+def test_swap_aborts_when_the_source_fails_to_start():
+    state = run(IMMUTABLE, [Push(), SetImage("production"), Push(healthy=False), SetImage("staging")])
+    after = IMMUTABLE.step(state, Swap())
+    assert after.site("production") == state.site("production")  # the target stays online, untouched
+    assert after.last_swap == "aborted" and after.site("staging").name == "B"
+
+
+def test_abort_still_pulls_again_on_the_source():
+    state = run(TAG, [Push(), SetImage("production"), Push(healthy=False), SetImage("staging"), Push()])
+    state = attrs.evolve(state, registry=attrs.evolve(state.registry, digests=(True, False, False)))
+    after = TAG.step(state, Swap())
+    assert after.last_swap == "aborted" and served(after, "staging") == [(2, "crash_loop")] * 2
+
+
+def test_webhook_posts_to_production_and_pulls_the_configured_reference():
+    state = run(WEBHOOK, [Push(), SetImage("production"), SetImage("staging"), Push()])
+    assert state.registry.pending == 1 and state.registry.webhook.scope is None
+    state = WEBHOOK.step(state, DeliverWebhook())
+    assert served(state, "production") == [(1, "running")] * 2
+    assert served(state, "staging") == [(0, "running")] * 2  # no webhook points at staging
+    assert isinstance(WEBHOOK.step(state, DeliverWebhook()), Rejected)
+
+
+@pytest.mark.parametrize("sticky, production_restarts", [(False, False), (True, True)])
+def test_docker_enable_ci_travels_with_the_content_unless_sticky(sticky, production_restarts):
+    config = SlotsConfig(ci_sticky=sticky)
+    state = run(WEBHOOK, [Push(), SetImage("production"), SetImage("staging"), Swap(), Push()], config)
+    assert state.site("production").setting("DOCKER_ENABLE_CI") is sticky
+    assert state.site("staging").setting("DOCKER_ENABLE_CI") is not sticky
+    after = WEBHOOK.step(state, DeliverWebhook())
+    changed = served(after, "production") != served(state, "production")
+    assert changed is production_restarts
+
+
+def test_pipeline_variants_have_no_webhook():
+    for v in (TAG, IMMUTABLE):
+        state = run(v, [Push(), SetImage("production"), Push()])
+        assert state.registry.webhook is None and state.registry.pending == 0
+        assert not state.site("production").setting("DOCKER_ENABLE_CI")
+
+
+def test_immutable_reference_needs_a_build():
+    assert isinstance(IMMUTABLE.step(initial_state(SlotsConfig()), SetImage("staging")), Rejected)
+    state = run(IMMUTABLE, [Push(), SetImage("staging")])
+    assert state.site("staging").image.digest == 0
+
+
+def test_validate_records_staging_only_when_it_runs():
+    assert isinstance(TAG.step(initial_state(SlotsConfig()), Validate()), Rejected)
+    state = run(TAG, [Push(), SetImage("staging"), Validate()])
+    assert state.validated == (0,)
+
+
+def test_variants_differ_only_in_the_reference_rule_and_the_webhook():
+    shared = {"name", "summary", "upstream", "doc", "declares"}
+    diff = lambda a, b: {f.name for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)}
+    assert diff(WEBHOOK, TAG) - shared == {"terraform_webhook"}
+    assert diff(TAG, IMMUTABLE) - shared == {"reference"}
+
+
+def test_observation_matches_schema_and_round_trips():
+    validator = jsonschema.Draft202012Validator(SLOTS.schema())
+    state = run(WEBHOOK, [Push(), SetImage("production"), Push(False), SetImage("staging"), Swap(), Push()],
+                SlotsConfig(ci_sticky=True))
+    obs = observe(state)
+    validator.validate(obs)
+    assert observe(from_observation(json.loads(json.dumps(obs)))) == obs
+
+
+def test_candidates_skip_pulls_that_change_nothing():
+    obs = observe(run(TAG, [Push(), SetImage("production")]))
+    kinds = {a.kind for a in candidate_actions(obs, SlotsConfig())}
+    assert "restart" not in kinds and "recycle" not in kinds and "crash_retry" not in kinds
+    obs = observe(run(TAG, [Push(), SetImage("production"), Push()]))
+    assert Restart("production") in candidate_actions(obs, SlotsConfig())
+    assert Push() not in candidate_actions(obs, SlotsConfig(max_pushes=2))
+
+
+def test_settling_delivers_and_retries_until_nothing_changes():
+    state = run(WEBHOOK, [SetImage("production"), Push()])
+    seen = []
+    while (a := settle_action(observe(state))) is not None:
+        seen.append(a.kind)
+        state = WEBHOOK.step(state, a)
+    assert seen == ["deliver_webhook"]
+    state = run(TAG, [SetImage("staging"), Push()])
+    assert settle_action(observe(state)) == CrashRetry("staging", 0)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"instances": 0}, "instances"),
+    ({"ci_sticky": 1}, "true or false"),
+    ({"max_pushes": True}, "integer"),
+    ({"bogus": 1}, "unknown"),
+])
+def test_config_from_json_refuses_bad_input(data, message):
+    with pytest.raises(ValueError, match=message):
+        SlotsConfig.from_json(data)
+
+
+def test_config_round_trips():
+    config = SlotsConfig(ci_sticky=True, max_pushes=3)
+    assert SlotsConfig.from_json(config.to_json()) == config
+
+
+def test_bad_slot_name_is_a_one_line_action_error():
+    with pytest.raises(ValueError, match="slot must be production or staging, got 'prod'"):
+        SLOTS.action({"type": "set_image", "slot": "prod"})

@@ -1,0 +1,67 @@
+"""cobalt #316's four scenarios: the committed traces are what the scenarios build, and
+the scenario x variant table in docs/findings-slots.md is what replaying them shows."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from deployspec.reference.slots.scenarios import SCENARIOS, build
+
+from deployspec import traces
+from deployspec.cli import main
+from deployspec.models import get_model
+from deployspec.replay import replay
+
+ROOT = Path(__file__).parent.parent
+DIR = ROOT / "counterexamples" / "slots"
+SLOTS = get_model("slots")
+NAMES = [s.name for s in SCENARIOS]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=NAMES)
+def test_committed_trace_is_the_scenario(scenario):
+    committed = traces.load(DIR / f"{scenario.name}.json")
+    fresh = json.loads(json.dumps(build(scenario)))
+    for key in ("variant", "config", "property", "violation", "steps", "title"):
+        assert committed[key] == fresh[key], key
+
+
+def _table() -> dict[tuple[str, str], str]:
+    """Rows of the findings table: (scenario number, variant) -> 'breaks'/'holds'."""
+    text = (ROOT / "docs" / "findings-slots.md").read_text()
+    head = next(line for line in text.splitlines() if line.startswith("| scenario"))
+    variants = [c.strip().strip("`") for c in head.strip("|").split("|")[1:]]
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"\| (\d) ", line)
+        if m:
+            cells = [c.strip() for c in line.strip("|").split("|")[1:]]
+            for v, cell in zip(variants, cells):
+                out[(m.group(1), v)] = "breaks" if cell.startswith("**breaks") else "holds"
+    return out
+
+
+def test_findings_table_is_what_replay_shows():
+    table = _table()
+    assert len(table) == len(SCENARIOS) * len(SLOTS.variants)
+    for i, scenario in enumerate(SCENARIOS, 1):
+        trace = traces.load(DIR / f"{scenario.name}.json")
+        for variant in SLOTS.variants:
+            shown = "breaks" if replay(trace, variant=variant).reproduced else "holds"
+            assert table[(str(i), variant)] == shown, (scenario.name, variant)
+
+
+def test_replay_exit_statuses(capsys):
+    files = [str(p) for p in sorted(DIR.glob("*.json"))]
+    assert main(["replay", *files]) == 1
+    out = capsys.readouterr().out
+    assert out.count("reproduces on slots-") == len(files)
+    assert main(["replay", *files, "--variant", "slots-pipeline-immutable"]) == 0
+    assert "reproduces on" not in capsys.readouterr().out.replace("does not reproduce on", "")
+
+
+def test_show_draws_a_scenario(capsys):
+    assert main(["show", str(DIR / "scenario-1-rollback-by-swap.json")]) == 0
+    out = capsys.readouterr().out
+    assert "cobalt #316 scenario 1" in out and ">>  6  swap()" in out and "registry" in out
