@@ -56,15 +56,15 @@ def _scalar_text(key: str, value: Any) -> str | None:
     return None
 
 
-def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
-    """``{lane key: (label, [instance status, ...])}`` from any observation.
+def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str], list[str]]]:
+    """``{lane key: (label, [instance status, ...], [instance note, ...])}`` from any observation.
 
     A lane is an item of a top-level list (keyed ``<Initial><id>``, e.g. ``P2``
     for ``processes``) or dict (keyed by name, e.g. ``production``) whose
     items carry ``instances``; an instance is a status string or an object
     with a ``status``.
     """
-    out: dict[str, tuple[str, list[str]]] = {}
+    out: dict[str, tuple[str, list[str], list[str]]] = {}
     for key, value in obs.items():
         items: Iterable[tuple[str, Any]] = ()
         if isinstance(value, list) and value and all(isinstance(x, dict) and "instances" in x for x in value):
@@ -78,8 +78,16 @@ def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str]]]:
                 t for k, v in x.items() if k not in ("id", "instances") and (t := _scalar_text(k, v))
             )
             statuses = [i if isinstance(i, str) else str(i.get("status")) for i in x["instances"]]
-            out[str(name)] = (label, statuses)
+            notes = [_note(i) for i in x["instances"]]
+            out[str(name)] = (label, statuses, notes)
     return out
+
+
+def _note(instance: Any) -> str:
+    """What an instance runs, when the observation says it per instance (e.g. a digest)."""
+    if not isinstance(instance, dict):
+        return ""
+    return " ".join(f"{k} {v}" for k, v in instance.items() if k != "status" and v is not None)
 
 
 def bands(obs: dict[str, Any]) -> dict[str, str]:
@@ -167,7 +175,7 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
         for c, ls in enumerate(per_step):
             if k not in ls:
                 continue
-            label, statuses = ls[k]
+            label, statuses, notes = ls[k]
             cx = x0 + c * COL + (COL - CELL_W) // 2
             base = ly + depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
             if not statuses:
@@ -177,11 +185,14 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
                 iy = base - (i + 1) * (CELL_H + GAP)
                 out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" '
                            f'fill="{_colour(STATUS_COLOURS, status)}"><title>{escape(k)} '
-                           f"instance {i}: {escape(status)} ({escape(label)})</title></rect>")
+                           f"instance {i}: {escape(status)} ({escape(notes[i] or label)})</title></rect>")
+                if notes[i]:
+                    out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
+                               f'text-anchor="middle" fill="white">{escape(notes[i].split()[-1])}</text>')
     for k in band_keys:
         by = band_y[k]
         out.append(f'<text x="10" y="{by + 12}" font-weight="bold">{escape(k)}</text>')
-        previous = None
+        previous, words = None, []
         for c, bs in enumerate(band_steps):
             if k not in bs:
                 previous = None
@@ -191,15 +202,16 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
             out.append(f'<rect x="{x0 + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
                        f"<title>{escape(k)}: {escape(state)}</title></rect>")
             if state != previous:
-                out.append(f'<text x="{x0 + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
+                words.append(f'<text x="{x0 + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
             previous = state
+        out.extend(words)  # on top of the band's later cells
     bx = x0 + bad_col * COL
     out.append(f'<rect x="{bx + 1}" y="{TOP - 8}" width="{COL - 2}" height="{y - TOP + 8}" fill="none" '
                f'stroke="#c92a2a" stroke-width="2.5"/>')
     out.append(f'<text x="{bx + COL // 2}" y="{y + 24}" text-anchor="middle" fill="#c92a2a" '
                f'font-weight="bold">breaks here</text>')
     lx = 10
-    seen_status = list(dict.fromkeys(s for ls in per_step for _, ss in ls.values() for s in ss))
+    seen_status = list(dict.fromkeys(s for ls in per_step for _, ss, _ in ls.values() for s in ss))
     seen_state = list(dict.fromkeys(v.split("/")[0] for bs in band_steps for v in bs.values()))
     for name, table, row in ((seen_status, STATUS_COLOURS, 0), (seen_state, STATE_COLOURS, 1)):
         lx = 10

@@ -22,17 +22,25 @@ def matrix(results: list[Result], declared: bool) -> str:
         cols = [max(len(p), 9) for p in props]
         head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
         lines = [f"model {model_name}", head, "-" * len(head)]
+        incomplete = False
         for v in variants:
             cells = []
             for p, w in zip(props, cols):
                 verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
                 verdict = next((x for x in PRECEDENCE if x in verdicts), min(verdicts, default="-"))
                 cell = "VIOLATED" if verdict == "violated" else verdict
+                if verdict == "holds" and any(
+                    r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
+                ):
+                    cell += "*"
+                    incomplete = True
                 judged = verdict not in INCONCLUSIVE and verdict != "-"
                 if declared and judged and verdict != expected(model, v, p):
                     cell += " !"
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))
+        if incomplete:
+            lines.append("* incomplete: a bound or budget stopped an exhaustive search first")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

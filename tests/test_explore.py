@@ -154,3 +154,20 @@ def test_check_command_with_explore_exits_1_on_the_historic_design(capsys, tmp_p
     assert {r["verdict"] for r in results} == {"violated"}
     assert all(r["stats"]["states"] > 0 and "by_action" in r["stats"] for r in results)
     assert len(list(tmp_path.glob("*.json"))) == len(results)
+
+
+def test_a_memory_budget_stops_cleanly():
+    prop = MODEL.property("single_active_deployment")
+    r = search(MODEL, "capi-safe", prop, budget=60, seed=0, out_dir=None, memory_budget_mb=1)
+    assert r.verdict == "holds" and r.stats["complete"] is False and r.stats["stopped"] == "memory"
+    assert "memory budget" in r.message
+
+
+def test_an_incomplete_proof_is_marked_in_the_matrix(capsys):
+    from deployspec.cli import main
+
+    status = main(["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                   "--budget", "0.02"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "holds*" in out and "* incomplete" in out and "(incomplete: time budget spent" in out

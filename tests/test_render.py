@@ -32,7 +32,8 @@ def test_lanes_are_generic_over_observations():
     obs = {"slots": {"production": {"site": "A", "instances": [{"digest": 1, "status": "running"}]},
                      "staging": {"site": "B", "instances": []}},
            "registry": {"tags": {}}}
-    assert render_svg.lanes(obs) == {"production": ("site A", ["running"]), "staging": ("site B", [])}
+    assert render_svg.lanes(obs) == {
+        "production": ("site A", ["running"], ["digest 1"]), "staging": ("site B", [], [])}
     assert render_svg.bands(obs) == {}
 
 

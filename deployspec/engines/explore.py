@@ -41,9 +41,9 @@ from deployspec.spec.core import Step
 ENGINE = "explore"
 #: resident memory (MiB) beyond which a search stops
 MEMORY_BUDGET_MB = 3072
-#: observations / moves kept per state for re-use when a state recurs with
-#: another monitor memory (a trace property); beyond this nothing more is kept
-CACHE_CAP = 300_000
+#: observations kept for re-use when a state is reached again (a trace property
+#: judges every move, also into visited states); the cache starts afresh when full
+CACHE_CAP = 100_000
 
 
 class InternalError(RuntimeError):
@@ -85,8 +85,9 @@ class ProductGraph(Graph):
         obs = self._obs.get(state)
         if obs is None:
             obs = self.model.observe(state)
-            if len(self._obs) < CACHE_CAP:
-                self._obs[state] = obs
+            if len(self._obs) >= CACHE_CAP:
+                self._obs.clear()
+            self._obs[state] = obs
         return obs
 
     def enter(self, node):
@@ -242,6 +243,9 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     seconds = time.perf_counter() - started
     complete = goal is not None or layered.exhausted or (settler is not None and "total" in found)
     stats = _stats(model, graph, layered, settler, config, max_depth, seconds, complete)
+    if goal is not None:
+        # a settled violation is known shortest only if the search went deep enough
+        stats["shortest"] = layered.stopped is None
     if goal is None:
         return Result(model.name, variant_name, prop.name, ENGINE, "holds",
                       message=_proof_text(stats), stats=stats)
