@@ -31,9 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--model", help="capi or slots (default: every model)")
     c.add_argument("--variant", action="append", help="a variant (repeatable; default: all)")
     c.add_argument("--engine", default="hypothesis",
-                   help="hypothesis (default), explore (exhaustive, bounded), or all")
+                   help="hypothesis (default), z3 (the selection rule, symbolically), "
+                        "explore (exhaustive, bounded), or all")
     c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
-                   help="search time per variant and property (default: hypothesis 2, explore 120)")
+                   help="search time per variant and property (default: hypothesis 2, z3 10, "
+                        "explore 120)")
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
                    help="change one bound of the model configuration (repeatable), e.g. max_deployments=3")
@@ -139,6 +141,8 @@ def cmd_check(args) -> int:
                 print(f"saved: {r.counterexample}" if r.counterexample else
                       "(use --out DIR to save this counterexample)")
                 print()
+            elif r.engine == "z3" and r.message and r.verdict != "n/a":  # bounded proofs, unconfirmed
+                print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")
         print(matrix(results, declared=False))
     else:
         _print_statistics(results)

@@ -8,7 +8,7 @@ from deployspec.models import get_model, model_names
 
 def matrix(results: list[Result], declared: bool) -> str:
     """Rows are variants, columns properties; ``!`` marks a verdict the variant did not declare."""
-    from deployspec.check import expected
+    from deployspec.check import INCONCLUSIVE, PRECEDENCE, expected
 
     by_model: dict[str, list[Result]] = {}
     for r in results:
@@ -27,14 +27,15 @@ def matrix(results: list[Result], declared: bool) -> str:
             cells = []
             for p, w in zip(props, cols):
                 verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
-                verdict = "violated" if "violated" in verdicts else (verdicts.pop() if verdicts else "-")
+                verdict = next((x for x in PRECEDENCE if x in verdicts), min(verdicts, default="-"))
                 cell = "VIOLATED" if verdict == "violated" else verdict
                 if verdict == "holds" and any(
                     r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
                 ):
                     cell += "*"
                     incomplete = True
-                if declared and verdict != expected(model, v, p):
+                judged = verdict not in INCONCLUSIVE and verdict != "-"
+                if declared and judged and verdict != expected(model, v, p):
                     cell += " !"
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))

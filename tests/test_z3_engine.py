@@ -1,0 +1,178 @@
+"""The Z3 engine end to end: minimal symbolic counterexamples, confirmed on the
+concrete model, saved as traces that replay; bounded proofs for the fixed rules;
+a deliberately broken rule is caught; an unreachable one is only 'unconfirmed'."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+import z3
+from deployspec.reference.capi import rules
+from deployspec.spec import selection as sel
+
+from deployspec import traces
+from deployspec.adapter import ReferenceAdapter
+from deployspec.cli import main
+from deployspec.engines import z3_engine
+from deployspec.models import get_model
+from deployspec.replay import replay
+
+CAPI = get_model("capi")
+
+
+def run(variant, prop, tmp_path=None, model=CAPI, budget=10.0, **kw):
+    return z3_engine.search(model, variant, CAPI.property(prop), budget=budget, seed=0,
+                            out_dir=str(tmp_path) if tmp_path else None, **kw)
+
+
+def test_seed_design_minimal_counterexample_is_the_seed(tmp_path):
+    r = run("capi-2022", "app_stays_available", tmp_path)
+    assert r.verdict == "violated"
+    ce = r.stats["counterexample"]
+    assert (ce["processes"], ce["deployments"], ce["confirmed"]) == (3, 2, True)
+    assert ce["selection_property"] == "survivor_not_newer"
+    trace = traces.load(r.counterexample)
+    assert trace["engine"] == "z3" and trace["extra"]["selection"]["view"]["canceled"] == 0
+    assert replay(trace).reproduced
+    assert not replay(trace, variant="capi-safe").reproduced
+
+
+def test_pr3072_dead_interim_is_found_and_confirmed(tmp_path):
+    r = run("capi-pr3072", "app_stays_available", tmp_path)
+    assert r.verdict == "violated"
+    view = r.trace["extra"]["selection"]["view"]
+    interim = [p for p in view["processes"] if p["created_by"] == "d0"]
+    assert view["deployments"][0]["status_reason"] == "SUPERSEDED"
+    assert interim and interim[0]["running"] == 0  # the survivor: an interim that does not run
+    assert view["processes"][0]["running"] > 0  # while the original did
+    assert r.stats["selection"]["survivor_runs"]["holds_with_reports_available"] is False
+    assert replay(traces.load(r.counterexample)).reproduced
+
+
+def test_pr3084_falls_back_to_an_idle_original_when_reports_are_unavailable():
+    r = run("capi-pr3084", "app_stays_available")
+    assert r.verdict == "violated"
+    assert r.trace["extra"]["selection"]["view"]["reports_available"] is False
+    assert r.stats["selection"]["survivor_runs"] == {
+        "verdict": "violated", "seconds": r.stats["selection"]["survivor_runs"]["seconds"],
+        "holds_with_reports_available": True}
+    assert r.stats["selection"]["survivor_not_newer"]["verdict"] == "holds"
+    assert "only when instance reports are unavailable" in r.message
+
+
+def test_fixed_rule_holds_within_the_bounds():
+    for prop in ("app_stays_available", "cancel_restores_last_good", "deployment_converges"):
+        r = run("capi-safe", prop, processes=8, deployments=6)
+        assert r.verdict == "holds", r.message
+        assert "<= 8 processes and <= 6 deployments" in r.message
+        assert r.counterexample is None
+
+
+def test_properties_outside_the_rule_are_not_judged():
+    r = run("capi-2022", "single_active_deployment")
+    assert r.verdict == "n/a"
+
+
+def test_a_variant_whose_rule_drifted_from_its_encoding_is_an_error():
+    drifted = attrs.evolve(CAPI.variant("capi-pr3084"), select_prior=rules.interim_or_oldest)
+    model = attrs.evolve(CAPI, variants={**CAPI.variants, "capi-pr3084": drifted})
+    r = run("capi-pr3084", "app_stays_available", model=model)
+    assert r.verdict == "error" and "interim_or_oldest" in r.message
+
+
+# ---- a deliberately broken rule ---------------------------------------------
+
+
+def instances_not_running(state, canceling, reports):
+    """A plausible slip in PR #3084's rule: "has instances" for "has a RUNNING instance"."""
+    for p in reversed(state.processes):
+        d = state.deployment_of(p.id)
+        if d is not None and (d.state, d.status_reason) == ("DEPLOYED", "SUPERSEDED") and reports and p.desired:
+            return p
+    if state.oldest_process is None:
+        raise rules.Retry("no web process")
+    return state.oldest_process
+
+
+def encode_instances_not_running(s: sel.Symbolic):
+    return sel._newest(s, lambda i: z3.And(sel._is_interim(s, i), s.reports, s.desired[i] > 0),
+                       sel._oldest_or_retry(s))
+
+
+def with_variant(name, rule, encode, family=sel.ONE_ACTIVE):
+    variant = attrs.evolve(CAPI.variant("capi-pr3084"), name=name, select_prior=rule)
+    model = attrs.evolve(CAPI, variants={**CAPI.variants, name: variant})
+    return model, variant, {name: sel.VariantEncoding(sel.RuleEncoding(rule, encode), family)}
+
+
+def test_broken_rule_is_caught_with_a_confirmed_minimal_counterexample(tmp_path):
+    model, variant, encodings = with_variant("capi-broken", instances_not_running,
+                                             encode_instances_not_running)
+    view = sel.SelectionView((sel.PUSHED, 0, 1), (1, 1, 0), (1, 0, 0),
+                             (("DEPLOYED", "SUPERSEDED"), ("CANCELING", "CANCELING")), 1, True)
+    assert view.select(instances_not_running) == 1  # the encoding mirrors the rule here too
+    r = run("capi-broken", "app_stays_available", tmp_path, model=model, encodings=encodings)
+    assert r.verdict == "violated"
+    ce = r.stats["counterexample"]
+    assert (ce["processes"], ce["deployments"], ce["confirmed"]) == (3, 2, True)
+    # minimal: nothing with fewer processes plus deployments violates survivor_runs
+    problem = z3_engine.problem(encodings["capi-broken"], 8, 7, sel.traits(variant, encodings["capi-broken"]))
+    solver = z3.Solver()
+    solver.add(*problem.base, z3.Not(sel.selection_property("survivor_runs").build(problem.s, problem.survivor)),
+               problem.s.n + problem.s.m < 5)
+    assert solver.check() == z3.unsat
+    outcome = replay(traces.load(r.counterexample), adapter=ReferenceAdapter(model, variant))
+    assert outcome.reproduced
+    assert not replay(traces.load(r.counterexample), variant="capi-pr3084").reproduced
+
+
+def newest_when_two_active(state, canceling, reports):
+    """Misbehaves only with two active deployments, which PR #3072 onwards cannot reach."""
+    if len(state.active_deployments) > 1:
+        return state.newest_process
+    return rules.running_interim_or_oldest(state, canceling, True)
+
+
+def encode_newest_when_two_active(s: sel.Symbolic):
+    active = z3.Sum([z3.If(z3.And(s.exists(j), z3.Or([s.is_(j, a) for a in ("DEPLOYING", "CANCELING")])), 1, 0)
+                     for j in range(s.M)])
+    fine = sel._newest(s, lambda i: z3.And(sel._is_interim(s, i), s.running[i] > 0), sel._oldest_or_retry(s))
+    return z3.If(active > 1, s.n - 1, fine)
+
+
+def test_unreachable_counterexample_is_unconfirmed_and_not_saved(tmp_path):
+    # the family is deliberately too loose (two active deployments), so Z3 finds views
+    # the variant cannot reach; the breadth-first search says so
+    model, _variant, encodings = with_variant("capi-loose", newest_when_two_active,
+                                              encode_newest_when_two_active, sel.TWO_ACTIVE)
+    r = run("capi-loose", "cancel_restores_last_good", tmp_path, model=model, encodings=encodings,
+            budget=2.0)
+    assert r.verdict == "unconfirmed", r.message
+    assert r.stats["unconfirmed"] and r.counterexample is None
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_check_z3_json_exits_1_and_its_traces_replay(tmp_path, capsys):
+    status = main(["check", "--model", "capi", "--variant", "capi-2022", "--engine", "z3",
+                   "--json", "--out", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 1
+    found = [r for r in out["results"] if r["verdict"] == "violated"]
+    assert {r["property"] for r in found} >= {"app_stays_available", "cancel_restores_last_good"}
+    assert all(r["stats"]["counterexample"]["confirmed"] for r in found)
+    assert main(["replay", *[r["counterexample"] for r in found]]) == 1
+
+
+def test_inconclusive_verdicts_are_not_compared_with_declarations():
+    from deployspec.check import matches_declarations
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    results = [Result("capi", "capi-2022", "single_active_deployment", "z3", "n/a"),
+               Result("capi", "capi-safe", "app_stays_available", "z3", "unconfirmed"),
+               Result("capi", "capi-safe", "deployment_converges", "z3", "holds")]
+    assert matches_declarations(results)
+    assert "!" not in matrix(results, declared=True)
+    wrong = results + [Result("capi", "capi-safe", "cancel_restores_last_good", "z3", "violated")]
+    assert not matches_declarations(wrong) and "VIOLATED !" in matrix(wrong, declared=True)
