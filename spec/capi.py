@@ -67,29 +67,32 @@ def app_stays_available(memory, step: Step):
     return (serving or up > 0, wanted), None
 
 
-@trace_property(MODEL, initial=(frozenset(), None))
+@trace_property(MODEL, initial=(frozenset(), (), None))
 def cancel_restores_last_good(memory, step: Step):
     """Once a cancel has completed and the runtime has settled, one web process
     remains, with the original instance count, every instance routable, running
-    a droplet that had served before the cancel.
+    a droplet the app ran before the canceled deployment or one that had served.
 
     The seed's expected result: cancel must keep the healthy process and stop
     only the canceled deployment's own (cloud_controller_ng #3019, PR #3084).
     Judged when no instance is STARTING any more, unless the user acted first.
     """
-    served, armed = memory
+    served, ran_before, armed = memory
     before, after = step.before, step.after
     served = served | serving_droplets(before)
+    created = len(after["deployments"]) - len(ran_before)
+    if created > 0:  # what the app's web processes ran when each new deployment was created
+        ran_before += (frozenset(p["droplet"] for p in before["processes"]),) * created
     if step.actor == "user" and step.rejected is None:
         armed = None
     for d in after["deployments"]:
         was = next((b for b in before["deployments"] if b["id"] == d["id"]), None)
         if was and was["state"] == "CANCELING" and d["state"] == "CANCELED" and d["status_reason"] == "CANCELED":
-            armed = (d["id"], served)
+            armed = (d["id"], served | ran_before[d["id"]])
     if armed is None or starting(after) > 0:
-        return (served, armed), None
+        return (served, ran_before, armed), None
     did, good = armed
-    return (served, None), _restored(after, after["deployments"][did], good)
+    return (served, ran_before, None), _restored(after, after["deployments"][did], good)
 
 
 def _restored(obs: Observation, d: dict, good: frozenset[int]) -> str | None:
@@ -105,7 +108,7 @@ def _restored(obs: Observation, d: dict, good: frozenset[int]) -> str | None:
     if p["instances"] and good and p["droplet"] not in good:
         return (
             f"cancel of d{d['id']} left P{p['id']} running droplet {p['droplet']}, "
-            f"which had never served"
+            f"which neither ran before the deployment nor had served"
         )
     down = [i for i in p["instances"] if i != "RUNNING"]
     if down:

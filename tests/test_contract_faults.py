@@ -110,7 +110,7 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
     ("bad_observation", "app_stays_available", "observation violates the capi observation schema: "
                                                "processes/0/instances/0: 'UP'"),
     ("inconsistent", "cancel_restores_last_good", "the observation is inconsistent: cancel_restores_last_good "
-                                                  "cannot read it (IndexError: list index out of range)"),
+                                                  "cannot read it (IndexError: "),
     ("forgetful", "app_stays_available", "at the initial observation while checking app_stays_available: "
                                          "reset did not bring the implementation back to its initial state: "
                                          "app: the first reset null, this one {"),
