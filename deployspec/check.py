@@ -41,6 +41,21 @@ def plan(model: str | None, variants: list[str] | None) -> list[tuple[object, st
     return out
 
 
+def configs(pairs: list[tuple[object, str]], overrides: dict | None) -> dict | None:
+    """Each (model, variant)'s configuration with ``--config`` overrides applied,
+    validated before anything runs; None when there are no overrides."""
+    if overrides is None:
+        return None
+    out = {}
+    for model, variant in pairs:
+        base = model.default_config(model.variant(variant)).to_json()
+        try:
+            out[(model.name, variant)] = model.config_from_json({**base, **overrides})
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--config: {exc}") from None
+    return out
+
+
 def run(
     pairs: list[tuple[object, str]],
     engines: Iterable[str],
@@ -50,15 +65,17 @@ def run(
     out_dir: str | None,
     on_result: Callable[[Result], None] = lambda r: None,
     on_start: Callable[[str], None] = lambda label: None,
+    configs: dict | None = None,
 ) -> list[Result]:
     results = []
     for model, variant in pairs:
+        extra = {"config": configs[(model.name, variant)]} if configs else {}
         for engine in engines:
             fn = engine_function(engine)
             for prop in model.properties:
                 on_start(f"{variant} · {prop.name} · {engine}")
                 t = time.perf_counter()
-                r = fn(model, variant, prop, budget=budget, seed=seed, out_dir=out_dir)
+                r = fn(model, variant, prop, budget=budget, seed=seed, out_dir=out_dir, **extra)
                 r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
                 results.append(r)
                 on_result(r)

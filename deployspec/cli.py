@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search time per variant and property (default 2)")
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
+    c.add_argument("--config", type=_json_object, metavar="JSON",
+                   help="override the model's bounds, e.g. '{\"max_deployments\": 1}'")
     c.add_argument("--json", action="store_true", help="print results as JSON")
 
     r = sub.add_parser("replay", help="replay trace files")
@@ -68,6 +70,16 @@ def _nonneg_int(text: str) -> int:
     return value
 
 
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -96,11 +108,12 @@ def cmd_check(args) -> int:
     for e in engines:
         check.engine_function(e)
     pairs = check.plan(args.model, args.variant)
+    configs = check.configs(pairs, args.config)
     if args.out:
         _writable_dir(args.out)
     with Progress(total=sum(len(m.properties) for m, _ in pairs) * len(engines)) as progress:
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
-                            on_start=progress.start, on_result=progress.done)
+                            on_start=progress.start, on_result=progress.done, configs=configs)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from .core import Observation, Step, settled_property, state_property, trace_property
 
 MODEL = "capi"
-ACTIVE_STATES = ("DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING")
+PROGRESSING_STATES = ("DEPLOYING", "PREPAUSED", "PAUSED")
+ACTIVE_STATES = PROGRESSING_STATES + ("CANCELING",)
 
 
 def routable(obs: Observation) -> int:
@@ -122,16 +123,91 @@ def deployment_converges(obs: Observation) -> str | None:
     and, with none active, exactly one web process remains.
 
     Bounded liveness: judged after the platform settles (the updater keeps ticking
-    and instances start) within the model's settle bound.
+    and instances start) within the model's settle bound. A PAUSED canary waits
+    for the user's continue by design, so it is not stuck.
     """
     if obs["app"] is None:
         return None
-    stuck = [d for d in active(obs) if _healthy(obs, d["droplet"])]
+    stuck = [d for d in active(obs) if _healthy(obs, d["droplet"]) and d["state"] != "PAUSED"]
     if stuck:
         return f"d{stuck[0]['id']} (healthy droplet {stuck[0]['droplet']}) is still {stuck[0]['state']} after settling"
     if not active(obs) and len(obs["processes"]) != 1:
         return f"{len(obs['processes'])} web processes remain with no deployment active"
     return None
+
+
+def desired(obs: Observation) -> int:
+    """The app's desired web instances, over every web process."""
+    return sum(len(p["instances"]) for p in obs["processes"])
+
+
+@trace_property(MODEL, initial=None)
+def user_scale_not_lost(wanted, step: Step):
+    """An accepted scale is what the app has once no deployment is active: the
+    request is either rejected or honoured, never silently dropped.
+
+    From issue 3, after the notes on ``process_scale.rb`` (cloud_controller_ng
+    3bbba90): since PR #3892 a scale is refused while a deployment is DEPLOYING,
+    PREPAUSED or PAUSED, but accepted while it is CANCELING, and it then lands on
+    the newest web process, the canceled deployment's own, which the cancel step
+    destroys. Watched from the latest accepted ``push`` or ``scale``; a deploy with
+    ``web_instances`` asks for a new count and stops the watch until the next one.
+    """
+    kind = step.action["type"]
+    if step.rejected is None:
+        if kind == "push":
+            wanted = step.action["instances"]
+        elif kind == "scale":
+            wanted = step.action["instances"]
+        elif kind == "deploy" and step.action.get("web_instances"):
+            wanted = None
+    obs = step.after
+    if wanted is None or obs["app"] is None or active(obs):
+        return wanted, None
+    have = desired(obs)
+    if have != wanted:
+        return None, (
+            f"the app has {have} web instance(s) after {_describe(step)}, "
+            f"but the last accepted scale asked for {wanted}"
+        )
+    return wanted, None
+
+
+def capacity_bound(d: dict) -> int:
+    """What a deployment may use: the original count (or web_instances, if
+    larger) plus max_in_flight."""
+    return max(d["owic"], d.get("web_instances") or 0) + d.get("max_in_flight", 1)
+
+
+@trace_property(MODEL, initial=None)
+def capacity_within_bound(memory, step: Step):
+    """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step
+    raises the app's desired web instances above the original count (or
+    web_instances, if larger) plus max_in_flight.
+
+    What max_in_flight promises a quota holder (PR #3907, 2329550f2d: "the maximum
+    number of new instances to deploy simultaneously"; the create error in
+    ``deployment_create.rb`` at 3bbba90 tells users their quota "may not be large
+    enough to support rolling deployments or your configured max-in-flight"),
+    stated in issue 3. Judged against the newest deployment in progress after the
+    step, on steps that add instances (a quota is checked when instances are
+    added: a create over it fails, an updater step over it fails and stalls the
+    deployment); the count may stay above a bound lowered by a newer deployment
+    as long as nothing adds to it.
+    """
+    live = [d for d in step.after["deployments"] if d["state"] in PROGRESSING_STATES]
+    if not live:
+        return None, None
+    d = live[-1]
+    before, have, bound = desired(step.before), desired(step.after), capacity_bound(d)
+    if have > bound and have > before:
+        return None, (
+            f"{_describe(step)} raised the app to {have} desired web instances while "
+            f"d{d['id']} is {d['state']}, above its bound {bound} (original {d['owic']}"
+            + (f", web_instances {d['web_instances']}" if d.get("web_instances") else "")
+            + f" + max_in_flight {d.get('max_in_flight', 1)})"
+        )
+    return None, None
 
 
 def _describe(step: Step) -> str:
@@ -145,4 +221,6 @@ PROPERTIES = (
     app_stays_available,
     cancel_restores_last_good,
     deployment_converges,
+    user_scale_not_lost,
+    capacity_within_bound,
 )

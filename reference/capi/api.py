@@ -18,6 +18,8 @@ from .state import (
     ACTIVE,
     CANCELING,
     DEPLOYING,
+    PAUSED,
+    PREPAUSED,
     App,
     CapiState,
     Deployment,
@@ -67,7 +69,7 @@ def deploy(variant: "CapiVariant", state: CapiState, action: Deploy) -> CapiStat
     previous = variant.previous_deployment(state)
     owic = previous.owic if previous is not None else state.oldest_process.desired
     droplet = state.app.droplet
-    start = variant.starting_instances(action, owic)
+    start = variant.starting_instances(state, action, owic)
     state, process = state.with_new_process(droplet=droplet, instances=start)
     deployment = Deployment(
         id=len(state.deployments),
@@ -106,6 +108,28 @@ def cancel(variant: "CapiVariant", state: CapiState) -> CapiState | Rejected:
         return Rejected(f"cannot cancel a {d.state} deployment")
     state = attrs.evolve(state, app=attrs.evolve(state.app, droplet=d.previous_droplet))
     return state.with_deployment(d.moved_to(CANCELING, ACTIVE, CANCELING))
+
+
+def no_canary_to_continue(state: CapiState) -> CapiState | Rejected:
+    """Before PR #3892 (2024) there is nothing to continue."""
+    return Rejected("no canary deployments to continue (canary came with PR #3892 in 2024)")
+
+
+def continue_canary(state: CapiState) -> CapiState | Rejected:
+    """DeploymentContinue (``deployment_continue.rb`` at 3bbba90): a PAUSED
+    deployment moves to its next canary step (PREPAUSED), or after the last one
+    to DEPLOYING, where the rolling scale takes it to desired_web_instances."""
+    d = newest_active(state)
+    if d is None:
+        return Rejected("no active deployment to continue")
+    if d.state != PAUSED:
+        return Rejected(
+            f"Cannot continue a deployment with status: {d.status_value} and reason: {d.status_reason}"
+        )
+    if d.canary_steps and d.canary_step < len(d.canary_steps):
+        d = attrs.evolve(d, canary_step=d.canary_step + 1)
+        return state.with_deployment(d.moved_to(PREPAUSED, ACTIVE, DEPLOYING))
+    return state.with_deployment(d.moved_to(DEPLOYING, ACTIVE, DEPLOYING))
 
 
 def scale(variant: "CapiVariant", state: CapiState, action: Scale) -> CapiState | Rejected:

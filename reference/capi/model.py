@@ -51,6 +51,10 @@ def initial_state(config: CapiConfig) -> CapiState:
     return CapiState()
 
 
+_PROGRESSING = ("DEPLOYING", "PREPAUSED", "PAUSED")
+_ACTIVE = _PROGRESSING + ("CANCELING",)
+
+
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
     """Every action worth trying from an observation, simplest first (for shrinking)."""
     if obs["app"] is None:
@@ -58,13 +62,14 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
     out: list = []
     procs = obs["processes"]
     deployments = obs["deployments"]
-    active = [d["id"] for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING")]
+    active = [d["id"] for d in deployments if d["state"] in _ACTIVE]
     for p in procs:
         if "STARTING" in p["instances"]:
             out.append(Runtime(p["id"]))
     out.append(Tick())
-    for d in active:
-        out.append(Tick(failed=(d,)))
+    if len(active) > 1:  # with one active deployment a failed step is a stutter: skip it
+        for d in active:
+            out.append(Tick(failed=(d,)))
     for d in active:
         out.append(Tick(reports_unavailable=(d,)))
     if len(obs["droplets"]) < config.max_droplets:
@@ -76,11 +81,14 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
             for plan in config.canary_plans
             for m in config.max_in_flight
         ]
-    if active:
+    newest = next((d for d in reversed(deployments) if d["state"] in _ACTIVE), None)
+    if newest is not None and newest["state"] != "CANCELING":  # canceling twice changes nothing
         out.append(Cancel())
     if any(d["state"] == "PAUSED" for d in deployments):
         out.append(Continue())
-    out += [Scale(n) for n in range(0, config.max_instances + 1)]
+    if not any(d["state"] in _PROGRESSING for d in deployments):
+        # every design refuses a web scale while a deployment progresses: a stutter
+        out += [Scale(n) for n in range(0, config.max_instances + 1)]
     return out
 
 

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from typing import Callable
 
+import attrs
+
+from .actions import Deploy
+from .canary import PlanRule, step_plan, step_plan_without_extra
 from .state import (
     ACTIVE_STATES,
+    CANARY,
     CANCELED,
     DEPLOYED,
     DEPLOYING,
     FINALIZED,
+    PREPAUSED,
+    PROGRESSING_STATES,
     RUNNING,
     SUPERSEDED,
     CapiState,
@@ -25,6 +32,78 @@ from .state import (
 
 class Retry(Exception):
     """The updater step raises: its transaction rolls back and the next dispatch retries."""
+
+
+# ---------------------------------------------------------------------------
+# DeploymentCreate: which options a deployment accepts, and how it starts
+# ---------------------------------------------------------------------------
+
+
+def rolling_only(action: Deploy) -> str | None:
+    """Before 2024: rolling deployments, one instance at a time, no options."""
+    if action.strategy != "rolling" or action.canary_steps or action.web_instances:
+        return "only rolling deployments without options (canary came with PR #3892 in 2024)"
+    if action.max_in_flight != 1:
+        return "no max_in_flight (added by PR #3907 in 2024)"
+    return None
+
+
+def deployment_options(action: Deploy) -> str | None:
+    """``DeploymentCreateMessage`` today (3bbba90): canary steps only for the
+    canary strategy, instance weights 1..100 in ascending order. (max_in_flight
+    >= 1 and web_instances >= 0 are checked by the action itself; upstream also
+    accepts ``web_instances: 0``, which the model's vocabulary reads as "not given".)"""
+    if action.canary_steps and action.strategy != CANARY:
+        return "options.canary are only valid for Canary deployments"
+    if any(not 1 <= w <= 100 for w in action.canary_steps):
+        return "options.canary.steps.instance_weight must be an Integer between 1-100 (inclusive)"
+    if list(action.canary_steps) != sorted(action.canary_steps):
+        return "options.canary.steps.instance_weight must be sorted in ascending order"
+    return None
+
+
+def one_starting_instance(state: CapiState, action: Deploy, owic: int) -> int:
+    """Before PR #3907: the new web process starts with one instance."""
+    return 1
+
+
+def starting_instances(
+    state: CapiState, action: Deploy, owic: int, plan: PlanRule = step_plan
+) -> int:
+    """``DeploymentCreate#starting_process_instances`` (PR #3907, #4219, #4247):
+    ``min(max_in_flight, start)``, start being the first canary step's canary
+    count, else web_instances, else owic."""
+    web_instances = action.web_instances or None
+    if action.strategy == CANARY:
+        start = plan(owic, web_instances, action.canary_steps)[0][0]
+    elif web_instances is not None:
+        start = web_instances
+    else:
+        start = owic
+    return min(action.max_in_flight, start)
+
+
+def starting_instances_within_bound(state: CapiState, action: Deploy, owic: int) -> int:
+    """capi-safe: as today (with capi-safe's canary plan), but no more than the
+    room left under ``max(owic, web_instances) + max_in_flight`` by the web
+    processes that already exist: a deployment that supersedes one in flight
+    starts smaller, and the up-scaler brings it up as the older ones go."""
+    start = starting_instances(state, action, owic, step_plan_without_extra)
+    bound = max(owic, action.web_instances) + action.max_in_flight
+    room = bound - sum(p.desired for p in state.processes)
+    return max(0, min(start, room))
+
+
+def created_as_is(state: CapiState, deployment: Deployment) -> CapiState:
+    """Before canary support every deployment starts DEPLOYING."""
+    return state
+
+
+def canary_starts_prepaused(state: CapiState, deployment: Deployment) -> CapiState:
+    """PR #3892: a canary deployment starts PREPAUSED at step 1 (``before_create``)."""
+    if deployment.strategy != CANARY:
+        return state
+    return state.with_deployment(attrs.evolve(deployment, state=PREPAUSED, canary_step=1))
 
 
 # ---------------------------------------------------------------------------
@@ -122,6 +201,8 @@ def running_interim_or_oldest_strict(
 # ---------------------------------------------------------------------------
 
 BLOCKED_WHILE_DEPLOYING = frozenset({DEPLOYING})
+#: PR #3892 onwards (``AppModel#deploying?``): DEPLOYING, PREPAUSED, PAUSED; not CANCELING.
+BLOCKED_WHILE_PROGRESSING = frozenset(PROGRESSING_STATES)
 BLOCKED_WHILE_ACTIVE = frozenset(ACTIVE_STATES)
 
 
