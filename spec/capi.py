@@ -185,11 +185,12 @@ def capacity_within_bound(memory, step: Step):
     raises the app's desired web instances above the original count (or
     web_instances, if larger) plus max_in_flight.
 
-    What max_in_flight promises a quota holder (PR #3907, 2329550f2d: "the maximum
-    number of new instances to deploy simultaneously"; the create error in
-    ``deployment_create.rb`` at 3bbba90 tells users their quota "may not be large
-    enough to support rolling deployments or your configured max-in-flight"),
-    stated in issue 3. Judged against the newest deployment in progress after the
+    What max_in_flight promises a quota holder, stated in issue 3: cloud_controller_ng
+    PR #4101's design discussion ("desired instances at 10, and max-in-flight of 3,
+    we always want 13 running instances") and PR #4124 (749e6fc08c), which set out to
+    stop "deployment trains" from exceeding the max-in-flight limit; the create
+    error in ``deployment_create.rb`` at 3bbba90 tells users their quota "may not be
+    large enough to support rolling deployments or your configured max-in-flight". Judged against the newest deployment in progress after the
     step, on steps that add instances (a quota is checked when instances are
     added: a create over it fails, an updater step over it fails and stalls the
     deployment); the count may stay above a bound lowered by a newer deployment

@@ -325,3 +325,11 @@ def test_a_superseded_deployment_skips_execution(source, superseded, step) -> No
     before = from_observation(app([proc(0, 6), proc(1, 3), proc(2, 1)],
                                   [dep(0, 1, superseded, "FINALIZED", "SUPERSEDED"), dep(1, 2)]))
     assert step(before.deployments[0], before) == before, source
+
+
+def test_capi_safe_canary_plan_is_the_plain_split() -> None:
+    """capi-safe's change (4): canary + original = N, canary <= N."""
+    assert canary.step_plan_without_extra(3, None, (50,)) == ((2, 1),)
+    assert canary.step_plan_without_extra(1, None, (80, 100)) == ((1, 0), (1, 0))
+    assert canary.step_plan_without_extra(0, None, ()) == ((0, 0),)
+    assert canary.step_plan_without_extra(6, None, ()) == ((1, 5),)

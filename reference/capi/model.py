@@ -82,7 +82,9 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
             for m in config.max_in_flight
         ]
     newest = next((d for d in reversed(deployments) if d["state"] in _ACTIVE), None)
-    if newest is not None and newest["state"] != "CANCELING":  # canceling twice changes nothing
+    if newest is not None and not (
+        newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
+    ):  # canceling again changes nothing unless a droplet was staged since
         out.append(Cancel())
     if any(d["state"] == "PAUSED" for d in deployments):
         out.append(Continue())
