@@ -155,9 +155,7 @@ def user_scale_not_lost(wanted, step: Step):
     """
     kind = step.action["type"]
     if step.rejected is None:
-        if kind == "push":
-            wanted = step.action["instances"]
-        elif kind == "scale":
+        if kind in ("push", "scale"):
             wanted = step.action["instances"]
         elif kind == "deploy" and step.action.get("web_instances"):
             wanted = None

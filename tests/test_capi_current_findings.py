@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
 
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
-from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
 from deployspec.replay import replay
 from deployspec.session import Session
 
@@ -57,3 +57,20 @@ def test_capi_safe_cancel_keeps_the_canary_until_the_original_is_back() -> None:
     assert [p["instances"] for p in s.obs["processes"]] == [["RUNNING"]]
     assert s.obs["deployments"][0]["state"] == "CANCELED"
     assert s.violation is None
+
+
+def test_capi_safe_cancel_does_not_wait_for_a_prior_that_cannot_start() -> None:
+    """The original's droplet crashes (it was broken before the deployment that fixed
+    it); canceling that deployment must not leave the app down (capi-current) nor
+    CANCELING forever (a roll-back waiting for the original): capi-safe keeps the
+    process that serves."""
+    from deployspec.reference.capi.actions import Scale, Stage
+
+    story = [Push(1), Runtime(0), Scale(0), Stage(False), Deploy(), Tick(), Scale(1), Runtime(1),
+             Stage(True), Deploy(), Runtime(2), Cancel(), Tick()]
+    current = _run("capi-current", "app_stays_available", story)
+    assert current.violation is not None
+    safe = _run("capi-safe", "deployment_converges", story)
+    assert safe.settle() is None
+    assert [p["instances"] for p in safe.obs["processes"]] == [["RUNNING"]]
+    assert safe.obs["deployments"][-1]["state"] == "CANCELED"

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-
-from deployspec.reference.capi import VARIANTS, from_observation, observe
-from deployspec.reference.capi import canary, rules, updater
+from deployspec.reference.capi import VARIANTS, canary, from_observation, observe, rules, updater
 from deployspec.reference.capi.actions import Cancel, Continue, Deploy, Tick
 
 R, S, C = "RUNNING", "STARTING", "CRASHED"

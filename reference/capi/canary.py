@@ -12,7 +12,7 @@ Without steps the plan is one canary instance beside all ``owic`` originals.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .state import Deployment
 

@@ -40,11 +40,32 @@ class CapiConfig:
         if unknown:
             raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
         data = dict(data)
+        for name, value in data.items():
+            if name in ("max_in_flight", "canary_plans"):
+                continue
+            if not _is_int(value) or value < (1 if name == "max_instances" else 0):
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if "max_in_flight" in data:
-            data["max_in_flight"] = tuple(data["max_in_flight"])
+            m = data["max_in_flight"]
+            if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
+                raise ValueError(f"max_in_flight must be a non-empty list of integers >= 1, got {m!r}")
+            data["max_in_flight"] = tuple(m)
         if "canary_plans" in data:
-            data["canary_plans"] = tuple(tuple(p) for p in data["canary_plans"])
+            plans = data["canary_plans"]
+            if not isinstance(plans, (list, tuple)) or not all(
+                isinstance(p, (list, tuple)) and all(_is_int(w) and 1 <= w <= 100 for w in p)
+                and list(p) == sorted(p)
+                for p in plans
+            ):
+                raise ValueError(
+                    f"canary_plans must be lists of ascending weights 1..100, got {plans!r}"
+                )
+            data["canary_plans"] = tuple(tuple(p) for p in plans)
         return cls(**data)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def initial_state(config: CapiConfig) -> CapiState:

@@ -17,6 +17,7 @@ from .state import (
     ACTIVE_STATES,
     CANARY,
     CANCELED,
+    CRASHED,
     DEPLOYED,
     DEPLOYING,
     FINALIZED,
@@ -194,6 +195,23 @@ def running_interim_or_oldest_strict(
     if not reports:
         raise Retry("instance reports unavailable")
     return running_interim_or_oldest(state, canceling, True)
+
+
+def running_interim_or_oldest_that_can_serve(
+    state: CapiState, canceling: Deployment, reports: bool
+) -> Process:
+    """capi-safe: the strict rule above, except that a prior process whose
+    instances crash and none runs (its droplet cannot start: the original was
+    already broken) gives way to the newest web process with a routable
+    instance, which may be the canceled deployment's own. A cancel then never
+    trades serving instances for ones that cannot serve, and does not wait forever
+    for them (capi-safe's roll-back waits for the prior to be routable)."""
+    prior = running_interim_or_oldest_strict(state, canceling, reports)
+    if prior.count(CRASHED) and not prior.count(RUNNING):
+        serving = [p for p in reversed(state.processes) if p.count(RUNNING)]
+        if serving:
+            return serving[0]
+    return prior
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ they were zeroed (notes, section 4.3, untested); the model does not.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .instances import InstanceSummary, summarise
 from .rules import Retry, zero_canceled_superseded

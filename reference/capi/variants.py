@@ -181,7 +181,14 @@ CAPI_CURRENT = attrs.evolve(
         "so cancel after a 100 % canary step leaves nothing routable (docs-dev-guide #563). "
         "Scale is refused while DEPLOYING, PREPAUSED or PAUSED, not while CANCELING."
     ),
-    declares=frozenset({"app_stays_available", "user_scale_not_lost", "capacity_within_bound"}),
+    declares=frozenset(
+        {
+            "app_stays_available",
+            "cancel_restores_last_good",
+            "user_scale_not_lost",
+            "capacity_within_bound",
+        }
+    ),
     refuse_deploy=rules.deployment_options,
     starting_instances=rules.starting_instances,
     after_create=rules.canary_starts_prepaused,
@@ -217,12 +224,14 @@ CAPI_SAFE = attrs.evolve(
         "than the original count plus max_in_flight. (5) A new deployment's process starts "
         "with at most the room left under that bound by the processes already there. "
         "(6) When instance reports are unavailable the cancel step retries instead of "
-        "treating every interim as dead (PR #3084's rescue). (7) A web process cannot be "
+        "treating every interim as dead (PR #3084's rescue), and a prior process whose "
+        "instances only crash gives way to the newest one that serves (the roll-back would "
+        "otherwise wait for it forever). (7) A web process cannot be "
         "scaled while any deployment is active, CANCELING included: the newest process then "
         "is the one cancel destroys, so the scale would be lost."
     ),
     declares=frozenset(),
-    select_prior=rules.running_interim_or_oldest_strict,
+    select_prior=rules.running_interim_or_oldest_that_can_serve,
     scale_blocked_in=rules.BLOCKED_WHILE_ACTIVE,
     cancel_step=updater.cancel_step_roll_back,
     scale_down=scaling.scale_down_idle_first,
