@@ -9,7 +9,8 @@ from __future__ import annotations
 from .core import Observation, Step, settled_property, state_property, trace_property
 
 MODEL = "capi"
-ACTIVE_STATES = ("DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING")
+PROGRESSING_STATES = ("DEPLOYING", "PREPAUSED", "PAUSED")
+ACTIVE_STATES = PROGRESSING_STATES + ("CANCELING",)
 
 
 def routable(obs: Observation) -> int:
@@ -67,19 +68,21 @@ def app_stays_available(memory, step: Step):
     return (serving or up > 0, wanted), None
 
 
-@trace_property(MODEL, initial=(frozenset(), (), None))
+@trace_property(MODEL, initial=((), None))
 def cancel_restores_last_good(memory, step: Step):
     """Once a cancel has completed and the runtime has settled, one web process
-    remains, with the original instance count, every instance routable, running
-    a droplet the app ran before the canceled deployment or one that had served.
+    remains with the original instance count, running a droplet the app ran when
+    the canceled deployment was created; a healthy one, every instance routable,
+    if the app ran a healthy one then.
 
     The seed's expected result: cancel must keep the healthy process and stop
     only the canceled deployment's own (cloud_controller_ng #3019, PR #3084).
     Judged when no instance is STARTING any more, unless the user acted first.
+    An app that ran no healthy droplet before the deployment has no "last good"
+    to demand back.
     """
-    served, ran_before, armed = memory
+    ran_before, armed = memory
     before, after = step.before, step.after
-    served = served | serving_droplets(before)
     created = len(after["deployments"]) - len(ran_before)
     if created > 0:  # what the app's web processes ran when each new deployment was created
         ran_before += (frozenset(p["droplet"] for p in before["processes"]),) * created
@@ -88,35 +91,43 @@ def cancel_restores_last_good(memory, step: Step):
     for d in after["deployments"]:
         was = next((b for b in before["deployments"] if b["id"] == d["id"]), None)
         if was and was["state"] == "CANCELING" and d["state"] == "CANCELED" and d["status_reason"] == "CANCELED":
-            armed = (d["id"], served | ran_before[d["id"]])
+            armed = d["id"]
     if armed is None or starting(after) > 0:
-        return (served, ran_before, armed), None
-    did, good = armed
-    return (served, ran_before, None), _restored(after, after["deployments"][did], good)
+        return (ran_before, armed), None
+    return (ran_before, None), _restored(after, after["deployments"][armed], ran_before[armed])
 
 
-def _restored(obs: Observation, d: dict, good: frozenset[int]) -> str | None:
+def _restored(obs: Observation, d: dict, ran: frozenset[int]) -> str | None:
     procs = obs["processes"]
+    cancel = f"cancel of d{d['id']}"
     if len(procs) != 1:
-        return f"cancel of d{d['id']} left {len(procs)} web processes"
+        return f"{cancel} left {len(procs)} web processes"
     p = procs[0]
     if len(p["instances"]) != d["owic"]:
+        return f"{cancel} left P{p['id']} with {len(p['instances'])} instances, not the original {d['owic']}"
+    if not p["instances"]:
+        return None
+    if p["droplet"] not in ran:
         return (
-            f"cancel of d{d['id']} left P{p['id']} with {len(p['instances'])} instances, "
-            f"not the original {d['owic']}"
+            f"{cancel} left P{p['id']} running droplet {p['droplet']}, which the app did not run "
+            f"before the deployment (it ran {_droplets(ran)})"
         )
-    if p["instances"] and good and p["droplet"] not in good:
+    good = frozenset(r for r in ran if _healthy(obs, r))
+    if not good:
+        return None  # no healthy version to go back to
+    if p["droplet"] not in good:
         return (
-            f"cancel of d{d['id']} left P{p['id']} running droplet {p['droplet']}, "
-            f"which neither ran before the deployment nor had served"
+            f"{cancel} left P{p['id']} running droplet {p['droplet']}, which cannot start, "
+            f"instead of healthy {_droplets(good)}"
         )
     down = [i for i in p["instances"] if i != "RUNNING"]
     if down:
-        return (
-            f"cancel of d{d['id']} left P{p['id']} with {len(down)} of "
-            f"{len(p['instances'])} instances not routable"
-        )
+        return f"{cancel} left P{p['id']} with {len(down)} of {len(p['instances'])} instances not routable"
     return None
+
+
+def _droplets(ds: frozenset[int]) -> str:
+    return ", ".join(f"droplet {d}" for d in sorted(ds)) or "nothing"
 
 
 @settled_property(MODEL)
@@ -125,16 +136,90 @@ def deployment_converges(obs: Observation) -> str | None:
     and, with none active, exactly one web process remains.
 
     Bounded liveness: judged after the platform settles (the updater keeps ticking
-    and instances start) within the model's settle bound.
+    and instances start) within the model's settle bound. A PAUSED canary waits
+    for the user's continue by design, so it is not stuck.
     """
     if obs["app"] is None:
         return None
-    stuck = [d for d in active(obs) if _healthy(obs, d["droplet"])]
+    stuck = [d for d in active(obs) if _healthy(obs, d["droplet"]) and d["state"] != "PAUSED"]
     if stuck:
         return f"d{stuck[0]['id']} (healthy droplet {stuck[0]['droplet']}) is still {stuck[0]['state']} after settling"
     if not active(obs) and len(obs["processes"]) != 1:
         return f"{len(obs['processes'])} web processes remain with no deployment active"
     return None
+
+
+def desired(obs: Observation) -> int:
+    """The app's desired web instances, over every web process."""
+    return sum(len(p["instances"]) for p in obs["processes"])
+
+
+@trace_property(MODEL, initial=None)
+def user_scale_not_lost(wanted, step: Step):
+    """An accepted scale is what the app has once no deployment is active: the
+    request is either rejected or honoured, never silently dropped.
+
+    From issue 3, after the notes on ``process_scale.rb`` (cloud_controller_ng
+    3bbba90): since PR #3892 a scale is refused while a deployment is DEPLOYING,
+    PREPAUSED or PAUSED, but accepted while it is CANCELING, and it then lands on
+    the newest web process, the canceled deployment's own, which the cancel step
+    destroys. Watched from the latest accepted ``push`` or ``scale``; a deploy with
+    ``web_instances`` asks for a new count and stops the watch until the next one.
+    """
+    kind = step.action["type"]
+    if step.rejected is None:
+        if kind in ("push", "scale"):
+            wanted = step.action["instances"]
+        elif kind == "deploy" and step.action.get("web_instances"):
+            wanted = None
+    obs = step.after
+    if wanted is None or obs["app"] is None or active(obs):
+        return wanted, None
+    have = desired(obs)
+    if have != wanted:
+        return None, (
+            f"the app has {have} web instance(s) after {_describe(step)}, "
+            f"but the last accepted scale asked for {wanted}"
+        )
+    return wanted, None
+
+
+def capacity_bound(d: dict) -> int:
+    """What a deployment may use: the original count (or web_instances, if
+    larger) plus max_in_flight."""
+    return max(d["owic"], d.get("web_instances") or 0) + d.get("max_in_flight", 1)
+
+
+@trace_property(MODEL, initial=None)
+def capacity_within_bound(memory, step: Step):
+    """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step
+    raises the app's desired web instances above the original count (or
+    web_instances, if larger) plus max_in_flight.
+
+    What max_in_flight promises a quota holder, stated in issue 3: cloud_controller_ng
+    PR #4101's design discussion ("desired instances at 10, and max-in-flight of 3,
+    we always want 13 running instances") and PR #4124 (749e6fc08c), which set out to
+    stop "deployment trains" from exceeding the max-in-flight limit; the create
+    error in ``deployment_create.rb`` at 3bbba90 tells users their quota "may not be
+    large enough to support rolling deployments or your configured max-in-flight". Judged against the newest deployment in progress after the
+    step, on steps that add instances (a quota is checked when instances are
+    added: a create over it fails, an updater step over it fails and stalls the
+    deployment); the count may stay above a bound lowered by a newer deployment
+    as long as nothing adds to it.
+    """
+    live = [d for d in step.after["deployments"] if d["state"] in PROGRESSING_STATES]
+    if not live:
+        return None, None
+    d = live[-1]
+    before, have, bound = desired(step.before), desired(step.after), capacity_bound(d)
+    if have > bound and have > before:
+        return None, (
+            f"{_describe(step)} raised the app to {have} desired web instances while "
+            f"d{d['id']} is {d['state']}, above its bound {bound} (original {d['owic']}"
+            + (f", web_instances {d['web_instances']}" if d.get("web_instances") else "")
+            + f" + max_in_flight {d.get('max_in_flight', 1)})"
+        )
+    return None, None
 
 
 def _describe(step: Step) -> str:
@@ -148,4 +233,6 @@ PROPERTIES = (
     app_stays_available,
     cancel_restores_last_good,
     deployment_converges,
+    user_scale_not_lost,
+    capacity_within_bound,
 )

@@ -68,7 +68,6 @@ DESTROYS_AT_END = "cancel-destroys-at-end"
 DESTROYING_AT_END = frozenset({
     "cancel_step_scale_then_destroy",  # before PR #4246
     "cancel_step_destroy_then_scale",  # PR #4246: destroy, then scale, one transaction
-    "cancel_step_graceful",  # capi-safe: chosen once, the others destroyed on completion
 })
 
 

@@ -10,8 +10,8 @@ from deployspec.reference.capi import VARIANTS, Deploy, from_observation, observ
 
 from .helpers import app, dep, proc, tick
 
-PRE_CANARY = ["capi-2022", "capi-pr3072", "capi-pr3084", "capi-safe"]
-SINGLE_ACTIVE = ["capi-pr3072", "capi-pr3084", "capi-safe"]
+PRE_CANARY = ["capi-2022", "capi-pr3072", "capi-pr3084"]
+SINGLE_ACTIVE = ["capi-pr3072", "capi-pr3084"]
 
 
 def shape(obs):

@@ -41,14 +41,32 @@ def test_availability_not_required_before_serving_or_after_scale_to_zero():
 
 
 def test_cancel_restores_last_good_judged_when_runtime_settles():
+    pushed = app([proc(0, 1)], [], droplets=(True, False))
     canceling = app([proc(0, 1), proc(1, 1, running=0, starting=1, droplet=1)],
                     [dep(0, "CANCELING", "CANCELING", 1, 1, droplet=1)], droplets=(True, False))
     canceled_bad = app([proc(1, 1, running=0, crashed=1, droplet=1)],
                        [dep(0, "CANCELED", "CANCELED", 1, 1, droplet=1)], droplets=(True, False))
     canceled_good = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1, droplet=1)], droplets=(True, False))
-    v = run(spec.cancel_restores_last_good, [canceling, canceled_bad], [("cancel", {}), ("tick", {})])
-    assert v is not None and "nor had served" in v.message
-    assert run(spec.cancel_restores_last_good, [canceling, canceled_good], [("cancel", {}), ("tick", {})]) is None
+    steps = [("push", {"instances": 1}), ("deploy", {}), ("tick", {})]
+    v = run(spec.cancel_restores_last_good, [pushed, canceling, canceled_bad], steps)
+    assert v is not None and "did not run before the deployment" in v.message
+    assert run(spec.cancel_restores_last_good, [pushed, canceling, canceled_good], steps) is None
+
+
+def test_cancel_restores_a_healthy_droplet_the_app_ran():
+    """The dead interim (PR #3072): the kept process ran before, but cannot start,
+    while the app also ran a healthy droplet."""
+    before = app([proc(0, 1, running=0, starting=1), proc(1, 1, running=0, crashed=1, droplet=1)],
+                 [dep(0, "DEPLOYED", "SUPERSEDED", 1, 1, droplet=1)], droplets=(True, False))
+    canceling = app(before["processes"] + [proc(2, 1, running=0, crashed=1, droplet=1)],
+                    [dep(0, "DEPLOYED", "SUPERSEDED", 1, 1, droplet=1), dep(1, "CANCELING", "CANCELING", 2, 1, droplet=1)],
+                    droplets=(True, False))
+    canceled = app([proc(1, 1, running=0, crashed=1, droplet=1)],
+                   [dep(0, "DEPLOYED", "SUPERSEDED", 1, 1, droplet=1), dep(1, "CANCELED", "CANCELED", 2, 1, droplet=1)],
+                   droplets=(True, False))
+    v = run(spec.cancel_restores_last_good, [before, canceling, canceled],
+            [("push", {"instances": 1}), ("deploy", {}), ("tick", {})])
+    assert v is not None and "cannot start, instead of healthy droplet 0" in v.message
 
 
 def test_cancel_restores_owic():

@@ -71,11 +71,14 @@ class InternalError(RuntimeError):
 
 def explore_config(model, variant) -> Any:
     """The variant's configuration with the model's exploration bounds
-    (``config_type.EXPLORE``) for every field the variant does not set itself."""
+    (``config_type.EXPLORE``) for every field the variant does not set itself,
+    then the variant's own exploration bounds (``variant.explore``)."""
     base = model.default_config(variant)
     wanted = getattr(model.config_type, "EXPLORE", None) or {}
     own = getattr(variant, "config", None) or {}
-    return attrs.evolve(base, **{k: v for k, v in wanted.items() if k not in own})
+    bounds = {k: v for k, v in wanted.items() if k not in own}
+    bounds.update(getattr(variant, "explore", None) or {})
+    return attrs.evolve(base, **bounds)
 
 
 class ProductGraph(Graph):

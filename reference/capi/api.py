@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import attrs
+
 from deployspec.reference.core import Rejected
 
 from .actions import Deploy, Push, Scale, Stage
@@ -17,6 +18,8 @@ from .state import (
     ACTIVE,
     CANCELING,
     DEPLOYING,
+    PAUSED,
+    PREPAUSED,
     App,
     CapiState,
     Deployment,
@@ -51,7 +54,7 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
     )
 
 
-def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState | Rejected:
+def deploy(variant: "CapiVariant", state: CapiState, action: Deploy) -> CapiState | Rejected:
     """DeploymentCreate, in one transaction under the app lock.
 
     ``previous_droplet`` is the app's droplet before the target is applied; for a
@@ -66,7 +69,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     previous = variant.previous_deployment(state)
     owic = previous.owic if previous is not None else state.oldest_process.desired
     droplet = state.app.droplet
-    start = variant.starting_instances(action, owic)
+    start = variant.starting_instances(state, action, owic)
     state, process = state.with_new_process(droplet=droplet, instances=start)
     deployment = Deployment(
         id=len(state.deployments),
@@ -95,7 +98,7 @@ def newest_active(state: CapiState) -> Deployment | None:
     return None
 
 
-def cancel(variant: CapiVariant, state: CapiState) -> CapiState | Rejected:
+def cancel(variant: "CapiVariant", state: CapiState) -> CapiState | Rejected:
     """DeploymentCancel: the previous droplet becomes current again and the
     deployment is CANCELING; the updater's cancel step does the rest."""
     d = newest_active(state)
@@ -107,7 +110,29 @@ def cancel(variant: CapiVariant, state: CapiState) -> CapiState | Rejected:
     return state.with_deployment(d.moved_to(CANCELING, ACTIVE, CANCELING))
 
 
-def scale(variant: CapiVariant, state: CapiState, action: Scale) -> CapiState | Rejected:
+def no_canary_to_continue(state: CapiState) -> CapiState | Rejected:
+    """Before PR #3892 (2024) there is nothing to continue."""
+    return Rejected("no canary deployments to continue (canary came with PR #3892 in 2024)")
+
+
+def continue_canary(state: CapiState) -> CapiState | Rejected:
+    """DeploymentContinue (``deployment_continue.rb`` at 3bbba90): a PAUSED
+    deployment moves to its next canary step (PREPAUSED), or after the last one
+    to DEPLOYING, where the rolling scale takes it to desired_web_instances."""
+    d = newest_active(state)
+    if d is None:
+        return Rejected("no active deployment to continue")
+    if d.state != PAUSED:
+        return Rejected(
+            f"Cannot continue a deployment with status: {d.status_value} and reason: {d.status_reason}"
+        )
+    if d.canary_steps and d.canary_step < len(d.canary_steps):
+        d = attrs.evolve(d, canary_step=d.canary_step + 1)
+        return state.with_deployment(d.moved_to(PREPAUSED, ACTIVE, DEPLOYING))
+    return state.with_deployment(d.moved_to(DEPLOYING, ACTIVE, DEPLOYING))
+
+
+def scale(variant: "CapiVariant", state: CapiState, action: Scale) -> CapiState | Rejected:
     """ProcessScale on the app's newest web process."""
     target = state.newest_process
     if target is None:

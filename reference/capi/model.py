@@ -40,21 +40,46 @@ class CapiConfig:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CapiConfig:
+    def from_json(cls, data: dict[str, Any]) -> "CapiConfig":
         known = {f.name for f in attrs.fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
         data = dict(data)
+        for name, value in data.items():
+            if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):
+                continue
+            if not _is_int(value) or value < (1 if name == "max_instances" else 0):
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if "max_in_flight" in data:
-            data["max_in_flight"] = tuple(data["max_in_flight"])
+            m = data["max_in_flight"]
+            if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
+                raise ValueError(f"max_in_flight must be a non-empty list of integers >= 1, got {m!r}")
+            data["max_in_flight"] = tuple(m)
         if "canary_plans" in data:
-            data["canary_plans"] = tuple(tuple(p) for p in data["canary_plans"])
+            plans = data["canary_plans"]
+            if not isinstance(plans, (list, tuple)) or not all(
+                isinstance(p, (list, tuple)) and all(_is_int(w) and 1 <= w <= 100 for w in p)
+                and list(p) == sorted(p)
+                for p in plans
+            ):
+                raise ValueError(
+                    f"canary_plans must be lists of ascending weights 1..100, got {plans!r}"
+                )
+            data["canary_plans"] = tuple(tuple(p) for p in plans)
         return cls(**data)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def initial_state(config: CapiConfig) -> CapiState:
     return CapiState()
+
+
+_PROGRESSING = ("DEPLOYING", "PREPAUSED", "PAUSED")
+_ACTIVE = _PROGRESSING + ("CANCELING",)
 
 
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
@@ -64,13 +89,14 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
     out: list = []
     procs = obs["processes"]
     deployments = obs["deployments"]
-    active = [d["id"] for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING")]
+    active = [d["id"] for d in deployments if d["state"] in _ACTIVE]
     for p in procs:
         if "STARTING" in p["instances"]:
             out.append(Runtime(p["id"]))
     out.append(Tick())
-    for d in active:
-        out.append(Tick(failed=(d,)))
+    if len(active) > 1:  # with one active deployment a failed step is a stutter: skip it
+        for d in active:
+            out.append(Tick(failed=(d,)))
     for d in active:
         out.append(Tick(reports_unavailable=(d,)))
     if len(obs["droplets"]) < config.max_droplets:
@@ -82,11 +108,16 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
             for plan in config.canary_plans
             for m in config.max_in_flight
         ]
-    if active:
+    newest = next((d for d in reversed(deployments) if d["state"] in _ACTIVE), None)
+    if newest is not None and not (
+        newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
+    ):  # canceling again changes nothing unless a droplet was staged since
         out.append(Cancel())
     if any(d["state"] == "PAUSED" for d in deployments):
         out.append(Continue())
-    out += [Scale(n) for n in range(config.max_instances + 1)]
+    if not any(d["state"] in _PROGRESSING for d in deployments):
+        # every design refuses a web scale while a deployment progresses: a stutter
+        out += [Scale(n) for n in range(0, config.max_instances + 1)]
     return out
 
 

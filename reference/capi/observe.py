@@ -43,8 +43,6 @@ def _deployment(d: Deployment) -> dict[str, Any]:
         "canary_step": d.canary_step,
         "web_instances": d.web_instances,
     }
-    if d.prior_process is not None:
-        out["prior_process"] = d.prior_process
     return out
 
 
@@ -69,7 +67,6 @@ def from_observation(obs: dict[str, Any]) -> CapiState:
             canary_steps=tuple(d.get("canary_steps", ())),
             canary_step=d.get("canary_step", 0),
             web_instances=d.get("web_instances"),
-            prior_process=d.get("prior_process"),
         )
         for d in obs.get("deployments", [])
     )

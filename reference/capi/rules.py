@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
+from .actions import Deploy
+from .canary import PlanRule, step_plan, step_plan_without_extra
 from .state import (
     ACTIVE_STATES,
+    CANARY,
     CANCELED,
+    CRASHED,
     DEPLOYED,
     DEPLOYING,
     FINALIZED,
+    PREPAUSED,
+    PROGRESSING_STATES,
     RUNNING,
     SUPERSEDED,
     CapiState,
@@ -25,6 +33,78 @@ from .state import (
 
 class Retry(Exception):
     """The updater step raises: its transaction rolls back and the next dispatch retries."""
+
+
+# ---------------------------------------------------------------------------
+# DeploymentCreate: which options a deployment accepts, and how it starts
+# ---------------------------------------------------------------------------
+
+
+def rolling_only(action: Deploy) -> str | None:
+    """Before 2024: rolling deployments, one instance at a time, no options."""
+    if action.strategy != "rolling" or action.canary_steps or action.web_instances:
+        return "only rolling deployments without options (canary came with PR #3892 in 2024)"
+    if action.max_in_flight != 1:
+        return "no max_in_flight (added by PR #3907 in 2024)"
+    return None
+
+
+def deployment_options(action: Deploy) -> str | None:
+    """``DeploymentCreateMessage`` today (3bbba90): canary steps only for the
+    canary strategy, instance weights 1..100 in ascending order. (max_in_flight
+    >= 1 and web_instances >= 0 are checked by the action itself; upstream also
+    accepts ``web_instances: 0``, which the model's vocabulary reads as "not given".)"""
+    if action.canary_steps and action.strategy != CANARY:
+        return "options.canary are only valid for Canary deployments"
+    if any(not 1 <= w <= 100 for w in action.canary_steps):
+        return "options.canary.steps.instance_weight must be an Integer between 1-100 (inclusive)"
+    if list(action.canary_steps) != sorted(action.canary_steps):
+        return "options.canary.steps.instance_weight must be sorted in ascending order"
+    return None
+
+
+def one_starting_instance(state: CapiState, action: Deploy, owic: int) -> int:
+    """Before PR #3907: the new web process starts with one instance."""
+    return 1
+
+
+def starting_instances(
+    state: CapiState, action: Deploy, owic: int, plan: PlanRule = step_plan
+) -> int:
+    """``DeploymentCreate#starting_process_instances`` (PR #3907, #4219, #4247):
+    ``min(max_in_flight, start)``, start being the first canary step's canary
+    count, else web_instances, else owic."""
+    web_instances = action.web_instances or None
+    if action.strategy == CANARY:
+        start = plan(owic, web_instances, action.canary_steps)[0][0]
+    elif web_instances is not None:
+        start = web_instances
+    else:
+        start = owic
+    return min(action.max_in_flight, start)
+
+
+def starting_instances_within_bound(state: CapiState, action: Deploy, owic: int) -> int:
+    """capi-safe: as today (with capi-safe's canary plan), but no more than the
+    room left under ``max(owic, web_instances) + max_in_flight`` by the web
+    processes that already exist: a deployment that supersedes one in flight
+    starts smaller, and the up-scaler brings it up as the older ones go."""
+    start = starting_instances(state, action, owic, step_plan_without_extra)
+    bound = max(owic, action.web_instances) + action.max_in_flight
+    room = bound - sum(p.desired for p in state.processes)
+    return max(0, min(start, room))
+
+
+def created_as_is(state: CapiState, deployment: Deployment) -> CapiState:
+    """Before canary support every deployment starts DEPLOYING."""
+    return state
+
+
+def canary_starts_prepaused(state: CapiState, deployment: Deployment) -> CapiState:
+    """PR #3892: a canary deployment starts PREPAUSED at step 1 (``before_create``)."""
+    if deployment.strategy != CANARY:
+        return state
+    return state.with_deployment(attrs.evolve(deployment, state=PREPAUSED, canary_step=1))
 
 
 # ---------------------------------------------------------------------------
@@ -117,11 +197,30 @@ def running_interim_or_oldest_strict(
     return running_interim_or_oldest(state, canceling, True)
 
 
+def running_interim_or_oldest_that_can_serve(
+    state: CapiState, canceling: Deployment, reports: bool
+) -> Process:
+    """capi-safe: the strict rule above, except that a prior process whose
+    instances crash and none runs (its droplet cannot start: the original was
+    already broken) gives way to the newest web process with a routable
+    instance, which may be the canceled deployment's own. A cancel then never
+    trades serving instances for ones that cannot serve, and does not wait forever
+    for them (capi-safe's roll-back waits for the prior to be routable)."""
+    prior = running_interim_or_oldest_strict(state, canceling, reports)
+    if prior.count(CRASHED) and not prior.count(RUNNING):
+        serving = [p for p in reversed(state.processes) if p.count(RUNNING)]
+        if serving:
+            return serving[0]
+    return prior
+
+
 # ---------------------------------------------------------------------------
 # What the user's scale request is refused during
 # ---------------------------------------------------------------------------
 
 BLOCKED_WHILE_DEPLOYING = frozenset({DEPLOYING})
+#: PR #3892 onwards (``AppModel#deploying?``): DEPLOYING, PREPAUSED, PAUSED; not CANCELING.
+BLOCKED_WHILE_PROGRESSING = frozenset(PROGRESSING_STATES)
 BLOCKED_WHILE_ACTIVE = frozenset(ACTIVE_STATES)
 
 
@@ -133,16 +232,6 @@ def zero_canceled_superseded(state: CapiState, deployment: Deployment) -> CapiSt
             p = state.process(d.deploying_process)
             if p is not None and p.desired:
                 state = state.with_process(p.scaled_to(0))
-    return state
-
-
-def zero_canceled_superseded_if_covered(state: CapiState, deployment: Deployment) -> CapiState:
-    """capi-safe: as PR #3072, but only while some other web process keeps a
-    routable instance; otherwise they stay until the rollout moves their
-    instances over (the canceled version may be all that serves)."""
-    zeroed = zero_canceled_superseded(state, deployment)
-    if zeroed is state or any(p.count(RUNNING) for p in zeroed.processes):
-        return zeroed
     return state
 
 

@@ -88,8 +88,6 @@ class Deployment:
     canary_steps: tuple[int, ...] = ()
     canary_step: int = 0
     web_instances: int | None = None
-    #: capi-safe only: the web process its graceful cancel keeps, once chosen
-    prior_process: int | None = None
 
     @property
     def active(self) -> bool:

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
+from . import scaling
 from .actions import Tick
+from .canary import current_step
 from .rules import Retry
 from .state import (
+    ACTIVE,
     CANCELED,
     CANCELING,
     DEGENERATE,
     DEPLOYED,
     DEPLOYING,
     FINALIZED,
+    PAUSED,
+    PREPAUSED,
     RUNNING,
     CapiState,
     Deployment,
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from .variants import CapiVariant
 
 
-def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
+def dispatch(variant: "CapiVariant", state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
     state = variant.before_dispatch(state)
@@ -56,6 +59,11 @@ def finalize_degenerate(state: CapiState) -> CapiState:
     return state
 
 
+def no_degenerate_check(state: CapiState) -> CapiState:
+    """Since b94a64fbfb (2023-12, "Remove DEGENERATE"): the dispatcher goes straight to the steps."""
+    return state
+
+
 def finalize(state: CapiState, deployment: Deployment) -> CapiState:
     """The deploying process is the app's web process now: every other one goes."""
     others = [p.id for p in state.processes if p.id != deployment.deploying_process]
@@ -64,7 +72,7 @@ def finalize(state: CapiState, deployment: Deployment) -> CapiState:
 
 
 def scale_step_one_at_a_time(
-    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The scale step of 2019-2023 (``Updater#scale_deployment``).
 
@@ -99,7 +107,7 @@ def scale_step_one_at_a_time(
 
 
 def cancel_step_scale_then_destroy(
-    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The cancel step before PR #4246: the prior web process is scaled back to
     owic, then every other web process is destroyed."""
@@ -111,29 +119,113 @@ def cancel_step_scale_then_destroy(
     return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
 
 
-def cancel_step_graceful(
-    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+def cancel_step_destroy_then_scale(
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
-    """capi-safe's cancel step: choose the prior web process once, scale it to
-    owic, and destroy the other web processes only when every one of its
-    instances is routable; until then the deployment stays CANCELING and the
-    next dispatch looks again. No moment without a routable instance."""
+    """The cancel step since PR #4246 (c23085559c, ``actions/cancel.rb`` at 3bbba90):
+    every web process but the prior one is destroyed, *then* the prior one is
+    scaled back to owic, so the quota check no longer counts the deploying
+    instances. Both happen in one transaction, so the order is not observable
+    here (the model has no quota); what is observable is what PR #4246 kept: the
+    running new instances go at once while the prior process may have none
+    routable yet (docs-dev-guide #563, a canary canceled after a 100 % step)."""
     if deployment.state != CANCELING:
         return state
-    prior = state.process(deployment.prior_process) if deployment.prior_process is not None else None
-    if prior is None:
-        prior = variant.select_prior(state, deployment, reports)
-        deployment = attrs.evolve(deployment, prior_process=prior.id)
-        state = state.with_deployment(deployment)
-    if prior.desired != deployment.owic:
-        prior = prior.scaled_to(deployment.owic)
-        state = state.with_process(prior)
-    if not reports:
-        raise Retry("instance reports unavailable")
-    if prior.count(RUNNING) < deployment.owic:
-        return state
+    prior = variant.select_prior(state, deployment, reports)
     state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
+    state = state.with_process(prior.scaled_to(deployment.owic))
     return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
 
 
+def cancel_step_roll_back(
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+) -> CapiState:
+    """capi-safe: cancel rolls back the way a deployment rolls forward.
+
+    The prior web process plays the deploying process's part: it is scaled up
+    towards owic by at most max_in_flight instances in flight, and the other web
+    processes (the canceled deployment's, still serving) are scaled down as the
+    prior one's instances become routable, idle ones first. Once the prior process
+    is back at owic, all routable, the others are destroyed and the deployment is
+    CANCELED. Until then it stays CANCELING and the next dispatch goes on."""
+    if deployment.state != CANCELING:
+        return state
+    prior = variant.select_prior(state, deployment, reports)
+    state, finished = scaling.scale_process(
+        state,
+        prior.id,
+        deployment.max_in_flight,
+        target=deployment.owic,
+        interim=deployment.owic,
+        scale_down=variant.scale_down,
+    )
+    if not finished:
+        return state
+    state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
+    state = state.with_process(state.process(prior.id).scaled_to(deployment.owic))
+    return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
+
+
+# ---------------------------------------------------------------------------
+# Today's updater (cloud_controller_ng 3bbba90, deployment_updater/updater.rb)
+# ---------------------------------------------------------------------------
+
+
+def desired_web_instances(deployment: Deployment) -> int:
+    """``DeploymentModel#desired_web_instances``: web_instances if given, else owic."""
+    return deployment.owic if deployment.web_instances is None else deployment.web_instances
+
+
+def scale_or_canary_step(
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+) -> CapiState:
+    """The dispatcher sends DEPLOYING deployments to ``Updater#scale`` and
+    PREPAUSED ones to ``Updater#canary``; PAUSED ones wait for the user."""
+    if deployment.state == PREPAUSED:
+        return canary_step(variant, state, deployment, reports)
+    return scale_step(variant, state, deployment, reports)
+
+
+def scale_step(
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+) -> CapiState:
+    """``Updater#scale``: scale towards ``desired_web_instances``; once finished,
+    ``Finalize`` (since #4212 outside the scale transaction; a tick is atomic
+    here, so that window is not modelled)."""
+    state, finished = scaling.scale(
+        state,
+        deployment,
+        reports,
+        target=desired_web_instances(deployment),
+        interim=desired_web_instances(deployment),
+        scale_down=variant.scale_down,
+        cleanup=variant.cleanup,
+    )
+    if finished:
+        return finalize(state, state.deployments[deployment.id])
+    return state
+
+
+def canary_step(
+    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+) -> CapiState:
+    """``Updater#canary``: scale to the current step's canary + original
+    instances, the deploying process to the canary count; once there, PAUSED."""
+    canary, original = current_step(variant.canary_plan, deployment)
+    state, finished = scaling.scale(
+        state,
+        deployment,
+        reports,
+        target=canary + original,
+        interim=canary,
+        scale_down=variant.scale_down,
+        cleanup=variant.cleanup,
+    )
+    if finished:
+        d = state.deployments[deployment.id]
+        return state.with_deployment(d.moved_to(PAUSED, ACTIVE, PAUSED))
+    return state
+
+
 SCALED_BEFORE_CANARY = frozenset({DEPLOYING})
+SCALED_WITH_CANARY = frozenset({DEPLOYING, PREPAUSED})

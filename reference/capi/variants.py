@@ -7,15 +7,16 @@ commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any, Callable
 
 import attrs
+
 from deployspec.reference.core import Action, Rejected
 
-from . import api, rules, updater
+from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
 from .runtime import settle_instance
-from .state import CANCELING, DEPLOYING, CapiState, Deployment
+from .state import ACTIVE_STATES, CANCELING, DEPLOYING, CapiState, Deployment
 
 Step = Callable[["CapiVariant", CapiState, Deployment, bool], CapiState]
 
@@ -40,29 +41,23 @@ class CapiVariant:
     cancel_step: Step = updater.cancel_step_scale_then_destroy
     doc: str = ""
     model: str = "capi"
-
-    # --- hooks with the historic behaviour as default (capi-current overrides) ---
-    def refuse_deploy(self, action: Deploy) -> str | None:
-        if action.strategy != "rolling" or action.canary_steps or action.web_instances:
-            return f"{self.name} supports only rolling deployments without options"
-        if action.max_in_flight != 1:
-            return f"{self.name} has no max_in_flight (added by PR #3907 in 2024)"
-        return None
-
-    def starting_instances(self, action: Deploy, owic: int) -> int:
-        return 1
-
-    def supersede(self, previous: Deployment) -> Deployment:
-        return rules.superseded(previous)
-
-    def before_dispatch(self, state: CapiState) -> CapiState:
-        return updater.finalize_degenerate(state)
-
-    def after_create(self, state: CapiState, deployment: Deployment) -> CapiState:
-        return state
-
-    def continue_(self, state: CapiState) -> CapiState | Rejected:
-        return Rejected(f"{self.name} has no canary deployments to continue")
+    # --- rules with the historic behaviour as default (capi-current chooses others) ---
+    #: the refusal's reason for a deployment's options, or None (DeploymentCreateMessage)
+    refuse_deploy: Callable[[Deploy], str | None] = rules.rolling_only
+    #: (state, deploy action, owic) -> instances the new web process starts with
+    starting_instances: Callable[[CapiState, Deploy, int], int] = rules.one_starting_instance
+    supersede: Callable[[Deployment], Deployment] = rules.superseded
+    after_create: Callable[[CapiState, Deployment], CapiState] = rules.created_as_is
+    continue_: Callable[[CapiState], CapiState | Rejected] = api.no_canary_to_continue
+    before_dispatch: Callable[[CapiState], CapiState] = updater.finalize_degenerate
+    #: today's scale action: how the older web processes are scaled down
+    scale_down: scaling.DownScale = scaling.scale_down_oldest_first
+    #: today's canary step plan
+    canary_plan: canary.PlanRule = canary.step_plan
+    #: per-variant bounds for the engines (evolves the model's CapiConfig)
+    config: dict[str, Any] = attrs.field(factory=dict, eq=False)
+    #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE
+    explore: dict[str, Any] = attrs.field(factory=dict, eq=False)
 
     # --- the transition function ------------------------------------------
     def step(self, state: CapiState, action: Action) -> CapiState | Rejected:
@@ -103,6 +98,8 @@ CAPI_2022 = CapiVariant(
             "cancel_restores_last_good",
             "app_stays_available",
             "deployment_converges",
+            "user_scale_not_lost",
+            "capacity_within_bound",
         }
     ),
     previous_deployment=rules.previous_deploying,
@@ -133,7 +130,14 @@ CAPI_PR3072 = attrs.evolve(
         "deployment, else the oldest, without asking whether it runs: a superseded deployment "
         "that never started (a dead interim) survives the cancel and the app goes down."
     ),
-    declares=frozenset({"cancel_restores_last_good", "app_stays_available"}),
+    declares=frozenset(
+        {
+            "cancel_restores_last_good",
+            "app_stays_available",
+            "user_scale_not_lost",
+            "capacity_within_bound",
+        }
+    ),
     previous_deployment=rules.previous_active,
     select_prior=rules.interim_or_oldest,
     cleanup=rules.zero_canceled_superseded,
@@ -153,34 +157,95 @@ CAPI_PR3084 = attrs.evolve(
         "instance report is rescued as 'not running', so when Diego is unavailable the "
         "fallback is the oldest process, which a rolling deployment may have scaled to 0."
     ),
-    declares=frozenset({"app_stays_available"}),
+    declares=frozenset({"app_stays_available", "user_scale_not_lost", "capacity_within_bound"}),
     select_prior=rules.running_interim_or_oldest,
 )
 
-CAPI_SAFE = attrs.evolve(
+CAPI_CURRENT = attrs.evolve(
     CAPI_PR3084,
-    name="capi-safe",
-    summary="ours: PR #3084 + graceful cancel + retry on unknown health + no scale while canceling",
-    upstream="proposal on top of cloud_controller_ng 53f45944b7 (PR #3084)",
+    name="capi-current",
+    summary="today: max_in_flight, canary steps, routable/starting/unhealthy, cancel destroys first",
+    upstream=(
+        "cloud_controller_ng 3bbba9069894b1b74652c7b88fdfd4171136c8c4 (main, 2026-08): "
+        "deployment_updater/{dispatcher,updater}.rb and actions/{scale,up_scaler,down_scaler,"
+        "scale_down_old_process,scale_down_canceled_processes,cancel,finalize}.rb; canary #3892 "
+        "d66f46a60d, max_in_flight #3907 2329550f2d, canary steps #4219 78d93d458d, cancel "
+        "reorder #4246 c23085559c, web_instances #4247 9d4dee352b"
+    ),
     doc=(
-        "Four changes to PR #3084, each where a property broke. (1) Graceful cancel: the "
-        "prior process is chosen once (remembered on the deployment) and scaled to owic; the "
-        "other web processes are destroyed only when all of its instances are routable, so a "
-        "cancel never leaves the app without a routable instance (upstream destroys them at "
-        "once: a cancel while the original is still starting, or after a 100% canary step, "
-        "goes down; docs-dev-guide #563). (2) When instance reports are unavailable, the "
-        "cancel step is retried on the next dispatch instead of treating every interim as "
-        "dead. (3) A web process cannot be scaled while any deployment is active, CANCELING "
-        "included: the newest process then is the one cancel destroys, so the scale is lost. (4) Processes of CANCELED/SUPERSEDED deployments are "
-        "scaled to 0 only while another process keeps a routable instance."
+        "Today's Cloud Controller. Deployments take max_in_flight, a canary strategy with "
+        "weighted steps and web_instances. The updater summarises the deploying process's "
+        "instances as routable/starting/unhealthy, scales it up to min(routable + "
+        "max_in_flight, target) while nothing is unhealthy, and scales the older processes "
+        "down, oldest first, to target - routable, counting instances, not serving ones. A "
+        "canary step ends PAUSED; continue moves on. Cancel keeps the running interim or the "
+        "oldest process and destroys every other one before scaling it back up (PR #4246), "
+        "so cancel after a 100 % canary step leaves nothing routable (docs-dev-guide #563). "
+        "Scale is refused while DEPLOYING, PREPAUSED or PAUSED, not while CANCELING."
+    ),
+    declares=frozenset(
+        {
+            "app_stays_available",
+            "user_scale_not_lost",
+            "capacity_within_bound",
+        }
+    ),
+    refuse_deploy=rules.deployment_options,
+    starting_instances=rules.starting_instances,
+    after_create=rules.canary_starts_prepaused,
+    continue_=api.continue_canary,
+    before_dispatch=updater.no_degenerate_check,
+    cancelable_states=frozenset(ACTIVE_STATES),
+    scale_blocked_in=rules.BLOCKED_WHILE_PROGRESSING,
+    scaled_states=updater.SCALED_WITH_CANARY,
+    scale_step=updater.scale_or_canary_step,
+    cancel_step=updater.cancel_step_destroy_then_scale,
+    # owic 1 or 2 is where a superseded or canceled deployment loses the app: keeping
+    # push/scale small makes a 100-example round find it (issue 3's checker budget).
+    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "max_instances": 2},
+    # exhaustive search: rolling and the 100% canary step (docs-dev-guide #563), one in flight
+    explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},
+)
+
+CAPI_SAFE = attrs.evolve(
+    CAPI_CURRENT,
+    name="capi-safe",
+    summary="ours: capi-current + graceful cancel, idle-first down-scaling, bounded starts",
+    upstream="proposal on top of cloud_controller_ng 3bbba90 (capi-current), keeping PR #3084's rule",
+    doc=(
+        "capi-current with seven small changes, each where a property broke (docs/findings.md). "
+        "(1) Cancel rolls back the way a deployment rolls forward: the prior web process is "
+        "scaled up by at most max_in_flight in flight while the others are scaled down as it "
+        "becomes routable, and destroyed once it is back at owic, all routable "
+        "(docs-dev-guide #563; PR #4246 calls cancel not graceful; it destroyed first for the "
+        "quota, which this respects too). (2) The down-scaler takes instances from older "
+        "processes that serve nothing before those that serve, so superseding a deployment "
+        "whose instances are still starting does not scale the serving original to 0. "
+        "(3) Processes of CANCELED/SUPERSEDED deployments are scaled down with the other older "
+        "processes instead of being zeroed at once (they may be the only ones serving). "
+        "(4) A canary step is the plain split, canary + original = N, so it never needs more "
+        "than the original count plus max_in_flight. (5) A new deployment's process starts "
+        "with at most the room left under that bound by the processes already there. "
+        "(6) When instance reports are unavailable the cancel step retries instead of "
+        "treating every interim as dead (PR #3084's rescue), and a prior process whose "
+        "instances only crash gives way to the newest one that serves (the roll-back would "
+        "otherwise wait for it forever). (7) A web process cannot be "
+        "scaled while any deployment is active, CANCELING included: the newest process then "
+        "is the one cancel destroys, so the scale would be lost."
     ),
     declares=frozenset(),
-    select_prior=rules.running_interim_or_oldest_strict,
+    select_prior=rules.running_interim_or_oldest_that_can_serve,
     scale_blocked_in=rules.BLOCKED_WHILE_ACTIVE,
-    cancel_step=updater.cancel_step_graceful,
-    cleanup=rules.zero_canceled_superseded_if_covered,
+    cancel_step=updater.cancel_step_roll_back,
+    scale_down=scaling.scale_down_idle_first,
+    cleanup=rules.keep_processes,
+    canary_plan=canary.step_plan_without_extra,
+    starting_instances=rules.starting_instances_within_bound,
+    # the wider bounds: a fixed design must hold with three instances too
+    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,))},
+    explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},
 )
 
 VARIANTS: dict[str, CapiVariant] = {
-    v.name: v for v in (CAPI_2022, CAPI_PR3072, CAPI_PR3084, CAPI_SAFE)
+    v.name: v for v in (CAPI_2022, CAPI_PR3072, CAPI_PR3084, CAPI_CURRENT, CAPI_SAFE)
 }

@@ -1,0 +1,78 @@
+"""Canary step plans: how many canary and original instances each step keeps.
+
+``DeploymentModel#canary_step_plan`` (cloud_controller_ng 78d93d458d, PR #4219,
+unchanged at 3bbba90, ``app/models/runtime/deployment_model.rb``). With
+``N = web_instances`` when it is given and smaller than the original count, else
+the original count (owic), a step of weight ``w`` percent asks for
+``c = round(N * w / 100)`` canary instances (at least 1) and keeps
+``o = N - c + 1`` original ones (0 at a 100 % step): one original more than a
+plain split, so a canary step needs ``N + 1`` instances besides max_in_flight.
+Without steps the plan is one canary instance beside all ``owic`` originals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .state import Deployment
+
+#: (canary instances, original instances) for each step, in order.
+Plan = tuple[tuple[int, int], ...]
+#: (owic, web_instances or None, instance weights) -> plan
+PlanRule = Callable[[int, "int | None", tuple[int, ...]], Plan]
+
+
+def ruby_round(x: float) -> int:
+    """``Float#round``: half away from zero (``10 * 0.25`` gives 3, not Python's 2)."""
+    whole = int(x)
+    return whole + (1 if x - whole >= 0.5 else 0) if x >= 0 else -ruby_round(-x)
+
+
+def plan_size(owic: int, web_instances: int | None) -> int:
+    """N: ``web_instances`` if given and below the original count, else owic."""
+    if web_instances is not None and web_instances < owic:
+        return web_instances
+    return owic
+
+
+def canary_count(n: int, weight: int) -> int:
+    """A step's canary instances: ``round(N * w / 100)``, at least 1."""
+    return ruby_round(n * (weight / 100.0)) or 1
+
+
+def step_plan(owic: int, web_instances: int | None, weights: tuple[int, ...]) -> Plan:
+    """Upstream's plan, keeping one extra original instance (``N - c + 1``)."""
+    return _plan(owic, web_instances, weights, extra_original=1)
+
+
+def step_plan_without_extra(owic: int, web_instances: int | None, weights: tuple[int, ...]) -> Plan:
+    """capi-safe: the plain split the weights describe, ``c + o = N`` with
+    ``c <= N``, so a step never needs more than N instances besides max_in_flight,
+    and an app scaled to 0 gets no canary instance that would outlive the deployment."""
+    if not weights:
+        canary = min(1, owic)
+        return ((canary, owic - canary),)
+    return _plan(owic, web_instances, weights, extra_original=0, at_most_n=True)
+
+
+def _plan(
+    owic: int,
+    web_instances: int | None,
+    weights: tuple[int, ...],
+    extra_original: int,
+    at_most_n: bool = False,
+) -> Plan:
+    if not weights:
+        return ((1, owic),)
+    n = plan_size(owic, web_instances)
+    out = []
+    for weight in weights:
+        canary = min(canary_count(n, weight), n) if at_most_n else canary_count(n, weight)
+        original = 0 if weight == 100 else n - canary + extra_original
+        out.append((canary, original))
+    return tuple(out)
+
+
+def current_step(rule: PlanRule, d: Deployment) -> tuple[int, int]:
+    """``canary_step``: the plan entry of ``canary_current_step`` (1-based, default 1)."""
+    return rule(d.owic, d.web_instances, d.canary_steps)[max(d.canary_step, 1) - 1]

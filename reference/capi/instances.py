@@ -1,0 +1,38 @@
+"""What the deployment updater learns from Diego about a web process's instances.
+
+``InstancesReporter#instance_count_summary`` (cloud_controller_ng 3bbba90,
+``lib/cloud_controller/diego/reporters/instances_reporter.rb``) sorts a process's
+instances into three counts, and the updater reads nothing else:
+
+* routable: RUNNING and routable (the model's ``RUNNING``);
+* starting: healthy but not yet routable (the model's ``STARTING``; upstream
+  also RUNNING-but-not-routable, which the model folds into STARTING);
+* unhealthy: everything else (the model's ``CRASHED``; upstream also DOWN,
+  i.e. missing or unplaced, and UNKNOWN).
+
+Missing (DOWN) instances are not modelled: upstream they count as unhealthy,
+which the model's CRASHED already exercises (both block up-scaling and neither
+serves); the only difference, that a DOWN instance may later start, would add
+states without adding a behaviour of the updater.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .state import CRASHED, RUNNING, STARTING, Process
+
+
+@attrs.frozen
+class InstanceSummary:
+    routable: int
+    starting: int
+    unhealthy: int
+
+
+def summarise(process: Process) -> InstanceSummary:
+    return InstanceSummary(
+        routable=process.count(RUNNING),
+        starting=process.count(STARTING),
+        unhealthy=process.count(CRASHED),
+    )

@@ -1,0 +1,167 @@
+"""Today's scale action: the up-scaler and the down-scaler, one transaction.
+
+``DeploymentUpdater::Actions::Scale`` with ``UpScaler``, ``DownScaler``,
+``ScaleDownOldProcess`` and ``ScaleDownCanceledProcesses`` (cloud_controller_ng
+3bbba90, ``lib/cloud_controller/deployment_updater/actions/``; introduced by
+PR #3907 2329550f2d and the refactors #4101 baf0ad4a37 / #4212 cfd3d29904).
+
+With T the target total, I the interim target of the deploying process
+(T itself for a rolling deployment), M = max_in_flight and (r, s, u) the
+deploying process's routable / starting / unhealthy counts:
+
+* down-scaling keeps ``max(T - r, 0)`` instances in the older web processes,
+  taken away oldest first; an interim process that reaches 0 is destroyed, the
+  app's oldest web process is kept at 0;
+* up-scaling needs ``s < M``, ``u == 0`` and ``r >= n - M`` (Diego caught up),
+  and sets the deploying process to ``min(r + M, I)``;
+* finished once the deploying process has ``n >= I`` and ``r >= I``.
+
+Nothing is written unless one of the two scalers can act. Counts are fresh:
+the upstream down-scaler may read the canceled processes' counts cached before
+they were zeroed (notes, section 4.3, untested); the model does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .instances import InstanceSummary, summarise
+from .rules import Retry, zero_canceled_superseded
+from .state import DEPLOYING, PREPAUSED, RUNNING, CapiState, Deployment, Process
+
+#: scale_down(state, deploying process id, instances to keep in the others) -> state
+DownScale = Callable[[CapiState, int, int], CapiState]
+
+
+def can_scale_up(summary: InstanceSummary, deploying: Process, max_in_flight: int) -> bool:
+    """``UpScaler#can_scale?``: room in flight, nothing unhealthy, Diego caught up."""
+    return (
+        summary.starting < max_in_flight
+        and summary.unhealthy == 0
+        and summary.routable >= deploying.desired - max_in_flight
+    )
+
+
+def scaled_up_to(summary: InstanceSummary, max_in_flight: int, interim: int) -> int:
+    """``UpScaler#desired_new_instances``."""
+    return min(summary.routable + max_in_flight, interim)
+
+
+def finished_scaling(summary: InstanceSummary, deploying: Process, interim: int) -> bool:
+    """``UpScaler#finished_scaling?``: extra starting or unhealthy instances do not matter."""
+    return deploying.desired >= interim and summary.routable >= interim
+
+
+def old_processes(state: CapiState, deploying: int) -> list[Process]:
+    """Every web process but the deploying one, oldest first."""
+    return [p for p in state.processes if p.id != deploying]
+
+
+def old_instances_to_keep(target: int, summary: InstanceSummary) -> int:
+    """``DownScaler#desired_non_deploying_instances``: old + routable new = T."""
+    return max(target - summary.routable, 0)
+
+
+def scale_down_oldest_first(state: CapiState, deploying: int, keep: int) -> CapiState:
+    """``DownScaler#scale_down``: take instances from the oldest processes first.
+
+    Upstream's loop also zeroes (destroys, if interim) every empty process it
+    passes before the one that absorbs the rest, even when nothing is left to take.
+    """
+    old = old_processes(state, deploying)
+    reduce = sum(p.desired for p in old) - keep
+    if reduce <= 0:
+        return state
+    original = state.oldest_process
+    for p in old:
+        if reduce < p.desired:
+            return state.with_process(p.scaled_to(p.desired - reduce))
+        reduce -= p.desired
+        state = scale_down_old_process(state, p, original)
+    return state
+
+
+def scale_down_idle_first(state: CapiState, deploying: int, keep: int) -> CapiState:
+    """capi-safe: as upstream, but older processes with no routable instance
+    give up their instances before those that serve, so ``old + routable new = T``
+    never leaves the app with nothing routable while a superseded deployment's
+    instances are still starting or crashing."""
+    old = old_processes(state, deploying)
+    reduce = sum(p.desired for p in old) - keep
+    if reduce <= 0:
+        return state
+    original = state.oldest_process
+    for p in sorted(old, key=lambda p: p.count(RUNNING) > 0):  # stable: oldest first within each
+        if reduce < p.desired:
+            return state.with_process(p.scaled_to(p.desired - reduce))
+        reduce -= p.desired
+        state = scale_down_old_process(state, p, original)
+    return state
+
+
+def scale_down_old_process(state: CapiState, process: Process, original: Process) -> CapiState:
+    """``ScaleDownOldProcess`` to 0: the original web process stays (at 0), an interim one goes."""
+    if process.id == original.id:
+        return state.with_process(process.scaled_to(0))
+    return state.without_processes([process.id])
+
+
+def scale(
+    state: CapiState,
+    deployment: Deployment,
+    reports: bool,
+    *,
+    target: int,
+    interim: int,
+    scale_down: DownScale = scale_down_oldest_first,
+    cleanup: Callable[[CapiState, Deployment], CapiState] = zero_canceled_superseded,
+) -> tuple[CapiState, bool]:
+    """``Scale#call``: the new state and whether the deploying process is finished.
+
+    ``cleanup`` is ``ScaleDownCanceledProcesses``, run once the step writes."""
+    if not reports:
+        # The summary is read before the transaction; when Diego cannot answer,
+        # the step raises (or returns false) and nothing is written.
+        return state, False
+    if deployment.state not in (DEPLOYING, PREPAUSED):
+        return state, False  # superseded or canceled since the dispatcher's snapshot
+    return scale_process(
+        state,
+        deployment.deploying_process,
+        deployment.max_in_flight,
+        target=target,
+        interim=interim,
+        scale_down=scale_down,
+        before_down=lambda s: cleanup(s, deployment),
+    )
+
+
+def scale_process(
+    state: CapiState,
+    deploying_id: int,
+    max_in_flight: int,
+    *,
+    target: int,
+    interim: int,
+    scale_down: DownScale,
+    before_down: Callable[[CapiState], CapiState] = lambda s: s,
+) -> tuple[CapiState, bool]:
+    """The body of ``Scale#call`` for one growing process and the others."""
+    deploying = state.process(deploying_id)
+    if deploying is None:
+        raise Retry("the deploying web process is gone")
+    summary = summarise(deploying)
+    m = max_in_flight
+    keep = old_instances_to_keep(target, summary)
+    up = can_scale_up(summary, deploying, m)
+    down = sum(p.desired for p in old_processes(state, deploying_id)) > keep
+    if not up and not down:
+        return state, False
+    state = before_down(state)
+    if sum(p.desired for p in old_processes(state, deploying_id)) > keep:
+        state = scale_down(state, deploying_id, keep)
+    if finished_scaling(summary, deploying, interim):
+        return state, True
+    if up:
+        state = state.with_process(deploying.scaled_to(scaled_up_to(summary, m, interim)))
+    return state, False

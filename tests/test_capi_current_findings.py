@@ -1,0 +1,76 @@
+"""The committed capi-current findings still reproduce, and capi-safe avoids each.
+
+Every ``counterexamples/capi/capi-current--*.json`` is replayed on the variant
+it was found on (it must still break its property) and on ``capi-safe`` (it
+must not); ``docs/findings.md`` explains each one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
+
+from deployspec import traces
+from deployspec.adapter import ReferenceAdapter
+from deployspec.models import get_model
+from deployspec.replay import replay
+from deployspec.session import Session
+
+FINDINGS = sorted((Path(__file__).parent.parent / "counterexamples" / "capi").glob("capi-current--*.json"))
+
+
+def test_the_findings_are_there() -> None:
+    names = {traces.load(f).get("title", "") for f in FINDINGS}
+    assert any("#563" in n for n in names), "docs-dev-guide #563 must be among the findings"
+    assert {traces.load(f)["property"] for f in FINDINGS} >= {
+        "app_stays_available", "user_scale_not_lost", "capacity_within_bound"}
+
+
+@pytest.mark.parametrize("path", FINDINGS, ids=lambda p: p.name)
+def test_reproduces_on_capi_current_and_not_on_capi_safe(path: Path) -> None:
+    trace = traces.load(path)
+    assert replay(trace).reproduced
+    assert not replay(trace, variant="capi-safe").reproduced
+
+
+def _run(variant: str, prop: str, actions) -> Session:
+    model = get_model("capi")
+    v = model.variant(variant)
+    session = Session(model, ReferenceAdapter(model, v), (model.property(prop),), model.default_config(v))
+    for a in actions:
+        session.perform(a)
+    return session
+
+
+def test_capi_safe_cancel_keeps_the_canary_until_the_original_is_back() -> None:
+    """docs-dev-guide #563 on capi-safe: after cancel the canary's instance keeps
+    serving until the original's instance is routable again."""
+    s = _run("capi-safe", "app_stays_available",
+             [Push(1), Runtime(0), Deploy(strategy="canary", canary_steps=(100,)), Runtime(1),
+              Tick(), Cancel(), Tick()])
+    assert [p["instances"] for p in s.obs["processes"]] == [["STARTING"], ["RUNNING"]]
+    assert s.obs["deployments"][0]["state"] == "CANCELING"
+    for a in (Runtime(0), Tick(), Tick()):
+        s.perform(a)
+    assert [p["instances"] for p in s.obs["processes"]] == [["RUNNING"]]
+    assert s.obs["deployments"][0]["state"] == "CANCELED"
+    assert s.violation is None
+
+
+def test_capi_safe_cancel_does_not_wait_for_a_prior_that_cannot_start() -> None:
+    """The original's droplet crashes (it was broken before the deployment that fixed
+    it); canceling that deployment must not leave the app down (capi-current) nor
+    CANCELING forever (a roll-back waiting for the original): capi-safe keeps the
+    process that serves."""
+    from deployspec.reference.capi.actions import Scale, Stage
+
+    story = [Push(1), Runtime(0), Scale(0), Stage(False), Deploy(), Tick(), Scale(1), Runtime(1),
+             Stage(True), Deploy(), Runtime(2), Cancel(), Tick()]
+    current = _run("capi-current", "app_stays_available", story)
+    assert current.violation is not None
+    safe = _run("capi-safe", "deployment_converges", story)
+    assert safe.settle() is None
+    assert [p["instances"] for p in safe.obs["processes"]] == [["RUNNING"]]
+    assert safe.obs["deployments"][-1]["state"] == "CANCELED"

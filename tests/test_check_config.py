@@ -1,0 +1,26 @@
+"""``deployspec check --bound NAME=VALUE``: bounds changed for one run, bad input refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from deployspec import check
+from deployspec.cli import main
+from deployspec.models import get_model
+
+
+@pytest.mark.parametrize("bound", [
+    "max_deployments", "=1", "nope=1", "max_in_flight=[]", 'max_in_flight="x"', "max_in_flight={bad",
+    "canary_plans=[[50,20]]", "canary_plans=[[0]]", "max_instances=0",
+])
+def test_bad_bound_is_a_usage_error(bound: str, capsys) -> None:
+    assert main(["check", "--model", "capi", "--variant", "capi-current", "--bound", bound]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deployspec: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_bounds_apply_on_top_of_the_variant_config() -> None:
+    model = get_model("capi")
+    config = check.configure(model, "capi-current", "hypothesis", {"max_deployments": 1})
+    assert config.max_deployments == 1
+    assert config.max_in_flight == (1, 2)  # capi-current's own bound is kept
