@@ -1,5 +1,5 @@
 """cobalt #316's four scenarios: the committed traces are what the scenarios build, and
-the scenario x variant table in docs/findings-slots.md is what replaying them shows."""
+the scenario x variant table in docs/findings.md is what replaying them shows."""
 
 import json
 import re
@@ -29,7 +29,7 @@ def test_committed_trace_is_the_scenario(scenario):
 
 def _table() -> dict[tuple[str, str], str]:
     """Rows of the findings table: (scenario number, variant) -> 'breaks'/'holds'."""
-    text = (ROOT / "docs" / "findings-slots.md").read_text()
+    text = (ROOT / "docs" / "findings.md").read_text()
     head = next(line for line in text.splitlines() if line.startswith("| scenario"))
     variants = [c.strip().strip("`") for c in head.strip("|").split("|")[1:]]
     out = {}
