@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import functools
+
 import attrs
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
@@ -82,42 +84,58 @@ _PROGRESSING = ("DEPLOYING", "PREPAUSED", "PAUSED")
 _ACTIVE = _PROGRESSING + ("CANCELING",)
 
 
+@functools.lru_cache(maxsize=64)
+def _fixed_actions(config: CapiConfig) -> dict[str, tuple]:
+    """The actions whose arguments come from the bounds alone, built once per configuration."""
+    return {
+        "push": tuple(Push(n) for n in range(1, config.max_instances + 1)),
+        "stage": (Stage(True), Stage(False)),
+        "deploy": tuple(Deploy(max_in_flight=m) for m in config.max_in_flight)
+        + tuple(
+            Deploy(max_in_flight=m, strategy="canary", canary_steps=plan)
+            for plan in config.canary_plans
+            for m in config.max_in_flight
+        ),
+        "scale": tuple(Scale(n) for n in range(0, config.max_instances + 1)),
+    }
+
+
+_TICK = Tick()
+_CANCEL = Cancel()
+_CONTINUE = Continue()
+
+
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
     """Every action worth trying from an observation, simplest first (for shrinking)."""
+    fixed = _fixed_actions(config)
     if obs["app"] is None:
-        return [Push(n) for n in range(1, config.max_instances + 1)]
+        return list(fixed["push"])
     out: list = []
-    procs = obs["processes"]
     deployments = obs["deployments"]
     active = [d["id"] for d in deployments if d["state"] in _ACTIVE]
-    for p in procs:
+    for p in obs["processes"]:
         if "STARTING" in p["instances"]:
             out.append(Runtime(p["id"]))
-    out.append(Tick())
+    out.append(_TICK)
     if len(active) > 1:  # with one active deployment a failed step is a stutter: skip it
         for d in active:
             out.append(Tick(failed=(d,)))
     for d in active:
         out.append(Tick(reports_unavailable=(d,)))
     if len(obs["droplets"]) < config.max_droplets:
-        out += [Stage(True), Stage(False)]
+        out += fixed["stage"]
     if len(deployments) < config.max_deployments:
-        out += [Deploy(max_in_flight=m) for m in config.max_in_flight]
-        out += [
-            Deploy(max_in_flight=m, strategy="canary", canary_steps=plan)
-            for plan in config.canary_plans
-            for m in config.max_in_flight
-        ]
+        out += fixed["deploy"]
     newest = next((d for d in reversed(deployments) if d["state"] in _ACTIVE), None)
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
     ):  # canceling again changes nothing unless a droplet was staged since
-        out.append(Cancel())
+        out.append(_CANCEL)
     if any(d["state"] == "PAUSED" for d in deployments):
-        out.append(Continue())
+        out.append(_CONTINUE)
     if not any(d["state"] in _PROGRESSING for d in deployments):
         # every design refuses a web scale while a deployment progresses: a stutter
-        out += [Scale(n) for n in range(0, config.max_instances + 1)]
+        out += fixed["scale"]
     return out
 
 
