@@ -7,7 +7,7 @@ and every later design changed the choice. This module states the choice over
 *all* app states up to a bound, not only the interleavings a search reaches:
 
 * :class:`SelectionView`: what a rule reads at a cancel step (process order,
-  who created each process, instance counts, deployment states, which one is
+  who created each process, instance counts (RUNNING, CRASHED), deployment states, which one is
   being canceled, whether instance reports were available), built from a
   concrete :class:`~deployspec.reference.capi.state.CapiState` or from a model;
 * :class:`Symbolic`: the same view as Z3 variables, N process slots and M
@@ -38,6 +38,7 @@ from deployspec.reference.capi.state import (
     ACTIVE_STATES,
     CANCELED,
     CANCELING,
+    CRASHED,
     DEGENERATE,
     DEPLOYED,
     DEPLOYING,
@@ -83,7 +84,9 @@ class SelectionView:
     ``owners[i]`` is the deployment whose deploying process the i-th web process
     (creation order) is, or ``PUSHED``; ``deployments`` are (state, status_reason)
     in creation order. ``status_value`` is left out: the controller derives it
-    from the state (ACTIVE in active states, FINALIZED otherwise).
+    from the state (ACTIVE in active states, FINALIZED otherwise). Instances are
+    ``running`` RUNNING, ``crashed`` CRASHED (all zero when not given) and the
+    rest STARTING.
     """
 
     owners: tuple[int, ...]
@@ -92,6 +95,8 @@ class SelectionView:
     deployments: tuple[tuple[str, str], ...]
     canceled: int
     reports: bool
+    crashed: tuple[int, ...] = attrs.field(
+        default=attrs.Factory(lambda self: (0,) * len(self.owners), takes_self=True))
 
     @property
     def n(self) -> int:
@@ -103,9 +108,9 @@ class SelectionView:
 
     def key(self) -> tuple:
         """What makes two views equivalent for every rule and property here:
-        exact instance counts do not matter, whether a process runs does."""
-        return (self.owners, tuple(r > 0 for r in self.running), self.deployments,
-                self.canceled, self.reports)
+        exact instance counts do not matter, whether a process runs or crashes does."""
+        return (self.owners, tuple(r > 0 for r in self.running), tuple(c > 0 for c in self.crashed),
+                self.deployments, self.canceled, self.reports)
 
     @classmethod
     def of(cls, state: CapiState, deployment: Deployment, reports: bool) -> SelectionView:
@@ -118,6 +123,7 @@ class SelectionView:
             deployments=tuple((d.state, d.status_reason) for d in state.deployments),
             canceled=deployment.id,
             reports=reports,
+            crashed=tuple(p.count(CRASHED) for p in state.processes),
         )
 
     def to_observation(self) -> dict[str, Any]:
@@ -129,7 +135,8 @@ class SelectionView:
             "droplets": [{"id": 0, "healthy": True}],
             "processes": [
                 {"id": i, "droplet": 0,
-                 "instances": [RUNNING] * self.running[i] + [STARTING] * (self.desired[i] - self.running[i])}
+                 "instances": [RUNNING] * self.running[i] + [CRASHED] * self.crashed[i]
+                              + [STARTING] * (self.desired[i] - self.running[i] - self.crashed[i])}
                 for i in range(self.n)
             ],
             "deployments": [
@@ -156,7 +163,7 @@ class SelectionView:
         return {
             "processes": [
                 {"slot": i, "created_by": None if o == PUSHED else f"d{o}",
-                 "desired": self.desired[i], "running": self.running[i]}
+                 "desired": self.desired[i], "running": self.running[i], "crashed": self.crashed[i]}
                 for i, o in enumerate(self.owners)
             ],
             "deployments": [{"id": j, "state": s, "status_reason": r}
@@ -170,7 +177,8 @@ class SelectionView:
         procs = []
         for i, o in enumerate(self.owners):
             who = "pushed" if o == PUSHED else f"of d{o}"
-            procs.append(f"P{i} {who}{' running' if self.running[i] else ''}")
+            procs.append(f"P{i} {who}{' running' if self.running[i] else ''}"
+                         f"{' crashing' if self.crashed[i] else ''}")
         deps = []
         for j, (s, r) in enumerate(self.deployments):
             deps.append(f"d{j} {s}" + (f"/{r}" if r != s else "") + (" (canceled)" if j == self.canceled else ""))
@@ -197,6 +205,10 @@ class Symbolic:
         self.owner = [z3.Int(f"owner_{i}") for i in range(N)]
         self.desired = [z3.Int(f"desired_{i}") for i in range(N)]
         self.running = [z3.Int(f"running_{i}") for i in range(N)]
+        self.crashed = [z3.Int(f"crashed_{i}") for i in range(N)]
+        #: set by a rule encoding that reads ``crashed`` before :meth:`domain` is built;
+        #: otherwise the domain fixes every count at 0 (see there)
+        self.reads_crashed = False
         self.state = [z3.Int(f"state_{j}") for j in range(M)]
         self.reason = [z3.Int(f"reason_{j}") for j in range(M)]
         self._cache: dict[tuple, z3.ArithRef] = {}
@@ -243,15 +255,21 @@ class Symbolic:
     # ---- the shape of the encoding (not assumptions about behaviour) --------
     def domain(self) -> list[z3.BoolRef]:
         """Ranges, neutral values past n and m, and one process per deployment
-        (``deploying_web_process`` is a single reference)."""
+        (``deploying_web_process`` is a single reference). Unless a rule reads them,
+        CRASHED counts are fixed at 0: sound, since the rule's choice then does not
+        depend on them and every property and symptom only gets weaker when a process
+        crashes, and it keeps minimal counterexamples free of crashes they do not need."""
         out = [1 <= self.m, self.m <= self.M, 0 <= self.n, self.n <= self.N,
                0 <= self.c, self.c < self.m]
         for i in range(self.N):
             out.append(z3.If(
                 self.live(i),
                 z3.And(PUSHED <= self.owner[i], self.owner[i] < self.m,
-                       0 <= self.running[i], self.running[i] <= self.desired[i]),
-                z3.And(self.owner[i] == PUSHED, self.desired[i] == 0, self.running[i] == 0),
+                       0 <= self.running[i], 0 <= self.crashed[i],
+                       z3.Or(self.reads_crashed, self.crashed[i] == 0),
+                       self.running[i] + self.crashed[i] <= self.desired[i]),
+                z3.And(self.owner[i] == PUSHED, self.desired[i] == 0, self.running[i] == 0,
+                       self.crashed[i] == 0),
             ))
             for k in range(i + 1, self.N):
                 out.append(z3.Implies(z3.And(self.live(k), self.owner[i] != PUSHED),
@@ -276,7 +294,8 @@ class Symbolic:
             live = i < view.n
             pairs += [(self.owner[i], z3.IntVal(view.owners[i] if live else PUSHED)),
                       (self.desired[i], z3.IntVal(view.desired[i] if live else 0)),
-                      (self.running[i], z3.IntVal(view.running[i] if live else 0))]
+                      (self.running[i], z3.IntVal(view.running[i] if live else 0)),
+                      (self.crashed[i], z3.IntVal(view.crashed[i] if live else 0))]
         for j in range(self.M):
             s, r = view.deployments[j] if j < view.m else (None, None)
             pairs += [(self.state[j], z3.IntVal(STATE_CODE[s] if s else -1)),
@@ -303,6 +322,7 @@ class Symbolic:
                               for j in range(m)),
             canceled=val(self.c),
             reports=z3.is_true(model.eval(self.reports, model_completion=True)),
+            crashed=tuple(val(self.crashed[i]) for i in range(n)),
         )
 
     def same_class(self, view: SelectionView) -> z3.BoolRef:
@@ -310,7 +330,8 @@ class Symbolic:
         cond = [self.n == view.n, self.m == view.m, self.c == view.canceled,
                 self.reports == view.reports]
         for i in range(view.n):
-            cond += [self.owner[i] == view.owners[i], (self.running[i] > 0) == (view.running[i] > 0)]
+            cond += [self.owner[i] == view.owners[i], (self.running[i] > 0) == (view.running[i] > 0),
+                     (self.crashed[i] > 0) == (view.crashed[i] > 0)]
         for j, (s, r) in enumerate(view.deployments):
             cond += [self.state[j] == STATE_CODE[s], self.reason[j] == REASON_CODE[r]]
         return z3.And(cond)
@@ -512,6 +533,19 @@ def encode_running_interim_or_oldest_strict(s: Symbolic) -> z3.ArithRef:
     return z3.If(s.reports, encode_running_interim_or_oldest(s), RETRY)
 
 
+def cannot_serve(s: Symbolic, slot: z3.ArithRef) -> z3.BoolRef:
+    """The process in ``slot`` has a CRASHED instance and no RUNNING one (false for RETRY)."""
+    return z3.And(s.slot_value(s.crashed, slot) > 0, s.slot_value(s.running, slot) == 0)
+
+
+def encode_running_interim_or_oldest_that_can_serve(s: Symbolic) -> z3.ArithRef:
+    """The strict rule, but a prior that cannot serve gives way to the newest
+    process with a RUNNING instance, if any (the canceled deployment's own included)."""
+    s.reads_crashed = True
+    prior = encode_running_interim_or_oldest_strict(s)
+    return z3.If(cannot_serve(s, prior), _newest(s, lambda i: s.running[i] > 0, prior), prior)
+
+
 @attrs.frozen
 class RuleEncoding:
     """A Python rule of ``reference/capi/rules.py`` and its Z3 term."""
@@ -527,6 +561,8 @@ RULES: dict[str, RuleEncoding] = {
                                               encode_running_interim_or_oldest),
     "running_interim_or_oldest_strict": RuleEncoding(rules.running_interim_or_oldest_strict,
                                                      encode_running_interim_or_oldest_strict),
+    "running_interim_or_oldest_that_can_serve": RuleEncoding(
+        rules.running_interim_or_oldest_that_can_serve, encode_running_interim_or_oldest_that_can_serve),
 }
 
 
@@ -545,7 +581,7 @@ VARIANTS: dict[str, VariantEncoding] = {
     "capi-pr3084": VariantEncoding(RULES["running_interim_or_oldest"], ONE_ACTIVE),
     # today's actions/cancel.rb (3bbba90698) keeps PR #3084's rule; create supersedes as #3072
     "capi-current": VariantEncoding(RULES["running_interim_or_oldest"], ONE_ACTIVE),
-    "capi-safe": VariantEncoding(RULES["running_interim_or_oldest_strict"], ONE_ACTIVE),
+    "capi-safe": VariantEncoding(RULES["running_interim_or_oldest_that_can_serve"], ONE_ACTIVE),
 }
 
 
@@ -581,8 +617,10 @@ def _survivor_not_newer(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
 
 def _survivor_runs(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
     some_runs = z3.Or([z3.And(candidate(s, i), s.running[i] > 0) for i in range(s.N)])
+    runs = s.slot_value(s.running, survivor) > 0
+    oldest_cannot_serve = z3.And(s.crashed[0] > 0, s.running[0] == 0)
     return z3.Implies(survivor != RETRY,
-                      z3.If(some_runs, s.slot_value(s.running, survivor) > 0, survivor == 0))
+                      z3.If(some_runs, runs, z3.Or(survivor == 0, z3.And(oldest_cannot_serve, runs))))
 
 
 def _survivor_exists(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
@@ -603,7 +641,10 @@ PROPERTIES: tuple[SelectionProperty, ...] = (
         "survivor_runs",
         "If some process that may rightly survive has a RUNNING instance, the survivor has "
         "one; otherwise the survivor is the oldest web process (PR #3084's intent; the dead "
-        "interim of PR #3072; the unavailable-report fallback of PR #3084).",
+        "interim of PR #3072; the unavailable-report fallback of PR #3084), or, when the "
+        "oldest has CRASHED instances and none RUNNING, a process that runs: keeping one that "
+        "cannot serve takes the app down (capi-safe's rule gives way; whether the process it "
+        "keeps may survive is survivor_not_newer's question).",
         ("app_stays_available", "cancel_restores_last_good"),
         _survivor_runs),
     SelectionProperty(
@@ -637,9 +678,12 @@ def _takes_app_down(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
 
 
 def _survivor_idle(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
-    """The survivor has no RUNNING instance. A survivor that runs serves a droplet
-    that has served, and is scaled with that droplet: the cancel then restores it."""
-    return z3.And(survivor != RETRY, s.slot_value(s.running, survivor) == 0)
+    """The survivor has no RUNNING instance, or was created by the canceled deployment
+    or a newer one. Any other survivor existed when the canceled deployment was created
+    (creation order), so the app ran its droplet then; if it runs, that droplet has
+    served, and the cancel scales it back: it restores a droplet the app ran before."""
+    return z3.And(survivor != RETRY, z3.Or(s.slot_value(s.running, survivor) == 0,
+                                           s.slot_value(s.owner, survivor) >= s.c))
 
 
 #: spec/capi.py property -> necessary condition on the view for a cancel step to break it

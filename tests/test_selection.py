@@ -35,11 +35,12 @@ def views(draw, max_n=N, max_m=M):
         seen.add(owners[i])
     desired = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
     running = [draw(st.integers(0, d)) for d in desired]
+    crashed = [draw(st.integers(0, d - r)) for d, r in zip(desired, running)]
     pair = st.one_of(st.sampled_from(WRITTEN), st.tuples(st.sampled_from(DEPLOYMENT_STATES),
                                                          st.sampled_from(STATUS_REASONS)))
     deployments = draw(st.lists(pair, min_size=m, max_size=m))
     return SelectionView(tuple(owners), tuple(desired), tuple(running), tuple(deployments),
-                         draw(st.integers(0, m - 1)), draw(st.booleans()))
+                         draw(st.integers(0, m - 1)), draw(st.booleans()), tuple(crashed))
 
 
 TERMS = {name: enc.encode(SYM) for name, enc in sel.RULES.items()}
@@ -139,3 +140,29 @@ def test_traits_follow_the_cancel_step():
     assert sel.traits(rolling_back, enc) == {sel.ONE_ACTIVE}
     kept = [c.name for c in sel.WELLFORMED if c.needs <= sel.traits(rolling_back, enc)]
     assert "canceled_process_not_oldest" in kept and "canceled_process_kept" not in kept
+
+
+CRASHING_PRIOR = SelectionView(
+    owners=(0, 1), desired=(1, 1), running=(0, 1),
+    deployments=(("DEPLOYED", "DEPLOYED"), ("CANCELING", "CANCELING")), canceled=1, reports=True,
+    crashed=(1, 0))
+
+
+def test_a_prior_that_cannot_serve_gives_way_in_capi_safe_only():
+    assert CRASHING_PRIOR.select(CAPI.variant("capi-current").select_prior) == 0
+    assert CRASHING_PRIOR.select(CAPI.variant("capi-safe").select_prior) == 1  # the canceled one's own
+    assert all(wellformed(CRASHING_PRIOR, sel.ONE_ACTIVE).values())
+    assert verdicts("capi-safe", CRASHING_PRIOR) == {
+        "survivor_not_newer": False, "survivor_runs": True, "survivor_exists": True}
+    # survivor_runs allows the oldest when no candidate runs, crashing or not: it does not
+    # flag capi-current here (the app goes down; tests/test_capi_current_findings.py)
+    assert verdicts("capi-current", CRASHING_PRIOR)["survivor_runs"]
+    starting = attrs.evolve(CRASHING_PRIOR, crashed=(0, 0))  # not crashing: wait for it
+    assert starting.select(CAPI.variant("capi-safe").select_prior) == 0
+    assert starting.key() != CRASHING_PRIOR.key()
+
+
+def test_crashed_instances_round_trip():
+    state = CRASHING_PRIOR.to_state()
+    assert [p.instances for p in state.processes] == [("CRASHED",), ("RUNNING",)]
+    assert SelectionView.of(state, state.deployments[1], True) == CRASHING_PRIOR
