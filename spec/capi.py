@@ -71,9 +71,9 @@ def app_stays_available(memory, step: Step):
 @trace_property(MODEL, initial=((), None))
 def cancel_restores_last_good(memory, step: Step):
     """Once a cancel has completed and the runtime has settled, one web process
-    remains with the original instance count, running a droplet the app ran when
-    the canceled deployment was created; a healthy one, every instance routable,
-    if the app ran a healthy one then.
+    remains with the original instance count and, if the app ran a healthy
+    droplet when the canceled deployment was created, it runs one of those,
+    every instance routable.
 
     The seed's expected result: cancel must keep the healthy process and stop
     only the canceled deployment's own (cloud_controller_ng #3019, PR #3084).
@@ -107,18 +107,13 @@ def _restored(obs: Observation, d: dict, ran: frozenset[int]) -> str | None:
         return f"{cancel} left P{p['id']} with {len(p['instances'])} instances, not the original {d['owic']}"
     if not p["instances"]:
         return None
-    if p["droplet"] not in ran:
-        return (
-            f"{cancel} left P{p['id']} running droplet {p['droplet']}, which the app did not run "
-            f"before the deployment (it ran {_droplets(ran)})"
-        )
     good = frozenset(r for r in ran if _healthy(obs, r))
     if not good:
-        return None  # no healthy version to go back to
+        return None  # the app ran no healthy droplet before: nothing to restore
     if p["droplet"] not in good:
         return (
-            f"{cancel} left P{p['id']} running droplet {p['droplet']}, which cannot start, "
-            f"instead of healthy {_droplets(good)}"
+            f"{cancel} left P{p['id']} running droplet {p['droplet']}, not the healthy "
+            f"{_droplets(good)} the app ran before the deployment"
         )
     down = [i for i in p["instances"] if i != "RUNNING"]
     if down:

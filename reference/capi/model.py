@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 import functools
+from typing import Any, ClassVar
 
 import attrs
 
@@ -42,7 +41,7 @@ class CapiConfig:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "CapiConfig":
+    def from_json(cls, data: dict[str, Any]) -> CapiConfig:
         known = {f.name for f in attrs.fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -96,7 +95,7 @@ def _fixed_actions(config: CapiConfig) -> dict[str, tuple]:
             for plan in config.canary_plans
             for m in config.max_in_flight
         ),
-        "scale": tuple(Scale(n) for n in range(0, config.max_instances + 1)),
+        "scale": tuple(Scale(n) for n in range(config.max_instances + 1)),
     }
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .variants import CapiVariant
 
 
-def dispatch(variant: "CapiVariant", state: CapiState, tick: Tick) -> CapiState:
+def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
     state = variant.before_dispatch(state)
@@ -72,7 +72,7 @@ def finalize(state: CapiState, deployment: Deployment) -> CapiState:
 
 
 def scale_step_one_at_a_time(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The scale step of 2019-2023 (``Updater#scale_deployment``).
 
@@ -107,7 +107,7 @@ def scale_step_one_at_a_time(
 
 
 def cancel_step_scale_then_destroy(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The cancel step before PR #4246: the prior web process is scaled back to
     owic, then every other web process is destroyed."""
@@ -120,7 +120,7 @@ def cancel_step_scale_then_destroy(
 
 
 def cancel_step_destroy_then_scale(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The cancel step since PR #4246 (c23085559c, ``actions/cancel.rb`` at 3bbba90):
     every web process but the prior one is destroyed, *then* the prior one is
@@ -138,7 +138,7 @@ def cancel_step_destroy_then_scale(
 
 
 def cancel_step_roll_back(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """capi-safe: cancel rolls back the way a deployment rolls forward.
 
@@ -177,7 +177,7 @@ def desired_web_instances(deployment: Deployment) -> int:
 
 
 def scale_or_canary_step(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """The dispatcher sends DEPLOYING deployments to ``Updater#scale`` and
     PREPAUSED ones to ``Updater#canary``; PAUSED ones wait for the user."""
@@ -187,7 +187,7 @@ def scale_or_canary_step(
 
 
 def scale_step(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """``Updater#scale``: scale towards ``desired_web_instances``; once finished,
     ``Finalize`` (since #4212 outside the scale transaction; a tick is atomic
@@ -207,7 +207,7 @@ def scale_step(
 
 
 def canary_step(
-    variant: "CapiVariant", state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
     """``Updater#canary``: scale to the current step's canary + original
     instances, the deploying process to the canary count; once there, PAUSED."""

@@ -7,10 +7,10 @@ commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
-
 from deployspec.reference.core import Action, Rejected
 
 from . import api, canary, rules, scaling, updater
