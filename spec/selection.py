@@ -610,9 +610,17 @@ def candidate(s: Symbolic, i: int) -> z3.BoolRef:
               z3.And(s.is_(s.owner[i], DEPLOYED, SUPERSEDED), s.owner[i] < s.c)))
 
 
+def _nothing_can_serve(s: Symbolic) -> z3.BoolRef:
+    """No process that may rightly survive runs, and the oldest only crashes."""
+    return z3.And(z3.Not(z3.Or([z3.And(candidate(s, i), s.running[i] > 0) for i in range(s.N)])),
+                  s.crashed[0] > 0, s.running[0] == 0)
+
+
 def _survivor_not_newer(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
+    owner = s.slot_value(s.owner, survivor)
+    own_and_serving = z3.And(owner == s.c, s.slot_value(s.running, survivor) > 0, _nothing_can_serve(s))
     return z3.Implies(z3.And(survivor != RETRY, s.canceled_process_live()),
-                      s.slot_value(s.owner, survivor) < s.c)
+                      z3.Or(owner < s.c, own_and_serving))
 
 
 def _survivor_runs(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
@@ -634,7 +642,10 @@ PROPERTIES: tuple[SelectionProperty, ...] = (
         "that process nor one created by a newer deployment (the seed, cloud_controller_ng "
         "#3019: the new deployment's never-started process survived). When the canceled "
         "process is already gone, a newer deployment replaced it earlier in the same "
-        "dispatch and there is nothing left to undo.",
+        "dispatch and there is nothing left to undo. One exception, as in the spec's "
+        "cancel_restores_last_good: when no process that may rightly survive can serve (none "
+        "runs and the oldest only crashes) there is no last good version, and the canceled "
+        "deployment's own process may survive if it runs (capi-safe keeps the app serving).",
         ("cancel_restores_last_good", "app_stays_available"),
         _survivor_not_newer),
     SelectionProperty(

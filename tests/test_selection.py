@@ -152,8 +152,8 @@ def test_a_prior_that_cannot_serve_gives_way_in_capi_safe_only():
     assert CRASHING_PRIOR.select(CAPI.variant("capi-current").select_prior) == 0
     assert CRASHING_PRIOR.select(CAPI.variant("capi-safe").select_prior) == 1  # the canceled one's own
     assert all(wellformed(CRASHING_PRIOR, sel.ONE_ACTIVE).values())
-    assert verdicts("capi-safe", CRASHING_PRIOR) == {
-        "survivor_not_newer": False, "survivor_runs": True, "survivor_exists": True}
+    assert verdicts("capi-safe", CRASHING_PRIOR) == {  # nothing can serve: keeping its own is allowed
+        "survivor_not_newer": True, "survivor_runs": True, "survivor_exists": True}
     # survivor_runs allows the oldest when no candidate runs, crashing or not: it does not
     # flag capi-current here (the app goes down; tests/test_capi_current_findings.py)
     assert verdicts("capi-current", CRASHING_PRIOR)["survivor_runs"]

@@ -61,34 +61,32 @@ def test_pr3084_falls_back_to_an_idle_original_when_reports_are_unavailable():
     assert "only when instance reports are unavailable" in r.message
 
 
-def test_fixed_rule_within_the_bounds():
-    """capi-safe: survivor_runs and survivor_exists hold; survivor_not_newer is broken,
-    by design, only where the prior process cannot serve (its rule then keeps the newest
-    running process, the canceled deployment's own), which never takes the app down."""
-    r = run("capi-safe", "deployment_converges", processes=8, deployments=6)
-    assert r.verdict == "holds", r.message
-    assert "<= 8 processes and <= 6 deployments" in r.message and r.counterexample is None
+def test_fixed_rule_holds_within_the_bounds():
+    """capi-safe: every selection property holds for all well-formed states up to the
+    bound, including the case where the prior cannot serve and the canceled deployment's
+    own running process is kept (allowed: there is no last good version to restore)."""
+    for prop in ("app_stays_available", "cancel_restores_last_good", "deployment_converges"):
+        r = run("capi-safe", prop, processes=8, deployments=6)
+        assert r.verdict == "holds", r.message
+        assert "<= 8 processes and <= 6 deployments" in r.message and r.counterexample is None
     enc, variant = sel.VARIANTS["capi-safe"], CAPI.variant("capi-safe")
     rule = z3_engine.problem(enc, 8, 6, sel.traits(variant, enc))
-    assert rule.analysis(sel.selection_property("survivor_runs")).holds
+    for prop in sel.PROPERTIES:
+        assert rule.analysis(prop).holds, prop.name
+
+
+def test_keeping_the_canceled_process_is_allowed_only_when_nothing_can_serve():
+    """The exception in survivor_not_newer is narrow: the same choice while a process
+    that may rightly survive runs is a violation."""
+    enc, variant = sel.VARIANTS["capi-safe"], CAPI.variant("capi-safe")
+    rule = z3_engine.problem(enc, 4, 3, sel.traits(variant, enc))
     not_newer = sel.selection_property("survivor_not_newer")
-    assert not rule.analysis(not_newer).holds
-    view = rule.minimal(not_newer)
-    survivor = view.select(variant.select_prior)
-    assert view.owners[survivor] == view.canceled and view.running[survivor]
-    assert view.crashed[0] and not view.running[0]  # the prior (the oldest) cannot serve
-    for s in sel.SYMPTOMS.values():  # "app down" needs an idle survivor: there is none
-        rule._solver.push()
-        rule._solver.add(z3.Not(not_newer.build(rule.s, rule.survivor)),
-                         z3.Not(rule.s.same_class(view)) if s is sel.SYMPTOMS["app_stays_available"]
-                         else z3.BoolVal(True), s(rule.s, rule.survivor))
-        expected = z3.unsat if s is sel.SYMPTOMS["app_stays_available"] else z3.sat
-        assert rule._solver.check() == expected
-        rule._solver.pop()
-    for prop in ("app_stays_available", "cancel_restores_last_good"):
-        r = run("capi-safe", prop, processes=8, deployments=6)
-        assert r.verdict == "unconfirmed", r.message
-        assert r.counterexample is None
+    rule._solver.push()
+    owner = rule.s.slot_value(rule.s.owner, rule.survivor)
+    rule._solver.add(owner == rule.s.c, z3.Not(sel._nothing_can_serve(rule.s)))
+    assert rule._solver.check() == z3.unsat  # capi-safe never keeps its own process then
+    rule._solver.pop()
+    assert rule.analysis(not_newer).holds
 
 
 def test_capi_safe_keeps_serving_when_there_is_nothing_good_to_restore():
