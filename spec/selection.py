@@ -22,7 +22,7 @@ and every later design changed the choice. This module states the choice over
 Upstream: cloud_controller_ng ``lib/cloud_controller/deployment_updater/updater.rb``
 at 4528366a1b (before PR #3072), 545fb70000 (PR #3072), 53f45944b7 (PR #3084), and
 ``actions/cancel.rb`` at 3bbba90698 (today, same rule as PR #3084); summarised in
-/work/notes/capi_upstream.md sections 1.5, 2, 3 and 4.6.
+docs/upstream/cloud-controller.md sections 1.5, 2, 3 and 4.6.
 """
 
 from __future__ import annotations

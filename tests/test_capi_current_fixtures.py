@@ -5,8 +5,8 @@ action (almost always one updater dispatch, ``tick``) and what upstream expects
 after it. Sources: the rolling/canary scenarios of ``shared/domain/capi.md`` and
 the unit specs of cloud_controller_ng at 3bbba9069894b1b74652c7b88fdfd4171136c8c4
 (``spec/unit/lib/cloud_controller/deployment_updater/…``, ``spec/unit/actions/…``,
-``spec/unit/models/runtime/deployment_model_spec.rb``), numbered F1…F47 as in the
-upstream notes. A fixture names its spec file and example; where the spec stubs
+``spec/unit/models/runtime/deployment_model_spec.rb``), numbered F1…F47 as in
+docs/upstream/cloud-controller.md. A fixture names its spec file and example; where the spec stubs
 the instance reporter, the stubbed report is written as instance statuses
 (R routable, S starting or running-not-routable, C crashed or down).
 """

@@ -2,7 +2,7 @@
 
 Each builds a state from its observation, applies one updater dispatch, and
 compares with the outcome the upstream unit spec asserts (spec paths and example
-names in /work/notes/capi_upstream.md section 5, cited per test).
+names in docs/upstream/cloud-controller.md section 5, cited per test).
 """
 
 import pytest

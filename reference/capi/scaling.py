@@ -18,7 +18,7 @@ deploying process's routable / starting / unhealthy counts:
 
 Nothing is written unless one of the two scalers can act. Counts are fresh:
 the upstream down-scaler may read the canceled processes' counts cached before
-they were zeroed (notes, section 4.3, untested); the model does not.
+they were zeroed (docs/upstream/cloud-controller.md §4.3, untested); the model does not.
 """
 
 from __future__ import annotations
