@@ -3,7 +3,7 @@ app state up to a bound, with each symbolic counterexample confirmed on the
 concrete model before it is reported.
 
 How it reports (``deployspec check --engine z3``). The engine checks the
-selection properties of ``spec/selection.py``, not the spec/capi.py properties
+selection properties of ``spec/selection/``, not the spec/capi.py properties
 themselves, so each spec property P gets the verdict of the selection
 properties that guard it (``SelectionProperty.guards``):
 
@@ -307,10 +307,10 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         return Result(model.name, variant_name, prop.name, "z3", verdict, message=message, stats=stats, **kw)
 
     if encoding is None:
-        return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule (spec/selection.py VARIANTS)")
+        return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule (spec/selection/ VARIANTS)")
     if variant.select_prior is not encoding.rule.rule:
         return result("error", f"{variant_name} selects with {variant.select_prior.__name__}, but "
-                               f"spec/selection.py encodes {encoding.rule.rule.__name__}")
+                               f"spec/selection/ encodes {encoding.rule.rule.__name__}")
     guards = [p for p in sel.PROPERTIES if prop.name in p.guards]
     if not guards:
         return result("n/a", f"the selection rule does not bear on {prop.name}")
