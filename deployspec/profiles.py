@@ -11,6 +11,9 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+# No deadline and no too_slow health check: every example ends with a settle phase
+# (up to settle_steps platform steps), so examples are slow by design, not by accident.
+# No database: a CI checkout is fresh, and replays live in counterexamples/ instead.
 _COMMON = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 
