@@ -49,12 +49,16 @@ def build_machine(
         def __init__(self) -> None:
             super().__init__()
             self.session = Session(model, adapter_factory(), tuple(properties), config)
-            self._offered: list | None = None
+            self._offered: dict[str, list] | None = None
 
         def offered(self, kind: str) -> list:
+            """The actions of one verb the model offers now (computed once per step)."""
             if self._offered is None:
-                self._offered = model.candidate_actions(self.session.obs, config)
-            return [a for a in self._offered if a.kind == kind]
+                by_kind: dict[str, list] = {}
+                for a in model.candidate_actions(self.session.obs, config):
+                    by_kind.setdefault(a.kind, []).append(a)
+                self._offered = by_kind
+            return self._offered.get(kind, [])
 
         def do(self, action) -> None:
             self._offered = None
