@@ -13,15 +13,19 @@ from deployspec.adapter import ReferenceAdapter
 from deployspec.session import Session
 
 
-def record(model, variant: str, config, prop, actions, *, title: str, note: str = "") -> dict:
-    """Run ``actions`` on ``variant``, settle, and return the trace; raises
-    ValueError if the property holds (a scenario must show what it claims)."""
+def record(
+    model, variant: str, config, prop, actions, *, title: str, note: str = "", settle: bool = True
+) -> dict:
+    """Run ``actions`` on ``variant`` (then let the platform settle, unless
+    ``settle`` is false) and return the trace; raises ValueError if the property
+    holds (a scenario must show what it claims)."""
     session = Session(model, ReferenceAdapter(model, model.variant(variant)), (prop,), config)
     for action in actions:
         if session.perform(action) is not None:
             break
     else:
-        session.settle()
+        if settle:
+            session.settle()
     if session.violation is None:
         raise ValueError(f"{title}: {prop.name} holds on {variant}")
     trace = traces.build(

@@ -68,17 +68,7 @@ def scale_down_oldest_first(state: CapiState, deploying: int, keep: int) -> Capi
     Upstream's loop also zeroes (destroys, if interim) every empty process it
     passes before the one that absorbs the rest, even when nothing is left to take.
     """
-    old = old_processes(state, deploying)
-    reduce = sum(p.desired for p in old) - keep
-    if reduce <= 0:
-        return state
-    original = state.oldest_process
-    for p in old:
-        if reduce < p.desired:
-            return state.with_process(p.scaled_to(p.desired - reduce))
-        reduce -= p.desired
-        state = scale_down_old_process(state, p, original)
-    return state
+    return _scale_down_in_order(state, old_processes(state, deploying), keep)
 
 
 def scale_down_idle_first(state: CapiState, deploying: int, keep: int) -> CapiState:
@@ -86,12 +76,17 @@ def scale_down_idle_first(state: CapiState, deploying: int, keep: int) -> CapiSt
     give up their instances before those that serve, so ``old + routable new = T``
     never leaves the app with nothing routable while a superseded deployment's
     instances are still starting or crashing."""
-    old = old_processes(state, deploying)
+    old = old_processes(state, deploying)  # oldest first; sorted() keeps that within each group
+    return _scale_down_in_order(state, sorted(old, key=lambda p: p.count(RUNNING) > 0), keep)
+
+
+def _scale_down_in_order(state: CapiState, old: list[Process], keep: int) -> CapiState:
+    """Take instances from ``old`` in this order until ``keep`` remain among them."""
     reduce = sum(p.desired for p in old) - keep
     if reduce <= 0:
         return state
     original = state.oldest_process
-    for p in sorted(old, key=lambda p: p.count(RUNNING) > 0):  # stable: oldest first within each
+    for p in old:
         if reduce < p.desired:
             return state.with_process(p.scaled_to(p.desired - reduce))
         reduce -= p.desired

@@ -106,26 +106,18 @@ SCENARIOS = (
 
 def build(scenario: Scenario, variant: str = RECORDED_ON) -> dict:
     """Run the scenario on ``variant`` with the default configuration; the trace file."""
-    from deployspec import traces
-    from deployspec.adapter import ReferenceAdapter
     from deployspec.models import get_model
-    from deployspec.session import Session
+    from deployspec.scenario import record
 
     model = get_model("slots")
-    v = model.variant(variant)
-    config = model.default_config(v)
-    session = Session(model, ReferenceAdapter(model, v), (model.property(scenario.property),), config)
-    for action in scenario.actions:
-        if session.perform(action) is not None:
-            break
-    if session.violation is None:
-        raise AssertionError(f"{scenario.name} does not break {scenario.property} on {variant}")
-    if len(session.steps) != len(scenario.actions):
+    try:
+        trace = record(model, variant, model.default_config(model.variant(variant)),
+                       model.property(scenario.property), scenario.actions,
+                       title=scenario.title, note=scenario.note, settle=False)
+    except ValueError:
+        raise AssertionError(f"{scenario.name} does not break {scenario.property} on {variant}") from None
+    if len(trace["steps"]) != len(scenario.actions):
         raise AssertionError(f"{scenario.name} breaks {scenario.property} before its last step")
-    trace = traces.build(model="slots", variant=variant, config=config.to_json(),
-                         property=scenario.property, engine="scenario", seed=None, session=session)
-    trace["title"] = scenario.title
-    trace["note"] = scenario.note
     return trace
 
 
