@@ -23,6 +23,12 @@ DEFAULT_BUDGET = {"hypothesis": 2.0, "z3": 10.0, "explore": 120.0}
 INCONCLUSIVE = frozenset({"n/a", "unconfirmed"})
 #: which verdict a matrix cell shows when several engines judged the same property
 PRECEDENCE = ("violated", "error", "holds", "unconfirmed", "n/a")
+#: counterexamples per property at most when each cause is sought (``distinct``)
+MAX_CAUSES = 4
+#: seconds per search for a further cause when --budget is not given (the
+#: explorer finds a cause within milliseconds if it is shallow; the last search,
+#: which finds none, is the one that takes long: 13-27 s to prove on capi-current)
+DEFAULT_CAUSE_BUDGET = {"hypothesis": 10.0, "explore": 5.0}
 
 
 def engine_function(name: str) -> Callable[..., Result]:
@@ -68,7 +74,17 @@ def run(
     on_result: Callable[[Result], None] = lambda r: None,
     on_start: Callable[[str], None] = lambda label: None,
     bounds: dict | None = None,
+    distinct: bool = False,
 ) -> list[Result]:
+    """Every (variant, engine, property) of ``pairs``.
+
+    With ``distinct`` (a close look at some variants), a property that breaks
+    in a way its spec names (a cause, ``spec.core.Breach``) is then explored for
+    each cause, shortest trace first (:func:`causes`), so one result per cause:
+    the random search tells that a property breaks, also beyond the bounds; the
+    explorer lists every way it breaks within them. The first result of each
+    (engine, property) is what the matrix and the progress line show."""
+    engines = list(engines)
     results = []
     for model, variant in pairs:
         for engine in engines:
@@ -76,13 +92,49 @@ def run(
             extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
             for prop in model.properties:
                 on_start(f"{variant} · {prop.name} · {engine}")
-                t = time.perf_counter()
-                limit = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
-                r = fn(model, variant, prop, budget=limit, seed=seed, out_dir=out_dir, **extra)
-                r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
-                results.append(r)
-                on_result(r)
+                first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
+                more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
+                follow = distinct and engine != "explore" and "explore" not in engines
+                found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
+                               budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
+                on_result(found[0])
+                if follow and found[0].cause is not None:
+                    cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
+                    more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
+                    found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
+                                    budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg)
+                results += found
     return results
+
+
+def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_budget: float,
+           **kwargs) -> list[Result]:
+    """Up to ``limit`` counterexamples of ``prop``, one per cause the property
+    names: after each, the engine searches again with the causes found so far
+    skipped, until it finds nothing new or a violation without a cause. The
+    first search has ``budget``, each further one ``cause_budget``; what the
+    last search said (a bounded proof that no other cause exists, or how far it
+    got) is kept as ``stats["other_causes"]`` of the last counterexample.
+    Engines that cannot skip causes (z3) search once."""
+    import inspect
+
+    can_skip = "skip_causes" in inspect.signature(fn).parameters
+    found: list[Result] = []
+    skip: frozenset[str] = frozenset()
+    while True:
+        t = time.perf_counter()
+        if skip:
+            r = fn(model, variant, prop, budget=cause_budget, skip_causes=skip, **kwargs)
+        else:
+            r = fn(model, variant, prop, budget=budget, **kwargs)
+        r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
+        if found and r.verdict != "violated":
+            found[-1].stats["other_causes"] = r.message or f"none found in {r.stats['seconds']} s"
+            return found
+        found.append(r)
+        if r.verdict != "violated" or r.cause is None or not can_skip or len(found) >= limit:
+            return found
+        skip |= {r.cause}
 
 
 def configure(model, variant: str, engine: str, bounds: dict):

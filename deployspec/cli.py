@@ -124,25 +124,36 @@ def cmd_check(args) -> int:
     bounds = dict(args.bound) if args.bound else None
     if bounds:
         for (m, v) in pairs:
-            for e in engines:
+            for e in set(engines) | ({"explore"} if args.variant else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     if args.out:
         _writable_dir(args.out)
     with Progress(total=sum(len(m.properties) for m, _ in pairs) * len(engines)) as progress:
+        # one variant at a time is a close look: every way a property breaks, each
+        # shrunk on its own; the matrix over all variants only needs the verdicts
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
-                            on_start=progress.start, on_result=progress.done, bounds=bounds)
+                            on_start=progress.start, on_result=progress.done, bounds=bounds,
+                            distinct=bool(args.variant))
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:
         _print_statistics(results)
         for r in results:
             if r.verdict == "violated":
+                if not _shortest_of_its_cause(r, results):
+                    continue
                 print(render(r.trace))
                 print(f"saved: {r.counterexample}" if r.counterexample else
                       "(use --out DIR to save this counterexample)")
                 print()
             elif r.engine == "z3" and r.message and r.verdict != "n/a":  # bounded proofs, unconfirmed
                 print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")
+        for r in results:
+            if "other_causes" in r.stats:
+                causes = sorted({o.cause for o in results if (o.variant, o.property) == (r.variant, r.property)
+                                 and o.cause})
+                print(f"{r.variant} / {r.property}: causes {', '.join(causes)}; any other "
+                      f"({r.engine}): {r.stats['other_causes']}")
         print(matrix(results, declared=False))
     else:
         _print_statistics(results)
@@ -154,6 +165,16 @@ def cmd_check(args) -> int:
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")
     return 0 if ok else 1
+
+
+def _shortest_of_its_cause(r, results) -> bool:
+    """Whether ``r`` is the trace to show for its (variant, property, cause): the
+    shortest one any engine found (the first of equals); without a cause, each."""
+    if r.cause is None:
+        return True
+    same = [o for o in results if o.verdict == "violated" and (o.variant, o.property, o.cause)
+            == (r.variant, r.property, r.cause)]
+    return min(same, key=lambda o: o.trace_length) is r
 
 
 def _print_statistics(results) -> None:

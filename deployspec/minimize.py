@@ -2,8 +2,9 @@
 
 Hypothesis shrinks the choices it drew, which can leave steps that do not matter
 (a ``stage`` nobody deploys). This removes steps one at a time, then pairs, as
-long as replaying on the same variant still violates the same property, and
-rebuilds the trace from the last replay (observations stay consistent).
+long as replaying on the same variant still violates the same property (for the
+same cause, when the property names one), and rebuilds the trace from the last
+replay (observations stay consistent).
 The platform settles at the end, as in any replay of a settled trace.
 """
 
@@ -16,7 +17,10 @@ from deployspec.replay import ReplayOutcome, replay
 def _attempt(trace: dict, actions: list[dict]) -> ReplayOutcome | None:
     candidate = dict(trace, steps=[{"action": a} for a in actions], settle_from=len(actions))
     outcome = replay(candidate)
-    return outcome if outcome.reproduced else None
+    cause = trace["violation"].get("cause")  # older traces name none
+    if not outcome.reproduced or (cause is not None and outcome.violation.cause != cause):
+        return None
+    return outcome
 
 
 def minimize(trace: dict) -> dict:

@@ -49,6 +49,8 @@ def render(trace: dict[str, Any]) -> str:
         f"  {trace['violation']['message']}",
         "",
     ]
+    if trace["violation"].get("cause"):
+        head.insert(2, f"  cause: {trace['violation']['cause']}")
     if trace.get("title"):
         head.insert(1, f"  {trace['title']}")
     body = render_steps(

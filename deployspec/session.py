@@ -13,11 +13,14 @@ from deployspec.spec.core import Monitor, Property, Step, Violation
 
 
 class Session:
-    def __init__(self, model, adapter, properties: tuple[Property, ...], config: Any):
+    def __init__(self, model, adapter, properties: tuple[Property, ...], config: Any,
+                 skip: frozenset[tuple[str, str]] = frozenset()):
         self.model = model
         self.adapter = adapter
         self.properties = properties
         self.config = config
+        #: (property, cause) pairs already found: not reported again (see Monitor)
+        self.skip = skip
         self.reset()
 
     def reset(self) -> None:
@@ -25,7 +28,7 @@ class Session:
         self.initial = self.adapter.observe()
         self.obs = self.initial
         self.steps: list[dict[str, Any]] = []
-        self.monitor = Monitor(self.properties)
+        self.monitor = Monitor(self.properties, self.skip)
         self.violation: Violation | None = None
         self.settle_from: int | None = None
 

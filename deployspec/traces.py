@@ -51,7 +51,8 @@ def build(
         "property": property,
         "engine": engine,
         "seed": seed,
-        "violation": {"step": v.step, "message": v.message},
+        "violation": {"step": v.step, "message": v.message}
+        | ({"cause": v.cause} if v.cause else {}),
         "settle_from": session.settle_from,
         "initial": session.initial,
         "steps": session.steps,

@@ -6,7 +6,7 @@ the report it protects against.
 
 from __future__ import annotations
 
-from .core import Observation, Step, settled_property, state_property, trace_property
+from .core import Breach, Observation, Step, settled_property, state_property, trace_property
 
 MODEL = "capi"
 PROGRESSING_STATES = ("DEPLOYING", "PREPAUSED", "PAUSED")
@@ -55,6 +55,10 @@ def app_stays_available(memory, step: Step):
     The seed's expected result ("rolling deployments should not lead to an
     unavailable application in case the new app version can't be started",
     cloud_controller_ng #3019; cli #2257; docs-dev-guide #563).
+
+    Causes (:func:`_loss_cause`): the cancel step restarting a process from 0
+    (docs-dev-guide #563), the cancel step keeping a process that has not
+    started, the updater's scale step, or the user action that broke it.
     """
     serving, wanted = memory
     obs, kind = step.after, step.action["type"]
@@ -64,8 +68,30 @@ def app_stays_available(memory, step: Step):
         return (False, wanted), None
     up = routable(obs)
     if serving and up == 0:
-        return (False, wanted), f"no routable web instance left after {_describe(step)}"
+        return (False, wanted), Breach(_loss_cause(step), f"no routable web instance left after {_describe(step)}")
     return (serving or up > 0, wanted), None
+
+
+def _loss_cause(step: Step) -> str:
+    """How the last routable instance went, from what the step shows.
+
+    A tick while a deployment was CANCELING is the cancel step; it kept some web
+    process (the prior) and destroyed the others. The kept process either had
+    no instance before the step — the deployment had scaled it to 0 and it now
+    restarts from nothing (a canary after a 100% step, docs-dev-guide #563) —
+    or had instances none of which had started yet. Any other tick is the
+    deployment's scale step; a user action is named by its verb.
+    """
+    kind = step.action["type"]
+    if kind != "tick":
+        return kind
+    if any(d["state"] == "CANCELING" for d in step.before["deployments"]):
+        had = {p["id"]: len(p["instances"]) for p in step.before["processes"]}
+        kept = [p for p in step.after["processes"] if p["id"] in had]
+        if any(had[p["id"]] == 0 and p["instances"] for p in kept):
+            return "cancel-restarts-from-zero"
+        return "cancel-keeps-unstarted"
+    return "scale-step"
 
 
 @trace_property(MODEL, initial=((), None))
@@ -200,7 +226,8 @@ def capacity_within_bound(memory, step: Step):
     step, on steps that add instances (a quota is checked when instances are
     added: a create over it fails, an updater step over it fails and stalls the
     deployment); the count may stay above a bound lowered by a newer deployment
-    as long as nothing adds to it.
+    as long as nothing adds to it. The cause is the verb that added them: a
+    deployment's create (``deploy``) or the updater's step (``tick``).
     """
     live = [d for d in step.after["deployments"] if d["state"] in PROGRESSING_STATES]
     if not live:
@@ -208,7 +235,7 @@ def capacity_within_bound(memory, step: Step):
     d = live[-1]
     before, have, bound = desired(step.before), desired(step.after), capacity_bound(d)
     if have > bound and have > before:
-        return None, (
+        return None, Breach(step.action["type"],
             f"{_describe(step)} raised the app to {have} desired web instances while "
             f"d{d['id']} is {d['state']}, above its bound {bound} (original {d['owic']}"
             + (f", web_instances {d['web_instances']}" if d.get("web_instances") else "")

@@ -9,13 +9,19 @@ Three kinds, after how they are judged:
   last user action (bounded liveness, e.g. "deployments finish").
 
 A monitor's memory is immutable, so the explorer can store it beside the state.
+
+A property may say *how* it broke: a :class:`Breach` is a complaint with a
+``cause``, a short stable label of the mechanism. The engines can then look
+for one counterexample per cause (``deployspec check --variant``), each shrunk
+on its own, so a property broken in two ways shows both stories instead of only
+the shorter one.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -79,33 +85,73 @@ def settled_property(model: str) -> Callable[[Callable[[Observation], str | None
     return wrap
 
 
+class Breach(str):
+    """A complaint (the message itself) that names its mechanism in ``cause``."""
+
+    cause: str
+
+    def __new__(cls, cause: str, message: str) -> Self:
+        self = super().__new__(cls, message)
+        self.cause = cause
+        return self
+
+
+def cause_of(message: str | None) -> str | None:
+    """The mechanism a complaint names, or None for a plain message."""
+    return getattr(message, "cause", None)
+
+
 @attrs.frozen
 class Violation:
     property: str
     step: int  # index into the trace's steps; -1 for the settled check
     message: str
+    #: the mechanism, when the property names one (see :class:`Breach`)
+    cause: str | None = None
+
+
+def _violation(prop: Property, step: int, message: str) -> Violation:
+    return Violation(prop.name, step, str(message), cause_of(message))
 
 
 class Monitor:
-    """Feeds steps to a set of properties and reports the first violation."""
+    """Feeds steps to a set of properties and reports the first violation.
 
-    def __init__(self, properties: tuple[Property, ...]):
+    ``skip`` holds ``(property, cause)`` pairs already found: such a violation
+    is not reported, and the run is muted from then on (nothing later in it is
+    reported either), so a counterexample for another cause never passes
+    through a known one first and replays to the violation it was saved for.
+    """
+
+    def __init__(self, properties: tuple[Property, ...], skip: frozenset[tuple[str, str]] = frozenset()):
         self.properties = properties
         self.memory = [p.initial for p in properties]
+        self.skip = skip
+        self.muted = False
 
     def advance(self, step: Step) -> Violation | None:
+        if self.muted:
+            return None
         for i, prop in enumerate(self.properties):
             if prop.advance is None:
                 continue
             self.memory[i], message = prop.advance(self.memory[i], step)
             if message is not None:
-                return Violation(prop.name, step.index, message)
+                return self._report(_violation(prop, step.index, message))
         return None
 
     def settled(self, obs: Observation, step_index: int) -> Violation | None:
+        if self.muted:
+            return None
         for prop in self.properties:
             if prop.at_settled is not None:
                 message = prop.at_settled(obs)
                 if message is not None:
-                    return Violation(prop.name, step_index, message)
+                    return self._report(_violation(prop, step_index, message))
         return None
+
+    def _report(self, v: Violation) -> Violation | None:
+        if (v.property, v.cause) in self.skip:
+            self.muted = True
+            return None
+        return v

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deployspec.spec.core import Violation
+from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
@@ -42,13 +43,16 @@ def build_machine(
     *,
     settle: bool = True,
     name: str = "DeploymentMachine",
+    skip: frozenset[tuple[str, str]] = frozenset(),
 ) -> type[RuleBasedStateMachine]:
-    """A machine class; each instance opens one adapter and runs one session."""
+    """A machine class; each instance opens one adapter and runs one session.
+
+    ``skip``: (property, cause) pairs not to report again (``Monitor``)."""
 
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.session = Session(model, adapter_factory(), tuple(properties), config)
+            self.session = Session(model, adapter_factory(), tuple(properties), config, skip)
             self._offered: dict[str, list] | None = None
 
         def offered(self, kind: str) -> list:
@@ -65,6 +69,8 @@ def build_machine(
             v = self.session.perform(action)
             if v is not None:
                 raise PropertyViolated(v, self.session)
+            if self.session.monitor.muted:
+                reject()  # broke in a way already found: nothing new can come of this run
 
         def teardown(self) -> None:
             try:

@@ -36,7 +36,7 @@ from deployspec.engines.result import Result
 from deployspec.explorer import Graph, Layered, collision_bound, peak_rss_mb
 from deployspec.reference.core import Rejected
 from deployspec.session import Session
-from deployspec.spec.core import Step
+from deployspec.spec.core import Step, cause_of
 
 ENGINE = "explore"
 #: resident memory (MiB) beyond which a search stops
@@ -84,8 +84,11 @@ def explore_config(model, variant) -> Any:
 class ProductGraph(Graph):
     """Nodes are ``(state, memory)``; ``memory`` is None unless the property is a trace one."""
 
-    def __init__(self, model, variant, config, prop):
+    def __init__(self, model, variant, config, prop, skip_causes=frozenset()):
         self.model, self.variant, self.config, self.prop = model, variant, config, prop
+        #: causes already found: a move (trace) or state (state property) breaking
+        #: the property that way ends its path, as ``Monitor`` mutes a run
+        self.skip_causes = skip_causes
         self.trace = prop.kind == "trace"
         self.canonical = getattr(model, "canonical", None)
         self._obs: dict[Any, dict] = {}
@@ -118,7 +121,13 @@ class ProductGraph(Graph):
         property, its observation) wait in the frontier for its expansion."""
         obs = self.observe(node[0]) if self.trace else self.model.observe(node[0])
         actions = self.model.candidate_actions(obs, self.config)
+        if self.skip_causes and self.prop.kind == "state" and self._skipped(
+                self.prop.advance(None, Step(0, {}, "user", None, obs, obs))[1]):
+            actions = []
         return (node, obs if self.trace else None, actions), (node, obs)
+
+    def _skipped(self, message) -> bool:
+        return message is not None and cause_of(message) in self.skip_causes
 
     def action_json(self, action) -> dict:
         data = self._json.get(action)
@@ -158,6 +167,8 @@ class ProductGraph(Graph):
             return (after, None), None
         moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
         new_memory, message = self.prop.advance(memory, moved)
+        if self.skip_causes and self._skipped(message):
+            return None, None
         if message is None and after == state and new_memory == memory:
             return None, None  # a self-loop, also for the monitor
         if rejected is None:
@@ -225,19 +236,21 @@ class Settler:
 
 def search(model, variant_name: str, prop, *, budget: float | None, seed: int, out_dir: str | None,
            config=None, max_depth: int | None = None, max_states: int | None = None,
-           memory_budget_mb: float | None = MEMORY_BUDGET_MB) -> Result:
+           memory_budget_mb: float | None = MEMORY_BUDGET_MB,
+           skip_causes: frozenset[str] = frozenset()) -> Result:
     """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
 
     ``budget`` is seconds (None: no time limit); ``seed`` is recorded but
     unused (the search is deterministic). ``max_depth`` defaults to the
-    configuration's ``max_depth`` when it has one.
+    configuration's ``max_depth`` when it has one. ``skip_causes``: causes of
+    ``prop`` already found; the shortest trace breaking it another way is sought.
     """
     started = time.perf_counter()
     variant = model.variant(variant_name)
     config = config or explore_config(model, variant)
     if max_depth is None:
         max_depth = getattr(config, "max_depth", None)
-    graph = ProductGraph(model, variant, config, prop)
+    graph = ProductGraph(model, variant, config, prop, skip_causes)
     layered = Layered(graph, max_depth, max_states, budget, memory_budget_mb)
     settler = Settler(model, variant, config, prop) if prop.kind == "settled" else None
     found: dict[str, Any] = {}
@@ -246,12 +259,12 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         node, obs = view
         if prop.kind == "state" and n > 0:
             message = prop.advance(None, Step(depth, {}, "user", None, obs, obs))[1]
-            if message is not None:
+            if message is not None and not graph._skipped(message):
                 found.update(number=n, message=message, total=depth)
                 return True
         if settler is not None:
             message, steps = settler.outcome(node[0])
-            if message is not None and depth + steps < found.get("total", 1 << 60):
+            if message is not None and not graph._skipped(message) and depth + steps < found.get("total", 1 << 60):
                 found.update(number=n, message=message, total=depth + steps, settle=steps)
         return False
 
@@ -291,7 +304,8 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     for e in layered.path_to(goal):
         node, action = graph.child_by_edge(node, e)
         actions.append(action)
-    session = Session(model, ReferenceAdapter(model, variant), (prop,), config)
+    skip = frozenset((prop.name, c) for c in graph.skip_causes)
+    session = Session(model, ReferenceAdapter(model, variant), (prop,), config, skip)
     for action in actions:
         session.perform(action)
     if prop.kind == "settled":
@@ -309,7 +323,8 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
     path = str(traces.save(trace, out_dir)) if out_dir else None
     return Result(model.name, variant_name, prop.name, ENGINE, "violated", counterexample=path,
-                  trace_length=len(trace["steps"]), message=v.message, stats=stats, trace=trace)
+                  trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,
+                  trace=trace)
 
 
 def _stats(model, graph, layered, settler, config, max_depth, seconds, complete) -> dict:

@@ -18,6 +18,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
+from deployspec.minimize import minimize
 from deployspec.stateful_tests.machine import PropertyViolated, build_machine
 
 #: Steps per example. Long enough for deploy/cancel/redeploy with ticks between.
@@ -27,18 +28,19 @@ ROUND = 100
 
 
 def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir: str | None,
-           **kwargs) -> Result:
+           skip_causes: frozenset[str] = frozenset(), **kwargs) -> Result:
     """Rounds of ``ROUND`` examples (seed, seed+1, …) until a violation or the budget ends.
 
     The first round always runs in full, so a given seed gives the same verdict
-    on any machine for bugs the first round finds.
+    on any machine for bugs the first round finds. ``skip_causes``: causes of
+    ``prop`` already found, not to be reported again.
     """
     started = time.perf_counter()
     totals = {"examples": 0, "steps": 0, "rounds": 0}
     round_seed = seed
     while True:
         r = check_property(model, variant_name, prop, max_examples=ROUND, seed=round_seed,
-                           out_dir=out_dir, **kwargs)
+                           out_dir=out_dir, skip_causes=skip_causes, **kwargs)
         totals["rounds"] += 1
         totals["examples"] += r.stats.get("examples", 0)
         totals["steps"] += r.stats.get("steps", 0)
@@ -62,15 +64,19 @@ def check_property(
     out_dir: str | None = None,
     deadline_s: float | None = None,
     engine_name: str = "hypothesis",
+    skip_causes: frozenset[str] = frozenset(),
 ) -> Result:
-    """Search for a violation of ``prop``; save the shrunk trace under ``out_dir``."""
-    if adapter_factory is None:
+    """Search for a violation of ``prop`` with a cause not in ``skip_causes``;
+    save the shrunk trace under ``out_dir``."""
+    on_reference = adapter_factory is None
+    if on_reference:
         variant = model.variant(variant_name)
         config = config or model.default_config(variant)
         adapter_factory = lambda: ReferenceAdapter(model, variant)
     config = config or model.default_config()
     counter = {"steps": 0, "examples": 0}
-    base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine")
+    skip = frozenset((prop.name, c) for c in skip_causes)
+    base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine", skip=skip)
 
     class Counted(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
@@ -124,6 +130,11 @@ def check_property(
         seed=seed,
         session=violation.session,
     )
+    if on_reference:
+        # Hypothesis stops shrinking after 500 successful shrinks, most of them
+        # spent lowering each step's ``pick``, and can leave long runs of steps
+        # that do nothing; remove what replay shows is not needed
+        trace = minimize(trace)
     path = str(traces.save(trace, out_dir)) if out_dir else None
     return Result(
         model.name,
@@ -133,7 +144,8 @@ def check_property(
         "violated",
         counterexample=path,
         trace_length=len(trace["steps"]),
-        message=violation.violation.message,
+        message=trace["violation"]["message"],
         stats=stats,
+        cause=violation.violation.cause,
         trace=trace,
     )

@@ -18,6 +18,8 @@ class Result:
     trace_length: int | None = None
     message: str | None = None
     stats: dict[str, Any] = attrs.field(factory=dict)
+    #: how the property broke, when it names a mechanism (one result per cause found)
+    cause: str | None = None
     #: the counterexample itself (also when it was not saved), not part of the JSON report
     trace: dict | None = attrs.field(default=None, repr=False)
 

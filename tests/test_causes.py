@@ -1,0 +1,123 @@
+"""One counterexample per way a property breaks (``spec.core.Breach``).
+
+The point of issue 3's finding: on capi-current the shortest availability loss
+is a cancel that keeps an unstarted process, and the random search always shrinks
+to it; docs-dev-guide #563 (a canary canceled after a 100 % step) is another
+cause, which a close look (``check --variant``) must list with its own shortest trace.
+"""
+
+from __future__ import annotations
+
+from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
+from deployspec.spec.core import Breach, Monitor, Step, cause_of, trace_property
+
+from deployspec import check, traces
+from deployspec.cli import main
+from deployspec.engines import explore, hypothesis_engine
+from deployspec.minimize import minimize
+from deployspec.models import get_model
+from deployspec.replay import replay
+
+CAPI = get_model("capi")
+AVAILABLE = CAPI.property("app_stays_available")
+CANARY_563 = [Push(1), Deploy(strategy="canary", canary_steps=(100,)), Runtime(1), Tick(), Cancel(), Tick()]
+
+
+def _actions(trace: dict) -> list:
+    end = trace.get("settle_from")
+    return [CAPI.action(s["action"]) for s in trace["steps"][:end]]
+
+
+# --- the monitor ---------------------------------------------------------------
+
+
+@trace_property("toy", initial=0)
+def counts_to_two(n, step: Step):
+    """Breaks at every second step, for a cause named by the step's verb."""
+    n += 1
+    return n, (Breach(step.action["type"], f"step {step.index}") if n % 2 == 0 else None)
+
+
+def _step(i: int, kind: str) -> Step:
+    return Step(i, {"type": kind}, "user", None, {}, {})
+
+
+def test_a_breach_is_its_message_with_a_cause():
+    b = Breach("deploy", "raised above the bound")
+    assert b == "raised above the bound" and cause_of(b) == "deploy"
+    assert cause_of("plain") is None and cause_of(None) is None
+
+
+def test_monitor_reports_the_cause_and_mutes_a_run_that_breaks_a_skipped_way():
+    plain = Monitor((counts_to_two,))
+    assert plain.advance(_step(0, "a")) is None
+    v = plain.advance(_step(1, "b"))
+    assert (v.property, v.step, v.cause) == ("counts_to_two", 1, "b")
+
+    muted = Monitor((counts_to_two,), skip=frozenset({("counts_to_two", "b")}))
+    muted.advance(_step(0, "a"))
+    assert muted.advance(_step(1, "b")) is None and muted.muted
+    # later breaks of another cause are not reported either: the run passed a known one
+    muted.advance(_step(2, "c"))
+    assert muted.advance(_step(3, "c")) is None
+
+
+def test_app_stays_available_names_how_the_last_instance_went():
+    def cause_after(variant: str, story: list) -> str | None:
+        outcome = replay({"model": "capi", "variant": variant, "property": AVAILABLE.name,
+                          "config": CAPI.default_config(CAPI.variant(variant)).to_json(),
+                          "steps": [{"action": a.to_json()} for a in story], "settle_from": None})
+        return outcome.violation and outcome.violation.cause
+
+    assert cause_after("capi-current", CANARY_563) == "cancel-restarts-from-zero"
+    assert cause_after("capi-current", [Push(1), Deploy(), Cancel(), Runtime(1), Tick()]) == "cancel-keeps-unstarted"
+    assert cause_after("capi-current", [Push(1), Runtime(0), Deploy(), Deploy(), Tick()]) == "scale-step"
+    assert cause_after("capi-safe", CANARY_563) is None
+
+
+# --- the engines -----------------------------------------------------------------
+
+
+def test_explore_lists_each_cause_with_its_shortest_trace():
+    found = check.causes(explore.search, CAPI, "capi-current", AVAILABLE, limit=4, budget=20,
+                         cause_budget=1.0, seed=0, out_dir=None)
+    by_cause = {r.cause: r for r in found}
+    assert set(by_cause) == {"scale-step", "cancel-keeps-unstarted", "cancel-restarts-from-zero"}
+    assert [by_cause[c].trace_length for c in ("scale-step", "cancel-keeps-unstarted",
+                                                "cancel-restarts-from-zero")] == [5, 5, 6]
+    story = by_cause["cancel-restarts-from-zero"].trace
+    assert _actions(story) == CANARY_563  # docs-dev-guide #563, shortest
+    assert replay(story).reproduced and not replay(story, variant="capi-safe").reproduced
+    # the last search found no fourth cause: it says how far it looked
+    assert "other_causes" in found[-1].stats
+    assert found[0].to_json()["cause"] == found[0].cause  # in the --json report
+
+
+def test_hypothesis_skips_the_causes_already_found():
+    r = hypothesis_engine.search(CAPI, "capi-current", AVAILABLE, budget=20, seed=0, out_dir=None,
+                                 skip_causes=frozenset({"cancel-keeps-unstarted"}))
+    assert r.verdict == "violated" and r.cause not in (None, "cancel-keeps-unstarted")
+    # the saved trace replays to the same cause (no earlier break of a skipped one)
+    assert replay(r.trace).violation.cause == r.cause == r.trace["violation"]["cause"]
+
+
+def test_minimize_keeps_the_cause():
+    trace = check.causes(explore.search, CAPI, "capi-current", AVAILABLE, limit=1, budget=20,
+                         cause_budget=1.0, seed=0, out_dir=None)[0].trace
+    padded = dict(trace, steps=[{"action": Runtime(0).to_json()}] + trace["steps"], settle_from=None)
+    smaller = minimize(padded)
+    assert replay(smaller).violation.cause == trace["violation"]["cause"]
+
+
+def test_close_look_at_capi_current_shows_the_canary_cancel(tmp_path, capsys):
+    code = main(["check", "--model", "capi", "--variant", "capi-current", "--budget", "1",
+                 "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "cause: cancel-restarts-from-zero" in out and "cause: cancel-keeps-unstarted" in out
+    saved = [traces.load(p) for p in tmp_path.glob("capi-current--app_stays_available--*.json")]
+    stories = [_actions(t) for t in saved if t["violation"].get("cause") == "cancel-restarts-from-zero"]
+    assert CANARY_563 in stories
+    # the explore statistics and the closing line say whether any other cause was seen
+    assert "capi-current / app_stays_available: causes cancel-keeps-unstarted, " \
+           "cancel-restarts-from-zero, scale-step; any other (explore):" in out
