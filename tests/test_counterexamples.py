@@ -23,6 +23,7 @@ def test_reproduces_on_recorded_variant(path):
     outcome = replay(trace)
     assert outcome.reproduced, f"{path.name} no longer reproduces on {trace['variant']}"
     assert outcome.violation.step == trace["violation"]["step"]
+    assert outcome.violation.cause == trace["violation"].get("cause"), "the property names another cause now"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
