@@ -12,6 +12,7 @@ from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tic
 from deployspec.spec.core import Breach, Monitor, Step, cause_of, trace_property
 
 from deployspec import check, traces
+from deployspec.adapter import ReferenceAdapter
 from deployspec.cli import main
 from deployspec.engines import explore, hypothesis_engine
 from deployspec.minimize import minimize
@@ -121,3 +122,20 @@ def test_close_look_at_capi_current_shows_the_canary_cancel(tmp_path, capsys):
     # the explore statistics and the closing line say whether any other cause was seen
     assert "capi-current / app_stays_available: causes cancel-keeps-unstarted, " \
            "cancel-restarts-from-zero, scale-step; any other (explore):" in out
+
+
+@trace_property("capi", initial=None)
+def always_breaks(memory, step: Step):
+    """Breaks on every step, always the same way."""
+    return memory, Breach("always", f"step {step.index}")
+
+
+def test_a_search_where_every_run_breaks_a_known_way_finds_nothing_new():
+    # every run is muted at its first step, so Hypothesis sees no valid run at all
+    def search(**kw):
+        adapter = lambda: ReferenceAdapter(CAPI, CAPI.variant("capi-current"))
+        return hypothesis_engine.check_property(CAPI, "capi-current", always_breaks, max_examples=20,
+                                                seed=0, adapter_factory=adapter, **kw)
+
+    assert search(skip_causes=frozenset({"always"})).verdict == "holds"
+    assert search().cause == "always"

@@ -12,7 +12,7 @@ from typing import Any
 
 import hypothesis.core
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec import traces
@@ -109,6 +109,8 @@ def check_property(
     except Flaky as exc:  # the implementation under test is not deterministic
         return Result(model.name, variant_name, prop.name, engine_name, "error",
                       message=f"non-deterministic behaviour: {exc}")
+    except Unsatisfiable:  # every run broke in a way already found (skip_causes)
+        pass
     finally:
         hypothesis.core.global_force_seed = previous_seed
     elapsed = time.perf_counter() - started
