@@ -75,36 +75,67 @@ def run(
     on_start: Callable[[str], None] = lambda label: None,
     bounds: dict | None = None,
     distinct: bool = False,
+    jobs: int = 1,
 ) -> list[Result]:
-    """Every (variant, engine, property) of ``pairs``.
+    """Every (variant, engine, property) of ``pairs``, in that order.
 
     With ``distinct`` (a close look at some variants), a property that breaks
     in a way its spec names (a cause, ``spec.core.Breach``) is then explored for
     each cause, shortest trace first (:func:`causes`), so one result per cause:
     the random search tells that a property breaks, also beyond the bounds; the
     explorer lists every way it breaks within them. The first result of each
-    (engine, property) is what the matrix and the progress line show."""
-    engines = list(engines)
-    results = []
-    for model, variant in pairs:
-        for engine in engines:
-            fn = engine_function(engine)
-            extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
-            for prop in model.properties:
-                on_start(f"{variant} · {prop.name} · {engine}")
-                first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
-                more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
-                follow = distinct and engine != "explore" and "explore" not in engines
-                found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
-                               budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
-                on_result(found[0])
-                if follow and found[0].cause is not None:
-                    cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
-                    more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
-                    found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
-                                    budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg)
-                results += found
-    return results
+    (engine, property) is what the matrix and the progress line show.
+
+    ``jobs`` > 1 runs the searches in that many worker processes (each search
+    is independent and seeded, so the verdicts are those of a serial run, save
+    for budget-bound searches on a loaded machine)."""
+    engines = tuple(engines)
+    tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines for p in m.properties]
+    options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
+               "distinct": distinct, "engines": engines}
+    if jobs <= 1 or len(tasks) <= 1:
+        results = []
+        for task in tasks:
+            _model, variant, engine, prop = task
+            on_start(f"{variant} · {prop} · {engine}")
+            found = judge(*task, **options)
+            on_result(found[0])
+            results += found
+        return results
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    # spawn, not fork: the parent may run a progress thread
+    with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+        on_start(f"{len(tasks)} searches in {jobs} processes")
+        futures = {pool.submit(judge, *task, **options): i for i, task in enumerate(tasks)}
+        done: list[list[Result]] = [[] for _ in tasks]
+        for future in cf.as_completed(futures):
+            found = future.result()
+            done[futures[future]] = found
+            on_result(found[0])
+    return [r for found in done for r in found]
+
+
+def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
+          seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
+          engines: tuple[str, ...]) -> list[Result]:
+    """The results of one engine on one property of one variant (see :func:`run`)."""
+    model = get_model(model_name)
+    prop = model.property(prop_name)
+    fn = engine_function(engine)
+    extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
+    first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
+    more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
+    follow = distinct and engine != "explore" and "explore" not in engines
+    found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
+                   budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
+    if follow and found[0].cause is not None:
+        cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
+        more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
+        found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
+                        budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg)
+    return found
 
 
 def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_budget: float,

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
                    help="change one bound of the model configuration (repeatable), e.g. max_deployments=3")
+    c.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+                   help="run the searches in N processes (default 1)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
 
@@ -88,6 +90,13 @@ def _nonneg_int(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    value = _nonneg_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -133,7 +142,7 @@ def cmd_check(args) -> int:
         # shrunk on its own; the matrix over all variants only needs the verdicts
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
                             on_start=progress.start, on_result=progress.done, bounds=bounds,
-                            distinct=bool(args.variant))
+                            distinct=bool(args.variant), jobs=args.jobs)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:

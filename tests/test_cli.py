@@ -58,6 +58,7 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--engine", "tarot"], "unknown engine 'tarot'"),
         (["check", "--budget", "soon"], "not a number of seconds"),
         (["check", "--seed", "-3"], "must be >= 0"),
+        (["check", "--jobs", "0"], "must be >= 1"),
         (["replay", "/nonexistent/trace.json"], "no such file"),
         (["show", "/nonexistent/trace.json"], "no such file"),
         (["frobnicate"], "invalid choice"),
@@ -76,3 +77,17 @@ def test_console_script_runs_without_traceback(tmp_path):
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith("deployspec: error:") and "Traceback" not in proc.stderr
+
+
+def test_jobs_give_the_verdicts_of_a_serial_run(tmp_path):
+    from deployspec import check
+
+    pairs = check.plan("slots", ["slots-webhook-tag", "slots-pipeline-immutable"])
+    serial = check.run(pairs, ["explore"], budget=60, seed=0, out_dir=None)
+    seen = []
+    parallel = check.run(pairs, ["explore"], budget=60, seed=0, out_dir=str(tmp_path), jobs=2,
+                         on_result=seen.append)
+    key = lambda r: (r.variant, r.property, r.verdict, r.trace_length, r.stats["states"])
+    assert [key(r) for r in parallel] == [key(r) for r in serial]  # same order, same findings
+    assert len(seen) == len(serial) and len(list(tmp_path.glob("*.json"))) == sum(
+        r.verdict == "violated" for r in serial)
