@@ -37,8 +37,11 @@ def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
     state = variant.before_dispatch(state)
-    to_scale = [d.id for d in state.deployments if d.state in variant.scaled_states]
+    scaled = variant.scaled_states
+    to_scale = [d.id for d in state.deployments if d.state in scaled]
     to_cancel = [d.id for d in state.deployments if d.state == CANCELING]
+    if not to_scale and not to_cancel:
+        return state  # nothing to do: most ticks of an explored state
     steps = [(d, variant.scale_step) for d in to_scale] + [(d, variant.cancel_step) for d in to_cancel]
     for did, step in steps:
         if did in tick.failed:
