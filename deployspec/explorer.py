@@ -268,6 +268,9 @@ class ModelGraph(Graph):
     def __init__(self, model, variant, config):
         self.model, self.variant, self.config = model, variant, config
         self.canonical = getattr(model, "canonical", None)
+        self._observe, self._candidates = model.observe, model.candidate_actions
+        #: moves per action kind (counted here: a callback per move costs more)
+        self.by_kind: dict[str, int] = {}
 
     def root(self):
         s = self.model.initial_state(self.config)
@@ -281,13 +284,14 @@ class ModelGraph(Graph):
     def enter(self, state):
         """Observe a new state once: its candidate actions wait in the frontier
         for its expansion, the observation goes to ``on_node`` and is dropped."""
-        obs = self.model.observe(state)
-        return (state, self.model.candidate_actions(obs, self.config)), (state, obs)
+        obs = self._observe(state)
+        return (state, self._candidates(obs, self.config)), (state, obs)
 
     def expand(self, item):
         state, actions = item
         step = self.variant.step
         canonical = self.canonical
+        by_kind = self.by_kind
         fp = hash(state)
         for i, action in enumerate(actions):
             after = step(state, action)
@@ -299,6 +303,7 @@ class ModelGraph(Graph):
             # hashes (the search needs the child's anyway) settle most cases.
             if after is state or (hash(after) == fp and after == state):
                 continue
+            by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
             yield i, after, action
 
     def child_by_edge(self, state, e):
@@ -328,16 +333,11 @@ def bfs(
     started = time.perf_counter()
     graph = ModelGraph(model, variant, config)
     search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
-    by_kind: dict[str, int] = {}
 
     def on_node(view, depth, n):
         return bool(goal(*view))
 
-    def on_edge(_item, _after, action):
-        by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
-        return False
-
-    found = search.run(on_node, on_edge)
+    found = search.run(on_node)
     path = goal_state = None
     if found is not None:
         path, goal_state = [], graph.root()
@@ -353,6 +353,6 @@ def bfs(
         complete=found is not None or search.exhausted,
         stopped=search.stopped,
         goal_state=goal_state,
-        by_kind=by_kind,
+        by_kind=graph.by_kind,
         collision_bound=collision_bound(search.states),
     )

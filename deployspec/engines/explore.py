@@ -152,13 +152,13 @@ class ProductGraph(Graph):
         elif self.canonical:
             after = self.canonical(after)
         if not self.trace:
-            if after == state:
+            if after is state or after == state:  # models return the same object for a no-op
                 return None, None
             self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
             return (after, None), None
         moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
         new_memory, message = self.prop.advance(memory, moved)
-        if message is None and after == state and new_memory == memory:
+        if message is None and (after is state or after == state) and new_memory == memory:
             return None, None  # a self-loop, also for the monitor
         if rejected is None:
             self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
