@@ -181,20 +181,26 @@ class CapiState:
         return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id)
 
     def with_process(self, process: Process) -> CapiState:
-        processes = self.processes
+        processes, pid = self.processes, process.id
+        at = -1
         for i, p in enumerate(processes):
-            if p.id == process.id:
-                if p is process:
-                    return self
-                processes = processes[:i] + (process,) + processes[i + 1 :]
-                return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
-        return self
+            if p.id == pid:
+                if at >= 0:  # ids repeat (never in the model; a hand-made state): replace each
+                    processes = tuple(process if q.id == pid else q for q in processes)
+                    return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
+                at = i
+        if at < 0 or processes[at] is process:
+            return self
+        processes = processes[:at] + (process,) + processes[at + 1 :]
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
 
     def with_deployment(self, deployment: Deployment) -> CapiState:
         ds = self.deployments
         i = deployment.id
-        if ds[i] is deployment:
+        if ds[i] is deployment:  # (an id out of range raises IndexError, as ever)
             return self
+        if i < 0:
+            i += len(ds)
         ds = ds[:i] + (deployment,) + ds[i + 1 :]
         return CapiState(self.app, self.droplets, self.processes, ds, self.next_process_id)
 
