@@ -1,6 +1,6 @@
 """Speed and memory of the exhaustive explorer, beside the Hypothesis engine.
 
-    python benchmarks/explore_bench.py [--quick]
+    python benchmarks/explore_bench.py [--quick] [--runs N]
 
 Reports, each measurement in a fresh process (so its peak memory is its own):
 
@@ -125,8 +125,10 @@ def fresh(fn, *args):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="one run each, skip max_deployments=3")
+    ap.add_argument("--runs", type=int, default=None,
+                    help="runs of the bare BFS, median reported (default 1 with --quick, else 3)")
     args = ap.parse_args()
-    runs = 1 if args.quick else 3
+    runs = args.runs or (1 if args.quick else 3)
 
     print("1. bare BFS on capi-safe (one core)")
     for label, over in (("default bounds", {}), ("max_deployments=3", {"max_deployments": 3})):
@@ -138,7 +140,8 @@ def main() -> None:
         r = rs[0]
         print(f"   {label}: {r['states']} states, {r['transitions']} transitions, depth {r['depth']}, "
               f"complete={r['complete']}; median {wall:.2f} s wall = {r['states'] / wall:,.0f} states/s, "
-              f"{cpu:.2f} s CPU = {r['states'] / cpu:,.0f} states/s; peak {r['peak_mb']:.0f} MiB")
+              f"{cpu:.2f} s CPU = {r['states'] / cpu:,.0f} states/s ({runs} runs, CPU "
+              f"{min(x['cpu'] for x in rs):.2f}-{max(x['cpu'] for x in rs):.2f} s); peak {r['peak_mb']:.0f} MiB")
 
     from deployspec.models import get_model
 

@@ -27,6 +27,7 @@ to every state before fingerprinting.
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import time
@@ -82,6 +83,8 @@ class Graph:
 
     #: the depth of the nodes being expanded (set by the search before each layer)
     layer: int = 0
+    #: True when ``key(node)`` is ``node`` itself (the search then skips the call)
+    key_is_node: bool = False
 
     def root(self) -> Any: ...
 
@@ -128,12 +131,26 @@ class Layered:
         on_edge: Callable[[Any, Any, Any], bool] | None = None,
         stop_after_depth: Callable[[int], bool] | None = None,
     ) -> int | None:
-        """Explore; return the node number of the goal, or None."""
+        """Explore; return the node number of the goal, or None.
+
+        The cyclic garbage collector is paused meanwhile (and restored after):
+        states are trees of frozen objects, so it finds nothing, but its passes
+        over the ever larger heap of states cost about a fifth of a search."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(on_node, on_edge, stop_after_depth)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self, on_node, on_edge, stop_after_depth) -> int | None:
         started = time.perf_counter()
         graph = self.graph
         index, parent, edge = self.index, self.parent, self.edge
+        key = None if graph.key_is_node else graph.key
         root = graph.root()
-        index.add(hash(graph.key(root)))
+        index.add(hash(root if key is None else key(root)))
         parent.append(-1)
         edge.append(-1)
         item, view = graph.enter(root)
@@ -141,48 +158,55 @@ class Layered:
             return 0
         frontier: list[tuple[int, Any]] = [(0, item)]
         expanded = 0
+        transitions = self.transitions  # kept in a local in the loop: it runs per move
         max_states = self.max_states
-        while frontier:
-            if self.max_depth is not None and self.depth >= self.max_depth:
-                self.stopped = "max_depth"
-                return None
-            if stop_after_depth is not None and stop_after_depth(self.depth):
-                return None
-            self.depth += 1
-            graph.layer = self.depth - 1
-            nxt: list[tuple[int, Any]] = []
-            for number, node in frontier:
-                expanded += 1
-                if expanded % CHECK_EVERY == 0:
-                    why = self._over_budget(started)
-                    if why:
-                        self.stopped = why
-                        return None
-                for e, child, info in graph.expand(node):
-                    self.transitions += 1
-                    if on_edge is not None and on_edge(node, child, info):
+        expand, enter = graph.expand, graph.enter
+        add, append_parent, append_edge = index.add, parent.append, edge.append
+        try:
+            while frontier:
+                if self.max_depth is not None and self.depth >= self.max_depth:
+                    self.stopped = "max_depth"
+                    return None
+                if stop_after_depth is not None and stop_after_depth(self.depth):
+                    return None
+                self.depth += 1
+                depth = self.depth
+                graph.layer = depth - 1
+                nxt: list[tuple[int, Any]] = []
+                for number, node in frontier:
+                    expanded += 1
+                    if expanded % CHECK_EVERY == 0:
+                        why = self._over_budget(started)
+                        if why:
+                            self.stopped = why
+                            return None
+                    for e, child, info in expand(node):
+                        transitions += 1
+                        if on_edge is not None and on_edge(node, child, info):
+                            n = len(parent)
+                            append_parent(number)
+                            append_edge(e)
+                            return n
+                        fp = hash(child if key is None else key(child))
+                        if fp in index:
+                            continue
                         n = len(parent)
-                        parent.append(number)
-                        edge.append(e)
-                        return n
-                    fp = hash(graph.key(child))
-                    if fp in index:
-                        continue
-                    n = len(parent)
-                    index.add(fp)
-                    parent.append(number)
-                    edge.append(e)
-                    item, view = graph.enter(child)
-                    if on_node(view, self.depth, n):
-                        return n
-                    if max_states is not None and n + 1 >= max_states:
-                        self.stopped = "max_states"
-                        return None
-                    nxt.append((n, item))
-            frontier = nxt
-        self.depth -= 1  # the last layer added nothing
-        self.exhausted = True
-        return None
+                        add(fp)
+                        append_parent(number)
+                        append_edge(e)
+                        item, view = enter(child)
+                        if on_node(view, depth, n):
+                            return n
+                        if max_states is not None and n + 1 >= max_states:
+                            self.stopped = "max_states"
+                            return None
+                        nxt.append((n, item))
+                frontier = nxt
+            self.depth -= 1  # the last layer added nothing
+            self.exhausted = True
+            return None
+        finally:
+            self.transitions = transitions
 
     def _over_budget(self, started: float) -> str | None:
         if self.time_budget is not None and time.perf_counter() - started > self.time_budget:
@@ -244,10 +268,15 @@ class ModelGraph(Graph):
     def __init__(self, model, variant, config):
         self.model, self.variant, self.config = model, variant, config
         self.canonical = getattr(model, "canonical", None)
+        self._observe, self._candidates = model.observe, model.candidate_actions
+        #: moves per action kind (counted here: a callback per move costs more)
+        self.by_kind: dict[str, int] = {}
 
     def root(self):
         s = self.model.initial_state(self.config)
         return self.canonical(s) if self.canonical else s
+
+    key_is_node = True
 
     def key(self, node):
         return node
@@ -255,21 +284,26 @@ class ModelGraph(Graph):
     def enter(self, state):
         """Observe a new state once: its candidate actions wait in the frontier
         for its expansion, the observation goes to ``on_node`` and is dropped."""
-        obs = self.model.observe(state)
-        return (state, self.model.candidate_actions(obs, self.config)), (state, obs)
+        obs = self._observe(state)
+        return (state, self._candidates(obs, self.config)), (state, obs)
 
     def expand(self, item):
         state, actions = item
         step = self.variant.step
         canonical = self.canonical
+        by_kind = self.by_kind
+        fp = hash(state)
         for i, action in enumerate(actions):
             after = step(state, action)
             if after.__class__ is Rejected:
                 continue
             if canonical:
                 after = canonical(after)
-            if after == state:
+            # a self-loop? Models return the same object for a no-op; otherwise the
+            # hashes (the search needs the child's anyway) settle most cases.
+            if after is state or (hash(after) == fp and after == state):
                 continue
+            by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
             yield i, after, action
 
     def child_by_edge(self, state, e):
@@ -299,16 +333,11 @@ def bfs(
     started = time.perf_counter()
     graph = ModelGraph(model, variant, config)
     search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
-    by_kind: dict[str, int] = {}
 
     def on_node(view, depth, n):
         return bool(goal(*view))
 
-    def on_edge(_item, _after, action):
-        by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
-        return False
-
-    found = search.run(on_node, on_edge)
+    found = search.run(on_node)
     path = goal_state = None
     if found is not None:
         path, goal_state = [], graph.root()
@@ -324,6 +353,6 @@ def bfs(
         complete=found is not None or search.exhausted,
         stopped=search.stopped,
         goal_state=goal_state,
-        by_kind=by_kind,
+        by_kind=graph.by_kind,
         collision_bound=collision_bound(search.states),
     )

@@ -161,7 +161,7 @@ class ProductGraph(Graph):
         elif self.canonical:
             after = self.canonical(after)
         if not self.trace:
-            if after == state:
+            if after is state or after == state:  # models return the same object for a no-op
                 return None, None
             self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
             return (after, None), None
@@ -169,7 +169,7 @@ class ProductGraph(Graph):
         new_memory, message = self.prop.advance(memory, moved)
         if self.skip_causes and self._skipped(message):
             return None, None
-        if message is None and after == state and new_memory == memory:
+        if message is None and (after is state or after == state) and new_memory == memory:
             return None, None  # a self-loop, also for the monitor
         if rejected is None:
             self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1

@@ -32,7 +32,7 @@ def push(state: CapiState, action: Push) -> CapiState | Rejected:
     """``cf push`` of a new app: a healthy droplet and one web process."""
     if state.app is not None:
         return Rejected("the app already exists")
-    state = attrs.evolve(state, app=App(droplet=0), droplets=(True,))
+    state = CapiState(App(droplet=0), (True,), state.processes, state.deployments, state.next_process_id)
     state, _ = state.with_new_process(droplet=0, instances=action.instances)
     return state
 
@@ -46,10 +46,12 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
     if state.app is None:
         return Rejected("no app: push first")
     droplet = len(state.droplets)
-    return attrs.evolve(
-        state,
-        droplets=state.droplets + (action.healthy,),
-        app=attrs.evolve(state.app, droplet=droplet),
+    return CapiState(
+        App(droplet, state.app.started),
+        state.droplets + (action.healthy,),
+        state.processes,
+        state.deployments,
+        state.next_process_id,
     )
 
 
@@ -84,7 +86,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
         canary_steps=action.canary_steps,
         web_instances=action.web_instances or None,
     )
-    state = attrs.evolve(state, deployments=state.deployments + (deployment,))
+    state = state.with_new_deployment(deployment)
     if previous is not None:
         state = state.with_deployment(variant.supersede(previous))
     return variant.after_create(state, deployment)
@@ -105,7 +107,7 @@ def cancel(variant: CapiVariant, state: CapiState) -> CapiState | Rejected:
         return Rejected("no active deployment to cancel")
     if d.state not in variant.cancelable_states:
         return Rejected(f"cannot cancel a {d.state} deployment")
-    state = attrs.evolve(state, app=attrs.evolve(state.app, droplet=d.previous_droplet))
+    state = state.with_app(App(d.previous_droplet, state.app.started))
     return state.with_deployment(d.moved_to(CANCELING, ACTIVE, CANCELING))
 
 
@@ -131,11 +133,15 @@ def continue_canary(state: CapiState) -> CapiState | Rejected:
     return state.with_deployment(d.moved_to(DEPLOYING, ACTIVE, DEPLOYING))
 
 
+_SCALE_BLOCKED = Rejected("Cannot scale this process while a deployment is in flight.")
+
+
 def scale(variant: CapiVariant, state: CapiState, action: Scale) -> CapiState | Rejected:
     """ProcessScale on the app's newest web process."""
-    target = state.newest_process
-    if target is None:
+    if not state.processes:
         return Rejected("no app: push first")
-    if any(d.state in variant.scale_blocked_in for d in state.deployments):
-        return Rejected("Cannot scale this process while a deployment is in flight.")
-    return state.with_process(target.scaled_to(action.instances))
+    blocked = variant.scale_blocked_in
+    for d in state.deployments:
+        if d.state in blocked:
+            return _SCALE_BLOCKED  # a frozen value: one is as good as a new one
+    return state.with_process(state.processes[-1].scaled_to(action.instances))

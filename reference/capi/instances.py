@@ -31,8 +31,5 @@ class InstanceSummary:
 
 
 def summarise(process: Process) -> InstanceSummary:
-    return InstanceSummary(
-        routable=process.count(RUNNING),
-        starting=process.count(STARTING),
-        unhealthy=process.count(CRASHED),
-    )
+    instances = process.instances
+    return InstanceSummary(instances.count(RUNNING), instances.count(STARTING), instances.count(CRASHED))

@@ -104,6 +104,23 @@ _CANCEL = Cancel()
 _CONTINUE = Continue()
 
 
+# Actions are frozen values: the explorer asks for them once per state, so the
+# ones with arguments from the observation are built once per argument.
+@functools.lru_cache(maxsize=1024, typed=True)
+def _runtime(process: int) -> Runtime:
+    return Runtime(process)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _tick_failed(deployment: int) -> Tick:
+    return Tick(failed=(deployment,))
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _tick_unavailable(deployment: int) -> Tick:
+    return Tick(reports_unavailable=(deployment,))
+
+
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
     """Every action worth trying from an observation, simplest first (for shrinking)."""
     fixed = _fixed_actions(config)
@@ -111,28 +128,37 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
         return list(fixed["push"])
     out: list = []
     deployments = obs["deployments"]
-    active = [d["id"] for d in deployments if d["state"] in _ACTIVE]
+    active = []  # ids of active deployments, oldest first
+    newest = None  # the newest active deployment
+    paused = progressing = False
+    for d in deployments:
+        state = d["state"]
+        if state in _ACTIVE:
+            active.append(d["id"])
+            newest = d
+            if state != "CANCELING":
+                progressing = True
+                paused = paused or state == "PAUSED"
     for p in obs["processes"]:
         if "STARTING" in p["instances"]:
-            out.append(Runtime(p["id"]))
+            out.append(_runtime(p["id"]))
     out.append(_TICK)
     if len(active) > 1:  # with one active deployment a failed step is a stutter: skip it
         for d in active:
-            out.append(Tick(failed=(d,)))
+            out.append(_tick_failed(d))
     for d in active:
-        out.append(Tick(reports_unavailable=(d,)))
+        out.append(_tick_unavailable(d))
     if len(obs["droplets"]) < config.max_droplets:
         out += fixed["stage"]
     if len(deployments) < config.max_deployments:
         out += fixed["deploy"]
-    newest = next((d for d in reversed(deployments) if d["state"] in _ACTIVE), None)
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
     ):  # canceling again changes nothing unless a droplet was staged since
         out.append(_CANCEL)
-    if any(d["state"] == "PAUSED" for d in deployments):
+    if paused:
         out.append(_CONTINUE)
-    if not any(d["state"] in _PROGRESSING for d in deployments):
+    if not progressing:
         # every design refuses a web scale while a deployment progresses: a stutter
         out += fixed["scale"]
     return out

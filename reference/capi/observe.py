@@ -14,21 +14,20 @@ from .state import App, CapiState, Deployment, Process
 
 
 def observe(state: CapiState) -> dict[str, Any]:
+    app = state.app
     return {
-        "app": None
-        if state.app is None
-        else {"droplet": state.app.droplet, "started": state.app.started},
+        "app": None if app is None else {"droplet": app.droplet, "started": app.started},
         "droplets": [{"id": i, "healthy": h} for i, h in enumerate(state.droplets)],
         "processes": [
             {"id": p.id, "droplet": p.droplet, "instances": list(p.instances)}
             for p in state.processes
         ],
-        "deployments": [_deployment(d) for d in state.deployments],
+        "deployments": list(map(_deployment, state.deployments)),
     }
 
 
 def _deployment(d: Deployment) -> dict[str, Any]:
-    out = {
+    return {
         "id": d.id,
         "state": d.state,
         "status_value": d.status_value,
@@ -43,7 +42,6 @@ def _deployment(d: Deployment) -> dict[str, Any]:
         "canary_step": d.canary_step,
         "web_instances": d.web_instances,
     }
-    return out
 
 
 def from_observation(obs: dict[str, Any]) -> CapiState:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import attrs
 from deployspec.reference.core import Rejected
 
 from .actions import Runtime
@@ -20,4 +19,4 @@ def settle_instance(state: CapiState, action: Runtime) -> CapiState | Rejected:
         return Rejected(f"P{action.process} has no STARTING instance")
     i = p.instances.index(STARTING)
     status = RUNNING if state.healthy(p.droplet) else CRASHED
-    return state.with_process(attrs.evolve(p, instances=p.instances[:i] + (status,) + p.instances[i + 1 :]))
+    return state.with_process(p.with_instances(p.instances[:i] + (status,) + p.instances[i + 1 :]))

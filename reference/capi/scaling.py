@@ -57,6 +57,11 @@ def old_processes(state: CapiState, deploying: int) -> list[Process]:
     return [p for p in state.processes if p.id != deploying]
 
 
+def old_instances(state: CapiState, deploying: int) -> int:
+    """Instances of every web process but the deploying one."""
+    return sum([len(p.instances) for p in state.processes if p.id != deploying])
+
+
 def old_instances_to_keep(target: int, summary: InstanceSummary) -> int:
     """``DownScaler#desired_non_deploying_instances``: old + routable new = T."""
     return max(target - summary.routable, 0)
@@ -149,11 +154,13 @@ def scale_process(
     m = max_in_flight
     keep = old_instances_to_keep(target, summary)
     up = can_scale_up(summary, deploying, m)
-    down = sum(p.desired for p in old_processes(state, deploying_id)) > keep
+    down = old_instances(state, deploying_id) > keep
     if not up and not down:
         return state, False
-    state = before_down(state)
-    if sum(p.desired for p in old_processes(state, deploying_id)) > keep:
+    cleaned = before_down(state)
+    if cleaned is not state:  # the clean-up wrote: count again
+        state, down = cleaned, old_instances(cleaned, deploying_id) > keep
+    if down:
         state = scale_down(state, deploying_id, keep)
     if finished_scaling(summary, deploying, interim):
         return state, True

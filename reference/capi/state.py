@@ -41,7 +41,7 @@ ROLLING = "rolling"
 CANARY = "canary"
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Process:
     """A web process: desired instances are ``len(instances)``, one status each.
 
@@ -58,16 +58,24 @@ class Process:
         return len(self.instances)
 
     def count(self, status: str) -> int:
-        return sum(1 for i in self.instances if i == status)
+        return self.instances.count(status)
 
     def scaled_to(self, n: int) -> Process:
+        have = len(self.instances)
         n = max(n, 0)
-        if n <= len(self.instances):
-            return attrs.evolve(self, instances=self.instances[:n])
-        return attrs.evolve(self, instances=self.instances + (STARTING,) * (n - len(self.instances)))
+        if n <= have:
+            return self.with_instances(self.instances[:n])
+        return self.with_instances(self.instances + (STARTING,) * (n - have))
+
+    def with_instances(self, instances: tuple[str, ...]) -> Process:
+        """This process with other instances; itself when they are the same
+        (the explorer's hot path: no ``attrs.evolve``, and a no-op stays a no-op)."""
+        if instances == self.instances:
+            return self
+        return Process(self.id, self.droplet, instances)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Deployment:
     """A row of the deployments table, with the fields the updater reads.
 
@@ -98,10 +106,18 @@ class Deployment:
         return self.state in PROGRESSING_STATES
 
     def moved_to(self, state: str, value: str, reason: str) -> Deployment:
-        return attrs.evolve(self, state=state, status_value=value, status_reason=reason)
+        """This deployment in another state; itself if it is already there.
+        Built with the constructor: ``attrs.evolve`` costs more than the step."""
+        if state == self.state and value == self.status_value and reason == self.status_reason:
+            return self
+        return Deployment(
+            self.id, state, value, reason, self.deploying_process, self.droplet,
+            self.previous_droplet, self.owic, self.max_in_flight, self.strategy,
+            self.canary_steps, self.canary_step, self.web_instances,
+        )
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class App:
     """The app row: ``droplet`` is the current droplet (what the next deployment ships)."""
 
@@ -109,7 +125,7 @@ class App:
     started: bool = True
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class CapiState:
     """One app. ``droplets[i]`` says whether droplet ``i`` can start (healthy).
 
@@ -155,24 +171,54 @@ class CapiState:
     def healthy(self, droplet: int) -> bool:
         return self.droplets[droplet]
 
-    # ---- writing (each returns a new state) ------------------------------
+    # ---- writing (each returns a new state, or this one if nothing changes) ----
+    # The constructor, not ``attrs.evolve`` (which introspects the class on every
+    # call): these are the explorer's hot path, and returning ``self`` for a no-op
+    # makes a self-loop an identity the explorer recognises at once.
+    def with_app(self, app: App) -> CapiState:
+        if app == self.app:
+            return self
+        return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id)
+
     def with_process(self, process: Process) -> CapiState:
-        return attrs.evolve(
-            self, processes=tuple(process if p.id == process.id else p for p in self.processes)
-        )
+        processes, pid = self.processes, process.id
+        at = -1
+        for i, p in enumerate(processes):
+            if p.id == pid:
+                if at >= 0:  # ids repeat (never in the model; a hand-made state): replace each
+                    processes = tuple(process if q.id == pid else q for q in processes)
+                    return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
+                at = i
+        if at < 0 or processes[at] is process:
+            return self
+        processes = processes[:at] + (process,) + processes[at + 1 :]
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
 
     def with_deployment(self, deployment: Deployment) -> CapiState:
-        ds = list(self.deployments)
-        ds[deployment.id] = deployment
-        return attrs.evolve(self, deployments=tuple(ds))
+        ds = self.deployments
+        i = deployment.id
+        if ds[i] is deployment:  # (an id out of range raises IndexError, as ever)
+            return self
+        if i < 0:
+            i += len(ds)
+        ds = ds[:i] + (deployment,) + ds[i + 1 :]
+        return CapiState(self.app, self.droplets, self.processes, ds, self.next_process_id)
+
+    def with_new_deployment(self, deployment: Deployment) -> CapiState:
+        return CapiState(
+            self.app, self.droplets, self.processes, self.deployments + (deployment,), self.next_process_id
+        )
 
     def without_processes(self, pids: Iterable[int]) -> CapiState:
         gone = set(pids)
-        return attrs.evolve(self, processes=tuple(p for p in self.processes if p.id not in gone))
+        if not gone:
+            return self
+        processes = tuple(p for p in self.processes if p.id not in gone)
+        if len(processes) == len(self.processes):
+            return self
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
 
     def with_new_process(self, droplet: int, instances: int) -> tuple[CapiState, Process]:
-        p = Process(id=self.next_process_id, droplet=droplet, instances=(STARTING,) * instances)
-        return (
-            attrs.evolve(self, processes=self.processes + (p,), next_process_id=p.id + 1),
-            p,
-        )
+        p = Process(self.next_process_id, droplet, (STARTING,) * instances)
+        state = CapiState(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1)
+        return state, p

@@ -37,14 +37,19 @@ def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
     state = variant.before_dispatch(state)
-    to_scale = [d.id for d in state.deployments if d.state in variant.scaled_states]
-    to_cancel = [d.id for d in state.deployments if d.state == CANCELING]
-    steps = [(d, variant.scale_step) for d in to_scale] + [(d, variant.cancel_step) for d in to_cancel]
+    scaled = variant.scaled_states
+    steps = [(d.id, variant.scale_step) for d in state.deployments if d.state in scaled]
+    for d in state.deployments:
+        if d.state == CANCELING:
+            steps.append((d.id, variant.cancel_step))
+    if not steps:
+        return state  # nothing to do: most ticks of an explored state
+    failed, unavailable = tick.failed, tick.reports_unavailable
     for did, step in steps:
-        if did in tick.failed:
+        if did in failed:
             continue
         try:
-            state = step(variant, state, state.deployments[did], did not in tick.reports_unavailable)
+            state = step(variant, state, state.deployments[did], did not in unavailable)
         except Retry:
             pass
     return state
