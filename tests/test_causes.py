@@ -9,7 +9,7 @@ cause, which a close look (``check --variant``) must list with its own shortest 
 from __future__ import annotations
 
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
-from deployspec.spec.core import Breach, Monitor, Step, cause_of, trace_property
+from deployspec.spec.core import Breach, Monitor, Step, cause_of, state_property, trace_property
 
 from deployspec import check, traces
 from deployspec.adapter import ReferenceAdapter
@@ -139,3 +139,21 @@ def test_a_search_where_every_run_breaks_a_known_way_finds_nothing_new():
 
     assert search(skip_causes=frozenset({"always"})).verdict == "holds"
     assert search().cause == "always"
+
+
+@state_property("capi")
+def at_most_one_process(obs):
+    """Breaks with two web processes (cause "two") or more ("more")."""
+    n = len(obs["processes"])
+    return None if n < 2 else Breach("two" if n == 2 else "more", f"{n} web processes")
+
+
+def test_explore_does_not_go_on_from_a_state_that_breaks_a_skipped_way():
+    config = explore.explore_config(CAPI, CAPI.variant("capi-2022"))
+    first = explore.search(CAPI, "capi-2022", at_most_one_process, budget=30, seed=0, out_dir=None,
+                           config=config)
+    assert (first.cause, first.trace_length) == ("two", 2)  # push, deploy
+    # a third process only comes after a second one, where every path is now cut
+    again = explore.search(CAPI, "capi-2022", at_most_one_process, budget=30, seed=0, out_dir=None,
+                           config=config, skip_causes=frozenset({"two"}))
+    assert again.verdict == "holds" and again.stats["complete"]
