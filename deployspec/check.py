@@ -24,7 +24,7 @@ INCONCLUSIVE = frozenset({"n/a", "unconfirmed"})
 #: which verdict a matrix cell shows when several engines judged the same property
 PRECEDENCE = ("violated", "error", "holds", "unconfirmed", "n/a")
 #: counterexamples per property at most when each cause is sought (``distinct``)
-MAX_CAUSES = 4
+MAX_CAUSES = 6
 #: seconds per search for a further cause when --budget is not given (the
 #: explorer finds a cause within milliseconds if it is shallow; the last search,
 #: which finds none, is the one that takes long: 13-27 s to prove on capi-current)
@@ -105,8 +105,10 @@ def run(
     import concurrent.futures as cf
     import multiprocessing as mp
 
-    # spawn, not fork: the parent may run a progress thread
-    with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
+    # spawn, not fork: the parent may run a progress thread. Workers ignore Ctrl-C;
+    # the parent stops them (and drops what is queued) when it is interrupted.
+    pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=_ignore_sigint)
+    try:
         on_start(f"{len(tasks)} searches in {jobs} processes")
         futures = {pool.submit(judge, *task, **options): i for i, task in enumerate(tasks)}
         done: list[list[Result]] = [[] for _ in tasks]
@@ -114,7 +116,22 @@ def run(
             found = future.result()
             done[futures[future]] = found
             on_result(found[0])
+    except BaseException:
+        workers = list((pool._processes or {}).values())  # no public way to stop a busy worker
+        pool.shutdown(wait=False, cancel_futures=True)
+        for w in workers:
+            w.terminate()
+        for w in workers:
+            w.join(5)
+        raise
+    pool.shutdown()
     return [r for found in done for r in found]
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
@@ -127,7 +144,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
     more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
-    follow = distinct and engine != "explore" and "explore" not in engines
+    follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
     if follow and found[0].cause is not None:
@@ -159,11 +176,15 @@ def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_bu
         else:
             r = fn(model, variant, prop, budget=budget, **kwargs)
         r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
-        if found and r.verdict != "violated":
+        if found and r.verdict == "holds":
             found[-1].stats["other_causes"] = r.message or f"none found in {r.stats['seconds']} s"
             return found
-        found.append(r)
-        if r.verdict != "violated" or r.cause is None or not can_skip or len(found) >= limit:
+        found.append(r)  # a violation, or an error: a result of its own either way
+        if r.verdict != "violated" or r.cause is None or not can_skip:
+            return found
+        if len(found) >= limit:
+            if limit > 1:
+                found[-1].stats["other_causes"] = f"not searched: the first {limit} causes are shown"
             return found
         skip |= {r.cause}
 

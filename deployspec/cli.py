@@ -91,7 +91,10 @@ def _nonneg_int(text: str) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = _nonneg_int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
@@ -147,9 +150,12 @@ def cmd_check(args) -> int:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:
         _print_statistics(results)
+        hidden: list[str] = []
         for r in results:
             if r.verdict == "violated":
                 if not _shortest_of_its_cause(r, results):
+                    if r.counterexample:
+                        hidden.append(r.counterexample)
                     continue
                 print(render(r.trace))
                 print(f"saved: {r.counterexample}" if r.counterexample else
@@ -157,11 +163,15 @@ def cmd_check(args) -> int:
                 print()
             elif r.engine == "z3" and r.message and r.verdict != "n/a":  # bounded proofs, unconfirmed
                 print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")
+        shown = {r.counterexample for r in results if r.verdict == "violated" and _shortest_of_its_cause(r, results)}
+        hidden = [p for p in dict.fromkeys(hidden) if p not in shown]
+        if hidden:
+            print(f"also saved (a longer trace of a cause shown above): {', '.join(hidden)}")
         for r in results:
             if "other_causes" in r.stats:
                 causes = sorted({o.cause for o in results if (o.variant, o.property) == (r.variant, r.property)
                                  and o.cause})
-                print(f"{r.variant} / {r.property}: causes {', '.join(causes)}; any other "
+                print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
                       f"({r.engine}): {r.stats['other_causes']}")
         print(matrix(results, declared=False))
     else:
@@ -233,7 +243,11 @@ def _replay_one(replay, trace, args, conn):
 def _report_replay(path, trace, outcome) -> int:
     if outcome.reproduced:
         v = outcome.violation
-        print(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}: {v.message}")
+        how = f" (cause {v.cause})" if v.cause else ""
+        recorded = trace["violation"].get("cause")
+        if recorded and v.cause != recorded:
+            how += f", not the recorded cause {recorded}"
+        print(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}{how}: {v.message}")
         return 1
     rejected = sum(1 for s in outcome.session.steps if s["rejected"])
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""

@@ -56,9 +56,9 @@ def app_stays_available(memory, step: Step):
     unavailable application in case the new app version can't be started",
     cloud_controller_ng #3019; cli #2257; docs-dev-guide #563).
 
-    Causes (:func:`_loss_cause`): the cancel step restarting a process from 0
-    (docs-dev-guide #563), the cancel step keeping a process that has not
-    started, the updater's scale step, or the user action that broke it.
+    Causes (:func:`_loss_cause`): what the cancel step kept (a process it
+    restarts from 0 — docs-dev-guide #563 —, one it scales down, crashed or
+    unstarted instances), the deployments' scale step, or the user verb.
     """
     serving, wanted = memory
     obs, kind = step.after, step.action["type"]
@@ -75,23 +75,36 @@ def app_stays_available(memory, step: Step):
 def _loss_cause(step: Step) -> str:
     """How the last routable instance went, from what the step shows.
 
-    A tick while a deployment was CANCELING is the cancel step; it kept some web
-    process (the prior) and destroyed the others. The kept process either had
-    no instance before the step — the deployment had scaled it to 0 and it now
-    restarts from nothing (a canary after a 100% step, docs-dev-guide #563) —
-    or had instances none of which had started yet. Any other tick is the
-    deployment's scale step; a user action is named by its verb.
+    A tick while a deployment was CANCELING (and its step did not fail) is the
+    cancel step: it kept some web process (the prior) and destroyed the others.
+    Named by what the kept process had just before:
+
+    * ``cancel-restarts-from-zero``: no instance — the deployment had scaled it
+      to 0 and it restarts from nothing (a canary after a 100 % step,
+      docs-dev-guide #563);
+    * ``cancel-scales-down-serving``: a routable instance, which the cancel step
+      scaled away (down to the original count);
+    * ``cancel-keeps-crashed``: crashed instances (an unhealthy droplet);
+    * ``cancel-keeps-unstarted``: instances none of which had started yet.
+
+    Any other tick is the deployments' scale step (``scale-step``); a user action
+    is named by its verb.
     """
     kind = step.action["type"]
     if kind != "tick":
         return kind
-    if any(d["state"] == "CANCELING" for d in step.before["deployments"]):
-        had = {p["id"]: len(p["instances"]) for p in step.before["processes"]}
-        kept = [p for p in step.after["processes"] if p["id"] in had]
-        if any(had[p["id"]] == 0 and p["instances"] for p in kept):
-            return "cancel-restarts-from-zero"
-        return "cancel-keeps-unstarted"
-    return "scale-step"
+    failed = set(step.action.get("failed", ()))
+    if not any(d["state"] == "CANCELING" and d["id"] not in failed for d in step.before["deployments"]):
+        return "scale-step"
+    had = {p["id"]: p["instances"] for p in step.before["processes"]}
+    kept = [had[p["id"]] for p in step.after["processes"] if p["id"] in had]
+    if any(not had[p["id"]] and p["instances"] for p in step.after["processes"] if p["id"] in had):
+        return "cancel-restarts-from-zero"
+    if any("RUNNING" in instances for instances in kept):
+        return "cancel-scales-down-serving"
+    if any("CRASHED" in instances for instances in kept):
+        return "cancel-keeps-crashed"
+    return "cancel-keeps-unstarted"
 
 
 @trace_property(MODEL, initial=((), None))

@@ -95,6 +95,9 @@ class Breach(str):
         self.cause = cause
         return self
 
+    def __reduce__(self):  # pickle and copy (results cross process boundaries)
+        return (Breach, (self.cause, str(self)))
+
 
 def cause_of(message: str | None) -> str | None:
     """The mechanism a complaint names, or None for a plain message."""

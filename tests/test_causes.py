@@ -8,7 +8,7 @@ cause, which a close look (``check --variant``) must list with its own shortest 
 
 from __future__ import annotations
 
-from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
+from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Scale, Stage, Tick
 from deployspec.spec.core import Breach, Monitor, Step, cause_of, state_property, trace_property
 
 from deployspec import check, traces
@@ -74,6 +74,12 @@ def test_app_stays_available_names_how_the_last_instance_went():
     assert cause_after("capi-current", [Push(1), Deploy(), Cancel(), Runtime(1), Tick()]) == "cancel-keeps-unstarted"
     assert cause_after("capi-current", [Push(1), Runtime(0), Deploy(), Deploy(), Tick()]) == "scale-step"
     assert cause_after("capi-safe", CANARY_563) is None
+    # the cancel step scales a serving process down to the original count (0); and it
+    # keeps a process whose instances crashed (an unhealthy droplet), destroying the serving one
+    assert cause_after("capi-pr3084", [Push(1), Scale(0), Deploy(), Runtime(1), Deploy(), Cancel(), Scale(1),
+                                       Tick()]) == "cancel-scales-down-serving"
+    assert cause_after("capi-2022", [Push(1), Runtime(0), Stage(False), Deploy(), Runtime(1), Deploy(), Cancel(),
+                                     Tick()]) == "cancel-keeps-crashed"
 
 
 # --- the engines -----------------------------------------------------------------
@@ -120,7 +126,7 @@ def test_close_look_at_capi_current_shows_the_canary_cancel(tmp_path, capsys):
     stories = [_actions(t) for t in saved if t["violation"].get("cause") == "cancel-restarts-from-zero"]
     assert CANARY_563 in stories
     # the explore statistics and the closing line say whether any other cause was seen
-    assert "capi-current / app_stays_available: causes cancel-keeps-unstarted, " \
+    assert "capi-current / app_stays_available: causes found cancel-keeps-unstarted, " \
            "cancel-restarts-from-zero, scale-step; any other (explore):" in out
 
 
@@ -157,3 +163,11 @@ def test_explore_does_not_go_on_from_a_state_that_breaks_a_skipped_way():
     again = explore.search(CAPI, "capi-2022", at_most_one_process, budget=30, seed=0, out_dir=None,
                            config=config, skip_causes=frozenset({"two"}))
     assert again.verdict == "holds" and again.stats["complete"]
+
+
+def test_a_cut_state_does_not_spoil_the_moves_shared_with_the_next_search():
+    config = explore.explore_config(CAPI, CAPI.variant("capi-2022"))
+    explore.search(CAPI, "capi-2022", at_most_one_process, budget=30, seed=0, out_dir=None, config=config,
+                   skip_causes=frozenset({"two"}))
+    after = explore.search(CAPI, "capi-2022", AVAILABLE, budget=30, seed=0, out_dir=None, config=config)
+    assert after.verdict == "violated"  # not an IndexError from an emptied move list

@@ -123,7 +123,7 @@ class ProductGraph(Graph):
         actions = self.model.candidate_actions(obs, self.config)
         if self.skip_causes and self.prop.kind == "state" and self._skipped(
                 self.prop.advance(None, Step(0, {}, "user", None, obs, obs))[1]):
-            actions = []
+            actions = None  # a dead end: the path broke the property a known way
         return (node, obs if self.trace else None, actions), (node, obs)
 
     def _skipped(self, message) -> bool:
@@ -140,6 +140,8 @@ class ProductGraph(Graph):
         """Yield ``(edge, child, (action, message))``; ``message`` is a trace
         property's complaint about this move, or None."""
         (state, memory), obs, actions = item
+        if actions is None:
+            return
         results = self.moves.get(state)
         if results is None:
             step = self.variant.step
@@ -366,7 +368,8 @@ def _proof_text(stats: dict) -> str:
     why = {"time": "time budget spent", "memory": "memory budget spent",
            "max_depth": "depth bound reached", "max_states": "state bound reached"}
     return (
-        f"no violation within {stats['states']} states explored (incomplete: "
+        f"no violation within {stats['states']} states explored within bounds "
+        f"({bounds_text(stats['bounds'])}) (incomplete: "
         f"{why.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
         f"{stats['seconds']:.1f} s)"
     )
@@ -375,7 +378,12 @@ def _proof_text(stats: dict) -> str:
 def summary(result: Result) -> str:
     """Statistics as text for the ``check`` output."""
     s = result.stats
-    lines = [f"{result.variant} · {result.property} · explore: {result.message if result.verdict == 'holds' else 'violated, shortest trace ' + str(result.trace_length) + ' steps'}"]
+    if result.verdict in ("holds", "error"):
+        verdict = result.message if result.verdict == "holds" else f"error: {result.message}"
+    else:
+        cause = f" (cause {result.cause})" if result.cause else ""
+        verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} steps"
+    lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
     lines.append(
         f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
         f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"

@@ -382,4 +382,4 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
     only = " (only when instance reports are unavailable)" if stats["selection"][g.name].get(
         "holds_with_reports_available") else ""
     return result("violated", f"{g.name}{only} ({view.describe()}): {v.message}", stats,
-                  counterexample=path, trace_length=len(trace["steps"]), trace=trace)
+                  counterexample=path, trace_length=len(trace["steps"]), trace=trace, cause=v.cause)
