@@ -126,8 +126,9 @@ def test_close_look_at_capi_current_shows_the_canary_cancel(tmp_path, capsys):
     stories = [_actions(t) for t in saved if t["violation"].get("cause") == "cancel-restarts-from-zero"]
     assert CANARY_563 in stories
     # the explore statistics and the closing line say whether any other cause was seen
-    assert "capi-current / app_stays_available: causes found cancel-keeps-unstarted, " \
-           "cancel-restarts-from-zero, scale-step; any other (explore):" in out
+    # (with 1 s per search, the 10-step cancel-scales-down-serving may or may not be reached)
+    line = next(x for x in out.splitlines() if x.startswith("capi-current / app_stays_available: causes found"))
+    assert "cancel-keeps-unstarted, cancel-restarts-from-zero" in line and "any other (explore):" in line
 
 
 @trace_property("capi", initial=None)
