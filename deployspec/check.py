@@ -83,7 +83,8 @@ def run(
     in a way its spec names (a cause, ``spec.core.Breach``) is then explored for
     each cause, shortest trace first (:func:`causes`), so one result per cause:
     the random search tells that a property breaks, also beyond the bounds; the
-    explorer lists every way it breaks within them. The first result of each
+    explorer lists every way it breaks within them. A property the random search
+    found holding is explored too (a bounded proof, or what it missed). The first result of each
     (engine, property) is what the matrix and the progress line show.
 
     ``jobs`` > 1 runs the searches in that many worker processes (each search
@@ -147,7 +148,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
-    if follow and found[0].cause is not None:
+    if follow and (found[0].cause is not None or found[0].verdict == "holds"):
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
         more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
