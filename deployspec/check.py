@@ -99,7 +99,7 @@ def run(
         for task in tasks:
             _model, variant, engine, prop = task
             on_start(f"{variant} · {prop} · {engine}")
-            found = judge(*task, **options)
+            found = judge(*task, **options, on_start=on_start)
             on_result(found[0])
             results += found
         return results
@@ -137,8 +137,9 @@ def _ignore_sigint() -> None:
 
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
           seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
-          engines: tuple[str, ...]) -> list[Result]:
-    """The results of one engine on one property of one variant (see :func:`run`)."""
+          engines: tuple[str, ...], on_start: Callable[[str], None] | None = None) -> list[Result]:
+    """The results of one engine on one property of one variant (see :func:`run`);
+    ``on_start`` hears of the follow-up searches (a serial run's progress)."""
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
@@ -149,6 +150,8 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
     if follow and (found[0].cause is not None or found[0].verdict == "holds"):
+        if on_start is not None:
+            on_start(f"{variant} · {prop_name} · explore (each cause)")
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
         more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
