@@ -147,21 +147,20 @@ def cmd_check(args) -> int:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:
         _print_statistics(results)
-        hidden: list[str] = []
+        violated = [r for r in results if r.verdict == "violated"]
+        shown = [r for r in violated if _shortest_of_its_cause(r, results)]
+        shown_ids = {id(r) for r in shown}
         for r in results:
-            if r.verdict == "violated":
-                if not _shortest_of_its_cause(r, results):
-                    if r.counterexample:
-                        hidden.append(r.counterexample)
-                    continue
+            if id(r) in shown_ids:
                 print(render(r.trace))
                 print(f"saved: {r.counterexample}" if r.counterexample else
                       "(use --out DIR to save this counterexample)")
                 print()
-            elif r.engine == "z3" and r.message and r.verdict != "n/a":  # bounded proofs, unconfirmed
-                print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")
-        shown = {r.counterexample for r in results if r.verdict == "violated" and _shortest_of_its_cause(r, results)}
-        hidden = [p for p in dict.fromkeys(hidden) if p not in shown]
+            elif r.engine == "z3" and r.message and r.verdict not in ("n/a", "violated"):
+                print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")  # bounded proofs, unconfirmed
+        on_screen = {r.counterexample for r in shown}
+        hidden = list(dict.fromkeys(r.counterexample for r in violated
+                                    if r.counterexample and r.counterexample not in on_screen))
         if hidden:
             print(f"also saved (a longer trace of a cause shown above): {', '.join(hidden)}")
         for r in results:

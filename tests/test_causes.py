@@ -181,8 +181,8 @@ def test_close_look_explores_what_the_random_search_found_holding():
     results = check.run(check.plan("capi", ["capi-current"]), ["hypothesis"], budget=1, seed=0, out_dir=None,
                         bounds={"max_deployments": 1}, distinct=True)
     explored = {r.property: r for r in results if r.engine == "explore"}
-    assert set(explored) == {p.name for p in CAPI.properties} - {"user_scale_not_lost"} or \
-        set(explored) == {p.name for p in CAPI.properties}
+    held = {r.property for r in results if r.engine == "hypothesis" and r.verdict == "holds"}
+    assert "app_stays_available" in held and held <= set(explored)  # every "holds" was explored
     assert explored["app_stays_available"].verdict == "violated"
     assert explored["single_active_deployment"].verdict == "holds"
     assert explored["single_active_deployment"].stats["complete"]

@@ -121,12 +121,13 @@ class ProductGraph(Graph):
         property, its observation) wait in the frontier for its expansion."""
         obs = self.observe(node[0]) if self.trace else self.model.observe(node[0])
         actions = self.model.candidate_actions(obs, self.config)
-        if self.skip_causes and self.prop.kind == "state" and self._skipped(
+        if self.skip_causes and self.prop.kind == "state" and self.skipped(
                 self.prop.advance(None, Step(0, {}, "user", None, obs, obs))[1]):
             actions = None  # a dead end: the path broke the property a known way
         return (node, obs if self.trace else None, actions), (node, obs)
 
-    def _skipped(self, message) -> bool:
+    def skipped(self, message) -> bool:
+        """Whether a complaint names a cause already found (``skip_causes``)."""
         return message is not None and cause_of(message) in self.skip_causes
 
     def action_json(self, action) -> dict:
@@ -169,7 +170,7 @@ class ProductGraph(Graph):
             return (after, None), None
         moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
         new_memory, message = self.prop.advance(memory, moved)
-        if self.skip_causes and self._skipped(message):
+        if self.skip_causes and self.skipped(message):
             return None, None
         if message is None and (after is state or after == state) and new_memory == memory:
             return None, None  # a self-loop, also for the monitor
@@ -261,12 +262,12 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         node, obs = view
         if prop.kind == "state" and n > 0:
             message = prop.advance(None, Step(depth, {}, "user", None, obs, obs))[1]
-            if message is not None and not graph._skipped(message):
+            if message is not None and not graph.skipped(message):
                 found.update(number=n, message=message, total=depth)
                 return True
         if settler is not None:
             message, steps = settler.outcome(node[0])
-            if message is not None and not graph._skipped(message) and depth + steps < found.get("total", 1 << 60):
+            if message is not None and not graph.skipped(message) and depth + steps < found.get("total", 1 << 60):
                 found.update(number=n, message=message, total=depth + steps, settle=steps)
         return False
 
