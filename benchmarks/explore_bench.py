@@ -7,7 +7,8 @@ Reports, each measurement in a fresh process (so its peak memory is its own):
 1. distinct states per second of the bare breadth-first search (``bfs``) on
    capi-safe at the default exploration bounds and at max_deployments=3, on
    one core: wall clock and CPU time (the machine may be shared; CPU time is
-   what one core can do);
+   what one core can do); and what the model's own functions cost per state
+   with no explorer at all (the ceiling of any explorer over this model);
 2. each property of the fixed designs (capi-safe, slots-pipeline-immutable)
    with ``--engine explore``: states, transitions, seconds, complete or not;
 3. time to each bug of the historic designs (capi-2022: the seed;
@@ -45,6 +46,97 @@ def bare_bfs(variant: str, overrides: dict) -> dict:
     cpu = time.process_time() - cpu
     return {"states": r.states, "transitions": r.transitions, "depth": r.depth, "wall": r.seconds,
             "cpu": cpu, "complete": r.complete, "peak_mb": _peak_mb()}
+
+
+def model_alone(variant: str) -> dict:
+    """What the model's own functions cost per state, with no explorer around them.
+
+    Collects every reachable state and the (state, action) pairs the search
+    tries, then times each part on its own over all of them: observing each
+    state, offering its candidate actions, the steps (accepted or not), and
+    hashing the successors. Their sum bounds what any explorer built on these
+    functions can reach, however little its own loop costs."""
+    import gc
+
+    from deployspec.reference.core import Rejected
+
+    from deployspec.engines.explore import explore_config
+    from deployspec.explorer import bfs
+    from deployspec.models import get_model
+
+    model = get_model("capi")
+    v = model.variant(variant)
+    config = explore_config(model, v)
+    states: list = []
+    bfs(model, v, config, goal=lambda s, o: states.append(s))
+    gc.disable()
+
+    def timed(fn):
+        t = time.process_time()
+        out = fn()
+        return out, time.process_time() - t
+
+    obs, t_observe = timed(lambda: [model.observe(s) for s in states])
+    offered, t_offer = timed(lambda: [model.candidate_actions(o, config) for o in obs])
+    pairs = [(s, a) for s, acts in zip(states, offered) for a in acts]
+    _, t_step = timed(lambda: [v.step(s, a) for s, a in pairs])
+    fresh_children = [v.step(s, a) for s, a in pairs]  # unhashed copies: hashes are cached
+    _, t_hash = timed(lambda: [hash(c) for c in fresh_children if c.__class__ is not Rejected])
+    n = len(states)
+    total = t_observe + t_offer + t_step + t_hash
+    return {"states": n, "steps": len(pairs), "observe": t_observe, "offer": t_offer,
+            "step": t_step, "hash": t_hash, "total": total, "ceiling": n / total}
+
+
+def representation_cost(variant: str) -> dict:
+    """What the attrs representation costs against named tuples, per explored state.
+
+    Counts the objects the search builds per state (from a profile of one bare
+    BFS: calls of each class's ``__init__``), and times building and hashing
+    one of each kind as an attrs class and as a named tuple of the same fields.
+    The difference, times the counts, estimates what a named-tuple state would
+    save, without rewriting the model to find out."""
+    import collections
+    import cProfile
+    import pstats
+    import timeit
+
+    import attrs
+    from deployspec.reference.capi.state import App, CapiState, Deployment, Process
+
+    from deployspec.engines.explore import explore_config
+    from deployspec.explorer import bfs
+    from deployspec.models import get_model
+
+    model = get_model("capi")
+    v = model.variant(variant)
+    config = explore_config(model, v)
+    prof = cProfile.Profile()
+    r = prof.runcall(bfs, model, v, config, goal=lambda s, o: False)
+    built = collections.Counter()
+    for (filename, _line, name), row in pstats.Stats(prof).stats.items():
+        if name == "__init__" and "attrs generated" in filename:
+            built[filename.split(".")[-1].rstrip(">")] += row[1]  # primitive calls
+    app, d = App(0), Deployment(0, "DEPLOYING", "ACTIVE", "DEPLOYING", 1, 1, 0, 2)
+    p = Process(0, 0, ("RUNNING", "STARTING"))
+    tuples = {c.__name__: collections.namedtuple(c.__name__, [f.name for f in attrs.fields(c)])
+              for c in (CapiState, Process, Deployment)}
+    args = {"CapiState": (app, (True,), (p,), (d,), 2), "Process": (0, 0, ("RUNNING", "RUNNING")),
+            "Deployment": (1, "DEPLOYING", "ACTIVE", "DEPLOYING", 1, 1, 0, 2, 1, "rolling", (), 0, None)}
+    classes = {"CapiState": CapiState, "Process": Process, "Deployment": Deployment}
+
+    def cost(cls, a):
+        return min(timeit.repeat(lambda: hash(cls(*a)), number=20000, repeat=5)) / 20000
+
+    out = {"states": r.states}
+    saved = 0.0
+    for name, a in args.items():
+        per_state = built[name] / r.states
+        attrs_us, tuple_us = cost(classes[name], a) * 1e6, cost(tuples[name], a) * 1e6
+        out[name] = {"per_state": per_state, "attrs_us": attrs_us, "tuple_us": tuple_us}
+        saved += per_state * (attrs_us - tuple_us)
+    out["saved_us_per_state"] = saved
+    return out
 
 
 def engine(name: str, variant: str, prop: str, overrides: dict | None = None, model: str = "capi") -> dict:
@@ -142,6 +234,19 @@ def main() -> None:
               f"complete={r['complete']}; median {wall:.2f} s wall = {r['states'] / wall:,.0f} states/s, "
               f"{cpu:.2f} s CPU = {r['states'] / cpu:,.0f} states/s ({runs} runs, CPU "
               f"{min(x['cpu'] for x in rs):.2f}-{max(x['cpu'] for x in rs):.2f} s); peak {r['peak_mb']:.0f} MiB")
+
+    rs = [fresh(model_alone, "capi-safe") for _ in range(runs)]
+    r = min(rs, key=lambda x: x["total"])
+    per = {k: r[k] / r["states"] * 1e6 for k in ("observe", "offer", "step", "hash")}
+    print(f"   the model alone (best of {runs}): {r['total']:.2f} s CPU for {r['states']} states and "
+          f"{r['steps']} steps tried = at most {r['ceiling']:,.0f} states/s for any explorer; per state "
+          + ", ".join(f"{k} {us:.1f} us" for k, us in per.items()))
+
+    c = fresh(representation_cost, "capi-safe")
+    print("   named tuples instead of attrs classes (build + hash, estimated): "
+          + "; ".join(f"{k} {c[k]['per_state']:.1f} per state, {c[k]['attrs_us']:.2f} vs "
+                      f"{c[k]['tuple_us']:.2f} us" for k in ("CapiState", "Process", "Deployment"))
+          + f": about {c['saved_us_per_state']:.1f} us less per state")
 
     from deployspec.models import get_model
 
