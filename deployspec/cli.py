@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -64,20 +65,29 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {_quoted(text)}") from None
     if not 0 < value < 86400:
-        raise argparse.ArgumentTypeError(f"budget must be between 0 and 86400 seconds, got {text}")
+        raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {_quoted(text)}")
     return value
 
 
 def _bound(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {_quoted(text)}")
     try:
         return name, json.loads(value)
     except json.JSONDecodeError:
-        raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {value!r}") from None
+        raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {_quoted(value)}") from None
+    except RecursionError:
+        raise argparse.ArgumentTypeError(f"{name}: nested too deeply") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise argparse.ArgumentTypeError(f"{name}: {str(exc).split(':')[0]}") from None
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    """``text`` quoted for an error message, cut short: a pasted megabyte stays off the screen."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def _int_at_least(least: int):
@@ -85,7 +95,7 @@ def _int_at_least(least: int):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+            raise argparse.ArgumentTypeError(f"not an integer: {_quoted(text)}") from None
         if value < least:
             raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
         return value
@@ -98,12 +108,22 @@ _positive_int = _int_at_least(1)
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.stdout is None:  # started with stdout closed: nowhere to write the result
+        if sys.stderr is not None:
+            print("deployspec: error: standard output is closed", file=sys.stderr)
+        return 2
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
+    if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate in a trace's text is escaped, not fatal
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
             build_parser().print_help()
             return 2
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a failure to write the output is this command's failure
+        return status
     except UsageError as exc:
         print(f"deployspec: error: {exc}", file=sys.stderr)
         return 2
@@ -111,10 +131,23 @@ def main(argv: list[str] | None = None) -> int:
         print("deployspec: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 0
+    except OSError as exc:
+        if exc.filename is not None:  # a file the command reads or writes
+            print(f"deployspec: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        _drop_stdout()  # e.g. stdout on a full disk (/dev/full)
+        print(f"deployspec: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 # ---------------------------------------------------------------------------
@@ -271,7 +304,7 @@ def cmd_show(args) -> int:
     else:
         text = render(trace) + "\n"
     if args.out:
-        _atomic_write(Path(args.out), text)
+        _atomic_write(Path(args.out), text, args.file)
     else:
         sys.stdout.write(text)
     return 0
@@ -296,21 +329,25 @@ def _writable_dir(path: str) -> None:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {path}: cannot create: {exc.strerror}") from None
+    from deployspec.files import check_writable_dir
+
+    try:  # now, not after a search that found something to save
+        check_writable_dir(p)
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    import os
-    import tempfile
+def _atomic_write(path: Path, text: str, source: str) -> None:
+    from deployspec.files import write_atomically
 
     if path.is_dir():
         raise UsageError(f"-o {path}: is a directory")
+    if path.exists() and path.samefile(source):
+        raise UsageError(f"-o {path}: is the trace being shown; write the picture elsewhere")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent or ".")
+        write_atomically(path, text)
     except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write: {exc.strerror}") from None
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+        raise UsageError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,6 +43,11 @@ class Model:
     #: (must keep every property's verdict); None = states are already canonical
     canonical: Callable[[Any], Any] | None = None
 
+    @property
+    def lanes_plural(self) -> str:
+        """``lanes`` in the plural, for column titles ("web processes", "slots")."""
+        return self.lanes + ("es" if self.lanes.endswith("s") else "s")
+
     def variant(self, name: str):
         try:
             return self.variants[name]

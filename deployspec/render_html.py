@@ -48,7 +48,7 @@ tr.settle td {{ font-style: italic; color: #868e96; background: #f1f3f5; }}
 seed {escape(str(trace.get("seed")))}, {len(trace["steps"])} steps.
 Replay: <code>deployspec replay FILE</code>.</p>
 {render_svg.render(trace, model.lanes)}
-<table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes)}s</th><th>other state</th></tr></thead>
+<table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}
 </tbody></table>

@@ -64,9 +64,8 @@ def render(trace: dict[str, Any]) -> str:
 def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | None) -> list[str]:
     """One line per step: the action, then each lane and the deployments after it."""
     state_of = model.render_state or capi_state
-    plural = model.lanes + ("es" if model.lanes.endswith("s") else "s")
     lanes_label, other = getattr(model, "render_titles", None) or (
-        f"{plural} (R routable, s starting, x crashed)", "deployments")
+        f"{model.lanes_plural} (R routable, s starting, x crashed)", "deployments")
     lines = [f"{'':2}{'#':>3}  {'action':34} {lanes_label:48} {other}"]
     for i, step in enumerate(steps):
         if settle_from is not None and i == settle_from:

@@ -1,7 +1,7 @@
 """Counterexample files: small, version-stable JSON traces.
 
-Written atomically (a temporary file, then a hard link that fails if the name
-is taken), never overwriting a different finding, and named by a hash of what
+Written atomically (``deployspec.files``: a temporary file, then a hard link
+that fails if the name is taken), never overwriting a different finding, and named by a hash of what
 makes a finding the same (model, variant, property, actions), so finding the
 same trace twice writes one file.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import jsonschema
 
 from deployspec import __version__
+from deployspec.files import write_atomically
 from deployspec.models import UsageError, get_model
 
 
@@ -71,27 +71,36 @@ def fingerprint(trace: dict) -> str:
 
 
 def save(trace: dict, directory: str | os.PathLike) -> Path:
-    """Write ``trace`` into ``directory``; return the path (an existing one if the same finding)."""
+    """Write ``trace`` into ``directory``; return the path (an existing one if the same finding).
+
+    A file of the same name that is not a readable trace (truncated, a dangling
+    link) is replaced, atomically; a readable one is never touched. Any failure
+    to write is a one-line UsageError (the search's result stays on screen)."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     name = f"{trace['variant']}--{trace['property']}--{fingerprint(trace)}.json"
     final = directory / name
-    if final.exists():
-        return final  # the same finding (same hash): keep the file that is there
     text = json.dumps(trace, indent=1, sort_keys=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, final)  # atomic, and never replaces an existing file
-        except FileExistsError:
-            pass
-    finally:
-        os.unlink(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        there = _finding_at(final)
+        if there == fingerprint(trace):
+            return final  # the same finding: keep the file that is there
+        if there is not None:
+            raise UsageError(f"cannot save {final}: the name is taken by another trace")
+        written = write_atomically(final, text, replace=os.path.lexists(final))
+        if not written and _finding_at(final) != fingerprint(trace):  # taken meanwhile, by another
+            raise UsageError(f"cannot save {final}: the name was taken meanwhile")
+    except OSError as exc:
+        raise UsageError(f"cannot save a counterexample in {directory}: {exc.strerror or exc}") from None
     return final
+
+
+def _finding_at(path: Path) -> str | None:
+    """The fingerprint of the trace stored at ``path``, or None if there is none readable."""
+    try:
+        return fingerprint(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def load(path: str | os.PathLike) -> dict:
@@ -109,6 +118,10 @@ def load(path: str | os.PathLike) -> dict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not a deployspec trace (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise UsageError(f"{path}: not JSON ({exc})") from None
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -117,17 +130,45 @@ def load(path: str | os.PathLike) -> dict:
     model = get_model(data["model"]) if data["model"] in _known_models() else None
     if model is None:
         raise UsageError(f"{path}: unknown model {data['model']!r}")
+    observations = _observation_validator(model.name)
+    for where, obs in [("initial", data["initial"])] + [
+            (f"steps/{i}/observation", step["observation"]) for i, step in enumerate(data["steps"])]:
+        error = next(iter(sorted(observations.iter_errors(obs), key=lambda e: list(e.absolute_path))), None)
+        if error is not None:
+            inner = "/".join(str(p) for p in error.absolute_path)
+            raise UsageError(f"{path}: not a {model.name} observation at {where}"
+                             f"{'/' + inner if inner else ''}: {_short(error.message)}")
     for i, step in enumerate(data["steps"]):
         try:
             model.action(step["action"])
         except ValueError as exc:
             raise UsageError(f"{path}: step {i}: {exc}") from None
+    n = len(data["steps"])
+    if data["violation"]["step"] >= n:  # -1: a settled check with no step before it
+        raise UsageError(f"{path}: violation.step {data['violation']['step']} is beyond the "
+                         f"trace's {n} step(s)")
+    if data.get("settle_from") is not None and data["settle_from"] > n:
+        raise UsageError(f"{path}: settle_from {data['settle_from']} is beyond the trace's {n} step(s)")
     try:
         model.config_from_json(data["config"])
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{path}: bad config: {exc}") from None
-    model.property(data["property"])
+    try:
+        model.property(data["property"])
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     return data
+
+
+@lru_cache(maxsize=8)
+def _observation_validator(model: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(get_model(model).schema())
+
+
+def _short(message: str, limit: int = 160) -> str:
+    """A validator's message cut to one readable line (it quotes the offending value)."""
+    message = " ".join(message.split())
+    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 def _known_models() -> list[str]:

@@ -73,12 +73,47 @@ def action_from_json(vocabulary: dict[str, type[Action]], data: Any) -> Action:
         raise ActionError(f"action {kind!r}: {exc}") from None
 
 
+#: the largest size bound a configuration may set (instances, deployments, droplets,
+#: pushes, in-flight counts): far beyond what any search can cover, small enough
+#: that a typo (``max_instances=1000000``) is refused instead of running for hours
+MAX_BOUND = 64
+#: the largest step count a configuration may set (settle steps, depth)
+MAX_STEPS = 100_000
+
+
+def check_bound(name: str, value: int, limit: int = MAX_BOUND) -> None:
+    """Refuse a configuration value above ``limit`` (callers check the type and the minimum)."""
+    if value > limit:
+        raise ValueError(f"{name} must be at most {limit}, got {_shown(value)}")
+
+
+def _shown(value: int) -> str:
+    text = str(value) if value.bit_length() < 200 else f"a number of {len(str(value))} digits"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+#: the largest integer an action may carry (instances, weights, ids): the reference
+#: models keep one entry per instance, so a trace asking for 10**18 instances would
+#: exhaust memory rather than be refused; no real app or bound comes near it
+MAX_ACTION_INT = 10_000
+
+
+def _within_range(kind: str, name: str, value: int) -> None:
+    if abs(value) > MAX_ACTION_INT:
+        raise ActionError(f"action {kind!r}: field {name!r} is out of range "
+                          f"(at most {MAX_ACTION_INT} in absolute value)")
+
+
 def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
     if expected.startswith("tuple"):
         if not isinstance(value, list) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value
         ):
             raise ActionError(f"action {kind!r}: field {name!r} must be a list of integers")
+        if len(value) > MAX_ACTION_INT:
+            raise ActionError(f"action {kind!r}: field {name!r} has more than {MAX_ACTION_INT} items")
+        for v in value:
+            _within_range(kind, name, v)
         return tuple(value)
     if expected == "bool":
         if not isinstance(value, bool):
@@ -87,6 +122,7 @@ def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
     if expected == "int":
         if not isinstance(value, int) or isinstance(value, bool):
             raise ActionError(f"action {kind!r}: field {name!r} must be an integer")
+        _within_range(kind, name, value)
         return value
     if expected == "str":
         if not isinstance(value, str):

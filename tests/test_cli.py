@@ -62,6 +62,14 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["replay", "/nonexistent/trace.json"], "no such file"),
         (["show", "/nonexistent/trace.json"], "no such file"),
         (["frobnicate"], "invalid choice"),
+        (["check", "--variant", "capi-safe", "--bound", "max_instances=1000000"],
+         "max_instances must be at most 64, got 1000000"),
+        (["check", "--variant", "capi-safe", "--bound", "settle_steps=" + "9" * 4000],
+         "settle_steps must be at most 100000, got a number of 4000 digits"),
+        (["check", "--bound", "settle_steps=" + "9" * 5000], "settle_steps: Exceeds the limit (4300 digits)"),
+        (["check", "--seed", "9" * 5000], "not an integer: '999"),
+        (["check", "--model", "slots", "--bound", "max_pushes=65"], "max_pushes must be at most 64"),
+        (["show", str(SEED), "-o", str(SEED)], "is the trace being shown"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
@@ -77,6 +85,33 @@ def test_console_script_runs_without_traceback(tmp_path):
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith("deployspec: error:") and "Traceback" not in proc.stderr
+
+
+def test_output_that_cannot_be_written_is_one_line_exit_2(tmp_path):
+    """stdout on a full disk, or closed: no traceback, no 'Exception ignored' at exit."""
+    for stdout in (open("/dev/full", "w"), None):  # noqa: SIM115 (closed below)
+        proc = subprocess.run(
+            [sys.executable, "-m", "deployspec.cli", "show", str(SEED)],
+            stdout=stdout if stdout is not None else subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, check=False,
+            **({} if stdout is not None else {"preexec_fn": lambda: __import__("os").close(1)}),
+        )
+        if stdout is not None:
+            stdout.close()
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("deployspec: error:"), proc.stderr
+
+
+def test_an_out_folder_that_cannot_be_written_is_refused_before_the_search(capsys, tmp_path, monkeypatch):
+    import deployspec.files
+
+    def read_only(path):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(deployspec.files, "check_writable_dir", read_only)
+    status, out, err = run(capsys, "check", "--variant", "capi-2022", "--out", str(tmp_path))
+    assert status == 2 and out == ""
+    assert "cannot write there: Read-only file system" in err and err.count("\n") == 1
 
 
 def test_jobs_give_the_verdicts_of_a_serial_run(tmp_path):

@@ -40,6 +40,7 @@ def test_lanes_are_generic_over_observations():
 def test_html_wraps_the_svg_and_marks_the_breaking_row():
     page = render_html.render(traces.load(SEED))
     assert "<svg" in page and page.count('class="bad"') == 1 and "users stop" in page
+    assert "<th>web processes</th>" in page
 
 
 def test_itf_has_one_state_per_observation_and_no_nulls():

@@ -30,7 +30,7 @@ def test_save_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "link", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(UsageError, match="cannot save a counterexample in .*disk full"):
         traces.save(trace, tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -77,3 +77,97 @@ def test_replay_on_another_variant_skips_rejected_actions():
     outcome = replay(trace, variant="capi-safe")
     assert not outcome.reproduced
     assert outcome.session.steps[-1]["rejected"] == "no web process P9"
+
+
+def _mutated(tmp_path, change) -> Path:
+    data = json.loads(SEED.read_text())
+    change(data)
+    f = tmp_path / "mutated.json"
+    f.write_text(json.dumps(data))
+    return f
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' + "1" * 5000 + "}", "not JSON (Exceeds the limit"),
+    ],
+)
+def test_json_the_parser_refuses_is_a_one_line_error(tmp_path, text, message):
+    f = tmp_path / "t.json"
+    f.write_text(text)
+    with pytest.raises(UsageError, match=message.replace("(", r"\(")) as info:
+        traces.load(f)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["steps"][0].__setitem__("observation", {}),
+         "not a capi observation at steps/0/observation: 'app' is a required property"),
+        (lambda d: d["steps"][1]["observation"]["processes"][0].__setitem__("instances", ["BOGUS"]),
+         "at steps/1/observation/processes/0/instances/0: 'BOGUS' is not one of"),
+        (lambda d: d.__setitem__("initial", {"app": None}), "not a capi observation at initial:"),
+        (lambda d: d["violation"].__setitem__("step", 6), "violation.step 6 is beyond the trace's 6 step"),
+        (lambda d: d.__setitem__("settle_from", 7), "settle_from 7 is beyond"),
+        (lambda d: d["steps"][0]["action"].__setitem__("instances", 10**18),
+         "step 0: action 'push': field 'instances' is out of range"),
+        (lambda d: d["config"].__setitem__("max_instances", 10**6), "bad config: max_instances must be at most 64"),
+        (lambda d: d.__setitem__("property", "always_green"), "mutated.json: unknown property"),
+    ],
+)
+def test_what_the_renderers_and_replay_read_is_checked_when_loading(tmp_path, change, message):
+    """A trace the schema of the file accepts but whose observations, violation
+    step, actions or bounds would crash ``show`` or exhaust memory in ``replay``."""
+    f = _mutated(tmp_path, change)
+    with pytest.raises(UsageError) as info:
+        traces.load(f)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_save_replaces_a_broken_file_of_the_same_name_and_keeps_a_readable_one(tmp_path):
+    trace = traces.load(SEED)
+    path = traces.save(trace, tmp_path)
+    good = path.read_text()
+    path.write_text(good[:100])  # truncated, e.g. by a crash of some other tool
+    assert traces.save(trace, tmp_path) == path and path.read_text() == good
+    path.unlink()
+    path.symlink_to(tmp_path / "gone.json")  # a dangling link
+    assert traces.save(trace, tmp_path) == path and path.read_text() == good
+    assert not path.is_symlink()
+    other = json.loads(good)
+    other["steps"] = other["steps"][:2]  # a readable trace of another finding under this name
+    path.write_text(json.dumps(other))
+    with pytest.raises(UsageError, match="the name is taken by another trace"):
+        traces.save(trace, tmp_path)
+    assert json.loads(path.read_text()) == other
+
+
+def test_saved_files_get_the_umask_permissions_not_0600(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = traces.save(traces.load(SEED), tmp_path)
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_write_failures_leave_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    from deployspec.files import write_atomically
+
+    target = tmp_path / "picture.svg"
+    target.write_text("old")
+    target.chmod(0o640)
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomically(target, "new" * 1000)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["picture.svg"]
+    monkeypatch.undo()
+    write_atomically(target, "new \ud800")  # a lone surrogate from JSON: escaped, not fatal
+    assert target.read_text() == "new \\ud800" and target.stat().st_mode & 0o777 == 0o640

@@ -6,6 +6,7 @@ import functools
 from typing import Any, ClassVar
 
 import attrs
+from deployspec.reference.core import MAX_BOUND, MAX_STEPS, check_bound
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
 from .state import CapiState
@@ -52,10 +53,13 @@ class CapiConfig:
                 continue
             if not _is_int(value) or value < (1 if name == "max_instances" else 0):
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            check_bound(name, value, MAX_STEPS if name in ("settle_steps", "max_depth") else MAX_BOUND)
         if "max_in_flight" in data:
             m = data["max_in_flight"]
             if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
                 raise ValueError(f"max_in_flight must be a non-empty list of integers >= 1, got {m!r}")
+            check_bound("max_in_flight values", max(m))
+            check_bound("max_in_flight's length", len(m))
             data["max_in_flight"] = tuple(m)
         if "canary_plans" in data:
             plans = data["canary_plans"]
@@ -67,6 +71,8 @@ class CapiConfig:
                 raise ValueError(
                     f"canary_plans must be lists of ascending weights 1..100, got {plans!r}"
                 )
+            check_bound("canary_plans' length", len(plans))
+            check_bound("a canary plan's length", max(map(len, plans), default=0))
             data["canary_plans"] = tuple(tuple(p) for p in plans)
         return cls(**data)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
+from deployspec.reference.core import MAX_BOUND, MAX_STEPS, check_bound
 from deployspec.spec.slots import resolve
 
 from .actions import (
@@ -65,6 +66,8 @@ class SlotsConfig:
             want = bool if known[name].type in (bool, "bool") else int
             if not isinstance(value, want) or (want is int and isinstance(value, bool)):
                 raise ValueError(f"{name} must be {'true or false' if want is bool else 'an integer'}")
+            if want is int:
+                check_bound(name, value, MAX_STEPS if name == "settle_steps" else MAX_BOUND)
         config = cls(**data)
         if not 1 <= config.instances <= config.max_instances:
             raise ValueError("need 1 <= instances <= max_instances")
