@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from deployspec.reference.core import Action
 from deployspec.spec.core import Monitor, Property, Step, Violation
 
@@ -49,17 +51,26 @@ class Session:
         """Leave the platform alone: the updater ticks, instances start, until
         nothing changes or the configured bound is spent; then judge."""
         self.settle_from = len(self.steps)
-        for _ in range(self.config.settle_steps):
+        bound = self.config.settle_steps
+        cut = True  # until the platform is seen to have nothing more to do
+        for _ in range(bound):
             action = self.model.settle_action(self.obs)
             if action is None:
+                cut = False
                 break
             before = self.obs
             v = self.perform(action)
             if v is not None:
                 return v
             if action.kind == "tick" and self.obs == before:
+                cut = False
                 break
+        if cut and self.model.settle_action(self.obs) is None:
+            cut = False  # it finished on the last step the bound allowed
         v = self.monitor.settled(self.obs, len(self.steps) - 1)
+        if v is not None and cut:  # bounded liveness: say the bound may be what was missed
+            v = attrs.evolve(v, message=f"{v.message} (the settle phase was cut at settle_steps="
+                                        f"{bound}: the platform was still busy)")
         if v is not None and self.violation is None:
             self.violation = v
         return v

@@ -86,3 +86,32 @@ def test_deployment_converges():
     assert spec.deployment_converges.at_settled(stuck_bad) is None  # an unhealthy droplet never finishes
     assert "2 web processes remain" in spec.deployment_converges.at_settled(leftover)
     assert spec.deployment_converges.at_settled(done) is None
+
+
+def test_a_settle_phase_cut_by_its_bound_says_so():
+    """deployment_converges is bounded liveness: when the bound, not the platform,
+    ends the settle phase, the complaint says which bound to raise."""
+    import attrs
+    from deployspec.reference.capi.actions import Deploy, Push, Runtime, Stage
+
+    from deployspec.adapter import ReferenceAdapter
+    from deployspec.models import get_model
+    from deployspec.session import Session
+
+    model = get_model("capi")
+    prop = model.property("deployment_converges")
+
+    def settled_after(settle_steps):
+        config = attrs.evolve(model.default_config(), settle_steps=settle_steps)
+        session = Session(model, ReferenceAdapter(model, model.variant("capi-safe")), (prop,), config)
+        for action in (Push(2), Runtime(0), Runtime(0), Stage(True), Deploy()):
+            assert session.perform(action) is None
+        return session.settle(), len(session.steps) - session.settle_from
+
+    v, steps = settled_after(3)
+    assert steps == 3 and v is not None
+    assert v.message.endswith("(the settle phase was cut at settle_steps=3: the platform was still busy)")
+    assert settled_after(80)[0] is None  # given room, it converges
+    _, needed = settled_after(80)
+    v, steps = settled_after(needed)  # exactly enough: finished, not cut
+    assert v is None and steps == needed
