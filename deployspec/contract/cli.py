@@ -76,9 +76,10 @@ def sigterm_interrupts(active: bool = True):
 def target_of(args):
     from deployspec.contract.harness import Target
 
-    if getattr(args, "exec_", None):
+    # `is not None`: an empty --exec "" is a usage error (Target says so), not "no target"
+    if getattr(args, "exec_", None) is not None:
         return Target("exec", args.exec_, getattr(args, "name", "implementation"))
-    if getattr(args, "python", None):
+    if getattr(args, "python", None) is not None:
         return Target("python", args.python, getattr(args, "name", "implementation"))
     return None
 
