@@ -128,8 +128,70 @@ class Moody(ReferenceImplementation):
         super().reset(config)
 
 
+class Exits(ReferenceImplementation):
+    """Exits at a deploy, as a CLI library might: its exit is not the harness's."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            sys.exit(0)
+        return super().perform(action)
+
+
+class GeneratorExits(ReferenceImplementation):
+    def observe(self):
+        if self.state is not None and self.model.observe(self.state)["deployments"]:
+            raise GeneratorExit
+        return super().observe()
+
+
+class Hangs(ReferenceImplementation):
+    """Hangs at a deploy, and in every perform after (a stuck implementation stays
+    stuck); counts the calls it gets after the first hang (there must be none).
+
+    With DEPLOYSPEC_FAKE_HANGING set, creates that file when it starts hanging."""
+
+    calls_after_hang = 0
+    hung = False
+
+    def reset(self, config):
+        Hangs.calls_after_hang += Hangs.hung
+        super().reset(config)
+
+    def perform(self, action):
+        Hangs.calls_after_hang += Hangs.hung
+        if action["type"] == "deploy" or Hangs.hung:
+            Hangs.hung = True
+            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
+                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            time.sleep(600)
+        return super().perform(action)
+
+    def observe(self):
+        Hangs.calls_after_hang += Hangs.hung
+        return super().observe()
+
+    def close(self):
+        Hangs.calls_after_hang += Hangs.hung
+
+
 def moody():
     return Moody("capi", "capi-2022")
+
+
+def exits():
+    return Exits("capi", "capi-safe")
+
+
+def generator_exits():
+    return GeneratorExits("capi", "capi-safe")
+
+
+def hangs():
+    return Hangs("capi", "capi-safe")
+
+
+def factory_exits():
+    sys.exit(4)
 
 
 def raising():
