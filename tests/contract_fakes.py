@@ -19,7 +19,8 @@ import time
 from deployspec.contract.examples import ReferenceImplementation
 from deployspec.contract.server import Server
 
-MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash")
+MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
+         "big-number")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
@@ -45,6 +46,9 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
             "processes": [{"id": 0, "droplet": 0, "instances": ["UP"]}], "deployments": []}}) + "\n",
         "bad-reply": json.dumps({"id": rid, "type": "performed"}) + "\n",
         "error": json.dumps({"id": rid, "type": "error", "message": "database is locked"}) + "\n",
+        # JSON, but more than Python reads: nested past the recursion limit, a 5,000-digit number
+        "deep": "[" * 100_000 + "]" * 100_000 + "\n",
+        "big-number": f'{{"id": {rid}, "type": "performed", "observation": {{"app": {"9" * 5000}}}}}\n',
     }[mode]
     out.write(line.encode())
     out.flush()
@@ -96,6 +100,15 @@ class BadObservation(ReferenceImplementation):
         obs = super().observe()
         for p in obs["processes"]:
             p["instances"] = ["UP" if i == "RUNNING" else i for i in p["instances"]]
+        return obs
+
+
+class DeepObservation(ReferenceImplementation):
+    def observe(self):
+        obs = super().observe()
+        if obs["deployments"]:
+            for _ in range(100_000):
+                obs = {"app": obs}
         return obs
 
 
@@ -204,6 +217,10 @@ def bad_outcome():
 
 def bad_observation():
     return BadObservation("capi", "capi-safe")
+
+
+def deep_observation():
+    return DeepObservation("capi", "capi-safe")
 
 
 def inconsistent():

@@ -53,6 +53,9 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
                   "top level: 'observation' is a required property")),
     ("error", "the implementation reported an error on action cancel: database is locked"),
     ("spawn-and-crash", "the implementation exited with status 1 before replying to action cancel"),
+    ("deep", "reply to action cancel cannot be read: it is nested too deeply"),
+    ("big-number", ("reply to action cancel cannot be read: Exceeds the limit (4300 digits) for integer "
+                    "string conversion: value has 5000 digits")),
 ])
 def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
     pidfile = tmp_path / "pids"
@@ -111,6 +114,9 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
                                            "string (rejected)")),
     ("bad_observation", "app_stays_available", ("observation violates the capi observation schema: "
                                                "processes/0/instances/0: 'UP'")),
+    ("deep_observation", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
+                                                "observe() returned something that is not JSON: it is nested "
+                                                "too deeply")),
     ("inconsistent", "cancel_restores_last_good", ("the observation is inconsistent: cancel_restores_last_good "
                                                   "cannot read it (IndexError: ")),
     ("forgetful", "app_stays_available", ("at the initial observation while checking app_stays_available: "

@@ -223,7 +223,8 @@ class PythonAdapter:
             # a copy in plain JSON: the object may mutate what it returned
             obs = json.loads(json.dumps(obs))
         except (TypeError, ValueError, RecursionError) as exc:
-            raise self._failed(f"observe() returned something that is not JSON: {exc}") from None
+            why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
+            raise self._failed(f"observe() returned something that is not JSON: {why}") from None
         problem = self.checker.check(obs)
         if problem:
             raise self._failed(f"observation violates the {self.model.name} observation schema: {problem}")
