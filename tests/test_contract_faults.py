@@ -240,3 +240,16 @@ def test_the_first_signal_stops_a_run_whose_python_implementation_hangs(tmp_path
         raise AssertionError(f"one {sig} did not end the run") from None
     assert status == 130
     assert proc.stderr.read().strip() == "deployspec: interrupted"
+
+
+def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsys, monkeypatch):
+    """As contract does: deployments numbered from 1 make cancel_restores_last_good read past a list."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    trace = FAKES.parents[1] / "counterexamples" / "capi" / "capi-pr3072--cancel_restores_last_good--00a7edc34d.json"
+    status = main(["replay", str(trace), "--python", "contract_fakes:inconsistent"])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    assert err == (f"deployspec: {trace}: implementation fault at step 8 (tick()) while checking "
+                   "cancel_restores_last_good: the observation is inconsistent: cancel_restores_last_good "
+                   "cannot read it (IndexError: list index out of range)\n")
