@@ -95,6 +95,14 @@ class BadOutcome(ReferenceImplementation):
         return 422 if action["type"] == "scale" else None
 
 
+class Unprintable(ReferenceImplementation):
+    """Returns what not even repr can print (a 5,000-digit int)."""
+
+    def perform(self, action):
+        super().perform(action)
+        return 10**5000 if action["type"] == "deploy" else None
+
+
 class BadObservation(ReferenceImplementation):
     def observe(self):
         obs = super().observe()
@@ -213,6 +221,10 @@ def raising():
 
 def bad_outcome():
     return BadOutcome("capi", "capi-safe")
+
+
+def unprintable():
+    return Unprintable("capi", "capi-safe")
 
 
 def bad_observation():

@@ -112,6 +112,8 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
                                        "raised KeyError: 'deploying_web_process'")),
     ("bad_outcome", "app_stays_available", ("perform() returned 422; expected None (accepted) or a reason "
                                            "string (rejected)")),
+    ("unprintable", "app_stays_available", ("perform() returned (an unprintable int); expected None "
+                                           "(accepted) or a reason string (rejected)")),
     ("bad_observation", "app_stays_available", ("observation violates the capi observation schema: "
                                                "processes/0/instances/0: 'UP'")),
     ("deep_observation", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "

@@ -144,11 +144,19 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
 
 def describe(exc: BaseException) -> str:
     """``Type: message`` in one line, whatever the exception's ``__str__`` does."""
+    text = shown(exc, str)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
+    """``repr`` (or ``str``) of something the implementation made, as one short line;
+    it may not even print (a 5,000-digit int, a raising ``__repr__``)."""
     try:
-        lines = str(exc).strip().splitlines()
-    except Exception:  # noqa: BLE001 - the implementation's exception may not even print
-        lines = ["(its message cannot be printed)"]
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+        lines = how(value).strip().splitlines()
+    except Exception:  # noqa: BLE001
+        return f"(an unprintable {type(value).__name__})"
+    text = lines[0] if lines else ""
+    return text if len(text) <= n else text[:n] + "…"
 
 
 class _Overdue(BaseException):
@@ -214,7 +222,7 @@ class PythonAdapter:
         if isinstance(outcome, str) and outcome:
             return outcome
         raise self._failed(
-            f"perform() returned {outcome!r}; expected None (accepted) or a reason string (rejected)"
+            f"perform() returned {shown(outcome)}; expected None (accepted) or a reason string (rejected)"
         )
 
     def observe(self) -> dict:
