@@ -2,7 +2,9 @@
 
 An action the target rejects is recorded as rejected and skipped. When the
 trace ends in a settle phase, the target settles by its own rules (it may need
-more or fewer ticks than the recorded variant did) before being judged.
+more or fewer ticks than the recorded variant did) before being judged. On an
+implementation (``adapter``), a property that cannot read an observation is
+the implementation's fault, as in ``deployspec contract``.
 """
 
 from __future__ import annotations
@@ -32,10 +34,14 @@ class ReplayOutcome:
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None) -> ReplayOutcome:
     model = get_model(trace["model"])
     config = model.config_from_json(trace["config"])
+    prop = model.property(trace["property"], config)
     if adapter is None:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
-    prop = model.property(trace["property"], config)
+    else:
+        from deployspec.contract.guard import guard_property
+
+        prop = guard_property(prop)
     session = Session(model, adapter, (prop,), config)
     try:
         settle_from = trace.get("settle_from")

@@ -54,6 +54,8 @@ def build_machine(
             super().__init__()
             self.session = Session(model, adapter_factory(), tuple(properties), config, skip)
             self._offered: dict[str, list] | None = None
+            #: a step raised (a fault, Ctrl-C): teardown must not drive the system again
+            self._broken = False
 
         def offered(self, kind: str) -> list:
             """The actions of one verb the model offers now (computed once per step)."""
@@ -66,7 +68,9 @@ def build_machine(
 
         def do(self, action) -> None:
             self._offered = None
+            self._broken = True
             v = self.session.perform(action)
+            self._broken = False
             if v is not None:
                 raise PropertyViolated(v, self.session)
             if self.session.monitor.muted:
@@ -74,7 +78,7 @@ def build_machine(
 
         def teardown(self) -> None:
             try:
-                if settle and self.session.violation is None:
+                if settle and self.session.violation is None and not self._broken:
                     v = self.session.settle()
                     if v is not None:
                         raise PropertyViolated(v, self.session)

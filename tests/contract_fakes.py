@@ -19,7 +19,8 @@ import time
 from deployspec.contract.examples import ReferenceImplementation
 from deployspec.contract.server import Server
 
-MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash")
+MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
+         "big-number")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
@@ -45,6 +46,9 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
             "processes": [{"id": 0, "droplet": 0, "instances": ["UP"]}], "deployments": []}}) + "\n",
         "bad-reply": json.dumps({"id": rid, "type": "performed"}) + "\n",
         "error": json.dumps({"id": rid, "type": "error", "message": "database is locked"}) + "\n",
+        # JSON, but more than Python reads: nested past the recursion limit, a 5,000-digit number
+        "deep": "[" * 100_000 + "]" * 100_000 + "\n",
+        "big-number": f'{{"id": {rid}, "type": "performed", "observation": {{"app": {"9" * 5000}}}}}\n',
     }[mode]
     out.write(line.encode())
     out.flush()
@@ -91,11 +95,28 @@ class BadOutcome(ReferenceImplementation):
         return 422 if action["type"] == "scale" else None
 
 
+class Unprintable(ReferenceImplementation):
+    """Returns what not even repr can print (a 5,000-digit int)."""
+
+    def perform(self, action):
+        super().perform(action)
+        return 10**5000 if action["type"] == "deploy" else None
+
+
 class BadObservation(ReferenceImplementation):
     def observe(self):
         obs = super().observe()
         for p in obs["processes"]:
             p["instances"] = ["UP" if i == "RUNNING" else i for i in p["instances"]]
+        return obs
+
+
+class DeepObservation(ReferenceImplementation):
+    def observe(self):
+        obs = super().observe()
+        if obs["deployments"]:
+            for _ in range(100_000):
+                obs = {"app": obs}
         return obs
 
 
@@ -128,8 +149,70 @@ class Moody(ReferenceImplementation):
         super().reset(config)
 
 
+class Exits(ReferenceImplementation):
+    """Exits at a deploy, as a CLI library might: its exit is not the harness's."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            sys.exit(0)
+        return super().perform(action)
+
+
+class GeneratorExits(ReferenceImplementation):
+    def observe(self):
+        if self.state is not None and self.model.observe(self.state)["deployments"]:
+            raise GeneratorExit
+        return super().observe()
+
+
+class Hangs(ReferenceImplementation):
+    """Hangs at a deploy, and in every perform after (a stuck implementation stays
+    stuck); counts the calls it gets after the first hang (there must be none).
+
+    With DEPLOYSPEC_FAKE_HANGING set, creates that file when it starts hanging."""
+
+    calls_after_hang = 0
+    hung = False
+
+    def reset(self, config):
+        Hangs.calls_after_hang += Hangs.hung
+        super().reset(config)
+
+    def perform(self, action):
+        Hangs.calls_after_hang += Hangs.hung
+        if action["type"] == "deploy" or Hangs.hung:
+            Hangs.hung = True
+            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
+                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            time.sleep(600)
+        return super().perform(action)
+
+    def observe(self):
+        Hangs.calls_after_hang += Hangs.hung
+        return super().observe()
+
+    def close(self):
+        Hangs.calls_after_hang += Hangs.hung
+
+
 def moody():
     return Moody("capi", "capi-2022")
+
+
+def exits():
+    return Exits("capi", "capi-safe")
+
+
+def generator_exits():
+    return GeneratorExits("capi", "capi-safe")
+
+
+def hangs():
+    return Hangs("capi", "capi-safe")
+
+
+def factory_exits():
+    sys.exit(4)
 
 
 def raising():
@@ -140,8 +223,16 @@ def bad_outcome():
     return BadOutcome("capi", "capi-safe")
 
 
+def unprintable():
+    return Unprintable("capi", "capi-safe")
+
+
 def bad_observation():
     return BadObservation("capi", "capi-safe")
+
+
+def deep_observation():
+    return DeepObservation("capi", "capi-safe")
 
 
 def inconsistent():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -106,11 +107,21 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--exec", "true", "--reference", "capi-9999"], "unknown variant 'capi-9999'"),
     (["--exec", "true", "--name", "a/b"], "--name 'a/b'"),
     (["--exec", "true", "--examples", "0"], "--examples must be at least 1"),
+    (["--exec", ""], "--exec: empty"),
+    (["--python", ""], "--python: empty"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys, argv, message):
     status, _, err = run(capsys, "contract", "--model", "capi", *argv)
     assert status == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("how", ["--exec", "--python"])
+def test_replay_against_an_empty_target_is_a_usage_error_not_the_reference(capsys, how):
+    (path,) = sorted((Path(__file__).parents[1] / "counterexamples" / "capi").glob("*.json"))[:1]
+    status, out, err = run(capsys, "replay", str(path), how, "")
+    assert (status, out) == (2, "")
+    assert f"{how}: empty" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_harness_is_model_generic_slots_over_the_wire(capsys):

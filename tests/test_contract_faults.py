@@ -53,6 +53,9 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
                   "top level: 'observation' is a required property")),
     ("error", "the implementation reported an error on action cancel: database is locked"),
     ("spawn-and-crash", "the implementation exited with status 1 before replying to action cancel"),
+    ("deep", "reply to action cancel cannot be read: it is nested too deeply"),
+    ("big-number", ("reply to action cancel cannot be read: Exceeds the limit (4300 digits) for integer "
+                    "string conversion: value has 5000 digits")),
 ])
 def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
     pidfile = tmp_path / "pids"
@@ -109,8 +112,13 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
                                        "raised KeyError: 'deploying_web_process'")),
     ("bad_outcome", "app_stays_available", ("perform() returned 422; expected None (accepted) or a reason "
                                            "string (rejected)")),
+    ("unprintable", "app_stays_available", ("perform() returned (an unprintable int); expected None "
+                                           "(accepted) or a reason string (rejected)")),
     ("bad_observation", "app_stays_available", ("observation violates the capi observation schema: "
                                                "processes/0/instances/0: 'UP'")),
+    ("deep_observation", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
+                                                "observe() returned something that is not JSON: it is nested "
+                                                "too deeply")),
     ("inconsistent", "cancel_restores_last_good", ("the observation is inconsistent: cancel_restores_last_good "
                                                   "cannot read it (IndexError: ")),
     ("forgetful", "app_stays_available", ("at the initial observation while checking app_stays_available: "
@@ -120,6 +128,12 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
                                      "non-deterministic behaviour")),
     ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
                                                      "returned a object, which lacks reset, perform, observe()")),
+    # its exit is not the harness's: SystemExit and GeneratorExit are faults too
+    ("exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: perform() "
+                                     "raised SystemExit: 0")),
+    ("generator_exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
+                                               "observe() raised GeneratorExit\n")),
+    ("factory_exits", "app_stays_available", "at start: contract_fakes:factory_exits() raised SystemExit: 4"),
 ])
 def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause):
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -129,7 +143,7 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
     err = capsys.readouterr().err
     assert status == 3, err
     first, *rest = err.strip().splitlines()
-    assert cause in first
+    assert cause in first + "\n"
     assert all(line.startswith("  steps since reset: ") for line in rest) and len(rest) <= 1
 
 
@@ -152,3 +166,92 @@ def test_sigterm_to_the_harness_ends_the_implementation_too(tmp_path):
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(p) for p in pids)
+
+
+@pytest.mark.parametrize("source, cause", [
+    ("raise ImportError('no native lib')", "importing impl raised ImportError: no native lib"),
+    ("def f(:", "importing impl raised SyntaxError: "),
+    ("import nonexistent_dependency_zz", ("importing impl raised ModuleNotFoundError: "
+                                         "No module named 'nonexistent_dependency_zz'")),
+    ("import sys; sys.exit(7)", "importing impl raised SystemExit: 7"),
+    ("import time; time.sleep(60)", "importing impl did not return within 0.3 s (hung? see --timeout)"),
+])
+def test_an_implementation_that_fails_to_import_is_a_fault_at_start(capsys, monkeypatch, tmp_path, source,
+                                                                    cause):
+    (tmp_path / "impl.py").write_text(source + "\n\ndef f():\n    pass\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    monkeypatch.setattr(harness, "STARTUP_TIMEOUT", 0.3)  # the import's allowance, 30 s as a program's
+    monkeypatch.chdir(tmp_path)
+    for argv in (["contract", "--python", "impl:f", "--model", "capi", "--examples", "2", "--timeout", "0.3"],
+                 ["replay", str(next((FAKES.parents[1] / "counterexamples" / "capi").glob("*.json"))),
+                  "--python", "impl:f", "--timeout", "0.3"]):
+        status = main(argv)
+        err = capsys.readouterr().err
+        assert status == 3, err
+        assert f"implementation fault at start: {cause}" in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.fixture
+def hangs(monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    yield
+    fakes = sys.modules.get("contract_fakes")
+    if fakes is not None:
+        fakes.Hangs.hung, fakes.Hangs.calls_after_hang = False, 0
+
+
+def test_a_hanging_python_implementation_is_a_fault_and_is_not_called_again(capsys, hangs):
+    import signal
+
+    alarm = signal.getsignal(signal.SIGALRM)
+    started = time.monotonic()
+    status = main(["contract", "--python", "contract_fakes:hangs", "--model", "capi", "--examples", "5",
+                   "--timeout", "0.3", "--property", "app_stays_available"])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    assert err.splitlines()[0] == ("deployspec: implementation fault at step 1 (deploy()) while checking "
+                                   "app_stays_available: perform() did not return within 0.3 s (hung? see --timeout)")
+    assert time.monotonic() - started < 5
+    # no settle in the machine's teardown, no close(): a failed object is left alone
+    assert sys.modules["contract_fakes"].Hangs.calls_after_hang == 0
+    assert signal.getsignal(signal.SIGALRM) == alarm  # the timeout's SIGALRM handler is given back
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_the_first_signal_stops_a_run_whose_python_implementation_hangs(tmp_path, sig):
+    import os
+    import signal
+    import subprocess
+
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:hangs", "--model", "capi",
+         "--timeout", "60", "--examples", "5"], cwd=FAKES.parent, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "DEPLOYSPEC_FAKE_HANGING": str(hanging)})
+    deadline = time.monotonic() + 60
+    while not hanging.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(getattr(signal, sig))
+    try:
+        status = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError(f"one {sig} did not end the run") from None
+    assert status == 130
+    assert proc.stderr.read().strip() == "deployspec: interrupted"
+
+
+def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsys, monkeypatch):
+    """As contract does: deployments numbered from 1 make cancel_restores_last_good read past a list."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    trace = FAKES.parents[1] / "counterexamples" / "capi" / "capi-pr3072--cancel_restores_last_good--00a7edc34d.json"
+    status = main(["replay", str(trace), "--python", "contract_fakes:inconsistent"])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    assert err == (f"deployspec: {trace}: implementation fault at step 8 (tick()) while checking "
+                   "cancel_restores_last_good: the observation is inconsistent: cancel_restores_last_good "
+                   "cannot read it (IndexError: list index out of range)\n")

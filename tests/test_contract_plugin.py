@@ -59,3 +59,35 @@ def test_with_xdist_each_worker_drives_its_own_program(tmp_path):
                    "--deployspec-examples", "3")
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"{N_PROPERTIES + 1} passed" in r.stdout  # conforms_to_capi-safe and every property
+
+
+SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--deployspec-exec", ""), "--deployspec-exec: empty"),  # was: every test skipped, exit 0
+    ((*SAFE, "--deployspec-examples", "0"), "argument --deployspec-examples: must be >= 1, got 0"),
+    ((*SAFE, "--deployspec-examples", "-3"), "argument --deployspec-examples: must be >= 1, got -3"),
+    ((*SAFE, "--deployspec-timeout", "0"), "argument --deployspec-timeout: "),
+    ((*SAFE, "--deployspec-timeout", "-1"), "argument --deployspec-timeout: "),
+    ((*SAFE, "--deployspec-seed", "-1"), "argument --deployspec-seed: must be >= 0, got -1"),
+    ((*SAFE, "--deployspec-reference", "capi-9999"), "--deployspec-reference: unknown variant 'capi-9999'"),
+    ((*SAFE, "--deployspec-out", "{tmp}/a-file/found"), "--deployspec-out {tmp}/a-file/found: cannot create"),
+    ((*SAFE, "--deployspec-exec", "true"), "--deployspec-exec and --deployspec-python exclude each other"),
+    (("--deployspec-python", "no-colon"), "--deployspec-python 'no-colon': expected MODULE:FACTORY"),
+])
+def test_a_bad_option_is_one_usage_error_before_any_test(tmp_path, args, message):
+    (tmp_path / "a-file").write_text("")
+    r = pytest_run(tmp_path, *(a.format(tmp=tmp_path) for a in args))
+    assert r.returncode == pytest.ExitCode.USAGE_ERROR, r.stdout + r.stderr
+    assert message.format(tmp=tmp_path) in r.stderr
+    assert "Traceback" not in r.stdout + r.stderr and "test_contract[" not in r.stdout
+
+
+def test_an_unknown_factory_fails_each_test_in_one_line(tmp_path):
+    r = pytest_run(tmp_path, "--deployspec-python", "deployspec.contract.examples:nope", "-k",
+                   "single_active_deployment")
+    assert r.returncode == 1
+    assert "\n--deployspec-python deployspec.contract.examples:nope: module deployspec.contract.examples " \
+           "has no 'nope'\n" in r.stdout
+    assert "Traceback" not in r.stdout and "UsageError" not in r.stdout

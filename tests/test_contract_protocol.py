@@ -72,6 +72,11 @@ def test_parse_reply_accepts_each_legal_reply():
      "violates the protocol (rejected schema): top level: 'reason' is a required property"),
     (_reply({"id": 4, "type": "performed", "observation": OBS, "extra": 1}),
      "Additional properties are not allowed"),
+    # valid JSON that Python cannot read: a fault naming why, not a RecursionError or ValueError
+    (b"[" * 100_000 + b"]" * 100_000 + b"\n", "reply to action cancel cannot be read: it is nested too deeply"),
+    (b'{"id": ' + b"4" * 5000 + b', "type": "performed"}\n',
+     ("reply to action cancel cannot be read: Exceeds the limit (4300 digits) for integer string conversion: "
+     "value has 5000 digits")),
 ])
 def test_parse_reply_names_the_fault(line, cause):
     with pytest.raises(ImplementationError, match=re.escape(cause)):
@@ -85,6 +90,8 @@ def test_observation_checker_reports_the_path_and_remembers_valid_observations()
     assert checker.check(OBS) is None and len(checker._seen) == 1
     assert checker.check(dict(reversed(list(OBS.items())))) is None and len(checker._seen) == 1
     assert checker.check([]) == "top level: list is not an object"
+    huge = {**OBS, "processes": [{"id": 0, "droplet": 0, "instances": ["UP" * 10**6]}]}
+    assert len(checker.check(huge)) < 400  # jsonschema quotes the value: clipped to one readable line
 
 
 def test_server_transcript():
@@ -103,6 +110,28 @@ def test_server_transcript():
     assert server.reply_to(b"not json") == {"id": None, "type": "error", "message": "the request is not JSON"}
     for reply in (pushed, refused):
         jsonschema.validate(reply, protocol.schema(reply["type"]))
+
+
+def test_serve_answers_what_python_cannot_read_with_an_error_reply():
+    """JSON nested 100,000 deep or with a 5,000-digit id is valid, but Python cannot
+    read it; and an implementation may return an observation that cannot be written."""
+
+    class Unwritable(ReferenceImplementation):
+        def observe(self):
+            return {**super().observe(), "x": {1, 2}}
+
+    requests = [b"[" * 100_000 + b"]" * 100_000, b'{"id": ' + b"1" * 5000 + b', "type": "observe"}',
+                _reply(protocol.reset(1, "capi", {})).rstrip(), _reply(protocol.observe(2)).rstrip()]
+    out = io.BytesIO()
+    assert serve(Unwritable("capi", "capi-safe"), "capi", stdin=io.BytesIO(b"\n".join(requests) + b"\n"),
+                 stdout=out) == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["id"], r["type"], r.get("message")) for r in replies] == [
+        (None, "error", "the request cannot be read: it is nested too deeply"),
+        (None, "error", ("the request cannot be read: Exceeds the limit (4300 digits) for integer string "
+                        "conversion: value has 5000 digits")),
+        (1, "reset_ok", None),
+        (2, "error", "the reply cannot be written as JSON: Object of type set is not JSON serializable")]
 
 
 def test_serve_answers_line_by_line_until_end_of_input():

@@ -36,7 +36,7 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
                    help="exactly one round of N examples per check instead of --budget (for CI)")
     c.add_argument("--seed", type=nonneg_int, default=0)
     c.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
-                   help="longest wait for one reply (default 10)")
+                   help="longest wait for one reply, or one call of a --python object (default 10)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--name", default="implementation",
                    help="the implementation's name in trace files (default: implementation)")
@@ -52,7 +52,7 @@ def add_replay_options(r, seconds) -> None:
     how.add_argument("--exec", dest="exec_", metavar="COMMAND", help="replay against this program")
     how.add_argument("--python", metavar="MODULE:FACTORY", help="replay against this Python object")
     r.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
-                   help="with --exec: longest wait for one reply (default 10)")
+                   help="longest wait for one reply, or one call of a --python object (default 10)")
 
 
 @contextlib.contextmanager
@@ -76,9 +76,10 @@ def sigterm_interrupts(active: bool = True):
 def target_of(args):
     from deployspec.contract.harness import Target
 
-    if getattr(args, "exec_", None):
+    # `is not None`: an empty --exec "" is a usage error (Target says so), not "no target"
+    if getattr(args, "exec_", None) is not None:
         return Target("exec", args.exec_, getattr(args, "name", "implementation"))
-    if getattr(args, "python", None):
+    if getattr(args, "python", None) is not None:
         return Target("python", args.python, getattr(args, "name", "implementation"))
     return None
 

@@ -23,7 +23,14 @@ from deployspec import traces
 from deployspec.adapter import ImplementationError
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import FaultBox, GuardedAdapter, ImplementationFault, guard_property
-from deployspec.contract.python_adapter import PythonAdapter, instantiate, load_factory
+from deployspec.contract.python_adapter import (
+    STARTUP_TIMEOUT,
+    PythonAdapter,
+    instantiate,
+    load_factory,
+    release_alarm,
+    split_spec,
+)
 from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
 from deployspec.engines.result import Result
 from deployspec.models import UsageError
@@ -45,6 +52,8 @@ class Target:
             raise ValueError(self.kind)
         if not self.spec.strip():
             raise UsageError(f"--{self.kind}: empty")
+        if self.kind == "python":
+            split_spec(self.spec)
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", self.name):
             raise UsageError(f"--name {self.name!r}: use letters, digits, '.', '_' and '-' (it names files)")
 
@@ -60,16 +69,21 @@ class Connection:
         self.model = model
         self.box = FaultBox()
         self.program: Program | None = None
+        self._python: PythonAdapter | None = None
         self.impl: Any = None
         if target.kind == "exec":
             self.program = Program(target.spec, model=model, timeout=timeout)
         else:
-            factory = load_factory(target.spec)  # UsageError for a bad name
+            startup = max(timeout, STARTUP_TIMEOUT)
             try:
-                self.impl = instantiate(factory, target.spec)
-            except ImplementationError as exc:
-                raise self.box.record(ImplementationFault(str(exc), where="start")) from None
-            self._python = PythonAdapter(self.impl, model)
+                factory = load_factory(target.spec, startup)  # UsageError for a bad name
+                self.impl = instantiate(factory, target.spec, startup)
+            except BaseException as exc:
+                release_alarm()
+                if isinstance(exc, ImplementationError):  # a failing import too: a fault, not a usage error
+                    raise self.box.record(ImplementationFault(str(exc), where="start")) from None
+                raise
+            self._python = PythonAdapter(self.impl, model, timeout=timeout)
 
     def adapter(self, checking: str | None = None) -> GuardedAdapter:
         inner = SubprocessAdapter(self.program) if self.program else self._python
@@ -86,15 +100,15 @@ class Connection:
         if self.program is not None:
             self.program.close()
             self.program.dead = None
+        elif self._python is not None:
+            self._python.dead = None
 
     def close(self) -> None:
         if self.program is not None:
             self.program.close()
-        elif self.impl is not None and callable(getattr(self.impl, "close", None)):
-            try:
-                self.impl.close()
-            except Exception:  # noqa: BLE001, S110 - closing is best effort; the run's verdict stands
-                pass
+        elif self._python is not None:
+            self._python.close_implementation()
+            release_alarm()
 
     def __enter__(self) -> Self:
         return self

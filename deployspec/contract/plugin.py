@@ -10,7 +10,9 @@ worker opens its own implementation (a session fixture); counterexamples go to
 ``--deployspec-out`` (saving is atomic, so workers may share it).
 
 Loaded by every pytest run where deployspec is installed, so this module only
-registers options and fixtures; everything else is imported when used.
+registers options and fixtures; everything else is imported when used. The
+options follow the CLI's rules (its validators), checked once at start: a
+misconfigured CI run is one usage error, not a silent skip or a failure per test.
 """
 
 from __future__ import annotations
@@ -19,6 +21,18 @@ import pytest
 
 NO_TARGET = ("no implementation given: pass --deployspec-exec COMMAND or "
              "--deployspec-python MODULE:FACTORY to run the contract tests")
+
+
+def _cli(validator: str):
+    """The CLI's option validator of that name, imported only when the option is given."""
+
+    def parse(text: str):
+        from deployspec import cli
+
+        return getattr(cli, validator)(text)
+
+    parse.__name__ = validator.strip("_")
+    return parse
 
 
 def pytest_addoption(parser) -> None:
@@ -31,16 +45,45 @@ def pytest_addoption(parser) -> None:
                 help="the model it implements (default: capi)")
     g.addoption("--deployspec-reference", metavar="VARIANT",
                 help="also check conformance to this reference variant")
-    g.addoption("--deployspec-examples", type=int, default=100, metavar="N",
+    g.addoption("--deployspec-examples", type=_cli("_positive_int"), default=100, metavar="N",
                 help="examples per check (default 100)")
-    g.addoption("--deployspec-seed", type=int, default=0, metavar="N")
-    g.addoption("--deployspec-timeout", type=float, default=10.0, metavar="SECONDS",
-                help="longest wait for one reply (default 10)")
+    g.addoption("--deployspec-seed", type=_cli("_nonneg_int"), default=0, metavar="N")
+    g.addoption("--deployspec-timeout", type=_cli("_seconds"), default=10.0, metavar="SECONDS",
+                help="longest wait for one reply, or one call of a Python object (default 10)")
     g.addoption("--deployspec-out", metavar="DIR", help="save counterexamples here")
 
 
 def _configured(config) -> bool:
-    return bool(config.getoption("--deployspec-exec") or config.getoption("--deployspec-python"))
+    # `is not None`: an empty --deployspec-exec "" is a usage error, not "no implementation"
+    return config.getoption("--deployspec-exec") is not None or config.getoption("--deployspec-python") is not None
+
+
+def pytest_configure(config) -> None:
+    """The options that need deployspec to judge, checked once as the CLI checks them."""
+    if not _configured(config):
+        return
+    from deployspec.cli import _writable_dir
+    from deployspec.contract import harness
+    from deployspec.models import UsageError, get_model
+
+    opt = config.getoption
+    if opt("--deployspec-exec") is not None and opt("--deployspec-python") is not None:
+        raise pytest.UsageError("--deployspec-exec and --deployspec-python exclude each other")
+    kind = "exec" if opt("--deployspec-exec") is not None else "python"
+    option = f"--deployspec-{kind}"
+    try:
+        harness.Target(kind, opt(option))
+        option = "--deployspec-model"
+        model = get_model(opt(option))
+        option = "--deployspec-reference"
+        harness.config_for(model, opt(option))
+        option = "--deployspec-out"
+        if opt(option) is not None:
+            _writable_dir(opt(option))
+    except UsageError as exc:
+        text = str(exc)  # the CLI's words name its own options (--exec, --out): name ours
+        raise pytest.UsageError(f"--deployspec-{text[2:]}" if text.startswith("--") else f"{option}: {text}") \
+            from None
 
 
 def pytest_generate_tests(metafunc) -> None:
@@ -83,12 +126,15 @@ class ContractSession:
     def connection(self):
         from deployspec.contract.guard import ImplementationFault
         from deployspec.contract.harness import Connection
+        from deployspec.models import UsageError
 
         if self._conn is None:
             try:
                 self._conn = Connection(self.target, self.model, timeout=self.timeout)
             except ImplementationFault as exc:
                 fault = exc.line()
+            except UsageError as exc:  # MODULE or FACTORY not found (pytest.exit in an xdist worker: INTERNALERROR)
+                fault = str(exc).replace("--python ", "--deployspec-python ", 1)
             else:
                 return self._conn
             pytest.fail(fault, pytrace=False)

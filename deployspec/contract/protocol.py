@@ -84,6 +84,8 @@ def parse_reply(line: bytes, request: dict) -> dict:
         reply = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ImplementationError(f"reply to {what} is not JSON: {_clip(line)}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ImplementationError(f"reply to {what} cannot be read: {unreadable(exc)}") from None
     if not isinstance(reply, dict):
         raise ImplementationError(f"reply to {what} is not a JSON object: {_clip(line)}")
     kind = reply.get("type")
@@ -130,12 +132,23 @@ def _plainly_valid(sch: dict, msg: dict) -> bool:
 
 
 def first_error(v: jsonschema.Draft202012Validator, instance: Any) -> str | None:
-    """The first schema violation as ``path: message``, or None."""
+    """The first schema violation as ``path: message``, or None.
+
+    The message quotes the offending value, which may be megabytes: clipped."""
     if v.is_valid(instance):
         return None
     e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     where = "/".join(str(p) for p in e.absolute_path) or "top level"
-    return f"{where}: {e.message}"
+    message = e.message if len(e.message) <= 300 else e.message[:300] + "…"
+    return f"{where}: {message}"
+
+
+def unreadable(exc: ValueError | RecursionError) -> str:
+    """Why JSON that is valid could not be read or written in Python: nesting past
+    the recursion limit, or an integer past ``sys.get_int_max_str_digits()``."""
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    return str(exc).split(";")[0]
 
 
 def _clip(raw: bytes | str, n: int = 80) -> str:
@@ -162,7 +175,10 @@ class ObservationChecker:
         """None when valid, else the first violation as ``path: message``."""
         if not isinstance(observation, dict):
             return f"top level: {type(observation).__name__} is not an object"
-        key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
+        try:
+            key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
+        except (ValueError, RecursionError) as exc:  # read once, but too deep to write again
+            return f"top level: {unreadable(exc)}"
         if key in self._seen:
             self._seen.move_to_end(key)
             return None

@@ -5,6 +5,11 @@ in and out, so the same implementation can later be put behind the wire with
 :func:`deployspec.contract.server.serve`. ``--python MODULE:FACTORY`` names a
 callable that returns such an object; it is called once per run (once per
 pytest worker) and ``reset`` brings the object back to the initial state.
+
+Whatever the object raises (SystemExit too: its exit is not ours to take) and
+a call that outlives the timeout are implementation faults, and a failed object
+is not called again. Only KeyboardInterrupt passes through: in process, a
+Ctrl-C cannot be told from an object raising it, and Ctrl-C must stop the run.
 """
 
 from __future__ import annotations
@@ -12,13 +17,19 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import protocol
 from deployspec.models import UsageError
+
+#: the import and the factory may be slow, as a program's first reply may be
+STARTUP_TIMEOUT = 30.0
+INTERRUPTED = "interrupted"
 
 
 @runtime_checkable
@@ -58,21 +69,26 @@ class Implementation(Protocol):
         """The current observation, as the model's observation schema describes it."""
 
 
-def load_factory(spec: str) -> Callable[[], Any]:
-    """``MODULE:FACTORY`` → the callable; a bad name is a usage error."""
+def split_spec(spec: str) -> tuple[str, str]:
+    """``MODULE:FACTORY`` → (module, factory); a malformed one is a usage error."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"--python {spec!r}: expected MODULE:FACTORY, e.g. mypkg.impl:make_controller")
+    return module_name, attr
+
+
+def load_factory(spec: str, timeout: float | None = None) -> Callable[[], Any]:
+    """``MODULE:FACTORY`` → the callable; a bad name is a usage error, a failing import a fault."""
+    module_name, attr = split_spec(spec)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # as `python -m` would: modules beside the user come first
     try:
-        module = importlib.import_module(module_name)
+        module = call(importlib.import_module, module_name, what=f"importing {module_name}",
+                      timeout=timeout, passing=ModuleNotFoundError)
     except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
+        if exc.name and f"{module_name}.".startswith(f"{exc.name}."):  # the module itself, not a dependency
             raise UsageError(f"--python {spec}: no module named {exc.name!r}") from None
-        raise ImplementationError(f"importing {module_name} failed: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the implementation's own import-time failure
-        raise ImplementationError(f"importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+        raise ImplementationError(f"importing {module_name} raised {describe(exc)}") from None
     try:
         factory = getattr(module, attr)
     except AttributeError:
@@ -82,11 +98,8 @@ def load_factory(spec: str) -> Callable[[], Any]:
     return factory
 
 
-def instantiate(factory: Callable[[], Any], spec: str) -> Any:
-    try:
-        impl = factory()
-    except Exception as exc:  # noqa: BLE001
-        raise ImplementationError(f"{spec}() raised {type(exc).__name__}: {exc}") from None
+def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None) -> Any:
+    impl = call(factory, what=f"{spec}()", timeout=timeout)
     missing = [m for m in ("reset", "perform", "observe") if not callable(getattr(impl, m, None))]
     if missing:
         raise ImplementationError(
@@ -96,13 +109,108 @@ def instantiate(factory: Callable[[], Any], spec: str) -> Any:
     return impl
 
 
-class PythonAdapter:
-    """The adapter seam over an :class:`Implementation`; its failures become ImplementationError."""
+def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
+         passing: type[BaseException] | tuple = ()) -> Any:
+    """``fn(*args)`` on the implementation's behalf: anything it raises but
+    KeyboardInterrupt (and ``passing``), or outliving ``timeout`` seconds, is an
+    :class:`ImplementationError` saying so.
 
-    def __init__(self, impl: Any, model, checker: protocol.ObservationChecker | None = None):
+    A hung call can only be interrupted in process, by SIGALRM: so the timeout
+    holds on POSIX, in the main thread, when nothing else has claimed SIGALRM
+    (pytest-timeout does), and not while the call is stuck in C code that never
+    returns to the interpreter.
+    """
+    global _armed
+    timed = timeout is not None and _take_alarm()
+    try:
+        try:
+            if timed:
+                _armed = True
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            return fn(*args)
+        finally:
+            if timed:
+                _armed = False  # an alarm handled until here is still caught below, a later one ignored
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Overdue:
+        raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
+    except KeyboardInterrupt:
+        raise
+    except passing:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
+        raise ImplementationError(f"{what} raised {describe(exc)}") from None
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` in one line, whatever the exception's ``__str__`` does."""
+    text = shown(exc, str)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
+    """``repr`` (or ``str``) of something the implementation made, as one short line;
+    it may not even print (a 5,000-digit int, a raising ``__repr__``)."""
+    try:
+        lines = how(value).strip().splitlines()
+    except Exception:  # noqa: BLE001
+        return f"(an unprintable {type(value).__name__})"
+    text = lines[0] if lines else ""
+    return text if len(text) <= n else text[:n] + "…"
+
+
+class _Overdue(BaseException):
+    """Raised by SIGALRM in a call that outlived its timeout (a BaseException, so
+    an implementation's ``except Exception`` does not swallow it)."""
+
+
+_armed = False
+_previous: Any = signal.SIG_DFL
+
+
+def _overdue(signum, frame):
+    if _armed:
+        raise _Overdue
+
+
+def _take_alarm() -> bool:
+    """Whether SIGALRM can time a call. The handler, once installed, stays until
+    :func:`release_alarm` (installing it per call would cost ~6 us, more than the
+    rest of a call's bookkeeping); it does nothing while no call is timed."""
+    global _previous
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGALRM)
+    if handler is _overdue:
+        return True
+    if handler not in (signal.SIG_DFL, signal.SIG_IGN):
+        return False  # someone else's (pytest-timeout): theirs to use
+    _previous = signal.signal(signal.SIGALRM, _overdue)
+    return True
+
+
+def release_alarm() -> None:
+    """Give SIGALRM back (when the implementation is closed)."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGALRM) is _overdue:
+        signal.signal(signal.SIGALRM, _previous)
+
+
+class PythonAdapter:
+    """The adapter seam over an :class:`Implementation`; its failures become ImplementationError.
+
+    ``timeout``: longest call in seconds (see :func:`call`). Once the object has
+    failed (or a call was interrupted) it is not called again: a machine's
+    teardown would otherwise meet the same hang or crash a second time.
+    """
+
+    def __init__(self, impl: Any, model, checker: protocol.ObservationChecker | None = None,
+                 timeout: float | None = None):
         self.impl = impl
         self.model = model
         self.checker = checker or protocol.ObservationChecker(model)
+        self.timeout = timeout
+        #: the cause once the object has failed, or INTERRUPTED
+        self.dead: str | None = None
 
     def reset(self, config: Any) -> None:
         self._call("reset", config.to_json())
@@ -113,8 +221,8 @@ class PythonAdapter:
             return None
         if isinstance(outcome, str) and outcome:
             return outcome
-        raise ImplementationError(
-            f"perform() returned {outcome!r}; expected None (accepted) or a reason string (rejected)"
+        raise self._failed(
+            f"perform() returned {shown(outcome)}; expected None (accepted) or a reason string (rejected)"
         )
 
     def observe(self) -> dict:
@@ -122,20 +230,38 @@ class PythonAdapter:
         try:
             # a copy in plain JSON: the object may mutate what it returned
             obs = json.loads(json.dumps(obs))
-        except (TypeError, ValueError) as exc:
-            raise ImplementationError(f"observe() returned something that is not JSON: {exc}") from None
+        except (TypeError, ValueError, RecursionError) as exc:
+            why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
+            raise self._failed(f"observe() returned something that is not JSON: {why}") from None
         problem = self.checker.check(obs)
         if problem:
-            raise ImplementationError(
-                f"observation violates the {self.model.name} observation schema: {problem}"
-            )
+            raise self._failed(f"observation violates the {self.model.name} observation schema: {problem}")
         return obs
 
     def close(self) -> None:
         pass
 
+    def close_implementation(self) -> None:
+        """Call the object's own ``close()``, if it has one and has not failed (best effort)."""
+        if self.dead is None and callable(getattr(self.impl, "close", None)):
+            try:
+                self._call("close")
+            except ImplementationError:
+                pass  # the run's verdict stands
+
     def _call(self, method: str, *args: Any) -> Any:
+        if self.dead == INTERRUPTED:
+            raise KeyboardInterrupt
+        if self.dead is not None:
+            raise ImplementationError(self.dead)
         try:
-            return getattr(self.impl, method)(*args)
-        except Exception as exc:  # noqa: BLE001 - the implementation failed
-            raise ImplementationError(f"{method}() raised {type(exc).__name__}: {exc}") from None
+            return call(getattr(self.impl, method), *args, what=f"{method}()", timeout=self.timeout)
+        except ImplementationError as exc:
+            raise self._failed(str(exc)) from None
+        except KeyboardInterrupt:
+            self.dead = INTERRUPTED
+            raise
+
+    def _failed(self, cause: str) -> ImplementationError:
+        self.dead = cause
+        return ImplementationError(cause)

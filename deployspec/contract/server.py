@@ -3,8 +3,10 @@
 ``deployspec serve --model capi --variant capi-safe`` runs a reference variant
 here, so implementers have a working peer to read transcripts from, and the
 protocol is tested end to end. A request that cannot be served gets an
-``error`` reply (id null when even the id is unreadable); a refusal of the
-model is ``rejected``. The server ends at end of input.
+``error`` reply (id null when even the id is unreadable), never a crash: that
+includes JSON nested too deeply or with numbers too long for Python to read,
+and a reply the implementation made unwritable. A refusal of the model is
+``rejected``. The server ends at end of input.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class Server:
             request = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return {"id": None, "type": "error", "message": "the request is not JSON"}
+        except (ValueError, RecursionError) as exc:
+            return {"id": None, "type": "error", "message": f"the request cannot be read: {protocol.unreadable(exc)}"}
         rid = request.get("id") if isinstance(request, dict) else None
         rid = rid if isinstance(rid, int) and not isinstance(rid, bool) and rid >= 0 else None
         try:
@@ -73,6 +77,19 @@ class Server:
             message = str(exc) if isinstance(exc, _BadRequest) else f"{type(exc).__name__}: {exc}"
             return {"id": rid, "type": "error", "message": message}
 
+    def answer(self, line: bytes) -> bytes:
+        """The reply line to one request line."""
+        reply = self.reply_to(line)
+        try:
+            return _dumps(reply).encode() + b"\n"
+        except (TypeError, ValueError, RecursionError) as exc:  # the implementation returned non-JSON
+            why = protocol.unreadable(exc) if not isinstance(exc, TypeError) else str(exc)
+            return _dumps({"id": reply.get("id"), "type": "error",
+                           "message": f"the reply cannot be written as JSON: {why}"}).encode() + b"\n"
+
+
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+
 
 def serve(impl: Any, model_name: str, name: str | None = None,
           stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
@@ -80,12 +97,11 @@ def serve(impl: Any, model_name: str, name: str | None = None,
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     server = Server(impl, model_name, name)
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
     try:
         for line in stdin:
             if not line.strip():
                 continue
-            stdout.write(dumps(server.reply_to(line)).encode() + b"\n")
+            stdout.write(server.answer(line))
             stdout.flush()
     except BrokenPipeError:  # the harness went away: nothing left to answer
         pass
