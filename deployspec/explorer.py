@@ -156,6 +156,9 @@ class Layered:
         item, view = graph.enter(root)
         if on_node(view, 0, 0):
             return 0
+        if self.max_states is not None and self.max_states <= 1:
+            self.stopped = "max_states"
+            return None
         frontier: list[tuple[int, Any]] = [(0, item)]
         expanded = 0
         transitions = self.transitions  # kept in a local in the loop: it runs per move

@@ -47,6 +47,11 @@ def test_a_breach_is_its_message_with_a_cause():
     b = Breach("deploy", "raised above the bound")
     assert b == "raised above the bound" and cause_of(b) == "deploy"
     assert cause_of("plain") is None and cause_of(None) is None
+    import copy
+    import pickle
+
+    for twin in (pickle.loads(pickle.dumps(b)), copy.deepcopy(b)):  # results cross processes
+        assert twin == b and cause_of(twin) == "deploy"
 
 
 def test_monitor_reports_the_cause_and_mutes_a_run_that_breaks_a_skipped_way():
@@ -61,6 +66,12 @@ def test_monitor_reports_the_cause_and_mutes_a_run_that_breaks_a_skipped_way():
     # later breaks of another cause are not reported either: the run passed a known one
     muted.advance(_step(2, "c"))
     assert muted.advance(_step(3, "c")) is None
+
+    # a cause is skipped for its own property only
+    other = Monitor((counts_to_two,), skip=frozenset({("some_other_property", "b")}))
+    other.advance(_step(0, "a"))
+    v = other.advance(_step(1, "b"))
+    assert v is not None and v.cause == "b" and not other.muted
 
 
 def test_app_stays_available_names_how_the_last_instance_went():

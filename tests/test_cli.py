@@ -126,3 +126,18 @@ def test_jobs_give_the_verdicts_of_a_serial_run(tmp_path):
     assert [key(r) for r in parallel] == [key(r) for r in serial]  # same order, same findings
     assert len(seen) == len(serial) and len(list(tmp_path.glob("*.json"))) == sum(
         r.verdict == "violated" for r in serial)
+
+
+def test_a_matrix_that_differs_from_the_declarations_exits_1(capsys, monkeypatch):
+    """The CI gate: a fixed design that suddenly 'declares' a violation it does not
+    show (or a historic one that lost its bug) must fail the check."""
+    import attrs
+
+    from deployspec.models import get_model
+
+    model = get_model("slots")
+    name = "slots-pipeline-immutable"
+    monkeypatch.setitem(model.variants, name,
+                        attrs.evolve(model.variants[name], declares=frozenset({"no_latent_drift"})))
+    status, out, _ = run(capsys, "check", "--model", "slots", "--engine", "explore")
+    assert status == 1 and "MISMATCH" in out

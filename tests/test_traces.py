@@ -171,3 +171,15 @@ def test_write_failures_leave_the_old_file_and_no_temporary(tmp_path, monkeypatc
     monkeypatch.undo()
     write_atomically(target, "new \ud800")  # a lone surrogate from JSON: escaped, not fatal
     assert target.read_text() == "new \\ud800" and target.stat().st_mode & 0o777 == 0o640
+
+
+def test_replay_runs_under_the_trace_s_own_configuration(tmp_path):
+    """A trace found with other bounds replays with those bounds: here a settle
+    bound too short for the platform makes the settled property break."""
+    trace = traces.load(SEED)
+    deploying = dict(trace, property="deployment_converges", steps=trace["steps"][:3], settle_from=3,
+                     violation={"step": 2, "message": "a deployment in progress when users stop"})
+    assert not replay(deploying).reproduced  # 80 settle steps: it converges
+    short = dict(deploying, config=trace["config"] | {"settle_steps": 0})
+    outcome = replay(short)
+    assert outcome.reproduced and "cut at settle_steps=0" in outcome.violation.message
