@@ -129,12 +129,17 @@ def test_bounded_proof_on_the_fixed_design():
     json.dumps(r.to_json())  # the stats are JSON
 
 
+@pytest.mark.parametrize("prop_name", ["app_stays_available", "deployment_converges"])  # trace, settled
 @pytest.mark.parametrize("bound", [{"max_states": 200}, {"max_depth": 3}])
-def test_a_bound_stops_cleanly_and_says_so(bound):
-    prop = MODEL.property("app_stays_available")
+def test_a_bound_stops_cleanly_and_says_so(bound, prop_name):
+    prop = MODEL.property(prop_name)
     r = search(MODEL, "capi-safe", prop, budget=60, seed=0, out_dir=None, **bound)
     assert r.verdict == "holds" and r.stats["complete"] is False
     assert r.stats["stopped"] == next(iter(bound))
+    if "max_states" in bound:
+        assert r.stats["states"] == bound["max_states"]
+    else:
+        assert r.stats["depth"] == bound["max_depth"]
     assert "incomplete" in r.message and "no violation within" in r.message
 
 
