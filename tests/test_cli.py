@@ -141,3 +141,12 @@ def test_a_matrix_that_differs_from_the_declarations_exits_1(capsys, monkeypatch
                         attrs.evolve(model.variants[name], declares=frozenset({"no_latent_drift"})))
     status, out, _ = run(capsys, "check", "--model", "slots", "--engine", "explore")
     assert status == 1 and "MISMATCH" in out
+
+
+def test_replaying_several_files_exits_with_the_worst_status(capsys):
+    fixed = Path(__file__).parent.parent / "docs" / "explore-findings" / \
+        "capi-safe--deployment_converges--820cc66814.json"  # no longer reproduces on capi-safe
+    assert run(capsys, "replay", str(fixed))[0] == 0
+    for files in ([SEED, fixed], [fixed, SEED]):
+        status, out, _ = run(capsys, "replay", *map(str, files))
+        assert status == 1 and "does not reproduce" in out and "reproduces on capi-2022" in out
