@@ -79,10 +79,10 @@ def _bound(text: str) -> tuple[str, object]:
         return name, json.loads(value)
     except json.JSONDecodeError:
         raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {_quoted(value)}") from None
-    except RecursionError:
-        raise argparse.ArgumentTypeError(f"{name}: nested too deeply") from None
-    except ValueError as exc:  # an integer of more than 4,300 digits
-        raise argparse.ArgumentTypeError(f"{name}: {str(exc).split(':')[0]}") from None
+    except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
+        from deployspec.contract.protocol import unreadable
+
+        raise argparse.ArgumentTypeError(f"{name}: {unreadable(exc)}") from None
 
 
 def _quoted(text: str, limit: int = 60) -> str:

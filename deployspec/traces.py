@@ -118,10 +118,10 @@ def load(path: str | os.PathLike) -> dict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise UsageError(f"{path}: not a deployspec trace (nested too deeply)") from None
-    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
+        from deployspec.contract.protocol import unreadable
+
+        raise UsageError(f"{path}: cannot be read: {unreadable(exc)}") from None
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]

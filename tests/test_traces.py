@@ -1,5 +1,6 @@
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -90,14 +91,14 @@ def _mutated(tmp_path, change) -> Path:
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-        ('{"a": ' + "1" * 5000 + "}", "not JSON (Exceeds the limit"),
+        ("[" * 100_000 + "]" * 100_000, "cannot be read: it is nested too deeply"),
+        ('{"a": ' + "1" * 5000 + "}", "cannot be read: Exceeds the limit (4300 digits)"),
     ],
 )
 def test_json_the_parser_refuses_is_a_one_line_error(tmp_path, text, message):
     f = tmp_path / "t.json"
     f.write_text(text)
-    with pytest.raises(UsageError, match=message.replace("(", r"\(")) as info:
+    with pytest.raises(UsageError, match=re.escape(message)) as info:
         traces.load(f)
     assert "\n" not in str(info.value)
 
