@@ -78,7 +78,8 @@ class Graph:
     ``root()`` is the start node, ``expand(node)`` yields ``(edge, child, info)``
     for every outgoing move, where ``edge`` is a small integer such that
     ``child_by_edge(node, edge)`` rebuilds the same child (used to rebuild a path
-    from parent pointers), ``key(node)`` is what identifies a node as visited.
+    from parent pointers, with ``layer`` set to the node's depth as when it was
+    expanded), ``key(node)`` is what identifies a node as visited.
     """
 
     #: the depth of the nodes being expanded (set by the search before each layer)
@@ -344,7 +345,8 @@ def bfs(
     path = goal_state = None
     if found is not None:
         path, goal_state = [], graph.root()
-        for e in search.path_to(found):
+        for depth, e in enumerate(search.path_to(found)):
+            graph.layer = depth
             goal_state, action = graph.child_by_edge(goal_state, e)
             path.append(action)
     return BfsResult(

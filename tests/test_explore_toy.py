@@ -227,3 +227,23 @@ def test_a_settle_bound_that_cuts_the_phase_is_in_the_trace_and_the_message(boun
         assert r.message == ("settled at c2 (the settle phase was cut at settle_steps=2: "
                              "the platform was still busy)")
 
+
+# --- rebuilding the path -------------------------------------------------------------
+
+
+@trace_property("toy", initial=None)
+def marks_only_first(last_mark, step):
+    """``go`` must not follow a ``mark`` made after the first step (memory: the index of the last mark)."""
+    label = step.action.get("label")
+    if label == "mark":
+        return step.index, None
+    return last_mark, ("go after a late mark" if label == "go" and last_mark else None)
+
+
+def test_the_path_is_rebuilt_with_the_step_indices_the_search_saw():
+    # mark, mark, go: the second mark changes only the memory (0 -> 1), so it is a move
+    # only if the rebuilt path gives it its index, 1, as the search did
+    model, config = toy_model({"start": [(Move("mark"), "start"), (Move("go"), "end")]})
+    r = explore(model, config, marks_only_first)
+    assert r.verdict == "violated", r.message
+    assert story(r) == [("mark", None), ("mark", None), ("go", None)]

@@ -179,10 +179,12 @@ class ProductGraph(Graph):
         return (after, new_memory), message
 
     def child_by_edge(self, node, e):
+        """The move ``e`` from ``node``, at step ``self.layer`` (the node's depth): a
+        property may remember a step's index, so the memory is rebuilt as the search saw it."""
         state, memory = node
         obs = self.model.observe(state)
         action = self.model.candidate_actions(obs, self.config)[e]
-        child, _ = self._move(state, memory, obs, action, self.variant.step(state, action), 0)
+        child, _ = self._move(state, memory, obs, action, self.variant.step(state, action), self.layer)
         return child, action
 
 
@@ -304,7 +306,8 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
                     seed, out_dir, stats) -> Result:
     """Replay the shortest path through a Session so the file is an ordinary trace."""
     actions, node = [], graph.root()
-    for e in layered.path_to(goal):
+    for depth, e in enumerate(layered.path_to(goal)):
+        graph.layer = depth
         node, action = graph.child_by_edge(node, e)
         actions.append(action)
     skip = frozenset((prop.name, c) for c in graph.skip_causes)
