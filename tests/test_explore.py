@@ -242,3 +242,42 @@ def test_bounds_reach_the_search_and_the_trace_file(capsys, tmp_path):
     assert all(r["stats"]["bounds"]["max_instances"] == 1 for r in results)
     saved = traces.load(by_prop["single_active_deployment"]["counterexample"])
     assert saved["config"]["max_depth"] == 4 and replay(saved).reproduced
+
+
+@pytest.mark.parametrize("settle_steps", [80, 3])
+def test_the_settler_settles_every_state_as_the_replaying_session_does(settle_steps):
+    """The explorer's settle phase (``Settler``, memoised) and the one a trace file
+    replays (``Session.settle``) end after the same steps with the same verdict, from
+    every reachable state: nothing to do, an idle tick, the settle bound (at 3) included."""
+    from deployspec.adapter import ReferenceAdapter
+    from deployspec.engines.explore import Settler
+    from deployspec.session import Session
+
+    variant = MODEL.variant("capi-2022")
+    config = small("capi-2022", max_instances=1, settle_steps=settle_steps)
+    prop = MODEL.property("deployment_converges")
+    states = []
+    bfs(MODEL, variant, config, goal=lambda s, o: states.append(s))
+    settler = Settler(MODEL, variant, config, prop)
+    ends = set()
+    for state in states:
+        message, steps = settler.outcome(state)
+        session = Session(MODEL, ReferenceAdapter(MODEL, variant), (prop,), config)
+        session.adapter.state = state  # the session starts from this state
+        session.obs = session.initial = MODEL.observe(state)
+        v = session.settle()
+        assert (len(session.steps), v is None) == (steps, message is None)
+        assert v is None or v.message.startswith(message)  # the session's may say the bound cut it
+        ends.add(_how_the_settle_phase_ended(session, v))
+    assert ends >= {"nothing to do", "idle tick", "finished"} | ({"bound"} if settle_steps == 3 else set())
+
+
+def _how_the_settle_phase_ended(session, violation) -> str:
+    if not session.steps:
+        return "nothing to do"
+    if violation is not None and "the settle phase was cut" in violation.message:
+        return "bound"
+    observations = [session.initial] + [s["observation"] for s in session.steps]
+    if session.steps[-1]["action"]["type"] == "tick" and observations[-1] == observations[-2]:
+        return "idle tick"
+    return "finished"
