@@ -128,6 +128,30 @@ def test_jobs_give_the_verdicts_of_a_serial_run(tmp_path):
         r.verdict == "violated" for r in serial)
 
 
+def test_jobs_give_every_cause_of_a_serial_close_look(capsys, tmp_path):
+    """A close look (--variant) searches again for each further cause inside the job
+    that found the first one: with --jobs 2 the same results, causes and files come
+    back, in the same order. Small bounds keep the four causes of app_stays_available
+    on capi-current (and two of capacity_within_bound) and the proofs in a second."""
+    def close_look(jobs: int) -> tuple[int, list[dict], list[str]]:
+        out_dir = tmp_path / f"jobs{jobs}"
+        status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-current",
+                             "--engine", "explore", "--bound", "max_deployments=2",
+                             "--bound", "max_instances=1", "--bound", "max_droplets=1",
+                             "--budget", "60", "--jobs", str(jobs), "--json", "--out", str(out_dir))
+        return status, json.loads(out)["results"], sorted(p.name for p in out_dir.glob("*.json"))
+
+    key = lambda r: (r["property"], r["verdict"], r["cause"], r["trace_length"], r["stats"]["states"],
+                     (r["stats"].get("other_causes") or "").split(":")[0])  # not the seconds after it
+    status, serial, files = close_look(1)
+    assert status == 1
+    causes = [r["cause"] for r in serial if r["property"] == "app_stays_available"]
+    assert len(causes) == len(set(causes)) >= 3  # several causes, each from its own search
+    status2, parallel, files2 = close_look(2)
+    assert status2 == status and [key(r) for r in parallel] == [key(r) for r in serial]
+    assert files2 == files and len(files) == sum(r["verdict"] == "violated" for r in serial)
+
+
 def test_a_matrix_that_differs_from_the_declarations_exits_1(capsys, monkeypatch):
     """The CI gate: a fixed design that suddenly 'declares' a violation it does not
     show (or a historic one that lost its bug) must fail the check."""
