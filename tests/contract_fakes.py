@@ -5,7 +5,9 @@ the reference VARIANT over the protocol until the N-th action request, then
 misbehaves as MODE says. Every process it starts writes its pid to PIDFILE,
 so a test can check that none outlives the run.
 
-Imported: factories for ``--python`` whose objects misbehave the same ways.
+Imported: factories for ``--python`` whose objects misbehave the same ways, and
+objects that work but do not conform to capi-safe (``python contract_fakes.py
+--serve FACTORY`` serves one of them over the protocol).
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ import subprocess
 import sys
 import time
 
+import attrs
+from deployspec.reference.capi import rules
+
 from deployspec.contract.examples import ReferenceImplementation
-from deployspec.contract.server import Server
+from deployspec.contract.server import Server, serve
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
          "big-number")
@@ -62,6 +67,8 @@ def _note(pidfile: str | None, pid: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[0] == "--serve":  # a factory below, behind the protocol
+        return serve(globals()[argv[1]](), "capi")
     variant, mode, n = argv[0], argv[1], int(argv[2])
     pidfile = argv[3] if len(argv) > 3 else None
     _note(pidfile, os.getpid())
@@ -193,6 +200,93 @@ class Hangs(ReferenceImplementation):
 
     def close(self):
         Hangs.calls_after_hang += Hangs.hung
+
+
+# --- implementations that accept, refuse or observe otherwise than capi-safe ------
+# For the conformance check (--reference capi-safe, tests/test_contract_conformance.py).
+# Each differs from capi-safe in one way only; `python contract_fakes.py --serve NAME`
+# puts the factory NAME behind the protocol.
+
+
+class RefusesIdleTicks(ReferenceImplementation):
+    """Refuses a tick that has nothing to do, which capi-safe accepts (as a no-op).
+    Its observations are capi-safe's throughout: only the refusal differs."""
+
+    def perform(self, action):
+        if action["type"] == "tick" and self.variant.step(self.state, self.model.action(action)) == self.state:
+            return "nothing to do"
+        return super().perform(action)
+
+
+class RefusesNothing(ReferenceImplementation):
+    """Answers "accepted" where capi-safe refuses (a scale while a deployment is
+    CANCELING), and then does nothing: its observations are capi-safe's throughout."""
+
+    def perform(self, action):
+        super().perform(action)  # the refusal's reason is dropped: None, accepted
+
+
+class StartsWithOneInstance(ReferenceImplementation):
+    """capi-safe, except that a new deployment's process starts with one instance
+    whatever is already there or in flight (as every design did before PR #3907): it
+    accepts and refuses what capi-safe does, but its observations differ after some deploys."""
+
+    def __init__(self, model, variant):
+        super().__init__(model, variant)
+        self.variant = attrs.evolve(self.variant, starting_instances=rules.one_starting_instance)
+
+
+class RefusesButScales(ReferenceImplementation):
+    """Refuses a scale while a deployment is CANCELING, as capi-safe does, but scales
+    the newest web process all the same: a refusal that changes the state."""
+
+    def perform(self, action):
+        reason = super().perform(action)
+        if reason is not None and action["type"] == "scale":
+            unblocked = attrs.evolve(self.variant, scale_blocked_in=frozenset())
+            self.state = unblocked.step(self.state, self.model.action(action))
+        return reason
+
+
+class Reworded(ReferenceImplementation):
+    """Conforms to capi-safe in its own words: other refusal reasons, and every
+    object of the observation with its keys in another order (neither is part of
+    the contract)."""
+
+    def perform(self, action):
+        reason = super().perform(action)
+        return None if reason is None else f"422 Unprocessable Entity: {reason.upper()}"
+
+    def observe(self):
+        return _keys_reversed(super().observe())
+
+
+def _keys_reversed(value):
+    if isinstance(value, dict):
+        return {k: _keys_reversed(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_keys_reversed(v) for v in value]
+    return value
+
+
+def refuses_idle_ticks():
+    return RefusesIdleTicks("capi", "capi-safe")
+
+
+def refuses_nothing():
+    return RefusesNothing("capi", "capi-safe")
+
+
+def starts_with_one_instance():
+    return StartsWithOneInstance("capi", "capi-safe")
+
+
+def refuses_but_scales():
+    return RefusesButScales("capi", "capi-safe")
+
+
+def reworded():
+    return Reworded("capi", "capi-safe")
 
 
 def moody():

@@ -1,0 +1,115 @@
+"""The conformance check (``--reference``) against implementations that differ from it in one way.
+
+``conforms_to_capi-safe`` demands that after every step the implementation accepts exactly
+what capi-safe accepts (the refusal's wording is free) and observes what capi-safe observes
+(deployspec/contract/conformance.py). The fakes in ``contract_fakes.py`` each break one
+clause, and one breaks none:
+
+* ``refuses_idle_ticks`` refuses what capi-safe accepts, observations equal (V1);
+* ``refuses_nothing`` accepts what capi-safe refuses, observations equal (V2);
+* ``starts_with_one_instance`` accepts and refuses alike but observes otherwise after an
+  accepted deploy (V3), and ``refuses_but_scales`` after a refusal both make;
+* ``reworded`` conforms in other words: other refusal reasons, keys in another order.
+
+In process (``--python``) and over the protocol (``--exec``), both adapters carry refusals.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+
+FAKES = Path(__file__).with_name("contract_fakes.py")
+REFUSED = "Cannot scale this process while a deployment is in flight."
+
+def differs(at: int, label: str, diff: str) -> str:
+    return f"after step {at} ({label}) the observation differs from capi-safe: {diff}"
+
+
+#: factory, the step the divergence is reported at (and its label), the violation's message,
+#: the shrunk trace's actions, and the diff's line (the message's when the observations are equal)
+DIVERGENCES = [
+    ("refuses_idle_ticks", 1, "tick()",
+     "step 1 (tick()): capi-safe accepts it, the implementation rejected it (nothing to do)",
+     ["push", "tick"]),
+    ("refuses_nothing", 3, "scale(instances=0)",
+     f"step 3 (scale(instances=0)): capi-safe rejects it ({REFUSED}), the implementation accepted it",
+     ["push", "deploy", "cancel", "scale"]),
+    # capi-safe starts the process with min(max_in_flight 1, owic 0) = 0; the fake with 1
+    ("starts_with_one_instance", 2, "deploy()",
+     differs(2, "deploy()", 'processes[1].instances: capi-safe [], implementation ["STARTING"]'),
+     ["push", "scale", "deploy"]),
+    ("refuses_but_scales", 3, "scale(instances=0)",
+     differs(3, "scale(instances=0)", 'processes[1].instances: capi-safe ["STARTING"], implementation []'),
+     ["push", "deploy", "cancel", "scale"]),
+]
+
+
+def target(how: str, factory: str) -> tuple[str, str]:
+    if how == "--python":
+        return how, f"contract_fakes:{factory}"
+    return how, " ".join(shlex.quote(str(a)) for a in (sys.executable, FAKES, "--serve", factory))
+
+
+@pytest.fixture
+def beside_the_fakes(monkeypatch):
+    """``--python contract_fakes:…`` finds the module in the current directory."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+
+
+def run(capsys, *argv) -> tuple[int, str]:
+    status = main([str(a) for a in argv])
+    return status, capsys.readouterr().out
+
+
+def conformance(capsys, how: tuple[str, str], *extra) -> tuple[int, str]:
+    return run(capsys, "contract", *how, "--model", "capi", "--reference", "capi-safe",
+               "--property", "conforms_to_capi-safe", "--examples", 30, "--seed", 0, *extra)
+
+
+@pytest.mark.parametrize("how", ["--python", "--exec"])
+@pytest.mark.parametrize("factory, at, label, message, kinds", DIVERGENCES, ids=[d[0] for d in DIVERGENCES])
+def test_a_divergence_from_the_reference_is_reported_at_its_step(capsys, tmp_path, beside_the_fakes, how,
+                                                                 factory, at, label, message, kinds):
+    impl = target(how, factory)
+    status, out = conformance(capsys, impl, "--out", tmp_path)
+    assert status == 1, out
+    lines = out.splitlines()
+    assert "capi / implementation: conforms_to_capi-safe violated (engine contract, seed 0)" in lines
+    assert f"  {message}" in lines
+    assert f"first divergence from capi-safe at step {at} ({label}):" in lines
+    # the diff under the two pictures: the observations' difference, else the message
+    assert f"    {message.split(': ', 1)[1] if message.startswith('after') else message}" in lines
+    assert "conforms_to_capi-safe  VIOLATED" in out
+    (path,) = tmp_path.glob("implementation--conforms_to_capi-safe--*.json")
+    trace = traces.load(path)
+    assert trace["violation"] == {"step": at, "message": message}
+    assert [s["action"]["type"] for s in trace["steps"]] == kinds
+    # the saved trace reproduces on the implementation, and capi-safe conforms to itself
+    status, out = run(capsys, "replay", path, *impl)
+    assert status == 1 and "reproduces on" in out
+    status, out = run(capsys, "replay", path, "--variant", "capi-safe")
+    assert status == 0 and "does not reproduce" in out
+
+
+@pytest.mark.parametrize("how", ["--python", "--exec"])
+def test_an_implementation_that_conforms_in_other_words_passes(capsys, tmp_path, beside_the_fakes, how):
+    impl = target(how, "reworded")
+    status, out = conformance(capsys, impl)
+    assert status == 0, out
+    assert "conforms_to_capi-safe  holds" in out and "every check holds" in out
+    # the refusal the search may not meet, for certain: a scale while CANCELING, refused in
+    # other words, and the observation after it with every key in another order
+    status, out = conformance(capsys, target("--python", "refuses_nothing"), "--out", tmp_path)
+    assert status == 1
+    (path,) = tmp_path.glob("*.json")
+    status, out = run(capsys, "replay", path, *impl)
+    assert status == 0, out
+    assert "does not reproduce" in out and "conforms_to_capi-safe holds (1 action(s) rejected" in out
