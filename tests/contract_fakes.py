@@ -261,6 +261,17 @@ class Reworded(ReferenceImplementation):
         return _keys_reversed(super().observe())
 
 
+class StartsWithADroplet(ReferenceImplementation):
+    """Reports a droplet before any push (capi-safe has none until the push stages
+    one); from the push on its observations are capi-safe's."""
+
+    def observe(self):
+        obs = super().observe()
+        if obs["app"] is None:
+            obs["droplets"] = [{"id": 0, "healthy": True}]
+        return obs
+
+
 def _keys_reversed(value):
     if isinstance(value, dict):
         return {k: _keys_reversed(value[k]) for k in reversed(list(value))}
@@ -287,6 +298,10 @@ def refuses_but_scales():
 
 def reworded():
     return Reworded("capi", "capi-safe")
+
+
+def starts_with_a_droplet():
+    return StartsWithADroplet("capi", "capi-safe")
 
 
 def moody():

@@ -9,6 +9,7 @@ clause, and one breaks none:
 * ``refuses_nothing`` accepts what capi-safe refuses, observations equal (V2);
 * ``starts_with_one_instance`` accepts and refuses alike but observes otherwise after an
   accepted deploy (V3), and ``refuses_but_scales`` after a refusal both make;
+* ``starts_with_a_droplet`` observes otherwise before the first step;
 * ``reworded`` conforms in other words: other refusal reasons, keys in another order.
 
 In process (``--python``) and over the protocol (``--exec``), both adapters carry refusals.
@@ -113,3 +114,21 @@ def test_an_implementation_that_conforms_in_other_words_passes(capsys, tmp_path,
     status, out = run(capsys, "replay", path, *impl)
     assert status == 0, out
     assert "does not reproduce" in out and "conforms_to_capi-safe holds (1 action(s) rejected" in out
+
+
+def test_a_divergence_before_the_first_step_is_reported_at_the_initial_observation(capsys, tmp_path,
+                                                                                   beside_the_fakes):
+    """The fake reports a droplet before any push; after the push its observations are
+    capi-safe's. The report names the initial observation and shows the two initial
+    observations, not the ones after step 0, which agree."""
+    status, out = conformance(capsys, target("--python", "starts_with_a_droplet"), "--out", tmp_path)
+    assert status == 1, out
+    message = "the initial observation differs from capi-safe: droplets: capi-safe has 0 entries, implementation 1"
+    lines = out.splitlines()
+    assert f"  {message}" in lines
+    (path,) = tmp_path.glob("*.json")
+    assert traces.load(path)["violation"]["message"] == message
+    report = lines[lines.index("first divergence from capi-safe at the initial observation:"):]
+    assert report[1].split() == ["capi-safe", "-", "-"]  # no web process, no deployment
+    assert report[2].split() == ["implementation", "-", "-"]
+    assert report[3] == "    droplets: capi-safe has 0 entries, implementation 1"

@@ -41,7 +41,7 @@ def conformance_property(model, variant_name: str, config: Any) -> Property:
             return result, f"{where}: {variant_name} accepts it, the implementation rejected it ({step.rejected})"
         problems = differences(model.observe(result), step.after, variant_name)
         if problems:
-            return result, _message(f"after {where}", variant_name, problems)
+            return result, _message(f"after {where} the observation", variant_name, problems)
         return result, None
 
     return Property(
@@ -55,9 +55,9 @@ def conformance_property(model, variant_name: str, config: Any) -> Property:
     )
 
 
-def _message(where: str, variant: str, problems: list[str]) -> str:
+def _message(what: str, variant: str, problems: list[str]) -> str:
     more = f" (and {len(problems) - 1} more difference(s))" if len(problems) > 1 else ""
-    return f"{where} the observation differs from {variant}: {problems[0]}{more}"
+    return f"{what} differs from {variant}: {problems[0]}{more}"
 
 
 def differences(expected: Any, actual: Any, reference: str = "reference", path: str = "",
@@ -109,14 +109,16 @@ def divergence_report(trace: dict) -> str:
     state = model.initial_state(model.config_from_json(trace["config"]))
     at = trace["violation"]["step"]
     steps = trace["steps"]
-    for step in steps[: at + 1]:
-        result = variant.step(state, model.action(step["action"]))
-        state = state if isinstance(result, Rejected) else result
-    if 0 <= at < len(steps):
-        where, actual = f"step {at} ({action_label(steps[at]['action'])})", steps[at]["observation"]
-    else:
-        where, actual = "the initial observation", trace["initial"]
     expected = model.observe(state)
+    if differences(expected, trace["initial"]) or not 0 <= at < len(steps):
+        # before the first step (reported with step 0, whose own observations may agree)
+        where, actual = "the initial observation", trace["initial"]
+    else:
+        for step in steps[: at + 1]:
+            result = variant.step(state, model.action(step["action"]))
+            state = state if isinstance(result, Rejected) else result
+        where, actual = f"step {at} ({action_label(steps[at]['action'])})", steps[at]["observation"]
+        expected = model.observe(state)
     width = max(len(variant_name), len("implementation"))
     lines = [f"first divergence from {variant_name} at {where}:"]
     for who, obs in ((variant_name, expected), ("implementation", actual)):
