@@ -248,6 +248,16 @@ class RefusesButScales(ReferenceImplementation):
         return reason
 
 
+class ScalesWhileDeploying(ReferenceImplementation):
+    """Accepts a scale while a deployment is DEPLOYING, PREPAUSED or PAUSED, and scales
+    the newest web process, the deploying one; every reference variant refuses that
+    scale (process_scale.rb). While CANCELING it refuses, as capi-safe does."""
+
+    def __init__(self, model, variant):
+        super().__init__(model, variant)
+        self.variant = attrs.evolve(self.variant, scale_blocked_in=frozenset({"CANCELING"}))
+
+
 class Reworded(ReferenceImplementation):
     """Conforms to capi-safe in its own words: other refusal reasons, and every
     object of the observation with its keys in another order (neither is part of
@@ -298,6 +308,10 @@ def refuses_but_scales():
 
 def reworded():
     return Reworded("capi", "capi-safe")
+
+
+def scales_while_deploying():
+    return ScalesWhileDeploying("capi", "capi-safe")
 
 
 def starts_with_a_droplet():

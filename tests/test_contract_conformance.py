@@ -132,3 +132,16 @@ def test_a_divergence_before_the_first_step_is_reported_at_the_initial_observati
     assert report[1].split() == ["capi-safe", "-", "-"]  # no web process, no deployment
     assert report[2].split() == ["implementation", "-", "-"]
     assert report[3] == "    droplets: capi-safe has 0 entries, implementation 1"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the machine offers only the actions capi.model.candidate_actions lists, and it leaves out a "
+    "scale while a deployment progresses ('every design refuses [it]: a stutter'), so an "
+    "implementation that accepts one is never asked"))
+def test_an_implementation_that_accepts_a_scale_while_deploying_does_not_conform(capsys, beside_the_fakes):
+    """capi-safe (like every reference variant) refuses a scale while a deployment is
+    DEPLOYING; the fake accepts it and scales the deploying process. conforms_to_capi-safe
+    promises that the implementation "accepts exactly the actions capi-safe accepts"."""
+    status, out = conformance(capsys, target("--python", "scales_while_deploying"))
+    assert status == 1, out
+    assert f"capi-safe rejects it ({REFUSED}), the implementation accepted it" in out
