@@ -14,11 +14,13 @@ def proc(pid, n=0, *, running=None, droplet=0, starting=0, crashed=0):
     return {"id": pid, "droplet": droplet, "instances": inst[:max(n, len(inst))]}
 
 
-def dep(did, state, reason, process, owic, value=None, droplet=0):
+def dep(did, state, reason, process, owic, value=None, droplet=0, **extra):
+    """A deployment observation; ``extra``: optional fields (max_in_flight, web_instances, ...)."""
     value = value or ("ACTIVE" if state in ("DEPLOYING", "CANCELING", "PAUSED", "PREPAUSED") else "FINALIZED")
     return {
         "id": did, "state": state, "status_value": value, "status_reason": reason,
         "deploying_process": process, "droplet": droplet, "previous_droplet": droplet, "owic": owic,
+        **extra,
     }
 
 
