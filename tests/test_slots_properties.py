@@ -1,5 +1,6 @@
 """The slots properties judge observations; short runs pin down their edges."""
 
+import jsonschema
 import pytest
 from deployspec.reference.slots.actions import (
     CrashRetry,
@@ -12,6 +13,7 @@ from deployspec.reference.slots.actions import (
     Swap,
     Validate,
 )
+from deployspec.spec.core import Monitor, Step
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
@@ -100,3 +102,189 @@ def test_first_deployment_on_a_tag_that_does_not_exist_yet():
 def test_every_property_has_a_summary_citing_its_source(prop):
     doc = SLOTS.property(prop).doc
     assert "#316" in doc or "#299" in doc or "Image tag best practices" in doc
+
+
+# --- hand-built steps: one branch of one property at a time -------------------
+
+SCHEMA = jsonschema.Draft202012Validator(SLOTS.schema())
+PLATFORM = ("deliver_webhook", "recycle", "crash_retry")
+RELEASE = {"tag": "release"}
+
+
+def slot(site, *digests, image=RELEASE):
+    """A slot whose instances run ``digests`` (None: an empty container; a dict: as given)."""
+    instances = [d if isinstance(d, dict) else {"digest": d, "status": "running" if d is not None else "empty"}
+                 for d in digests]
+    return {"site": site, "image": image, "settings": [], "instances": instances}
+
+
+def world(production, staging, *, tag=None, validated=(), last_swap=None):
+    """Two slots fed by a registry where d0..d2 were pushed and ``:release`` points to ``tag``."""
+    return {
+        "registry": {"digests": [{"id": i, "healthy": True} for i in range(3)],
+                     "tags": {} if tag is None else {"release": tag}, "webhook": None, "pending_deliveries": 0},
+        "slots": {"production": production, "staging": staging},
+        "validated": list(validated),
+        "last_swap": last_swap,
+    }
+
+
+def run(prop, start, *steps):
+    """Feed one property steps from the observation ``start``; each step is
+    ``(action, after)`` or ``(action, after, refusal)``. The first violation or None."""
+    m = Monitor((SLOTS.property(prop),))
+    before = start
+    SCHEMA.validate(start)
+    for i, (action, after, *refused) in enumerate(steps):
+        SCHEMA.validate(after)
+        actor = "platform" if action["type"] in PLATFORM else "user"
+        v = m.advance(Step(i, action, actor, refused[0] if refused else None, before, after))
+        if v:
+            return v
+        before = after
+    return None
+
+
+def state(prop, obs):
+    SCHEMA.validate(obs)
+    return SLOTS.property(prop).advance(None, Step(0, {"type": "push"}, "user", None, obs, obs))[1]
+
+
+PUSH = {"type": "push", "healthy": True}
+SET_PRODUCTION = {"type": "set_image", "slot": "production"}
+SWAP = {"type": "swap"}
+#: production (site A) released on d0, staging (site B) set to d1
+RELEASED = world(slot("A", 0), slot("B", 1), tag=1)
+#: ... after the swap: production is site B, on d1
+SWAPPED = world(slot("B", 1), slot("A", 0), tag=1, last_swap="completed")
+#: d2 pushed after the swap; swapping back restarts site A, which pulls it
+PUSHED_AFTER_SWAP = {**SWAPPED, "registry": {**SWAPPED["registry"], "tags": {"release": 2}}}
+BACK_WRONG = world(slot("A", 2), slot("B", 1), tag=2, last_swap="completed")
+
+
+def test_unreleased_digest_message_names_the_step_what_was_released_and_what_was_validated():
+    v = run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+            (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
+            (PUSH, world(slot("A", 0), slot("B", None), tag=1, validated=[1])),
+            ({"type": "restart", "slot": "production"}, world(slot("A", 1), slot("B", None), tag=1, validated=[1])))
+    assert v.message == ("production runs d1 after step 2 (restart), never released to it "
+                         "(released: d0; validated in staging: d1)")
+
+
+def test_set_image_on_production_releases_what_production_runs_after_it():
+    assert run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+               (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
+               (PUSH, world(slot("A", 0), slot("B", None), tag=1)),
+               (SET_PRODUCTION, world(slot("A", 1), slot("B", None), tag=1))) is None
+
+
+def test_a_set_image_on_staging_that_lands_in_production_is_no_release():
+    v = run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+            ({"type": "set_image", "slot": "staging"}, world(slot("A", 0), slot("B", 0), tag=0)))
+    assert v is not None and "production runs d0 after step 0 (set_image)" in v.message
+
+
+def test_a_set_image_the_platform_refused_releases_nothing_even_if_production_changed():
+    v = run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+            (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0), "refused"))
+    assert v is not None and "production runs d0" in v.message
+
+
+def test_an_empty_container_runs_nothing_unreleased():
+    assert run("production_runs_only_released_images", world(slot("A", None), slot("B", None)),
+               ({"type": "push"}, world(slot("A", None), slot("B", None), tag=0))) is None
+
+
+def test_a_completed_swap_releases_what_staging_ran_before_it():
+    assert run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+               (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
+               (PUSH, world(slot("A", 0), slot("B", None), tag=1)),
+               ({"type": "set_image", "slot": "staging"}, RELEASED),
+               (SWAP, SWAPPED)) is None
+
+
+def test_an_aborted_swap_releases_nothing():
+    """Staging ran d1, but crashed with production's settings, so the swap aborted;
+    a later restart that lands d1 in production is still no release."""
+    aborted = {**RELEASED, "last_swap": "aborted"}
+    restarted = world(slot("A", 1), slot("B", 1), tag=1, last_swap="aborted")
+    v = run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+            (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
+            (PUSH, world(slot("A", 0), slot("B", None), tag=1)),
+            ({"type": "set_image", "slot": "staging"}, RELEASED),
+            (SWAP, aborted),
+            ({"type": "restart", "slot": "production"}, restarted))
+    assert v is not None and v.step == 4 and "production runs d1" in v.message
+
+
+def test_rollback_message_names_the_swap_back_and_what_production_ran_before():
+    v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP), (SWAP, BACK_WRONG))
+    assert v.message == "swap back at step 2 left production on d2, not the d0 it ran before the previous swap"
+
+
+def test_rollback_is_judged_at_every_swap_against_the_swap_before_it():
+    back = world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, back), (SWAP, SWAPPED)) is None
+
+
+def test_an_aborted_swap_is_neither_a_rollback_nor_a_new_previous():
+    aborted = {**SWAPPED, "last_swap": "aborted"}
+    back = world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, aborted), (SWAP, back)) is None
+
+
+def test_a_refused_set_image_does_not_change_what_the_rollback_must_restore():
+    v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
+            ({"type": "set_image", "slot": "staging"}, PUSHED_AFTER_SWAP, "refused"),
+            (SWAP, BACK_WRONG))
+    assert v is not None and v.step == 3
+
+
+def test_an_accepted_set_image_between_the_swaps_changes_what_previous_means():
+    staged = world(slot("B", 1), slot("A", 2), tag=2, last_swap="completed")
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
+               ({"type": "set_image", "slot": "staging"}, staged), (SWAP, BACK_WRONG)) is None
+
+
+def test_a_push_that_restarts_production_is_reported_with_what_it_changed():
+    v = run("push_does_not_touch_production", world(slot("A", 0), slot("B", 0), tag=0),
+            ({"type": "push", "healthy": True}, world(slot("A", 1), slot("B", 0), tag=1)))
+    assert v.message == "push at step 0 changed production (site A) from d0 to d1"
+
+
+def test_a_push_may_change_staging():
+    assert run("push_does_not_touch_production", world(slot("A", 0), slot("B", 0), tag=0),
+               ({"type": "deliver_webhook"}, world(slot("A", 0), slot("B", 1), tag=1))) is None
+
+
+def test_only_pushes_and_deliveries_are_held_to_leave_production_alone():
+    assert run("push_does_not_touch_production", world(slot("A", 0), slot("B", 0), tag=1),
+               ({"type": "restart", "slot": "production"}, world(slot("A", 1), slot("B", 0), tag=1))) is None
+
+
+def test_slot_runs_one_version_names_the_slot_and_its_digests():
+    assert state("slot_runs_one_version", world(slot("A", 0, 1), slot("B", 1, 1), tag=1)) == (
+        "production serves d0, d1 on different instances")
+    assert state("slot_runs_one_version", world(slot("A", 1, 1), slot("B", 1, 1), tag=1)) is None
+
+
+def test_no_latent_drift_against_a_pinned_digest():
+    pinned = world(slot("A", 0, image={"digest": 1}), slot("B", 1, image={"digest": 1}), tag=1)
+    assert state("no_latent_drift", pinned) == (
+        "production instance 0 runs d0 but its reference now resolves to d1: a restart would change it")
+
+
+def test_no_latent_drift_in_an_empty_staging_instance():
+    obs = world(slot("A", 1), slot("B", 1, None), tag=1)
+    assert state("no_latent_drift", obs) == (
+        "staging instance 1 runs nothing but release now resolves to d1: a restart would change it")
+
+
+def test_no_latent_drift_when_the_reference_is_reset_to_no_image():
+    obs = world(slot("A", 0, image=None), slot("B", 0), tag=0)
+    assert state("no_latent_drift", obs) == (
+        "production instance 0 runs d0 but its reference now resolves to nothing: a restart would change it")
+
+
+def test_an_empty_container_on_a_tag_not_pushed_yet_or_no_image_does_not_drift():
+    assert state("no_latent_drift", world(slot("A", None), slot("B", None, image=None))) is None
