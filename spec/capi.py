@@ -166,18 +166,22 @@ def _droplets(ds: frozenset[int]) -> str:
 
 @settled_property(MODEL)
 def deployment_converges(obs: Observation) -> str | None:
-    """Once user actions stop, every deployment of a healthy droplet is finalized
-    and, with none active, exactly one web process remains.
+    """Once user actions stop, every deployment of a healthy droplet is finalized,
+    every cancel completes and, with none active, exactly one web process remains.
 
     Bounded liveness: judged after the platform settles (the updater keeps ticking
     and instances start) within the model's settle bound. A PAUSED canary waits
-    for the user's continue by design, so it is not stuck.
+    for the user's continue by design, so it is not stuck; a deployment of a
+    droplet that cannot start never finishes rolling out, also by design (upstream
+    keeps it DEPLOYING), but canceling it must end whatever the droplets' health.
     """
     if obs["app"] is None:
         return None
-    stuck = [d for d in active(obs) if _healthy(obs, d["droplet"]) and d["state"] != "PAUSED"]
-    if stuck:
-        return f"d{stuck[0]['id']} (healthy droplet {stuck[0]['droplet']}) is still {stuck[0]['state']} after settling"
+    for d in active(obs):
+        if d["state"] == "CANCELING":
+            return f"d{d['id']} is still CANCELING after settling"
+        if _healthy(obs, d["droplet"]) and d["state"] != "PAUSED":
+            return f"d{d['id']} (healthy droplet {d['droplet']}) is still {d['state']} after settling"
     if not active(obs) and len(obs["processes"]) != 1:
         return f"{len(obs['processes'])} web processes remain with no deployment active"
     return None

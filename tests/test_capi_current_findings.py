@@ -74,3 +74,36 @@ def test_capi_safe_cancel_does_not_wait_for_a_prior_that_cannot_start() -> None:
     assert safe.settle() is None
     assert [p["instances"] for p in safe.obs["processes"]] == [["RUNNING"]]
     assert safe.obs["deployments"][-1]["state"] == "CANCELED"
+
+
+def test_capi_safe_cancel_with_nothing_that_can_serve_ends_at_once() -> None:
+    """The shortest trace the explorer found once deployment_converges judged every
+    cancel (11 steps): the app's only droplet that ran is broken, a second deployment
+    of it is canceled, and every instance crashes. The roll-back could only wait for
+    the prior process to become routable, forever; with nothing routable or starting
+    there is nothing to keep serving, so capi-safe cancels at once as upstream does."""
+    from deployspec.reference.capi.actions import Scale, Stage
+
+    story = [Push(1), Stage(False), Scale(0), Deploy(), Tick(), Scale(1), Deploy(), Cancel()]
+    safe = _run("capi-safe", "deployment_converges", story)
+    assert [p["droplet"] for p in safe.obs["processes"]] == [1, 1]
+    assert safe.obs["deployments"][-1]["state"] == "CANCELING"
+    assert safe.settle() is None
+    assert safe.obs["deployments"][-1]["state"] == "CANCELED"
+    assert [p["instances"] for p in safe.obs["processes"]] == [["CRASHED"]]
+
+
+def test_capi_safe_cancel_waits_while_an_instance_is_starting() -> None:
+    """The at-once fallback is only for nothing left to serve: while the canceled
+    deployment's own instance may still start, the roll-back waits for it (and the
+    selection then keeps the process that serves)."""
+    from deployspec.reference.capi.actions import Scale, Stage
+
+    s = _run("capi-safe", "deployment_converges",
+             [Push(1), Stage(False), Scale(0), Deploy(), Tick(), Scale(1), Runtime(1), Stage(True),
+              Deploy(), Cancel(), Tick()])
+    assert s.obs["deployments"][-1]["state"] == "CANCELING"
+    assert [p["instances"] for p in s.obs["processes"]] == [["CRASHED"], ["STARTING"]]
+    assert s.settle() is None
+    assert s.obs["deployments"][-1]["state"] == "CANCELED"
+    assert [p["instances"] for p in s.obs["processes"]] == [["RUNNING"]]

@@ -412,10 +412,20 @@ def test_a_paused_canary_waits_for_the_user_and_is_not_stuck():
     assert spec.deployment_converges.at_settled(paused) is None
 
 
-def test_prepaused_and_canceling_deployments_of_a_healthy_droplet_are_stuck():
-    for state, reason in (("PREPAUSED", "PAUSED"), ("CANCELING", "CANCELING")):
-        obs = app([proc(0, 1), proc(1, 1)], [dep(0, state, reason, 1, 1)])
-        assert spec.deployment_converges.at_settled(obs) == f"d0 (healthy droplet 0) is still {state} after settling"
+def test_a_prepaused_deployment_of_a_healthy_droplet_is_stuck():
+    obs = app([proc(0, 1), proc(1, 1)], [dep(0, "PREPAUSED", "PAUSED", 1, 1)])
+    assert spec.deployment_converges.at_settled(obs) == "d0 (healthy droplet 0) is still PREPAUSED after settling"
+
+
+@pytest.mark.parametrize("healthy", [True, False])
+def test_a_cancel_must_complete_whatever_the_health_of_the_canceled_droplet(healthy):
+    """Upstream keeps a deployment of a droplet that cannot start DEPLOYING, but
+    canceling it restores the previous process: nothing excuses a cancel that never ends
+    (capi-safe's graceful roll-back once waited forever for a prior process whose
+    instances crash)."""
+    obs = app([proc(0, 1, running=0, crashed=1, droplet=1), proc(1, 1, running=0, crashed=1, droplet=1)],
+              [dep(0, "CANCELING", "CANCELING", 1, 1, droplet=1)], droplets=(True, healthy))
+    assert spec.deployment_converges.at_settled(obs) == "d0 is still CANCELING after settling"
 
 
 def test_with_no_deployment_active_exactly_one_web_process_remains():

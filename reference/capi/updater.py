@@ -18,6 +18,7 @@ from .state import (
     ACTIVE,
     CANCELED,
     CANCELING,
+    CRASHED,
     DEGENERATE,
     DEPLOYED,
     DEPLOYING,
@@ -25,8 +26,10 @@ from .state import (
     PAUSED,
     PREPAUSED,
     RUNNING,
+    STARTING,
     CapiState,
     Deployment,
+    Process,
 )
 
 if TYPE_CHECKING:
@@ -136,7 +139,11 @@ def cancel_step_destroy_then_scale(
     routable yet (docs-dev-guide #563, a canary canceled after a 100 % step)."""
     if deployment.state != CANCELING:
         return state
-    prior = variant.select_prior(state, deployment, reports)
+    return _cancel_at_once(state, deployment, variant.select_prior(state, deployment, reports))
+
+
+def _cancel_at_once(state: CapiState, deployment: Deployment, prior: Process) -> CapiState:
+    """Every web process but ``prior`` destroyed, ``prior`` scaled to owic, CANCELED."""
     state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
     state = state.with_process(prior.scaled_to(deployment.owic))
     return state.with_deployment(deployment.moved_to(CANCELED, FINALIZED, CANCELED))
@@ -152,10 +159,19 @@ def cancel_step_roll_back(
     processes (the canceled deployment's, still serving) are scaled down as the
     prior one's instances become routable, idle ones first. Once the prior process
     is back at owic, all routable, the others are destroyed and the deployment is
-    CANCELED. Until then it stays CANCELING and the next dispatch goes on."""
+    CANCELED. Until then it stays CANCELING and the next dispatch goes on.
+
+    A roll-back onto a prior whose instances crash can never finish (a crashed
+    instance is never routable, and it blocks up-scaling); the selection rule
+    then picks a process that serves, if any. With nothing routable or starting
+    anywhere there is no service to keep: the cancel ends at once, as upstream's does."""
     if deployment.state != CANCELING:
         return state
     prior = variant.select_prior(state, deployment, reports)
+    if prior.count(CRASHED) and not any(
+        RUNNING in p.instances or STARTING in p.instances for p in state.processes
+    ):
+        return _cancel_at_once(state, deployment, prior)
     state, finished = scaling.scale_process(
         state,
         prior.id,
