@@ -50,7 +50,8 @@ def single_active_deployment(obs: Observation) -> str | None:
 @trace_property(MODEL, initial=(False, 0))
 def app_stays_available(memory, step: Step):
     """While the app is started and was serving, some web instance stays routable,
-    unless the user's latest request (push or scale) asked for 0 instances.
+    unless the user's latest request (push, scale, or deploy with web_instances)
+    asked for 0 instances.
 
     The seed's expected result ("rolling deployments should not lead to an
     unavailable application in case the new app version can't be started",
@@ -64,6 +65,8 @@ def app_stays_available(memory, step: Step):
     obs, kind = step.after, step.action["type"]
     if step.rejected is None and kind in ("push", "scale"):
         wanted = step.action["instances"]
+    elif step.rejected is None and kind == "deploy" and step.action.get("web_instances"):
+        wanted = step.action["web_instances"]  # a deployment can ask for a new count too
     if obs["app"] is None or not obs["app"]["started"] or wanted == 0:
         return (False, wanted), None
     up = routable(obs)
@@ -85,7 +88,9 @@ def _loss_cause(step: Step) -> str:
     * ``cancel-scales-down-serving``: a routable instance, which the cancel step
       scaled away (down to the original count);
     * ``cancel-keeps-crashed``: crashed instances (an unhealthy droplet);
-    * ``cancel-keeps-unstarted``: instances none of which had started yet.
+    * ``cancel-keeps-unstarted``: instances none of which had started yet;
+    * ``cancel-keeps-nothing``: no web process of the app survived the step (no
+      reference design does this; an implementation under test may).
 
     Any other tick is the deployments' scale step (``scale-step``); a user action
     is named by its verb.
@@ -98,6 +103,8 @@ def _loss_cause(step: Step) -> str:
         return "scale-step"
     had = {p["id"]: p["instances"] for p in step.before["processes"]}
     kept = [had[p["id"]] for p in step.after["processes"] if p["id"] in had]
+    if not kept:
+        return "cancel-keeps-nothing"
     if any(not had[p["id"]] and p["instances"] for p in step.after["processes"] if p["id"] in had):
         return "cancel-restarts-from-zero"
     if any("RUNNING" in instances for instances in kept):

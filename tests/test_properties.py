@@ -113,6 +113,23 @@ def test_after_a_scale_to_zero_the_app_is_judged_again_only_once_it_serves_again
     assert v is not None and v.step == 5
 
 
+def test_a_deploy_with_web_instances_after_a_scale_to_zero_makes_the_app_judged_again():
+    """web_instances is a request for a count like push and scale: after scale(0), a
+    deployment asking for 2 instances makes the app's availability matter again."""
+    zero = app([proc(0, 0)], [])
+    rolling = app([proc(0, 0), proc(1, 2)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 0, web_instances=2)])
+    deployed = app([proc(1, 2)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 0, web_instances=2)])
+    crashed = app([proc(1, 2, running=0, crashed=2)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 0, web_instances=2)])
+    steps = [("push", {"instances": 1}), ("scale", {"instances": 0}), ("deploy", {"web_instances": 2}),
+             ("tick", {}), ("tick", {})]
+    v = run(spec.app_stays_available, [SERVING, zero, rolling, deployed, crashed], steps)
+    assert v is not None and v.step == 4
+    # a refused deploy asks for nothing: the scale to 0 still excuses the app
+    refused = [*steps[:2], ("deploy", {"web_instances": 2}, "a deployment is in progress"), *steps[3:]]
+    down = app([proc(0, 1, running=0, crashed=1)], [])
+    assert run(spec.app_stays_available, [SERVING, zero, zero, SERVING, down], refused) is None
+
+
 def test_a_stopped_app_need_not_serve_and_must_serve_again_before_it_is_judged():
     down = stopped(app([proc(0, 1, running=0, crashed=1)], []))
     restarting = app([proc(0, 1, running=0, starting=1)], [])
@@ -203,6 +220,11 @@ def test_cancel_that_keeps_unstarted_instances_and_destroys_the_serving_and_cras
     after = app([proc(2, 1, running=0, starting=1)], [dep(0, "CANCELED", "CANCELED", 1, 1, droplet=1)],
                 droplets=(True, False))
     assert loss_cause(before, after) == "cancel-keeps-unstarted"
+
+
+def test_cancel_that_keeps_no_web_process_is_named_so():
+    before = canceling(proc(0, 1), proc(1, 1, running=0, starting=1))
+    assert loss_cause(before, canceled()) == "cancel-keeps-nothing"
 
 
 def test_a_kept_process_left_at_zero_is_not_a_restart_from_zero():
