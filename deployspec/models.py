@@ -1,8 +1,9 @@
 """The registry of models: everything an engine needs to know about one.
 
 A model bundles its action vocabulary, its variants, its properties, its
-configuration (the bounds) and two functions over observations: which actions
-to try next, and what the platform does when left alone (settling).
+configuration (the bounds) and functions over observations: which actions
+to try next, which ones to probe in a contract run besides, and what the
+platform does when left alone (settling).
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ class Model:
     #: state -> the representative of its symmetry class, for the explorer
     #: (must keep every property's verdict); None = states are already canonical
     canonical: Callable[[Any], Any] | None = None
+    #: obs, config -> the actions ``candidate_actions`` leaves out there because every
+    #: design refuses them or they change nothing: stutters for exploring the
+    #: reference, but a contract run tries them on the implementation too
+    #: (``build_machine(probes=True)``); None = nothing is left out
+    probe_actions: Callable[[dict, Any], list[Action]] | None = None
 
     @property
     def lanes_plural(self) -> str:
@@ -106,6 +112,7 @@ def _capi() -> Model:
         initial_state=capi_model.initial_state,
         observe=capi.observe,
         candidate_actions=capi_model.candidate_actions,
+        probe_actions=capi_model.probe_actions,
         settle_action=capi_model.settle_action,
         schema_file="capi.observation.schema.json",
         lanes="web process",
@@ -128,6 +135,7 @@ def _slots() -> Model:
         initial_state=slots_model.initial_state,
         observe=slots.observe,
         candidate_actions=slots_model.candidate_actions,
+        probe_actions=slots_model.probe_actions,
         settle_action=slots_model.settle_action,
         schema_file="slots.observation.schema.json",
         lanes="slot",

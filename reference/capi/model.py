@@ -128,9 +128,43 @@ def _tick_unavailable(deployment: int) -> Tick:
 
 
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
-    """Every action worth trying from an observation, simplest first (for shrinking)."""
+    """Every action worth trying from an observation, simplest first (for shrinking).
+
+    Leaves out what every design refuses or ignores here: for exploring the
+    reference those are stutters (``probe_actions`` lists them)."""
+    return _actions(obs, config, None)
+
+
+def probe_actions(obs: dict, config: CapiConfig) -> list:
+    """The actions ``candidate_actions`` leaves out of this observation because
+    every design refuses them here or they change nothing, simplest first.
+
+    A contract run tries them too: an implementation that accepts what the
+    reference refuses (or refuses, or acts on, what it ignores) does not conform.
+    Before the push: everything but a push; after it: a push, ``runtime`` of a
+    process with no STARTING instance, ``tick(failed=…)`` of the only active
+    deployment (nothing happens but what the dispatcher does before the steps,
+    which a plain ``tick`` does too), ``cancel`` with nothing to cancel or while
+    CANCELING with no newer droplet, ``continue`` with no PAUSED deployment,
+    ``scale`` while a deployment progresses. So a probe reaches no state the
+    candidates do not. What the bounds leave out (a stage past ``max_droplets``,
+    a deploy past ``max_deployments``) is no probe: the reference accepts it."""
+    probes: list = []
+    _actions(obs, config, probes)
+    return probes
+
+
+def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
+    """The candidate actions; with ``probes`` a list, the probes are appended to it,
+    each where the candidates leave it out (one decision for both)."""
     fixed = _fixed_actions(config)
     if obs["app"] is None:
+        if probes is not None:  # every design refuses all of these before the push
+            probes.append(_TICK)
+            probes += fixed["stage"]
+            probes += fixed["deploy"]
+            probes += (_CANCEL, _CONTINUE)
+            probes += fixed["scale"]
         return list(fixed["push"])
     out: list = []
     deployments = obs["deployments"]
@@ -148,10 +182,14 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
     for p in obs["processes"]:
         if "STARTING" in p["instances"]:
             out.append(_runtime(p["id"]))
+        elif probes is not None:  # no STARTING instance to settle: refused
+            probes.append(_runtime(p["id"]))
     out.append(_TICK)
     if len(active) > 1:  # with one active deployment a failed step is a stutter: skip it
         for d in active:
             out.append(_tick_failed(d))
+    elif probes is not None:
+        probes += [_tick_failed(d) for d in active]
     for d in active:
         out.append(_tick_unavailable(d))
     if len(obs["droplets"]) < config.max_droplets:
@@ -162,11 +200,19 @@ def candidate_actions(obs: dict, config: CapiConfig) -> list:
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
     ):  # canceling again changes nothing unless a droplet was staged since
         out.append(_CANCEL)
+    elif probes is not None:  # nothing to cancel (refused), or canceling again
+        probes.append(_CANCEL)
     if paused:
         out.append(_CONTINUE)
+    elif probes is not None:  # no PAUSED deployment: refused
+        probes.append(_CONTINUE)
     if not progressing:
-        # every design refuses a web scale while a deployment progresses: a stutter
         out += fixed["scale"]
+    elif probes is not None:
+        # every design refuses a web scale while a deployment progresses: a stutter
+        probes += fixed["scale"]
+    if probes is not None:  # the app exists: a push is refused
+        probes += fixed["push"]
     return out
 
 

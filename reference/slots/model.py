@@ -92,8 +92,31 @@ def candidate_actions(obs: dict, config: SlotsConfig) -> list:
 
     A pull that would land what an instance already has changes nothing, so
     restarts, recycles and retries are offered only where they would change it;
-    ``validate`` only when it would pass. Refusals and no-ops waste search steps.
+    ``validate`` only when it would pass. Refusals and no-ops waste search steps
+    (``probe_actions`` lists them).
     """
+    return _actions(obs, config, None)
+
+
+def probe_actions(obs: dict, config: SlotsConfig) -> list:
+    """The actions ``candidate_actions`` leaves out of this observation because
+    every design refuses them here or they change nothing, simplest first.
+
+    A contract run tries them too: an implementation that accepts what the
+    reference refuses (or refuses, or acts on, what it ignores) does not conform.
+    They are ``validate`` while a staging instance is not running, a webhook
+    delivery with none queued, and the restart, recycles and crash retries that
+    would pull what an instance already has (or retry one that is not failing).
+    What the bounds leave out (a push past ``max_pushes``, a scale-out past
+    ``max_instances``) is no probe: the reference accepts it."""
+    probes: list = []
+    _actions(obs, config, probes)
+    return probes
+
+
+def _actions(obs: dict, config: SlotsConfig, probes: list | None) -> list:
+    """The candidate actions; with ``probes`` a list, the probes are appended to it,
+    each where the candidates leave it out (one decision for both)."""
     out: list = []
     reg = obs["registry"]
     if len(reg["digests"]) < config.max_pushes:
@@ -102,16 +125,28 @@ def candidate_actions(obs: dict, config: SlotsConfig) -> list:
     staging = obs["slots"][STAGING]["instances"]
     if all(i["status"] == "running" for i in staging):
         out.append(Validate())
+    elif probes is not None:  # refused: validation fails
+        probes.append(Validate())
     if reg["pending_deliveries"]:
         out.append(DeliverWebhook())
+    elif probes is not None:  # refused: nothing queued
+        probes.append(DeliverWebhook())
     for slot in (PRODUCTION, STAGING):
         stale = _stale(reg, obs["slots"][slot])
         if stale:
             out.append(Restart(slot))
+        elif probes is not None:  # every pull lands what its instance has: changes nothing
+            probes.append(Restart(slot))
         for i in stale:
             out.append(Recycle(slot, i))
             if obs["slots"][slot]["instances"][i]["status"] == "crash_loop":
                 out.append(CrashRetry(slot, i))
+            elif probes is not None:  # not failing to start: refused
+                probes.append(CrashRetry(slot, i))
+        if probes is not None:
+            for i in range(len(obs["slots"][slot]["instances"])):
+                if i not in stale:  # the pull lands what it has: changes nothing
+                    probes += (Recycle(slot, i), CrashRetry(slot, i))  # (a retry: or refused)
     if len(obs["slots"][PRODUCTION]["instances"]) < config.max_instances:
         out.append(ScaleOut())
     return out

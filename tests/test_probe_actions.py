@@ -1,0 +1,138 @@
+"""What each model probes in a contract run besides its candidate actions (``probe_actions``).
+
+The search over a reference tries ``candidate_actions`` only: it leaves out what every design
+refuses in the observed state, or what changes nothing there, because for exploring the
+reference those are stutters. A contract run tries them too (``build_machine(probes=True)``),
+so that an implementation accepting what the reference refuses is asked. These tests pin that
+the two lists are disjoint, that leaving the probes out loses the explorer no transition, and
+which actions each model probes where.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+from deployspec.reference.core import Rejected
+
+from deployspec.engines.explore import explore_config
+from deployspec.models import get_model
+
+CAPI, SLOTS = get_model("capi"), get_model("slots")
+
+#: the verbs each model probes somewhere within the explored bounds
+PROBED = {
+    "capi": {"push", "stage", "deploy", "cancel", "continue_", "scale", "tick", "runtime"},
+    "slots": {"validate", "deliver_webhook", "restart", "recycle", "crash_retry"},
+}
+
+
+def reachable(model, variant, config, limit: int):
+    """States reachable by candidate actions, breadth first, at most ``limit``."""
+    start = model.initial_state(config)
+    seen, todo = {start}, deque([start])
+    while todo and len(seen) < limit:
+        state = todo.popleft()
+        yield state
+        for action in model.candidate_actions(model.observe(state), config):
+            after = variant.step(state, action)
+            if not isinstance(after, Rejected) and after not in seen:
+                seen.add(after)
+                todo.append(after)
+
+
+@pytest.mark.parametrize("model, variant", [(m, v) for m in (CAPI, SLOTS) for v in m.variants],
+                         ids=lambda x: x if isinstance(x, str) else x.name)
+def test_a_probe_is_refused_or_adds_no_transition(model, variant):
+    """Every probe is refused by the variant, leaves the state as it is, or goes where a
+    candidate action goes too: the explorer, which tries candidates only, misses nothing."""
+    v = model.variant(variant)
+    config = explore_config(model, v)
+    kinds, refused = set(), set()
+    for state in reachable(model, v, config, limit=2500):
+        obs = model.observe(state)
+        candidates = model.candidate_actions(obs, config)
+        probes = model.probe_actions(obs, config)
+        assert not set(candidates) & set(probes), obs
+        successors = {v.step(state, a) for a in candidates}
+        for action in probes:
+            after = v.step(state, action)
+            kinds.add(action.kind)
+            if isinstance(after, Rejected):
+                refused.add(action.kind)
+            else:
+                assert after == state or after in successors, (obs, str(action))
+    assert kinds == PROBED[model.name]
+    # the reference refuses some probes of each kind but the no-op ones
+    assert refused >= PROBED[model.name] - {"restart", "recycle"}
+
+
+def obs_after(model, variant, actions, config=None):
+    v = model.variant(variant)
+    config = config or model.default_config(v)
+    state = model.initial_state(config)
+    for a in actions:
+        state = v.step(state, model.action(a))
+        assert not isinstance(state, Rejected), (a, state)
+    return model.observe(state), config
+
+
+def labels(actions) -> list[str]:
+    return [str(a) for a in actions]
+
+
+def test_capi_before_the_push_probes_everything_but_a_push():
+    obs, config = obs_after(CAPI, "capi-safe", [])
+    assert {a.kind for a in CAPI.candidate_actions(obs, config)} == {"push"}
+    assert {a.kind for a in CAPI.probe_actions(obs, config)} == PROBED["capi"] - {"push", "runtime"}
+
+
+def test_capi_while_deploying_probes_scale_continue_push_and_the_failed_tick():
+    obs, config = obs_after(CAPI, "capi-safe", [{"type": "push"}, {"type": "deploy"}])
+    probes = labels(CAPI.probe_actions(obs, config))
+    # no process has settled an instance, none is without a STARTING one: no runtime probe
+    assert probes == ["tick(failed=d0)", "continue_()", "scale(instances=0)", "scale(instances=1)",
+                      "scale(instances=2)", "scale(instances=3)", "push(instances=1)",
+                      "push(instances=2)", "push(instances=3)"]
+    assert not {a.kind for a in CAPI.candidate_actions(obs, config)} & {"scale", "continue_", "push"}
+
+
+def test_capi_canceling_again_is_probed_until_a_droplet_is_staged():
+    steps = [{"type": "push"}, {"type": "deploy"}, {"type": "cancel"}]
+    obs, config = obs_after(CAPI, "capi-safe", steps)
+    assert "cancel()" in labels(CAPI.probe_actions(obs, config))
+    assert "cancel()" not in labels(CAPI.candidate_actions(obs, config))
+    obs, config = obs_after(CAPI, "capi-safe", [*steps, {"type": "stage"}])
+    assert "cancel()" in labels(CAPI.candidate_actions(obs, config))
+    assert "cancel()" not in labels(CAPI.probe_actions(obs, config))
+
+
+def test_capi_runtime_is_probed_for_a_process_without_a_starting_instance():
+    obs, config = obs_after(CAPI, "capi-safe", [{"type": "push"}, {"type": "runtime", "process": 0}])
+    assert "runtime(P0)" in labels(CAPI.probe_actions(obs, config))
+    assert "runtime(P0)" not in labels(CAPI.candidate_actions(obs, config))
+
+
+def test_the_bounds_are_no_probes():
+    """A stage past max_droplets, a push past max_pushes: the reference accepts them, the
+    bounds only keep the search finite. Neither list has them."""
+    obs, config = obs_after(CAPI, "capi-safe", [{"type": "push"}, {"type": "stage"}, {"type": "stage"}])
+    assert len(obs["droplets"]) == config.max_droplets
+    assert "stage" not in {a.kind for a in CAPI.candidate_actions(obs, config) + CAPI.probe_actions(obs, config)}
+    config = SLOTS.config_type(max_pushes=1)
+    obs, config = obs_after(SLOTS, "slots-pipeline-immutable", [{"type": "push"}], config)
+    assert "push" not in {a.kind for a in SLOTS.candidate_actions(obs, config) + SLOTS.probe_actions(obs, config)}
+
+
+def test_slots_probes_what_the_candidates_skip():
+    obs, config = obs_after(SLOTS, "slots-pipeline-immutable", [])
+    # nothing queued, staging empty (validation fails), every pull lands what each instance has
+    assert labels(SLOTS.probe_actions(obs, config)) == [
+        "validate()", "deliver_webhook()",
+        "restart(slot='production')", "recycle(slot='production', instance=0)",
+        "crash_retry(slot='production', instance=0)", "recycle(slot='production', instance=1)",
+        "crash_retry(slot='production', instance=1)",
+        "restart(slot='staging')", "recycle(slot='staging', instance=0)",
+        "crash_retry(slot='staging', instance=0)", "recycle(slot='staging', instance=1)",
+        "crash_retry(slot='staging', instance=1)",
+    ]
