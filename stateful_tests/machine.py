@@ -5,6 +5,12 @@ a rule runs only when the observation offers such an action (a precondition, not
 a rejection); its arguments are drawn from the actions the model offers, simplest
 first so shrinking lands on readable traces. Properties are checked after every
 step; at the end the platform settles and the settled properties are judged.
+
+With ``probes=True`` (contract runs) one more rule, ``probe``, tries the actions
+the model leaves out because every design refuses them or they change nothing
+there (``model.probe_actions``): an implementation must refuse or ignore them
+too. It is one rule among the verbs' and never runs twice in a row
+(``_probe_rule``), so probes stay a minority of the steps.
 """
 
 from __future__ import annotations
@@ -44,16 +50,21 @@ def build_machine(
     settle: bool = True,
     name: str = "DeploymentMachine",
     skip: frozenset[tuple[str, str]] = frozenset(),
+    probes: bool = False,
 ) -> type[RuleBasedStateMachine]:
     """A machine class; each instance opens one adapter and runs one session.
 
-    ``skip``: (property, cause) pairs not to report again (``Monitor``)."""
+    ``skip``: (property, cause) pairs not to report again (``Monitor``).
+    ``probes``: also try ``model.probe_actions`` (a contract run)."""
+    probing = model.probe_actions if probes else None
 
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             self.session = Session(model, adapter_factory(), tuple(properties), config, skip)
             self._offered: dict[str, list] | None = None
+            self._probes: dict[str, list] | None = None
+            self._probed_last = False
             #: a step raised (a fault, Ctrl-C): teardown must not drive the system again
             self._broken = False
 
@@ -66,8 +77,18 @@ def build_machine(
                 self._offered = by_kind
             return self._offered.get(kind, [])
 
+        def probed(self) -> dict[str, list]:
+            """The probe actions now, by verb (computed once per step)."""
+            if self._probes is None:
+                by_kind: dict[str, list] = {}
+                for a in probing(self.session.obs, config):
+                    by_kind.setdefault(a.kind, []).append(a)
+                self._probes = by_kind
+            return self._probes
+
         def do(self, action) -> None:
-            self._offered = None
+            self._offered = self._probes = None
+            self._probed_last = False
             self._broken = True
             v = self.session.perform(action)
             self._broken = False
@@ -88,6 +109,9 @@ def build_machine(
     for kind in model.vocabulary:
         Machine_rule = _make_rule(kind)
         setattr(Machine, kind.rstrip("_") if kind.endswith("_") else kind, Machine_rule)
+    if probing is not None:
+        assert PROBE not in model.vocabulary, f"a verb is named {PROBE!r}"
+        Machine.probe = _probe_rule(tuple(model.vocabulary))
     Machine.__name__ = Machine.__qualname__ = name
     return Machine
 
@@ -107,3 +131,43 @@ def _make_rule(kind: str):
 
     run.__name__ = kind
     return precondition(has_some)(rule(pick=PICKS)(run))
+
+
+PROBE = "probe"
+
+
+def _probe_rule(verbs: tuple[str, ...]):
+    """The rule for probes: a verb, then one of its probe actions.
+
+    How often: Hypothesis draws a rule uniformly from those it may run, so a
+    probe is about as likely as one verb's actions; and this rule never runs
+    twice in a row, so an example whose verb rules swarm testing turned off
+    (before the push only ``push`` is offered) ends at once, as it did before
+    probes, instead of running 40 refused steps. One probe shows a divergence
+    by itself (the implementation accepts, refuses or changes what the
+    reference does not), so none needs another before it.
+
+    Shrinking: the verb is drawn from the whole vocabulary (when it has no
+    probes here, the next one in the vocabulary that has), not from the verbs
+    probed here, so it stays the same when the shrinker deletes earlier steps.
+    Verb and action come from one number, so a step of this rule is as few
+    choices as a verb's, few enough for the shrinker to delete (it deletes up to
+    five consecutive choices). The vocabulary is passed as an argument (a
+    constant: no choice) so that the rule has two arguments: Hypothesis orders
+    rules by their number of arguments, and its shrinker, lowering a step's rule
+    index, then turns probes into the verbs' steps, not verbs' steps into probes."""
+    n = len(verbs)
+
+    def may_probe(self) -> bool:
+        return not self._probed_last and bool(self.probed())
+
+    def run(self, verbs: tuple[str, ...], choice: int) -> None:
+        by_kind = self.probed()
+        verb, pick = choice % n, choice // n
+        options = by_kind[next(k for k in verbs[verb:] + verbs[:verb] if k in by_kind)]
+        self.do(options[pick % len(options)])
+        self._probed_last = True
+
+    run.__name__ = PROBE
+    choice = st.integers(0, n * 64 - 1)
+    return precondition(may_probe)(rule(verbs=st.just(verbs), choice=choice)(run))

@@ -238,11 +238,13 @@ class StartsWithOneInstance(ReferenceImplementation):
 
 class RefusesButScales(ReferenceImplementation):
     """Refuses a scale while a deployment is CANCELING, as capi-safe does, but scales
-    the newest web process all the same: a refusal that changes the state."""
+    the newest web process all the same: a refusal that changes the state. (Other
+    refused scales, while a deployment progresses or before the push, change nothing.)"""
 
     def perform(self, action):
+        canceling = any(d["state"] == "CANCELING" for d in self.observe()["deployments"])
         reason = super().perform(action)
-        if reason is not None and action["type"] == "scale":
+        if reason is not None and action["type"] == "scale" and canceling:
             unblocked = attrs.evolve(self.variant, scale_blocked_in=frozenset())
             self.state = unblocked.step(self.state, self.model.action(action))
         return reason

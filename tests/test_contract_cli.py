@@ -49,7 +49,7 @@ def test_a_correct_implementation_passes(capsys, how):
 
 
 #: a seed that finds the bug within 10 examples (Hypothesis then shrinks it)
-FINDS = ("--examples", "10", "--seed", "2")
+FINDS = ("--examples", "10", "--seed", "0")
 
 
 @pytest.mark.parametrize("how", [("--exec", serve("capi-2022")),

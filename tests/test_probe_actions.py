@@ -14,6 +14,7 @@ from collections import deque
 
 import pytest
 from deployspec.reference.core import Rejected
+from deployspec.stateful_tests.machine import PROBE, build_machine
 
 from deployspec.engines.explore import explore_config
 from deployspec.models import get_model
@@ -136,3 +137,11 @@ def test_slots_probes_what_the_candidates_skip():
         "crash_retry(slot='staging', instance=0)", "recycle(slot='staging', instance=1)",
         "crash_retry(slot='staging', instance=1)",
     ]
+
+
+def test_only_a_contract_machine_has_the_probe_rule():
+    """``deployspec check`` and the model's own Hypothesis tests draw from the candidates alone."""
+    v = CAPI.variant("capi-safe")
+    args = (CAPI, lambda: None, CAPI.properties, CAPI.default_config(v))
+    assert not hasattr(build_machine(*args), PROBE)
+    assert hasattr(build_machine(*args, probes=True), PROBE)

@@ -3,7 +3,9 @@
 For each check (conformance to ``--reference`` first, then each spec property)
 the Hypothesis engine searches for a violation with the implementation behind
 the adapter seam, shrinks it, and the trace is saved like any counterexample
-(engine ``contract``, variant = the implementation's name). The first
+(engine ``contract``, variant = the implementation's name). Besides the model's
+candidate actions the machine probes the ones it leaves out as refused or
+no-ops (``model.probe_actions``, docs/contract.md). The first
 implementation fault ends the run; what was found before it is kept.
 
 Exit status: 0 every check holds, 1 a property is violated or the
@@ -164,8 +166,10 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     from deployspec.engines import hypothesis_engine as engine
 
     model, target = conn.model, conn.target
+    # probes: the actions the model's search leaves out as refused or no-ops on the
+    # reference; the implementation must do with them what the reference does
     kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
-              "engine_name": "contract", "out_dir": None}
+              "engine_name": "contract", "out_dir": None, "probes": True}
     try:
         if max_examples is not None:
             r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed, **kwargs)

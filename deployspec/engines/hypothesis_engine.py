@@ -65,9 +65,11 @@ def check_property(
     deadline_s: float | None = None,
     engine_name: str = "hypothesis",
     skip_causes: frozenset[str] = frozenset(),
+    probes: bool = False,
 ) -> Result:
     """Search for a violation of ``prop`` with a cause not in ``skip_causes``;
-    save the shrunk trace under ``out_dir``."""
+    save the shrunk trace under ``out_dir``. ``probes``: also try the actions the
+    model leaves out as refused or no-ops (a contract run, ``build_machine``)."""
     on_reference = adapter_factory is None
     if on_reference:
         variant = model.variant(variant_name)
@@ -76,7 +78,8 @@ def check_property(
     config = config or model.default_config()
     counter = {"steps": 0, "examples": 0}
     skip = frozenset((prop.name, c) for c in skip_causes)
-    base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine", skip=skip)
+    base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine", skip=skip,
+                         probes=probes)
 
     class Counted(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
