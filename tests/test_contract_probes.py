@@ -1,0 +1,146 @@
+"""A contract run probes the actions the search's candidates leave out (``model.probe_actions``).
+
+``candidate_actions`` leaves out what every reference design refuses in the observed state,
+or what changes nothing there: for exploring the reference those are stutters. An
+implementation may still get them wrong, and ``conforms_to_<reference>`` promises that it
+accepts exactly what the reference accepts; so the contract machine has one more rule that
+tries them (tests/test_probe_actions.py pins which actions they are). Each fake in
+``contract_fakes.py`` below differs from the reference on one probed kind only:
+
+* ``accepts_refused_KIND`` answers "accepted" (and does nothing) where the reference refuses;
+* ``refuses_no_op_KIND`` refuses where the reference accepts and nothing changes;
+* ``scales_while_deploying`` scales while a deployment progresses, ``ignores_failed_steps``
+  runs the updater step a ``tick(failed=…)`` fails.
+
+The reference variants themselves, probed the same way, conform.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from deployspec.contract import harness
+from deployspec.contract.examples import ReferenceImplementation
+from deployspec.models import get_model
+
+REJECTS = r"step \d+ \(.*\): {ref} rejects it \(.+\), the implementation accepted it"
+NO_OP_REFUSED = r"step \d+ \(.*\): {ref} accepts it, the implementation rejected it \(nothing to do\)"
+DIFFERS = r"after step \d+ \(.*\) the observation differs from {ref}: .+"
+
+#: factory, model, reference, the kind probed at the diverging step, the message's form, seed
+#: (100 examples each; the seed is one of the ~9 in 10 that find it that soon)
+CAUGHT = [
+    ("accepts_refused_push", "capi", "push", REJECTS, 0),
+    ("accepts_refused_stage", "capi", "stage", REJECTS, 0),  # before the push
+    ("accepts_refused_deploy", "capi", "deploy", REJECTS, 1),  # before the push
+    ("accepts_refused_tick", "capi", "tick", REJECTS, 0),  # before the push
+    ("accepts_refused_cancel", "capi", "cancel", REJECTS, 0),  # nothing to cancel
+    ("accepts_refused_continue_", "capi", "continue_", REJECTS, 0),  # nothing PAUSED
+    ("accepts_refused_runtime", "capi", "runtime", REJECTS, 0),  # no STARTING instance
+    ("scales_while_deploying", "capi", "scale", REJECTS, 1),
+    ("ignores_failed_steps", "capi", "tick", DIFFERS, 0),  # the only active deployment's step
+    ("refuses_no_op_cancel", "capi", "cancel", NO_OP_REFUSED, 0),  # canceling again
+    ("slots_accepts_refused_validate", "slots", "validate", REJECTS, 0),
+    ("slots_accepts_refused_deliver_webhook", "slots", "deliver_webhook", REJECTS, 0),
+    ("slots_accepts_refused_crash_retry", "slots", "crash_retry", REJECTS, 0),
+    ("slots_refuses_no_op_restart", "slots", "restart", NO_OP_REFUSED, 0),
+    ("slots_refuses_no_op_recycle", "slots", "recycle", NO_OP_REFUSED, 0),
+    ("slots_refuses_no_op_crash_retry", "slots", "crash_retry", NO_OP_REFUSED, 0),
+]
+REFERENCE = {"capi": "capi-safe", "slots": "slots-pipeline-immutable"}
+
+
+@pytest.fixture
+def beside_the_fakes(monkeypatch):
+    """``--python contract_fakes:…`` finds the module in the current directory."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(Path(__file__).parent)
+
+
+def conformance(model: str, spec: str, reference: str, *, examples: int, seed: int):
+    run = harness.run(get_model(model), harness.Target("python", spec), reference=reference,
+                      properties=[f"conforms_to_{reference}"], max_examples=examples, seed=seed)
+    assert run.fault is None, run.fault and run.fault.line()
+    (result,) = run.results
+    return result
+
+
+@pytest.mark.parametrize("factory, model, kind, form, seed", CAUGHT, ids=[c[0] for c in CAUGHT])
+def test_an_implementation_that_differs_on_a_probed_action_does_not_conform(beside_the_fakes, factory,
+                                                                            model, kind, form, seed):
+    reference = REFERENCE[model]
+    r = conformance(model, f"contract_fakes:{factory}", reference, examples=100, seed=seed)
+    assert r.verdict == "violated", r.stats
+    violation = r.trace["violation"]
+    assert re.fullmatch(form.format(ref=reference), violation["message"]), violation["message"]
+    step = r.trace["steps"][violation["step"]]
+    assert step["action"]["type"] == kind
+    # the step is a probe: the search's candidates leave that action out there
+    m = get_model(model)
+    config = m.config_from_json(r.trace["config"])
+    before = r.trace["steps"][violation["step"] - 1]["observation"] if violation["step"] else r.trace["initial"]
+    action = m.action(step["action"])
+    assert action in m.probe_actions(before, config) and action not in m.candidate_actions(before, config)
+
+
+@pytest.mark.parametrize("factory, model, kind", [("accepts_refused_push", "capi", "push"),
+                                                   ("slots_accepts_refused_validate", "slots", "validate")])
+def test_over_the_protocol_too(factory, model, kind):
+    """The probes go over the wire like any action (``contract_fakes.py --serve NAME``)."""
+    fakes = Path(__file__).with_name("contract_fakes.py")
+    command = " ".join(shlex.quote(str(a)) for a in (sys.executable, fakes, "--serve", factory))
+    reference = REFERENCE[model]
+    run = harness.run(get_model(model), harness.Target("exec", command), reference=reference,
+                      properties=[f"conforms_to_{reference}"], max_examples=100, seed=0)
+    assert run.fault is None, run.fault and run.fault.line()
+    (r,) = run.results
+    assert r.verdict == "violated"
+    assert re.fullmatch(REJECTS.format(ref=reference), r.trace["violation"]["message"])
+    assert r.trace["steps"][r.trace["violation"]["step"]]["action"]["type"] == kind
+
+
+@pytest.mark.parametrize("model, variant", [(m, v) for m in ("capi", "slots") for v in get_model(m).variants])
+def test_every_reference_variant_conforms_to_itself_probes_included(model, variant):
+    spec = f"deployspec.contract.examples:{variant.replace('-', '_')}"
+    r = conformance(model, spec, variant, examples=30, seed=0)
+    assert r.verdict == "holds", r.message
+
+
+class Counting(ReferenceImplementation):
+    """capi-safe, counting the steps it is asked for and which of them are probes."""
+
+    seen: ClassVar[Counter] = Counter()
+
+    def reset(self, config):
+        super().reset(config)
+        self.config = self.model.config_from_json(dict(config))
+
+    def perform(self, action):
+        a = self.model.action(action)
+        probe = a in self.model.probe_actions(self.observe(), self.config)
+        Counting.seen["steps"] += 1
+        Counting.seen[f"probe {a.kind}" if probe else "candidate"] += 1
+        return super().perform(action)
+
+
+def test_probes_are_a_minority_of_the_steps_and_each_state_gets_its_own(beside_the_fakes):
+    """The probe rule is one among the verbs' and never runs twice in a row: about one step
+    in seven is a probe (seed 0: 1,634 of 10,655 steps), so the search still goes as deep
+    as it did. Every kind is probed where it is left out (before the push: all but push)."""
+    Counting.seen.clear()
+    sys.modules[__name__].counting = lambda: Counting("capi", "capi-safe")
+    r = conformance("capi", f"{__name__}:counting", "capi-safe", examples=300, seed=0)
+    assert r.verdict == "holds"
+    seen = Counting.seen
+    probes = seen["steps"] - seen["candidate"]
+    assert 0.05 < probes / seen["steps"] < 0.3, seen
+    probed = {k.split()[1] for k in seen if k.startswith("probe ")}
+    assert probed >= {"push", "cancel", "continue_", "scale", "tick", "runtime"}, seen
+    assert probed & {"stage", "deploy"}, seen  # only before the push
