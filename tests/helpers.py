@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deployspec.reference.capi import VARIANTS, from_observation, observe
 from deployspec.reference.capi.actions import Tick
+from deployspec.spec.core import Monitor, Step
 
 
 def proc(pid, n=0, *, running=None, droplet=0, starting=0, crashed=0):
@@ -37,3 +38,19 @@ def tick(variant: str, obs: dict, **kw) -> dict:
     """One updater dispatch on the state the observation describes."""
     state = from_observation(obs)
     return observe(VARIANTS[variant].step(state, Tick(**kw)))
+
+
+def feed(prop, schema, before, steps, platform):
+    """Feed one property steps ``(action, after)`` or ``(action, after, refusal)`` from
+    the observation ``before``, each observation checked against ``schema``; actions
+    whose type is in ``platform`` are the platform's. The first violation, or None."""
+    m = Monitor((prop,))
+    schema.validate(before)
+    for i, (action, after, *refused) in enumerate(steps):
+        schema.validate(after)
+        actor = "platform" if action["type"] in platform else "user"
+        v = m.advance(Step(i, action, actor, refused[0] if refused else None, before, after))
+        if v:
+            return v
+        before = after
+    return None

@@ -8,11 +8,11 @@ which branch of a property it exercises; the observations are checked against
 import jsonschema
 import pytest
 from deployspec.spec import capi as spec
-from deployspec.spec.core import Monitor, Step
+from deployspec.spec.core import Step
 
 from deployspec.models import get_model
 
-from .helpers import app, dep, proc
+from .helpers import app, dep, feed, proc
 
 SCHEMA = jsonschema.Draft202012Validator(get_model("capi").schema())
 NOTHING = {"app": None, "droplets": [], "processes": [], "deployments": []}
@@ -23,15 +23,9 @@ def run(prop, observations, actions, before=NOTHING):
 
     ``actions``: ``(kind, args)``, or ``(kind, args, reason)`` for a refused action.
     """
-    m = Monitor((prop,))
-    for i, (obs, (kind, args, *refused)) in enumerate(zip(observations, actions, strict=True)):
-        SCHEMA.validate(obs)
-        actor = "platform" if kind in ("tick", "runtime") else "user"
-        v = m.advance(Step(i, {"type": kind, **args}, actor, refused[0] if refused else None, before, obs))
-        if v:
-            return v
-        before = obs
-    return None
+    steps = [({"type": kind, **args}, obs, *refused)
+             for obs, (kind, args, *refused) in zip(observations, actions, strict=True)]
+    return feed(prop, SCHEMA, before, steps, ("tick", "runtime"))
 
 
 def check(prop, obs):

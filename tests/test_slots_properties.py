@@ -13,11 +13,13 @@ from deployspec.reference.slots.actions import (
     Swap,
     Validate,
 )
-from deployspec.spec.core import Monitor, Step
+from deployspec.spec.core import Step
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
 from deployspec.session import Session
+
+from .helpers import feed
 
 SLOTS = get_model("slots")
 
@@ -132,17 +134,7 @@ def world(production, staging, *, tag=None, validated=(), last_swap=None):
 def run(prop, start, *steps):
     """Feed one property steps from the observation ``start``; each step is
     ``(action, after)`` or ``(action, after, refusal)``. The first violation or None."""
-    m = Monitor((SLOTS.property(prop),))
-    before = start
-    SCHEMA.validate(start)
-    for i, (action, after, *refused) in enumerate(steps):
-        SCHEMA.validate(after)
-        actor = "platform" if action["type"] in PLATFORM else "user"
-        v = m.advance(Step(i, action, actor, refused[0] if refused else None, before, after))
-        if v:
-            return v
-        before = after
-    return None
+    return feed(SLOTS.property(prop), SCHEMA, start, steps, PLATFORM)
 
 
 def state(prop, obs):
