@@ -40,7 +40,7 @@ CAUGHT = [
     ("accepts_refused_push", "capi", "push", REJECTS, 0),
     ("accepts_refused_stage", "capi", "stage", REJECTS, 0),  # before the push
     ("accepts_refused_deploy", "capi", "deploy", REJECTS, 1),  # before the push
-    ("accepts_refused_tick", "capi", "tick", REJECTS, 0),  # before the push
+    ("accepts_refused_tick", "capi", "tick", REJECTS, 1),  # before the push (8 seeds in 0-9)
     ("accepts_refused_cancel", "capi", "cancel", REJECTS, 0),  # nothing to cancel
     ("accepts_refused_continue_", "capi", "continue_", REJECTS, 0),  # nothing PAUSED
     ("accepts_refused_runtime", "capi", "runtime", REJECTS, 0),  # no STARTING instance

@@ -18,6 +18,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
+from deployspec.engines.seeding import fixed_constants
 from deployspec.minimize import minimize
 from deployspec.stateful_tests.machine import PropertyViolated, build_machine
 
@@ -32,7 +33,8 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     """Rounds of ``ROUND`` examples (seed, seed+1, …) until a violation or the budget ends.
 
     The first round always runs in full, so a given seed gives the same verdict
-    on any machine for bugs the first round finds. ``skip_causes``: causes of
+    on any machine, and in any process (``seeding.fixed_constants``), for bugs
+    the first round finds. ``skip_causes``: causes of
     ``prop`` already found, not to be reported again.
     """
     started = time.perf_counter()
@@ -106,7 +108,8 @@ def check_property(
     hypothesis.core.global_force_seed = seed
     violation = None
     try:
-        run_state_machine_as_test(Counted, settings=the_settings)
+        with fixed_constants():  # the seed alone decides the draws (engines/seeding.py)
+            run_state_machine_as_test(Counted, settings=the_settings)
     except PropertyViolated as exc:
         violation = exc
     except Flaky as exc:  # the implementation under test is not deterministic
