@@ -6,42 +6,68 @@ long as replaying on the same variant still violates the same property (for the
 same cause, when the property names one), and rebuilds the trace from the last
 replay (observations stay consistent).
 The platform settles at the end, as in any replay of a settled trace.
+
+By default the trace is replayed on its variant; a contract run passes a
+``replay_on`` that replays on the implementation under test instead (each
+attempt from a reset), with a deadline, since an implementation can be slow;
+it raises :class:`CannotReplay` when it cannot go on (the implementation
+failed), and the smallest trace found so far is kept.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 from deployspec import traces
 from deployspec.replay import ReplayOutcome, replay
 
 
-def _attempt(trace: dict, actions: list[dict]) -> ReplayOutcome | None:
+class CannotReplay(Exception):
+    """Raised by a ``replay_on`` that cannot replay any more candidates."""
+
+
+def _attempt(trace: dict, actions: list[dict], replay_on: Callable[[dict], ReplayOutcome]) -> ReplayOutcome | None:
     candidate = dict(trace, steps=[{"action": a} for a in actions], settle_from=len(actions))
-    outcome = replay(candidate)
+    outcome = replay_on(candidate)
     cause = trace["violation"].get("cause")  # older traces name none
     if not outcome.reproduced or (cause is not None and outcome.violation.cause != cause):
         return None
     return outcome
 
 
-def minimize(trace: dict) -> dict:
-    """The smallest trace found by removing steps; ``trace`` if none can go."""
+def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
+             seconds: float | None = None) -> dict:
+    """The smallest trace found by removing steps; ``trace`` if none can go.
+
+    ``replay_on(trace)`` replays a candidate (default: on the trace's variant);
+    after ``seconds`` the smallest trace found so far is kept."""
+    deadline = None if seconds is None else time.monotonic() + seconds
     end = trace.get("settle_from")
     actions = [s["action"] for s in (trace["steps"] if end is None else trace["steps"][:end])]
-    best = _attempt(trace, actions)
+    try:
+        best = _attempt(trace, actions, replay_on)
+    except CannotReplay:
+        best = None
     if best is None:
         return trace  # does not reproduce by replay: keep it as it is
-    changed = True
-    while changed:
-        changed = False
-        for width in (1, 2):
-            i = 0
-            while i + width <= len(actions):
-                shorter = actions[:i] + actions[i + width:]
-                outcome = _attempt(trace, shorter)
-                if outcome is not None:
-                    actions, best, changed = shorter, outcome, True
-                else:
-                    i += 1
+    try:
+        changed = True
+        while changed:
+            changed = False
+            for width in (1, 2):
+                i = 0
+                while i + width <= len(actions):
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise CannotReplay("out of time")
+                    shorter = actions[:i] + actions[i + width:]
+                    outcome = _attempt(trace, shorter, replay_on)
+                    if outcome is not None:
+                        actions, best, changed = shorter, outcome, True
+                    else:
+                        i += 1
+    except CannotReplay:
+        pass  # keep the smallest trace found so far
     return traces.build(
         model=trace["model"],
         variant=trace["variant"],

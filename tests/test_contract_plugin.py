@@ -6,6 +6,7 @@ Each case runs pytest in a subprocess, in an empty directory, as a user would.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
 import subprocess
 import sys
@@ -91,3 +92,30 @@ def test_an_unknown_factory_fails_each_test_in_one_line(tmp_path):
     assert "\n--deployspec-python deployspec.contract.examples:nope: module deployspec.contract.examples " \
            "has no 'nope'\n" in r.stdout
     assert "Traceback" not in r.stdout and "UsageError" not in r.stdout
+
+
+def test_a_fault_while_shortening_a_trace_shows_the_fault_and_the_violation(tmp_path):
+    """The implementation fails on a shorter replay of a trace it broke a property on
+    (``harness.replay`` made to fail on the second call, by a plugin loaded with ``-p``)."""
+    (tmp_path / "fails_on_second_replay.py").write_text(
+        "from deployspec.contract import harness\n"
+        "from deployspec.contract.guard import ImplementationFault\n"
+        "calls = []\n"
+        "real = harness.replay\n"
+        "def replay(trace, **kwargs):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 2:\n"
+        "        raise ImplementationFault('it crashed', where='step 0 (push(instances=1))')\n"
+        "    return real(trace, **kwargs)\n"
+        "harness.replay = replay\n"
+    )
+    out = tmp_path / "found"
+    r = subprocess.run([*PYTEST, "-p", "fails_on_second_replay", "--deployspec-python",
+                        "deployspec.contract.examples:capi_2022", "--deployspec-examples", "10",
+                        "--deployspec-seed", "2", "--deployspec-out", str(out), "-k", "single_active_deployment"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+                       env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "implementation fault at step 0 (push(instances=1)): it crashed" in r.stdout
+    assert "2 active deployments: d0 CANCELING, d1 DEPLOYING" in r.stdout
+    assert len(list(out.glob("implementation--single_active_deployment--*.json"))) == 1

@@ -82,12 +82,13 @@ def test_an_implementation_that_differs_on_a_probed_action_does_not_conform(besi
     assert re.fullmatch(form.format(ref=reference), violation["message"]), violation["message"]
     step = r.trace["steps"][violation["step"]]
     assert step["action"]["type"] == kind
-    # the step is a probe: the search's candidates leave that action out there
+    # the search's candidates leave that action out there: only a probe tried it (the trace,
+    # shortened by replay on the fake, may end in an action that no probe lists, such as
+    # runtime(0) before the push, refused by the reference all the same)
     m = get_model(model)
     config = m.config_from_json(r.trace["config"])
     before = r.trace["steps"][violation["step"] - 1]["observation"] if violation["step"] else r.trace["initial"]
-    action = m.action(step["action"])
-    assert action in m.probe_actions(before, config) and action not in m.candidate_actions(before, config)
+    assert m.action(step["action"]) not in m.candidate_actions(before, config)
 
 
 @pytest.mark.parametrize("factory, model, kind", [("accepts_refused_push", "capi", "push"),

@@ -26,6 +26,8 @@ class ImplementationFault(BaseException):
         self.where = where
         self.history = history
         self.checking = checking
+        #: the violation found before the fault, if any (its trace is kept)
+        self.found = None
 
     def line(self) -> str:
         """The one-line report: where, while checking what, and why."""

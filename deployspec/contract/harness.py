@@ -5,8 +5,11 @@ the Hypothesis engine searches for a violation with the implementation behind
 the adapter seam, shrinks it, and the trace is saved like any counterexample
 (engine ``contract``, variant = the implementation's name). Besides the model's
 candidate actions the machine probes the ones it leaves out as refused or
-no-ops (``model.probe_actions``, docs/contract.md). The first
-implementation fault ends the run; what was found before it is kept.
+no-ops (``model.probe_actions``, docs/contract.md). A trace found is then
+shortened by replaying it, less one or two steps at a time, on the
+implementation (``minimize``, at most ``MINIMIZE_SECONDS``). The first
+implementation fault ends the run; what was found before it is kept, the trace
+being shortened when the implementation failed included.
 
 Exit status: 0 every check holds, 1 a property is violated or the
 implementation diverges from the reference, 2 usage error, 3 implementation
@@ -35,9 +38,14 @@ from deployspec.contract.python_adapter import (
 )
 from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
 from deployspec.engines.result import Result
+from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError
+from deployspec.replay import replay
 
 OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
+
+#: how long shortening one found trace by replay on the implementation may take
+MINIMIZE_SECONDS = 10.0
 
 
 @attrs.frozen
@@ -166,10 +174,22 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     from deployspec.engines import hypothesis_engine as engine
 
     model, target = conn.model, conn.target
+    failed: list[ImplementationFault] = []  # while shortening a trace
+
+    def replay_on_implementation(candidate: dict):
+        try:
+            return replay(candidate, adapter=conn.adapter(prop.name), target=target.name)
+        except ImplementationFault as fault:
+            failed.append(fault)
+            raise CannotReplay(fault.line()) from None
+
+    def shrink(trace: dict) -> dict:
+        return minimize(trace, replay_on_implementation, seconds=MINIMIZE_SECONDS)
+
     # probes: the actions the model's search leaves out as refused or no-ops on the
     # reference; the implementation must do with them what the reference does
     kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
-              "engine_name": "contract", "out_dir": None, "probes": True}
+              "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
     try:
         if max_examples is not None:
             r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed, **kwargs)
@@ -183,10 +203,14 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
             f"is reset complete? is anything random or time-dependent?)",
             where="a repeated example", checking=prop.name))
     if r.verdict == "violated" and r.trace is not None:
-        r.trace["extra"] = {"implementation": {target.kind: target.spec,
-                                               "name": conn.implementation}}
+        r.trace["extra"] = {**r.trace.get("extra", {}),
+                            "implementation": {target.kind: target.spec, "name": conn.implementation}}
         if out_dir:
             r.counterexample = str(traces.save(r.trace, out_dir))
+    if failed:  # a shorter run of valid actions made the implementation fail
+        fault = conn.box.first or failed[0]
+        fault.found = r
+        raise fault
     return r
 
 
@@ -209,6 +233,9 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
                 r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
                               seed=seed, out_dir=out_dir)
             except ImplementationFault as fault:
+                if fault.found is not None:  # the violation it had found before failing
+                    run.results.append(fault.found)
+                    on_result(fault.found)
                 run.fault = fault
                 break
             run.results.append(r)

@@ -155,16 +155,23 @@ class ContractSession:
                                   max_examples=self.examples, out_dir=self.out)
         except ImplementationFault as exc:
             fault = exc
+        found = None
         if fault is not None:
             conn.revive()  # the next test starts the implementation afresh
-            steps = f"\n  steps since reset: {', '.join(fault.history)}" if fault.history else ""
-            pytest.fail(fault.line() + steps, pytrace=False)
-        if r.verdict == "violated":
-            text = render(r.trace)
+            found = fault.found  # a violation found before it failed, while shortening its trace
+        else:
+            found = r if r.verdict == "violated" else None
+        text = ""
+        if found is not None:
+            text = render(found.trace)
             if name.startswith(PREFIX):
-                text += "\n" + divergence_report(r.trace)
-            saved = f"\nsaved: {r.counterexample}" if r.counterexample else ""
-            pytest.fail(text + saved, pytrace=False)
+                text += "\n" + divergence_report(found.trace)
+            text += f"\nsaved: {found.counterexample}" if found.counterexample else ""
+        if fault is not None:
+            steps = f"\n  steps since reset: {', '.join(fault.history)}" if fault.history else ""
+            text = fault.line() + steps + ("\n\n" + text if text else "")
+        if text:
+            pytest.fail(text, pytrace=False)
 
     def close(self) -> None:
         if self._conn is not None:
