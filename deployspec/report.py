@@ -7,8 +7,9 @@ from deployspec.models import get_model, model_names
 
 
 def matrix(results: list[Result], declared: bool) -> str:
-    """Rows are variants, columns properties; ``!`` marks a verdict the variant did not declare."""
-    from deployspec.check import INCONCLUSIVE, PRECEDENCE, expected
+    """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
+    declare, ``+`` a property it violates beyond the default search (said under the table)."""
+    from deployspec.check import INCONCLUSIVE, PRECEDENCE, beyond, matches
 
     by_model: dict[str, list[Result]] = {}
     for r in results:
@@ -23,6 +24,7 @@ def matrix(results: list[Result], declared: bool) -> str:
         head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
         lines = [f"model {model_name}", head, "-" * len(head)]
         incomplete = False
+        notes: list[str] = []
         for v in variants:
             cells = []
             for p, w in zip(props, cols):
@@ -35,12 +37,17 @@ def matrix(results: list[Result], declared: bool) -> str:
                     cell += "*"
                     incomplete = True
                 judged = verdict not in INCONCLUSIVE and verdict != "-"
-                if declared and judged and verdict != expected(model, v, p):
+                where = beyond(model, v, p) if declared else None
+                if where is not None:
+                    cell += " +"
+                    notes.append(f"+ {v} violates {p} beyond the default search: {where}")
+                if declared and judged and not matches(model, v, p, verdict):
                     cell += " !"
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))
         if incomplete:
             lines.append("* incomplete: a bound or budget stopped an exhaustive search first")
+        lines += notes
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -54,6 +61,8 @@ def variants_table() -> str:
             declares = ", ".join(sorted(v.declares)) or "nothing (must hold every property)"
             lines.append(f"  {v.name:26} {v.summary}")
             lines.append(f"  {'':26} violates: {declares}")
+            for prop, where in sorted(getattr(v, "violates_beyond", {}).items()):
+                lines.append(f"  {'':26} and beyond the default search, {prop}: {where}")
             lines.append(f"  {'':26} upstream: {v.upstream}")
         lines.append("")
     return "\n".join(lines).rstrip()

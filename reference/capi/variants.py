@@ -58,6 +58,9 @@ class CapiVariant:
     config: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE
     explore: dict[str, Any] = attrs.field(factory=dict, eq=False)
+    #: properties it violates only beyond what the default search reaches: property ->
+    #: where it shows (bounds and the committed counterexample; ``deployspec.check``)
+    violates_beyond: dict[str, str] = attrs.field(factory=dict, eq=False)
 
     # --- the transition function ------------------------------------------
     def step(self, state: CapiState, action: Action) -> CapiState | Rejected:
@@ -148,6 +151,13 @@ CAPI_PR3072 = attrs.evolve(
     select_prior=rules.interim_or_oldest,
     cleanup=rules.zero_canceled_superseded,
     recheck_under_lock=True,
+    violates_beyond={
+        "deployment_converges": (
+            "max_deployments=3 (explorer, 13 steps): the scale step zeroes the superseded "
+            "processes, finds no donor but the deploying process, raises and rolls back, "
+            "forever; counterexamples/capi/capi-pr3072--deployment_converges--defa35a0d4.json"
+        ),
+    },
 )
 
 CAPI_PR3084 = attrs.evolve(
@@ -165,6 +175,13 @@ CAPI_PR3084 = attrs.evolve(
     ),
     declares=frozenset({"app_stays_available", "user_scale_not_lost", "capacity_within_bound"}),
     select_prior=rules.running_interim_or_oldest,
+    violates_beyond={
+        "deployment_converges": (
+            "max_deployments=3 (explorer, 13 steps): the scale step zeroes the superseded "
+            "processes, finds no donor but the deploying process, raises and rolls back, "
+            "forever; counterexamples/capi/capi-pr3084--deployment_converges--6841edcf4c.json"
+        ),
+    },
 )
 
 CAPI_CURRENT = attrs.evolve(
@@ -196,6 +213,8 @@ CAPI_CURRENT = attrs.evolve(
             "capacity_within_bound",
         }
     ),
+    # no livelock here: the scale step no longer zeroes superseded processes first
+    violates_beyond={},
     refuse_deploy=rules.deployment_options,
     starting_instances=rules.starting_instances,
     after_create=rules.canary_starts_prepaused,

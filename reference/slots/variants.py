@@ -81,6 +81,8 @@ class SlotsVariant:
     terraform_webhook: bool
     doc: str = ""
     model: str = "slots"
+    #: properties it violates only beyond the default search (none known; see CapiVariant)
+    violates_beyond: dict[str, str] = attrs.field(factory=dict, eq=False)
 
     def set_image(self, state: SlotsState, slot: str) -> SlotsState | Rejected:
         """Write the slot's ``linuxFxVersion``; a changed setting restarts the slot."""
