@@ -41,7 +41,8 @@ def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
     """The smallest trace found by removing steps; ``trace`` if none can go.
 
     ``replay_on(trace)`` replays a candidate (default: on the trace's variant);
-    after ``seconds`` the smallest trace found so far is kept."""
+    after ``seconds`` the smallest trace found so far is kept. The result's
+    ``extra.minimized_by_replay`` is True, or why it stopped early."""
     deadline = None if seconds is None else time.monotonic() + seconds
     end = trace.get("settle_from")
     actions = [s["action"] for s in (trace["steps"] if end is None else trace["steps"][:end])]
@@ -51,6 +52,7 @@ def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
         best = None
     if best is None:
         return trace  # does not reproduce by replay: keep it as it is
+    done: bool | str = True  # or why it stopped before every removal was tried
     try:
         changed = True
         while changed:
@@ -66,8 +68,8 @@ def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
                         actions, best, changed = shorter, outcome, True
                     else:
                         i += 1
-    except CannotReplay:
-        pass  # keep the smallest trace found so far
+    except CannotReplay as stop:  # keep the smallest trace found so far
+        done = f"stopped early: {stop}"
     return traces.build(
         model=trace["model"],
         variant=trace["variant"],
@@ -76,5 +78,5 @@ def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
         engine=trace["engine"],
         seed=trace["seed"],
         session=best.session,
-        extra={**trace.get("extra", {}), "minimized_by_replay": True},
+        extra={**trace.get("extra", {}), "minimized_by_replay": done},
     )

@@ -9,12 +9,14 @@ the implementation's fault, as in ``deployspec contract``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
+from deployspec.reference.core import Action
 from deployspec.session import Session
 from deployspec.spec.core import Violation
 
@@ -31,7 +33,13 @@ class ReplayOutcome:
         return self.violation is not None and self.violation.property == self.property
 
 
-def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None) -> ReplayOutcome:
+def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,
+           allowed: Callable[[dict, Action], bool] | None = None) -> ReplayOutcome:
+    """Replay ``trace``'s actions on a variant or an implementation (``adapter``).
+
+    ``allowed(observation, action)``: when given, the replay stops short, not
+    reproduced, before an action it refuses in the observation it would act on
+    (shortening a trace must not send an implementation what no search would)."""
     model = get_model(trace["model"])
     config = model.config_from_json(trace["config"])
     prop = model.property(trace["property"], config)
@@ -47,7 +55,10 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
         settle_from = trace.get("settle_from")
         actions = trace["steps"] if settle_from is None else trace["steps"][:settle_from]
         for step in actions:
-            if session.perform(model.action(step["action"])) is not None:
+            action = model.action(step["action"])
+            if allowed is not None and not allowed(session.obs, action):
+                break  # not reproduced: the violation, if any, would come later
+            if session.perform(action) is not None:
                 break
         else:
             if settle_from is not None:

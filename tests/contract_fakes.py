@@ -335,6 +335,25 @@ def ignores_failed_steps():
     return IgnoresFailedSteps("capi", "capi-safe")
 
 
+class StrictAboutIds(ReferenceImplementation):
+    """capi-2022, except that an action naming a web process or deployment that does not
+    exist is a bad request (it raises, which ends a contract run as a fault). No search
+    sends one; a trace shortened carelessly would (``runtime(P1)`` without its deploy)."""
+
+    def perform(self, action):
+        obs = self.observe()
+        processes = {p["id"] for p in obs["processes"]}
+        deployments = {d["id"] for d in obs["deployments"]}
+        named = [*action.get("failed", []), *action.get("reports_unavailable", [])]
+        if (action["type"] == "runtime" and action["process"] not in processes) or not deployments.issuperset(named):
+            raise LookupError(f"no such process or deployment in {action}")
+        return super().perform(action)
+
+
+def strict_about_ids():
+    return StrictAboutIds("capi", "capi-2022")
+
+
 _BY_NAME = {"accepts_refused_": AcceptsRefused, "refuses_no_op_": RefusesNoOp}
 
 

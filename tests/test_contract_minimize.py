@@ -3,9 +3,9 @@
 Hypothesis shrinks the choices it drew; the steps it leaves that do not matter
 (and the probes it cannot delete, see ``machine._probe_rule``) go by replaying the
 trace less one or two steps on the implementation (``minimize`` with
-``replay_on``). A fault on a shorter replay is the implementation's (those are
-valid actions): the run reports it, and keeps the violation found and the
-smallest trace so far.
+``replay_on``), sending only what the search could have sent at each point. A
+fault on a shorter replay is then the implementation's: the run reports it, and
+keeps the violation found and the smallest trace so far.
 """
 
 from __future__ import annotations
@@ -65,6 +65,18 @@ def test_no_step_of_a_found_trace_can_go(beside_the_fakes, model, factory, refer
             assert not replay(shorter, adapter=impl.adapter()).reproduced, f"step {i} can go"
 
 
+def test_shortening_sends_only_what_the_search_could_have_sent(beside_the_fakes):
+    """Removing a deploy leaves ``runtime(P1)`` naming a process that is not there;
+    ``strict_about_ids`` raises on such a request (so a run that sent it would end in
+    a fault, exit 3). Every property it breaks is reported, shortened, without one."""
+    run = harness.run(get_model("capi"), harness.Target("python", "contract_fakes:strict_about_ids"),
+                      properties=["app_stays_available", "deployment_converges", "single_active_deployment"],
+                      max_examples=100, seed=0)
+    assert run.fault is None, run.fault.line()
+    assert [r.verdict for r in run.results] == ["violated"] * 3
+    assert all(r.trace["extra"]["minimized_by_replay"] is True for r in run.results)
+
+
 def test_a_fault_while_shortening_is_reported_and_the_violation_kept(beside_the_fakes, monkeypatch, tmp_path):
     calls = []
     real = harness.replay
@@ -86,6 +98,8 @@ def test_a_fault_while_shortening_is_reported_and_the_violation_kept(beside_the_
     assert r.verdict == "violated" and r.counterexample
     saved = traces.load(r.counterexample)
     assert len(saved["steps"]) == calls[0]  # the trace found, as the first (full) replay saw it
+    assert saved["extra"]["minimized_by_replay"] == (
+        "stopped early: implementation fault at step 0 (push(instances=1)) while checking x: it crashed")
     assert saved["extra"]["implementation"]["python"] == "contract_fakes:refuses_nothing"
 
 
@@ -133,6 +147,7 @@ def test_minimize_keeps_the_smallest_trace_found_when_replay_cannot_go_on():
     smaller = minimize(padded, gives_up_after_five)
     assert len(attempts) == 6
     assert 0 < len(smaller["steps"][: smaller["settle_from"]]) < len(padded["steps"])
+    assert smaller["extra"]["minimized_by_replay"] == "stopped early: the implementation failed"
     assert replay(smaller).reproduced
     # the first replay cannot go on: the trace is kept as it is
     assert minimize(padded, lambda t: (_ for _ in ()).throw(CannotReplay("no"))) is padded
@@ -149,5 +164,6 @@ def test_minimize_stops_at_its_deadline():
     same = minimize(padded, counted, seconds=0)
     assert len(attempts) == 1  # the full trace only
     assert len(same["steps"][: same["settle_from"]]) == len(padded["steps"])
+    assert same["extra"]["minimized_by_replay"] == "stopped early: out of time"
     smaller = minimize(padded, seconds=None)
     assert len(smaller["steps"][: smaller["settle_from"]]) == len(padded["steps"]) - 3

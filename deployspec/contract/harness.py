@@ -176,9 +176,18 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     model, target = conn.model, conn.target
     failed: list[ImplementationFault] = []  # while shortening a trace
 
+    def searchable(obs: dict, action) -> bool:
+        """Whether the search could have sent ``action`` here: a shorter trace can
+        name what no longer exists (``runtime(P1)`` without the deploy that made P1);
+        an implementation need not take that, so such a candidate is not tried."""
+        try:
+            return action in model.candidate_actions(obs, config) or action in model.probe_actions(obs, config)
+        except Exception:  # noqa: BLE001 - an observation the model cannot read: not this candidate
+            return False
+
     def replay_on_implementation(candidate: dict):
         try:
-            return replay(candidate, adapter=conn.adapter(prop.name), target=target.name)
+            return replay(candidate, adapter=conn.adapter(prop.name), target=target.name, allowed=searchable)
         except ImplementationFault as fault:
             failed.append(fault)
             raise CannotReplay(fault.line()) from None
