@@ -227,19 +227,42 @@ def expected(model, variant: str, prop: str) -> str:
     return "violated" if prop in model.variant(variant).declares else "holds"
 
 
-def beyond(model, variant: str, prop: str) -> str | None:
-    """Where ``variant`` violates ``prop`` beyond the default search, or None."""
+def beyond(model, variant: str, prop: str):
+    """Where ``variant`` violates ``prop`` beyond the default search (a ``Beyond``), or None."""
     return getattr(model.variant(variant), "violates_beyond", {}).get(prop)
 
 
-def matches(model, variant: str, prop: str, verdict: str) -> bool:
-    """Whether a verdict agrees with what the variant declares."""
+def matches(model, variant: str, prop: str, verdict: str, stats: dict | None = None) -> bool:
+    """Whether a verdict (and the search's ``stats``) agrees with what the variant declares.
+
+    Beyond the default search either verdict agrees, save a complete proof
+    within bounds that include the counterexample's: that search must have met it."""
     if verdict in INCONCLUSIVE:
         return True
-    if beyond(model, variant, prop) is not None:
+    where = beyond(model, variant, prop)
+    if where is not None:
+        if verdict == "holds" and stats and stats.get("complete") and "bounds" in stats:
+            return not covers(stats["bounds"], where.config)
         return verdict in ("violated", "holds")
     return verdict == expected(model, variant, prop)
 
 
+def covers(bounds: dict, config: dict) -> bool:
+    """Whether a search within ``bounds`` reaches every state one within ``config`` does:
+    each size at least as large, each list of options a superset, no depth bound
+    where the other has none."""
+    for name, needed in config.items():
+        have = bounds.get(name)
+        if isinstance(needed, list):
+            if not isinstance(have, list) or not {json.dumps(x) for x in needed} <= {json.dumps(x) for x in have}:
+                return False
+        elif needed is None:
+            if have is not None:
+                return False
+        elif have is not None and not (isinstance(have, int) and have >= needed):
+            return False
+    return True
+
+
 def matches_declarations(results: list[Result]) -> bool:
-    return all(matches(get_model(r.model), r.variant, r.property, r.verdict) for r in results)
+    return all(matches(get_model(r.model), r.variant, r.property, r.verdict, r.stats) for r in results)

@@ -37,11 +37,12 @@ def matrix(results: list[Result], declared: bool) -> str:
                     cell += "*"
                     incomplete = True
                 judged = verdict not in INCONCLUSIVE and verdict != "-"
-                where = beyond(model, v, p) if declared else None
+                where = beyond(model, v, p) if declared and judged else None
                 if where is not None:
                     cell += " +"
                     notes.append(f"+ {v} violates {p} beyond the default search: {where}")
-                if declared and judged and not matches(model, v, p, verdict):
+                stats = [r.stats for r in rs if r.variant == v and r.property == p and r.verdict == verdict]
+                if declared and judged and not all(matches(model, v, p, verdict, st) for st in stats):
                     cell += " !"
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))

@@ -20,6 +20,31 @@ class Rejected:
     reason: str
 
 
+@attrs.frozen
+class Beyond:
+    """A violation a design has beyond what the default search reaches (``violates_beyond``).
+
+    ``deployspec check`` accepts either verdict for it, except a complete proof
+    within bounds that include ``config``: that search would have met the trace."""
+
+    #: the configuration the counterexample was found with (as in its trace file)
+    config: dict[str, Any] = attrs.field(eq=False)
+    #: the committed counterexample, relative to the repository
+    trace: str
+    #: how it breaks, and what it takes (shown under the matrix)
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.why}; {self.trace}"
+
+
+def not_declared(instance: Any, attribute: Any, value: dict[str, Beyond]) -> None:
+    """attrs validator of ``violates_beyond``: a property is declared one way or the other."""
+    both = set(value) & set(instance.declares)
+    if both:
+        raise ValueError(f"{instance.name}: {', '.join(sorted(both))} both declared and violated beyond")
+
+
 class ActionError(ValueError):
     """A JSON action that does not belong to the vocabulary."""
 

@@ -63,3 +63,21 @@ def test_without_the_pin_the_same_seed_searches_differently(user_dir):
     if with_user_code == bare:
         pytest.skip("this Hypothesis draws no constants from local modules: nothing to pin")
     assert with_user_code["tried"] != bare["tried"]
+
+
+def test_nested_blocks_keep_the_pin_until_the_outer_one_ends():
+    from hypothesis.internal.conjecture import providers
+
+    from deployspec.engines.seeding import fixed_constants
+
+    original = providers._get_local_constants
+    with fixed_constants():
+        pinned = providers._get_local_constants
+        assert pinned is not original and len(pinned()) == 0
+        with fixed_constants():
+            assert providers._get_local_constants is pinned
+        assert providers._get_local_constants is pinned  # the inner block did not unpin
+    assert providers._get_local_constants is original
+    with pytest.raises(KeyboardInterrupt), fixed_constants():
+        raise KeyboardInterrupt
+    assert providers._get_local_constants is original

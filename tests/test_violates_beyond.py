@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deployspec import traces
-from deployspec.check import matches, matches_declarations
+from deployspec.check import covers, matches, matches_declarations
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
 from deployspec.replay import replay
@@ -34,18 +34,37 @@ def test_the_livelock_is_declared_where_it_is_and_only_there():
 @pytest.mark.parametrize("model, variant, prop, where", ENTRIES, ids=[f"{e[1]}-{e[2]}" for e in ENTRIES])
 def test_each_entry_names_a_committed_trace_that_shows_it(model, variant, prop, where):
     assert prop not in get_model(model).variant(variant).declares  # one or the other
-    (name,) = re.findall(r"counterexamples/\S+\.json", where)
-    trace = traces.load(ROOT / name)
+    trace = traces.load(ROOT / where.trace)
     assert (trace["model"], trace["variant"], trace["property"]) == (model, variant, prop)
-    outcome = replay(trace)
-    assert outcome.reproduced
-    # the bound it names is the one the trace needed
-    for bound, value in re.findall(r"(\w+)=(\d+)", where):
+    assert where.config == trace["config"]
+    assert replay(trace).reproduced
+    # the bounds it names are the trace's
+    for bound, value in re.findall(r"(\w+)=(\d+)", where.why):
         assert trace["config"][bound] == int(value)
 
 
-def _result(variant: str, prop: str, verdict: str) -> Result:
-    return Result("capi", variant, prop, "explore", verdict)
+def test_a_property_is_declared_one_way_or_the_other():
+    import attrs
+
+    v = get_model("capi").variant("capi-pr3084")
+    with pytest.raises(ValueError, match="deployment_converges both declared and violated beyond"):
+        attrs.evolve(v, declares=v.declares | {"deployment_converges"})
+
+
+def test_covers_compares_sizes_options_and_depth():
+    config = {"max_deployments": 3, "max_in_flight": [1], "canary_plans": [], "max_depth": None}
+    assert covers({"max_deployments": 3, "max_in_flight": [1, 2], "canary_plans": [[100]], "max_depth": None},
+                  config)
+    assert not covers({"max_deployments": 2, "max_in_flight": [1], "canary_plans": [], "max_depth": None},
+                      config)
+    assert not covers({"max_deployments": 3, "max_in_flight": [2], "canary_plans": [], "max_depth": None},
+                      config)
+    assert not covers({"max_deployments": 3, "max_in_flight": [1], "canary_plans": [], "max_depth": 20},
+                      config)
+
+
+def _result(variant: str, prop: str, verdict: str, **stats) -> Result:
+    return Result("capi", variant, prop, "explore", verdict, stats=stats)
 
 
 def test_either_verdict_matches_beyond_the_default_search_and_only_there():
@@ -70,3 +89,25 @@ def test_the_matrix_marks_the_cell_and_says_where_it_shows():
     assert "VIOLATED +" in matrix(wider, declared=True)
     assert not matches_declarations(wider)  # capi-current has no such livelock
     assert matches_declarations(wider[:1])
+
+
+def test_a_complete_proof_that_includes_the_trace_is_a_mismatch():
+    """The explorer proving deployment_converges on capi-pr3084 within bounds that include
+    the livelock's would mean the livelock is gone: the check must fail then."""
+    capi = get_model("capi")
+    where = capi.variant("capi-pr3084").violates_beyond["deployment_converges"]
+    wide = dict(where.config, max_instances=3)
+    narrow = dict(where.config, max_deployments=2)  # the default exploration bounds
+    assert not matches(capi, "capi-pr3084", "deployment_converges", "holds", {"complete": True, "bounds": wide})
+    assert matches(capi, "capi-pr3084", "deployment_converges", "holds", {"complete": True, "bounds": narrow})
+    assert matches(capi, "capi-pr3084", "deployment_converges", "holds", {"complete": False, "bounds": wide})
+    proof = _result("capi-pr3084", "deployment_converges", "holds", complete=True, bounds=wide)
+    assert not matches_declarations([proof])
+    assert "holds + !" in matrix([proof], declared=True)
+
+
+def test_no_mark_on_a_cell_nobody_judged():
+    results = [_result("capi-pr3084", "app_stays_available", "violated"),
+               _result("capi-current", "deployment_converges", "holds")]
+    row = next(line for line in matrix(results, declared=True).splitlines() if line.startswith("capi-pr3084"))
+    assert "+" not in row

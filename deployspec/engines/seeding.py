@@ -15,11 +15,15 @@ depend on the seed alone. The hook is private to Hypothesis
 (``hypothesis.internal.conjecture.providers._get_local_constants``); when a
 version has no such hook there is nothing to pin, and
 ``tests/test_seeding.py`` fails if a new version draws local constants some
-other way.
+other way. Blocks may nest or overlap across threads (the first pins, the last
+unpins); Hypothesis caches the values drawn from the pool per thread, and only
+the entering thread's cache is dropped: deployspec searches in one thread per
+process.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,20 +39,42 @@ def _pinnable() -> bool:
     )
 
 
+_lock = threading.Lock()
+_depth = 0  # blocks open now (nested, or in several threads): the first pins, the last unpins
+_original = None
+
+
 @contextmanager
 def fixed_constants() -> Iterator[None]:
     """Within the block, Hypothesis draws no constants from local modules."""
     if not _pinnable():
         yield
         return
-    original = _providers._get_local_constants
-    empty = _providers.Constants()
-    # values computed from the unpinned pool are cached per draw kind: drop them
-    # on the way in and on the way out
-    _providers.CONSTANTS_CACHE.cache.clear()
-    _providers._get_local_constants = lambda: empty
+    _enter()
     try:
         yield
     finally:
-        _providers._get_local_constants = original
-        _providers.CONSTANTS_CACHE.cache.clear()
+        _leave()
+
+
+def _enter() -> None:
+    global _depth, _original
+    with _lock:
+        if _depth == 0:
+            _original = _providers._get_local_constants
+            empty = _providers.Constants()
+            _providers._get_local_constants = lambda: empty
+            # values computed from the unpinned pool are cached per draw kind: drop
+            # them once the pin is in place (and again when it is lifted)
+            _providers.CONSTANTS_CACHE.cache.clear()
+        _depth += 1
+
+
+def _leave() -> None:
+    global _depth, _original
+    with _lock:
+        _depth -= 1
+        if _depth == 0:
+            _providers._get_local_constants = _original
+            _original = None
+            _providers.CONSTANTS_CACHE.cache.clear()

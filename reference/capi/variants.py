@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from deployspec.reference.core import Action, Rejected
+from deployspec.reference.core import Action, Beyond, Rejected, not_declared
 
 from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
@@ -60,7 +60,7 @@ class CapiVariant:
     explore: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: properties it violates only beyond what the default search reaches: property ->
     #: where it shows (bounds and the committed counterexample; ``deployspec.check``)
-    violates_beyond: dict[str, str] = attrs.field(factory=dict, eq=False)
+    violates_beyond: dict[str, Beyond] = attrs.field(factory=dict, eq=False, validator=not_declared)
 
     # --- the transition function ------------------------------------------
     def step(self, state: CapiState, action: Action) -> CapiState | Rejected:
@@ -91,6 +91,17 @@ _APPLY: dict[type, Callable[[CapiVariant, CapiState, Any], CapiState | Rejected]
     Tick: _tick,
     Runtime: lambda v, state, action: settle_instance(state, action),
 }
+
+
+def _livelock(trace: str) -> Beyond:
+    """PR #3072's scale step with three deployments (docs/findings.md); not in the default search."""
+    return Beyond(
+        config={"max_instances": 2, "max_deployments": 3, "max_droplets": 2, "max_in_flight": [1],
+                "canary_plans": [], "settle_steps": 80, "max_depth": None},
+        trace=f"counterexamples/capi/{trace}",
+        why=("max_deployments=3 (explorer, 13 steps): the scale step zeroes the superseded processes, "
+             "finds no donor but the deploying process, raises and rolls back, forever"),
+    )
 
 
 CAPI_2022 = CapiVariant(
@@ -151,13 +162,7 @@ CAPI_PR3072 = attrs.evolve(
     select_prior=rules.interim_or_oldest,
     cleanup=rules.zero_canceled_superseded,
     recheck_under_lock=True,
-    violates_beyond={
-        "deployment_converges": (
-            "max_deployments=3 (explorer, 13 steps): the scale step zeroes the superseded "
-            "processes, finds no donor but the deploying process, raises and rolls back, "
-            "forever; counterexamples/capi/capi-pr3072--deployment_converges--defa35a0d4.json"
-        ),
-    },
+    violates_beyond={"deployment_converges": _livelock("capi-pr3072--deployment_converges--defa35a0d4.json")},
 )
 
 CAPI_PR3084 = attrs.evolve(
@@ -175,13 +180,7 @@ CAPI_PR3084 = attrs.evolve(
     ),
     declares=frozenset({"app_stays_available", "user_scale_not_lost", "capacity_within_bound"}),
     select_prior=rules.running_interim_or_oldest,
-    violates_beyond={
-        "deployment_converges": (
-            "max_deployments=3 (explorer, 13 steps): the scale step zeroes the superseded "
-            "processes, finds no donor but the deploying process, raises and rolls back, "
-            "forever; counterexamples/capi/capi-pr3084--deployment_converges--6841edcf4c.json"
-        ),
-    },
+    violates_beyond={"deployment_converges": _livelock("capi-pr3084--deployment_converges--6841edcf4c.json")},
 )
 
 CAPI_CURRENT = attrs.evolve(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from deployspec.reference.core import Action, Rejected
+from deployspec.reference.core import Action, Beyond, Rejected, not_declared
 
 from . import platform
 from .actions import (
@@ -82,7 +82,7 @@ class SlotsVariant:
     doc: str = ""
     model: str = "slots"
     #: properties it violates only beyond the default search (none known; see CapiVariant)
-    violates_beyond: dict[str, str] = attrs.field(factory=dict, eq=False)
+    violates_beyond: dict[str, Beyond] = attrs.field(factory=dict, eq=False, validator=not_declared)
 
     def set_image(self, state: SlotsState, slot: str) -> SlotsState | Rejected:
         """Write the slot's ``linuxFxVersion``; a changed setting restarts the slot."""
