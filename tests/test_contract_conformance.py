@@ -42,10 +42,10 @@ DIVERGENCES = [
     ("refuses_idle_ticks", 1, "tick()",
      "step 1 (tick()): capi-safe accepts it, the implementation rejected it (nothing to do)",
      ["push", "tick"], 0),
-    # shortened by replay on the implementation to the first refusal there is: before the push
-    ("refuses_nothing", 0, "scale(instances=0)",
-     "step 0 (scale(instances=0)): capi-safe rejects it (no app: push first), the implementation accepted it",
-     ["scale"], 0),
+    # the first refusal there is: the sweep of the initial state's probes tries tick first
+    ("refuses_nothing", 0, "tick()",
+     "step 0 (tick()): capi-safe rejects it (no app: push first), the implementation accepted it",
+     ["tick"], 0),
     # capi-safe starts the process with min(max_in_flight 1, owic 0) = 0; the fake with 1
     ("starts_with_one_instance", 2, "deploy()",
      differs(2, "deploy()", 'processes[1].instances: capi-safe [], implementation ["STARTING"]'),
@@ -111,7 +111,7 @@ def test_an_implementation_that_conforms_in_other_words_passes(capsys, tmp_path,
     assert status == 0, out
     assert "conforms_to_capi-safe  holds" in out and "every check holds" in out
     # a refusal the search may not meet, for certain: the trace refuses_nothing breaks on (a
-    # scale before the push), refused in other words, the observation after it with every key
+    # tick before the push), refused in other words, the observation after it with every key
     # in another order
     status, out = conformance(capsys, target("--python", "refuses_nothing"), "--out", tmp_path)
     assert status == 1

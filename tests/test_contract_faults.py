@@ -19,10 +19,11 @@ from deployspec.contract import harness
 from deployspec.models import get_model
 
 FAKES = Path(__file__).with_name("contract_fakes.py")
-PREFIX = "deployspec: implementation fault at step 4 (cancel()) while checking single_active_deployment: "
+PREFIX = "deployspec: implementation fault at step 0 (cancel()) while checking single_active_deployment: "
 
 
-def fake(mode: str, pidfile: Path, variant: str = "capi-safe", at: int = 5) -> str:
+def fake(mode: str, pidfile: Path, variant: str = "capi-safe", at: int = 14) -> str:
+    """The reference behind the protocol until its ``at``-th action, where it misbehaves."""
     return " ".join(shlex.quote(str(a)) for a in (sys.executable, FAKES, variant, mode, at, pidfile))
 
 
@@ -46,7 +47,7 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
               "with: fake: simulated crash (TypeError: cannot read 'instances' of undefined)")),
     ("hang", "no reply to action cancel within 0.5 s (hung? see --timeout)"),
     ("garbage", "reply to action cancel is not JSON: 'DEBUG: deploying app now'"),
-    ("wrong-id", "reply to action cancel carries id 107, but the request's id is 7"),
+    ("wrong-id", "reply to action cancel carries id 132, but the request's id is 32"),
     ("bad-schema", ("observation violates the capi observation schema: processes/0/instances/0: "
                    "'UP' is not one of ['STARTING', 'RUNNING', 'CRASHED']")),
     ("bad-reply", ("reply to action cancel violates the protocol (performed schema): "
@@ -64,9 +65,9 @@ def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, m
     assert len(err.strip().splitlines()) == 2, err
     first, second = err.strip().splitlines()
     assert first == PREFIX + cause
-    # the steps Hypothesis took until the fake misbehaved (at a cancel)
-    assert second.startswith("  steps since reset: push(instances=1), deploy(), cancel()")
-    assert second.endswith("cancel()")
+    # the fake misbehaves at its 14th action: the cancel the sweep of the initial state
+    # probes (after the three pushes, each settled, then tick, two stages, a deploy)
+    assert second == "  steps since reset: cancel()"
     pids = [int(p) for p in pidfile.read_text().split()]
     assert len(pids) == (2 if mode in ("hang", "spawn-and-crash") else 1)
     deadline = time.monotonic() + 5  # init reaps the orphaned zombies in its own time
@@ -108,7 +109,8 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
 
 
 @pytest.mark.parametrize("factory, prop, cause", [
-    ("raising", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: perform() "
+    # the deploy the sweep of the initial state probes, before any push
+    ("raising", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: perform() "
                                        "raised KeyError: 'deploying_web_process'")),
     ("bad_outcome", "app_stays_available", ("perform() returned 422; expected None (accepted) or a reason "
                                            "string (rejected)")),
@@ -129,7 +131,7 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
     ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
                                                      "returned a object, which lacks reset, perform, observe()")),
     # its exit is not the harness's: SystemExit and GeneratorExit are faults too
-    ("exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: perform() "
+    ("exits", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: perform() "
                                      "raised SystemExit: 0")),
     ("generator_exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
                                                "observe() raised GeneratorExit\n")),
@@ -212,7 +214,7 @@ def test_a_hanging_python_implementation_is_a_fault_and_is_not_called_again(caps
                    "--timeout", "0.3", "--property", "app_stays_available"])
     err = capsys.readouterr().err
     assert status == 3, err
-    assert err.splitlines()[0] == ("deployspec: implementation fault at step 1 (deploy()) while checking "
+    assert err.splitlines()[0] == ("deployspec: implementation fault at step 0 (deploy()) while checking "
                                    "app_stays_available: perform() did not return within 0.3 s (hung? see --timeout)")
     assert time.monotonic() - started < 5
     # no settle in the machine's teardown, no close(): a failed object is left alone

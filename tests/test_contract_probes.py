@@ -35,12 +35,13 @@ NO_OP_REFUSED = r"step \d+ \(.*\): {ref} accepts it, the implementation rejected
 DIFFERS = r"after step \d+ \(.*\) the observation differs from {ref}: .+"
 
 #: factory, model, reference, the kind probed at the diverging step, the message's form, seed
-#: (100 examples each; the seed is one of the ~9 in 10 that find it that soon)
+#: (100 examples each; the seed is one of the ~9 in 10 that find it that soon; what breaks before
+#: the push is found by the sweep of the initial state at any seed)
 CAUGHT = [
     ("accepts_refused_push", "capi", "push", REJECTS, 0),
     ("accepts_refused_stage", "capi", "stage", REJECTS, 0),  # before the push
-    ("accepts_refused_deploy", "capi", "deploy", REJECTS, 1),  # before the push
-    ("accepts_refused_tick", "capi", "tick", REJECTS, 1),  # before the push (8 seeds in 0-9)
+    ("accepts_refused_deploy", "capi", "deploy", REJECTS, 0),  # before the push
+    ("accepts_refused_tick", "capi", "tick", REJECTS, 0),  # before the push
     ("accepts_refused_cancel", "capi", "cancel", REJECTS, 0),  # nothing to cancel
     ("accepts_refused_continue_", "capi", "continue_", REJECTS, 0),  # nothing PAUSED
     ("accepts_refused_runtime", "capi", "runtime", REJECTS, 0),  # no STARTING instance
@@ -145,3 +146,37 @@ def test_probes_are_a_minority_of_the_steps_and_each_state_gets_its_own(beside_t
     probed = {k.split()[1] for k in seen if k.startswith("probe ")}
     assert probed >= {"push", "cancel", "continue_", "scale", "tick", "runtime"}, seen
     assert probed & {"stage", "deploy"}, seen  # only before the push
+
+
+#: kinds the reference refuses before the push, each on a fake that accepts that kind only
+BEFORE_THE_PUSH = ["accepts_refused_tick", "accepts_refused_stage", "accepts_refused_deploy",
+                   "accepts_refused_cancel", "accepts_refused_continue_"]
+
+
+@pytest.mark.parametrize("factory", BEFORE_THE_PUSH)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_initial_state_is_swept_whatever_the_seed_and_examples(beside_the_fakes, factory, seed):
+    """Every probe of the initial state is tried once before the random search
+    (``harness.sweep_start``): one example is enough, at any seed."""
+    r = conformance("capi", f"contract_fakes:{factory}", "capi-safe", examples=1, seed=seed)
+    assert r.verdict == "violated" and "swept" in r.stats
+    assert [s["action"]["type"] for s in r.trace["steps"]] == [factory.removeprefix("accepts_refused_")]
+    assert r.trace["violation"]["step"] == 0
+
+
+def test_a_sweep_that_finds_nothing_leaves_it_to_the_search(beside_the_fakes):
+    """scales_while_deploying conforms before the push: the search finds it, later."""
+    r = conformance("capi", "contract_fakes:scales_while_deploying", "capi-safe", examples=100, seed=1)
+    assert r.verdict == "violated" and "swept" not in r.stats and r.stats["examples"] >= 1
+    assert r.trace["violation"]["step"] >= 2
+
+
+def test_the_summary_says_the_sweep_found_it(beside_the_fakes, capsys):
+    from deployspec.cli import main
+
+    status = main(["contract", "--python", "contract_fakes:accepts_refused_tick", "--model", "capi",
+                   "--reference", "capi-safe", "--property", "conforms_to_capi-safe", "--examples", "1"])
+    out = capsys.readouterr().out
+    assert status == 1
+    row = next(line for line in out.splitlines() if line.startswith("conforms_to_capi-safe"))
+    assert row.split()[1:4] == ["VIOLATED", "first", "step"]

@@ -132,8 +132,10 @@ def cmd_contract(args) -> int:
 
 def summary(run) -> str:
     rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict,
-             str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
-             str(r.stats.get("steps_per_second", ""))) for r in run.results]
+             # found by the sweep of the initial state, before any example
+             "first step" if "swept" in r.stats else str(r.stats.get("examples", "")),
+             str(r.stats.get("steps", "")), str(r.stats.get("steps_per_second", "")))
+            for r in run.results]
     if run.fault is not None:
         rows.append((run.fault.checking or "-", "FAULT", "", "", ""))
     head = ("check", "verdict", "examples", "steps", "steps/s")
