@@ -354,6 +354,46 @@ def strict_about_ids():
     return StrictAboutIds("capi", "capi-2022")
 
 
+class StuckFromTheStart(ReferenceImplementation):
+    """Starts with a deployment DEPLOYING on a healthy droplet that its updater never moves
+    (a tick changes nothing): ``deployment_converges`` breaks with no step at all."""
+
+    def reset(self, config):
+        from deployspec.reference.capi.observe import from_observation
+
+        super().reset(config)
+        start = {"app": {"droplet": 0, "started": True}, "droplets": [{"id": 0, "healthy": True}],
+                 "processes": [{"id": 0, "droplet": 0, "instances": ["RUNNING"]},
+                               {"id": 1, "droplet": 0, "instances": []}],
+                 "deployments": [{"id": 0, "state": "DEPLOYING", "status_value": "ACTIVE",
+                                  "status_reason": "DEPLOYING", "deploying_process": 1, "droplet": 0,
+                                  "previous_droplet": 0, "owic": 1}]}
+        self.state = from_observation(start)
+
+    def perform(self, action):
+        return None if action["type"] == "tick" else super().perform(action)
+
+
+def stuck_from_the_start():
+    return StuckFromTheStart("capi", "capi-safe")
+
+
+#: one entry per reset of a ``counting`` implementation
+RESETS: list[int] = []
+
+
+class Counting(ReferenceImplementation):
+    """capi-safe, counting its resets in ``RESETS``."""
+
+    def reset(self, config):
+        RESETS.append(1)
+        super().reset(config)
+
+
+def counting():
+    return Counting("capi", "capi-safe")
+
+
 _BY_NAME = {"accepts_refused_": AcceptsRefused, "refuses_no_op_": RefusesNoOp}
 
 

@@ -157,9 +157,9 @@ BEFORE_THE_PUSH = ["accepts_refused_tick", "accepts_refused_stage", "accepts_ref
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_initial_state_is_swept_whatever_the_seed_and_examples(beside_the_fakes, factory, seed):
     """Every probe of the initial state is tried once before the random search
-    (``harness.sweep_start``): one example is enough, at any seed."""
+    (``contract/sweep.py``): one example is enough, at any seed."""
     r = conformance("capi", f"contract_fakes:{factory}", "capi-safe", examples=1, seed=seed)
-    assert r.verdict == "violated" and "swept" in r.stats
+    assert r.verdict == "violated" and r.stats["found_by"] == "sweep"
     assert [s["action"]["type"] for s in r.trace["steps"]] == [factory.removeprefix("accepts_refused_")]
     assert r.trace["violation"]["step"] == 0
 
@@ -167,7 +167,8 @@ def test_the_initial_state_is_swept_whatever_the_seed_and_examples(beside_the_fa
 def test_a_sweep_that_finds_nothing_leaves_it_to_the_search(beside_the_fakes):
     """scales_while_deploying conforms before the push: the search finds it, later."""
     r = conformance("capi", "contract_fakes:scales_while_deploying", "capi-safe", examples=100, seed=1)
-    assert r.verdict == "violated" and "swept" not in r.stats and r.stats["examples"] >= 1
+    assert r.verdict == "violated" and "found_by" not in r.stats and r.stats["examples"] >= 1
+    assert r.stats["swept"] >= 14  # every first step was judged, none broke it
     assert r.trace["violation"]["step"] >= 2
 
 
@@ -180,3 +181,49 @@ def test_the_summary_says_the_sweep_found_it(beside_the_fakes, capsys):
     assert status == 1
     row = next(line for line in out.splitlines() if line.startswith("conforms_to_capi-safe"))
     assert row.split()[1:4] == ["VIOLATED", "first", "step"]
+
+
+def test_a_first_step_that_does_not_matter_is_shortened_away(beside_the_fakes, tmp_path):
+    """stuck_from_the_start breaks deployment_converges with no step at all: the sweep finds
+    it after its first step, and replay on the implementation removes that step."""
+    run = harness.run(get_model("capi"), harness.Target("python", "contract_fakes:stuck_from_the_start"),
+                      properties=["deployment_converges"], max_examples=5, out_dir=str(tmp_path))
+    (r,) = run.results
+    assert r.verdict == "violated" and r.stats["found_by"] == "sweep"
+    assert r.trace["settle_from"] == 0 and r.trace["extra"]["minimized_by_replay"] is True
+    assert r.trace["violation"]["message"] == "d0 (healthy droplet 0) is still DEPLOYING after settling"
+
+
+def test_the_implementation_is_swept_once_per_connection(beside_the_fakes):
+    """Each check judges the same recordings: the implementation is reset for the sweep
+    only by the first."""
+    import contract_fakes
+
+    model = get_model("capi")
+    resets = contract_fakes.RESETS
+    resets.clear()
+    conn = harness.Connection(harness.Target("python", "contract_fakes:counting"), model)
+    config = harness.config_for(model, None)
+    with conn:
+        found, first = harness._from_sweep(conn, model.property("single_active_deployment"), config, 0,
+                                           shrink=lambda t: t)
+        after_first = len(resets)
+        found2, second = harness._from_sweep(conn, model.property("user_scale_not_lost"), config, 0,
+                                             shrink=lambda t: t)
+    assert found is None and found2 is None
+    assert after_first == first["swept"] + 1 >= 10  # the opening reset, then one per first step
+    assert len(resets) == after_first and second["sweep_seconds"] == 0
+    assert second["swept"] == first["swept"]
+
+
+def test_at_most_64_first_steps_of_a_kind_as_the_search_can_address():
+    """An (implementation's) initial observation listing many processes asks for many
+    runtime steps; the machine's rules address 64 of a kind at most, and so does the sweep."""
+    from deployspec.contract.sweep import PER_KIND, first_actions
+
+    model = get_model("capi")
+    obs = {"app": {"droplet": 0, "started": True}, "droplets": [{"id": 0, "healthy": True}],
+           "processes": [{"id": i, "droplet": 0, "instances": ["STARTING"]} for i in range(100)],
+           "deployments": []}
+    kinds = Counter(a.kind for a in first_actions(model, obs, model.default_config()))
+    assert kinds["runtime"] == PER_KIND == 64 and kinds["push"] == 3  # the probes of push: kept

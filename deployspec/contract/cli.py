@@ -31,9 +31,11 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
     c.add_argument("--property", action="append", metavar="NAME",
                    help="only these checks (repeatable; conforms_to_VARIANT names the conformance check)")
     c.add_argument("--budget", type=seconds, default=2.0, metavar="SECONDS",
-                   help="search time per check (default 2; the first 100 examples always run)")
+                   help="search time per check (default 2; the first 100 examples always run), "
+                        "after the sweep of every first step (once per run)")
     c.add_argument("--examples", type=nonneg_int, metavar="N",
-                   help="exactly one round of N examples per check instead of --budget (for CI)")
+                   help="exactly one round of N examples per check instead of --budget (for CI), "
+                        "after the sweep of every first step")
     c.add_argument("--seed", type=nonneg_int, default=0)
     c.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="longest wait for one reply, or one call of a --python object (default 10)")
@@ -133,7 +135,7 @@ def cmd_contract(args) -> int:
 def summary(run) -> str:
     rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict,
              # found by the sweep of the initial state, before any example
-             "first step" if "swept" in r.stats else str(r.stats.get("examples", "")),
+             "first step" if r.stats.get("found_by") == "sweep" else str(r.stats.get("examples", "")),
              str(r.stats.get("steps", "")), str(r.stats.get("steps_per_second", "")))
             for r in run.results]
     if run.fault is not None:

@@ -6,7 +6,7 @@ the adapter seam, shrinks it, and the trace is saved like any counterexample
 (engine ``contract``, variant = the implementation's name). Besides the model's
 candidate actions the machine probes the ones it leaves out as refused or
 no-ops (``model.probe_actions``, docs/contract.md); before it, every action and
-probe of the initial state is tried once (``sweep_start``). A trace found is then
+probe of the initial state is tried once (``sweep.py``). A trace found is then
 shortened by replaying it, less one or two steps at a time, on the
 implementation (``minimize``, at most ``MINIMIZE_SECONDS``). The first
 implementation fault ends the run; what was found before it is kept, the trace
@@ -20,6 +20,7 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any, Self
 
@@ -27,6 +28,7 @@ import attrs
 
 from deployspec import traces
 from deployspec.adapter import ImplementationError
+from deployspec.contract import sweep
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import FaultBox, GuardedAdapter, ImplementationFault, guard_property
 from deployspec.contract.python_adapter import (
@@ -42,7 +44,6 @@ from deployspec.engines.result import Result
 from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError
 from deployspec.replay import replay
-from deployspec.session import Session
 
 OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
 
@@ -82,6 +83,8 @@ class Connection:
         self.box = FaultBox()
         self.program: Program | None = None
         self._python: PythonAdapter | None = None
+        #: the sweep of the initial state, by configuration (``sweep.key``)
+        self.sweeps: dict[str, sweep.Sweep] = {}
         self.impl: Any = None
         if target.kind == "exec":
             self.program = Program(target.spec, model=model, timeout=timeout)
@@ -202,11 +205,14 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
               "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
     try:
-        r = sweep_start(conn, prop, config, seed)  # the first step, exhaustively
-        if r is None and max_examples is not None:
-            r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed, **kwargs)
-        elif r is None:
-            r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
+        r, swept = _from_sweep(conn, prop, config, seed, shrink)  # every first step, once
+        if r is None:
+            if max_examples is not None:
+                r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed,
+                                          **kwargs)
+            else:
+                r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
+            r.stats.update(swept)
     except ImplementationFault as fault:
         raise conn.box.first or fault from None
     if r.verdict == "error":  # Hypothesis saw the same steps give different results
@@ -226,41 +232,31 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     return r
 
 
-def sweep_start(conn: Connection, prop, config, seed: int) -> Result | None:
-    """Every action worth trying, and every probe, from the initial state, each
-    from a reset and then settled: the one-step traces, tried in order before
-    the random search, so what breaks there is found whatever the seed and the
-    number of examples (a refused ``tick`` accepted before the push was found by
-    17 of the seeds 0-19 in 100 examples, 9 in 10). The first violation found,
-    as a one-step trace (and its settle phase); None if none.
-    Raises :class:`ImplementationFault`."""
+def _from_sweep(conn: Connection, prop, config, seed: int, shrink) -> tuple[Result | None, dict]:
+    """The first step that breaks ``prop``, from the connection's sweep of the initial
+    state (driven once per configuration), shortened like any trace, or None; and
+    what the sweep did (``swept``: recordings judged, ``sweep_seconds``: spent
+    driving the implementation for this check). Raises :class:`ImplementationFault`."""
     model, target = conn.model, conn.target
-    opening = Session(model, conn.adapter(prop.name), (prop,), config)
-    try:
-        first = opening.obs
-        try:
-            actions = model.candidate_actions(first, config) + model.probe_actions(first, config)
-        except Exception:  # noqa: BLE001 - an initial observation the model cannot read:
-            return None    # the search's properties report it
-    finally:
-        opening.adapter.close()
-    for action in actions:
-        session = Session(model, conn.adapter(prop.name), (prop,), config)
-        try:
-            v = session.perform(action)
-            if v is None:
-                v = session.settle()
-        finally:
-            session.adapter.close()
-        if v is not None:
-            trace = traces.build(model=model.name, variant=target.name, config=config.to_json(),
-                                 property=prop.name, engine="contract", seed=seed, session=session)
-            return Result(model.name, target.name, prop.name, "contract", "violated",
-                          trace_length=len(trace["steps"]), message=trace["violation"]["message"],
-                          stats={"examples": 0, "steps": len(trace["steps"]), "swept": len(actions),
-                                 "seed": seed},
-                          cause=v.cause, trace=trace)
-    return None
+    started = time.perf_counter()
+    recorded = conn.sweeps.get(sweep.key(config))
+    paid = 0.0
+    if recorded is None:
+        recorded = sweep.record(model, lambda: conn.adapter(prop.name), config)
+        conn.sweeps[sweep.key(config)] = recorded
+        paid = recorded.seconds
+    session, judged = sweep.judge(model, recorded, prop, config)
+    stats = {"swept": judged, "sweep_seconds": round(paid, 3)}
+    if session is None:
+        return None, stats
+    trace = shrink(traces.build(model=model.name, variant=target.name, config=config.to_json(),
+                                property=prop.name, engine="contract", seed=seed, session=session))
+    elapsed = time.perf_counter() - started
+    return Result(model.name, target.name, prop.name, "contract", "violated",
+                  trace_length=len(trace["steps"]), message=trace["violation"]["message"],
+                  stats=stats | {"found_by": "sweep", "examples": 0, "steps": 0,
+                                 "seconds": round(elapsed, 3), "seed": seed},
+                  cause=trace["violation"].get("cause"), trace=trace), stats
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,
