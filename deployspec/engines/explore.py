@@ -215,12 +215,12 @@ class Settler:
                 result = (known[0], n + known[1])
                 break
             seen.append(fp)
-            if n >= bound:
-                return self.prop.at_settled(obs), n  # the bound cut it: not memoised
             action = model.settle_action(obs)
-            if action is None:
+            if action is None:  # finished, at the bound too
                 result = (self.prop.at_settled(obs), n)
                 break
+            if n >= bound:
+                return self.prop.at_settled(obs), n  # the bound cut it: not memoised
             after = self.variant.step(state, action)
             n += 1
             self.steps_taken += 1
