@@ -150,7 +150,11 @@ def test_minimize_keeps_the_smallest_trace_found_when_replay_cannot_go_on():
     assert smaller["extra"]["minimized_by_replay"] == "stopped early: the implementation failed"
     assert replay(smaller).reproduced
     # the first replay cannot go on: the trace is kept as it is
-    assert minimize(padded, lambda t: (_ for _ in ()).throw(CannotReplay("no"))) is padded
+
+    def fails_at_once(candidate):
+        raise CannotReplay("no")
+
+    assert minimize(padded, fails_at_once) is padded
 
 
 def test_minimize_stops_at_its_deadline():

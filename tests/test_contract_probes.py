@@ -219,11 +219,11 @@ def test_the_implementation_is_swept_once_per_connection(beside_the_fakes):
 def test_at_most_64_first_steps_of_a_kind_as_the_search_can_address():
     """An (implementation's) initial observation listing many processes asks for many
     runtime steps; the machine's rules address 64 of a kind at most, and so does the sweep."""
-    from deployspec.contract.sweep import PER_KIND, first_actions
+    from deployspec.contract.sweep import PER_KIND, searchable_actions
 
     model = get_model("capi")
     obs = {"app": {"droplet": 0, "started": True}, "droplets": [{"id": 0, "healthy": True}],
            "processes": [{"id": i, "droplet": 0, "instances": ["STARTING"]} for i in range(100)],
            "deployments": []}
-    kinds = Counter(a.kind for a in first_actions(model, obs, model.default_config()))
+    kinds = Counter(a.kind for a in searchable_actions(model, obs, model.default_config()))
     assert kinds["runtime"] == PER_KIND == 64 and kinds["push"] == 3  # the probes of push: kept

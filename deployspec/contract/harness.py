@@ -186,7 +186,7 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         name what no longer exists (``runtime(P1)`` without the deploy that made P1);
         an implementation need not take that, so such a candidate is not tried."""
         try:
-            return action in model.candidate_actions(obs, config) or action in model.probe_actions(obs, config)
+            return action in sweep.searchable_actions(model, obs, config)
         except Exception:  # noqa: BLE001 - an observation the model cannot read: not this candidate
             return False
 

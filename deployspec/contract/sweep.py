@@ -71,8 +71,9 @@ class RecordedAdapter:
         pass
 
 
-def first_actions(model, obs: dict, config) -> list:
-    """The candidates, then the probes, of an observation; at most ``PER_KIND`` of a kind."""
+def searchable_actions(model, obs: dict, config) -> list:
+    """What a contract search can send from an observation: the candidates, then the
+    probes, at most ``PER_KIND`` of a kind."""
     out, count = [], {}
     for action in model.candidate_actions(obs, config) + model.probe_actions(obs, config):
         count[action.kind] = count.get(action.kind, 0) + 1
@@ -92,7 +93,7 @@ def record(model, adapter_factory, config) -> Sweep:
     finally:
         opening.adapter.close()
     try:
-        actions = first_actions(model, first, config)
+        actions = searchable_actions(model, first, config)
     except Exception:  # noqa: BLE001 - an observation the model cannot read: the search's
         actions = []   # properties report it
     recordings = []

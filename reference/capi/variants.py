@@ -15,6 +15,7 @@ from deployspec.reference.core import Action, Beyond, Rejected, not_declared
 
 from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
+from .model import CapiConfig
 from .runtime import settle_instance
 from .state import ACTIVE_STATES, CANCELING, DEPLOYING, CapiState, Deployment
 
@@ -94,10 +95,11 @@ _APPLY: dict[type, Callable[[CapiVariant, CapiState, Any], CapiState | Rejected]
 
 
 def _livelock(trace: str) -> Beyond:
-    """PR #3072's scale step with three deployments (docs/findings.md); not in the default search."""
+    """PR #3072's scale step with three deployments (docs/findings.md); not in the default
+    search. Found by ``--engine explore --bound max_deployments=3``: the model's exploration
+    bounds with one deployment more."""
     return Beyond(
-        config={"max_instances": 2, "max_deployments": 3, "max_droplets": 2, "max_in_flight": [1],
-                "canary_plans": [], "settle_steps": 80, "max_depth": None},
+        config=CapiConfig(**{**CapiConfig.EXPLORE, "max_deployments": 3}).to_json(),
         trace=f"counterexamples/capi/{trace}",
         why=("max_deployments=3 (explorer, 13 steps): the scale step zeroes the superseded processes, "
              "finds no donor but the deploying process, raises and rolls back, forever"),
