@@ -14,7 +14,10 @@ Reports, each measurement in a fresh process (so its peak memory is its own):
 3. time to each bug of the historic designs (capi-2022: the seed;
    slots-webhook-tag), per property, with each engine side by side
    (Hypothesis seed 0; explore is deterministic), and the trace lengths;
-4. the frontier-parallel experiment (2 worker processes) against one process.
+4. one search split over 2 worker processes (``--workers 2``, hash-partitioned)
+   against one process, alternating, median wall clock: the bare BFS and one
+   trace property on capi-safe at the default bounds (and, without --quick,
+   at max_instances=3).
 """
 
 from __future__ import annotations
@@ -156,55 +159,32 @@ def engine(name: str, variant: str, prop: str, overrides: dict | None = None, mo
             "cpu": time.process_time() - cpu, "stats": r.stats, "message": r.message, "peak_mb": _peak_mb()}
 
 
-def parallel(workers: int, overrides: dict) -> dict:
-    """Frontier-parallel BFS (states only, no paths): the main process keeps the
-    visited set; a pool of forked workers expands chunks of each layer."""
+def partitioned(workers: int, prop: str | None, overrides: dict) -> dict:
+    """One search on capi-safe with ``workers`` processes: the bare BFS when
+    ``prop`` is None, else that property's. CPU is this process's plus its
+    workers' (they are joined by the time the search returns)."""
     import attrs
 
-    from deployspec.engines.explore import explore_config
+    from deployspec.engines.explore import explore_config, search
+    from deployspec.explorer import bfs
     from deployspec.models import get_model
 
-    global _M, _V, _C
-    _M = get_model("capi")
-    _V = _M.variant("capi-safe")
-    _C = attrs.evolve(explore_config(_M, _V), **overrides)
-    wall, cpu = time.perf_counter(), time.process_time()
-    root = _M.initial_state(_C)
-    visited, frontier = {hash(root)}, [root]
-    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
-    while frontier:
-        if pool:
-            k = max(1, len(frontier) // (workers * 4))
-            results = pool.map(_expand_chunk, [frontier[i:i + k] for i in range(0, len(frontier), k)])
-        else:
-            results = [_expand_chunk(frontier)]
-        nxt = []
-        for children in results:
-            for t in children:
-                h = hash(t)
-                if h not in visited:
-                    visited.add(h)
-                    nxt.append(t)
-        frontier = nxt
-    if pool:
-        pool.close()
-    return {"states": len(visited), "wall": time.perf_counter() - wall, "main_cpu": time.process_time() - cpu}
-
-
-def _expand_chunk(states):
-    from deployspec.reference.core import Rejected
-
-    out, seen = [], set()
-    for s in states:
-        for a in _M.candidate_actions(_M.observe(s), _C):
-            t = _V.step(s, a)
-            if t.__class__ is Rejected or t == s:
-                continue
-            h = hash(t)
-            if h not in seen:
-                seen.add(h)
-                out.append(t)
-    return out
+    model = get_model("capi")
+    v = model.variant("capi-safe")
+    config = attrs.evolve(explore_config(model, v), **overrides)
+    wall = time.perf_counter()
+    if prop is None:
+        r = bfs(model, v, config, goal=lambda s, o: False, workers=workers)
+        states, transitions, complete = r.states, r.transitions, r.complete
+    else:
+        r = search(model, "capi-safe", model.property(prop), budget=None, seed=0, out_dir=None,
+                   config=config, workers=workers)
+        states, transitions, complete = r.stats["states"], r.stats["transitions"], r.stats["complete"]
+    wall = time.perf_counter() - wall
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return {"states": states, "transitions": transitions, "complete": complete, "wall": wall, "cpu": cpu}
 
 
 def fresh(fn, *args):
@@ -273,12 +253,25 @@ def main() -> None:
             print(f"   {p}: hypothesis {h['wall']:.2f} s, {h['length']} steps | explore {e['wall']:.2f} s, "
                   f"{e['length']} steps, {e['stats']['states']} states, peak {e['peak_mb']:.0f} MiB")
 
-    print("4. frontier-parallel BFS (capi-safe, max_deployments=3; states only)")
+    print(f"4. one search over 2 workers (--workers 2) against one process, capi-safe, "
+          f"alternating, median of {runs}")
+    cases = [("bare BFS", None, {}), ("cancel_restores_last_good", "cancel_restores_last_good", {})]
     if not args.quick:
-        for workers in (1, 2):
-            r = fresh(parallel, workers, {"max_deployments": 3})
-            print(f"   {workers} process(es): {r['states']} states in {r['wall']:.2f} s wall "
-                  f"({r['states'] / r['wall']:,.0f} states/s), main process CPU {r['main_cpu']:.2f} s")
+        cases += [("bare BFS, max_instances=3", None, {"max_instances": 3}),
+                  ("cancel_restores_last_good, max_instances=3", "cancel_restores_last_good",
+                   {"max_instances": 3})]
+    for label, prop, over in cases:
+        by = {1: [], 2: []}
+        for _ in range(runs):
+            for workers in (1, 2):
+                by[workers].append(fresh(partitioned, workers, prop, over))
+        one, two = (statistics.median(r["wall"] for r in by[w]) for w in (1, 2))
+        r1, r2 = by[1][0], by[2][0]
+        assert (r1["states"], r1["transitions"]) == (r2["states"], r2["transitions"]), label
+        print(f"   {label}: {r1['states']} states, complete={r2['complete']}; 1 process {one:.2f} s, "
+              f"2 workers {two:.2f} s wall = {one / two:.2f}x (CPU of all processes "
+              f"{statistics.median(r['cpu'] for r in by[1]):.2f} s vs "
+              f"{statistics.median(r['cpu'] for r in by[2]):.2f} s)")
 
 
 if __name__ == "__main__":

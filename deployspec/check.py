@@ -78,6 +78,7 @@ def run(
     bounds: dict | None = None,
     distinct: bool = False,
     jobs: int = 1,
+    workers: int = 1,
 ) -> list[Result]:
     """Every (variant, engine, property) of ``pairs``, in that order.
 
@@ -91,11 +92,12 @@ def run(
 
     ``jobs`` > 1 runs the searches in that many worker processes (each search
     is independent and seeded, so the verdicts are those of a serial run, save
-    for budget-bound searches on a loaded machine)."""
+    for budget-bound searches on a loaded machine). ``workers`` > 1 splits each
+    exhaustive search over that many processes instead (``engines.explore.search``)."""
     engines = tuple(engines)
     tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines for p in m.properties]
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
-               "distinct": distinct, "engines": engines}
+               "distinct": distinct, "engines": engines, "workers": workers}
     if jobs <= 1 or len(tasks) <= 1:
         results = []
         for task in tasks:
@@ -139,13 +141,16 @@ def _ignore_sigint() -> None:
 
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
           seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
-          engines: tuple[str, ...], on_start: Callable[[str], None] | None = None) -> list[Result]:
+          engines: tuple[str, ...], on_start: Callable[[str], None] | None = None,
+          workers: int = 1) -> list[Result]:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress)."""
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
+    if engine == "explore" and workers > 1:
+        extra["workers"] = workers
     first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
     more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
     follow = distinct and engine == "hypothesis" and "explore" not in engines
@@ -155,6 +160,8 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore (each cause)")
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
+        if workers > 1:
+            cfg["workers"] = workers
         more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
                         budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg)

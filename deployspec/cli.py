@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="change one bound of the model configuration (repeatable), e.g. max_deployments=3")
     c.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
                    help="run the searches in N processes (default 1)")
+    c.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+                   help="split each exhaustive (explore) search over N processes "
+                        "(default 1; Linux; not with --jobs)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
 
@@ -162,6 +165,8 @@ def cmd_check(args) -> int:
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
         check.engine_function(e)
+    if args.workers > 1:
+        _check_workers(args)
     pairs = check.plan(args.model, args.variant)
     bounds = dict(args.bound) if args.bound else None
     if bounds:
@@ -175,7 +180,7 @@ def cmd_check(args) -> int:
         # shrunk on its own; the matrix over all variants only needs the verdicts
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
                             on_start=progress.start, on_result=progress.done, bounds=bounds,
-                            distinct=bool(args.variant), jobs=args.jobs)
+                            distinct=bool(args.variant), jobs=args.jobs, workers=args.workers)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:
@@ -213,6 +218,18 @@ def cmd_check(args) -> int:
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")
     return 0 if ok else 1
+
+
+def _check_workers(args) -> None:
+    from deployspec import partitioned
+
+    if args.jobs > 1:
+        raise UsageError("--workers and --jobs both start processes: use one of them "
+                         "(--jobs for many searches, --workers for one large search)")
+    if args.workers > partitioned.MAX_WORKERS:
+        raise UsageError(f"--workers: at most {partitioned.MAX_WORKERS}, got {args.workers}")
+    if not partitioned.available():
+        raise UsageError("--workers needs the fork start method, which this platform lacks")
 
 
 def _shortest_of_its_cause(r, results) -> bool:

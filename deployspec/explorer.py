@@ -86,6 +86,9 @@ class Graph:
     layer: int = 0
     #: True when ``key(node)`` is ``node`` itself (the search then skips the call)
     key_is_node: bool = False
+    #: node -> what decides which worker owns the node in a partitioned search
+    #: (:mod:`deployspec.partitioned`); None: its key. Equal nodes must give equal owner keys.
+    owner_key: Callable[[Any], Hashable] | None = None
 
     def root(self) -> Any: ...
 
@@ -272,6 +275,7 @@ class ModelGraph(Graph):
     def __init__(self, model, variant, config):
         self.model, self.variant, self.config = model, variant, config
         self.canonical = getattr(model, "canonical", None)
+        self.owner_key = getattr(model, "partition", None)
         self._observe, self._candidates = model.observe, model.candidate_actions
         #: moves per action kind (counted here: a callback per move costs more)
         self.by_kind: dict[str, int] = {}
@@ -326,6 +330,7 @@ def bfs(
     max_states: int | None = None,
     time_budget: float | None = None,
     memory_budget_mb: float | None = None,
+    workers: int = 1,
 ) -> BfsResult:
     """The shortest action sequence from ``model.initial_state(config)`` to a
     state where ``goal(state, observation)`` holds, exploring breadth-first.
@@ -333,15 +338,27 @@ def bfs(
     ``path`` is None when no goal state is reachable within the bounds; then
     ``complete`` says whether every reachable state was seen (a proof that no
     goal state is reachable) or a bound or budget cut the search short.
+    ``workers`` > 1 splits the search over that many processes
+    (:mod:`deployspec.partitioned`; ``goal`` then runs in them).
     """
     started = time.perf_counter()
     graph = ModelGraph(model, variant, config)
-    search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
 
     def on_node(view, depth, n):
         return bool(goal(*view))
 
-    found = search.run(on_node)
+    if workers > 1:
+        from deployspec.partitioned import Partitioned, merged_counts
+
+        search = Partitioned(graph, workers, max_depth, max_states, time_budget, memory_budget_mb)
+
+        def absorb(shares):
+            graph.by_kind = merged_counts(shares)
+
+        found = search.run(on_node, share=lambda: graph.by_kind, absorb=absorb)
+    else:
+        search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
+        found = search.run(on_node)
     path = goal_state = None
     if found is not None:
         path, goal_state = [], graph.root()

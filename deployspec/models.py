@@ -43,6 +43,10 @@ class Model:
     #: state -> the representative of its symmetry class, for the explorer
     #: (must keep every property's verdict); None = states are already canonical
     canonical: Callable[[Any], Any] | None = None
+    #: state -> the part of it that decides which worker owns the state in a
+    #: partitioned search (``--workers``): a part that few moves change keeps most
+    #: moves inside one worker; None = the whole state (any choice is correct)
+    partition: Callable[[Any], Any] | None = None
     #: obs, config -> the actions ``candidate_actions`` leaves out there because every
     #: design refuses them or they change nothing: stutters for exploring the
     #: reference, but a contract run tries them on the implementation too
@@ -114,6 +118,7 @@ def _capi() -> Model:
         candidate_actions=capi_model.candidate_actions,
         probe_actions=capi_model.probe_actions,
         settle_action=capi_model.settle_action,
+        partition=capi_model.partition,
         schema_file="capi.observation.schema.json",
         lanes="web process",
     )

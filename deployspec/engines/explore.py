@@ -91,6 +91,8 @@ class ProductGraph(Graph):
         self.skip_causes = skip_causes
         self.trace = prop.kind == "trace"
         self.canonical = getattr(model, "canonical", None)
+        partition = getattr(model, "partition", None)
+        self.owner_key = (lambda node: partition(node[0])) if partition else None
         self._obs: dict[Any, dict] = {}
         self._json: dict[Any, dict] = {}
         self.by_kind: dict[str, int] = {}
@@ -242,13 +244,16 @@ class Settler:
 def search(model, variant_name: str, prop, *, budget: float | None, seed: int, out_dir: str | None,
            config=None, max_depth: int | None = None, max_states: int | None = None,
            memory_budget_mb: float | None = MEMORY_BUDGET_MB,
-           skip_causes: frozenset[str] = frozenset()) -> Result:
+           skip_causes: frozenset[str] = frozenset(), workers: int = 1) -> Result:
     """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
 
     ``budget`` is seconds (None: no time limit); ``seed`` is recorded but
     unused (the search is deterministic). ``max_depth`` defaults to the
     configuration's ``max_depth`` when it has one. ``skip_causes``: causes of
     ``prop`` already found; the shortest trace breaking it another way is sought.
+    ``workers`` > 1 splits the search over that many processes
+    (:mod:`deployspec.partitioned`): the same verdict and trace length, and
+    the same states and transitions when it runs to the end.
     """
     started = time.perf_counter()
     variant = model.variant(variant_name)
@@ -256,9 +261,9 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     if max_depth is None:
         max_depth = getattr(config, "max_depth", None)
     graph = ProductGraph(model, variant, config, prop, skip_causes)
-    layered = Layered(graph, max_depth, max_states, budget, memory_budget_mb)
     settler = Settler(model, variant, config, prop) if prop.kind == "settled" else None
     found: dict[str, Any] = {}
+    counts = _Counts(graph, settler)
 
     def on_node(view, depth, n):
         node, obs = view
@@ -276,19 +281,32 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     def on_edge(_node, _child, info):
         _action, message = info
         if message is not None:
-            found.update(number=len(layered.parent), message=message, total=graph.layer + 1)
+            found.update(message=message, total=graph.layer + 1)  # the goal's number: run's answer
             return True
         return False
 
     def enough(depth):  # a settled violation: no deeper state gives a shorter trace
         return "total" in found and found["total"] <= depth + 1
 
-    goal = layered.run(on_node, on_edge if prop.kind == "trace" else None, enough)
+    callbacks = (on_node, on_edge if prop.kind == "trace" else None, enough)
+    if workers > 1:
+        from deployspec.partitioned import Partitioned
+
+        layered = Partitioned(graph, workers, max_depth, max_states, budget, memory_budget_mb)
+
+        def absorb(shares):
+            _take_shortest(found, [f for f, _ in shares])
+            counts.absorb([c for _, c in shares])
+
+        goal = layered.run(*callbacks, share=lambda: (found, counts.now()), absorb=absorb)
+    else:
+        layered = Layered(graph, max_depth, max_states, budget, memory_budget_mb)
+        goal = layered.run(*callbacks)
     if goal is None and "number" in found:
         goal = found["number"]
     seconds = time.perf_counter() - started
     complete = goal is not None or layered.exhausted or (settler is not None and "total" in found)
-    stats = _stats(model, graph, layered, settler, config, max_depth, seconds, complete)
+    stats = _stats(model, graph, layered, counts, config, max_depth, seconds, complete)
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None
@@ -300,6 +318,42 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
                                found, seed, out_dir, stats)
     except InternalError as exc:  # e.g. a non-deterministic step function
         return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
+
+
+class _Counts:
+    """Moves per action kind and the settle phase's figures: this process's, or
+    summed over the workers of a partitioned search (``absorb``)."""
+
+    def __init__(self, graph: ProductGraph, settler: Settler | None):
+        self.graph, self.settler = graph, settler
+        self.merged: dict | None = None
+
+    def now(self) -> dict:
+        g, st = self.graph, self.settler
+        return {"by_kind": g.by_kind, "rejected_by_kind": g.rejected_by_kind,
+                "settle_memo": len(st.memo) if st else 0, "settle_steps": st.steps_taken if st else 0}
+
+    def absorb(self, shares: list[dict]) -> None:
+        from deployspec.partitioned import merged_counts
+
+        self.merged = {
+            "by_kind": merged_counts([c["by_kind"] for c in shares]),
+            "rejected_by_kind": merged_counts([c["rejected_by_kind"] for c in shares]),
+            "settle_memo": sum(c["settle_memo"] for c in shares),
+            "settle_steps": sum(c["settle_steps"] for c in shares),
+        }
+
+    def total(self) -> dict:
+        return self.now() if self.merged is None else self.merged
+
+
+def _take_shortest(found: dict, shares: list[dict]) -> None:
+    """What the workers found, into ``found``: the shortest total (the first
+    worker's on a tie), only if strictly shorter than what is there, as in one process."""
+    best = min((f for f in shares if "total" in f), key=lambda f: f["total"], default=None)
+    if best is not None and best["total"] < found.get("total", 1 << 60):
+        found.clear()
+        found.update(best)
 
 
 def _counterexample(model, variant, variant_name, prop, config, graph, layered, goal, found,
@@ -333,9 +387,10 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
                   trace=trace)
 
 
-def _stats(model, graph, layered, settler, config, max_depth, seconds, complete) -> dict:
+def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) -> dict:
     states = layered.states
-    by_kind = {k: graph.by_kind.get(k, 0) for k in model.vocabulary}
+    moved = counts.total()
+    by_kind = {k: moved["by_kind"].get(k, 0) for k in model.vocabulary}
     stats = {
         "states": states,
         "transitions": layered.transitions,
@@ -346,15 +401,19 @@ def _stats(model, graph, layered, settler, config, max_depth, seconds, complete)
         "stopped": layered.stopped,
         "bounds": config.to_json() | {"max_depth": max_depth},
         "by_action": by_kind,
-        "rejected_by_action": {k: graph.rejected_by_kind.get(k, 0) for k in model.vocabulary},
+        "rejected_by_action": {k: moved["rejected_by_kind"].get(k, 0) for k in model.vocabulary},
         "never_enabled": [k for k, n in by_kind.items() if n == 0],
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "visited_bytes": layered.storage_bytes(),
         "collision_bound": collision_bound(states),
     }
-    if settler is not None:
-        stats["settle_memo"] = len(settler.memo)
-        stats["settle_steps_run"] = settler.steps_taken
+    if counts.settler is not None:
+        stats["settle_memo"] = moved["settle_memo"]
+        stats["settle_steps_run"] = moved["settle_steps"]
+    workers = getattr(layered, "workers", 1)
+    if workers > 1:
+        stats["workers"] = workers
+        stats["worker_peak_memory_mb"] = [round(m, 1) for m in layered.worker_peak_mb]
     return stats
 
 
@@ -391,6 +450,8 @@ def summary(result: Result) -> str:
     lines.append(
         f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
         f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
+        + (f" (and {' + '.join(map(str, s['worker_peak_memory_mb']))} MiB in {s['workers']} workers)"
+           if s.get("workers") else "")
     )
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
     lines.append(f"  transitions by action: {moves}")

@@ -1,0 +1,325 @@
+"""The partitioned search (``--workers``): the serial search's answers from several processes.
+
+Every expectation is either arithmetic on a graph of known shape (the binary
+tree of ``test_layered``) or the serial search's own answer on the same input.
+Failures in a worker (an exception, a killed process) must reach the parent as
+an error, with no worker left behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import pickle
+import signal
+import time
+
+import attrs
+import pytest
+
+from deployspec import partitioned, traces
+from deployspec.cli import main
+from deployspec.engines.explore import explore_config, search
+from deployspec.explorer import Graph, bfs
+from deployspec.models import get_model
+from deployspec.partitioned import Partitioned, WorkerLost
+from deployspec.replay import replay
+
+pytestmark = pytest.mark.skipif(not partitioned.available(),
+                                reason="partitioned searches need the fork start method (Linux)")
+
+MODEL = get_model("capi")
+
+
+class Tree(Graph):
+    """Node n moves to 2n and 2n + 1 below ``limit`` and back to n // 2."""
+
+    key_is_node = True
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def root(self):
+        return 1
+
+    def key(self, node):
+        return node
+
+    def expand(self, n):
+        for e, child in enumerate((2 * n, 2 * n + 1, n // 2)):
+            if 1 <= child < self.limit:
+                yield e, child, None
+
+    def child_by_edge(self, n, e):
+        return (2 * n, 2 * n + 1, n // 2)[e], None
+
+
+@pytest.fixture(autouse=True)
+def no_worker_left_behind():
+    yield
+    assert mp.active_children() == []
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 5])
+def test_an_exhausted_search_counts_what_one_process_counts(workers):
+    search = Partitioned(Tree(1 << 10), workers)
+    assert search.run(lambda n, depth, number: False) is None
+    assert search.exhausted and search.stopped is None
+    assert search.states == (1 << 10) - 1 and search.depth == 9
+    assert search.transitions == 2 * ((1 << 10) - 2)  # down to each child, up from each non-root
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_each_node_is_judged_once_at_its_depth(workers):
+    judged = mp.get_context("fork").Manager().list()
+    Partitioned(Tree(256), workers).run(lambda n, depth, number: judged.append((n, depth)) and False)
+    assert sorted(judged) == [(n, n.bit_length() - 1) for n in range(1, 256)]
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_the_path_to_a_goal_is_its_binary_digits(workers):
+    search = Partitioned(Tree(1 << 12), workers)
+    goal = 0b1011011
+    number = search.run(lambda n, depth, number: n == goal)
+    assert search.path_to(number) == [int(b) for b in bin(goal)[3:]]
+    assert search.depth == goal.bit_length() - 1
+
+
+def test_the_root_can_be_the_goal():
+    search = Partitioned(Tree(64), 3)
+    number = search.run(lambda n, depth, number: n == 1)
+    assert number is not None and search.path_to(number) == [] and search.states == 1
+
+
+def test_a_move_can_be_the_goal():
+    search = Partitioned(Tree(1 << 10), 2)
+    number = search.run(lambda n, d, k: False, on_edge=lambda node, child, info: child == 300)
+    assert search.path_to(number) == [int(b) for b in bin(300)[3:]]
+
+
+def test_shares_reach_the_parent_in_worker_order():
+    seen = []
+    search = Partitioned(Tree(1 << 8), 3)
+    search.run(lambda n, d, k: False, share=lambda: os.getpid(), absorb=seen.append)
+    pids = seen[-1]
+    assert len(pids) == 3 and len(set(pids)) == 3 and os.getpid() not in pids
+
+
+def test_depth_and_state_bounds_stop_cleanly():
+    search = Partitioned(Tree(1 << 12), 2, max_depth=4)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.stopped == "max_depth" and search.depth == 4 and search.states == 31
+    search = Partitioned(Tree(1 << 12), 3, max_states=100)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.stopped == "max_states" and search.states <= 100
+
+
+class Endless(Graph):
+    """Node n moves to n + 1, slowly: only a budget ends the search."""
+
+    key_is_node = True
+
+    def root(self):
+        return 0
+
+    def key(self, node):
+        return node
+
+    def expand(self, n):
+        time.sleep(0.001)
+        yield 0, n + 1, None
+
+
+def test_a_time_budget_stops_every_worker():
+    t = time.perf_counter()
+    search = Partitioned(Endless(), 2, time_budget=0.5)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.stopped == "time" and time.perf_counter() - t < 10
+
+
+class Failing(Tree):
+    """Raises (or dies) when it expands ``at``, which only one worker owns."""
+
+    def __init__(self, limit, at, how):
+        super().__init__(limit)
+        self.at, self.how = at, how
+
+    def expand(self, n):
+        if n == self.at:
+            if self.how == "raise":
+                raise ValueError(f"the model broke at {n}")
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield from super().expand(n)
+
+
+def test_an_exception_in_a_worker_is_raised_in_the_parent():
+    with pytest.raises(ValueError, match="the model broke at 37"):
+        Partitioned(Failing(1 << 10, 37, "raise"), 2).run(lambda n, d, k: False)
+
+
+def test_a_killed_worker_is_reported_not_waited_for():
+    t = time.perf_counter()
+    with pytest.raises(WorkerLost, match=r"stopped without answering \(exit code -9\)"):
+        Partitioned(Failing(1 << 10, 37, "kill"), 3).run(lambda n, d, k: False)
+    assert time.perf_counter() - t < 10
+
+
+@pytest.mark.parametrize("workers", [0, partitioned.MAX_WORKERS + 1])
+def test_a_worker_count_out_of_range_is_refused(workers):
+    with pytest.raises(ValueError, match="workers must be between"):
+        Partitioned(Tree(8), workers)
+
+
+# --- the batches between workers -----------------------------------------------
+
+
+@attrs.frozen
+class Plain:
+    a: int
+    b: tuple = ()
+
+
+@attrs.frozen
+class Odd:
+    _private: int
+    later: int = attrs.field(init=False, default=7)
+    named: int = attrs.field(kw_only=True, default=0)
+
+
+@pytest.mark.parametrize("value", [
+    [Plain(1, (Plain(2),)), Plain(1, (Plain(2),))],
+    [Odd(3, named=4)],
+    [(Plain(5), frozenset({1, 2}), None, "text")],
+])
+def test_batches_rebuild_equal_values(value):
+    assert pickle.loads(partitioned._dumps(value)) == value
+
+
+def test_shared_sub_objects_are_sent_once_per_batch():
+    inner = Plain(1, tuple(range(50)))
+    one = len(partitioned._dumps([Plain(2, (inner,))]))
+    many = len(partitioned._dumps([Plain(k, (inner,)) for k in range(20)]))
+    assert many < 20 * one / 2
+
+
+# --- on the models ---------------------------------------------------------------
+
+
+def small(variant, **kw):
+    return attrs.evolve(explore_config(MODEL, MODEL.variant(variant)), **kw)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_bfs_visits_the_states_one_process_visits(workers):
+    variant = MODEL.variant("capi-safe")
+    config = small("capi-safe", max_deployments=1)
+    one = bfs(MODEL, variant, config, goal=lambda s, o: False)
+    many = bfs(MODEL, variant, config, goal=lambda s, o: False, workers=workers)
+    assert (many.states, many.transitions, many.depth, many.complete) == \
+        (one.states, one.transitions, one.depth, True)
+    assert many.by_kind == one.by_kind
+
+
+def test_bfs_path_is_as_short_and_reaches_the_goal():
+    variant = MODEL.variant("capi-2022")
+    config = small("capi-2022")
+
+    def two_active(_state, obs):
+        return sum(d["state"] in ("DEPLOYING", "CANCELING") for d in obs["deployments"]) > 1
+
+    one = bfs(MODEL, variant, config, goal=two_active)
+    many = bfs(MODEL, variant, config, goal=two_active, workers=2)
+    assert len(many.path) == len(one.path) == many.depth
+    state = MODEL.initial_state(config)
+    for action in many.path:
+        state = variant.step(state, action)
+    assert state == many.goal_state and two_active(state, MODEL.observe(state))
+
+
+@pytest.mark.parametrize("prop", [p.name for p in MODEL.properties])
+def test_each_property_of_the_historic_design_breaks_as_shortly(prop, tmp_path):
+    p = MODEL.property(prop)
+    one = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=None)
+    many = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=str(tmp_path), workers=2)
+    assert many.verdict == one.verdict == "violated"
+    assert many.trace_length == one.trace_length and many.cause == one.cause
+    assert many.stats["workers"] == 2 and len(many.stats["worker_peak_memory_mb"]) == 2
+    assert replay(traces.load(many.counterexample)).reproduced
+
+
+@pytest.mark.parametrize("prop", ["single_active_deployment", "cancel_restores_last_good",
+                                  "deployment_converges"])
+def test_a_proof_covers_the_states_one_process_covers(prop):
+    p = MODEL.property(prop)
+    config = small("capi-safe", max_deployments=1)
+    one = search(MODEL, "capi-safe", p, budget=60, seed=0, out_dir=None, config=config)
+    many = search(MODEL, "capi-safe", p, budget=60, seed=0, out_dir=None, config=config, workers=3)
+    assert many.verdict == one.verdict == "holds" and many.stats["complete"]
+    for k in ("states", "transitions", "depth", "by_action", "rejected_by_action"):
+        assert many.stats[k] == one.stats[k], k
+
+
+def test_skipping_a_known_cause_finds_the_next_one_as_one_process_does():
+    p = MODEL.property("app_stays_available")
+    first = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=None)
+    skip = frozenset({first.cause})
+    one = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=None, skip_causes=skip)
+    many = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=None, skip_causes=skip, workers=2)
+    assert many.cause not in skip and (many.cause, many.trace_length) == (one.cause, one.trace_length)
+
+
+# --- the command line ------------------------------------------------------------
+
+
+def test_check_with_workers_finds_and_saves_the_shortest_traces(capsys, tmp_path):
+    code = main(["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                 "--workers", "2", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "MiB in 2 workers" in out
+    assert sorted(tmp_path.glob("*.json"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "0"], "--workers: must be >= 1"),
+    (["--workers", "two"], "--workers: not an integer"),
+    (["--workers", "2", "--jobs", "2"], "--workers and --jobs both start processes"),
+    (["--workers", str(partitioned.MAX_WORKERS + 1)], f"at most {partitioned.MAX_WORKERS}"),
+])
+def test_bad_worker_counts_are_usage_errors(capsys, argv, message):
+    code = main(["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+class Unpicklable(Exception):
+    def __init__(self, message):
+        super().__init__(message)
+        self.callback = lambda: None  # a lambda does not pickle
+
+
+class Unloadable(Exception):
+    def __init__(self, message, *, detail):  # pickled without ``detail``: cannot be rebuilt
+        super().__init__(message)
+        self.detail = detail
+
+
+class RaisesThis(Tree):
+    def __init__(self, exc):
+        super().__init__(1 << 8)
+        self.exc = exc
+
+    def expand(self, n):
+        if n == 37:
+            raise self.exc
+        yield from super().expand(n)
+
+
+def test_an_exception_that_does_not_pickle_arrives_as_its_text():
+    with pytest.raises(RuntimeError, match="Unpicklable: no lambda here"):
+        Partitioned(RaisesThis(Unpicklable("no lambda here")), 2).run(lambda n, d, k: False)
+
+
+def test_an_answer_the_parent_cannot_read_is_a_lost_worker():
+    with pytest.raises(WorkerLost, match="sent an unreadable answer"):
+        Partitioned(RaisesThis(Unloadable("odd", detail=1)), 2).run(lambda n, d, k: False)
