@@ -199,9 +199,20 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one run each, skip max_deployments=3")
     ap.add_argument("--runs", type=int, default=None,
                     help="runs of the bare BFS, median reported (default 1 with --quick, else 3)")
+    ap.add_argument("--section", type=int, action="append", choices=(1, 2, 3, 4),
+                    help="run only this section (repeatable; default: all)")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 3)
+    sections = set(args.section or (1, 2, 3, 4))
+    if 1 in sections:
+        section_1(args, runs)
+    if sections & {2, 3}:
+        sections_2_3(sections)
+    if 4 in sections:
+        section_4(args, runs)
 
+
+def section_1(args, runs: int) -> None:
     print("1. bare BFS on capi-safe (one core)")
     for label, over in (("default bounds", {}), ("max_deployments=3", {"max_deployments": 3})):
         if args.quick and over:
@@ -228,31 +239,44 @@ def main() -> None:
                       f"{c[k]['tuple_us']:.2f} us" for k in ("CapiState", "Process", "Deployment"))
           + f": about {c['saved_us_per_state']:.1f} us less per state")
 
+
+def sections_2_3(sections: set[int]) -> None:
     from deployspec.models import get_model
 
     for model, fixed, historic in (("capi", "capi-safe", "capi-2022"),
                                    ("slots", "slots-pipeline-immutable", "slots-webhook-tag")):
         props = [p.name for p in get_model(model).properties]
-        print(f"2. --engine explore on {fixed}, default bounds (each property in a fresh process)")
-        total = 0.0
-        for p in props:
-            r = fresh(engine, "explore", fixed, p, None, model)
-            s = r["stats"]
-            total += r["wall"]
-            print(f"   {p}: {r['verdict']}, {s['states']} states, {s['transitions']} transitions, depth "
-                  f"{s['depth']}, complete={s['complete']}, {r['wall']:.2f} s wall ({r['cpu']:.2f} s CPU, "
-                  f"{s['states'] / r['cpu']:,.0f} states/s CPU), peak {r['peak_mb']:.0f} MiB")
-        print(f"   all: {total:.1f} s wall")
+        if 2 in sections:
+            section_2(model, fixed, props)
+        if 3 in sections:
+            section_3(model, historic, props)
 
-        print(f"3. time to each bug of {historic}: hypothesis (seed 0) vs explore")
-        for p in props:
-            h = fresh(engine, "hypothesis", historic, p, None, model)
-            e = fresh(engine, "explore", historic, p, None, model)
-            if h["verdict"] != "violated" and e["verdict"] != "violated":
-                continue
-            print(f"   {p}: hypothesis {h['wall']:.2f} s, {h['length']} steps | explore {e['wall']:.2f} s, "
-                  f"{e['length']} steps, {e['stats']['states']} states, peak {e['peak_mb']:.0f} MiB")
 
+def section_2(model: str, fixed: str, props: list[str]) -> None:
+    print(f"2. --engine explore on {fixed}, default bounds (each property in a fresh process)")
+    total = 0.0
+    for p in props:
+        r = fresh(engine, "explore", fixed, p, None, model)
+        s = r["stats"]
+        total += r["wall"]
+        print(f"   {p}: {r['verdict']}, {s['states']} states, {s['transitions']} transitions, depth "
+              f"{s['depth']}, complete={s['complete']}, {r['wall']:.2f} s wall ({r['cpu']:.2f} s CPU, "
+              f"{s['states'] / r['cpu']:,.0f} states/s CPU), peak {r['peak_mb']:.0f} MiB")
+    print(f"   all: {total:.1f} s wall")
+
+
+def section_3(model: str, historic: str, props: list[str]) -> None:
+    print(f"3. time to each bug of {historic}: hypothesis (seed 0) vs explore")
+    for p in props:
+        h = fresh(engine, "hypothesis", historic, p, None, model)
+        e = fresh(engine, "explore", historic, p, None, model)
+        if h["verdict"] != "violated" and e["verdict"] != "violated":
+            continue
+        print(f"   {p}: hypothesis {h['wall']:.2f} s, {h['length']} steps | explore {e['wall']:.2f} s, "
+              f"{e['length']} steps, {e['stats']['states']} states, peak {e['peak_mb']:.0f} MiB")
+
+
+def section_4(args, runs: int) -> None:
     print(f"4. one search over 2 workers (--workers 2) against one process, capi-safe, "
           f"alternating, median of {runs}")
     cases = [("bare BFS", None, {}), ("cancel_restores_last_good", "cancel_restores_last_good", {})]
@@ -261,7 +285,7 @@ def main() -> None:
                   ("cancel_restores_last_good, max_instances=3", "cancel_restores_last_good",
                    {"max_instances": 3})]
     for label, prop, over in cases:
-        by = {1: [], 2: []}
+        by: dict[int, list[dict]] = {1: [], 2: []}
         for _ in range(runs):
             for workers in (1, 2):
                 by[workers].append(fresh(partitioned, workers, prop, over))

@@ -23,6 +23,9 @@ or by one ``deploy``, so ids are already fixed by the number of deployments.
 A model may supply ``Model.canonical(state) -> state`` to collapse states it
 knows to be equivalent (it must keep every property's verdict); it is applied
 to every state before fingerprinting.
+
+One search can be split over several processes: :mod:`deployspec.partitioned`
+runs the same layered search with each worker owning a share of the states.
 """
 
 from __future__ import annotations

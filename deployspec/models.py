@@ -142,6 +142,7 @@ def _slots() -> Model:
         candidate_actions=slots_model.candidate_actions,
         probe_actions=slots_model.probe_actions,
         settle_action=slots_model.settle_action,
+        partition=slots_model.partition,
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

@@ -2,26 +2,31 @@
 
 Hash partitioning, as in distributed explicit-state checkers (Stern and Dill's
 parallel Murphi; Lerda and Sisto's distributed SPIN): worker ``w`` of ``W`` owns
-every node whose ``graph.owner_key`` hashes to ``w`` modulo ``W`` (the node's
-fingerprint when the graph has no owner key). A model's ``partition`` names the
-part of a state few moves change, so that most moves stay inside one worker. It alone keeps their fingerprints, parent pointers and
-action indices, judges them (``on_node``) and expands them. A child owned by
-another worker is handed to that worker, once per sender (each worker remembers
-the fingerprints it has sent), in one pickled batch per pair of workers and
-layer: sub-objects shared by the states of a batch are sent once, and attrs
-states are rebuilt by their constructors (:class:`_Pickler`).
+every node whose owner key (``graph.owner_key``, else the node's key) has a CRC
+of its ``repr`` equal to ``w`` modulo ``W``. A model's ``partition`` names the
+part of a state few moves change, so that most moves stay inside one worker.
+The owner alone keeps the fingerprints, parent pointers and action indices of
+its nodes, judges them (``on_node``) and expands them. A child owned by another
+worker is handed to that worker, once per sender (each worker remembers the
+fingerprints it has sent), in one pickled batch per pair of workers and layer:
+sub-objects shared by the states of a batch are sent once, and attrs states are
+rebuilt by their constructors (:class:`_Pickler`).
 
 The workers move in lockstep, one layer at a time (expand, then take in what the
 others sent), so the search stays breadth first: a goal is found in the first
 layer that holds one, and its path is a shortest one. Among goals of the same
-layer the lowest worker's first wins, so a run is deterministic for a given
-``W``; another ``W`` may return another path of the same length. Node numbers
+layer the lowest worker's first wins. Owners come from a CRC, not from Python's
+``hash`` (whose string hashes are salted per process), so which worker owns what,
+and so the whole run, is the same in every process for a given ``W``: the same
+trace every time. Another ``W`` may give another trace of the same length. An
+owner key must therefore have the same ``repr`` in every process (attrs classes,
+tuples, numbers, strings and None do; a set of strings does not). Node numbers
 are global: ``local index * W + w``.
 
 The graph and the callbacks reach the workers by ``fork`` (they may be closures),
-so this runs where ``fork`` exists (Linux; see :func:`available`). Python's string
-hashes are salted per process, and forked workers share their parent's salt, so
-their fingerprints agree. What the callbacks find in a worker reaches the parent
+so this runs where ``fork`` exists (Linux; see :func:`available`). Fingerprints
+are Python hashes: the forked workers share their parent's salt, so their
+fingerprints agree. What the callbacks find in a worker reaches the parent
 through ``share`` (called in each worker after every phase; its result is
 pickled) and ``absorb`` (called in the parent with every worker's latest share,
 in worker order), which is also where ``stop_after_depth`` is asked.
@@ -44,6 +49,7 @@ import pickle
 import signal
 import sys
 import time
+import zlib
 from array import array
 from collections.abc import Callable
 from multiprocessing.connection import wait
@@ -53,6 +59,8 @@ import attrs
 
 from deployspec.explorer import CHECK_EVERY, Graph, current_rss_mb, peak_rss_mb
 
+#: owner keys whose worker is remembered (the cache starts afresh when full)
+OWNERS_CACHED = 1 << 16
 #: the most workers one search may use (a typo should not fork a thousand processes)
 MAX_WORKERS = 64
 
@@ -345,6 +353,11 @@ class _Worker:
         self.started, self.on_node, self.on_edge, self.share = started, on_node, on_edge, share
         graph = self.graph = search.graph
         self.key = None if graph.key_is_node else graph.key
+        if graph.owner_key is not None:
+            self.owner_key = graph.owner_key
+        else:
+            self.owner_key = (lambda node: node) if graph.key_is_node else graph.key
+        self.owners: dict[int, int] = {}
         self.index: set[int] = set()
         self.sent: set[int] = set()
         self.parent = array("q")
@@ -384,10 +397,21 @@ class _Worker:
         graph = self.graph
         root = graph.root()
         fp = hash(root if self.key is None else self.key(root))
-        part = graph.owner_key
-        if (fp if part is None else hash(part(root))) % self.W == self.w:
+        if self._owner(root) == self.w:
             self._add(fp, -1, -1, root, 0)
         return self._report(None)
+
+    def _owner(self, node: Any) -> int:
+        """The worker that owns ``node``: a CRC of its owner key's ``repr``, the
+        same in every process (computed once per key; a model's keys are few)."""
+        key = self.owner_key(node)
+        h = hash(key)  # remembered by hash, as fingerprints are: comparing keys costs more
+        owner = self.owners.get(h)
+        if owner is None:
+            if len(self.owners) >= OWNERS_CACHED:
+                self.owners.clear()
+            owner = self.owners[h] = zlib.crc32(repr(key).encode()) % self.W
+        return owner
 
     def _add(self, fp: int, parent: int, edge: int, child: Any, depth: int) -> bool:
         """Record a new node of this partition; True when the search must stop here."""
@@ -411,7 +435,7 @@ class _Worker:
 
     def _expand(self, depth: int) -> list[bytes | None]:
         graph, key, on_edge, W, w = self.graph, self.key, self.on_edge, self.W, self.w
-        index, sent, part = self.index, self.sent, graph.owner_key
+        index, sent, owner_of = self.index, self.sent, self._owner
         graph.layer = depth
         frontier, self.frontier = self.frontier, []
         out: list[list] = [[] for _ in range(W)]
@@ -430,7 +454,7 @@ class _Worker:
                         self.goal = n * W + w
                         break
                     fp = hash(child if key is None else key(child))
-                    owner = (fp if part is None else hash(part(child))) % W
+                    owner = owner_of(child)
                     if owner == w:
                         if fp not in index and self._add(fp, number, e, child, depth + 1):
                             break
