@@ -211,8 +211,8 @@ def cmd_check(args) -> int:
     else:
         _print_statistics(results)
         print(matrix(results, declared=True))
-    if args.variant:
-        return 1 if any(r.verdict == "violated" for r in results) else 0
+    if args.variant:  # a search that ended in error decided nothing: not a success
+        return 1 if any(r.verdict in ("violated", "error") for r in results) else 0
     ok = check.matches_declarations(results)
     if not args.json:
         print("every variant shows exactly the violations it declares" if ok else

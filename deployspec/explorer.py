@@ -12,8 +12,11 @@ Only the current and next BFS layers keep whole states. A path is rebuilt by
 walking parent pointers back to the root and replaying the action indices
 forward. Two distinct states sharing a fingerprint would make the second look
 visited; with n states the chance of any such collision is about n**2 / 2**65
-(reported as ``collision_bound``; 2e-12 for 10,000 states). Fingerprints are
-only compared within one process (string hashes are salted per process).
+(reported as ``collision_bound``; 2e-12 for 10,000 states). That bound takes
+the hashes as random, which Python's are not everywhere: ``hash(-1) == hash(-2)``,
+and so are the hashes of tuples and states differing only there (the shipped
+models' states hold no negative numbers). Fingerprints are only compared within
+one process or its forked workers (string hashes are salted per process).
 
 Symmetry: none is applied. Observations number web processes and deployments
 by creation order, and properties and actions (``runtime(P2)``) read those

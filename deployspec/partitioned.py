@@ -2,8 +2,8 @@
 
 Hash partitioning, as in distributed explicit-state checkers (Stern and Dill's
 parallel Murphi; Lerda and Sisto's distributed SPIN): worker ``w`` of ``W`` owns
-every node whose owner key (``graph.owner_key``, else the node's key) has a CRC
-of its ``repr`` equal to ``w`` modulo ``W``. A model's ``partition`` names the
+every node whose owner key (``graph.owner_key``, else the node's key) has a
+:func:`stable_hash` (of its ``repr``) equal to ``w`` modulo ``W``. A model's ``partition`` names the
 part of a state few moves change, so that most moves stay inside one worker.
 The owner alone keeps the fingerprints, parent pointers and action indices of
 its nodes, judges them (``on_node``) and expands them. A child owned by another
@@ -15,7 +15,7 @@ rebuilt by their constructors (:class:`_Pickler`).
 The workers move in lockstep, one layer at a time (expand, then take in what the
 others sent), so the search stays breadth first: a goal is found in the first
 layer that holds one, and its path is a shortest one. Among goals of the same
-layer the lowest worker's first wins. Owners come from a CRC, not from Python's
+layer the lowest worker's first wins. Owners come from a stable hash, not from Python's
 ``hash`` (whose string hashes are salted per process), so which worker owns what,
 and so the whole run, is the same in every process for a given ``W``: the same
 trace every time. Another ``W`` may give another trace of the same length. An
@@ -31,9 +31,11 @@ through ``share`` (called in each worker after every phase; its result is
 pickled) and ``absorb`` (called in the parent with every worker's latest share,
 in worker order), which is also where ``stop_after_depth`` is asked.
 
-Bounds and budgets: ``max_depth`` is exact; ``max_states`` is split evenly (each
-worker stops at its share, so the total never exceeds it); the memory budget is
-split evenly too (each worker's resident memory); the time budget is shared.
+Bounds and budgets: ``max_depth`` is exact; ``max_states`` is checked on the
+total between phases (a search may go past it by up to a layer, but never stops
+below it, so its verdicts are one process's); the memory budget, less what the
+parent holds, is split evenly over what the workers add to the memory they
+inherit; the time budget is shared.
 A worker that raises has its exception raised in the parent; a worker that
 dies (killed, out of memory) is reported as a :class:`WorkerLost`.
 """
@@ -41,6 +43,7 @@ dies (killed, out of memory) is reported as a :class:`WorkerLost`.
 from __future__ import annotations
 
 import gc
+import hashlib
 import io
 import multiprocessing as mp
 import operator
@@ -49,7 +52,7 @@ import pickle
 import signal
 import sys
 import time
-import zlib
+import traceback
 from array import array
 from collections.abc import Callable
 from multiprocessing.connection import wait
@@ -70,8 +73,9 @@ class WorkerLost(RuntimeError):
 
 
 def available() -> bool:
-    """Whether searches can be partitioned here (they need ``fork``)."""
-    return "fork" in mp.get_all_start_methods()
+    """Whether searches can be partitioned here: they fork their workers without
+    exec, which only Linux does safely (macOS has ``fork`` but not that safety)."""
+    return sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods()
 
 
 class _Pickler(pickle.Pickler):
@@ -106,6 +110,12 @@ def _field_values(cls: type) -> Callable[[Any], tuple] | None:
         name = fields[0].name
         return lambda obj: (getattr(obj, name),)
     return operator.attrgetter(*(f.name for f in fields))
+
+
+def stable_hash(key: Any) -> int:
+    """A hash of ``repr(key)`` that is the same in every process (Python's ``hash``
+    salts strings per process) and mixes well (a CRC of 4, 5, 6 and 7 is even)."""
+    return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little")
 
 
 def merged_counts(counts: list[dict[str, int] | None]) -> dict[str, int]:
@@ -155,10 +165,12 @@ class Partitioned:
     #: per worker, gathered at the end: parent numbers and action indices of its nodes
     parents: list[array] = attrs.field(factory=list)
     edges: list[array] = attrs.field(factory=list)
-    #: per worker: peak resident memory (MiB) and bytes held by its visited set
-    worker_peak_mb: list[float] = attrs.field(factory=list)
+    #: per worker: the most memory (MiB) it added to what it inherited, and the
+    #: bytes held by its visited set
+    worker_added_mb: list[float] = attrs.field(factory=list)
     worker_bytes: list[int] = attrs.field(factory=list)
     _states: int = 0
+    _allowance_mb: float | None = None
 
     def __attrs_post_init__(self) -> None:
         if not 1 <= self.workers <= MAX_WORKERS:
@@ -198,12 +210,15 @@ class Partitioned:
         this process with the latest share of every worker, before
         ``stop_after_depth`` is asked."""
         if not available():
-            raise RuntimeError("a partitioned search needs the fork start method (Linux)")
+            raise RuntimeError("a partitioned search needs Linux (it forks its workers)")
         if mp.current_process().daemon:
             raise RuntimeError("a partitioned search cannot start from a daemon process")
         ctx = mp.get_context("fork")
         pipes = [ctx.Pipe() for _ in range(self.workers)]
         started = time.perf_counter()
+        #: what each worker may add to the memory it inherits (the parent's, shared)
+        self._allowance_mb = None if self.memory_budget_mb is None else \
+            max(self.memory_budget_mb - current_rss_mb(), 0.0) / self.workers
         procs = []
         finished = False
         try:
@@ -268,7 +283,11 @@ class _Driver:
             depth += 1
 
     def _settle(self, reports: list[_Report]) -> int | None:
-        """Take in one round of reports: counts, shares, the first goal, a stop."""
+        """Take in one round of reports: counts, shares, the first goal, a stop.
+
+        ``max_states`` is checked here, on the total, between phases: a phase may
+        go past it (by up to a layer), but a search never stops while the
+        total is below it, so it gives the verdicts of one process."""
         s = self.search
         s._states = sum(r.states for r in reports)
         s.transitions = sum(r.transitions for r in reports)
@@ -281,43 +300,60 @@ class _Driver:
             if r.stopped:
                 s.stopped = r.stopped
                 break
+        if not s.stopped and s.max_states is not None and s.states >= s.max_states:
+            s.stopped = "max_states"
         return None
 
-    def _round(self, messages: list | None) -> list[_Report]:
+    def _round(self, messages: list | None) -> list[Any]:
+        """Send each worker its message, then take their answers as they come: a
+        worker that fails is reported at once, not after the others' layer."""
+        n = len(self.conns)
         if messages is not None:
-            for conn, message in zip(self.conns, messages):
-                conn.send(message)
-        return [self._receive(w) for w in range(len(self.conns))]
+            for w, (conn, message) in enumerate(zip(self.conns, messages)):
+                try:
+                    conn.send(message)
+                except OSError:  # its end is closed: it died while waiting
+                    self._lost(w)
+        answers: list[Any] = [None] * n
+        pending = set(range(n))
+        while pending:
+            ready = set(wait([self.conns[w] for w in pending] + [self.procs[w].sentinel for w in pending]))
+            for w in sorted(pending):
+                conn, proc = self.conns[w], self.procs[w]
+                if conn in ready or (proc.sentinel in ready and conn.poll()):
+                    answers[w] = self._read(w)
+                    pending.discard(w)
+                elif proc.sentinel in ready:
+                    self._lost(w)
+        return answers
 
-    def _receive(self, w: int) -> Any:
-        conn, proc = self.conns[w], self.procs[w]
-        ready = wait([conn, proc.sentinel])
-        if conn in ready:
-            try:
-                kind, payload = conn.recv()
-            except (EOFError, OSError):
-                kind, payload = "lost", None
-            except Exception as exc:  # noqa: BLE001 - an answer that does not unpickle here
-                raise WorkerLost(f"explore worker {w + 1} of {len(self.conns)} sent an unreadable "
-                                 f"answer: {type(exc).__name__}: {exc}") from None
-            if kind == "error":
-                raise payload
-            if kind != "lost":
-                return payload
+    def _read(self, w: int) -> Any:
+        try:
+            kind, payload = self.conns[w].recv()
+        except (EOFError, OSError):
+            self._lost(w)
+        except Exception as exc:  # noqa: BLE001 - an answer that does not unpickle here
+            raise WorkerLost(f"explore worker {w + 1} of {len(self.conns)} sent an unreadable "
+                             f"answer: {type(exc).__name__}: {exc}") from None
+        if kind == "error":
+            raise payload
+        return payload
+
+    def _lost(self, w: int):
+        proc = self.procs[w]
         proc.join(1)
+        code = proc.exitcode
+        why = " (killed: out of memory?)" if code == -signal.SIGKILL else ""
         raise WorkerLost(f"explore worker {w + 1} of {len(self.conns)} stopped without answering "
-                         f"(exit code {proc.exitcode})")
+                         f"(exit code {code}){why}")
 
     def finish(self) -> None:
         """Gather every worker's arrays (for paths) and its memory figures."""
         s = self.search
-        for conn in self.conns:
-            conn.send(("finish",))
-        for w in range(len(self.conns)):
-            parents, edges, peak, held = self._receive(w)
+        for parents, edges, added, held in self._round([("finish",)] * len(self.conns)):
             s.parents.append(array("q", parents))
             s.edges.append(array("i", edges))
-            s.worker_peak_mb.append(peak)
+            s.worker_added_mb.append(added)
             s.worker_bytes.append(held)
 
 
@@ -330,10 +366,13 @@ def _serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge,
         parent_end.close()
         if i != w:
             child_end.close()  # so the parent sees this worker's end close when it dies
+    _die_with_parent()
     gc.disable()
     try:
         _Worker(search, w, started, on_node, on_edge, share).serve(conn)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent
+        exc.add_note(f"(in explore worker {w + 1} of {search.workers})\n"
+                     + "".join(traceback.format_tb(exc.__traceback__)).rstrip())
         try:
             try:
                 conn.send(("error", exc))
@@ -345,8 +384,18 @@ def _serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge,
         os._exit(0)
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to stop this worker when its parent dies (killed, not just interrupted)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # best effort: a worker also leaves when its pipe closes
+
+
 class _Worker:
-    """One partition: the nodes whose fingerprint is ``w`` modulo ``W``."""
+    """One partition: the nodes whose owner is ``w``."""
 
     def __init__(self, search: Partitioned, w: int, started: float, on_node, on_edge, share):
         self.search, self.w, self.W = search, w, search.workers
@@ -357,7 +406,7 @@ class _Worker:
             self.owner_key = graph.owner_key
         else:
             self.owner_key = (lambda node: node) if graph.key_is_node else graph.key
-        self.owners: dict[int, int] = {}
+        self.owners: dict[Any, int] = {}
         self.index: set[int] = set()
         self.sent: set[int] = set()
         self.parent = array("q")
@@ -366,10 +415,9 @@ class _Worker:
         self.transitions = 0
         self.goal: int | None = None
         self.stopped: str | None = None
-        #: this worker's share of ``max_states`` (the shares add up to it)
-        self.quota = None if search.max_states is None else \
-            search.max_states // self.W + (w < search.max_states % self.W)
-        self.memory_mb = None if search.memory_budget_mb is None else search.memory_budget_mb / self.W
+        #: resident memory at the start: the parent's pages, shared until written
+        self.inherited_mb = current_rss_mb()
+        self.allowance_mb = search._allowance_mb
         self.expanded = 0
 
     def serve(self, conn) -> None:
@@ -386,7 +434,8 @@ class _Worker:
                 held = (sys.getsizeof(self.index) + sys.getsizeof(self.sent)
                         + 32 * (len(self.index) + len(self.sent))  # the fingerprint int objects
                         + self.parent.itemsize * len(self.parent) + self.edge.itemsize * len(self.edge))
-                conn.send(("final", (self.parent.tobytes(), self.edge.tobytes(), peak_rss_mb(), held)))
+                added = max(peak_rss_mb() - self.inherited_mb, 0.0)
+                conn.send(("final", (self.parent.tobytes(), self.edge.tobytes(), added, held)))
                 return
 
     def _report(self, batches) -> _Report:
@@ -402,23 +451,19 @@ class _Worker:
         return self._report(None)
 
     def _owner(self, node: Any) -> int:
-        """The worker that owns ``node``: a CRC of its owner key's ``repr``, the
-        same in every process (computed once per key; a model's keys are few)."""
+        """The worker that owns ``node``: :func:`stable_hash` of its owner key,
+        the same in every process (computed once per key; a model's keys are few)."""
         key = self.owner_key(node)
-        h = hash(key)  # remembered by hash, as fingerprints are: comparing keys costs more
-        owner = self.owners.get(h)
+        owner = self.owners.get(key)
         if owner is None:
             if len(self.owners) >= OWNERS_CACHED:
                 self.owners.clear()
-            owner = self.owners[h] = zlib.crc32(repr(key).encode()) % self.W
+            owner = self.owners[key] = stable_hash(key) % self.W
         return owner
 
     def _add(self, fp: int, parent: int, edge: int, child: Any, depth: int) -> bool:
         """Record a new node of this partition; True when the search must stop here."""
         n = len(self.parent)
-        if self.quota is not None and n >= self.quota:
-            self.stopped = "max_states"
-            return True
         self.index.add(fp)
         self.parent.append(parent)
         self.edge.append(edge)
@@ -426,9 +471,6 @@ class _Worker:
         item, view = self.graph.enter(child)
         if self.on_node(view, depth, number):
             self.goal = number
-            return True
-        if self.quota is not None and n + 1 >= self.quota:
-            self.stopped = "max_states"
             return True
         self.frontier.append((number, item))
         return False
@@ -469,15 +511,21 @@ class _Worker:
 
     def _receive(self, depth: int, batches: list[bytes]) -> None:
         index = self.index
+        taken = 0
         for blob in batches:
             for fp, parent, e, child in pickle.loads(blob):
-                if fp not in index and self._add(fp, parent, e, child, depth + 1):
+                if fp in index:
+                    continue
+                taken += 1
+                if taken % CHECK_EVERY == 0 and self._over_budget():
+                    return
+                if self._add(fp, parent, e, child, depth + 1):
                     return
 
     def _over_budget(self) -> bool:
         s = self.search
         if s.time_budget is not None and time.perf_counter() - self.started > s.time_budget:
             self.stopped = "time"
-        elif self.memory_mb is not None and current_rss_mb() > self.memory_mb:
+        elif self.allowance_mb is not None and current_rss_mb() - self.inherited_mb > self.allowance_mb:
             self.stopped = "memory"
         return self.stopped is not None

@@ -111,7 +111,60 @@ def test_depth_and_state_bounds_stop_cleanly():
     assert search.stopped == "max_depth" and search.depth == 4 and search.states == 31
     search = Partitioned(Tree(1 << 12), 3, max_states=100)
     assert search.run(lambda n, d, k: False) is None
-    assert search.stopped == "max_states" and search.states <= 100
+    # checked between phases on the total: at most one layer (depth 7: 128 nodes) more
+    assert search.stopped == "max_states" and 100 <= search.states < 256
+
+
+@pytest.mark.parametrize("workers", [2, 5])
+def test_a_state_bound_above_the_total_still_gives_a_proof(workers):
+    search = Partitioned(Tree(64), workers, max_states=64)  # 63 nodes
+    assert search.run(lambda n, d, k: False) is None
+    assert search.exhausted and search.stopped is None and search.states == 63
+
+
+def test_a_state_bound_of_one_still_judges_the_root():
+    variant = MODEL.variant("capi-safe")
+    config = small("capi-safe")
+    r = bfs(MODEL, variant, config, goal=lambda s, o: True, max_states=1, workers=4)
+    assert r.path == [] and r.states == 1
+
+
+def test_a_state_bound_does_not_hide_a_violation_one_process_finds():
+    p = MODEL.property("capacity_within_bound")
+    one = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=None)
+    bound = one.stats["states"] + 2
+    for workers in (2, 3, 4):
+        many = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=None, max_states=bound,
+                      workers=workers)
+        assert (many.verdict, many.trace_length) == ("violated", one.trace_length), workers
+
+
+class Line(Graph):
+    """0..100, each moving one or two ahead; the owner key of a node is -1 or -2
+    (the root's 0), two values Python hashes alike (``hash(-1) == hash(-2)``)."""
+
+    key_is_node = True
+
+    def owner_key(self, node):
+        return 0 if node == 0 else -1 - node % 2
+
+    def root(self):
+        return 0
+
+    def key(self, node):
+        return node
+
+    def expand(self, n):
+        for e, m in enumerate((n + 1, n + 2)):
+            if m <= 100:
+                yield e, m, None
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5])
+def test_owner_keys_with_equal_hashes_keep_one_owner(workers):
+    search = Partitioned(Line(), workers)
+    search.run(lambda n, d, k: False)
+    assert (search.states, search.transitions) == (101, 199)  # none counted by two workers
 
 
 class Endless(Graph):
@@ -153,8 +206,80 @@ class Failing(Tree):
 
 
 def test_an_exception_in_a_worker_is_raised_in_the_parent():
-    with pytest.raises(ValueError, match="the model broke at 37"):
+    with pytest.raises(ValueError, match="the model broke at 37") as caught:
         Partitioned(Failing(1 << 10, 37, "raise"), 2).run(lambda n, d, k: False)
+    note = "\n".join(caught.value.__notes__)
+    assert "(in explore worker" in note and "in expand" in note  # where it broke, from the worker
+
+
+def test_the_initial_state_is_not_judged_whoever_owns_it():
+    from deployspec.spec.core import state_property
+
+    @state_property("capi")
+    def no_app_yet(obs):
+        """Complains about the initial state alone (no app): which the engines never judge."""
+        return "no app" if obs["app"] is None else None
+
+    for workers in (1, 2, 3, 4):
+        r = search(MODEL, "capi-safe", no_app_yet, budget=60, seed=0, out_dir=None,
+                   config=small("capi-safe", max_deployments=0), workers=workers)
+        assert r.verdict == "holds", (workers, r.message)
+
+
+def test_a_worker_killed_between_rounds_is_reported_as_lost():
+    rounds = []
+
+    def absorb(pids):
+        rounds.append(pids)
+        if len(rounds) == 3:
+            os.kill(pids[1], signal.SIGKILL)  # it waits for the next message meanwhile
+            time.sleep(0.2)
+
+    with pytest.raises(WorkerLost, match=r"worker 2 of 3 stopped without answering \(exit code -9\)"):
+        Partitioned(Tree(1 << 16), 3).run(lambda n, d, k: False, share=os.getpid, absorb=absorb)
+
+
+def _owner(n: int, workers: int) -> int:
+    return partitioned.stable_hash(n) % workers
+
+
+class SlowAndDying(Tree):
+    """Expanding ``slow`` takes long; expanding ``dying`` kills its worker."""
+
+    def __init__(self, limit, slow, dying):
+        super().__init__(limit)
+        self.slow, self.dying = slow, dying
+
+    def expand(self, n):
+        if n == self.slow:
+            time.sleep(8)
+        elif n == self.dying:
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield from super().expand(n)
+
+
+def test_a_lost_worker_is_reported_before_the_others_finish_their_layer():
+    layer = next(range(1 << d, 2 << d) for d in range(1, 6)  # nodes expanded together,
+                 if {_owner(n, 2) for n in range(1 << d, 2 << d)} == {0, 1})  # in both workers
+    slow = next(n for n in layer if _owner(n, 2) == 0)
+    dying = next(n for n in layer if _owner(n, 2) == 1)
+    t = time.perf_counter()
+    with pytest.raises(WorkerLost, match="worker 2 of 2"):
+        Partitioned(SlowAndDying(1 << 8, slow, dying), 2).run(lambda n, d, k: False)
+    assert time.perf_counter() - t < 6
+
+
+def test_the_memory_budget_counts_what_workers_add_not_what_they_inherit():
+    from deployspec.explorer import current_rss_mb
+
+    ballast = bytearray(200 * 2**20)  # the parent holds 200 MiB, shared with every worker
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    budget = current_rss_mb() + 100  # the workers may add 25 MiB each
+    search = Partitioned(Tree(1 << 12), 4, memory_budget_mb=budget)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.exhausted and search.stopped is None
+    assert len(search.worker_added_mb) == 4 and max(search.worker_added_mb) < 25
+    del ballast
 
 
 def test_a_killed_worker_is_reported_not_waited_for():
@@ -243,7 +368,7 @@ def test_each_property_of_the_historic_design_breaks_as_shortly(prop, tmp_path):
     many = search(MODEL, "capi-2022", p, budget=60, seed=0, out_dir=str(tmp_path), workers=2)
     assert many.verdict == one.verdict == "violated"
     assert many.trace_length == one.trace_length  # a tie may be broken another way
-    assert many.stats["workers"] == 2 and len(many.stats["worker_peak_memory_mb"]) == 2
+    assert many.stats["workers"] == 2 and len(many.stats["worker_added_memory_mb"]) == 2
     assert replay(traces.load(many.counterexample)).reproduced
 
 
@@ -307,7 +432,7 @@ def test_check_with_workers_finds_and_saves_the_shortest_traces(capsys, tmp_path
                  "--workers", "2", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "MiB in 2 workers" in out
+    assert "MiB added by 2 workers" in out
     assert sorted(tmp_path.glob("*.json"))
 
 
@@ -366,3 +491,23 @@ def test_the_slots_model_splits_alike(variant):
         if one.verdict == "holds":
             assert (many.stats["states"], many.stats["transitions"]) == \
                 (one.stats["states"], one.stats["transitions"])
+
+
+def test_a_lost_worker_is_an_error_of_the_search_and_check_exits_1(monkeypatch, capsys):
+    real = partitioned._Worker._expand
+
+    def dying(self, depth):
+        if self.w == 1 and depth == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, depth)
+
+    monkeypatch.setattr(partitioned._Worker, "_expand", dying)
+    r = search(MODEL, "capi-safe", MODEL.property("single_active_deployment"), budget=60, seed=0,
+               out_dir=None, workers=2)
+    assert r.verdict == "error" and "exit code -9" in r.message and not r.stats["complete"]
+    code = main(["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                 "--workers", "2", "--bound", "max_deployments=1"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "error: explore worker 2 of 2 stopped without answering (exit code -9)" in out
+    assert "Traceback" not in out + err

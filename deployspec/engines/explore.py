@@ -267,7 +267,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
 
     def on_node(view, depth, n):
         node, obs = view
-        if prop.kind == "state" and n > 0:
+        if prop.kind == "state" and depth > 0:  # the initial state is not judged
             message = prop.advance(None, Step(depth, {}, "user", None, obs, obs))[1]
             if message is not None and not graph.skipped(message):
                 found.update(number=n, message=message, total=depth)
@@ -290,7 +290,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
 
     callbacks = (on_node, on_edge if prop.kind == "trace" else None, enough)
     if workers > 1:
-        from deployspec.partitioned import Partitioned
+        from deployspec.partitioned import Partitioned, WorkerLost
 
         layered = Partitioned(graph, workers, max_depth, max_states, budget, memory_budget_mb)
 
@@ -298,7 +298,13 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
             _take_shortest(found, [f for f, _ in shares])
             counts.absorb([c for _, c in shares])
 
-        goal = layered.run(*callbacks, share=lambda: (found, counts.now()), absorb=absorb)
+        try:
+            goal = layered.run(*callbacks, share=lambda: (found, counts.now()), absorb=absorb)
+        except WorkerLost as exc:  # killed (out of memory?): what it saw is lost with it
+            stats = _stats(model, graph, layered, counts, config, max_depth,
+                           time.perf_counter() - started, False)
+            return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc),
+                          stats=stats)
     else:
         layered = Layered(graph, max_depth, max_states, budget, memory_budget_mb)
         goal = layered.run(*callbacks)
@@ -339,6 +345,7 @@ class _Counts:
         self.merged = {
             "by_kind": merged_counts([c["by_kind"] for c in shares]),
             "rejected_by_kind": merged_counts([c["rejected_by_kind"] for c in shares]),
+            # the workers' memos overlap (settle phases cross partitions): a sum, not a union
             "settle_memo": sum(c["settle_memo"] for c in shares),
             "settle_steps": sum(c["settle_steps"] for c in shares),
         }
@@ -413,7 +420,8 @@ def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) 
     workers = getattr(layered, "workers", 1)
     if workers > 1:
         stats["workers"] = workers
-        stats["worker_peak_memory_mb"] = [round(m, 1) for m in layered.worker_peak_mb]
+        # what each worker added to the memory it shares with this process
+        stats["worker_added_memory_mb"] = [round(m, 1) for m in layered.worker_added_mb]
     return stats
 
 
@@ -450,7 +458,7 @@ def summary(result: Result) -> str:
     lines.append(
         f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
         f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
-        + (f" (and {' + '.join(map(str, s['worker_peak_memory_mb']))} MiB in {s['workers']} workers)"
+        + (f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
            if s.get("workers") else "")
     )
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
