@@ -6,6 +6,8 @@ from deployspec.reference.capi import VARIANTS, from_observation, observe
 from deployspec.reference.capi.actions import Tick
 from deployspec.spec.core import Monitor, Step
 
+from deployspec.explorer import Graph
+
 
 def proc(pid, n=0, *, running=None, droplet=0, starting=0, crashed=0):
     """A process observation: ``running`` RUNNING instances (default all), then STARTING, CRASHED."""
@@ -54,3 +56,33 @@ def feed(prop, schema, before, steps, platform):
             return v
         before = after
     return None
+
+
+class Tree(Graph):
+    """Integers as a graph whose answers are known by arithmetic: from n the moves
+    are to 2n and 2n + 1 below ``limit`` (node n at depth floor(log2 n)) and, to
+    make revisits, back to n // 2."""
+
+    key_is_node = True
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def root(self):
+        return 1
+
+    def key(self, node):
+        return node
+
+    def expand(self, n):
+        for e, child in enumerate((2 * n, 2 * n + 1, n // 2)):
+            if 1 <= child < self.limit:
+                yield e, child, None
+
+    def child_by_edge(self, n, e):
+        return (2 * n, 2 * n + 1, n // 2)[e], None
+
+
+def two_active(_state, obs) -> bool:
+    """A goal for ``explorer.bfs``: two deployments active at once."""
+    return sum(d["state"] in ("DEPLOYING", "CANCELING") for d in obs["deployments"]) > 1

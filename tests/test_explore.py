@@ -17,6 +17,8 @@ from deployspec.explorer import bfs
 from deployspec.models import get_model
 from deployspec.replay import replay
 
+from .helpers import two_active
+
 MODEL = get_model("capi")
 SEEDS = Path(__file__).parent.parent / "counterexamples" / "capi"
 
@@ -66,9 +68,6 @@ def test_trace_length_is_the_depth_of_the_first_violation(prop_name):
 def test_bfs_finds_the_shortest_path_to_a_goal():
     variant = MODEL.variant("capi-2022")
     config = small("capi-2022")
-
-    def two_active(_state, obs):
-        return sum(d["state"] in ("DEPLOYING", "CANCELING") for d in obs["deployments"]) > 1
 
     r = bfs(MODEL, variant, config, goal=two_active)
     assert [a.kind for a in r.path] == ["push", "deploy", "cancel", "deploy"]

@@ -9,28 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from deployspec.explorer import Graph, Layered, collision_bound
+from deployspec.explorer import Layered, collision_bound
 
-
-class Tree(Graph):
-    key_is_node = True
-
-    def __init__(self, limit: int):
-        self.limit = limit
-
-    def root(self):
-        return 1
-
-    def key(self, node):
-        return node
-
-    def expand(self, n):
-        for e, child in enumerate((2 * n, 2 * n + 1, n // 2)):
-            if 1 <= child < self.limit:
-                yield e, child, None
-
-    def child_by_edge(self, n, e):
-        return (2 * n, 2 * n + 1, n // 2)[e], None
+from .helpers import Tree
 
 
 def test_an_exhausted_search_counts_every_node_and_the_deepest_layer():

@@ -25,33 +25,12 @@ from deployspec.models import get_model
 from deployspec.partitioned import Partitioned, WorkerLost
 from deployspec.replay import replay
 
+from .helpers import Tree, two_active
+
 pytestmark = pytest.mark.skipif(not partitioned.available(),
                                 reason="partitioned searches need the fork start method (Linux)")
 
 MODEL = get_model("capi")
-
-
-class Tree(Graph):
-    """Node n moves to 2n and 2n + 1 below ``limit`` and back to n // 2."""
-
-    key_is_node = True
-
-    def __init__(self, limit: int):
-        self.limit = limit
-
-    def root(self):
-        return 1
-
-    def key(self, node):
-        return node
-
-    def expand(self, n):
-        for e, child in enumerate((2 * n, 2 * n + 1, n // 2)):
-            if 1 <= child < self.limit:
-                yield e, child, None
-
-    def child_by_edge(self, n, e):
-        return (2 * n, 2 * n + 1, n // 2)[e], None
 
 
 @pytest.fixture(autouse=True)
@@ -348,9 +327,6 @@ def test_bfs_visits_the_states_one_process_visits(workers):
 def test_bfs_path_is_as_short_and_reaches_the_goal():
     variant = MODEL.variant("capi-2022")
     config = small("capi-2022")
-
-    def two_active(_state, obs):
-        return sum(d["state"] in ("DEPLOYING", "CANCELING") for d in obs["deployments"]) > 1
 
     one = bfs(MODEL, variant, config, goal=two_active)
     many = bfs(MODEL, variant, config, goal=two_active, workers=2)
