@@ -79,6 +79,7 @@ def run(
     distinct: bool = False,
     jobs: int = 1,
     workers: int = 1,
+    properties: Iterable[str] | None = None,
 ) -> list[Result]:
     """Every (variant, engine, property) of ``pairs``, in that order.
 
@@ -95,7 +96,8 @@ def run(
     for budget-bound searches on a loaded machine). ``workers`` > 1 splits each
     exhaustive search over that many processes instead (``engines.explore.search``)."""
     engines = tuple(engines)
-    tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines for p in m.properties]
+    tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines
+             for p in selected(m, properties)]
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
                "distinct": distinct, "engines": engines, "workers": workers}
     if jobs <= 1 or len(tasks) <= 1:
@@ -137,6 +139,23 @@ def _ignore_sigint() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def selected(model, properties: Iterable[str] | None) -> list:
+    """The model's properties named in ``properties`` (all of them for None), in the model's order."""
+    if properties is None:
+        return list(model.properties)
+    wanted = set(properties)
+    return [p for p in model.properties if p.name in wanted]
+
+
+def check_property_names(pairs: list[tuple[object, str]], properties: list[str]) -> None:
+    """Refuse a property name that no model of ``pairs`` has (a usage error)."""
+    models = {m.name: m for m, _ in pairs}.values()
+    known = [p.name for m in models for p in m.properties]
+    for name in properties:
+        if name not in known:
+            raise UsageError(f"unknown property {name!r} (known: {', '.join(dict.fromkeys(known))})")
 
 
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,

@@ -40,6 +40,14 @@ def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
     assert status == 0 and "does not reproduce" in out
 
 
+def test_check_runs_only_the_properties_named(capsys):
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                         "--property", "capacity_within_bound", "--property", "single_active_deployment",
+                         "--json")
+    found = {r["property"] for r in json.loads(out)["results"]}
+    assert status == 1 and found == {"capacity_within_bound", "single_active_deployment"}
+
+
 def test_show_text_marks_breaking_step(capsys, tmp_path):
     status, out, _ = run(capsys, "show", str(SEED))
     assert status == 0
@@ -59,6 +67,9 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--budget", "soon"], "not a number of seconds"),
         (["check", "--seed", "-3"], "must be >= 0"),
         (["check", "--jobs", "0"], "must be >= 1"),
+        (["check", "--property", "fast_enough"], "unknown property 'fast_enough' (known: "),
+        (["check", "--model", "slots", "--property", "single_active_deployment"],
+         "unknown property 'single_active_deployment'"),
         (["replay", "/nonexistent/trace.json"], "no such file"),
         (["show", "/nonexistent/trace.json"], "no such file"),
         (["frobnicate"], "invalid choice"),
@@ -85,6 +96,24 @@ def test_console_script_runs_without_traceback(tmp_path):
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith("deployspec: error:") and "Traceback" not in proc.stderr
+
+
+def test_the_program_flushes_its_output_and_keeps_its_exit_status():
+    """``run`` leaves with ``os._exit`` (freeing a large search's states took seconds)."""
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "check", "--model", "capi", "--variant",
+                           "capi-2022", "--engine", "explore", "--property", "capacity_within_bound"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.rstrip().endswith("capi-2022  VIOLATED") and "Traceback" not in proc.stderr
+
+
+def test_the_program_still_runs_exit_handlers():
+    """Contract implementations are stopped by an ``atexit`` handler: it must still run."""
+    script = ("import atexit, sys; atexit.register(print, 'exit handlers ran'); "
+              "sys.argv = ['deployspec', 'variants']; from deployspec.cli import run; run()")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "capi-safe" in proc.stdout and proc.stdout.rstrip().endswith("exit handlers ran")
 
 
 def test_output_that_cannot_be_written_is_one_line_exit_2(tmp_path):
