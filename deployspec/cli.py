@@ -158,14 +158,19 @@ def run() -> NoReturn:
     contract implementations are stopped, Hypothesis and logging finish) and the
     streams are flushed; only the freeing is skipped."""
     status = main()
+    _flush()
+    atexit._run_exitfuncs()
+    _flush()  # what the exit handlers wrote
+    os._exit(status)
+
+
+def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
         except (OSError, ValueError):  # a closed or broken stream: nothing more to say
             pass
-    atexit._run_exitfuncs()
-    os._exit(status)
 
 
 def _drop_stdout() -> None:

@@ -1,6 +1,7 @@
 """The command line as users script it: exit statuses and one-line errors."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,9 +101,10 @@ def test_console_script_runs_without_traceback(tmp_path):
 
 def test_the_program_flushes_its_output_and_keeps_its_exit_status():
     """``run`` leaves with ``os._exit`` (freeing a large search's states took seconds)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
     proc = subprocess.run([sys.executable, "-m", "deployspec", "check", "--model", "capi", "--variant",
                            "capi-2022", "--engine", "explore", "--property", "capacity_within_bound"],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, env=env)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.rstrip().endswith("capi-2022  VIOLATED") and "Traceback" not in proc.stderr
 
@@ -111,7 +113,9 @@ def test_the_program_still_runs_exit_handlers():
     """Contract implementations are stopped by an ``atexit`` handler: it must still run."""
     script = ("import atexit, sys; atexit.register(print, 'exit handlers ran'); "
               "sys.argv = ['deployspec', 'variants']; from deployspec.cli import run; run()")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
+                          env=env)
     assert proc.returncode == 0, proc.stderr
     assert "capi-safe" in proc.stdout and proc.stdout.rstrip().endswith("exit handlers ran")
 
