@@ -261,7 +261,7 @@ def _check_workers(args) -> None:
     if args.workers > partitioned.MAX_WORKERS:
         raise UsageError(f"--workers: at most {partitioned.MAX_WORKERS}, got {args.workers}")
     if not partitioned.available():
-        raise UsageError("--workers needs the fork start method, which this platform lacks")
+        raise UsageError("--workers needs Linux (the search forks its workers)")
 
 
 def _shortest_of_its_cause(r, results) -> bool:

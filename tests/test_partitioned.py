@@ -487,3 +487,13 @@ def test_a_lost_worker_is_an_error_of_the_search_and_check_exits_1(monkeypatch, 
     assert code == 1
     assert "error: explore worker 2 of 2 stopped without answering (exit code -9)" in out
     assert "Traceback" not in out + err
+
+
+def test_workers_are_refused_where_searches_cannot_fork(monkeypatch, capsys):
+    monkeypatch.setattr(partitioned, "available", lambda: False)
+    code = main(["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                 "--workers", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--workers needs" in err and err.count("\n") == 1
+    with pytest.raises(RuntimeError, match="needs Linux"):
+        Partitioned(Tree(8), 2).run(lambda n, d, k: False)
