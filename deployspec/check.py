@@ -167,9 +167,10 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
+    split = {"workers": workers} if workers > 1 else {}  # exhaustive searches only
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
-    if engine == "explore" and workers > 1:
-        extra["workers"] = workers
+    if engine == "explore":
+        extra |= split
     first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
     more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
     follow = distinct and engine == "hypothesis" and "explore" not in engines
@@ -179,11 +180,9 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore (each cause)")
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
-        if workers > 1:
-            cfg["workers"] = workers
         more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
-                        budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg)
+                        budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **split)
     return found
 
 

@@ -140,8 +140,14 @@ class Layered:
         on_node: Callable[[Any, int, int], bool],
         on_edge: Callable[[Any, Any, Any], bool] | None = None,
         stop_after_depth: Callable[[int], bool] | None = None,
+        share: Callable[[], Any] | None = None,
+        absorb: Callable[[list], None] | None = None,
     ) -> int | None:
         """Explore; return the node number of the goal, or None.
+
+        ``share`` and ``absorb`` carry what the callbacks find out of the
+        workers of a partitioned search; in one process it is already here, so
+        they are not called.
 
         The cyclic garbage collector is paused meanwhile (and restored after):
         states are trees of frozen objects, so it finds nothing, but its passes
@@ -250,6 +256,27 @@ class Layered:
         )
 
 
+def layered(graph: Graph, workers: int = 1, max_depth: int | None = None,
+            max_states: int | None = None, time_budget: float | None = None,
+            memory_budget_mb: float | None = None):
+    """The layered search of ``graph``: in this process, or split over ``workers``
+    processes (:class:`deployspec.partitioned.Partitioned`, same ``run``)."""
+    if workers > 1:
+        from deployspec.partitioned import Partitioned
+
+        return Partitioned(graph, workers, max_depth, max_states, time_budget, memory_budget_mb)
+    return Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
+
+
+def merged_counts(counts: list[dict[str, int] | None]) -> dict[str, int]:
+    """Counts per key summed over the workers of a search (keys in the order first seen)."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in (c or {}).items():
+            out[k] = out.get(k, 0) + n
+    return out
+
+
 def collision_bound(states: int) -> float:
     return states * states / 2.0**65
 
@@ -353,18 +380,11 @@ def bfs(
     def on_node(view, depth, n):
         return bool(goal(*view))
 
-    if workers > 1:
-        from deployspec.partitioned import Partitioned, merged_counts
+    def absorb(shares):
+        graph.by_kind = merged_counts(shares)
 
-        search = Partitioned(graph, workers, max_depth, max_states, time_budget, memory_budget_mb)
-
-        def absorb(shares):
-            graph.by_kind = merged_counts(shares)
-
-        found = search.run(on_node, share=lambda: graph.by_kind, absorb=absorb)
-    else:
-        search = Layered(graph, max_depth, max_states, time_budget, memory_budget_mb)
-        found = search.run(on_node)
+    search = layered(graph, workers, max_depth, max_states, time_budget, memory_budget_mb)
+    found = search.run(on_node, share=lambda: graph.by_kind, absorb=absorb)
     path = goal_state = None
     if found is not None:
         path, goal_state = [], graph.root()

@@ -10,7 +10,7 @@ its nodes, judges them (``on_node``) and expands them. A child owned by another
 worker is handed to that worker, once per sender (each worker remembers the
 fingerprints it has sent), in one pickled batch per pair of workers and layer:
 sub-objects shared by the states of a batch are sent once, and attrs states are
-rebuilt by their constructors (:class:`_Pickler`).
+rebuilt by their constructors (:mod:`deployspec.batches`).
 
 The workers move in lockstep, one layer at a time (expand, then take in what the
 others sent), so the search stays breadth first: a goal is found in the first
@@ -44,11 +44,8 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import io
 import multiprocessing as mp
-import operator
 import os
-import pickle
 import signal
 import sys
 import time
@@ -56,10 +53,12 @@ import traceback
 from array import array
 from collections.abc import Callable
 from multiprocessing.connection import wait
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
+from deployspec.batches import dumps as dump_batch
+from deployspec.batches import loads as load_batch
 from deployspec.explorer import CHECK_EVERY, Graph, current_rss_mb, peak_rss_mb
 
 #: owner keys whose worker is remembered (the cache starts afresh when full)
@@ -78,59 +77,10 @@ def available() -> bool:
     return sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods()
 
 
-class _Pickler(pickle.Pickler):
-    """Rebuild attrs instances by their constructor from their field values.
-
-    The default pickling of a slotted attrs class goes through its generated
-    ``__getstate__``/``__setstate__``; the constructor is about twice as fast to
-    load, and a batch then costs about 4 µs per state to dump and 2 µs to load."""
-
-    _getters: ClassVar[dict[type, Callable[[Any], tuple] | None]] = {}
-
-    def reducer_override(self, obj):
-        cls = obj.__class__
-        values = self._getters.get(cls, False)
-        if values is False:
-            values = self._getters[cls] = _field_values(cls)
-        if values is None:
-            return NotImplemented
-        return cls, values(obj)
-
-
-def _field_values(cls: type) -> Callable[[Any], tuple] | None:
-    """``obj -> (field values)`` for an attrs class whose constructor takes every
-    field by position under its own name (else None: pickled the default way)."""
-    if not isinstance(cls, type) or not attrs.has(cls):
-        return None
-    fields = attrs.fields(cls)
-    if not fields or any(not f.init or f.kw_only or f.converter is not None or f.alias != f.name
-                         for f in fields):
-        return None
-    if len(fields) == 1:
-        name = fields[0].name
-        return lambda obj: (getattr(obj, name),)
-    return operator.attrgetter(*(f.name for f in fields))
-
-
 def stable_hash(key: Any) -> int:
     """A hash of ``repr(key)`` that is the same in every process (Python's ``hash``
     salts strings per process) and mixes well (a CRC of 4, 5, 6 and 7 is even)."""
     return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little")
-
-
-def merged_counts(counts: list[dict[str, int] | None]) -> dict[str, int]:
-    """Counts per key summed over workers (keys in the order first seen)."""
-    out: dict[str, int] = {}
-    for c in counts:
-        for k, n in (c or {}).items():
-            out[k] = out.get(k, 0) + n
-    return out
-
-
-def _dumps(items: list) -> bytes:
-    buffer = io.BytesIO()
-    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(items)
-    return buffer.getvalue()
 
 
 @attrs.define
@@ -507,13 +457,13 @@ class _Worker:
                     break
         finally:
             self.transitions = transitions
-        return [_dumps(batch) if batch else None for batch in out]
+        return [dump_batch(batch) if batch else None for batch in out]
 
     def _receive(self, depth: int, batches: list[bytes]) -> None:
         index = self.index
         taken = 0
         for blob in batches:
-            for fp, parent, e, child in pickle.loads(blob):
+            for fp, parent, e, child in load_batch(blob):
                 if fp in index:
                     continue
                 taken += 1

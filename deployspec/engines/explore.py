@@ -33,7 +33,9 @@ import attrs
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
-from deployspec.explorer import Graph, Layered, collision_bound, peak_rss_mb
+from deployspec.explorer import Graph, collision_bound, merged_counts, peak_rss_mb
+from deployspec.explorer import layered as layered_search
+from deployspec.partitioned import WorkerLost
 from deployspec.reference.core import Rejected
 from deployspec.session import Session
 from deployspec.spec.core import Step, cause_of
@@ -288,26 +290,18 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     def enough(depth):  # a settled violation: no deeper state gives a shorter trace
         return "total" in found and found["total"] <= depth + 1
 
-    callbacks = (on_node, on_edge if prop.kind == "trace" else None, enough)
-    if workers > 1:
-        from deployspec.partitioned import Partitioned, WorkerLost
+    def absorb(shares):  # what the workers of a partitioned search found
+        _take_shortest(found, [f for f, _ in shares])
+        counts.absorb([c for _, c in shares])
 
-        layered = Partitioned(graph, workers, max_depth, max_states, budget, memory_budget_mb)
-
-        def absorb(shares):
-            _take_shortest(found, [f for f, _ in shares])
-            counts.absorb([c for _, c in shares])
-
-        try:
-            goal = layered.run(*callbacks, share=lambda: (found, counts.now()), absorb=absorb)
-        except WorkerLost as exc:  # killed (out of memory?): what it saw is lost with it
-            stats = _stats(model, graph, layered, counts, config, max_depth,
-                           time.perf_counter() - started, False)
-            return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc),
-                          stats=stats)
-    else:
-        layered = Layered(graph, max_depth, max_states, budget, memory_budget_mb)
-        goal = layered.run(*callbacks)
+    layered = layered_search(graph, workers, max_depth, max_states, budget, memory_budget_mb)
+    try:
+        goal = layered.run(on_node, on_edge if prop.kind == "trace" else None, enough,
+                           share=lambda: (found, counts.now()), absorb=absorb)
+    except WorkerLost as exc:  # killed (out of memory?): what it saw is lost with it
+        stats = _stats(model, graph, layered, counts, config, max_depth,
+                       time.perf_counter() - started, False)
+        return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
     if goal is None and "number" in found:
         goal = found["number"]
     seconds = time.perf_counter() - started
@@ -340,8 +334,6 @@ class _Counts:
                 "settle_memo": len(st.memo) if st else 0, "settle_steps": st.steps_taken if st else 0}
 
     def absorb(self, shares: list[dict]) -> None:
-        from deployspec.partitioned import merged_counts
-
         self.merged = {
             "by_kind": merged_counts([c["by_kind"] for c in shares]),
             "rejected_by_kind": merged_counts([c["rejected_by_kind"] for c in shares]),
