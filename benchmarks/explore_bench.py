@@ -8,7 +8,8 @@ Reports, each measurement in a fresh process (so its peak memory is its own):
    capi-safe at the default exploration bounds and at max_deployments=3, on
    one core: wall clock and CPU time (the machine may be shared; CPU time is
    what one core can do); and what the model's own functions cost per state
-   with no explorer at all (the ceiling of any explorer over this model);
+   with no explorer at all (the ceiling of any explorer over this model), and
+   what the search costs when the model's steps are free (looked up);
 2. each property of the fixed designs (capi-safe, slots-pipeline-immutable)
    with ``--engine explore``: states, transitions, seconds, complete or not;
 3. time to each bug of the historic designs (capi-2022: the seed;
