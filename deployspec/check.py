@@ -80,6 +80,7 @@ def run(
     jobs: int = 1,
     workers: int = 1,
     properties: Iterable[str] | None = None,
+    on_progress: Callable[[str], None] | None = None,
 ) -> list[Result]:
     """Every (variant, engine, property) of ``pairs``, in that order.
 
@@ -94,7 +95,8 @@ def run(
     ``jobs`` > 1 runs the searches in that many worker processes (each search
     is independent and seeded, so the verdicts are those of a serial run, save
     for budget-bound searches on a loaded machine). ``workers`` > 1 splits each
-    exhaustive search over that many processes instead (``engines.explore.search``)."""
+    exhaustive search over that many processes instead (``engines.explore.search``).
+    ``on_progress`` hears how far each running exhaustive search got (serial runs only)."""
     engines = tuple(engines)
     tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines
              for p in selected(m, properties)]
@@ -105,7 +107,7 @@ def run(
         for task in tasks:
             _model, variant, engine, prop = task
             on_start(f"{variant} · {prop} · {engine}")
-            found = judge(*task, **options, on_start=on_start)
+            found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
             on_result(found[0])
             results += found
         return results
@@ -161,16 +163,18 @@ def check_property_names(pairs: list[tuple[object, str]], properties: list[str])
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
           seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
           engines: tuple[str, ...], on_start: Callable[[str], None] | None = None,
-          workers: int = 1) -> list[Result]:
+          workers: int = 1, on_progress: Callable[[str], None] | None = None) -> list[Result]:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress)."""
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
-    split = {"workers": workers} if workers > 1 else {}  # exhaustive searches only
+    exhaustive = {"workers": workers} if workers > 1 else {}  # options of exhaustive searches only
+    if on_progress is not None:
+        exhaustive["on_progress"] = on_progress
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
-        extra |= split
+        extra |= exhaustive
     first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
     more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
     follow = distinct and engine == "hypothesis" and "explore" not in engines
@@ -182,7 +186,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
         more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
-                        budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **split)
+                        budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
     return found
 
 

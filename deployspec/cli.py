@@ -212,7 +212,7 @@ def cmd_check(args) -> int:
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
                             on_start=progress.start, on_result=progress.done, bounds=bounds,
                             distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
-                            properties=args.property)
+                            properties=args.property, on_progress=progress.searching)
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
     elif args.variant:

@@ -1,4 +1,7 @@
-"""Progress on stderr for runs longer than a second: a bar on a terminal, lines otherwise."""
+"""Progress on stderr for runs longer than a second: a bar on a terminal, lines otherwise.
+
+Within a long exhaustive search, how far it got (depth, states, states/s): beside
+the bar on a terminal, else a line at most every ``every`` seconds."""
 
 from __future__ import annotations
 
@@ -7,29 +10,47 @@ import time
 
 
 class Progress:
-    def __init__(self, total: int):
+    def __init__(self, total: int, every: float = 10.0):
         self.total = total
         self.count = 0
         self.started = time.perf_counter()
         self.tty = sys.stderr.isatty()
         self._rich = None
+        self.label = "checking"
+        #: seconds between two lines about a running search (without a terminal)
+        self.every = every
+        self._said = time.perf_counter()
 
     def __enter__(self):
         if self.tty:
+            from rich.console import Console
             from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as RichProgress
 
+            # on stderr, which is the terminal here: stdout may be a file
             self._rich = RichProgress(
-                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                TimeElapsedColumn(), transient=True, redirect_stdout=False,
+                TextColumn("{task.description}"), BarColumn(bar_width=10),
+                TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                TextColumn("{task.fields[detail]}"),
+                console=Console(stderr=True), transient=True, redirect_stdout=False,
             )
             self._rich.__enter__()
-            self._task = self._rich.add_task("checking", total=self.total)
+            self._task = self._rich.add_task("checking", total=self.total, detail="")
         return self
 
     def start(self, label: str) -> None:
+        self.label = label
+        self._said = time.perf_counter()
         if self._rich is not None:
-            self._rich.update(self._task, description=label)
+            self._rich.update(self._task, description=label, detail="")
+
+    def searching(self, text: str) -> None:
+        """How far the running search got (``engines.explore.progress_text``)."""
+        if self._rich is not None:
+            self._rich.update(self._task, detail=text)
+        elif time.perf_counter() - self._said >= self.every:
+            self._said = time.perf_counter()
+            print(f"  {self.label}: {text}", file=sys.stderr, flush=True)
 
     def done(self, result) -> None:
         self.count += 1

@@ -26,6 +26,7 @@ bounded proof: the property holds in every state reachable within the bounds
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -246,7 +247,8 @@ class Settler:
 def search(model, variant_name: str, prop, *, budget: float | None, seed: int, out_dir: str | None,
            config=None, max_depth: int | None = None, max_states: int | None = None,
            memory_budget_mb: float | None = MEMORY_BUDGET_MB,
-           skip_causes: frozenset[str] = frozenset(), workers: int = 1) -> Result:
+           skip_causes: frozenset[str] = frozenset(), workers: int = 1,
+           on_progress: Callable[[str], None] | None = None) -> Result:
     """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
 
     ``budget`` is seconds (None: no time limit); ``seed`` is recorded but
@@ -255,7 +257,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     ``prop`` already found; the shortest trace breaking it another way is sought.
     ``workers`` > 1 splits the search over that many processes
     (:mod:`deployspec.partitioned`): the same verdict and trace length, and
-    the same states and transitions when it runs to the end.
+    the same states and transitions when it runs to the end. ``on_progress``
+    hears, after each BFS layer, how far the search got (``progress_text``).
     """
     started = time.perf_counter()
     variant = model.variant(variant_name)
@@ -288,6 +291,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         return False
 
     def enough(depth):  # a settled violation: no deeper state gives a shorter trace
+        if on_progress is not None:
+            on_progress(progress_text(depth, layered.states, time.perf_counter() - started))
         return "total" in found and found["total"] <= depth + 1
 
     def absorb(shares):  # what the workers of a partitioned search found
@@ -415,6 +420,12 @@ def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) 
         # what each worker added to the memory it shares with this process
         stats["worker_added_memory_mb"] = [round(m, 1) for m in layered.worker_added_mb]
     return stats
+
+
+def progress_text(depth: int, states: int, seconds: float) -> str:
+    """How far a running search got, for a progress line."""
+    rate = f" · {states / seconds:,.0f}/s" if seconds >= 0.5 else ""
+    return f"depth {depth} · {states:,} states{rate}"
 
 
 def bounds_text(bounds: dict) -> str:
