@@ -25,10 +25,10 @@ from deployspec.contract.examples import ReferenceImplementation
 from deployspec.contract.server import Server, serve
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
-         "big-number")
+         "big-number", "error-flood", "big-id", "closes-stdin")
 
 
-def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
+def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -> None:
     rid = request["id"]
     obs = {"app": None, "droplets": [], "processes": [], "deployments": []}
     if mode == "crash":
@@ -43,6 +43,11 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
         child = subprocess.Popen(["sleep", "600"])
         _note(pidfile, child.pid)
         time.sleep(600)
+    if mode == "closes-stdin":  # answers, then stops reading and goes on running
+        out.write(json.dumps(server.reply_to(json.dumps(request).encode())).encode() + b"\n")
+        out.flush()
+        os.close(0)
+        time.sleep(600)
     line = {
         "garbage": "DEBUG: deploying app now\n",
         "wrong-id": json.dumps({"id": rid + 100, "type": "performed", "observation": obs}) + "\n",
@@ -51,6 +56,13 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None) -> None:
             "processes": [{"id": 0, "droplet": 0, "instances": ["UP"]}], "deployments": []}}) + "\n",
         "bad-reply": json.dumps({"id": rid, "type": "performed"}) + "\n",
         "error": json.dumps({"id": rid, "type": "error", "message": "database is locked"}) + "\n",
+        # a whole traceback, and a terminal escape that would clear the screen
+        "error-flood": json.dumps({"id": rid, "type": "error", "message": "\x1b[2JTraceback (most recent call "
+                                   "last):\n" + "  File x\n" * 2000}) + "\n",
+        # an id no action can name (at most 10,000): a schema violation, not a harness crash
+        "big-id": json.dumps({"id": rid, "type": "performed", "observation": {
+            "app": {"droplet": 0, "started": True}, "droplets": [{"id": 0, "healthy": True}],
+            "processes": [{"id": 20000, "droplet": 0, "instances": ["RUNNING"]}], "deployments": []}}) + "\n",
         # JSON, but more than Python reads: nested past the recursion limit, a 5,000-digit number
         "deep": "[" * 100_000 + "]" * 100_000 + "\n",
         "big-number": f'{{"id": {rid}, "type": "performed", "observation": {{"app": {"9" * 5000}}}}}\n',
@@ -81,7 +93,7 @@ def main(argv: list[str]) -> int:
         if request.get("type") == "action":
             actions += 1
             if actions == n:
-                misbehave(mode, request, out, pidfile)
+                misbehave(mode, request, out, pidfile, server)
         out.write(json.dumps(server.reply_to(line)).encode() + b"\n")
         out.flush()
     return 0
@@ -171,6 +183,84 @@ class GeneratorExits(ReferenceImplementation):
         if self.state is not None and self.model.observe(self.state)["deployments"]:
             raise GeneratorExit
         return super().observe()
+
+
+class Swallows(ReferenceImplementation):
+    """Polls for ever at a deploy, swallowing every exception (a bare ``except:``):
+    the timeout's interruption and Ctrl-C alike."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
+                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            while True:
+                try:
+                    time.sleep(0.05)
+                except:  # noqa: E722, S110 - the point of this fake
+                    pass
+        return super().perform(action)
+
+
+class _Reason(str):
+    def __len__(self):
+        raise RuntimeError("broken __len__")
+
+
+class OddReason(ReferenceImplementation):
+    """Refuses a cancel with a str subclass whose ``__len__`` raises (and with a
+    terminal escape in it); otherwise capi-safe."""
+
+    def perform(self, action):
+        if action["type"] == "cancel":
+            return _Reason("\x1b[31mno\x1b[0m cancel today")
+        return super().perform(action)
+
+
+class _Observation(dict):
+    def items(self):
+        raise RuntimeError("broken items()")
+
+
+class OddObservation(ReferenceImplementation):
+    def observe(self):
+        return _Observation(super().observe())
+
+
+class Proxy(ReferenceImplementation):
+    """A proxy whose ``__getattr__`` raises KeyError for what it lacks (``close``)."""
+
+    def __getattr__(self, name):
+        return self.__dict__["extras"][name]
+
+
+def proxy():
+    p = Proxy("capi", "capi-safe")
+    p.extras = {}
+    return p
+
+
+class Chatty(ReferenceImplementation):
+    """Prints what it does on stdout, as debugging code does."""
+
+    def perform(self, action):
+        print("DEBUG perform", action)
+        return super().perform(action)
+
+
+def swallows():
+    return Swallows("capi", "capi-safe")
+
+
+def odd_reason():
+    return OddReason("capi", "capi-safe")
+
+
+def odd_observation():
+    return OddObservation("capi", "capi-safe")
+
+
+def chatty():
+    return Chatty("capi", "capi-safe")
 
 
 class Hangs(ReferenceImplementation):

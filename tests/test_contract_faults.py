@@ -6,7 +6,10 @@ the 5th action, then a crash, a hang, garbage, a wrong id, a schema violation…
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -57,6 +60,11 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
     ("deep", "reply to action cancel cannot be read: it is nested too deeply"),
     ("big-number", ("reply to action cancel cannot be read: Exceeds the limit (4300 digits) for integer "
                     "string conversion: value has 5000 digits")),
+    # clipped to one line of at most 300 characters, the escape shown, not sent to the terminal
+    ("error-flood", ("the implementation reported an error on action cancel: \\x1b[2JTraceback (most recent "
+                     "call last):\\n  File x\\n")),
+    ("big-id", ("observation violates the capi observation schema: processes/0/id: 20000 is greater than "
+                "the maximum of 10000")),
 ])
 def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
     pidfile = tmp_path / "pids"
@@ -64,7 +72,10 @@ def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, m
     assert status == 3
     assert len(err.strip().splitlines()) == 2, err
     first, second = err.strip().splitlines()
-    assert first == PREFIX + cause
+    if mode == "error-flood":
+        assert first.startswith(PREFIX + cause) and len(first) <= len(PREFIX) + len("the implementation reported an error on action cancel: ") + 301 and "\x1b" not in first
+    else:
+        assert first == PREFIX + cause
     # the fake misbehaves at its 14th action: the cancel the sweep of the initial state
     # probes (after the three pushes, each settled, then tick, two stages, a deploy)
     assert second == "  steps since reset: cancel()"
@@ -74,6 +85,12 @@ def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, m
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(p) for p in pids), "a process of the implementation outlived the run"
+
+
+def test_a_program_that_stops_reading_is_said_to_have_closed_its_stdin(capsys, tmp_path):
+    status, err = contract(capsys, "exec " + fake("closes-stdin", tmp_path / "pids"))  # no shell holding the pipe
+    assert status == 3
+    assert "the implementation closed its stdin before replying to " in err.splitlines()[0]
 
 
 def test_a_command_that_cannot_start_is_a_fault(capsys):
@@ -257,3 +274,86 @@ def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsy
     assert err == (f"deployspec: {trace}: implementation fault at step 8 (tick()) while checking "
                    "cancel_restores_last_good: the observation is inconsistent: cancel_restores_last_good "
                    "cannot read it (IndexError: list index out of range)\n")
+
+
+def test_a_python_implementation_that_swallows_the_timeout_still_ends_the_run(tmp_path):
+    """A bare ``except:`` swallows the timeout's interruption: GRACE seconds later
+    the run ends anyway, one line, exit 3, instead of never."""
+    from deployspec.contract.python_adapter import GRACE
+
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
+         "--examples", "5", "--timeout", "0.5", "--property", "app_stays_available"],
+        cwd=FAKES.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3, err
+    assert err.strip().splitlines()[-1] == (
+        f"deployspec: implementation fault: perform() did not return within 0.5 s, and went on for {GRACE:g} s "
+        "more after being interrupted (does it catch every exception?): stopping")
+    assert "Traceback" not in err
+    assert time.monotonic() - started < 0.5 + GRACE + 15
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_ends_the_run_even_when_the_implementation_swallows_it(tmp_path, sig):
+    import signal
+
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
+         "--examples", "5", "--timeout", "600", "--property", "app_stays_available"],
+        cwd=FAKES.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DEPLOYSPEC_FAKE_HANGING": str(hanging)})
+    deadline = time.monotonic() + 60
+    while not hanging.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, sig))
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        "deployspec: interrupted, and the implementation did not let go: stopping")
+
+
+def test_odd_objects_from_a_python_implementation_are_read_safely(capsys, monkeypatch, tmp_path):
+    """A reason that is a str subclass with a raising ``__len__`` (and a terminal
+    escape), a proxy whose ``__getattr__`` raises KeyError: no traceback, the run's verdict."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    for factory, check in (("odd_reason", "conforms_to_capi-safe"), ("proxy", "single_active_deployment")):
+        status = main(["contract", "--python", f"contract_fakes:{factory}", "--model", "capi", "--examples", "5",
+                       "--property", check, "--reference", "capi-safe", "--json", "--out", str(tmp_path)])
+        out = capsys.readouterr().out
+        results = json.loads(out)["results"]
+        assert status == (1 if factory == "odd_reason" else 0), out
+        if factory == "odd_reason":  # it refuses the cancels capi-safe accepts: a divergence, with the reason
+            (conformance,) = results
+            assert "(\\x1b[31mno\\x1b[0m cancel today)" in conformance["message"]
+            steps = traces.load(conformance["counterexample"])["steps"]
+            refused = [s["rejected"] for s in steps if s.get("rejected")]
+            assert refused and all(r == "\\x1b[31mno\\x1b[0m cancel today" for r in refused)
+    seed = next((FAKES.parents[1] / "counterexamples" / "capi").glob("capi-2022--single_active*.json"))
+    assert main(["replay", str(seed), "--python", "contract_fakes:proxy"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_observation_that_cannot_be_read_is_a_fault(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:odd_observation", "--model", "capi", "--examples", "5",
+                   "--property", "single_active_deployment"])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert err.splitlines()[0].endswith(
+        "observe() returned an object (_Observation) that raised RuntimeError: broken items() when read")
+
+
+def test_what_a_python_implementation_prints_stays_off_the_json_output(capfd, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:chatty", "--model", "capi", "--examples", "5",
+                   "--property", "single_active_deployment", "--json"])
+    out, err = capfd.readouterr()
+    assert status == 0
+    assert json.loads(out)["results"][0]["verdict"] == "holds"
+    assert "DEBUG perform" in err

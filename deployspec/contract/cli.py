@@ -60,19 +60,31 @@ def add_replay_options(r, seconds) -> None:
 @contextlib.contextmanager
 def sigterm_interrupts(active: bool = True):
     """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
-    program under test is ended too instead of being orphaned."""
+    program under test is ended too instead of being orphaned; and neither waits
+    for ever on a Python implementation that swallows the interruption."""
     if not active or threading.current_thread() is not threading.main_thread():
         yield
         return
 
+    from deployspec.contract.python_adapter import last_resort
+
+    timers = []
+
     def stop(signum, frame):
+        # a Python implementation may swallow the KeyboardInterrupt (a bare except):
+        # then the run ends anyway, GRACE seconds later
+        if not timers:
+            timers.append(last_resort("interrupted, and the implementation did not let go", 130))
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for timer in timers:  # it unwound: nothing to force
+            timer.cancel()
 
 
 def target_of(args):

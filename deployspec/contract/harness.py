@@ -19,6 +19,8 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import time
 from collections.abc import Callable
@@ -43,6 +45,7 @@ from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
 from deployspec.engines.result import Result
 from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError
+from deployspec.reference.core import ActionError
 from deployspec.replay import replay
 
 OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
@@ -196,6 +199,8 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         except ImplementationFault as fault:
             failed.append(fault)
             raise CannotReplay(fault.line()) from None
+        except ActionError as exc:  # a step the model cannot even read: keep the trace as it is
+            raise CannotReplay(str(exc)) from None
 
     def shrink(trace: dict) -> dict:
         return minimize(trace, replay_on_implementation, seconds=MINIMIZE_SECONDS)
@@ -275,8 +280,11 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
         for prop in checks:
             on_start(f"{target.name} · {prop.name}")
             try:
-                r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
-                              seed=seed, out_dir=out_dir)
+                # stdout is for deployspec's results (--json): Hypothesis's own report
+                # of a flaky example is dropped (the fault says it in one line)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
+                                  seed=seed, out_dir=out_dir)
             except ImplementationFault as fault:
                 if fault.found is not None:  # the violation it had found before failing
                     run.results.append(fault.found)

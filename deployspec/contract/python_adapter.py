@@ -14,6 +14,7 @@ Ctrl-C cannot be told from an object raising it, and Ctrl-C must stop the run.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -29,6 +30,9 @@ from deployspec.models import UsageError
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
+#: how long an interrupted call may go on ignoring it (a bare ``except:`` in a
+#: retry loop) before the whole run stops, a fault (exit 3), as its last resort
+GRACE = 5.0
 INTERRUPTED = "interrupted"
 
 
@@ -100,7 +104,7 @@ def load_factory(spec: str, timeout: float | None = None) -> Callable[[], Any]:
 
 def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None) -> Any:
     impl = call(factory, what=f"{spec}()", timeout=timeout)
-    missing = [m for m in ("reset", "perform", "observe") if not callable(getattr(impl, m, None))]
+    missing = [m for m in ("reset", "perform", "observe") if not callable(_attribute(impl, m))]
     if missing:
         raise ImplementationError(
             f"{spec}() returned a {type(impl).__name__}, which lacks {', '.join(missing)}() "
@@ -118,20 +122,27 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     A hung call can only be interrupted in process, by SIGALRM: so the timeout
     holds on POSIX, in the main thread, when nothing else has claimed SIGALRM
     (pytest-timeout does), and not while the call is stuck in C code that never
-    returns to the interpreter.
+    returns to the interpreter. A call that swallows the interruption (a bare
+    ``except:``) and still has not returned ``GRACE`` seconds later ends the
+    process: one line on stderr, exit status 3 (:func:`last_resort`).
+
+    What the call prints goes to stderr: stdout is deployspec's (``--json``).
     """
-    global _armed
+    global _armed, _calling
     timed = timeout is not None and _take_alarm()
     try:
         try:
-            if timed:
-                _armed = True
-                signal.setitimer(signal.ITIMER_REAL, timeout)
-            return fn(*args)
+            with contextlib.redirect_stdout(sys.stderr):
+                if timed:
+                    _calling = f"{what} did not return within {timeout:g} s"
+                    _armed = True
+                    signal.setitimer(signal.ITIMER_REAL, timeout)
+                return fn(*args)
         finally:
             if timed:
                 _armed = False  # an alarm handled until here is still caught below, a later one ignored
                 signal.setitimer(signal.ITIMER_REAL, 0)
+                _stand_down()
     except _Overdue:
         raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
     except KeyboardInterrupt:
@@ -140,6 +151,15 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
         raise
     except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
         raise ImplementationError(f"{what} raised {describe(exc)}") from None
+
+
+def _attribute(impl: Any, name: str) -> Any:
+    """``getattr(impl, name, None)``, also when its ``__getattr__`` raises something
+    else than AttributeError (a proxy's KeyError): then it has no such method."""
+    try:
+        return getattr(impl, name, None)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def describe(exc: BaseException) -> str:
@@ -165,12 +185,46 @@ class _Overdue(BaseException):
 
 
 _armed = False
+_calling = ""
 _previous: Any = signal.SIG_DFL
+#: the last resort of the call being timed, once it is overdue
+_overdue_exit: threading.Timer | None = None
 
 
 def _overdue(signum, frame):
+    global _overdue_exit
     if _armed:
+        if _overdue_exit is None:
+            _overdue_exit = last_resort(f"implementation fault: {_calling}, and went on for {GRACE:g} s "
+                                        f"more after being interrupted (does it catch every exception?)", 3)
         raise _Overdue
+
+
+def last_resort(line: str, status: int) -> threading.Timer:
+    """Unless cancelled within ``GRACE`` seconds (the interrupted call returned),
+    print ``deployspec: LINE`` on stderr and end the process with ``status``: the
+    only way out of a call that swallows every exception. Nothing saved is half
+    written (files are written whole, then renamed)."""
+    timer = threading.Timer(GRACE, _end, args=(line, status))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _stand_down() -> None:
+    global _overdue_exit
+    if _overdue_exit is not None:
+        _overdue_exit.cancel()
+        _overdue_exit = None
+
+
+def _end(line: str, status: int) -> None:
+    try:
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001, S110 - leaving anyway
+        pass
+    os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
+    os._exit(status)
 
 
 def _take_alarm() -> bool:
@@ -219,8 +273,10 @@ class PythonAdapter:
         outcome = self._call("perform", action.to_json())
         if outcome is None:
             return None
-        if isinstance(outcome, str) and outcome:
-            return outcome
+        if isinstance(outcome, str):
+            reason = str.__str__(outcome)  # a plain copy: a subclass's methods are the implementation's
+            if reason:
+                return protocol.printable_line(reason)
         raise self._failed(
             f"perform() returned {shown(outcome)}; expected None (accepted) or a reason string (rejected)"
         )
@@ -233,6 +289,9 @@ class PythonAdapter:
         except (TypeError, ValueError, RecursionError) as exc:
             why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
             raise self._failed(f"observe() returned something that is not JSON: {why}") from None
+        except Exception as exc:  # noqa: BLE001 - its own mapping's methods raised
+            raise self._failed(f"observe() returned an object ({type(obs).__name__}) that raised "
+                               f"{describe(exc)} when read") from None
         problem = self.checker.check(obs)
         if problem:
             raise self._failed(f"observation violates the {self.model.name} observation schema: {problem}")
@@ -243,7 +302,7 @@ class PythonAdapter:
 
     def close_implementation(self) -> None:
         """Call the object's own ``close()``, if it has one and has not failed (best effort)."""
-        if self.dead is None and callable(getattr(self.impl, "close", None)):
+        if self.dead is None and callable(_attribute(self.impl, "close")):
             try:
                 self._call("close")
             except ImplementationError:
@@ -255,7 +314,8 @@ class PythonAdapter:
         if self.dead is not None:
             raise ImplementationError(self.dead)
         try:
-            return call(getattr(self.impl, method), *args, what=f"{method}()", timeout=self.timeout)
+            return call(lambda *a: getattr(self.impl, method)(*a), *args, what=f"{method}()",
+                        timeout=self.timeout)
         except ImplementationError as exc:
             raise self._failed(str(exc)) from None
         except KeyboardInterrupt:

@@ -125,7 +125,7 @@ class Program:
                 if reply["type"] == "error":
                     raise ImplementationError(
                         f"the implementation reported an error on {protocol.describe(request)}: "
-                        f"{reply['message']}"
+                        f"{protocol.printable_line(reply['message'])}"
                     )
                 replies.append(reply)
             return replies
@@ -149,7 +149,7 @@ class Program:
                 n = os.write(fd, data)
                 data = data[n:]
         except (BrokenPipeError, ConnectionResetError):
-            raise ImplementationError(self._gone(request)) from None
+            raise ImplementationError(self._gone(request, "closed its stdin")) from None
 
     def _readline(self, request: dict) -> bytes:
         timeout = self.timeout
@@ -190,12 +190,14 @@ class Program:
                 raise ImplementationError(self._gone(request))
             self._buf += chunk
 
-    def _gone(self, request: dict) -> str:
+    def _gone(self, request: dict, closed: str = "closed its stdout") -> str:
+        """Why no reply can come: the program ended, or (still running) it ``closed``
+        the pipe deployspec reads (stdout) or writes (stdin)."""
         what = protocol.describe(request)
         try:
             status = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
-            return f"the implementation closed its stdout before replying to {what}{self._stderr_tail()}"
+            return f"the implementation {closed} before replying to {what}{self._stderr_tail()}"
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
         return f"the implementation {how} before replying to {what}{self._stderr_tail()}"
 
@@ -241,7 +243,7 @@ class SubprocessAdapter:
         (outcome,) = p.ask(protocol.action(p.next_id(), action.to_json()))
         p.actions += 1
         self._observation = self._checked(outcome)
-        return outcome["reason"] if outcome["type"] == "rejected" else None
+        return protocol.printable_line(outcome["reason"]) if outcome["type"] == "rejected" else None
 
     def observe(self) -> dict:
         if self._observation is None:  # not right after reset or perform (never, in a Session): ask
