@@ -122,7 +122,14 @@ def run(
         futures = {pool.submit(judge, *task, **options): i for i, task in enumerate(tasks)}
         done: list[list[Result]] = [[] for _ in tasks]
         for future in cf.as_completed(futures):
-            found = future.result()
+            try:
+                found = future.result()
+            except cf.process.BrokenProcessPool:  # a process killed (out of memory?): the rest is lost
+                for i, task in enumerate(tasks):
+                    if not done[i]:
+                        done[i] = [_lost(*task)]
+                        on_result(done[i][0])
+                break
             done[futures[future]] = found
             on_result(found[0])
     except BaseException:
@@ -135,6 +142,11 @@ def run(
         raise
     pool.shutdown()
     return [r for found in done for r in found]
+
+
+def _lost(model: str, variant: str, engine: str, prop: str) -> Result:
+    return Result(model, variant, prop, engine, "error",
+                  message="a search process stopped without answering (killed: out of memory?)")
 
 
 def _ignore_sigint() -> None:

@@ -44,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
                    help="change one bound of the model configuration (repeatable), e.g. max_deployments=3")
-    c.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
-                   help="run the searches in N processes (default 1)")
+    c.add_argument("--jobs", type=_int_between(1, MAX_JOBS), default=1, metavar="N",
+                   help=f"run the searches in N processes (default 1, at most {MAX_JOBS})")
     c.add_argument("--workers", type=_positive_int, default=1, metavar="N",
                    help="split each exhaustive (explore) search over N processes "
                         "(default 1; Linux; not with --jobs)")
@@ -110,6 +110,20 @@ def _int_at_least(least: int):
     return parse
 
 
+def _int_between(least: int, most: int):
+    at_least = _int_at_least(least)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"at most {most}, got {value}")
+        return value
+
+    return parse
+
+
+#: the most search processes (a typo should not start a thousand)
+MAX_JOBS = 64
 _nonneg_int = _int_at_least(0)
 _positive_int = _int_at_least(1)
 
@@ -123,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate in a trace's text is escaped, not fatal
         sys.stdout.reconfigure(errors="backslashreplace")
+    args = None
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
@@ -132,21 +147,42 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a failure to write the output is this command's failure
         return status
     except UsageError as exc:
-        print(f"deployspec: error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("deployspec: interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         _drop_stdout()
-        return 0
+        # a verdict cut short is not a success: the status of a process killed by SIGPIPE
+        return CUT_SHORT if getattr(args, "command", None) in VERDICTS else 0
+    except MemoryError:  # a search that ended in error: its verdict is unknown
+        _say("error: out of memory (tighter bounds, --bound, or a --budget?)")
+        return 1
     except OSError as exc:
         if exc.filename is not None:  # a file the command reads or writes
-            print(f"deployspec: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+            _say(f"error: {exc.filename}: {exc.strerror or exc}")
             return 2
         _drop_stdout()  # e.g. stdout on a full disk (/dev/full)
-        print(f"deployspec: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"error: cannot write the output: {exc.strerror or exc}")
         return 2
+
+
+#: commands whose exit status is a verdict (not only "it worked")
+VERDICTS = ("check", "replay", "contract")
+#: the exit status of a verdict whose output was cut short (a closed pipe), as SIGPIPE's
+CUT_SHORT = 141
+
+
+def _say(line: str) -> None:
+    """``deployspec: LINE`` on stderr: one line, printable, at most 500 characters
+    (a message may quote a trace's megabyte-long name); never fails."""
+    from deployspec.contract.protocol import printable_line
+
+    try:
+        print(f"deployspec: {printable_line(line, 500)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed or full: the status says it
+        pass
 
 
 def run() -> NoReturn:
@@ -206,7 +242,10 @@ def cmd_check(args) -> int:
     if args.out:
         _writable_dir(args.out)
     searches = sum(len(check.selected(m, args.property)) for m, _ in pairs) * len(engines)
-    with Progress(total=searches) as progress:
+    from deployspec.contract.cli import sigterm_interrupts
+
+    # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
+    with sigterm_interrupts(holdout="a search"), Progress(total=searches) as progress:
         # one variant at a time is a close look: every way a property breaks, each
         # shrunk on its own; the matrix over all variants only needs the verdicts
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
@@ -394,7 +433,12 @@ def _atomic_write(path: Path, text: str, source: str) -> None:
     if path.exists() and path.samefile(source):
         raise UsageError(f"-o {path}: is the trace being shown; write the picture elsewhere")
     try:
-        write_atomically(path, text)
+        if path.exists() and not path.resolve().is_file():
+            # a device, a FIFO (/dev/stdout, a named pipe): written to, never replaced by a file
+            with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(text)
+        else:  # through a symlink to the file it names: the link stays a link
+            write_atomically(path.resolve() if path.is_symlink() else path, text)
     except OSError as exc:
         raise UsageError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
 

@@ -17,6 +17,7 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self._rich = None
         self.label = "checking"
+        self.quiet = False
         #: seconds between two lines about a running search (without a terminal)
         self.every = every
         self._said = time.perf_counter()
@@ -50,18 +51,25 @@ class Progress:
             self._rich.update(self._task, detail=text)
         elif time.perf_counter() - self._said >= self.every:
             self._said = time.perf_counter()
-            print(f"  {self.label}: {text}", file=sys.stderr, flush=True)
+            self._line(f"  {self.label}: {text}")
 
     def done(self, result) -> None:
         self.count += 1
         if self._rich is not None:
             self._rich.advance(self._task)
         elif time.perf_counter() - self.started > 1.0 or self.count == self.total:
-            print(
-                f"[{self.count}/{self.total}] {result.variant} · {result.property} · {result.engine}: "
-                f"{result.verdict} ({result.stats.get('seconds', 0):.1f}s)",
-                file=sys.stderr, flush=True,
-            )
+            self._line(f"[{self.count}/{self.total}] {result.variant} · {result.property} · {result.engine}: "
+                       f"{result.verdict} ({result.stats.get('seconds', 0):.1f}s)")
+
+    def _line(self, text: str) -> None:
+        """Progress is a courtesy: a closed or full stderr must not end the run and
+        lose its results (``2>/dev/full``, ``2>&1 >out | head -1``); it goes quiet."""
+        if self.quiet:
+            return
+        try:
+            print(text, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            self.quiet = True
 
     def __exit__(self, *exc):
         if self._rich is not None:

@@ -103,11 +103,19 @@ def _finding_at(path: Path) -> str | None:
         return None
 
 
+#: the largest trace file read (saved traces are a few KiB; /dev/zero is endless)
+MAX_TRACE_BYTES = 64 << 20
+
+
 def load(path: str | os.PathLike) -> dict:
     """Read and validate a trace file; any problem is a one-line UsageError."""
     path = Path(path)
     try:
-        text = path.read_text()
+        with open(path, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
+        if len(raw) > MAX_TRACE_BYTES:
+            raise UsageError(f"{path}: over {MAX_TRACE_BYTES >> 20} MiB: not a trace file")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:

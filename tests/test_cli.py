@@ -207,3 +207,85 @@ def test_replaying_several_files_exits_with_the_worst_status(capsys):
     for files in ([SEED, fixed], [fixed, SEED]):
         status, out, _ = run(capsys, "replay", *map(str, files))
         assert status == 1 and "does not reproduce" in out and "reproduces on capi-2022" in out
+
+
+def _deployspec(*argv: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "deployspec", *argv], text=True, **kwargs)
+
+
+def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
+    """``replay A B | true``: the trace reproduces (exit 1); the pipe closed before
+    the verdict was written, so the status is SIGPIPE's 141, never 0."""
+    proc = _deployspec("replay", str(SEED), str(SEED), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    assert proc.wait(60) == 141
+    assert "Traceback" not in proc.stderr.read()
+    proc.stderr.close()
+
+
+def test_a_closed_or_full_stderr_does_not_cost_the_results(tmp_path):
+    """Progress goes to stderr; when it cannot be written, the run goes on quietly."""
+    out = tmp_path / "results.txt"
+    with open(out, "w") as stdout, open("/dev/full", "w") as full:
+        proc = _deployspec("check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                           "--property", "capacity_within_bound", "--property", "single_active_deployment",
+                           stdout=stdout, stderr=full)
+        assert proc.wait(120) == 1
+    assert "capi-2022 · capacity_within_bound · explore: violated" in out.read_text()
+
+
+def test_show_writes_into_a_fifo_or_through_a_symlink_without_replacing_it(tmp_path):
+    fifo, real, link = tmp_path / "fifo", tmp_path / "real.txt", tmp_path / "link.txt"
+    os.mkfifo(fifo)
+    real.write_text("old")
+    link.symlink_to(real)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    assert main(["show", str(SEED), "-o", str(fifo)]) == 0
+    drawn = reader.communicate(timeout=30)[0]
+    assert main(["show", str(SEED), "-o", str(link)]) == 0
+    assert fifo.is_fifo() and link.is_symlink() and "tick()" in drawn
+    assert real.read_text() == drawn
+
+
+def test_a_huge_file_is_not_read_as_a_trace(capsys, tmp_path):
+    from deployspec.traces import MAX_TRACE_BYTES
+
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as f:
+        f.truncate(MAX_TRACE_BYTES + 1)  # sparse: no disk used
+    status, _, err = run(capsys, "show", str(huge))
+    assert status == 2 and err == f"deployspec: error: {huge}: over 64 MiB: not a trace file\n"
+
+
+def test_an_error_quoting_megabytes_is_one_short_printable_line(capsys, tmp_path):
+    trace = json.loads(SEED.read_text())
+    trace["model"] = "\x1b[2J" + "m" * 200_000
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(trace))
+    status, _, err = run(capsys, "show", str(bad))
+    assert status == 2 and err.count("\n") == 1 and "\x1b" not in err and len(err) < 600
+
+
+def test_too_many_jobs_is_a_usage_error(capsys):
+    assert main(["check", "--jobs", "99999999999999999999"]) == 2
+    assert "--jobs: at most 64" in capsys.readouterr().err
+
+
+def test_sigterm_stops_check_and_its_search_processes():
+    import signal
+    import time
+
+    proc = _deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                       "--jobs", "2", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(3)  # the pool is busy
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True,
+                              check=False).stdout.split()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 130
+    assert proc.stderr.read().rstrip().endswith("deployspec: interrupted")
+    proc.stderr.close()
+    assert children, "the pool had started its processes"
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{c}") for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{c}") for c in children), "a search process outlived check"

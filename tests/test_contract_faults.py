@@ -357,3 +357,17 @@ def test_what_a_python_implementation_prints_stays_off_the_json_output(capfd, mo
     assert status == 0
     assert json.loads(out)["results"][0]["verdict"] == "holds"
     assert "DEBUG perform" in err
+
+
+def test_only_the_tail_of_a_programs_stderr_is_kept():
+    """A flood on stderr is read as it comes and forgotten but for its last bytes."""
+    from deployspec.contract.subprocess_adapter import StderrTail
+
+    tail = StderrTail(keep=4096)
+    proc = subprocess.Popen([sys.executable, "-c", ("import sys\nfor i in range(20000): print('x' * 500, "
+                             "file=sys.stderr)\nprint('the last line', file=sys.stderr)")], stderr=tail.write_end)
+    tail.started()
+    assert proc.wait(60) == 0
+    text = tail.tail(settle=True)
+    assert text.endswith("the last line\n") and len(text.encode()) <= 4096
+    assert not tail._reader.is_alive()  # the end of the output was seen

@@ -58,7 +58,7 @@ def add_replay_options(r, seconds) -> None:
 
 
 @contextlib.contextmanager
-def sigterm_interrupts(active: bool = True):
+def sigterm_interrupts(active: bool = True, holdout: str = "the implementation"):
     """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
     program under test is ended too instead of being orphaned; and neither waits
     for ever on a Python implementation that swallows the interruption."""
@@ -74,7 +74,7 @@ def sigterm_interrupts(active: bool = True):
         # a Python implementation may swallow the KeyboardInterrupt (a bare except):
         # then the run ends anyway, GRACE seconds later
         if not timers:
-            timers.append(last_resort("interrupted, and the implementation did not let go", 130))
+            timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
         raise KeyboardInterrupt
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}

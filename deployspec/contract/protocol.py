@@ -92,7 +92,7 @@ def parse_reply(line: bytes, request: dict) -> dict:
     rid = reply.get("id")
     if not (kind == "error" and rid is None) and rid != request["id"]:
         raise ImplementationError(
-            f"reply to {what} carries id {rid!r}, but the request's id is {request['id']}"
+            f"reply to {what} carries id {printable_line(repr(rid), 80)}, but the request's id is {request['id']}"
         )
     if kind not in EXPECTED[request["type"]]:
         expected = " or ".join(EXPECTED[request["type"]])

@@ -18,7 +18,7 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
+import threading
 import time
 import weakref
 from typing import Any, Self
@@ -58,20 +58,23 @@ class Program:
 
     # --- process lifecycle ----------------------------------------------------
     def start(self) -> None:
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; close() ends both
+        self._stderr = StderrTail()
         try:
             self.proc = subprocess.Popen(
                 self.command,
                 shell=True,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=self._stderr.write_end,
                 cwd=self.cwd,
                 start_new_session=True,  # its own process group: close() kills all of it
                 bufsize=0,
             )
         except OSError as exc:
+            self._stderr.close()
             raise ImplementationError(f"cannot start {self.command!r}: {exc.strerror}") from None
+        finally:
+            self._stderr.started()
         self._buf.clear()
         self.dead = None
         self._started = True
@@ -152,9 +155,10 @@ class Program:
             raise ImplementationError(self._gone(request, "closed its stdin")) from None
 
     def _readline(self, request: dict) -> bytes:
-        timeout = self.timeout
+        timeout, hint = self.timeout, "hung? see --timeout"
         if self._started:  # the first reply: the program may still be loading
             timeout, self._started = max(self.timeout, self.startup_timeout), False
+            hint = "hung? its first reply may take this long, while it starts; --timeout is for the others"
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while True:
@@ -176,8 +180,7 @@ class Program:
                     raise ImplementationError(self._gone(request))
                 if remaining <= 0.2:
                     raise ImplementationError(
-                        f"no reply to {protocol.describe(request)} within {timeout:g} s "
-                        f"(hung? see --timeout)"
+                        f"no reply to {protocol.describe(request)} within {timeout:g} s ({hint})"
                     )
                 continue
             chunk = os.read(fd, 65536)
@@ -204,15 +207,53 @@ class Program:
     def _stderr_tail(self) -> str:
         if self._stderr is None:
             return ""
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 4096))
-            text = self._stderr.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        text = self._stderr.tail(settle=self.proc is None or self.proc.poll() is not None)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        return f"; its stderr ends with: {lines[-1][:200]}" if lines else ""
+        return f"; its stderr ends with: {protocol.printable_line(lines[-1], 200)}" if lines else ""
+
+
+class StderrTail:
+    """The program's stderr, of which only the last ``keep`` bytes are kept: a
+    thread reads the pipe as the program writes (a chatty server on a long run,
+    or a flood, must not fill a disk or block on a full pipe)."""
+
+    def __init__(self, keep: int = 4096):
+        self.keep = keep
+        self._read_end, self.write_end = os.pipe()
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, name="deployspec-stderr", daemon=True)
+        self._reader.start()
+
+    def started(self) -> None:
+        """The program has its copy of the write end (or did not start): close ours,
+        so the reader sees the end of the output when the program's group is gone."""
+        if self.write_end >= 0:
+            os.close(self.write_end)
+            self.write_end = -1
+
+    def _read(self) -> None:
+        try:
+            while chunk := os.read(self._read_end, 65536):
+                with self._lock:
+                    self._data += chunk
+                    del self._data[:-self.keep]
+        except OSError:
+            pass  # closed under it
+        finally:
+            os.close(self._read_end)
+
+    def tail(self, settle: bool = False) -> str:
+        """The last bytes written, as text; ``settle``: the program has ended, so
+        wait a moment for what it wrote last to be read (not for ever: a child
+        that outlived it may hold the pipe open)."""
+        if settle:
+            self._reader.join(0.3)
+        with self._lock:
+            return self._data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self.started()
 
 
 def _killpg(pgid: int, sig: int) -> None:

@@ -458,11 +458,13 @@ def summary(result: Result) -> str:
         cause = f" (cause {result.cause})" if result.cause else ""
         verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} steps"
     lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
+    if "states" not in s:  # it never ran (its process was lost)
+        return lines[0]
     lines.append(
         f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
         f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
         + (f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
-           if s.get("workers") else "")
+           if s.get("worker_added_memory_mb") else "")
     )
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
     lines.append(f"  transitions by action: {moves}")
