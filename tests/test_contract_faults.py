@@ -371,3 +371,18 @@ def test_only_the_tail_of_a_programs_stderr_is_kept():
     text = tail.tail(settle=True)
     assert text.endswith("the last line\n") and len(text.encode()) <= 4096
     assert not tail._reader.is_alive()  # the end of the output was seen
+
+
+def test_a_violation_seen_before_a_crash_while_shrinking_is_kept(capsys, tmp_path):
+    """capi-2022 behind the protocol, crashing at its 150th action: while
+    Hypothesis shrinks the violation it found. The fault ends the run (exit 3);
+    the violation is reported and saved all the same, as it was found."""
+    status = main(["contract", "--exec", fake("crash", tmp_path / "pids", variant="capi-2022", at=150),
+                   "--model", "capi", "--timeout", "2", "--examples", "20", "--seed", "0",
+                   "--property", "single_active_deployment", "--out", str(tmp_path / "found"), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 3 and "exited with status 1" in out["fault"]["cause"]
+    (found,) = out["results"]
+    assert found["verdict"] == "violated"
+    trace = traces.load(found["counterexample"])
+    assert trace["property"] == "single_active_deployment" and len(trace["steps"]) == found["trace_length"]

@@ -219,22 +219,43 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
                 r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
             r.stats.update(swept)
     except ImplementationFault as fault:
-        raise conn.box.first or fault from None
+        first = conn.box.first or fault
+        first.found = first.found or fault.found  # a violation seen before the fault
+        if first.found is not None and first.found.trace is not None:
+            _keep(first.found, conn, out_dir)
+        raise first from None
+    if r.verdict == "error" and conn.box.first is not None and r.trace is not None:
+        # the implementation failed while Hypothesis shrank a violation (its fault made
+        # the example look flaky): the fault is the news, and the violation it had shown
+        first = conn.box.first
+        first.found = Result(model.name, target.name, prop.name, "contract", "violated",
+                             trace_length=len(r.trace["steps"]), message=r.trace["violation"]["message"],
+                             stats={**r.stats, "shrunk": False}, cause=r.cause, trace=r.trace)
+        _keep(first.found, conn, out_dir)
+        raise first
     if r.verdict == "error":  # Hypothesis saw the same steps give different results
         raise conn.box.record(ImplementationFault(
             f"{(r.message or '').splitlines()[0]} (the same steps gave different results: "
             f"is reset complete? is anything random or time-dependent?)",
             where="a repeated example", checking=prop.name))
     if r.verdict == "violated" and r.trace is not None:
-        r.trace["extra"] = {**r.trace.get("extra", {}),
-                            "implementation": {target.kind: target.spec, "name": conn.implementation}}
-        if out_dir:
-            r.counterexample = str(traces.save(r.trace, out_dir))
+        _keep(r, conn, out_dir)
     if failed:  # a shorter run of valid actions made the implementation fail
         fault = conn.box.first or failed[0]
         fault.found = r
         raise fault
     return r
+
+
+def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
+    """Name the implementation in a violation's trace and save it under ``out_dir`` (once)."""
+    if r.counterexample is not None:
+        return
+    target = conn.target
+    r.trace["extra"] = {**r.trace.get("extra", {}),
+                        "implementation": {target.kind: target.spec, "name": conn.implementation}}
+    if out_dir:
+        r.counterexample = str(traces.save(r.trace, out_dir))
 
 
 def _from_sweep(conn: Connection, prop, config, seed: int, shrink) -> tuple[Result | None, dict]:

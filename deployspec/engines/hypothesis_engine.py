@@ -6,6 +6,7 @@ counterexample and a holding property gets the whole budget.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,6 +55,18 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         round_seed += 1
 
 
+@contextlib.contextmanager
+def _remembered(seen: dict):
+    """Remember the shortest violation raised within (``seen["violation"]``)."""
+    try:
+        yield
+    except PropertyViolated as exc:
+        best = seen.get("violation")
+        if best is None or len(exc.session.steps) < len(best.session.steps):
+            seen["violation"] = exc
+        raise
+
+
 def check_property(
     model,
     variant_name: str,
@@ -86,6 +99,9 @@ def check_property(
     base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine", skip=skip,
                          probes=probes)
 
+    #: the shortest violation seen so far, for a search that cannot finish (below)
+    seen: dict[str, PropertyViolated] = {}
+
     class Counted(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             super().__init__()
@@ -93,7 +109,23 @@ def check_property(
 
         def do(self, action) -> None:
             counter["steps"] += 1
-            super().do(action)
+            with _remembered(seen):
+                super().do(action)
+
+        def teardown(self) -> None:
+            with _remembered(seen):
+                super().teardown()
+
+    def unshrunk() -> Result:
+        """The shortest violation seen, as it was (for a search that could not finish)."""
+        v = seen["violation"]
+        trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
+                             property=prop.name, engine=engine_name, seed=seed, session=v.session)
+        return Result(model.name, variant_name, prop.name, engine_name, "violated",
+                      trace_length=len(trace["steps"]), message=trace["violation"]["message"],
+                      stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed,
+                             "shrunk": False},
+                      cause=v.violation.cause, trace=trace)
 
     started = time.perf_counter()
     the_settings = settings(
@@ -115,11 +147,20 @@ def check_property(
             run_state_machine_as_test(Counted, settings=the_settings)
     except PropertyViolated as exc:
         violation = exc
-    except Flaky as exc:  # the implementation under test is not deterministic
+    except Flaky as exc:  # the implementation under test is not deterministic (or failed meanwhile)
+        seen_trace = unshrunk().trace if "violation" in seen else None
         return Result(model.name, variant_name, prop.name, engine_name, "error",
-                      message=f"non-deterministic behaviour: {exc}")
+                      message=f"non-deterministic behaviour: {exc}", trace=seen_trace,
+                      cause=seen["violation"].violation.cause if seen_trace else None)
     except Unsatisfiable:  # every run broke in a way already found (skip_causes)
         pass
+    except BaseException as exc:
+        # an implementation under contract failed (ImplementationFault, which carries
+        # ``found``), perhaps while Hypothesis was shrinking a violation: keep the
+        # shortest violation seen, as it is (the implementation cannot shorten it now)
+        if "violation" in seen and getattr(exc, "found", False) is None:
+            exc.found = unshrunk()
+        raise
     finally:
         hypothesis.core.global_force_seed = previous_seed
     elapsed = time.perf_counter() - started
