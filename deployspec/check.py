@@ -51,11 +51,11 @@ def engine_function(name: str) -> Callable[..., Result]:
 
 def plan(model: str | None, variants: list[str] | None) -> list[tuple[object, str]]:
     """(model, variant) pairs to check, validating names."""
-    models = [get_model(model)] if model else [get_model(m) for m in model_names()]
+    models = [get_model(model)] if model is not None else [get_model(m) for m in model_names()]
     if not variants:
         return [(m, v) for m in models for v in m.variants]
     out = []
-    for name in variants:
+    for name in dict.fromkeys(variants):  # a variant named twice is checked once
         owner = next((m for m in models if name in m.variants), None)
         if owner is None:
             if model:

@@ -102,7 +102,9 @@ def _int_at_least(least: int):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {_quoted(text)}") from None
+            too_long = text.strip().lstrip("+-").isdigit()  # beyond Python's 4,300 digits
+            raise argparse.ArgumentTypeError(
+                f"too large: {_quoted(text)}" if too_long else f"not an integer: {_quoted(text)}") from None
         if value < least:
             raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
         return value
@@ -239,7 +241,7 @@ def cmd_check(args) -> int:
         for (m, v) in pairs:
             for e in set(engines) | ({"explore"} if args.variant else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
-    if args.out:
+    if args.out is not None:
         _writable_dir(args.out)
     searches = sum(len(check.selected(m, args.property)) for m, _ in pairs) * len(engines)
     from deployspec.contract.cli import sigterm_interrupts
@@ -391,7 +393,9 @@ def cmd_show(args) -> int:
         text = json.dumps(render_itf(trace, source=str(args.file)), indent=1) + "\n"
     else:
         text = render(trace) + "\n"
-    if args.out:
+    if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
+        text = "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+    if args.out is not None:
         _atomic_write(Path(args.out), text, args.file)
     else:
         sys.stdout.write(text)
@@ -410,6 +414,8 @@ COMMANDS = {"check": cmd_check, "replay": cmd_replay, "show": cmd_show, "variant
 
 
 def _writable_dir(path: str) -> None:
+    if not path:
+        raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"--out {path}: exists and is not a directory")
@@ -428,6 +434,8 @@ def _writable_dir(path: str) -> None:
 def _atomic_write(path: Path, text: str, source: str) -> None:
     from deployspec.files import write_atomically
 
+    if not str(path) or str(path) == ".":
+        raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
     if path.is_dir():
         raise UsageError(f"-o {path}: is a directory")
     if path.exists() and path.samefile(source):

@@ -79,9 +79,15 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--variant", "capi-safe", "--bound", "settle_steps=" + "9" * 4000],
          "settle_steps must be at most 100000, got a number of 4000 digits"),
         (["check", "--bound", "settle_steps=" + "9" * 5000], "settle_steps: Exceeds the limit (4300 digits)"),
-        (["check", "--seed", "9" * 5000], "not an integer: '999"),
+        (["check", "--seed", "9" * 5000], "too large: '999"),
         (["check", "--model", "slots", "--bound", "max_pushes=65"], "max_pushes must be at most 64"),
         (["show", str(SEED), "-o", str(SEED)], "is the trace being shown"),
+        (["show", str(SEED), "-o", ""], "-o: empty"),
+        (["check", "--model", ""], "unknown model ''"),
+        (["check", "--variant", "capi-2022", "--out", ""], "--out: empty"),
+        (["check", "--variant", "capi-2022", "--bound", "max_instances=0"],
+         "max_instances must be a positive integer, got 0"),
+        (["contract", "--exec", "true", "--model", "capi", "--name", "n" * 300], "at most 64 letters"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
@@ -289,3 +295,18 @@ def test_sigterm_stops_check_and_its_search_processes():
     while any(os.path.exists(f"/proc/{c}") for c in children) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(os.path.exists(f"/proc/{c}") for c in children), "a search process outlived check"
+
+
+def test_a_variant_named_twice_is_checked_once(capsys):
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--variant", "capi-2022",
+                         "--engine", "explore", "--property", "capacity_within_bound", "--json")
+    assert status == 1 and len(json.loads(out)["results"]) == 1
+
+
+def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
+    trace = json.loads(SEED.read_text())
+    trace["violation"]["message"] = "\x1b[2Jcleared"
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "show", str(crafted))
+    assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out

@@ -111,7 +111,7 @@ def cmd_contract(args) -> int:
     target = target_of(args)
     config = harness.config_for(model, args.reference)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
-    if args.out:
+    if args.out is not None:
         _writable_dir(args.out)
     with sigterm_interrupts(), Progress(total=len(checks)) as progress:
         run = harness.run(model, target, reference=args.reference, properties=args.property,

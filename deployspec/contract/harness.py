@@ -71,7 +71,8 @@ class Target:
         if self.kind == "python":
             split_spec(self.spec)
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", self.name):
-            raise UsageError(f"--name {self.name!r}: use letters, digits, '.', '_' and '-' (it names files)")
+            raise UsageError(f"--name {self.name[:64]!r}{'...' if len(self.name) > 64 else ''}: at most 64 "
+                             f"letters, digits, '.', '_' and '-' (it names files)")
 
     def describe(self) -> str:
         return f"--{self.kind} {self.spec!r}"

@@ -51,8 +51,10 @@ class CapiConfig:
         for name, value in data.items():
             if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):
                 continue
-            if not _is_int(value) or value < (1 if name == "max_instances" else 0):
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            least = 1 if name == "max_instances" else 0
+            if not _is_int(value) or value < least:
+                what = "a positive" if least else "a non-negative"
+                raise ValueError(f"{name} must be {what} integer, got {value!r}")
             check_bound(name, value, MAX_STEPS if name in ("settle_steps", "max_depth") else MAX_BOUND)
         if "max_in_flight" in data:
             m = data["max_in_flight"]
