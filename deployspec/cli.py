@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+#: True in the ``deployspec`` program (``run``), whose process is deployspec's own
+#: (not pytest's, nor a user's program calling ``main``)
+OWN_PROCESS = False
 #: commands whose exit status is a verdict (not only "it worked")
 VERDICTS = ("check", "replay", "contract")
 #: the exit status of a verdict whose output was cut short (a closed pipe), as SIGPIPE's
@@ -195,6 +198,9 @@ def run() -> NoReturn:
     (capi-safe at ``max_instances=3``). The exit handlers still run (``atexit``:
     contract implementations are stopped, Hypothesis and logging finish) and the
     streams are flushed; only the freeing is skipped."""
+    import deployspec.cli  # noqa: PLW0406 - this module also when it runs as __main__ (-m deployspec.cli)
+
+    deployspec.cli.OWN_PROCESS = True
     status = main()
     _flush()
     atexit._run_exitfuncs()

@@ -386,3 +386,26 @@ def test_a_violation_seen_before_a_crash_while_shrinking_is_kept(capsys, tmp_pat
     assert found["verdict"] == "violated"
     trace = traces.load(found["counterexample"])
     assert trace["property"] == "single_active_deployment" and len(trace["steps"]) == found["trace_length"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+def test_a_process_escaping_into_its_own_session_is_ended_with_the_implementation(tmp_path):
+    """The deployspec program adopts what the implementation leaves behind in a
+    session of its own (out of reach of its process group), and ends it too."""
+    pidfile = tmp_path / "escaped"
+    script = tmp_path / "escapes.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "p = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "sys.exit(0)\n")
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "contract", "--exec",
+                           f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", "--model", "capi",
+                           "--examples", "2", "--timeout", "2"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 3, proc.stderr
+    escaped = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while alive(escaped) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(escaped), "the escaped process outlived the run"

@@ -132,7 +132,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     timed = timeout is not None and _take_alarm()
     try:
         try:
-            with contextlib.redirect_stdout(sys.stderr):
+            with contextlib.redirect_stdout(_Borrowed(sys.stderr)):
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
                     _armed = True
@@ -177,6 +177,20 @@ def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
         return f"(an unprintable {type(value).__name__})"
     text = lines[0] if lines else ""
     return text if len(text) <= n else text[:n] + "…"
+
+
+class _Borrowed:
+    """A stream lent to the implementation as its stdout: it may write and flush,
+    not close it (deployspec's stderr stays open for its own messages)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 class _Overdue(BaseException):

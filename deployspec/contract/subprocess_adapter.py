@@ -18,6 +18,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -55,6 +56,7 @@ class Program:
         self.actions = 0
         self._buf = bytearray()
         self._stderr = None
+        self._children_before: set[int] | None = None
 
     # --- process lifecycle ----------------------------------------------------
     def start(self) -> None:
@@ -79,6 +81,7 @@ class Program:
         self.dead = None
         self._started = True
         _RUNNING.add(self)
+        self._children_before = _children() if _adopting() else None
 
     def close(self) -> None:
         """End the program: EOF on its stdin, a short grace, then kill its process group."""
@@ -100,6 +103,8 @@ class Program:
             _killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind in its group
             proc.wait()
             proc.stdout.close()
+            if self._children_before is not None:
+                _end_escaped(self._children_before | {proc.pid})
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -254,6 +259,58 @@ class StderrTail:
 
     def close(self) -> None:
         self.started()
+
+
+def _adopting() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux,
+    PR_SET_CHILD_SUBREAPER), once: a process the implementation started in a
+    session of its own (out of reach of its process group) becomes this
+    process's child when the implementation ends, and is ended with it.
+
+    Only in the ``deployspec`` program itself (``cli.run``): in a pytest process
+    or a user's own program, other children are not deployspec's to end."""
+    global _ADOPTING
+    from deployspec import cli
+
+    if _ADOPTING is None and cli.OWN_PROCESS:
+        _ADOPTING = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                _ADOPTING = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                pass
+    return bool(_ADOPTING)
+
+
+_ADOPTING: bool | None = None
+
+
+def _children() -> set[int]:
+    """This process's children now (from /proc)."""
+    me, out = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[1]) == me:
+                out.add(int(entry))
+    return out
+
+
+def _end_escaped(known: set[int]) -> None:
+    """Kill and reap the children this process gained since ``known`` was taken
+    (adopted descendants of an implementation that has just been ended)."""
+    for pid in _children() - known:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
 
 
 def _killpg(pgid: int, sig: int) -> None:
