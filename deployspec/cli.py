@@ -455,6 +455,8 @@ def _atomic_write(path: Path, text: str, source: str) -> None:
             write_atomically(path.resolve() if path.is_symlink() else path, text)
     except OSError as exc:
         raise UsageError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
+    except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
+        raise UsageError(f"-o {path}: cannot write: {exc}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -186,11 +186,16 @@ class GeneratorExits(ReferenceImplementation):
 
 
 class Swallows(ReferenceImplementation):
-    """Polls for ever at a deploy, swallowing every exception (a bare ``except:``):
-    the timeout's interruption and Ctrl-C alike."""
+    """Polls for ever at a deploy (or, with DEPLOYSPEC_FAKE_SWALLOW_AFTER=N, at its
+    N+1-th action), swallowing every exception (a bare ``except:``): the
+    timeout's interruption and Ctrl-C alike."""
+
+    performed = 0
 
     def perform(self, action):
-        if action["type"] == "deploy":
+        after = os.environ.get("DEPLOYSPEC_FAKE_SWALLOW_AFTER")
+        Swallows.performed += 1
+        if (Swallows.performed > int(after)) if after else action["type"] == "deploy":
             if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
                 open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
             while True:

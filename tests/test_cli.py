@@ -310,3 +310,24 @@ def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
     crafted.write_text(json.dumps(trace))
     status, out, _ = run(capsys, "show", str(crafted))
     assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out
+
+
+def test_a_sigint_ignored_on_entry_stays_ignored():
+    """As for a command started with & in a script: Ctrl-C is not deployspec's to take."""
+    import signal
+    import time
+
+    proc = _deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                       "--property", "app_stays_available", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(120) == 0, proc.stderr.read()
+    proc.stderr.close()
+
+
+def test_show_into_a_symlink_loop_is_one_line(capsys, tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    status, _, err = run(capsys, "show", str(SEED), "-o", str(tmp_path / "a"))
+    assert status == 2 and err.startswith(f"deployspec: error: -o {tmp_path / 'a'}: cannot write:")

@@ -409,3 +409,56 @@ def test_a_process_escaping_into_its_own_session_is_ended_with_the_implementatio
     while alive(escaped) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(escaped), "the escaped process outlived the run"
+
+
+def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
+    """replay A B on an object that swallows its timeout in B: A's verdict, already
+    printed, reaches stdout (which the object's call had borrowed) before the end."""
+    seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+    steps = len(traces.load(seed)["steps"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
+    proc = subprocess.run(
+        [sys.executable, "-m", "deployspec", "replay", str(seed), str(seed), "--python", "contract_fakes:swallows",
+         "--timeout", "0.5"], cwd=FAKES.parent, capture_output=True, text=True, timeout=60, check=False,
+        env={**env, "DEPLOYSPEC_FAKE_SWALLOW_AFTER": str(steps + 2)})
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.count(str(seed)) == 1 and "stopping" in proc.stderr
+
+
+def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
+    """In pytest or a user's program (``cli.OWN_PROCESS`` False), an overdue call that
+    swallows the interruption is not met with ``os._exit``: that would end their process."""
+    from deployspec import cli
+    from deployspec.contract import python_adapter
+
+    armed = []
+
+    def swallows_once():
+        try:
+            time.sleep(1)
+        except BaseException:  # noqa: BLE001 - swallowed, as the implementation under test does
+            armed.append(python_adapter._overdue_exit)
+        return "returned"
+
+    assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    monkeypatch.setattr(cli, "OWN_PROCESS", True)
+    assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    not_own, own = armed
+    assert not_own is None and own is not None
+    assert python_adapter._overdue_exit is None and own.finished.is_set()  # stood down when it returned
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+def test_a_process_detached_as_the_program_starts_is_ended_too(tmp_path):
+    pidfile = tmp_path / "detached"
+    server = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant capi-safe"
+    command = f"setsid -f sh -c 'echo $$ > {pidfile}; exec sleep 600'; exec {server}"
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "contract", "--exec", command, "--model", "capi",
+                           "--examples", "2", "--property", "capacity_within_bound"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    detached = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while alive(detached) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(detached), "the detached process outlived the run"

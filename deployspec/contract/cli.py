@@ -66,18 +66,20 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
         yield
         return
 
-    from deployspec.contract.python_adapter import last_resort
+    from deployspec.contract.python_adapter import _own_process, last_resort
 
     timers = []
 
     def stop(signum, frame):
         # a Python implementation may swallow the KeyboardInterrupt (a bare except):
-        # then the run ends anyway, GRACE seconds later
-        if not timers:
+        # then the deployspec program ends anyway, GRACE seconds later
+        if not timers and _own_process():
             timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
         raise KeyboardInterrupt
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)
+                if signal.getsignal(sig) is not signal.SIG_IGN}
     try:
         yield
     finally:

@@ -131,18 +131,18 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     global _armed, _calling
     timed = timeout is not None and _take_alarm()
     try:
-        try:
-            with contextlib.redirect_stdout(_Borrowed(sys.stderr)):
+        with contextlib.redirect_stdout(_Borrowed(sys.stderr)):
+            try:
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
                     _armed = True
                     signal.setitimer(signal.ITIMER_REAL, timeout)
                 return fn(*args)
-        finally:
-            if timed:
-                _armed = False  # an alarm handled until here is still caught below, a later one ignored
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                _stand_down()
+            finally:  # disarmed before stdout is given back: no alarm can land in between
+                if timed:
+                    _armed = False  # an alarm handled until here is still caught below, a later one ignored
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    _stand_down()
     except _Overdue:
         raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
     except KeyboardInterrupt:
@@ -208,17 +208,28 @@ _overdue_exit: threading.Timer | None = None
 def _overdue(signum, frame):
     global _overdue_exit
     if _armed:
-        if _overdue_exit is None:
+        if _overdue_exit is None and _own_process():
             _overdue_exit = last_resort(f"implementation fault: {_calling}, and went on for {GRACE:g} s "
                                         f"more after being interrupted (does it catch every exception?)", 3)
         raise _Overdue
+
+
+def _own_process() -> bool:
+    """Whether this process is the ``deployspec`` program's (``cli.run``): only then
+    may a last resort end it. In pytest or a user's program, ending the process
+    would take their results with it; there a swallowed interruption waits, as
+    any hung test does, for pytest-timeout or its user."""
+    from deployspec import cli
+
+    return cli.OWN_PROCESS
 
 
 def last_resort(line: str, status: int) -> threading.Timer:
     """Unless cancelled within ``GRACE`` seconds (the interrupted call returned),
     print ``deployspec: LINE`` on stderr and end the process with ``status``: the
     only way out of a call that swallows every exception. Nothing saved is half
-    written (files are written whole, then renamed)."""
+    written (files are written whole, then renamed). For the ``deployspec``
+    program only (:func:`_own_process`)."""
     timer = threading.Timer(GRACE, _end, args=(line, status))
     timer.daemon = True
     timer.start()
@@ -233,10 +244,11 @@ def _stand_down() -> None:
 
 
 def _end(line: str, status: int) -> None:
-    try:
-        sys.stdout.flush()
-    except Exception:  # noqa: BLE001, S110 - leaving anyway
-        pass
+    for stream in (sys.__stdout__, sys.stdout):  # the real stdout: sys.stdout may be lent out
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - leaving anyway
+            pass
     os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
     os._exit(status)
 

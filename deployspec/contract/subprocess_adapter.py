@@ -61,6 +61,9 @@ class Program:
     # --- process lifecycle ----------------------------------------------------
     def start(self) -> None:
         self._stderr = StderrTail()
+        # before it starts: what it detaches at once is adopted after this, and so ended
+        self._children_before = _children() if _adopting() else None
+        self._reaped = time.monotonic()
         try:
             self.proc = subprocess.Popen(
                 self.command,
@@ -81,7 +84,6 @@ class Program:
         self.dead = None
         self._started = True
         _RUNNING.add(self)
-        self._children_before = _children() if _adopting() else None
 
     def close(self) -> None:
         """End the program: EOF on its stdin, a short grace, then kill its process group."""
@@ -124,6 +126,9 @@ class Program:
             raise ImplementationError(self.dead)
         if self.proc is None:
             self.start()
+        if self._children_before is not None and time.monotonic() - self._reaped > 1.0:
+            self._reaped = time.monotonic()  # adopted descendants that ended: no zombies piling up
+            _reap_exited(self._children_before | {self.proc.pid})
         try:
             data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in requests)
             self._write(data, requests[0])
@@ -227,6 +232,7 @@ class StderrTail:
         self._read_end, self.write_end = os.pipe()
         self._data = bytearray()
         self._lock = threading.Lock()
+        self._stopped = False
         self._reader = threading.Thread(target=self._read, name="deployspec-stderr", daemon=True)
         self._reader.start()
 
@@ -239,12 +245,17 @@ class StderrTail:
 
     def _read(self) -> None:
         try:
-            while chunk := os.read(self._read_end, 65536):
+            while not self._stopped:
+                if not select.select([self._read_end], [], [], 0.25)[0]:
+                    continue
+                chunk = os.read(self._read_end, 65536)
+                if not chunk:
+                    break
                 with self._lock:
                     self._data += chunk
                     del self._data[:-self.keep]
         except OSError:
-            pass  # closed under it
+            pass
         finally:
             os.close(self._read_end)
 
@@ -258,7 +269,10 @@ class StderrTail:
             return self._data.decode("utf-8", "replace")
 
     def close(self) -> None:
+        """Stop reading (a process the program detached may hold the pipe open for
+        ever: the thread and the read end must not live as long)."""
         self.started()
+        self._stopped = True
 
 
 def _adopting() -> bool:
@@ -300,6 +314,15 @@ def _children() -> set[int]:
             if int(fields[1]) == me:
                 out.add(int(entry))
     return out
+
+
+def _reap_exited(known: set[int]) -> None:
+    """Reap the children gained since ``known`` was taken that have ended."""
+    for pid in _children() - known:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
 
 
 def _end_escaped(known: set[int]) -> None:
