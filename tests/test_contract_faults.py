@@ -39,6 +39,14 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def ended_soon(pid: int, seconds: float = 5.0) -> bool:
+    """Whether ``pid`` is gone (or a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
 def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
     status = main(["contract", "--exec", command, "--model", "capi", "--timeout", "0.5",
                    "--examples", "5", "--property", "single_active_deployment", *extra])
@@ -404,11 +412,7 @@ def test_a_process_escaping_into_its_own_session_is_ended_with_the_implementatio
                            "--examples", "2", "--timeout", "2"], capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 3, proc.stderr
-    escaped = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while alive(escaped) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(escaped), "the escaped process outlived the run"
+    assert ended_soon(int(pidfile.read_text())), "the escaped process outlived the run"
 
 
 def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
@@ -457,8 +461,4 @@ def test_a_process_detached_as_the_program_starts_is_ended_too(tmp_path):
                            "--examples", "2", "--property", "capacity_within_bound"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
-    detached = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while alive(detached) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(detached), "the detached process outlived the run"
+    assert ended_soon(int(pidfile.read_text())), "the detached process outlived the run"
