@@ -287,7 +287,7 @@ def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsy
 def test_a_python_implementation_that_swallows_the_timeout_still_ends_the_run(tmp_path):
     """A bare ``except:`` swallows the timeout's interruption: GRACE seconds later
     the run ends anyway, one line, exit 3, instead of never."""
-    from deployspec.contract.python_adapter import GRACE
+    from deployspec.contract.last_resort import GRACE
 
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -369,7 +369,7 @@ def test_what_a_python_implementation_prints_stays_off_the_json_output(capfd, mo
 
 def test_only_the_tail_of_a_programs_stderr_is_kept():
     """A flood on stderr is read as it comes and forgotten but for its last bytes."""
-    from deployspec.contract.subprocess_adapter import StderrTail
+    from deployspec.contract.leftovers import StderrTail
 
     tail = StderrTail(keep=4096)
     proc = subprocess.Popen([sys.executable, "-c", ("import sys\nfor i in range(20000): print('x' * 500, "

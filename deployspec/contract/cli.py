@@ -66,14 +66,14 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
         yield
         return
 
-    from deployspec.contract.python_adapter import _own_process, last_resort
+    from deployspec.contract.last_resort import last_resort, own_process
 
     timers = []
 
     def stop(signum, frame):
         # a Python implementation may swallow the KeyboardInterrupt (a bare except):
         # then the deployspec program ends anyway, GRACE seconds later
-        if not timers and _own_process():
+        if not timers and own_process():
             timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
         raise KeyboardInterrupt
 

@@ -25,14 +25,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from deployspec.adapter import ImplementationError
-from deployspec.contract import protocol
+from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
-#: how long an interrupted call may go on ignoring it (a bare ``except:`` in a
-#: retry loop) before the whole run stops, a fault (exit 3), as its last resort
-GRACE = 5.0
 INTERRUPTED = "interrupted"
 
 
@@ -124,7 +121,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     (pytest-timeout does), and not while the call is stuck in C code that never
     returns to the interpreter. A call that swallows the interruption (a bare
     ``except:``) and still has not returned ``GRACE`` seconds later ends the
-    process: one line on stderr, exit status 3 (:func:`last_resort`).
+    process: one line on stderr, exit status 3 (:mod:`deployspec.contract.last_resort`).
 
     What the call prints goes to stderr: stdout is deployspec's (``--json``).
     """
@@ -208,32 +205,11 @@ _overdue_exit: threading.Timer | None = None
 def _overdue(signum, frame):
     global _overdue_exit
     if _armed:
-        if _overdue_exit is None and _own_process():
-            _overdue_exit = last_resort(f"implementation fault: {_calling}, and went on for {GRACE:g} s "
-                                        f"more after being interrupted (does it catch every exception?)", 3)
+        if _overdue_exit is None and last_resort.own_process():
+            _overdue_exit = last_resort.last_resort(
+                f"implementation fault: {_calling}, and went on for {last_resort.GRACE:g} s more after "
+                f"being interrupted (does it catch every exception?)", 3)
         raise _Overdue
-
-
-def _own_process() -> bool:
-    """Whether this process is the ``deployspec`` program's (``cli.run``): only then
-    may a last resort end it. In pytest or a user's program, ending the process
-    would take their results with it; there a swallowed interruption waits, as
-    any hung test does, for pytest-timeout or its user."""
-    from deployspec import cli
-
-    return cli.OWN_PROCESS
-
-
-def last_resort(line: str, status: int) -> threading.Timer:
-    """Unless cancelled within ``GRACE`` seconds (the interrupted call returned),
-    print ``deployspec: LINE`` on stderr and end the process with ``status``: the
-    only way out of a call that swallows every exception. Nothing saved is half
-    written (files are written whole, then renamed). For the ``deployspec``
-    program only (:func:`_own_process`)."""
-    timer = threading.Timer(GRACE, _end, args=(line, status))
-    timer.daemon = True
-    timer.start()
-    return timer
 
 
 def _stand_down() -> None:
@@ -241,16 +217,6 @@ def _stand_down() -> None:
     if _overdue_exit is not None:
         _overdue_exit.cancel()
         _overdue_exit = None
-
-
-def _end(line: str, status: int) -> None:
-    for stream in (sys.__stdout__, sys.stdout):  # the real stdout: sys.stdout may be lent out
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001, S110 - leaving anyway
-            pass
-    os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
-    os._exit(status)
 
 
 def _take_alarm() -> bool:

@@ -18,14 +18,12 @@ import os
 import select
 import signal
 import subprocess
-import sys
-import threading
 import time
 import weakref
 from typing import Any, Self
 
 from deployspec.adapter import ImplementationError
-from deployspec.contract import protocol
+from deployspec.contract import leftovers, protocol
 
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
@@ -60,9 +58,9 @@ class Program:
 
     # --- process lifecycle ----------------------------------------------------
     def start(self) -> None:
-        self._stderr = StderrTail()
+        self._stderr = leftovers.StderrTail()
         # before it starts: what it detaches at once is adopted after this, and so ended
-        self._children_before = _children() if _adopting() else None
+        self._children_before = leftovers.children() if leftovers.adopting() else None
         self._reaped = time.monotonic()
         try:
             self.proc = subprocess.Popen(
@@ -106,7 +104,7 @@ class Program:
             proc.wait()
             proc.stdout.close()
             if self._children_before is not None:
-                _end_escaped(self._children_before | {proc.pid})
+                leftovers.end_escaped(self._children_before | {proc.pid})
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -128,7 +126,7 @@ class Program:
             self.start()
         if self._children_before is not None and time.monotonic() - self._reaped > 1.0:
             self._reaped = time.monotonic()  # adopted descendants that ended: no zombies piling up
-            _reap_exited(self._children_before | {self.proc.pid})
+            leftovers.reap_exited(self._children_before | {self.proc.pid})
         try:
             data = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in requests)
             self._write(data, requests[0])
@@ -220,120 +218,6 @@ class Program:
         text = self._stderr.tail(settle=self.proc is None or self.proc.poll() is not None)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         return f"; its stderr ends with: {protocol.printable_line(lines[-1], 200)}" if lines else ""
-
-
-class StderrTail:
-    """The program's stderr, of which only the last ``keep`` bytes are kept: a
-    thread reads the pipe as the program writes (a chatty server on a long run,
-    or a flood, must not fill a disk or block on a full pipe)."""
-
-    def __init__(self, keep: int = 4096):
-        self.keep = keep
-        self._read_end, self.write_end = os.pipe()
-        self._data = bytearray()
-        self._lock = threading.Lock()
-        self._stopped = False
-        self._reader = threading.Thread(target=self._read, name="deployspec-stderr", daemon=True)
-        self._reader.start()
-
-    def started(self) -> None:
-        """The program has its copy of the write end (or did not start): close ours,
-        so the reader sees the end of the output when the program's group is gone."""
-        if self.write_end >= 0:
-            os.close(self.write_end)
-            self.write_end = -1
-
-    def _read(self) -> None:
-        try:
-            while not self._stopped:
-                if not select.select([self._read_end], [], [], 0.25)[0]:
-                    continue
-                chunk = os.read(self._read_end, 65536)
-                if not chunk:
-                    break
-                with self._lock:
-                    self._data += chunk
-                    del self._data[:-self.keep]
-        except OSError:
-            pass
-        finally:
-            os.close(self._read_end)
-
-    def tail(self, settle: bool = False) -> str:
-        """The last bytes written, as text; ``settle``: the program has ended, so
-        wait a moment for what it wrote last to be read (not for ever: a child
-        that outlived it may hold the pipe open)."""
-        if settle:
-            self._reader.join(0.3)
-        with self._lock:
-            return self._data.decode("utf-8", "replace")
-
-    def close(self) -> None:
-        """Stop reading (a process the program detached may hold the pipe open for
-        ever: the thread and the read end must not live as long)."""
-        self.started()
-        self._stopped = True
-
-
-def _adopting() -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux,
-    PR_SET_CHILD_SUBREAPER), once: a process the implementation started in a
-    session of its own (out of reach of its process group) becomes this
-    process's child when the implementation ends, and is ended with it.
-
-    Only in the ``deployspec`` program itself (``cli.run``): in a pytest process
-    or a user's own program, other children are not deployspec's to end."""
-    global _ADOPTING
-    from deployspec import cli
-
-    if _ADOPTING is None and cli.OWN_PROCESS:
-        _ADOPTING = False
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                _ADOPTING = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                pass
-    return bool(_ADOPTING)
-
-
-_ADOPTING: bool | None = None
-
-
-def _children() -> set[int]:
-    """This process's children now (from /proc)."""
-    me, out = os.getpid(), set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # gone meanwhile
-            if int(fields[1]) == me:
-                out.add(int(entry))
-    return out
-
-
-def _reap_exited(known: set[int]) -> None:
-    """Reap the children gained since ``known`` was taken that have ended."""
-    for pid in _children() - known:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-
-
-def _end_escaped(known: set[int]) -> None:
-    """Kill and reap the children this process gained since ``known`` was taken
-    (adopted descendants of an implementation that has just been ended)."""
-    for pid in _children() - known:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
 
 
 def _killpg(pgid: int, sig: int) -> None:

@@ -1,0 +1,49 @@
+"""The last resort against an implementation under test that will not let go.
+
+A Python object under test runs in deployspec's own process. When it swallows
+every interruption (a bare ``except:`` in a retry loop: the timeout's, Ctrl-C's,
+SIGTERM's), nothing in the process can stop it; a timer thread then ends the
+whole process ``GRACE`` seconds later, with one line on stderr. Only in the
+``deployspec`` program itself (:func:`own_process`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+#: how long an interrupted call may go on ignoring it before the process ends
+GRACE = 5.0
+
+
+def own_process() -> bool:
+    """Whether this process is the ``deployspec`` program's (``cli.run``): only then
+    may a last resort end it. In pytest or a user's program, ending the process
+    would take their results with it; there a swallowed interruption waits, as
+    any hung test does, for pytest-timeout or its user."""
+    from deployspec import cli
+
+    return cli.OWN_PROCESS
+
+
+def last_resort(line: str, status: int) -> threading.Timer:
+    """Unless cancelled within ``GRACE`` seconds (the interrupted call returned),
+    print ``deployspec: LINE`` on stderr and end the process with ``status``: the
+    only way out of a call that swallows every exception. Nothing saved is half
+    written (files are written whole, then renamed). For the ``deployspec``
+    program only (:func:`own_process`)."""
+    timer = threading.Timer(GRACE, _end, args=(line, status))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def _end(line: str, status: int) -> None:
+    for stream in (sys.__stdout__, sys.stdout):  # the real stdout: sys.stdout may be lent out
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - leaving anyway
+            pass
+    os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
+    os._exit(status)

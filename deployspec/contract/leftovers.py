@@ -1,0 +1,130 @@
+"""What a program under test leaves behind, and how deployspec keeps it small.
+
+* its stderr: read by a thread as it comes, of which only the last bytes are
+  kept (:class:`StderrTail`) for the one-line report of a fault;
+* processes it started in a session of their own, out of reach of its process
+  group: the ``deployspec`` program adopts them when the program ends (Linux's
+  child subreaper, :func:`adopting`) and ends them with it (:func:`end_escaped`).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import threading
+
+
+class StderrTail:
+    """The program's stderr, of which only the last ``keep`` bytes are kept: a
+    thread reads the pipe as the program writes (a chatty server on a long run,
+    or a flood, must not fill a disk or block on a full pipe)."""
+
+    def __init__(self, keep: int = 4096):
+        self.keep = keep
+        self._read_end, self.write_end = os.pipe()
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._reader = threading.Thread(target=self._read, name="deployspec-stderr", daemon=True)
+        self._reader.start()
+
+    def started(self) -> None:
+        """The program has its copy of the write end (or did not start): close ours,
+        so the reader sees the end of the output when the program's group is gone."""
+        if self.write_end >= 0:
+            os.close(self.write_end)
+            self.write_end = -1
+
+    def _read(self) -> None:
+        try:
+            while not self._stopped:
+                if not select.select([self._read_end], [], [], 0.25)[0]:
+                    continue
+                chunk = os.read(self._read_end, 65536)
+                if not chunk:
+                    break
+                with self._lock:
+                    self._data += chunk
+                    del self._data[:-self.keep]
+        except OSError:
+            pass
+        finally:
+            os.close(self._read_end)
+
+    def tail(self, settle: bool = False) -> str:
+        """The last bytes written, as text; ``settle``: the program has ended, so
+        wait a moment for what it wrote last to be read (not for ever: a child
+        that outlived it may hold the pipe open)."""
+        if settle:
+            self._reader.join(0.3)
+        with self._lock:
+            return self._data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Stop reading (a process the program detached may hold the pipe open for
+        ever: the thread and the read end must not live as long)."""
+        self.started()
+        self._stopped = True
+
+
+def adopting() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux,
+    PR_SET_CHILD_SUBREAPER), once: a process the implementation started in a
+    session of its own (out of reach of its process group) becomes this
+    process's child when the implementation ends, and is ended with it.
+
+    Only in the ``deployspec`` program itself (``cli.run``): in a pytest process
+    or a user's own program, other children are not deployspec's to end."""
+    global _ADOPTING
+    from deployspec import cli
+
+    if _ADOPTING is None and cli.OWN_PROCESS:
+        _ADOPTING = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                _ADOPTING = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                pass
+    return bool(_ADOPTING)
+
+
+_ADOPTING: bool | None = None
+
+
+def children() -> set[int]:
+    """This process's children now (from /proc)."""
+    me, out = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[1]) == me:
+                out.add(int(entry))
+    return out
+
+
+def reap_exited(known: set[int]) -> None:
+    """Reap the children gained since ``known`` was taken that have ended."""
+    for pid in children() - known:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def end_escaped(known: set[int]) -> None:
+    """Kill and reap the children this process gained since ``known`` was taken
+    (adopted descendants of an implementation that has just been ended)."""
+    for pid in children() - known:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
