@@ -462,3 +462,15 @@ def test_a_process_detached_as_the_program_starts_is_ended_too(tmp_path):
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert ended_soon(int(pidfile.read_text())), "the detached process outlived the run"
+
+
+def test_a_non_deterministic_implementation_leaves_the_json_output_whole(capfd, monkeypatch):
+    """Hypothesis would print the steps of a flaky example on stdout; the search keeps it quiet."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:moody", "--model", "capi", "--examples", "30",
+                   "--seed", "2", "--property", "app_stays_available", "--json"])
+    out, err = capfd.readouterr()
+    assert status == 3
+    assert json.loads(out)["fault"]["where"] == "a repeated example"
+    assert "Steps leading up to this error" not in out + err

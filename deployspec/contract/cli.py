@@ -101,7 +101,7 @@ def target_of(args):
 
 
 def cmd_contract(args) -> int:
-    from deployspec.cli import _writable_dir
+    from deployspec.commands import writable_dir
     from deployspec.contract import harness
     from deployspec.contract.conformance import PREFIX, divergence_report
     from deployspec.progress import Progress
@@ -114,7 +114,7 @@ def cmd_contract(args) -> int:
     config = harness.config_for(model, args.reference)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
-        _writable_dir(args.out)
+        writable_dir(args.out)
     with sigterm_interrupts(), Progress(total=len(checks)) as progress:
         run = harness.run(model, target, reference=args.reference, properties=args.property,
                           budget=args.budget, max_examples=args.examples, seed=args.seed,

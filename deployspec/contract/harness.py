@@ -19,8 +19,6 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import time
 from collections.abc import Callable
@@ -302,11 +300,8 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
         for prop in checks:
             on_start(f"{target.name} · {prop.name}")
             try:
-                # stdout is for deployspec's results (--json): Hypothesis's own report
-                # of a flaky example is dropped (the fault says it in one line)
-                with contextlib.redirect_stdout(io.StringIO()):
-                    r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
-                                  seed=seed, out_dir=out_dir)
+                r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
+                              seed=seed, out_dir=out_dir)
             except ImplementationFault as fault:
                 if fault.found is not None:  # the violation it had found before failing
                     run.results.append(fault.found)

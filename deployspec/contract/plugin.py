@@ -62,7 +62,7 @@ def pytest_configure(config) -> None:
     """The options that need deployspec to judge, checked once as the CLI checks them."""
     if not _configured(config):
         return
-    from deployspec.cli import _writable_dir
+    from deployspec.commands import writable_dir
     from deployspec.contract import harness
     from deployspec.models import UsageError, get_model
 
@@ -79,7 +79,7 @@ def pytest_configure(config) -> None:
         harness.config_for(model, opt(option))
         option = "--deployspec-out"
         if opt(option) is not None:
-            _writable_dir(opt(option))
+            writable_dir(opt(option))
     except UsageError as exc:
         text = str(exc)  # the CLI's words name its own options (--exec, --out): name ours
         raise pytest.UsageError(f"--deployspec-{text[2:]}" if text.startswith("--") else f"{option}: {text}") \

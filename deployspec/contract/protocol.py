@@ -23,6 +23,7 @@ import attrs
 import jsonschema
 
 from deployspec.adapter import ImplementationError
+from deployspec.text import printable_line
 
 VERSION = 1
 REQUESTS = ("reset", "action", "observe")
@@ -149,16 +150,6 @@ def unreadable(exc: ValueError | RecursionError) -> str:
     if isinstance(exc, RecursionError):
         return "it is nested too deeply"
     return str(exc).split(";")[0]
-
-
-def printable_line(reason: str, n: int = 300) -> str:
-    """Text the implementation wrote (a refusal's reason, an error's message), made
-    safe to store and print: one line, control characters (newlines, terminal
-    escapes) escaped, clipped to ``n`` characters."""
-    head = reason[:n]
-    if not head.isprintable():
-        head = "".join(c if c.isprintable() else repr(c)[1:-1] for c in head)
-    return head if len(head) <= n and len(reason) <= n else head[:n] + "…"
 
 
 def _clip(raw: bytes | str, n: int = 80) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
+from deployspec.text import printable_line
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
@@ -268,7 +269,7 @@ class PythonAdapter:
         if isinstance(outcome, str):
             reason = str.__str__(outcome)  # a plain copy: a subclass's methods are the implementation's
             if reason:
-                return protocol.printable_line(reason)
+                return printable_line(reason)
         raise self._failed(
             f"perform() returned {shown(outcome)}; expected None (accepted) or a reason string (rejected)"
         )

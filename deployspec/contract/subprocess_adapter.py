@@ -24,6 +24,7 @@ from typing import Any, Self
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import leftovers, protocol
+from deployspec.text import printable_line
 
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
@@ -136,7 +137,7 @@ class Program:
                 if reply["type"] == "error":
                     raise ImplementationError(
                         f"the implementation reported an error on {protocol.describe(request)}: "
-                        f"{protocol.printable_line(reply['message'])}"
+                        f"{printable_line(reply['message'])}"
                     )
                 replies.append(reply)
             return replies
@@ -217,7 +218,7 @@ class Program:
             return ""
         text = self._stderr.tail(settle=self.proc is None or self.proc.poll() is not None)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        return f"; its stderr ends with: {protocol.printable_line(lines[-1], 200)}" if lines else ""
+        return f"; its stderr ends with: {printable_line(lines[-1], 200)}" if lines else ""
 
 
 def _killpg(pgid: int, sig: int) -> None:
@@ -248,7 +249,7 @@ class SubprocessAdapter:
         (outcome,) = p.ask(protocol.action(p.next_id(), action.to_json()))
         p.actions += 1
         self._observation = self._checked(outcome)
-        return protocol.printable_line(outcome["reason"]) if outcome["type"] == "rejected" else None
+        return printable_line(outcome["reason"]) if outcome["type"] == "rejected" else None
 
     def observe(self) -> dict:
         if self._observation is None:  # not right after reset or perform (never, in a Session): ask

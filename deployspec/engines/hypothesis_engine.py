@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import hypothesis.core
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -138,6 +138,9 @@ def check_property(
         suppress_health_check=list(HealthCheck),  # the search is the product, not a test
         phases=(Phase.generate, Phase.shrink),
         print_blob=False,
+        # the search reports its findings itself: Hypothesis's own printing (the steps
+        # of a flaky example) would land on stdout, in the middle of --json output
+        verbosity=Verbosity.quiet,
     )
     previous_seed = hypothesis.core.global_force_seed
     hypothesis.core.global_force_seed = seed
