@@ -134,12 +134,13 @@ _positive_int = _int_at_least(1)
 
 
 def main(argv: list[str] | None = None) -> int:
-    if sys.stdout is None:  # started with stdout closed: nowhere to write the result
-        if sys.stderr is not None:
-            print("deployspec: error: standard output is closed", file=sys.stderr)
-        return 2
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
+    if sys.stdout is None:  # started with stdout closed
+        if not _writes_elsewhere(argv):  # nowhere to write the result
+            _say("error: standard output is closed")
+            return 2
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate in a trace's text is escaped, not fatal
         sys.stdout.reconfigure(errors="backslashreplace")
     args = None
@@ -171,6 +172,20 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()  # e.g. stdout on a full disk (/dev/full)
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         return 2
+
+
+def _writes_elsewhere(argv: list[str] | None) -> bool:
+    """Whether the command line needs no stdout: ``show … -o FILE`` writes its
+    drawing there (and a usage error is said on stderr)."""
+    import contextlib
+    import io
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # said once, below
+            args = build_parser().parse_args(argv)
+    except (UsageError, SystemExit):  # a usage error or --help: said when the line is parsed again
+        return True
+    return args.command == "show" and bool(args.out)
 
 
 #: True in the ``deployspec`` program (``run``), whose process is deployspec's own

@@ -52,6 +52,10 @@ class Model:
     #: reference, but a contract run tries them on the implementation too
     #: (``build_machine(probes=True)``); None = nothing is left out
     probe_actions: Callable[[dict, Any], list[Action]] | None = None
+    #: the action kinds without which the model's properties say nothing: an
+    #: exhaustive proof in which one of them never moved is vacuous (e.g. a
+    #: deploy every variant of the time refused under these bounds), and says so
+    essential: tuple[str, ...] = ()
 
     @property
     def lanes_plural(self) -> str:
@@ -119,6 +123,7 @@ def _capi() -> Model:
         probe_actions=capi_model.probe_actions,
         settle_action=capi_model.settle_action,
         partition=capi_model.partition,
+        essential=("deploy",),
         schema_file="capi.observation.schema.json",
         lanes="web process",
     )
@@ -143,6 +148,7 @@ def _slots() -> Model:
         probe_actions=slots_model.probe_actions,
         settle_action=slots_model.settle_action,
         partition=slots_model.partition,
+        essential=("push", "swap"),
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

@@ -36,6 +36,12 @@ def matrix(results: list[Result], declared: bool) -> str:
                 ):
                     cell += "*"
                     incomplete = True
+                vacuous = sorted({k for r in rs if r.variant == v and r.property == p and r.verdict == "holds"
+                                  for k in r.stats.get("vacuous", ())})
+                if verdict == "holds" and vacuous:
+                    cell += " ?"
+                    notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect "
+                                 "within the bounds")
                 judged = verdict not in INCONCLUSIVE and verdict != "-"
                 where = beyond(model, v, p) if declared and judged else None
                 if where is not None:

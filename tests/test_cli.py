@@ -229,6 +229,21 @@ def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
     proc.stderr.close()
 
 
+def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
+    """``show TRACE -o FILE >&-`` draws into FILE; a command that writes to stdout is refused."""
+    drawn = tmp_path / "seed.svg"
+    proc = _deployspec("show", str(SEED), "--format", "svg", "-o", str(drawn),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, close_fds=True,
+                       preexec_fn=lambda: os.close(1))
+    assert proc.wait(60) == 0 and drawn.read_text().startswith("<svg")
+    proc.stderr.close()
+    proc = _deployspec("show", str(SEED), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       preexec_fn=lambda: os.close(1))
+    assert proc.wait(60) == 2
+    assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
+    proc.stderr.close()
+
+
 def test_a_closed_or_full_stderr_does_not_cost_the_results(tmp_path):
     """Progress goes to stderr; when it cannot be written, the run goes on quietly."""
     out = tmp_path / "results.txt"

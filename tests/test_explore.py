@@ -125,7 +125,24 @@ def test_bounded_proof_on_the_fixed_design():
     assert r.stats["states"] == bfs(MODEL, MODEL.variant("capi-safe"), config, goal=lambda s, o: False).states
     assert r.stats["by_action"]["deploy"] > 0 and r.stats["by_action"]["cancel"] > 0
     assert set(r.stats["never_enabled"]) <= set(MODEL.vocabulary)
+    assert r.stats["vacuous"] == [] and "vacuous" not in r.message
     json.dumps(r.to_json())  # the stats are JSON
+
+
+def test_a_proof_in_which_no_deploy_took_effect_says_it_is_vacuous():
+    """capi-2022's API refused a deploy with max_in_flight: with only such deploys
+    in the bounds, nothing about deployments was checked, and the proof says so."""
+    from deployspec.report import matrix
+
+    prop = MODEL.property("single_active_deployment")
+    config = small("capi-2022", max_in_flight=(2,))
+    r = search(MODEL, "capi-2022", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert r.verdict == "holds" and r.stats["vacuous"] == ["deploy"]
+    assert r.stats["rejected_by_action"]["deploy"] > 0
+    assert r.message.endswith("; vacuous: no deploy ever took effect within these bounds "
+                              "(every one was refused or changed nothing)")
+    table = matrix([r], declared=False)
+    assert "holds ?" in table and "? capi-2022 · single_active_deployment: vacuous" in table
 
 
 @pytest.mark.parametrize("prop_name", ["app_stays_available", "deployment_converges"])  # trace, settled

@@ -407,6 +407,7 @@ def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) 
         "by_action": by_kind,
         "rejected_by_action": {k: moved["rejected_by_kind"].get(k, 0) for k in model.vocabulary},
         "never_enabled": [k for k, n in by_kind.items() if n == 0],
+        "vacuous": [k for k in model.essential if by_kind.get(k, 0) == 0],
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "visited_bytes": layered.storage_bytes(),
         "collision_bound": collision_bound(states),
@@ -438,6 +439,7 @@ def _proof_text(stats: dict) -> str:
             f"holds for all {stats['states']} states reachable within bounds "
             f"({bounds_text(stats['bounds'])}): {stats['transitions']} transitions, depth "
             f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
+            + _vacuity_text(stats)
         )
     why = {"time": "time budget spent", "memory": "memory budget spent",
            "max_depth": "depth bound reached", "max_states": "state bound reached"}
@@ -445,8 +447,16 @@ def _proof_text(stats: dict) -> str:
         f"no violation within {stats['states']} states explored within bounds "
         f"({bounds_text(stats['bounds'])}) (incomplete: "
         f"{why.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
-        f"{stats['seconds']:.1f} s)"
+        f"{stats['seconds']:.1f} s)" + _vacuity_text(stats)
     )
+
+
+def _vacuity_text(stats: dict) -> str:
+    """What a proof says nothing about: the essential actions that never moved."""
+    if not stats.get("vacuous"):
+        return ""
+    return (f"; vacuous: no {' or '.join(stats['vacuous'])} ever took effect within these bounds "
+            f"(every one was refused or changed nothing)")
 
 
 def summary(result: Result) -> str:
