@@ -107,7 +107,7 @@ def _shortest_of_its_cause(r, results) -> bool:
 
 def _print_statistics(results) -> None:
     """What an exhaustive search saw (states, coverage), for engines that report it."""
-    from deployspec.engines.explore import summary
+    from deployspec.engines.explore_text import summary
 
     for r in results:
         if r.engine == "explore":

@@ -46,7 +46,7 @@ class Progress:
             self._rich.update(self._task, description=label, detail="")
 
     def searching(self, text: str) -> None:
-        """How far the running search got (``engines.explore.progress_text``)."""
+        """How far the running search got (``engines.explore_text.progress_text``)."""
         if self._rich is not None:
             self._rich.update(self._task, detail=text)
         elif time.perf_counter() - self._said >= self.every:

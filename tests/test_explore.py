@@ -266,7 +266,7 @@ def test_the_settler_settles_every_state_as_the_replaying_session_does(settle_st
     replays (``Session.settle``) end after the same steps with the same verdict, from
     every reachable state: nothing to do, an idle tick, the settle bound (at 3) included."""
     from deployspec.adapter import ReferenceAdapter
-    from deployspec.engines.explore import Settler
+    from deployspec.engines.product import Settler
     from deployspec.session import Session
 
     variant = MODEL.variant("capi-2022")

@@ -13,7 +13,8 @@ import pytest
 from deployspec.reference.core import Rejected
 from deployspec.spec.core import settled_property, trace_property
 
-from deployspec.engines.explore import Settler, search
+from deployspec.engines.explore import search
+from deployspec.engines.product import Settler
 
 from .toy import Move, Run, Tick, toy_model
 

@@ -79,7 +79,8 @@ def test_memoised_settle_outcomes_equal_fresh_ones_when_the_bound_cuts():
     if it fits in what is left of the bound."""
     import attrs
 
-    from deployspec.engines.explore import Settler, explore_config
+    from deployspec.engines.explore import explore_config
+    from deployspec.engines.product import Settler
     from deployspec.explorer import bfs
     from deployspec.models import get_model
 

@@ -33,41 +33,18 @@ import attrs
 
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
+from deployspec.engines.explore_text import progress_text, proof_text
+from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
-from deployspec.explorer import Graph, collision_bound, merged_counts, peak_rss_mb
+from deployspec.explorer import collision_bound, merged_counts, peak_rss_mb
 from deployspec.explorer import layered as layered_search
 from deployspec.partitioned import WorkerLost
-from deployspec.reference.core import Rejected
 from deployspec.session import Session
-from deployspec.spec.core import Step, cause_of
+from deployspec.spec.core import Step
 
 ENGINE = "explore"
 #: resident memory (MiB) beyond which a search stops
 MEMORY_BUDGET_MB = 3072
-#: observations kept for re-use when a state is reached again (a trace property
-#: judges every move, also into visited states); the cache starts afresh when full
-CACHE_CAP = 100_000
-
-
-#: states whose step results are kept (for the next search of the same variant
-#: and bounds, and for states that recur with another monitor memory)
-MOVES_CAP = 200_000
-_MOVES: dict[Any, dict] = {}
-
-
-def _moves_memo(model, variant, config) -> dict:
-    """``{state: [variant.step(state, a) for a in candidate actions]}``, shared
-    by the searches of one (model, variant, bounds), as a model checker explores
-    once and judges every property: the step functions are pure, so a second
-    property's search replays the first one's moves instead of recomputing
-    them. Only the latest (model, variant, bounds) is kept."""
-    key = (model.name, variant, config)
-    if key not in _MOVES:
-        _MOVES.clear()
-        _MOVES[key] = {}
-    return _MOVES[key]
-
-
 class InternalError(RuntimeError):
     """The replayed trace disagrees with the search: a bug in the engine or the model."""
 
@@ -82,166 +59,6 @@ def explore_config(model, variant) -> Any:
     bounds = {k: v for k, v in wanted.items() if k not in own}
     bounds.update(getattr(variant, "explore", None) or {})
     return attrs.evolve(base, **bounds)
-
-
-class ProductGraph(Graph):
-    """Nodes are ``(state, memory)``; ``memory`` is None unless the property is a trace one."""
-
-    def __init__(self, model, variant, config, prop, skip_causes=frozenset()):
-        self.model, self.variant, self.config, self.prop = model, variant, config, prop
-        #: causes already found: a move (trace) or state (state property) breaking
-        #: the property that way ends its path, as ``Monitor`` mutes a run
-        self.skip_causes = skip_causes
-        self.trace = prop.kind == "trace"
-        self.canonical = getattr(model, "canonical", None)
-        partition = getattr(model, "partition", None)
-        self.owner_key = (lambda node: partition(node[0])) if partition else None
-        self._obs: dict[Any, dict] = {}
-        self._json: dict[Any, dict] = {}
-        self.by_kind: dict[str, int] = {}
-        self.rejected_by_kind: dict[str, int] = {}
-        self.moves = _moves_memo(model, variant, config)
-
-    # --- nodes ---------------------------------------------------------------
-    def root(self):
-        s = self.model.initial_state(self.config)
-        if self.canonical:
-            s = self.canonical(s)
-        return (s, self.prop.initial if self.trace else None)
-
-    def key(self, node):
-        return node if self.trace else node[0]
-
-    def observe(self, state) -> dict:
-        obs = self._obs.get(state)
-        if obs is None:
-            obs = self.model.observe(state)
-            if len(self._obs) >= CACHE_CAP:
-                self._obs.clear()
-            self._obs[state] = obs
-        return obs
-
-    def enter(self, node):
-        """Observe a new node once: its candidate actions (and, for a trace
-        property, its observation) wait in the frontier for its expansion."""
-        obs = self.observe(node[0]) if self.trace else self.model.observe(node[0])
-        actions = self.model.candidate_actions(obs, self.config)
-        if self.skip_causes and self.prop.kind == "state" and self.skipped(
-                self.prop.advance(None, Step(0, {}, "user", None, obs, obs))[1]):
-            actions = None  # a dead end: the path broke the property a known way
-        return (node, obs if self.trace else None, actions), (node, obs)
-
-    def skipped(self, message) -> bool:
-        """Whether a complaint names a cause already found (``skip_causes``)."""
-        return message is not None and cause_of(message) in self.skip_causes
-
-    def action_json(self, action) -> dict:
-        data = self._json.get(action)
-        if data is None:
-            data = self._json[action] = action.to_json()
-        return data
-
-    # --- moves ---------------------------------------------------------------
-    def expand(self, item):
-        """Yield ``(edge, child, (action, message))``; ``message`` is a trace
-        property's complaint about this move, or None."""
-        (state, memory), obs, actions = item
-        if actions is None:
-            return
-        results = self.moves.get(state)
-        if results is None:
-            step = self.variant.step
-            results = [step(state, action) for action in actions]
-            if len(self.moves) < MOVES_CAP:
-                self.moves[state] = results
-        for i, action in enumerate(actions):
-            child, message = self._move(state, memory, obs, action, results[i], self.layer)
-            if child is not None:
-                yield i, child, (action, message)
-
-    def _move(self, state, memory, obs, action, after, index):
-        rejected = None
-        if after.__class__ is Rejected:
-            self.rejected_by_kind[action.kind] = self.rejected_by_kind.get(action.kind, 0) + 1
-            if not self.trace:
-                return None, None
-            rejected, after = after.reason, state
-        elif self.canonical:
-            after = self.canonical(after)
-        if not self.trace:
-            if after is state or after == state:  # models return the same object for a no-op
-                return None, None
-            self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
-            return (after, None), None
-        moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
-        new_memory, message = self.prop.advance(memory, moved)
-        if self.skip_causes and self.skipped(message):
-            return None, None
-        if message is None and (after is state or after == state) and new_memory == memory:
-            return None, None  # a self-loop, also for the monitor
-        if rejected is None:
-            self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
-        return (after, new_memory), message
-
-    def child_by_edge(self, node, e):
-        """The move ``e`` from ``node``, at step ``self.layer`` (the node's depth): a
-        property may remember a step's index, so the memory is rebuilt as the search saw it."""
-        state, memory = node
-        obs = self.model.observe(state)
-        action = self.model.candidate_actions(obs, self.config)[e]
-        child, _ = self._move(state, memory, obs, action, self.variant.step(state, action), self.layer)
-        return child, action
-
-
-class Settler:
-    """The settle phase of ``Session.settle`` on bare states, memoised.
-
-    ``outcome(state) -> (message, steps)``: the settled property's complaint
-    once the platform is left alone from ``state``, and how many steps the
-    settle phase records. A run that ends before the bound tells the outcome
-    of every state it passed through, so those are memoised too.
-    """
-
-    def __init__(self, model, variant, config, prop):
-        self.model, self.variant, self.config, self.prop = model, variant, config, prop
-        self.memo: dict[int, tuple[str | None, int]] = {}
-        self.steps_taken = 0
-
-    def outcome(self, state) -> tuple[str | None, int]:
-        memo, model, bound = self.memo, self.model, self.config.settle_steps
-        seen: list[int] = []
-        obs = model.observe(state)
-        n = 0
-        result = None
-        while True:
-            fp = hash(state)
-            known = memo.get(fp)
-            if known is not None and n + known[1] <= bound:
-                result = (known[0], n + known[1])
-                break
-            seen.append(fp)
-            action = model.settle_action(obs)
-            if action is None:  # finished, at the bound too
-                result = (self.prop.at_settled(obs), n)
-                break
-            if n >= bound:
-                return self.prop.at_settled(obs), n  # the bound cut it: not memoised
-            after = self.variant.step(state, action)
-            n += 1
-            self.steps_taken += 1
-            if after.__class__ is Rejected:
-                after, new_obs = state, obs
-            else:
-                new_obs = model.observe(after)
-            if action.kind == "tick" and new_obs == obs:
-                result = (self.prop.at_settled(new_obs), n)
-                break
-            state, obs = after, new_obs
-        message, total = result
-        for i, fp in enumerate(seen):
-            if fp not in memo:
-                memo[fp] = (message, total - i)
-        return result
 
 
 def search(model, variant_name: str, prop, *, budget: float | None, seed: int, out_dir: str | None,
@@ -317,7 +134,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         stats["shortest"] = layered.stopped is None
     if goal is None:
         return Result(model.name, variant_name, prop.name, ENGINE, "holds",
-                      message=_proof_text(stats), stats=stats)
+                      message=proof_text(stats), stats=stats)
     try:
         return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
                                found, seed, out_dir, stats)
@@ -421,63 +238,3 @@ def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) 
         # what each worker added to the memory it shares with this process
         stats["worker_added_memory_mb"] = [round(m, 1) for m in layered.worker_added_mb]
     return stats
-
-
-def progress_text(depth: int, states: int, seconds: float) -> str:
-    """How far a running search got, for a progress line."""
-    rate = f" · {states / seconds:,.0f}/s" if seconds >= 0.5 else ""
-    return f"depth {depth} · {states:,} states{rate}"
-
-
-def bounds_text(bounds: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in bounds.items() if v not in (None, [], ()))
-
-
-def _proof_text(stats: dict) -> str:
-    if stats["complete"]:
-        return (
-            f"holds for all {stats['states']} states reachable within bounds "
-            f"({bounds_text(stats['bounds'])}): {stats['transitions']} transitions, depth "
-            f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
-            + _vacuity_text(stats)
-        )
-    why = {"time": "time budget spent", "memory": "memory budget spent",
-           "max_depth": "depth bound reached", "max_states": "state bound reached"}
-    return (
-        f"no violation within {stats['states']} states explored within bounds "
-        f"({bounds_text(stats['bounds'])}) (incomplete: "
-        f"{why.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
-        f"{stats['seconds']:.1f} s)" + _vacuity_text(stats)
-    )
-
-
-def _vacuity_text(stats: dict) -> str:
-    """What a proof says nothing about: the essential actions that never moved."""
-    if not stats.get("vacuous"):
-        return ""
-    return (f"; vacuous: no {' or '.join(stats['vacuous'])} ever took effect within these bounds "
-            f"(every one was refused or changed nothing)")
-
-
-def summary(result: Result) -> str:
-    """Statistics as text for the ``check`` output."""
-    s = result.stats
-    if result.verdict in ("holds", "error"):
-        verdict = result.message if result.verdict == "holds" else f"error: {result.message}"
-    else:
-        cause = f" (cause {result.cause})" if result.cause else ""
-        verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} steps"
-    lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
-    if "states" not in s:  # it never ran (its process was lost)
-        return lines[0]
-    lines.append(
-        f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
-        f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
-        + (f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
-           if s.get("worker_added_memory_mb") else "")
-    )
-    moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
-    lines.append(f"  transitions by action: {moves}")
-    if s["never_enabled"]:
-        lines.append(f"  never enabled: {', '.join(s['never_enabled'])}")
-    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""The exhaustive engine's results as text: proofs, progress and statistics."""
+
+from __future__ import annotations
+
+from deployspec.engines.result import Result
+
+
+def progress_text(depth: int, states: int, seconds: float) -> str:
+    """How far a running search got, for a progress line."""
+    rate = f" · {states / seconds:,.0f}/s" if seconds >= 0.5 else ""
+    return f"depth {depth} · {states:,} states{rate}"
+
+
+def bounds_text(bounds: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in bounds.items() if v not in (None, [], ()))
+
+
+def proof_text(stats: dict) -> str:
+    if stats["complete"]:
+        return (
+            f"holds for all {stats['states']} states reachable within bounds "
+            f"({bounds_text(stats['bounds'])}): {stats['transitions']} transitions, depth "
+            f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
+            + vacuity_text(stats)
+        )
+    why = {"time": "time budget spent", "memory": "memory budget spent",
+           "max_depth": "depth bound reached", "max_states": "state bound reached"}
+    return (
+        f"no violation within {stats['states']} states explored within bounds "
+        f"({bounds_text(stats['bounds'])}) (incomplete: "
+        f"{why.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
+        f"{stats['seconds']:.1f} s)" + vacuity_text(stats)
+    )
+
+
+def vacuity_text(stats: dict) -> str:
+    """What a proof says nothing about: the essential actions that never moved."""
+    if not stats.get("vacuous"):
+        return ""
+    return (f"; vacuous: no {' or '.join(stats['vacuous'])} ever took effect within these bounds "
+            f"(every one was refused or changed nothing)")
+
+
+def summary(result: Result) -> str:
+    """Statistics as text for the ``check`` output."""
+    s = result.stats
+    if result.verdict in ("holds", "error"):
+        verdict = result.message if result.verdict == "holds" else f"error: {result.message}"
+    else:
+        cause = f" (cause {result.cause})" if result.cause else ""
+        verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} steps"
+    lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
+    if "states" not in s:  # it never ran (its process was lost)
+        return lines[0]
+    lines.append(
+        f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
+        f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
+        + (f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
+           if s.get("worker_added_memory_mb") else "")
+    )
+    moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
+    lines.append(f"  transitions by action: {moves}")
+    if s["never_enabled"]:
+        lines.append(f"  never enabled: {', '.join(s['never_enabled'])}")
+    return "\n".join(lines)
