@@ -42,14 +42,10 @@ dies (killed, out of memory) is reported as a :class:`WorkerLost`.
 
 from __future__ import annotations
 
-import gc
-import hashlib
 import multiprocessing as mp
-import os
 import signal
 import sys
 import time
-import traceback
 from array import array
 from collections.abc import Callable
 from multiprocessing.connection import wait
@@ -57,12 +53,9 @@ from typing import Any
 
 import attrs
 
-from deployspec.batches import dumps as dump_batch
-from deployspec.batches import loads as load_batch
-from deployspec.explorer import CHECK_EVERY, Graph, current_rss_mb, peak_rss_mb
+from deployspec.explorer import Graph, current_rss_mb
+from deployspec.partition_worker import Report, serve
 
-#: owner keys whose worker is remembered (the cache starts afresh when full)
-OWNERS_CACHED = 1 << 16
 #: the most workers one search may use (a typo should not fork a thousand processes)
 MAX_WORKERS = 64
 
@@ -75,26 +68,6 @@ def available() -> bool:
     """Whether searches can be partitioned here: they fork their workers without
     exec, which only Linux does safely (macOS has ``fork`` but not that safety)."""
     return sys.platform.startswith("linux") and "fork" in mp.get_all_start_methods()
-
-
-def stable_hash(key: Any) -> int:
-    """A hash of ``repr(key)`` that is the same in every process (Python's ``hash``
-    salts strings per process) and mixes well (a CRC of 4, 5, 6 and 7 is even)."""
-    return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little")
-
-
-@attrs.define
-class _Report:
-    """A worker's answer after each phase."""
-
-    goal: int | None
-    stopped: str | None
-    #: after an expansion: one pickled batch (or None) per receiving worker
-    batches: list[bytes | None] | None
-    frontier: int
-    states: int
-    transitions: int
-    shared: Any
 
 
 @attrs.define
@@ -173,7 +146,7 @@ class Partitioned:
         finished = False
         try:
             for w in range(self.workers):
-                p = ctx.Process(target=_serve, daemon=True, name=f"deployspec-explore-{w}",
+                p = ctx.Process(target=serve, daemon=True, name=f"deployspec-explore-{w}",
                                 args=(self, w, pipes, started, on_node, on_edge, share))
                 p.start()
                 procs.append(p)
@@ -232,7 +205,7 @@ class _Driver:
                 return None
             depth += 1
 
-    def _settle(self, reports: list[_Report]) -> int | None:
+    def _settle(self, reports: list[Report]) -> int | None:
         """Take in one round of reports: counts, shares, the first goal, a stop.
 
         ``max_states`` is checked here, on the total, between phases: a phase may
@@ -305,177 +278,3 @@ class _Driver:
             s.edges.append(array("i", edges))
             s.worker_added_mb.append(added)
             s.worker_bytes.append(held)
-
-
-def _serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, share) -> None:
-    """A worker's life: answer the parent until it says finish, then leave at once
-    (``os._exit``: nothing inherited from the parent is flushed or cleaned up twice)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-    conn = pipes[w][1]
-    for i, (parent_end, child_end) in enumerate(pipes):
-        parent_end.close()
-        if i != w:
-            child_end.close()  # so the parent sees this worker's end close when it dies
-    _die_with_parent()
-    gc.disable()
-    try:
-        _Worker(search, w, started, on_node, on_edge, share).serve(conn)
-    except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent
-        exc.add_note(f"(in explore worker {w + 1} of {search.workers})\n"
-                     + "".join(traceback.format_tb(exc.__traceback__)).rstrip())
-        try:
-            try:
-                conn.send(("error", exc))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text, then
-                conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
-        except OSError:
-            pass
-    finally:
-        os._exit(0)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to stop this worker when its parent dies (killed, not just interrupted)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # best effort: a worker also leaves when its pipe closes
-
-
-class _Worker:
-    """One partition: the nodes whose owner is ``w``."""
-
-    def __init__(self, search: Partitioned, w: int, started: float, on_node, on_edge, share):
-        self.search, self.w, self.W = search, w, search.workers
-        self.started, self.on_node, self.on_edge, self.share = started, on_node, on_edge, share
-        graph = self.graph = search.graph
-        self.key = None if graph.key_is_node else graph.key
-        if graph.owner_key is not None:
-            self.owner_key = graph.owner_key
-        else:
-            self.owner_key = (lambda node: node) if graph.key_is_node else graph.key
-        self.owners: dict[Any, int] = {}
-        self.index: set[int] = set()
-        self.sent: set[int] = set()
-        self.parent = array("q")
-        self.edge = array("i")
-        self.frontier: list[tuple[int, Any]] = []
-        self.transitions = 0
-        self.goal: int | None = None
-        self.stopped: str | None = None
-        #: resident memory at the start: the parent's pages, shared until written
-        self.inherited_mb = current_rss_mb()
-        self.allowance_mb = search._allowance_mb
-        self.expanded = 0
-
-    def serve(self, conn) -> None:
-        conn.send(("report", self._place_root()))
-        while True:
-            message = conn.recv()
-            if message[0] == "expand":
-                batches = self._expand(message[1])
-                conn.send(("report", self._report(batches)))
-            elif message[0] == "receive":
-                self._receive(message[1], message[2])
-                conn.send(("report", self._report(None)))
-            else:  # finish
-                held = (sys.getsizeof(self.index) + sys.getsizeof(self.sent)
-                        + 32 * (len(self.index) + len(self.sent))  # the fingerprint int objects
-                        + self.parent.itemsize * len(self.parent) + self.edge.itemsize * len(self.edge))
-                added = max(peak_rss_mb() - self.inherited_mb, 0.0)
-                conn.send(("final", (self.parent.tobytes(), self.edge.tobytes(), added, held)))
-                return
-
-    def _report(self, batches) -> _Report:
-        return _Report(self.goal, self.stopped, batches, len(self.frontier), len(self.parent),
-                       self.transitions, self.share())
-
-    def _place_root(self) -> _Report:
-        graph = self.graph
-        root = graph.root()
-        fp = hash(root if self.key is None else self.key(root))
-        if self._owner(root) == self.w:
-            self._add(fp, -1, -1, root, 0)
-        return self._report(None)
-
-    def _owner(self, node: Any) -> int:
-        """The worker that owns ``node``: :func:`stable_hash` of its owner key,
-        the same in every process (computed once per key; a model's keys are few)."""
-        key = self.owner_key(node)
-        owner = self.owners.get(key)
-        if owner is None:
-            if len(self.owners) >= OWNERS_CACHED:
-                self.owners.clear()
-            owner = self.owners[key] = stable_hash(key) % self.W
-        return owner
-
-    def _add(self, fp: int, parent: int, edge: int, child: Any, depth: int) -> bool:
-        """Record a new node of this partition; True when the search must stop here."""
-        n = len(self.parent)
-        self.index.add(fp)
-        self.parent.append(parent)
-        self.edge.append(edge)
-        number = n * self.W + self.w
-        item, view = self.graph.enter(child)
-        if self.on_node(view, depth, number):
-            self.goal = number
-            return True
-        self.frontier.append((number, item))
-        return False
-
-    def _expand(self, depth: int) -> list[bytes | None]:
-        graph, key, on_edge, W, w = self.graph, self.key, self.on_edge, self.W, self.w
-        index, sent, owner_of = self.index, self.sent, self._owner
-        graph.layer = depth
-        frontier, self.frontier = self.frontier, []
-        out: list[list] = [[] for _ in range(W)]
-        transitions = self.transitions
-        try:
-            for number, node in frontier:
-                self.expanded += 1
-                if self.expanded % CHECK_EVERY == 0 and self._over_budget():
-                    break
-                for e, child, info in graph.expand(node):
-                    transitions += 1
-                    if on_edge is not None and on_edge(node, child, info):
-                        n = len(self.parent)
-                        self.parent.append(number)
-                        self.edge.append(e)
-                        self.goal = n * W + w
-                        break
-                    fp = hash(child if key is None else key(child))
-                    owner = owner_of(child)
-                    if owner == w:
-                        if fp not in index and self._add(fp, number, e, child, depth + 1):
-                            break
-                    elif fp not in sent:
-                        sent.add(fp)
-                        out[owner].append((fp, number, e, child))
-                if self.goal is not None or self.stopped:
-                    break
-        finally:
-            self.transitions = transitions
-        return [dump_batch(batch) if batch else None for batch in out]
-
-    def _receive(self, depth: int, batches: list[bytes]) -> None:
-        index = self.index
-        taken = 0
-        for blob in batches:
-            for fp, parent, e, child in load_batch(blob):
-                if fp in index:
-                    continue
-                taken += 1
-                if taken % CHECK_EVERY == 0 and self._over_budget():
-                    return
-                if self._add(fp, parent, e, child, depth + 1):
-                    return
-
-    def _over_budget(self) -> bool:
-        s = self.search
-        if s.time_budget is not None and time.perf_counter() - self.started > s.time_budget:
-            self.stopped = "time"
-        elif self.allowance_mb is not None and current_rss_mb() - self.inherited_mb > self.allowance_mb:
-            self.stopped = "memory"
-        return self.stopped is not None

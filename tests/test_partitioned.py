@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from deployspec import partitioned
+from deployspec import partition_worker, partitioned
 from deployspec.explorer import Graph
 from deployspec.partitioned import Partitioned, WorkerLost
 
@@ -176,7 +176,7 @@ def test_a_worker_killed_between_rounds_is_reported_as_lost():
 
 
 def _owner(n: int, workers: int) -> int:
-    return partitioned.stable_hash(n) % workers
+    return partition_worker.stable_hash(n) % workers
 
 
 class SlowAndDying(Tree):

@@ -13,7 +13,7 @@ import signal
 import attrs
 import pytest
 
-from deployspec import partitioned, traces
+from deployspec import partition_worker, partitioned, traces
 from deployspec.cli import main
 from deployspec.engines.explore import explore_config, search
 from deployspec.explorer import bfs
@@ -187,14 +187,14 @@ def test_the_slots_model_splits_alike(variant):
 
 
 def test_a_lost_worker_is_an_error_of_the_search_and_check_exits_1(monkeypatch, capsys):
-    real = partitioned._Worker._expand
+    real = partition_worker.Worker._expand
 
     def dying(self, depth):
         if self.w == 1 and depth == 2:
             os.kill(os.getpid(), signal.SIGKILL)
         return real(self, depth)
 
-    monkeypatch.setattr(partitioned._Worker, "_expand", dying)
+    monkeypatch.setattr(partition_worker.Worker, "_expand", dying)
     r = search(MODEL, "capi-safe", MODEL.property("single_active_deployment"), budget=60, seed=0,
                out_dir=None, workers=2)
     assert r.verdict == "error" and "exit code -9" in r.message and not r.stats["complete"]
