@@ -202,3 +202,44 @@ def test_pr3084_report_failure_falls_back_to_empty_original():
     safe = tick("capi-safe", obs, reports_unavailable=(1,))
     assert safe["deployments"][1]["state"] == "CANCELING"
     assert any("RUNNING" in p["instances"] for p in safe["processes"])
+
+
+@pytest.mark.parametrize("variant", PRE_CANARY)
+def test_a_deploying_process_that_is_its_own_donor_grows_by_one(variant):
+    """[reading] updater.rb (4528366a, 545fb700) ``scale_deployment``: when only the
+    deploying process has instances, the donor is a second Sequel object for the
+    same row; both read n, the donor writes n - 1, the deploying one n + 1 last.
+    So Pd grows one per dispatch until owic, then the deployment is finalized."""
+    obs = app([proc(0, 0), proc(1, 0), proc(2, 2)],
+              [dep(0, "DEPLOYED", "SUPERSEDED", 1, 3), dep(1, "DEPLOYING", "DEPLOYING", 2, 3)])
+    after = tick(variant, obs)
+    assert shape(after) == {0: 0, 1: 0, 2: 3}
+    after["processes"][-1]["instances"] = ["RUNNING"] * 3
+    after = tick(variant, after)
+    assert shape(after) == {2: 3} and after["deployments"][1]["state"] == "DEPLOYED"
+
+
+@pytest.mark.parametrize("variant", PRE_CANARY + ["capi-current"])
+def test_a_cancel_whose_own_process_is_gone_fails(variant):
+    """Every upstream cancel step locks the canceled deployment's process first
+    (``deploying_web_process.lock!``); with that row gone it raises and nothing
+    changes (before b94a64fbfb the next dispatch marks the deployment DEGENERATE)."""
+    from deployspec.reference.capi import Tick, from_observation
+    from deployspec.reference.capi.rules import Retry
+    from deployspec.reference.capi.updater import (
+        cancel_step_destroy_then_scale,
+        cancel_step_scale_then_destroy,
+    )
+
+    obs = app([proc(0, 2), proc(3, 1)], [dep(0, "CANCELING", "CANCELING", 1, 2)])
+    state = from_observation(obs)
+    v = VARIANTS[variant]
+    step = cancel_step_destroy_then_scale if variant == "capi-current" else cancel_step_scale_then_destroy
+    assert v.cancel_step is step
+    with pytest.raises(Retry, match="web process is gone"):
+        step(v, state, state.deployments[0], True)
+    after = observe(v.step(state, Tick()))
+    if variant == "capi-current":
+        assert after == observe(state)
+    else:  # finalize_degenerate before the steps
+        assert after["deployments"][0]["status_reason"] == "DEGENERATE"

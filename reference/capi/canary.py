@@ -1,7 +1,8 @@
 """Canary step plans: how many canary and original instances each step keeps.
 
-``DeploymentModel#canary_step_plan`` (cloud_controller_ng 78d93d458d, PR #4219,
-unchanged at 3bbba90, ``app/models/runtime/deployment_model.rb``). With
+``DeploymentModel#canary_step_plan`` (cloud_controller_ng 78d93d458d, PR #4219;
+the ``web_instances`` rule from 9d4dee352b, PR #4247; unchanged since at 3bbba90,
+``app/models/runtime/deployment_model.rb``). With
 ``N = web_instances`` when it is given and smaller than the original count, else
 the original count (owic), a step of weight ``w`` percent asks for
 ``c = round(N * w / 100)`` canary instances (at least 1) and keeps

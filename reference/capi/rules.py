@@ -101,7 +101,8 @@ def created_as_is(state: CapiState, deployment: Deployment) -> CapiState:
 
 
 def canary_starts_prepaused(state: CapiState, deployment: Deployment) -> CapiState:
-    """PR #3892: a canary deployment starts PREPAUSED at step 1 (``before_create``)."""
+    """A canary deployment starts PREPAUSED (PR #3892, d66f46a60d) at step 1
+    (``before_create``, since PR #4219, 78d93d458d)."""
     if deployment.strategy != CANARY:
         return state
     return state.with_deployment(attrs.evolve(deployment, state=PREPAUSED, canary_step=1))

@@ -82,7 +82,8 @@ def finalize(state: CapiState, deployment: Deployment) -> CapiState:
 def scale_step_one_at_a_time(
     variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
 ) -> CapiState:
-    """The scale step of 2019-2023 (``Updater#scale_deployment``).
+    """The scale step of 2019-2023 (``Updater#scale_deployment``,
+    ``lib/cloud_controller/deployment_updater/updater.rb`` at 4528366a and 545fb700).
 
     Once every instance of the deploying process is RUNNING (an unavailable
     report counts as not ready), finish if it has reached owic, else move one
@@ -106,7 +107,10 @@ def scale_step_one_at_a_time(
     if donor.id == deploying.id:
         if donor.desired == 1 and donor is not state.oldest_process:
             raise Retry("the deploying process destroyed itself; the update fails")
-        return state  # one instance taken and given back in one transaction
+        # Two Sequel objects for one row, both locked (read) at n: the donor's
+        # ``update(instances: n - 1)`` is overwritten by the deploying process's
+        # ``update(instances: n + 1)``, computed from its own copy (no identity map).
+        return state.with_process(deploying.scaled_to(deploying.desired + 1))
     if donor.desired == 1 and donor is not state.oldest_process:
         state = state.without_processes([donor.id])
     else:
@@ -121,6 +125,7 @@ def cancel_step_scale_then_destroy(
     owic, then every other web process is destroyed."""
     if variant.recheck_under_lock and deployment.state != CANCELING:
         return state
+    _lock_deploying_process(state, deployment)
     prior = variant.select_prior(state, deployment, reports)
     state = state.with_process(prior.scaled_to(deployment.owic))
     state = state.without_processes(p.id for p in state.processes if p.id != prior.id)
@@ -139,7 +144,18 @@ def cancel_step_destroy_then_scale(
     routable yet (docs-dev-guide #563, a canary canceled after a 100 % step)."""
     if deployment.state != CANCELING:
         return state
+    _lock_deploying_process(state, deployment)
     return _cancel_at_once(state, deployment, variant.select_prior(state, deployment, reports))
+
+
+def _lock_deploying_process(state: CapiState, deployment: Deployment) -> None:
+    """Every upstream cancel step locks the canceled deployment's own process
+    before choosing the prior one (``deploying_web_process.lock!``: ``updater.rb``
+    at 4528366a, 545fb700 and 53f45944; ``actions/cancel.rb`` at 3bbba90): when
+    another deployment's finalize destroyed it, that raises and the transaction
+    rolls back (before b94a64fbfb the next dispatch marks it DEGENERATE)."""
+    if state.process(deployment.deploying_process) is None:
+        raise Retry("the canceled deployment's web process is gone; locking it fails")
 
 
 def _cancel_at_once(state: CapiState, deployment: Deployment, prior: Process) -> CapiState:
