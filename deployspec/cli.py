@@ -77,7 +77,7 @@ def _seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {_quoted(text)}") from None
     if not 0 < value < 86400:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 86400 seconds, got {_quoted(text)}")
+        raise argparse.ArgumentTypeError(f"must be more than 0 and less than 86400 seconds, got {_quoted(text)}")
     return value
 
 

@@ -25,7 +25,8 @@ def test_the_findings_are_there() -> None:
     names = {traces.load(f).get("title", "") for f in FINDINGS}
     assert any("#563" in n for n in names), "docs-dev-guide #563 must be among the findings"
     assert {traces.load(f)["property"] for f in FINDINGS} >= {
-        "app_stays_available", "user_scale_not_lost", "capacity_within_bound"}
+        "app_stays_available", "user_scale_not_lost", "capacity_within_bound",
+        "single_active_deployment", "deployment_converges"}
 
 
 @pytest.mark.parametrize("path", FINDINGS, ids=lambda p: p.name)
@@ -107,3 +108,51 @@ def test_capi_safe_cancel_waits_while_an_instance_is_starting() -> None:
     assert s.settle() is None
     assert s.obs["deployments"][-1]["state"] == "CANCELED"
     assert [p["instances"] for p in s.obs["processes"]] == [["RUNNING"]]
+
+
+def _canary_finished_later():
+    """A canary whose step finished with its PAUSED write still to come, then superseded."""
+    from deployspec.reference.capi import VARIANTS
+
+    v = VARIANTS["capi-current"]
+    state = v.step(get_model("capi").initial_state(None), Push(1))
+    for action in (Deploy(strategy="canary"), Runtime(1), Tick(finish_later=(0,))):
+        state = v.step(state, action)
+    return v, state
+
+
+def test_a_finish_left_for_later_runs_alone_at_the_next_tick_and_keeps_the_status_value():
+    v, state = _canary_finished_later()
+    assert state.finishing == ((0, "PAUSED"),) and state.deployments[0].state == "PREPAUSED"
+    state = v.step(state, Deploy())
+    assert (state.deployments[0].state, state.deployments[0].status_value) == ("CANCELED", "FINALIZED")
+    after = v.step(state, Tick())
+    d0, d1 = after.deployments
+    assert (d0.state, d0.status_value, d0.status_reason) == ("PAUSED", "FINALIZED", "PAUSED")
+    assert after.finishing == () and d1.state == "DEPLOYING" and after.processes == state.processes
+
+
+def test_designs_that_finish_inside_the_transaction_treat_finish_later_as_a_plain_tick():
+    from deployspec.reference.capi import VARIANTS
+
+    state = VARIANTS["capi-current"].step(get_model("capi").initial_state(None), Push(1))
+    state = VARIANTS["capi-current"].step(state, Deploy(strategy="canary"))
+    state = VARIANTS["capi-current"].step(state, Runtime(1))
+    for name in ("capi-safe", "capi-pr3084", "capi-2022"):
+        v = VARIANTS[name]
+        assert v.step(state, Tick(finish_later=(0,))) == v.step(state, Tick())
+    assert VARIANTS["capi-current"].step(state, Tick(finish_later=(0,))) != VARIANTS["capi-current"].step(
+        state, Tick())
+
+
+def test_finish_later_is_offered_only_where_the_bounds_open_the_window():
+    import attrs
+
+    model = get_model("capi")
+    _, state = _canary_finished_later()
+    obs = model.observe(state)
+    current = model.default_config(model.variant("capi-current"))
+    assert current.finish_window and Tick(finish_later=(0,)) in model.candidate_actions(obs, current)
+    closed = attrs.evolve(current, finish_window=False)
+    assert not any(getattr(a, "finish_later", ()) for a in model.candidate_actions(obs, closed))
+    assert not model.default_config(model.variant("capi-safe")).finish_window

@@ -72,22 +72,22 @@ def test_either_verdict_matches_beyond_the_default_search_and_only_there():
     assert matches(capi, "capi-pr3084", "deployment_converges", "violated")
     assert matches(capi, "capi-pr3084", "deployment_converges", "holds")
     assert not matches(capi, "capi-pr3084", "deployment_converges", "error")
-    assert not matches(capi, "capi-current", "deployment_converges", "violated")
+    assert not matches(capi, "capi-safe", "deployment_converges", "violated")
     assert not matches(capi, "capi-pr3084", "app_stays_available", "holds")  # declared: must show
 
 
 def test_the_matrix_marks_the_cell_and_says_where_it_shows():
     results = [_result("capi-pr3084", "deployment_converges", "holds"),
-               _result("capi-current", "deployment_converges", "holds")]
+               _result("capi-safe", "deployment_converges", "holds")]
     text = matrix(results, declared=True)
     row = next(line for line in text.splitlines() if line.startswith("capi-pr3084"))
     assert "holds +" in row and "!" not in text
     assert ("+ capi-pr3084 violates deployment_converges beyond the default search: max_deployments=3"
             in text)
     wider = [_result("capi-pr3084", "deployment_converges", "violated"),
-             _result("capi-current", "deployment_converges", "violated")]
+             _result("capi-safe", "deployment_converges", "violated")]
     assert "VIOLATED +" in matrix(wider, declared=True)
-    assert not matches_declarations(wider)  # capi-current has no such livelock
+    assert not matches_declarations(wider)  # capi-safe has no such livelock
     assert matches_declarations(wider[:1])
 
 
@@ -108,6 +108,6 @@ def test_a_complete_proof_that_includes_the_trace_is_a_mismatch():
 
 def test_no_mark_on_a_cell_nobody_judged():
     results = [_result("capi-pr3084", "app_stays_available", "violated"),
-               _result("capi-current", "deployment_converges", "holds")]
+               _result("capi-safe", "deployment_converges", "holds")]
     row = next(line for line in matrix(results, declared=True).splitlines() if line.startswith("capi-pr3084"))
     assert "+" not in row

@@ -12,7 +12,7 @@ def progress_text(depth: int, states: int, seconds: float) -> str:
 
 
 def bounds_text(bounds: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in bounds.items() if v not in (None, [], ()))
+    return ", ".join(f"{k}={v}" for k, v in bounds.items() if v is not False and v not in (None, [], ()))
 
 
 def proof_text(stats: dict) -> str:

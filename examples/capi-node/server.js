@@ -112,7 +112,8 @@ function scaleStep(d, reports) {
   const oldest = processes[0];
   if (donor === deploying) {
     if (donor.instances.length === 1 && donor !== oldest) throw new Retry();
-    return;
+    // two ORM objects for one row: the donor's n - 1 is overwritten by n + 1
+    return scaleTo(deploying, deploying.instances.length + 1);
   }
   if (donor.instances.length === 1 && donor !== oldest) processes = processes.filter((p) => p !== donor);
   else scaleTo(donor, donor.instances.length - 1);
@@ -120,6 +121,7 @@ function scaleStep(d, reports) {
 }
 
 function cancelStep(d) {
+  if (!proc(d.deploying_process)) throw new Retry(); // locking its own process fails
   // the bug, part 2: the newest web process that is not this deployment's own
   const others = processes.filter((p) => p.id !== d.deploying_process);
   if (!others.length) throw new Retry();

@@ -89,12 +89,17 @@ class Tick(Action):
     contention, a rolled-back transaction): nothing of it happens, it is retried.
     ``reports_unavailable``: deployments whose step finds instance reports
     unavailable; each variant handles that as its real design does.
+    ``finish_later``: deployments whose step, if it finishes, commits its scale
+    transaction but runs the finish (Finalize, or the PAUSED write of a canary
+    step) only at the next tick, so user actions can come in between: capi-current
+    does that after its transaction; other designs finish inside it (a plain tick).
     """
 
     kind = "tick"
     actor = "platform"
     failed: tuple[int, ...] = ()
     reports_unavailable: tuple[int, ...] = ()
+    finish_later: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         parts = []
@@ -102,6 +107,8 @@ class Tick(Action):
             parts.append("failed=" + ",".join(f"d{d}" for d in self.failed))
         if self.reports_unavailable:
             parts.append("reports_unavailable=" + ",".join(f"d{d}" for d in self.reports_unavailable))
+        if self.finish_later:
+            parts.append("finish_later=" + ",".join(f"d{d}" for d in self.finish_later))
         return f"tick({', '.join(parts)})"
 
 

@@ -26,6 +26,9 @@ class CapiConfig:
     max_in_flight: tuple[int, ...] = (1,)
     #: canary step plans a deploy tries (empty: no canary deployments)
     canary_plans: tuple[tuple[int, ...], ...] = ()
+    #: offer ``tick(finish_later=…)``: user actions between a finished scale step's
+    #: commit and its finish (for designs that finish after the commit)
+    finish_window: bool = False
     #: platform steps allowed for the settle phase
     settle_steps: int = 80
     #: BFS depth bound of the exhaustive explorer (None: until no new state is found)
@@ -39,6 +42,8 @@ class CapiConfig:
         out = attrs.asdict(self)
         out["max_in_flight"] = list(self.max_in_flight)
         out["canary_plans"] = [list(p) for p in self.canary_plans]
+        if not self.finish_window:  # (off, as in every trace saved before it existed)
+            del out["finish_window"]
         return out
 
     @classmethod
@@ -50,6 +55,10 @@ class CapiConfig:
         data = dict(data)
         for name, value in data.items():
             if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):
+                continue
+            if name == "finish_window":
+                if not isinstance(value, bool):
+                    raise ValueError(f"finish_window must be true or false, got {value!r}")
                 continue
             least = 1 if name == "max_instances" else 0
             if not _is_int(value) or value < least:
@@ -139,6 +148,11 @@ def _tick_unavailable(deployment: int) -> Tick:
     return Tick(reports_unavailable=(deployment,))
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
+def _tick_finish_later(deployment: int) -> Tick:
+    return Tick(finish_later=(deployment,))
+
+
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
     """Every action worth trying from an observation, simplest first (for shrinking).
 
@@ -204,6 +218,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         probes += [_tick_failed(d) for d in active]
     for d in active:
         out.append(_tick_unavailable(d))
+    if config.finish_window:  # a step that finishes now may leave its finish for later
+        out += [_tick_finish_later(d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
     if len(obs["droplets"]) < config.max_droplets:
         out += fixed["stage"]
     if len(deployments) < config.max_deployments:

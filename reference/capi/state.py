@@ -138,6 +138,11 @@ class CapiState:
     processes: tuple[Process, ...] = ()
     deployments: tuple[Deployment, ...] = ()
     next_process_id: int = 0
+    #: what an updater run still has to do after its scale transaction committed:
+    #: ``(deployment id, DEPLOYED | PAUSED)``, in the updater's memory, not in
+    #: the database (capi-current: ``Updater#scale``/``#canary`` at 3bbba90 call
+    #: Finalize or write PAUSED after the transaction; ``tick(finish_later=…)``)
+    finishing: tuple[tuple[int, str], ...] = ()
 
     # ---- reading -------------------------------------------------------
     def process(self, pid: int) -> Process | None:
@@ -178,7 +183,7 @@ class CapiState:
     def with_app(self, app: App) -> CapiState:
         if app == self.app:
             return self
-        return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id)
+        return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id, self.finishing)
 
     def with_process(self, process: Process) -> CapiState:
         processes, pid = self.processes, process.id
@@ -187,12 +192,12 @@ class CapiState:
             if p.id == pid:
                 if at >= 0:  # ids repeat (never in the model; a hand-made state): replace each
                     processes = tuple(process if q.id == pid else q for q in processes)
-                    return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
+                    return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.finishing)
                 at = i
         if at < 0 or processes[at] is process:
             return self
         processes = processes[:at] + (process,) + processes[at + 1 :]
-        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.finishing)
 
     def with_deployment(self, deployment: Deployment) -> CapiState:
         ds = self.deployments
@@ -202,11 +207,12 @@ class CapiState:
         if i < 0:
             i += len(ds)
         ds = ds[:i] + (deployment,) + ds[i + 1 :]
-        return CapiState(self.app, self.droplets, self.processes, ds, self.next_process_id)
+        return CapiState(self.app, self.droplets, self.processes, ds, self.next_process_id, self.finishing)
 
     def with_new_deployment(self, deployment: Deployment) -> CapiState:
         return CapiState(
-            self.app, self.droplets, self.processes, self.deployments + (deployment,), self.next_process_id
+            self.app, self.droplets, self.processes, self.deployments + (deployment,), self.next_process_id,
+            self.finishing,
         )
 
     def without_processes(self, pids: Iterable[int]) -> CapiState:
@@ -216,9 +222,14 @@ class CapiState:
         processes = tuple(p for p in self.processes if p.id not in gone)
         if len(processes) == len(self.processes):
             return self
-        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id)
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.finishing)
 
     def with_new_process(self, droplet: int, instances: int) -> tuple[CapiState, Process]:
         p = Process(self.next_process_id, droplet, (STARTING,) * instances)
-        state = CapiState(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1)
+        state = CapiState(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1, self.finishing)
         return state, p
+
+    def with_finishing(self, finishing: tuple[tuple[int, str], ...]) -> CapiState:
+        if finishing == self.finishing:
+            return self
+        return CapiState(self.app, self.droplets, self.processes, self.deployments, self.next_process_id, finishing)

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
+    if state.finishing:  # the rest of the previous updater run, before any new dispatch
+        return finish_deferred(state)
     state = variant.before_dispatch(state)
     scaled = variant.scaled_states
     steps = [(d.id, variant.scale_step) for d in state.deployments if d.state in scaled]
@@ -48,14 +50,42 @@ def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     if not steps:
         return state  # nothing to do: most ticks of an explored state
     failed, unavailable = tick.failed, tick.reports_unavailable
+    later = tick.finish_later if variant.finish_after_commit else ()
     for did, step in steps:
         if did in failed:
             continue
+        deployment = state.deployments[did]
         try:
-            state = step(variant, state, state.deployments[did], did not in unavailable)
+            if did in later and step is variant.scale_step and deployment.state in scaled:
+                state = step(variant, state, deployment, did not in unavailable, finish=False)
+            else:
+                state = step(variant, state, deployment, did not in unavailable)
         except Retry:
             pass
     return state
+
+
+def finish_deferred(state: CapiState) -> CapiState:
+    """What ``Updater#scale`` and ``#canary`` (3bbba90, ``updater.rb``) do after the
+    scale transaction committed, with no lock and no look at the state again.
+
+    * Finalize (``actions/finalize.rb``): every web process but the deploying one
+      is destroyed, as the database lists them now (a deployment created meanwhile
+      loses its new process), then the deployment is written DEPLOYED/FINALIZED/
+      DEPLOYED over whatever it became (SUPERSEDED, CANCELING). With its own process
+      gone it raises on the first line, and nothing happens.
+    * The PAUSED write (``deployment.update``: Sequel saves only the columns that
+      differ from the copy the scale step read, DEPLOYING/ACTIVE/DEPLOYING): state
+      and reason become PAUSED, the status value stays as it is now, so a canary
+      superseded meanwhile is PAUSED again with FINALIZED.
+    """
+    for did, what in state.finishing:
+        d = state.deployments[did]
+        if what == PAUSED:
+            state = state.with_deployment(d.moved_to(PAUSED, d.status_value, PAUSED))
+        elif state.process(d.deploying_process) is not None:
+            state = finalize(state, d)
+    return state.with_finishing(())
 
 
 def finalize_degenerate(state: CapiState) -> CapiState:
@@ -214,21 +244,23 @@ def desired_web_instances(deployment: Deployment) -> int:
 
 
 def scale_or_canary_step(
-    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool, finish: bool = True
 ) -> CapiState:
     """The dispatcher sends DEPLOYING deployments to ``Updater#scale`` and
-    PREPAUSED ones to ``Updater#canary``; PAUSED ones wait for the user."""
+    PREPAUSED ones to ``Updater#canary``; PAUSED ones wait for the user.
+    ``finish=False``: a finished step leaves its finish to the next tick
+    (:func:`finish_deferred`)."""
     if deployment.state == PREPAUSED:
-        return canary_step(variant, state, deployment, reports)
-    return scale_step(variant, state, deployment, reports)
+        return canary_step(variant, state, deployment, reports, finish)
+    return scale_step(variant, state, deployment, reports, finish)
 
 
 def scale_step(
-    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool, finish: bool = True
 ) -> CapiState:
     """``Updater#scale``: scale towards ``desired_web_instances``; once finished,
-    ``Finalize`` (since #4212 outside the scale transaction; a tick is atomic
-    here, so that window is not modelled)."""
+    ``Finalize``: since #4212 (cfd3d29904) after the scale transaction has
+    committed, so ``finish=False`` defers it to the next tick."""
     state, finished = scaling.scale(
         state,
         deployment,
@@ -239,12 +271,14 @@ def scale_step(
         cleanup=variant.cleanup,
     )
     if finished:
+        if not finish:
+            return state.with_finishing(state.finishing + ((deployment.id, DEPLOYED),))
         return finalize(state, state.deployments[deployment.id])
     return state
 
 
 def canary_step(
-    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool
+    variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool, finish: bool = True
 ) -> CapiState:
     """``Updater#canary``: scale to the current step's canary + original
     instances, the deploying process to the canary count; once there, PAUSED."""
@@ -259,6 +293,8 @@ def canary_step(
         cleanup=variant.cleanup,
     )
     if finished:
+        if not finish:
+            return state.with_finishing(state.finishing + ((deployment.id, PAUSED),))
         d = state.deployments[deployment.id]
         return state.with_deployment(d.moved_to(PAUSED, ACTIVE, PAUSED))
     return state

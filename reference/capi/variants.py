@@ -39,6 +39,9 @@ class CapiVariant:
     cancelable_states: frozenset[str] = frozenset({DEPLOYING, CANCELING})
     scaled_states: frozenset[str] = updater.SCALED_BEFORE_CANARY
     scale_step: Step = updater.scale_step_one_at_a_time
+    #: a finished scale step commits before Finalize or the PAUSED write run
+    #: (capi-current, since PR #4212), so ``tick(finish_later=…)`` opens that window
+    finish_after_commit: bool = False
     cancel_step: Step = updater.cancel_step_scale_then_destroy
     doc: str = ""
     model: str = "capi"
@@ -205,11 +208,18 @@ CAPI_CURRENT = attrs.evolve(
         "canary step ends PAUSED; continue moves on. Cancel keeps the running interim or the "
         "oldest process and destroys every other one before scaling it back up (PR #4246), "
         "so cancel after a 100 % canary step leaves nothing routable (docs-dev-guide #563). "
-        "Scale is refused while DEPLOYING, PREPAUSED or PAUSED, not while CANCELING."
+        "Scale is refused while DEPLOYING, PREPAUSED or PAUSED, not while CANCELING. "
+        "A finished step commits its scale before Finalize or the PAUSED write run, with no "
+        "lock and no second look (updater.rb, PR #4212 cfd3d29904; a reading of the code, "
+        "no upstream test covers it): a deployment created in between loses its new web "
+        "process to Finalize and stays DEPLOYING for ever, and a canary superseded in "
+        "between is written PAUSED again beside the new deployment."
     ),
     declares=frozenset(
         {
+            "single_active_deployment",
             "app_stays_available",
+            "deployment_converges",
             "user_scale_not_lost",
             "capacity_within_bound",
         }
@@ -226,9 +236,11 @@ CAPI_CURRENT = attrs.evolve(
     scaled_states=updater.SCALED_WITH_CANARY,
     scale_step=updater.scale_or_canary_step,
     cancel_step=updater.cancel_step_destroy_then_scale,
+    finish_after_commit=True,
     # owic 1 or 2 is where a superseded or canceled deployment loses the app: keeping
     # push/scale small makes a 100-example round find it (issue 3's checker budget).
-    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "max_instances": 2},
+    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "max_instances": 2,
+            "finish_window": True},
     # exhaustive search: rolling and the 100% canary step (docs-dev-guide #563), one in flight
     explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},
 )
@@ -239,7 +251,7 @@ CAPI_SAFE = attrs.evolve(
     summary="ours: capi-current + graceful cancel, idle-first down-scaling, bounded starts",
     upstream="proposal on top of cloud_controller_ng 3bbba90 (capi-current), keeping PR #3084's rule",
     doc=(
-        "capi-current with seven small changes, each where a property broke (docs/findings.md). "
+        "capi-current with eight small changes, each where a property broke (docs/findings.md). "
         "(1) Cancel rolls back the way a deployment rolls forward: the prior web process is "
         "scaled up by at most max_in_flight in flight while the others are scaled down as it "
         "becomes routable, and destroyed once it is back at owic, all routable "
@@ -258,7 +270,9 @@ CAPI_SAFE = attrs.evolve(
         "instances only crash gives way to the newest one that serves (the roll-back would "
         "otherwise wait for it forever). (7) A web process cannot be "
         "scaled while any deployment is active, CANCELING included: the newest process then "
-        "is the one cancel destroys, so the scale would be lost."
+        "is the one cancel destroys, so the scale would be lost. (8) A finished step "
+        "finalizes or pauses inside its scale transaction, under the deployment's lock, "
+        "as before PR #4212, so nothing created or canceled meanwhile is overwritten."
     ),
     declares=frozenset(),
     select_prior=rules.running_interim_or_oldest_that_can_serve,
@@ -268,6 +282,7 @@ CAPI_SAFE = attrs.evolve(
     cleanup=rules.keep_processes,
     canary_plan=canary.step_plan_without_extra,
     starting_instances=rules.starting_instances_within_bound,
+    finish_after_commit=False,
     # the wider bounds: a fixed design must hold with three instances too
     config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,))},
     explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},

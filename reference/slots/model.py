@@ -77,8 +77,13 @@ class SlotsConfig:
 
 
 def initial_state(config: SlotsConfig) -> SlotsState:
-    """Both slots just created, as every design's Terraform makes them before any image
-    is set: no content (``linux_fx_version = "DOCKER"``), nothing in the registry."""
+    """Both slots just created with no content (``linux_fx_version = "DOCKER"``) and
+    nothing in the registry: as cobalt's isolated-service template creates them at
+    c4127bad73 (``ase.tf`` passes ``image = ""``). Not every template does: before
+    PR #324 (242e0a9a76 ``main.tf``) production is created on ``:release`` with
+    DOCKER_ENABLE_CI and the webhook, and the single-region template at c4127bad73
+    (``appdev.tf``) puts both slots on ``:release``. Those starts are not modelled;
+    slots-pipeline-immutable's proof depends on this one (docs/findings.md)."""
     empty = tuple(Instance(None, EMPTY) for _ in range(config.instances))
     return SlotsState(
         registry=Registry(),

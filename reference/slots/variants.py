@@ -183,7 +183,12 @@ SLOTS_PIPELINE_IMMUTABLE = attrs.evolve(
     doc=(
         "The pipeline writes the digest of the build it just pushed. A reference that "
         "cannot move makes every pull land the same image, so restarts, retries, "
-        "scale-outs and the swap's restarts cannot change what a slot runs."
+        "scale-outs and the swap's restarts cannot change what a slot runs. It needs "
+        "Terraform to create the slots without a mutable reference (the isolated-service "
+        "template's image = \"\", the model's start): from the single-region template's "
+        "start, both slots on :release, the first swap parks that content in staging and "
+        "swapping back pulls the moved tag, so rollback_restores_previous breaks (a "
+        "review's reading, session 8; that start is not modelled)."
     ),
 )
 
