@@ -35,7 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="search variants for property violations")
     c.add_argument("--model", help="capi or slots (default: every model)")
-    c.add_argument("--variant", action="append", help="a variant (repeatable; default: all)")
+    c.add_argument("--variant", action="append",
+                   help="a variant (repeatable): a close look, every way each property breaks, exit 1 "
+                        "if any does; default: every variant, exit 1 only where a verdict differs "
+                        "from what the variant declares (deployspec variants)")
     c.add_argument("--property", action="append", metavar="NAME",
                    help="only this property (repeatable; default: every property)")
     c.add_argument("--engine", default="hypothesis",
@@ -43,10 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "explore (exhaustive, bounded), or all")
     c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
                    help="search time per variant and property (default: hypothesis 2, z3 10, "
-                        "explore 120)")
+                        "explore 120; with --variant, each search for a further cause: "
+                        "hypothesis 10, explore 5)")
     c.add_argument("--seed", type=_nonneg_int, default=0)
     c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
-                   help="change one bound of the model configuration (repeatable), e.g. max_deployments=3")
+                   help="change one bound of the model configuration (repeatable; VALUE is JSON), "
+                        "e.g. max_deployments=3 or 'max_in_flight=[1,2]'; a wrong NAME lists the names")
     c.add_argument("--jobs", type=_int_between(1, MAX_JOBS), default=1, metavar="N",
                    help=f"run the searches in N processes (default 1, at most {MAX_JOBS})")
     c.add_argument("--workers", type=_positive_int, default=1, metavar="N",
@@ -56,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print results as JSON")
 
     r = sub.add_parser("replay", help="replay trace files")
-    r.add_argument("files", nargs="+", metavar="FILE")
+    r.add_argument("files", nargs="+", metavar="FILE",
+                   help="trace files, or folders whose *.json files (in subfolders too) are replayed")
     r.add_argument("--variant", help="replay on this variant instead of the recorded one")
     contract_cli.add_replay_options(r, _seconds)
 
@@ -66,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default), svg (timeline), html (timeline and table), itf (Apalache/Quint JSON)")
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
 
-    sub.add_parser("variants", help="list the variants and what they declare")
+    v = sub.add_parser("variants", help="list the variants and what they declare")
+    v.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
     contract_cli.add_parsers(sub, _seconds, _nonneg_int)
     return p
 

@@ -44,9 +44,15 @@ def cmd_check(args) -> int:
                             on_start=progress.start, on_result=progress.done, bounds=bounds,
                             distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
                             properties=args.property, on_progress=progress.searching)
+    if args.variant:  # a search that ended in error decided nothing: not a success
+        status = 1 if any(r.verdict in ("violated", "error") for r in results) else 0
+    else:
+        ok = check.matches_declarations(results)
+        status = 0 if ok else 1
     if args.json:
-        print(json.dumps({"results": [r.to_json() for r in results]}, indent=1))
-    elif args.variant:
+        print(json.dumps(_check_json(results, status, judged=not args.variant), indent=1))
+        return status
+    if args.variant:
         _print_statistics(results)
         violated = [r for r in results if r.verdict == "violated"]
         shown = [r for r in violated if _shortest_of_its_cause(r, results)]
@@ -71,16 +77,34 @@ def cmd_check(args) -> int:
                 print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
                       f"({r.engine}): {r.stats['other_causes']}")
         print(matrix(results, declared=False))
-    else:
-        _print_statistics(results)
-        print(matrix(results, declared=True))
-    if args.variant:  # a search that ended in error decided nothing: not a success
-        return 1 if any(r.verdict in ("violated", "error") for r in results) else 0
-    ok = check.matches_declarations(results)
-    if not args.json:
-        print("every variant shows exactly the violations it declares" if ok else
-              "MISMATCH: some verdicts differ from what the variants declare (marked !)")
-    return 0 if ok else 1
+        return status
+    _print_statistics(results)
+    print(matrix(results, declared=True))
+    print("every variant shows exactly the violations it declares" if status == 0 else
+          "MISMATCH: some verdicts differ from what the variants declare (marked !)")
+    return status
+
+
+def _check_json(results, status: int, judged: bool) -> dict:
+    """``check --json``: each result with what its variant declares about the
+    property (``declared_violated``) and, for the matrix (no ``--variant``),
+    whether the verdict agrees with that; the exit status and, for the matrix,
+    the overall agreement, so a script needs no second source."""
+    from deployspec import check
+    from deployspec.models import get_model
+
+    out = []
+    for r in results:
+        model = get_model(r.model)
+        entry = r.to_json()
+        entry["declared_violated"] = r.property in model.variant(r.variant).declares
+        if judged:
+            entry["matches_declaration"] = check.matches(model, r.variant, r.property, r.verdict, r.stats)
+        out.append(entry)
+    doc: dict = {"results": out, "exit_status": status}
+    if judged:
+        doc["matches_declarations"] = status == 0
+    return doc
 
 
 def _check_workers(args) -> None:
@@ -121,7 +145,7 @@ def cmd_replay(args) -> int:
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
-    loaded = [(f, traces.load(f)) for f in args.files]  # validate all before running any
+    loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
     worst = 0
     try:
         conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
@@ -194,10 +218,25 @@ def cmd_show(args) -> int:
     return 0
 
 
-def cmd_variants(args) -> int:
-    from deployspec.report import variants_table
+def _trace_files(paths: list[str]) -> list[str]:
+    """The files named, a folder standing for its ``*.json`` files (a regression
+    suite such as ``counterexamples/``), in name order."""
+    files = []
+    for name in paths:
+        if name and Path(name).is_dir():
+            found = sorted(str(p) for p in Path(name).rglob("*.json") if p.is_file())
+            if not found:
+                raise UsageError(f"{name}: a folder with no trace files (*.json)")
+            files += found
+        else:
+            files.append(name)
+    return files
 
-    print(variants_table())
+
+def cmd_variants(args) -> int:
+    from deployspec.report import variants_json, variants_table
+
+    print(json.dumps(variants_json(), indent=1) if args.json else variants_table())
     return 0
 
 

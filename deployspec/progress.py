@@ -21,6 +21,8 @@ class Progress:
         #: seconds between two lines about a running search (without a terminal)
         self.every = every
         self._said = time.perf_counter()
+        #: lines of the first second, said once the run turns out to be longer
+        self._held: list[str] = []
 
     def __enter__(self):
         if self.tty:
@@ -57,9 +59,18 @@ class Progress:
         self.count += 1
         if self._rich is not None:
             self._rich.advance(self._task)
-        elif time.perf_counter() - self.started > 1.0 or self.count == self.total:
-            self._line(f"[{self.count}/{self.total}] {result.variant} · {result.property} · {result.engine}: "
-                       f"{result.verdict} ({result.stats.get('seconds', 0):.1f}s)")
+            return
+        line = (f"[{self.count}/{self.total}] {result.variant} · {result.property} · {result.engine}: "
+                f"{result.verdict} ({result.stats.get('seconds', 0):.1f}s)")
+        if time.perf_counter() - self.started > 1.0:  # a long run: every line, the first ones too
+            for held in self._held:
+                self._line(held)
+            self._held.clear()
+            self._line(line)
+        elif self.count == self.total:  # a run of a second or less: only its last line
+            self._line(line)
+        else:
+            self._held.append(line)
 
     def _line(self, text: str) -> None:
         """Progress is a courtesy: a closed or full stderr must not end the run and

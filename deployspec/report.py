@@ -23,7 +23,7 @@ def matrix(results: list[Result], declared: bool) -> str:
         cols = [max(len(p), 9) for p in props]
         head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
         lines = [f"model {model_name}", head, "-" * len(head)]
-        incomplete = False
+        unfinished: list[str] = []  # the command that finishes each incomplete proof
         notes: list[str] = []
         for v in variants:
             cells = []
@@ -35,7 +35,8 @@ def matrix(results: list[Result], declared: bool) -> str:
                     r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
                 ):
                     cell += "*"
-                    incomplete = True
+                    unfinished.append(f"deployspec check --model {model_name} --variant {v} "
+                                      f"--engine explore --property {p} --budget 120")
                 vacuous = sorted({k for r in rs if r.variant == v and r.property == p and r.verdict == "holds"
                                   for k in r.stats.get("vacuous", ())})
                 if verdict == "holds" and vacuous:
@@ -52,8 +53,10 @@ def matrix(results: list[Result], declared: bool) -> str:
                     cell += " !"
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))
-        if incomplete:
-            lines.append("* incomplete: a bound or budget stopped an exhaustive search first")
+        if unfinished:
+            lines.append("* incomplete: a bound or budget stopped an exhaustive search first; to finish it "
+                         "(a longer --budget, the same --bound options, or --workers):")
+            lines += [f"  {command}" for command in unfinished]
         lines += notes
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -73,3 +76,22 @@ def variants_table() -> str:
             lines.append(f"  {'':26} upstream: {v.upstream}")
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+def variants_json() -> dict:
+    """``variants --json``: every model's variants with what each declares."""
+    out = {}
+    for name in model_names():
+        model = get_model(name)
+        out[name] = {
+            "description": model.description,
+            "properties": [p.name for p in model.properties],
+            "variants": [
+                {"name": v.name, "summary": v.summary, "upstream": v.upstream,
+                 "declares": sorted(v.declares),
+                 "violates_beyond": {prop: {"why": where.why, "trace": where.trace} for prop, where in
+                                     sorted(getattr(v, "violates_beyond", {}).items())}}
+                for v in model.variants.values()
+            ],
+        }
+    return out

@@ -26,6 +26,67 @@ def test_variants_lists_declarations(capsys):
         assert name in out
 
 
+def test_variants_as_json_say_what_each_declares(capsys):
+    from deployspec.models import get_model
+
+    status, out, _ = run(capsys, "variants", "--json")
+    doc = json.loads(out)
+    assert status == 0 and set(doc) == {"capi", "slots"}
+    for name, model in doc.items():
+        for v in model["variants"]:
+            assert set(v["declares"]) == set(get_model(name).variant(v["name"]).declares)
+    pr3084 = next(v for v in doc["capi"]["variants"] if v["name"] == "capi-pr3084")
+    assert pr3084["violates_beyond"]["deployment_converges"]["trace"].endswith(".json")
+
+
+def test_check_json_says_what_was_expected_and_the_exit_status(capsys):
+    """A script reading --json needs no second source: each result says whether its
+    variant declares the property violated and, for the matrix, whether it agrees."""
+    status, out, _ = run(capsys, "check", "--model", "slots", "--property", "push_does_not_touch_production",
+                         "--engine", "explore", "--json")
+    doc = json.loads(out)
+    assert status == 0 and doc["exit_status"] == 0 and doc["matches_declarations"] is True
+    by_variant = {r["variant"]: r for r in doc["results"]}
+    assert by_variant["slots-webhook-tag"]["declared_violated"] is True
+    assert by_variant["slots-webhook-tag"]["verdict"] == "violated"
+    assert by_variant["slots-pipeline-tag"]["declared_violated"] is False
+    assert all(r["matches_declaration"] for r in doc["results"])
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-webhook-tag",
+                         "--property", "push_does_not_touch_production", "--engine", "explore", "--json")
+    doc = json.loads(out)
+    assert status == 1 and doc["exit_status"] == 1 and "matches_declarations" not in doc
+
+
+def test_replay_of_a_folder_replays_every_trace_in_it(capsys, tmp_path):
+    import shutil
+
+    (tmp_path / "sub").mkdir()
+    shutil.copy(SEED, tmp_path / "sub" / SEED.name)
+    (tmp_path / "notes.txt").write_text("not a trace")
+    status, out, _ = run(capsys, "replay", str(tmp_path))
+    assert status == 1 and out.count("reproduces on capi-2022") == 1
+    (tmp_path / "empty").mkdir()
+    status, _, err = run(capsys, "replay", str(tmp_path / "empty"))
+    assert status == 2 and "a folder with no trace files" in err
+
+
+def test_an_unknown_bound_lists_the_known_ones(capsys):
+    status, _, err = run(capsys, "check", "--model", "capi", "--bound", "max_deploys=3")
+    assert status == 2
+    assert "unknown configuration field(s): max_deploys (known: max_instances, max_deployments," in err
+
+
+def test_an_incomplete_proof_says_how_to_finish_it():
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    cut = Result("capi", "capi-safe", "deployment_converges", "explore", "holds", stats={"complete": False})
+    text = matrix([cut], declared=False)
+    assert "holds*" in text
+    assert ("  deployspec check --model capi --variant capi-safe --engine explore "
+            "--property deployment_converges --budget 120") in text
+
+
 def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022",
                          "--budget", "0.5", "--out", str(tmp_path), "--json")

@@ -42,6 +42,26 @@ def test_without_a_terminal_a_line_at_most_every_so_often(capsys):
                    "  capi-safe · p · explore: depth 4 · 300 states"]
 
 
+def test_without_a_terminal_a_long_run_says_every_result_the_first_ones_too(capsys, monkeypatch):
+    """Lines start after the first second; the results of that second are said
+    then, so a long run's log starts at [1/N]. A short run says only its last."""
+    from types import SimpleNamespace
+
+    clock = [0.0]
+    monkeypatch.setattr("deployspec.progress.time.perf_counter", lambda: clock[0])
+    result = SimpleNamespace(variant="v", property="p", engine="e", verdict="holds", stats={"seconds": 0.1})
+    with Progress(total=3) as p:
+        p.done(result)
+        clock[0] = 2.0
+        p.done(result)
+        p.done(result)
+    with Progress(total=2) as short:
+        short.done(result)
+        short.done(result)
+    err = [line.split()[0] for line in capsys.readouterr().err.splitlines()]
+    assert err == ["[1/3]", "[2/3]", "[3/3]", "[2/2]"]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="opens a pseudo-terminal (os.openpty, Linux)")
 def test_on_a_terminal_the_bar_goes_to_stderr_even_when_stdout_is_a_file(tmp_path):
     """``deployspec check > results.txt`` on a terminal: the bar, with the search's

@@ -61,5 +61,6 @@ def summary(result: Result) -> str:
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
     lines.append(f"  transitions by action: {moves}")
     if s["never_enabled"]:
-        lines.append(f"  never enabled: {', '.join(s['never_enabled'])}")
+        lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (refused wherever tried, or "
+                     "not offered: the model leaves out actions that would change nothing there)")
     return "\n".join(lines)

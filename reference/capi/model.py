@@ -51,7 +51,8 @@ class CapiConfig:
         known = {f.name for f in attrs.fields(cls)}
         unknown = set(data) - known
         if unknown:
-            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(f.name for f in attrs.fields(cls))})")
         data = dict(data)
         for name, value in data.items():
             if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):

@@ -61,7 +61,8 @@ class SlotsConfig:
         known = {f.name: f for f in attrs.fields(cls)}
         unknown = set(data) - set(known)
         if unknown:
-            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))}")
+            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(known)})")
         for name, value in data.items():
             want = bool if known[name].type in (bool, "bool") else int
             if not isinstance(value, want) or (want is int and isinstance(value, bool)):
