@@ -300,6 +300,9 @@ def covers(bounds: dict, config: dict) -> bool:
         elif needed is None:
             if have is not None:
                 return False
+        elif isinstance(needed, (str, bool)):  # a choice (a start, a setting), not a size
+            if have != needed:
+                return False
         elif have is not None and not (isinstance(have, int) and have >= needed):
             return False
     return True

@@ -14,6 +14,7 @@ import argparse
 import atexit
 import json
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -95,6 +96,8 @@ def _bound(text: str) -> tuple[str, object]:
     try:
         return name, json.loads(value)
     except json.JSONDecodeError:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", value):  # a bare word is a string: start=release
+            return name, value
         raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {_quoted(value)}") from None
     except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
         from deployspec.contract.protocol import unreadable

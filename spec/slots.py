@@ -46,6 +46,8 @@ def production_runs_only_released_images(released, step: Step):
     cobalt #316 scenarios 2, 3 and 4: a crash retry, a restart or scale-out, or a
     first start re-resolves a mutable tag and "it is deployed unexpectedly to production".
     """
+    if step.index == 0:  # what production ran before the first step was released by whoever set it up
+        released = released | digests(step.before, "production")
     if step.rejected is None:
         if step.action["type"] == "set_image" and step.action["slot"] == "production":
             released = released | digests(step.after, "production")

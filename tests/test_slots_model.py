@@ -183,3 +183,69 @@ def test_config_round_trips():
 def test_bad_slot_name_is_a_one_line_action_error():
     with pytest.raises(ValueError, match="slot must be production or staging, got 'prod'"):
         SLOTS.action({"type": "set_image", "slot": "prod"})
+
+
+def test_the_single_region_start_puts_both_slots_on_the_release_tag():
+    """cobalt c4127bad73 appdev.tf: both slots on :release, built by the template itself."""
+    state = initial_state(SlotsConfig(start="release", instances=2))
+    obs = observe(state)
+    for slot in ("production", "staging"):
+        assert obs["slots"][slot]["image"] == {"tag": "release"}
+        assert [i["digest"] for i in obs["slots"][slot]["instances"]] == [0, 0]
+    assert obs["registry"]["tags"] == {"release": 0}
+    assert SlotsConfig.from_json({"start": "release"}).start == "release"
+    with pytest.raises(ValueError, match="start must be one of empty, release"):
+        SlotsConfig.from_json({"start": "full"})
+
+
+def test_the_immutable_design_needs_terraform_to_leave_no_mutable_tag():
+    """From the single-region start production keeps :release until the first
+    release: push, swap, swap back ends on the new build. From the empty start
+    (the isolated-service template) the same property is proven."""
+    from deployspec.engines.explore import explore_config, search
+    from deployspec.models import get_model
+
+    model = get_model("slots")
+    prop = model.property("rollback_restores_previous")
+    config = explore_config(model, model.variant("slots-pipeline-immutable"))
+    assert config.start == "empty"
+    held = search(model, "slots-pipeline-immutable", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert held.verdict == "holds" and held.stats["complete"]
+    broken = search(model, "slots-pipeline-immutable", prop, budget=60, seed=0, out_dir=None,
+                    config=attrs.evolve(config, start="release"))
+    assert broken.verdict == "violated" and broken.trace_length == 3
+    assert [s["action"]["type"] for s in broken.trace["steps"]] == ["push", "swap", "swap"]
+
+
+@pytest.mark.parametrize("name", ["slots-webhook-tag", "slots-pipeline-tag"])
+def test_the_tag_designs_break_what_they_declare_from_either_start(name):
+    """Both cobalt templates at c4127bad73 share the module; where they leave the
+    slots (no content, or both on :release) does not change the tag designs' verdicts."""
+    from deployspec.engines.explore import explore_config, search
+    from deployspec.models import get_model
+
+    model = get_model("slots")
+    variant = model.variant(name)
+    config = attrs.evolve(explore_config(model, variant), start="release")
+    verdicts = {p.name: search(model, name, p, budget=60, seed=0, out_dir=None, config=config).verdict
+                for p in model.properties}
+    assert {p for p, v in verdicts.items() if v == "violated"} == set(variant.declares)
+
+
+def test_production_runs_what_it_ran_at_the_start_without_a_release():
+    """What Terraform put in production counts as released: a first step that
+    changes nothing there is no violation."""
+    from deployspec.spec.core import Monitor, Step
+
+    from deployspec.models import get_model
+
+    model = get_model("slots")
+    state = initial_state(SlotsConfig(start="release", instances=1))
+    after = VARIANTS["slots-pipeline-tag"].step(state, Validate())
+    step = Step(0, Validate().to_json(), "user", None, observe(state), observe(after))
+    assert Monitor((model.property("production_runs_only_released_images"),)).advance(step) is None
+    restarted = VARIANTS["slots-pipeline-tag"].step(VARIANTS["slots-pipeline-tag"].step(after, Push(True)),
+                                                    Restart("production"))
+    later = Step(1, Restart("production").to_json(), "user", None, observe(after), observe(restarted))
+    m = Monitor((model.property("production_runs_only_released_images"),))
+    assert m.advance(step) is None and m.advance(later) is not None  # the pushed d1 was never released

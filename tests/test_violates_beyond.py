@@ -61,6 +61,10 @@ def test_covers_compares_sizes_options_and_depth():
                       config)
     assert not covers({"max_deployments": 3, "max_in_flight": [1], "canary_plans": [], "max_depth": 20},
                       config)
+    # a choice is covered only by the same choice (a start, a setting), never by "more"
+    assert covers({"start": "release", "ci_sticky": True}, {"start": "release", "ci_sticky": True})
+    assert not covers({"start": "empty"}, {"start": "release"})
+    assert not covers({"ci_sticky": True}, {"ci_sticky": False})
 
 
 def _result(variant: str, prop: str, verdict: str, **stats) -> Result:

@@ -23,7 +23,10 @@ from .state import (
     DOCKER_ENABLE_CI,
     EMPTY,
     PRODUCTION,
+    RELEASE,
+    RUNNING,
     STAGING,
+    Image,
     Instance,
     Registry,
     Site,
@@ -47,6 +50,8 @@ class SlotsConfig:
     ci_sticky: bool = False
     #: platform steps allowed for the settle phase
     settle_steps: int = 20
+    #: how Terraform leaves the app before the pipeline's first step (``STARTS``)
+    start: str = "empty"
 
     #: the bounds ``--engine explore`` uses unless a variant sets them: every state
     #: within them is visited in seconds (3,108 states for slots-pipeline-immutable),
@@ -54,7 +59,10 @@ class SlotsConfig:
     EXPLORE: ClassVar[dict[str, Any]] = {"instances": 1, "max_instances": 2, "max_pushes": 3}
 
     def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        out = attrs.asdict(self)
+        if self.start == "empty":  # as in every trace saved before there was a choice
+            del out["start"]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SlotsConfig:
@@ -64,6 +72,10 @@ class SlotsConfig:
             raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
                              f"(known: {', '.join(known)})")
         for name, value in data.items():
+            if name == "start":
+                if value not in STARTS:
+                    raise ValueError(f"start must be one of {', '.join(STARTS)}, got {value!r}")
+                continue
             want = bool if known[name].type in (bool, "bool") else int
             if not isinstance(value, want) or (want is int and isinstance(value, bool)):
                 raise ValueError(f"{name} must be {'true or false' if want is bool else 'an integer'}")
@@ -77,19 +89,33 @@ class SlotsConfig:
         return config
 
 
+#: the starts Terraform leaves (``SlotsConfig.start``), from cobalt c4127bad73 (PR #324):
+#: ``empty``: both slots created with no content (``linux_fx_version = "DOCKER"``),
+#: nothing in the registry: the isolated-service template (``ase.tf``: ``image = ""``);
+#: ``release``: both slots on ``:release``, which the template's own ``az acr build``
+#: pushed (a healthy d0, running everywhere): the single-region template (``appdev.tf``).
+#: (Before PR #324, 242e0a9a76 ``main.tf`` created production on ``:release`` with
+#: DOCKER_ENABLE_CI and the webhook: not a start here; that design sets them with
+#: production's first ``set_image``.)
+STARTS = ("empty", "release")
+
+
 def initial_state(config: SlotsConfig) -> SlotsState:
-    """Both slots just created with no content (``linux_fx_version = "DOCKER"``) and
-    nothing in the registry: as cobalt's isolated-service template creates them at
-    c4127bad73 (``ase.tf`` passes ``image = ""``). Not every template does: before
-    PR #324 (242e0a9a76 ``main.tf``) production is created on ``:release`` with
-    DOCKER_ENABLE_CI and the webhook, and the single-region template at c4127bad73
-    (``appdev.tf``) puts both slots on ``:release``. Those starts are not modelled;
-    slots-pipeline-immutable's proof depends on this one (docs/findings.md)."""
+    """The app as Terraform leaves it (``config.start``, see ``STARTS``)."""
+    sticky = (DOCKER_ENABLE_CI,) if config.ci_sticky else ()
+    if config.start == "release":
+        running = tuple(Instance(0, RUNNING) for _ in range(config.instances))
+        return SlotsState(
+            registry=Registry(digests=(True,), tags=((RELEASE, 0),)),
+            sites=(Site("A", Image(tag=RELEASE), instances=running),
+                   Site("B", Image(tag=RELEASE), instances=running)),
+            slot_setting_names=sticky,
+        )
     empty = tuple(Instance(None, EMPTY) for _ in range(config.instances))
     return SlotsState(
         registry=Registry(),
         sites=(Site("A", instances=empty), Site("B", instances=empty)),
-        slot_setting_names=(DOCKER_ENABLE_CI,) if config.ci_sticky else (),
+        slot_setting_names=sticky,
     )
 
 

@@ -81,6 +81,8 @@ class SlotsVariant:
     terraform_webhook: bool
     doc: str = ""
     model: str = "slots"
+    #: per-variant configuration for the engines (evolves the model's SlotsConfig)
+    config: dict = attrs.field(factory=dict, eq=False)
     #: properties it violates only beyond the default search (none known; see CapiVariant)
     violates_beyond: dict[str, Beyond] = attrs.field(factory=dict, eq=False, validator=not_declared)
 
@@ -185,10 +187,10 @@ SLOTS_PIPELINE_IMMUTABLE = attrs.evolve(
         "cannot move makes every pull land the same image, so restarts, retries, "
         "scale-outs and the swap's restarts cannot change what a slot runs. It needs "
         "Terraform to create the slots without a mutable reference (the isolated-service "
-        "template's image = \"\", the model's start): from the single-region template's "
-        "start, both slots on :release, the first swap parks that content in staging and "
-        "swapping back pulls the moved tag, so rollback_restores_previous breaks (a "
-        "review's reading, session 8; that start is not modelled)."
+        "template's image = \"\", start=empty): from the single-region template's start "
+        "(start=release, both slots on :release) production keeps the moving tag until "
+        "the first release, and a push then reaches it through any restart, scale-out or "
+        "swap, which breaks four properties (docs/findings.md)."
     ),
 )
 
