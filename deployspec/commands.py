@@ -60,8 +60,8 @@ def cmd_check(args) -> int:
         for r in results:
             if id(r) in shown_ids:
                 print(render(r.trace))
-                print(f"saved: {r.counterexample}" if r.counterexample else
-                      "(use --out DIR to save this counterexample)")
+                if r.counterexample:
+                    print(f"saved: {r.counterexample}")
                 print()
             elif r.engine == "z3" and r.message and r.verdict not in ("n/a", "violated"):
                 print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")  # bounded proofs, unconfirmed
@@ -70,6 +70,8 @@ def cmd_check(args) -> int:
                                     if r.counterexample and r.counterexample not in on_screen))
         if hidden:
             print(f"also saved (a longer trace of a cause shown above): {', '.join(hidden)}")
+        if shown and not args.out:
+            print("(use --out DIR to save the counterexamples)")
         for r in results:
             if "other_causes" in r.stats:
                 causes = sorted({o.cause for o in results if (o.variant, o.property) == (r.variant, r.property)

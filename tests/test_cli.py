@@ -359,9 +359,13 @@ def test_sigterm_stops_check_and_its_search_processes():
 
     proc = _deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
                        "--jobs", "2", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(3)  # the pool is busy
-    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True,
-                              check=False).stdout.split()
+    children: list[str] = []
+    deadline = time.monotonic() + 60  # until the pool has started (slow on a busy machine)
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True,
+                                  check=False).stdout.split()
+    time.sleep(1)  # the pool is busy
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 130
     assert proc.stderr.read().rstrip().endswith("deployspec: interrupted")

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +78,11 @@ SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
     ((*SAFE, "--deployspec-out", "{tmp}/a-file/found"), "--deployspec-out {tmp}/a-file/found: cannot create"),
     ((*SAFE, "--deployspec-exec", "true"), "--deployspec-exec and --deployspec-python exclude each other"),
     (("--deployspec-python", "no-colon"), "--deployspec-python 'no-colon': expected MODULE:FACTORY"),
+    # was: one failure per test
+    (("--deployspec-python", "nosuch.mod:f"), "--deployspec-python nosuch.mod:f: no module named 'nosuch' ("),
+    (("--deployspec-python", "deployspec.contract.examples:nope"),
+     "--deployspec-python deployspec.contract.examples:nope: module deployspec.contract.examples has no 'nope'"),
+    (("--deployspec-python", "/tmp/x.py:f"), "did you mean --deployspec-python x:f with PYTHONPATH=/tmp?"),
 ])
 def test_a_bad_option_is_one_usage_error_before_any_test(tmp_path, args, message):
     (tmp_path / "a-file").write_text("")
@@ -85,13 +92,22 @@ def test_a_bad_option_is_one_usage_error_before_any_test(tmp_path, args, message
     assert "Traceback" not in r.stdout + r.stderr and "test_contract[" not in r.stdout
 
 
-def test_an_unknown_factory_fails_each_test_in_one_line(tmp_path):
-    r = pytest_run(tmp_path, "--deployspec-python", "deployspec.contract.examples:nope", "-k",
-                   "single_active_deployment")
-    assert r.returncode == 1
-    assert "\n--deployspec-python deployspec.contract.examples:nope: module deployspec.contract.examples " \
-           "has no 'nope'\n" in r.stdout
+def test_a_module_that_fails_to_import_fails_each_test_in_one_line(tmp_path):
+    """Not a usage error: the module is there, the implementation failed (a fault at start)."""
+    (tmp_path / "breaks_on_import.py").write_text("raise RuntimeError('no database')\n")
+    r = pytest_run(tmp_path, "--deployspec-python", "breaks_on_import:f", "-k", "single_active_deployment")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "\nimplementation fault at start: importing breaks_on_import raised RuntimeError: no database\n" \
+        in r.stdout
     assert "Traceback" not in r.stdout and "UsageError" not in r.stdout
+
+
+def test_the_documented_commands_run_the_contract_tests_only():
+    """``--pyargs deployspec.stateful_tests`` would also run the models' own machine tests."""
+    docs = (Path(__file__).parents[1] / "docs" / "contract.md").read_text()
+    commands = re.findall(r"^pytest --pyargs (\S+)", docs, re.MULTILINE)
+    assert commands and set(commands) == {"deployspec.stateful_tests.test_contract"}
+    assert "pytest-xdist" in docs[docs.index("## In pytest"):]
 
 
 def test_a_fault_while_shortening_a_trace_shows_the_fault_and_the_violation(tmp_path):

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import signal
 import sys
 import threading
 
 from deployspec.models import UsageError, get_model
 
+#: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
+DEFAULT_TIMEOUT = 10.0
+
 
 def add_parsers(sub, seconds, nonneg_int) -> None:
+    from deployspec.cli import _bound as bound  # check's parser: the same syntax and messages
+
     c = sub.add_parser(
         "contract", help="check another implementation against the spec (and a reference)",
         description="Run the model's machines against an implementation. Exit status: 0 every "
@@ -30,14 +36,23 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
                    help="also check conformance: observations equal this variant's after each step")
     c.add_argument("--property", action="append", metavar="NAME",
                    help="only these checks (repeatable; conforms_to_VARIANT names the conformance check)")
-    c.add_argument("--budget", type=seconds, default=2.0, metavar="SECONDS",
-                   help="search time per check (default 2; the first 100 examples always run), "
-                        "after the sweep of every first step (once per run)")
-    c.add_argument("--examples", type=nonneg_int, metavar="N",
-                   help="exactly one round of N examples per check instead of --budget (for CI), "
-                        "after the sweep of every first step")
+    # one or the other: with --examples the search ignores the clock
+    amount = c.add_mutually_exclusive_group()
+    amount.add_argument("--budget", type=seconds, default=2.0, metavar="SECONDS",
+                        help="search time per check (default 2; the first 100 examples always run), "
+                             "after the sweep of every first step (once per run)")
+    amount.add_argument("--examples", type=nonneg_int, metavar="N",
+                        help="instead of --budget: at most N valid examples per check (Hypothesis's "
+                             "max_examples), the same on any machine for a --seed (for CI). The examples "
+                             "column counts every example run, so it can show more: those Hypothesis "
+                             "abandons as invalid (they do not count toward N) and the shrinking of a "
+                             "violation. The sweep of every first step comes before, once per run")
+    c.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
+                   help="change one bound of the configuration sent in every reset (repeatable), e.g. "
+                        "'canary_plans=[]'; it starts from --reference's own configuration, else the "
+                        "model's default (shown in the summary)")
     c.add_argument("--seed", type=nonneg_int, default=0)
-    c.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
+    c.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="longest wait for one reply, or one call of a --python object (default 10)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--name", default="implementation",
@@ -53,7 +68,7 @@ def add_replay_options(r, seconds) -> None:
     how = r.add_mutually_exclusive_group()
     how.add_argument("--exec", dest="exec_", metavar="COMMAND", help="replay against this program")
     how.add_argument("--python", metavar="MODULE:FACTORY", help="replay against this Python object")
-    r.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
+    r.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="longest wait for one reply, or one call of a --python object (default 10)")
 
 
@@ -111,18 +126,20 @@ def cmd_contract(args) -> int:
         raise UsageError("--examples must be at least 1")
     model = get_model(args.model)
     target = target_of(args)
-    config = harness.config_for(model, args.reference)
+    bounds = dict(args.bound) if args.bound else None
+    config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
         writable_dir(args.out)
     with sigterm_interrupts(), Progress(total=len(checks)) as progress:
         run = harness.run(model, target, reference=args.reference, properties=args.property,
                           budget=args.budget, max_examples=args.examples, seed=args.seed,
-                          out_dir=args.out, timeout=args.timeout,
+                          out_dir=args.out, timeout=args.timeout, bounds=bounds,
                           on_start=progress.start, on_result=progress.done)
     if args.json:
         print(json.dumps({
             "model": model.name, "target": {target.kind: target.spec, "name": target.name},
+            "config": run.config.to_json(),
             "results": [r.to_json() for r in run.results],
             "fault": None if run.fault is None else {
                 "where": run.fault.where, "checking": run.fault.checking,
@@ -135,15 +152,35 @@ def cmd_contract(args) -> int:
                 print(render(r.trace))
                 if r.property.startswith(PREFIX):
                     print(divergence_report(r.trace))
-                print(f"saved: {r.counterexample}" if r.counterexample else
-                      "(use --out DIR to save this counterexample)")
+                if r.counterexample:
+                    print(f"saved: {r.counterexample}")
+                    print(f"replay: {replay_command(r.counterexample, target, args.timeout)}")
                 print()
         print(summary(run))
+        if any(r.verdict == "violated" and not r.counterexample for r in run.results):
+            print("(use --out DIR to save the counterexamples)")
     if run.fault is not None:
         print(f"deployspec: {run.fault.line()}", file=sys.stderr)
         if run.fault.history:
             print(f"  steps since reset: {', '.join(run.fault.history)}", file=sys.stderr)
     return run.exit_status
+
+
+def replay_command(path: str, target, timeout: float) -> str:
+    """The command that replays a saved counterexample on the same implementation
+    (to paste once it is fixed: exit status 0 when the trace no longer reproduces)."""
+    from deployspec.text import escaped
+
+    argv = ["deployspec", "replay", path, f"--{target.kind}", target.spec]
+    if timeout != DEFAULT_TIMEOUT:  # a slow implementation needs it on replay too
+        argv += ["--timeout", f"{timeout:g}"]
+    return escaped(shlex.join(argv))
+
+
+def config_text(config) -> str:
+    """Every bound of a configuration, each value as ``--bound`` takes it (JSON):
+    what the search offered, so also what it never tried (``canary_plans=[]``)."""
+    return ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in config.to_json().items())
 
 
 def summary(run) -> str:
@@ -157,7 +194,8 @@ def summary(run) -> str:
     head = ("check", "verdict", "examples", "steps", "steps/s")
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     fmt = "  ".join(f"{{:{w}}}" for w in widths)
-    lines = [f"contract {run.model} · {run.target.describe()}", fmt.format(*head),
+    lines = [f"contract {run.model} · {run.target.describe()}", f"config: {config_text(run.config)}",
+             fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
     verdict = {0: "every check holds", 1: "VIOLATED: see the counterexample(s) above",

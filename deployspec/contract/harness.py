@@ -19,6 +19,7 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -138,6 +139,8 @@ class Connection:
 class ContractRun:
     model: str
     target: Target
+    #: the configuration sent in every reset (``config_for``)
+    config: Any = None
     results: list[Result] = attrs.field(factory=list)
     fault: ImplementationFault | None = None
 
@@ -167,8 +170,25 @@ def plan_checks(model, reference: str | None, properties: list[str] | None, conf
     return out
 
 
-def config_for(model, reference: str | None):
-    return model.default_config(model.variant(reference) if reference else None)
+def config_for(model, reference: str | None, bounds: dict | None = None):
+    """The configuration sent in every reset: the reference variant's own (the one
+    its declared verdicts hold under; conformance asks for exactly what it offers),
+    else the model's default; ``bounds`` (``--bound NAME=VALUE``) change some of it,
+    judged as ``check`` judges them (``check.configure``), so a run can search wider
+    (canaries) or narrower (leave out what the implementation does not support)."""
+    config = model.default_config(model.variant(reference) if reference else None)
+    if not bounds:
+        return config
+    current = config.to_json()
+    for name, value in bounds.items():
+        was = current.get(name)
+        if was is not None and value is not None and type(value) is not type(was):
+            raise UsageError(f"--bound {name}: expected {type(was).__name__} like {json.dumps(was)}, "
+                             f"got {json.dumps(value)}")
+    try:
+        return model.config_from_json(current | bounds)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--bound: {exc}") from None
 
 
 def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int,
@@ -176,7 +196,9 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     """One property against the implementation; the counterexample saved under ``out_dir``.
 
     ``budget`` in seconds (rounds of examples, as ``check``), or ``max_examples``
-    for exactly one round. Raises :class:`ImplementationFault`.
+    for one round of at most that many valid examples (Hypothesis's
+    ``max_examples``: the invalid ones and the shrinking of a violation come on top,
+    and ``stats["examples"]`` counts them all). Raises :class:`ImplementationFault`.
     """
     from deployspec.engines import hypothesis_engine as engine
 
@@ -285,12 +307,13 @@ def _from_sweep(conn: Connection, prop, config, seed: int, shrink) -> tuple[Resu
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,
-        budget: float = 2.0, max_examples: int | None = None, seed: int = 0, out_dir: str | None = None, timeout: float = 10.0,
+        budget: float = 2.0, max_examples: int | None = None, seed: int = 0, out_dir: str | None = None,
+        timeout: float = 10.0, bounds: dict | None = None,
         on_start: Callable[[str], None] = lambda label: None,
         on_result: Callable[[Result], None] = lambda r: None) -> ContractRun:
-    config = config_for(model, reference)
+    config = config_for(model, reference, bounds)
     checks = plan_checks(model, reference, properties, config)
-    run = ContractRun(model.name, target)
+    run = ContractRun(model.name, target, config)
     try:
         conn = Connection(target, model, timeout=timeout)
     except ImplementationFault as fault:

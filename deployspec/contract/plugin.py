@@ -1,8 +1,10 @@
 """The pytest plugin (entry point ``pytest11``): contract tests from the pytest command line.
 
-    pytest --pyargs deployspec.stateful_tests --deployspec-exec "node server.js" [-n auto]
+    pytest --pyargs deployspec.stateful_tests.test_contract --deployspec-exec "node server.js" [-n auto]
 
-``stateful_tests/test_contract.py`` has one test per check of the model
+(the module, not the package ``deployspec.stateful_tests``: that would also run
+the models' own machine tests; ``-n`` needs pytest-xdist, which deployspec does
+not depend on). ``stateful_tests/test_contract.py`` has one test per check of the model
 (``conforms_to_<reference>`` and every spec property), each searching with the
 Hypothesis machine against the implementation. Without ``--deployspec-exec`` or
 ``--deployspec-python`` those tests are skipped at once. Each pytest-xdist
@@ -16,6 +18,8 @@ misconfigured CI run is one usage error, not a silent skip or a failure per test
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -73,6 +77,8 @@ def pytest_configure(config) -> None:
     option = f"--deployspec-{kind}"
     try:
         harness.Target(kind, opt(option))
+        if kind == "python":
+            _find_factory(opt(option))
         option = "--deployspec-model"
         model = get_model(opt(option))
         option = "--deployspec-reference"
@@ -81,9 +87,29 @@ def pytest_configure(config) -> None:
         if opt(option) is not None:
             writable_dir(opt(option))
     except UsageError as exc:
-        text = str(exc)  # the CLI's words name its own options (--exec, --out): name ours
-        raise pytest.UsageError(f"--deployspec-{text[2:]}" if text.startswith("--") else f"{option}: {text}") \
-            from None
+        text = ours(str(exc))
+        raise pytest.UsageError(text if text.startswith("--") else f"{option}: {text}") from None
+
+
+def ours(text: str) -> str:
+    """A CLI message in the plugin's words: the CLI's options (--exec, --python, --out,
+    also in a hint) named as ours."""
+    return re.sub(r"(?<![\w-])--(exec|python|out)\b", r"--deployspec-\1", text)
+
+
+def _find_factory(spec: str) -> None:
+    """Import MODULE and look FACTORY up now, as the CLI does before any check: a
+    name not found is one usage error, not one failure per test. A module that
+    fails to import is the implementation's fault: each test reports it."""
+    from deployspec.adapter import ImplementationError
+    from deployspec.contract.python_adapter import STARTUP_TIMEOUT, load_factory, release_alarm
+
+    try:
+        load_factory(spec, STARTUP_TIMEOUT)
+    except ImplementationError:
+        pass
+    finally:
+        release_alarm()
 
 
 def pytest_generate_tests(metafunc) -> None:
@@ -134,7 +160,7 @@ class ContractSession:
             except ImplementationFault as exc:
                 fault = exc.line()
             except UsageError as exc:  # MODULE or FACTORY not found (pytest.exit in an xdist worker: INTERNALERROR)
-                fault = str(exc).replace("--python ", "--deployspec-python ", 1)
+                fault = ours(str(exc))
             else:
                 return self._conn
             pytest.fail(fault, pytrace=False)

@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -82,6 +83,8 @@ def split_spec(spec: str) -> tuple[str, str]:
 def load_factory(spec: str, timeout: float | None = None) -> Callable[[], Any]:
     """``MODULE:FACTORY`` → the callable; a bad name is a usage error, a failing import a fault."""
     module_name, attr = split_spec(spec)
+    if module_name.startswith(".") or "/" in module_name or os.sep in module_name:  # a path: no import can work
+        raise not_found(spec, module_name)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # as `python -m` would: modules beside the user come first
     try:
@@ -89,7 +92,7 @@ def load_factory(spec: str, timeout: float | None = None) -> Callable[[], Any]:
                       timeout=timeout, passing=ModuleNotFoundError)
     except ModuleNotFoundError as exc:
         if exc.name and f"{module_name}.".startswith(f"{exc.name}."):  # the module itself, not a dependency
-            raise UsageError(f"--python {spec}: no module named {exc.name!r}") from None
+            raise not_found(spec, exc.name) from None
         raise ImplementationError(f"importing {module_name} raised {describe(exc)}") from None
     try:
         factory = getattr(module, attr)
@@ -98,6 +101,25 @@ def load_factory(spec: str, timeout: float | None = None) -> Callable[[], Any]:
     if not callable(factory):
         raise UsageError(f"--python {spec}: {attr} is not callable")
     return factory
+
+
+def not_found(spec: str, missing: str) -> UsageError:
+    """The usage error for a module not found, saying what MODULE must be, and for a
+    file name or a path the module name meant: ``--python`` imports a module (so its
+    own imports work as in the user's code); it does not run a file."""
+    module_name, attr = split_spec(spec)
+    hint = "MODULE is a module name importable from the current directory or PYTHONPATH, without .py or a path"
+    stem = module_name.removesuffix(".py")
+    folder, _, name = stem.replace(os.sep, "/").rpartition("/")
+    parts = [p for p in folder.split("/") if p not in ("", ".")]
+    if os.path.isabs(stem) or ".." in parts:  # elsewhere: that folder on the path
+        meant = name
+        where = f" with PYTHONPATH={shlex.quote(folder or '/')}"
+    else:  # beside the user: a package path
+        meant, where = ".".join([*parts, name]), ""
+    if meant != module_name and all(p.isidentifier() for p in meant.split(".")):
+        hint += f": did you mean --python {meant}:{attr}{where}?"
+    return UsageError(f"--python {spec}: no module named {missing!r} ({hint})")
 
 
 def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None) -> Any:
