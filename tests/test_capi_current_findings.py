@@ -156,3 +156,20 @@ def test_finish_later_is_offered_only_where_the_bounds_open_the_window():
     closed = attrs.evolve(current, finish_window=False)
     assert not any(getattr(a, "finish_later", ()) for a in model.candidate_actions(obs, closed))
     assert not model.default_config(model.variant("capi-safe")).finish_window
+
+
+def test_the_down_scaler_counts_a_zeroed_canary_and_takes_the_original_instead():
+    """[reading] actions/scale.rb at 3bbba90: the down-scaler works on the web
+    processes as loaded before the superseded canary's process was zeroed, so it
+    takes the instance it thinks the canary gives up from the serving original."""
+    from deployspec.reference.capi import VARIANTS
+
+    def run(name):
+        v = VARIANTS[name]
+        state = get_model("capi").initial_state(None)
+        for action in (Push(1), Runtime(0), Deploy(strategy="canary"), Runtime(1), Tick(), Deploy(), Tick()):
+            state = v.step(state, action)
+        return {p.id: p.instances for p in state.processes}
+
+    assert run("capi-current") == {0: (), 1: (), 2: ("STARTING",)}  # nothing routable
+    assert any("RUNNING" in instances for instances in run("capi-safe").values())

@@ -161,8 +161,10 @@ FIXTURES = [
             action=Tick(reports_unavailable=(0,))),
     Fixture(SCALE_SPEC, "when there is an interim deployment that has been SUPERSEDED "
             "(CANCELED) / scales the canceled web process to zero",
+            # P1 0 is the spec's; P0 5 is derived: the down-scaler counts P1's instance
+            # as it read it before the clean-up (docs/upstream/cloud-controller.md 4.3)
             app([proc(0, 6), proc(1, 1), proc(2, 0)], [canceled_superseded(0, 1), dep(1, 2)]),
-            {0: 6, 1: 0, 2: 1}),
+            {0: 5, 1: 0, 2: 1}),
     # ---- updater_spec.rb (#scale with Finalize, #canary) ---------------------
     Fixture(UPDATER_SPEC, "#scale / when the deployment process has reached "
             "original_web_process_instance_count / finalizes the deployment",

@@ -16,9 +16,15 @@ deploying process's routable / starting / unhealthy counts:
   and sets the deploying process to ``min(r + M, I)``;
 * finished once the deploying process has ``n >= I`` and ``r >= I``.
 
-Nothing is written unless one of the two scalers can act. Counts are fresh:
-the upstream down-scaler may read the canceled processes' counts cached before
-they were zeroed (docs/upstream/cloud-controller.md §4.3, untested); the model does not.
+Nothing is written unless one of the two scalers can act. The down-scaler's
+counts are stale (``stale_counts``, capi-current): ``Scale#call`` loads and locks
+the web processes through ``app`` before ``ScaleDownCanceledProcesses`` zeroes the
+canceled ones through other objects, and ``DownScaler`` works on the first ones
+(the same ``app``), so it counts the zeroed instances as still there and writes
+with Sequel's ``save_changes`` (only columns that differ from its copy): a
+reduction it thinks the canceled process absorbs is taken from the older ones,
+and a count it writes over a zeroed process revives it (a reading of the code at
+3bbba90, no upstream test covers it).
 """
 
 from __future__ import annotations
@@ -99,6 +105,26 @@ def _scale_down_in_order(state: CapiState, old: list[Process], keep: int) -> Cap
     return state
 
 
+def scale_down_with_stale_counts(state: CapiState, read: list[Process], keep: int) -> CapiState:
+    """``DownScaler#scale_down`` oldest first over ``read``, the copies of the old
+    processes loaded before the clean-up, writing into ``state``: a count equal to
+    the copy's is not written (``save_changes``), any other one is, over whatever
+    the clean-up wrote; a process taken to 0 is destroyed unless it is the original."""
+    reduce = sum(p.desired for p in read) - keep
+    if reduce <= 0:
+        return state
+    original = state.oldest_process
+    for p in read:
+        now = state.process(p.id)
+        if reduce < p.desired:
+            if reduce:  # p.desired - reduce differs from the copy: written
+                state = state.with_process(now.scaled_to(p.desired - reduce))
+            return state
+        reduce -= p.desired
+        state = scale_down_old_process(state, now, original) if p.desired or now.id != original.id else state
+    return state
+
+
 def scale_down_old_process(state: CapiState, process: Process, original: Process) -> CapiState:
     """``ScaleDownOldProcess`` to 0: the original web process stays (at 0), an interim one goes."""
     if process.id == original.id:
@@ -115,10 +141,12 @@ def scale(
     interim: int,
     scale_down: DownScale = scale_down_oldest_first,
     cleanup: Callable[[CapiState, Deployment], CapiState] = zero_canceled_superseded,
+    stale_counts: bool = False,
 ) -> tuple[CapiState, bool]:
     """``Scale#call``: the new state and whether the deploying process is finished.
 
-    ``cleanup`` is ``ScaleDownCanceledProcesses``, run once the step writes."""
+    ``cleanup`` is ``ScaleDownCanceledProcesses``, run once the step writes;
+    ``stale_counts``: the down-scaler works on the counts read before it (oldest first)."""
     if not reports:
         # The summary is read before the transaction; when Diego cannot answer,
         # the step raises (or returns false) and nothing is written.
@@ -133,6 +161,7 @@ def scale(
         interim=interim,
         scale_down=scale_down,
         before_down=lambda s: cleanup(s, deployment),
+        stale_counts=stale_counts,
     )
 
 
@@ -145,6 +174,7 @@ def scale_process(
     interim: int,
     scale_down: DownScale,
     before_down: Callable[[CapiState], CapiState] = lambda s: s,
+    stale_counts: bool = False,
 ) -> tuple[CapiState, bool]:
     """The body of ``Scale#call`` for one growing process and the others."""
     deploying = state.process(deploying_id)
@@ -158,7 +188,11 @@ def scale_process(
     if not up and not down:
         return state, False
     cleaned = before_down(state)
-    if cleaned is not state:  # the clean-up wrote: count again
+    if cleaned is not state and stale_counts:  # the down-scaler goes on with what it read
+        if down:
+            cleaned = scale_down_with_stale_counts(cleaned, old_processes(state, deploying_id), keep)
+        state, down = cleaned, False
+    elif cleaned is not state:  # the clean-up wrote: count again
         state, down = cleaned, old_instances(cleaned, deploying_id) > keep
     if down:
         state = scale_down(state, deploying_id, keep)

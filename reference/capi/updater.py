@@ -269,6 +269,7 @@ def scale_step(
         interim=desired_web_instances(deployment),
         scale_down=variant.scale_down,
         cleanup=variant.cleanup,
+        stale_counts=variant.down_counts_stale,
     )
     if finished:
         if not finish:
@@ -291,6 +292,7 @@ def canary_step(
         interim=canary,
         scale_down=variant.scale_down,
         cleanup=variant.cleanup,
+        stale_counts=variant.down_counts_stale,
     )
     if finished:
         if not finish:

@@ -42,6 +42,9 @@ class CapiVariant:
     #: a finished scale step commits before Finalize or the PAUSED write run
     #: (capi-current, since PR #4212), so ``tick(finish_later=…)`` opens that window
     finish_after_commit: bool = False
+    #: the down-scaler counts the older processes as read before the canceled ones
+    #: were zeroed (capi-current, ``actions/scale.rb``; see ``scaling``)
+    down_counts_stale: bool = False
     cancel_step: Step = updater.cancel_step_scale_then_destroy
     doc: str = ""
     model: str = "capi"
@@ -237,6 +240,7 @@ CAPI_CURRENT = attrs.evolve(
     scale_step=updater.scale_or_canary_step,
     cancel_step=updater.cancel_step_destroy_then_scale,
     finish_after_commit=True,
+    down_counts_stale=True,
     # owic 1 or 2 is where a superseded or canceled deployment loses the app: keeping
     # push/scale small makes a 100-example round find it (issue 3's checker budget).
     config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "max_instances": 2,
@@ -283,6 +287,7 @@ CAPI_SAFE = attrs.evolve(
     canary_plan=canary.step_plan_without_extra,
     starting_instances=rules.starting_instances_within_bound,
     finish_after_commit=False,
+    down_counts_stale=False,
     # the wider bounds: a fixed design must hold with three instances too
     config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,))},
     explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},
