@@ -157,7 +157,7 @@ def representation_cost(variant: str) -> dict:
     p = Process(0, 0, ("RUNNING", "STARTING"))
     tuples = {c.__name__: collections.namedtuple(c.__name__, [f.name for f in attrs.fields(c)])
               for c in (CapiState, Process, Deployment)}
-    args = {"CapiState": (app, (True,), (p,), (d,), 2), "Process": (0, 0, ("RUNNING", "RUNNING")),
+    args = {"CapiState": (app, (True,), (p,), (d,), 2, ()), "Process": (0, 0, ("RUNNING", "RUNNING")),
             "Deployment": (1, "DEPLOYING", "ACTIVE", "DEPLOYING", 1, 1, 0, 2, 1, "rolling", (), 0, None)}
     classes = {"CapiState": CapiState, "Process": Process, "Deployment": Deployment}
 
