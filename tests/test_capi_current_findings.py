@@ -121,15 +121,15 @@ def _canary_finished_later():
     return v, state
 
 
-def test_a_finish_left_for_later_runs_alone_at_the_next_tick_and_keeps_the_status_value():
+def test_a_finish_left_for_later_runs_first_at_the_next_tick_and_keeps_the_status_value():
     v, state = _canary_finished_later()
-    assert state.finishing == ((0, "PAUSED"),) and state.deployments[0].state == "PREPAUSED"
+    assert state.pending == ((0, "PAUSED", None),) and state.deployments[0].state == "PREPAUSED"
     state = v.step(state, Deploy())
     assert (state.deployments[0].state, state.deployments[0].status_value) == ("CANCELED", "FINALIZED")
-    after = v.step(state, Tick())
+    after = v.step(state, Tick(failed=(1,)))  # d1's own step fails: only the finish shows
     d0, d1 = after.deployments
     assert (d0.state, d0.status_value, d0.status_reason) == ("PAUSED", "FINALIZED", "PAUSED")
-    assert after.finishing == () and d1.state == "DEPLOYING" and after.processes == state.processes
+    assert after.pending == () and d1.state == "DEPLOYING" and after.processes == state.processes
 
 
 def test_designs_that_finish_inside_the_transaction_treat_finish_later_as_a_plain_tick():

@@ -243,3 +243,26 @@ def test_a_cancel_whose_own_process_is_gone_fails(variant):
         assert after == observe(state)
     else:  # finalize_degenerate before the steps
         assert after["deployments"][0]["status_reason"] == "DEGENERATE"
+
+
+@pytest.mark.parametrize("variant", PRE_CANARY)
+def test_a_cancel_after_the_dispatchers_snapshot(variant):
+    """[code] updater.rb at 4528366a: ``scale_deployment`` locks the deployment and
+    scales it whatever its state, so a cancel committed between the dispatcher's
+    snapshot and the step is undone (DEPLOYING again). PR #3072 (545fb700) checks
+    the state under the lock and skips it."""
+    from deployspec.reference.capi import Cancel, Tick, from_observation
+
+    v = VARIANTS[variant]
+    state = from_observation(app([proc(0, 2), proc(1, 1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 2)]))
+    state = v.step(state, Tick(late=(0,)))
+    assert state.pending == ((0, "DEPLOYING", None),) and observe(state)["processes"] == [proc(0, 2), proc(1, 1)]
+    state = v.step(state, Cancel())
+    assert state.deployments[0].state == "CANCELING"
+    after = v.step(state, Tick())
+    assert after.pending == ()
+    if variant == "capi-2022":  # the late scale step ran first and undid the cancel
+        assert after.deployments[0].state == "DEPLOYING"
+        assert shape(observe(after)) == {0: 1, 1: 2}
+    else:  # skipped; this tick's own dispatch then ran the cancel step
+        assert after.deployments[0].state == "CANCELED"

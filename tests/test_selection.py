@@ -94,7 +94,7 @@ def verdicts(variant: str, view: SelectionView) -> dict[str, bool]:
 
 
 def wellformed(view: SelectionView, family: str) -> dict[str, bool]:
-    traits = frozenset({family, sel.DESTROYS_AT_END})
+    traits = frozenset({family, sel.DESTROYS_AT_END, sel.FINALIZE_WHOLE})
     return {c.name: SYM.evaluate(c.build(SYM), view) for c in sel.WELLFORMED if c.needs <= traits}
 
 
@@ -131,15 +131,20 @@ def test_view_of_a_concrete_state_round_trips():
 
 def test_traits_follow_the_cancel_step():
     variant, enc = CAPI.variant("capi-pr3084"), sel.VARIANTS["capi-pr3084"]
-    assert sel.traits(variant, enc) == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END}
+    assert sel.traits(variant, enc) == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END, sel.FINALIZE_WHOLE}
 
     def cancel_step_roll_back(variant, state, deployment, reports):  # scales the others down first
         return state
 
     rolling_back = attrs.evolve(variant, cancel_step=cancel_step_roll_back)
-    assert sel.traits(rolling_back, enc) == {sel.ONE_ACTIVE}
+    assert sel.traits(rolling_back, enc) == {sel.ONE_ACTIVE, sel.FINALIZE_WHOLE}
     kept = [c.name for c in sel.WELLFORMED if c.needs <= sel.traits(rolling_back, enc)]
     assert "canceled_process_not_oldest" in kept and "canceled_process_kept" not in kept
+    # capi-current's Finalize runs after the commit and can stop half-way (findings 8-10)
+    current = sel.traits(CAPI.variant("capi-current"), sel.VARIANTS["capi-current"])
+    assert current == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END}
+    kept = [c.name for c in sel.WELLFORMED if c.needs <= current]
+    assert not {"single_active_deployment", "canceled_process_not_oldest", "pushed_process_kept_until_wiped"} & set(kept)
 
 
 CRASHING_PRIOR = SelectionView(

@@ -65,6 +65,8 @@ def test_covers_compares_sizes_options_and_depth():
     assert covers({"start": "release", "ci_sticky": True}, {"start": "release", "ci_sticky": True})
     assert not covers({"start": "empty"}, {"start": "release"})
     assert not covers({"ci_sticky": True}, {"ci_sticky": False})
+    assert not covers({"start": "release"}, {})  # the default start, not saved
+    assert covers({"finish_window": True}, {})  # an open window only adds behaviour
 
 
 def _result(variant: str, prop: str, verdict: str, **stats) -> Result:

@@ -15,10 +15,11 @@
 const readline = require("readline");
 
 let app, droplets, processes, deployments, nextProcessId;
+let late; // scale steps the last dispatch's snapshot sent that have not started yet
 const ACTIVE = ["DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING"];
 
 function reset() {
-  app = null; droplets = []; processes = []; deployments = []; nextProcessId = 0;
+  app = null; droplets = []; processes = []; deployments = []; nextProcessId = 0; late = [];
 }
 
 const proc = (id) => processes.find((p) => p.id === id);
@@ -76,17 +77,16 @@ const api = {
   },
   tick(a) {
     if (!app) return "no app: push first";
+    for (const id of late) run(scaleStep, id, true); // first what the last dispatch left, as things are now
+    late = [];
     for (const d of deployments) // a deployment whose process is gone is finalized first
       if (ACTIVE.includes(d.state) && !proc(d.deploying_process)) move(d, "DEPLOYED", "FINALIZED", "DEGENERATE");
     const work = deployments.filter((d) => d.state === "DEPLOYING").map((d) => [d.id, scaleStep])
       .concat(deployments.filter((d) => d.state === "CANCELING").map((d) => [d.id, cancelStep]));
     for (const [id, step] of work) {
       if (a.failed.includes(id)) continue;
-      const saved = JSON.stringify([processes, deployments]); // the step is one transaction
-      try { step(deployments[id], !a.reports_unavailable.includes(id)); } catch (e) {
-        if (!(e instanceof Retry)) throw e;
-        [processes, deployments] = JSON.parse(saved);
-      }
+      if (step === scaleStep && (a.late || []).includes(id)) { late.push(id); continue; }
+      run(step, id, !a.reports_unavailable.includes(id));
     }
   },
   runtime(a) { // Diego: the lowest STARTING instance settles
@@ -99,12 +99,21 @@ const api = {
 };
 
 // --- the deployment updater (lib/cloud_controller/deployment_updater) ----------
+function run(step, id, reports) {
+  const saved = JSON.stringify([processes, deployments]); // the step is one transaction
+  try { step(deployments[id], reports); } catch (e) {
+    if (!(e instanceof Retry)) throw e;
+    [processes, deployments] = JSON.parse(saved);
+  }
+}
+
 function scaleStep(d, reports) {
   const deploying = proc(d.deploying_process);
   if (!deploying) throw new Retry();
   const donor = processes.find((p) => p.instances.length > 0);
   if (!donor) throw new Retry();
   if (!reports || deploying.instances.some((i) => i !== "RUNNING")) return;
+  move(d, "DEPLOYING", "ACTIVE", "DEPLOYING"); // no look at the state: a cancel since the snapshot is undone
   if (deploying.instances.length >= d.owic) { // finalize
     processes = processes.filter((p) => p.id === deploying.id);
     return move(d, "DEPLOYED", "FINALIZED", "DEPLOYED");

@@ -91,8 +91,12 @@ class Tick(Action):
     unavailable; each variant handles that as its real design does.
     ``finish_later``: deployments whose step, if it finishes, commits its scale
     transaction but runs the finish (Finalize, or the PAUSED write of a canary
-    step) only at the next tick, so user actions can come in between: capi-current
+    step) at the start of the next tick, so user actions can come in between: capi-current
     does that after its transaction; other designs finish inside it (a plain tick).
+    ``late``: DEPLOYING deployments whose scale step, sent by this dispatch's
+    snapshot, starts at the start of the next tick, so user actions can come in between:
+    a design that checks the state again under the lock (PR #3072 on) then skips
+    it; capi-2022 scales whatever the deployment became.
     """
 
     kind = "tick"
@@ -100,6 +104,7 @@ class Tick(Action):
     failed: tuple[int, ...] = ()
     reports_unavailable: tuple[int, ...] = ()
     finish_later: tuple[int, ...] = ()
+    late: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         parts = []
@@ -109,6 +114,8 @@ class Tick(Action):
             parts.append("reports_unavailable=" + ",".join(f"d{d}" for d in self.reports_unavailable))
         if self.finish_later:
             parts.append("finish_later=" + ",".join(f"d{d}" for d in self.finish_later))
+        if self.late:
+            parts.append("late=" + ",".join(f"d{d}" for d in self.late))
         return f"tick({', '.join(parts)})"
 
 

@@ -52,7 +52,7 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
         state.processes,
         state.deployments,
         state.next_process_id,
-        state.finishing,
+        state.pending,
     )
 
 

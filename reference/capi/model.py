@@ -29,6 +29,9 @@ class CapiConfig:
     #: offer ``tick(finish_later=…)``: user actions between a finished scale step's
     #: commit and its finish (for designs that finish after the commit)
     finish_window: bool = False
+    #: offer ``tick(late=…)``: user actions between the dispatcher's snapshot and a
+    #: scale step it sent (the race PR #3072 closed by checking the state under the lock)
+    snapshot_window: bool = False
     #: platform steps allowed for the settle phase
     settle_steps: int = 80
     #: BFS depth bound of the exhaustive explorer (None: until no new state is found)
@@ -42,8 +45,9 @@ class CapiConfig:
         out = attrs.asdict(self)
         out["max_in_flight"] = list(self.max_in_flight)
         out["canary_plans"] = [list(p) for p in self.canary_plans]
-        if not self.finish_window:  # (off, as in every trace saved before it existed)
-            del out["finish_window"]
+        for name in _WINDOWS:
+            if not out[name]:  # (off, as in every trace saved before it existed)
+                del out[name]
         return out
 
     @classmethod
@@ -57,9 +61,9 @@ class CapiConfig:
         for name, value in data.items():
             if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):
                 continue
-            if name == "finish_window":
+            if name in _WINDOWS:
                 if not isinstance(value, bool):
-                    raise ValueError(f"finish_window must be true or false, got {value!r}")
+                    raise ValueError(f"{name} must be true or false, got {value!r}")
                 continue
             least = 1 if name == "max_instances" else 0
             if not _is_int(value) or value < least:
@@ -87,6 +91,10 @@ class CapiConfig:
             check_bound("a canary plan's length", max(map(len, plans), default=0))
             data["canary_plans"] = tuple(tuple(p) for p in plans)
         return cls(**data)
+
+
+#: the configuration's switches that open an interleaving window (true or false)
+_WINDOWS = ("finish_window", "snapshot_window")
 
 
 def _is_int(value: Any) -> bool:
@@ -154,6 +162,11 @@ def _tick_finish_later(deployment: int) -> Tick:
     return Tick(finish_later=(deployment,))
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
+def _tick_late(deployment: int) -> Tick:
+    return Tick(late=(deployment,))
+
+
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
     """Every action worth trying from an observation, simplest first (for shrinking).
 
@@ -212,7 +225,9 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         elif probes is not None:  # no STARTING instance to settle: refused
             probes.append(_runtime(p["id"]))
     out.append(_TICK)
-    if len(active) > 1:  # with one active deployment a failed step is a stutter: skip it
+    # with one active deployment a failed step is a stutter: skip it, unless a window
+    # is open (the tick first does what the last dispatch left, which a failure keeps)
+    if len(active) > 1 or config.finish_window or config.snapshot_window:
         for d in active:
             out.append(_tick_failed(d))
     elif probes is not None:
@@ -221,6 +236,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         out.append(_tick_unavailable(d))
     if config.finish_window:  # a step that finishes now may leave its finish for later
         out += [_tick_finish_later(d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
+    if config.snapshot_window:  # a scale step the snapshot sends may start after user actions
+        out += [_tick_late(d["id"]) for d in deployments if d["state"] == "DEPLOYING"]
     if len(obs["droplets"]) < config.max_droplets:
         out += fixed["stage"]
     if len(deployments) < config.max_deployments:

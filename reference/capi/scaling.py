@@ -125,6 +125,17 @@ def scale_down_with_stale_counts(state: CapiState, read: list[Process], keep: in
     return state
 
 
+def _note_listing(listed: list[int] | None, state: CapiState, read: list[Process], keep: int) -> None:
+    """Fill ``listed`` with ``state``'s processes if the oldest-first loop over ``read``
+    takes its first process to 0 (it stops at once otherwise): the moment
+    ``ScaleDownOldProcess`` asks for the oldest web process and the list is loaded."""
+    if listed is None or not read:
+        return
+    reduce = sum(p.desired for p in read) - keep
+    if reduce > 0 and reduce >= read[0].desired:
+        listed.extend(p.id for p in state.processes)
+
+
 def scale_down_old_process(state: CapiState, process: Process, original: Process) -> CapiState:
     """``ScaleDownOldProcess`` to 0: the original web process stays (at 0), an interim one goes."""
     if process.id == original.id:
@@ -142,11 +153,13 @@ def scale(
     scale_down: DownScale = scale_down_oldest_first,
     cleanup: Callable[[CapiState, Deployment], CapiState] = zero_canceled_superseded,
     stale_counts: bool = False,
+    listed: list[int] | None = None,
 ) -> tuple[CapiState, bool]:
     """``Scale#call``: the new state and whether the deploying process is finished.
 
     ``cleanup`` is ``ScaleDownCanceledProcesses``, run once the step writes;
-    ``stale_counts``: the down-scaler works on the counts read before it (oldest first)."""
+    ``stale_counts``: the down-scaler works on the counts read before it (oldest first);
+    ``listed``: see :func:`scale_process`."""
     if not reports:
         # The summary is read before the transaction; when Diego cannot answer,
         # the step raises (or returns false) and nothing is written.
@@ -162,6 +175,7 @@ def scale(
         scale_down=scale_down,
         before_down=lambda s: cleanup(s, deployment),
         stale_counts=stale_counts,
+        listed=listed,
     )
 
 
@@ -175,8 +189,13 @@ def scale_process(
     scale_down: DownScale,
     before_down: Callable[[CapiState], CapiState] = lambda s: s,
     stale_counts: bool = False,
+    listed: list[int] | None = None,
 ) -> tuple[CapiState, bool]:
-    """The body of ``Scale#call`` for one growing process and the others."""
+    """The body of ``Scale#call`` for one growing process and the others.
+
+    ``listed``, a list: filled with the web processes (ids, creation order) as they
+    are when the down-scaler first takes a process to 0, if it does (the moment
+    ``ScaleDownOldProcess`` loads ``app.web_processes``, which Finalize reuses)."""
     deploying = state.process(deploying_id)
     if deploying is None:
         raise Retry("the deploying web process is gone")
@@ -190,11 +209,14 @@ def scale_process(
     cleaned = before_down(state)
     if cleaned is not state and stale_counts:  # the down-scaler goes on with what it read
         if down:
-            cleaned = scale_down_with_stale_counts(cleaned, old_processes(state, deploying_id), keep)
+            read = old_processes(state, deploying_id)
+            _note_listing(listed, cleaned, read, keep)
+            cleaned = scale_down_with_stale_counts(cleaned, read, keep)
         state, down = cleaned, False
     elif cleaned is not state:  # the clean-up wrote: count again
         state, down = cleaned, old_instances(cleaned, deploying_id) > keep
     if down:
+        _note_listing(listed, state, old_processes(state, deploying_id), keep)
         state = scale_down(state, deploying_id, keep)
     if finished_scaling(summary, deploying, interim):
         return state, True

@@ -138,11 +138,16 @@ class CapiState:
     processes: tuple[Process, ...] = ()
     deployments: tuple[Deployment, ...] = ()
     next_process_id: int = 0
-    #: what an updater run still has to do after its scale transaction committed:
-    #: ``(deployment id, DEPLOYED | PAUSED)``, in the updater's memory, not in
-    #: the database (capi-current: ``Updater#scale``/``#canary`` at 3bbba90 call
-    #: Finalize or write PAUSED after the transaction; ``tick(finish_later=…)``)
-    finishing: tuple[tuple[int, str], ...] = ()
+    #: what the running dispatch still has to do, in the updater's memory, not in
+    #: the database; the next tick does it first, then dispatches again:
+    #: ``(deployment id, DEPLOYED | PAUSED, listed)``: the finish of a step whose scale
+    #: transaction committed (capi-current: ``Updater#scale``/``#canary`` at 3bbba90
+    #: run Finalize or write PAUSED after it; ``tick(finish_later=…)``); ``listed``:
+    #: the processes Finalize will destroy as loaded in the transaction, or None
+    #: (``updater.finalize_after_commit``);
+    #: ``(deployment id, DEPLOYING, None)``: a scale step the dispatcher's snapshot
+    #: sent, not yet started (``tick(late=…)``), run on the deployment as it is then
+    pending: tuple[tuple[int, str, tuple[int, ...] | None], ...] = ()
 
     # ---- reading -------------------------------------------------------
     def process(self, pid: int) -> Process | None:
@@ -183,7 +188,7 @@ class CapiState:
     def with_app(self, app: App) -> CapiState:
         if app == self.app:
             return self
-        return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id, self.finishing)
+        return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id, self.pending)
 
     def with_process(self, process: Process) -> CapiState:
         processes, pid = self.processes, process.id
@@ -192,12 +197,12 @@ class CapiState:
             if p.id == pid:
                 if at >= 0:  # ids repeat (never in the model; a hand-made state): replace each
                     processes = tuple(process if q.id == pid else q for q in processes)
-                    return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.finishing)
+                    return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
                 at = i
         if at < 0 or processes[at] is process:
             return self
         processes = processes[:at] + (process,) + processes[at + 1 :]
-        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.finishing)
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
 
     def with_deployment(self, deployment: Deployment) -> CapiState:
         ds = self.deployments
@@ -207,12 +212,12 @@ class CapiState:
         if i < 0:
             i += len(ds)
         ds = ds[:i] + (deployment,) + ds[i + 1 :]
-        return CapiState(self.app, self.droplets, self.processes, ds, self.next_process_id, self.finishing)
+        return CapiState(self.app, self.droplets, self.processes, ds, self.next_process_id, self.pending)
 
     def with_new_deployment(self, deployment: Deployment) -> CapiState:
         return CapiState(
             self.app, self.droplets, self.processes, self.deployments + (deployment,), self.next_process_id,
-            self.finishing,
+            self.pending,
         )
 
     def without_processes(self, pids: Iterable[int]) -> CapiState:
@@ -222,14 +227,14 @@ class CapiState:
         processes = tuple(p for p in self.processes if p.id not in gone)
         if len(processes) == len(self.processes):
             return self
-        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.finishing)
+        return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
 
     def with_new_process(self, droplet: int, instances: int) -> tuple[CapiState, Process]:
         p = Process(self.next_process_id, droplet, (STARTING,) * instances)
-        state = CapiState(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1, self.finishing)
+        state = CapiState(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1, self.pending)
         return state, p
 
-    def with_finishing(self, finishing: tuple[tuple[int, str], ...]) -> CapiState:
-        if finishing == self.finishing:
+    def with_pending(self, pending: tuple[tuple[int, str, tuple[int, ...] | None], ...]) -> CapiState:
+        if pending == self.pending:
             return self
-        return CapiState(self.app, self.droplets, self.processes, self.deployments, self.next_process_id, finishing)
+        return CapiState(self.app, self.droplets, self.processes, self.deployments, self.next_process_id, pending)

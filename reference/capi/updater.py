@@ -39,8 +39,10 @@ if TYPE_CHECKING:
 def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
     dispatcher submits them to its work pool; each on the snapshot taken first."""
-    if state.finishing:  # the rest of the previous updater run, before any new dispatch
-        return finish_deferred(state)
+    if state.pending:  # the rest of the previous dispatch comes first
+        # (then this one: a tick that does only that could change nothing one can
+        # observe, and the settle phase would take it for the platform at rest)
+        state = run_pending(variant, state)
     state = variant.before_dispatch(state)
     scaled = variant.scaled_states
     steps = [(d.id, variant.scale_step) for d in state.deployments if d.state in scaled]
@@ -55,6 +57,9 @@ def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
         if did in failed:
             continue
         deployment = state.deployments[did]
+        if did in tick.late and step is variant.scale_step and deployment.state == DEPLOYING:
+            state = state.with_pending(state.pending + ((did, DEPLOYING, None),))
+            continue
         try:
             if did in later and step is variant.scale_step and deployment.state in scaled:
                 state = step(variant, state, deployment, did not in unavailable, finish=False)
@@ -65,27 +70,59 @@ def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     return state
 
 
+def run_pending(variant: CapiVariant, state: CapiState) -> CapiState:
+    """What the previous dispatch left (``CapiState.pending``), in order: scale
+    steps its snapshot sent, on the deployments as they are now, then finishes."""
+    for did, what, _ in state.pending:
+        if what == DEPLOYING:
+            try:
+                state = variant.scale_step(variant, state, state.deployments[did], True)
+            except Retry:
+                pass
+    return finish_deferred(state)
+
+
 def finish_deferred(state: CapiState) -> CapiState:
     """What ``Updater#scale`` and ``#canary`` (3bbba90, ``updater.rb``) do after the
     scale transaction committed, with no lock and no look at the state again.
 
-    * Finalize (``actions/finalize.rb``): every web process but the deploying one
-      is destroyed, as the database lists them now (a deployment created meanwhile
-      loses its new process), then the deployment is written DEPLOYED/FINALIZED/
-      DEPLOYED over whatever it became (SUPERSEDED, CANCELING). With its own process
-      gone it raises on the first line, and nothing happens.
+    * Finalize: :func:`finalize_after_commit`, over the web processes as its
+      ``app`` lists them (see there), then the deployment is written DEPLOYED/
+      FINALIZED/DEPLOYED over whatever it became (SUPERSEDED, CANCELING).
     * The PAUSED write (``deployment.update``: Sequel saves only the columns that
       differ from the copy the scale step read, DEPLOYING/ACTIVE/DEPLOYING): state
       and reason become PAUSED, the status value stays as it is now, so a canary
       superseded meanwhile is PAUSED again with FINALIZED.
     """
-    for did, what in state.finishing:
+    for did, what, listed in state.pending:
         d = state.deployments[did]
         if what == PAUSED:
             state = state.with_deployment(d.moved_to(PAUSED, d.status_value, PAUSED))
-        elif state.process(d.deploying_process) is not None:
-            state = finalize(state, d)
-    return state.with_finishing(())
+        elif what == DEPLOYED:
+            state = finalize_after_commit(state, d, listed)
+    return state.with_pending(())
+
+
+def finalize_after_commit(state: CapiState, deployment: Deployment, listed: tuple[int, ...] | None) -> CapiState:
+    """``Actions::Finalize`` since #4212 (3bbba90, ``actions/finalize.rb``), after the
+    scale transaction: it destroys the app's web processes but the deploying one,
+    in creation order, as ``deployment.app`` lists them. That object was loaded in
+    the transaction; its list too, if the step took an old process to 0
+    (``ScaleDownOldProcess`` asks ``app.oldest_web_process``): ``listed``, the
+    processes of that moment. Otherwise (None) it lists them now, so a process a
+    deployment created since the commit goes too. Destroying a process already gone
+    (one the step itself destroyed, listed before) raises in ``before_destroy``'s
+    ``lock!``: Finalize stops there, and the deployment is not written (the next
+    dispatch finishes again and finalizes)."""
+    if listed is None:
+        listed = tuple(p.id for p in state.processes)
+    for pid in listed:
+        if pid == deployment.deploying_process:
+            continue
+        if state.process(pid) is None:
+            return state
+        state = state.without_processes([pid])
+    return state.with_deployment(state.deployments[deployment.id].moved_to(DEPLOYED, FINALIZED, DEPLOYED))
 
 
 def finalize_degenerate(state: CapiState) -> CapiState:
@@ -132,6 +169,10 @@ def scale_step_one_at_a_time(
         raise Retry("no web process with instances to lock")
     if not reports or any(i != RUNNING for i in deploying.instances):
         return state
+    # written on every ready step; it changes something only where the state was not
+    # checked under the lock (capi-2022): a cancel or supersede since the snapshot is undone
+    deployment = deployment.moved_to(DEPLOYING, ACTIVE, DEPLOYING)
+    state = state.with_deployment(deployment)
     if deploying.desired >= deployment.owic:
         return finalize(state, deployment)
     if donor.id == deploying.id:
@@ -261,6 +302,7 @@ def scale_step(
     """``Updater#scale``: scale towards ``desired_web_instances``; once finished,
     ``Finalize``: since #4212 (cfd3d29904) after the scale transaction has
     committed, so ``finish=False`` defers it to the next tick."""
+    listed: list[int] | None = [] if variant.finish_after_commit else None
     state, finished = scaling.scale(
         state,
         deployment,
@@ -270,11 +312,15 @@ def scale_step(
         scale_down=variant.scale_down,
         cleanup=variant.cleanup,
         stale_counts=variant.down_counts_stale,
+        listed=listed,
     )
     if finished:
+        if listed is None:  # Finalize inside the transaction, on the processes as they are
+            return finalize(state, state.deployments[deployment.id])
+        seen = tuple(listed) if listed else None
         if not finish:
-            return state.with_finishing(state.finishing + ((deployment.id, DEPLOYED),))
-        return finalize(state, state.deployments[deployment.id])
+            return state.with_pending(state.pending + ((deployment.id, DEPLOYED, seen),))
+        return finalize_after_commit(state, state.deployments[deployment.id], seen)
     return state
 
 
@@ -296,7 +342,7 @@ def canary_step(
     )
     if finished:
         if not finish:
-            return state.with_finishing(state.finishing + ((deployment.id, PAUSED),))
+            return state.with_pending(state.pending + ((deployment.id, PAUSED, None),))
         d = state.deployments[deployment.id]
         return state.with_deployment(d.moved_to(PAUSED, ACTIVE, PAUSED))
     return state

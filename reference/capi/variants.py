@@ -139,12 +139,18 @@ CAPI_2022 = CapiVariant(
         "The seed's version (cloud_controller_ng #3019). DeploymentCreate supersedes only "
         "a DEPLOYING deployment, so a CANCELING one stays active beside the new one; the "
         "cancel step keeps the newest web process that is not its own, which is then the "
-        "new deployment's process that never ran, and destroys the healthy original."
+        "new deployment's process that never ran, and destroys the healthy original. The "
+        "scale step does not look at the state again under the lock: a cancel or a new "
+        "deployment committed after the dispatcher's snapshot is undone (tick(late=…); "
+        "the race PR #3072 closed)."
     ),
+    # explore the window between the dispatcher's snapshot and a scale step
+    config={"snapshot_window": True},
 )
 
 CAPI_PR3072 = attrs.evolve(
     CAPI_2022,
+    config={},  # it checks the state under the lock: the window changes nothing
     name="capi-pr3072",
     summary="PR #3072: one active deployment; interim-or-oldest prior, no health check",
     upstream=(
@@ -214,14 +220,17 @@ CAPI_CURRENT = attrs.evolve(
         "Scale is refused while DEPLOYING, PREPAUSED or PAUSED, not while CANCELING. "
         "A finished step commits its scale before Finalize or the PAUSED write run, with no "
         "lock and no second look (updater.rb, PR #4212 cfd3d29904; a reading of the code, "
-        "no upstream test covers it): a deployment created in between loses its new web "
-        "process to Finalize and stays DEPLOYING for ever, and a canary superseded in "
-        "between is written PAUSED again beside the new deployment."
+        "no upstream test covers it): a canary superseded in between is written PAUSED "
+        "again beside the new deployment; when the step zeroed no old process, a deployment "
+        "created in between loses its new web process to Finalize and stays DEPLOYING for "
+        "ever; when it destroyed an interim, Finalize (going down the list loaded in the "
+        "transaction) fails on it, and a cancel before the next dispatch keeps the new droplet."
     ),
     declares=frozenset(
         {
             "single_active_deployment",
             "app_stays_available",
+            "cancel_restores_last_good",
             "deployment_converges",
             "user_scale_not_lost",
             "capacity_within_bound",

@@ -163,7 +163,8 @@ def _actions(obs: dict, config: SlotsConfig, probes: list | None) -> list:
     each where the candidates leave it out (one decision for both)."""
     out: list = []
     reg = obs["registry"]
-    if len(reg["digests"]) < config.max_pushes:
+    built = 1 if config.start == "release" else 0  # Terraform's own build is no push
+    if len(reg["digests"]) - built < config.max_pushes:
         out += [Push(True), Push(False)]
     out += [SetImage(STAGING), SetImage(PRODUCTION), Swap()]
     staging = obs["slots"][STAGING]["instances"]

@@ -59,6 +59,7 @@ from .symbolic import (  # noqa: F401
 from .view import (  # noqa: F401
     DESTROYING_AT_END,
     DESTROYS_AT_END,
+    FINALIZE_WHOLE,
     ONE_ACTIVE,
     PUSHED,
     REASON_CODE,

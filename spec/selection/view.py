@@ -32,6 +32,11 @@ ONE_ACTIVE = "one-active"  # PR #3072 onwards: at most one deployment is active
 #: a cancel step that destroys web processes only in the step that completes the cancel
 #: (CANCELED/CANCELED) and calls the rule before it has changed anything
 DESTROYS_AT_END = "cancel-destroys-at-end"
+#: Finalize runs inside the scale step's transaction, so it is whole: every web
+#: process but the deployment's goes and the deployment is DEPLOYED, or nothing
+#: happens (every design but capi-current, whose Finalize runs after the commit,
+#: from a list it may have loaded before, and can stop half-way: docs/findings.md 8-10)
+FINALIZE_WHOLE = "finalize-whole"
 #: the cancel steps known to do so (by name, so a variant from another module counts)
 DESTROYING_AT_END = frozenset({
     "cancel_step_scale_then_destroy",  # before PR #4246

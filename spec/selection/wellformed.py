@@ -17,7 +17,7 @@ from deployspec.reference.capi.state import (
 )
 
 from .symbolic import Symbolic
-from .view import DESTROYING_AT_END, DESTROYS_AT_END, ONE_ACTIVE, PUSHED, TWO_ACTIVE
+from .view import DESTROYING_AT_END, DESTROYS_AT_END, FINALIZE_WHOLE, ONE_ACTIVE, PUSHED, TWO_ACTIVE
 
 if TYPE_CHECKING:
     from .encodings import VariantEncoding
@@ -79,7 +79,7 @@ WELLFORMED: tuple[Constraint, ...] = (
         "The pushed process is always the oldest, and the scale step never destroys the "
         "oldest (it stays at 0 instances); only finalize (DEPLOYED/DEPLOYED) and a completed "
         "cancel (CANCELED/CANCELED) destroy it.",
-        ALWAYS, lambda s: z3.Or([s.owner[0] == PUSHED] + [_wipe(s, j) for j in range(s.M)])),
+        frozenset({FINALIZE_WHOLE}), lambda s: z3.Or([s.owner[0] == PUSHED] + [_wipe(s, j) for j in range(s.M)])),
     Constraint(
         "finalize_keeps_only_its_process",
         "Finalize of deployment d destroys every web process but d's; every process created "
@@ -143,7 +143,7 @@ WELLFORMED: tuple[Constraint, ...] = (
         "DeploymentCreate supersedes any active deployment (DEPLOYING -> DEPLOYED/SUPERSEDED, "
         "else CANCELED/SUPERSEDED), so the canceled deployment is the only active one and the "
         "newest: a newer one would have superseded it.",
-        frozenset({ONE_ACTIVE}),
+        frozenset({ONE_ACTIVE, FINALIZE_WHOLE}),
         lambda s: z3.And([s.m == s.c + 1] + [
             z3.Implies(s.c != j, _pair_allowed(s, j, FINAL_PAIRS + ((CANCELED, SUPERSEDED),)))
             for j in range(s.M)])),
@@ -153,14 +153,14 @@ WELLFORMED: tuple[Constraint, ...] = (
         "of that moment (no finalize: nothing newer was DEPLOYING; no other cancel step: the "
         "state is re-checked under the lock; no scale step destroys the oldest), so the "
         "canceled deployment's process is not the oldest.",
-        frozenset({ONE_ACTIVE}),
+        frozenset({ONE_ACTIVE, FINALIZE_WHOLE}),
         lambda s: s.owner[0] != s.c),
     Constraint(
         "canceled_process_kept",
         "Nor was the canceled deployment's own process destroyed: its own scale step never "
         "gives its last instance away, and its cancel step destroys nothing before it "
         "completes.",
-        frozenset({ONE_ACTIVE, DESTROYS_AT_END}),
+        frozenset({ONE_ACTIVE, DESTROYS_AT_END, FINALIZE_WHOLE}),
         lambda s: s.canceled_process_live()),
 )
 
@@ -171,6 +171,8 @@ def traits(variant, encoding: VariantEncoding) -> frozenset[str]:
     out = {encoding.family}
     if getattr(variant.cancel_step, "__name__", None) in DESTROYING_AT_END:
         out.add(DESTROYS_AT_END)
+    if not getattr(variant, "finish_after_commit", False):
+        out.add(FINALIZE_WHOLE)
     return frozenset(out)
 
 
