@@ -333,3 +333,20 @@ def test_capi_safe_canary_plan_is_the_plain_split() -> None:
     assert canary.step_plan_without_extra(1, None, (80, 100)) == ((1, 0), (1, 0))
     assert canary.step_plan_without_extra(0, None, ()) == ((0, 0),)
     assert canary.step_plan_without_extra(6, None, ()) == ((1, 5),)
+
+
+def test_the_stale_down_scaler_destroys_an_interim_it_passes_and_revives_a_zeroed_one():
+    """``DownScaler#scale_down`` over the copies read before the clean-up: an interim
+    it takes to 0 is destroyed whatever the clean-up did; a count it writes that
+    differs from its copy lands over the clean-up's 0 (save_changes)."""
+    from deployspec.reference.capi import from_observation
+    from deployspec.reference.capi.scaling import scale_down_with_stale_counts
+
+    before = from_observation(app([proc(0, 2), proc(1, 0), proc(2, 3), proc(3, 0)],
+                                  [canceled_superseded(0, 2), dep(1, 3)]))
+    cleaned = before.with_process(before.process(2).scaled_to(0))  # ScaleDownCanceledProcesses
+    read = [before.process(0), before.process(1), before.process(2)]
+    # reduce = 5 - 1 = 4: P0 (2) to 0, kept (the original); P1 (0) passed: an interim, destroyed;
+    # P2 absorbs the rest: 3 - 2 = 1 written over the 0
+    after = scale_down_with_stale_counts(cleaned, read, keep=1)
+    assert {p.id: p.desired for p in after.processes} == {0: 0, 2: 1, 3: 0}

@@ -121,7 +121,7 @@ def scale_down_with_stale_counts(state: CapiState, read: list[Process], keep: in
                 state = state.with_process(now.scaled_to(p.desired - reduce))
             return state
         reduce -= p.desired
-        state = scale_down_old_process(state, now, original) if p.desired or now.id != original.id else state
+        state = scale_down_old_process(state, now, original)
     return state
 
 
