@@ -251,16 +251,7 @@ def configure(model, variant: str, engine: str, bounds: dict):
         base = explore_config(model, v)
     else:
         base = model.default_config(v)
-    current = base.to_json()
-    for name, value in bounds.items():
-        was = current.get(name)
-        if name in current and was is not None and value is not None and type(value) is not type(was):
-            raise UsageError(f"--bound {name}: expected {type(was).__name__} like {json.dumps(was)}, "
-                             f"got {json.dumps(value)}")
-    try:
-        return model.config_from_json(current | bounds)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--bound: {exc}") from None
+    return model.with_bounds(base, bounds)
 
 
 def expected(model, variant: str, prop: str) -> str:

@@ -93,6 +93,23 @@ class Model:
         extra = getattr(variant, "config", None)
         return attrs.evolve(base, **extra) if extra else base
 
+    def with_bounds(self, config: Any, bounds: dict[str, Any]) -> Any:
+        """``config`` with some bounds changed (``--bound NAME=VALUE`` of ``check`` and
+        ``contract``): each value of the type the bound has, the result a valid
+        configuration, else a one-line UsageError."""
+        import json
+
+        current = config.to_json()
+        for name, value in bounds.items():
+            was = current.get(name)
+            if was is not None and value is not None and type(value) is not type(was):
+                raise UsageError(f"--bound {name}: expected {type(was).__name__} like {json.dumps(was)}, "
+                                 f"got {json.dumps(value)}")
+        try:
+            return self.config_from_json(current | bounds)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"--bound: {exc}") from None
+
     def config_from_json(self, data: Any) -> Any:
         if not isinstance(data, dict):
             raise TypeError("configuration must be a JSON object")

@@ -19,7 +19,6 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable
@@ -177,18 +176,7 @@ def config_for(model, reference: str | None, bounds: dict | None = None):
     judged as ``check`` judges them (``check.configure``), so a run can search wider
     (canaries) or narrower (leave out what the implementation does not support)."""
     config = model.default_config(model.variant(reference) if reference else None)
-    if not bounds:
-        return config
-    current = config.to_json()
-    for name, value in bounds.items():
-        was = current.get(name)
-        if was is not None and value is not None and type(value) is not type(was):
-            raise UsageError(f"--bound {name}: expected {type(was).__name__} like {json.dumps(was)}, "
-                             f"got {json.dumps(value)}")
-    try:
-        return model.config_from_json(current | bounds)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--bound: {exc}") from None
+    return model.with_bounds(config, bounds) if bounds else config
 
 
 def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int,
