@@ -9,7 +9,7 @@ from deployspec.models import get_model, model_names
 def matrix(results: list[Result], declared: bool) -> str:
     """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
     declare, ``+`` a property it violates beyond the default search (said under the table)."""
-    from deployspec.check import INCONCLUSIVE, PRECEDENCE, beyond, matches
+    from deployspec.check import DEFAULT_BUDGET, INCONCLUSIVE, PRECEDENCE, beyond, matches
 
     by_model: dict[str, list[Result]] = {}
     for r in results:
@@ -36,7 +36,7 @@ def matrix(results: list[Result], declared: bool) -> str:
                 ):
                     cell += "*"
                     unfinished.append(f"deployspec check --model {model_name} --variant {v} "
-                                      f"--engine explore --property {p} --budget 120")
+                                      f"--engine explore --property {p} --budget {DEFAULT_BUDGET['explore']:g}")
                 vacuous = sorted({k for r in rs if r.variant == v and r.property == p and r.verdict == "holds"
                                   for k in r.stats.get("vacuous", ())})
                 if verdict == "holds" and vacuous:

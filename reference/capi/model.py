@@ -147,24 +147,11 @@ def _runtime(process: int) -> Runtime:
     return Runtime(process)
 
 
-@functools.lru_cache(maxsize=1024, typed=True)
-def _tick_failed(deployment: int) -> Tick:
-    return Tick(failed=(deployment,))
-
-
-@functools.lru_cache(maxsize=1024, typed=True)
-def _tick_unavailable(deployment: int) -> Tick:
-    return Tick(reports_unavailable=(deployment,))
-
-
-@functools.lru_cache(maxsize=1024, typed=True)
-def _tick_finish_later(deployment: int) -> Tick:
-    return Tick(finish_later=(deployment,))
-
-
-@functools.lru_cache(maxsize=1024, typed=True)
-def _tick_late(deployment: int) -> Tick:
-    return Tick(late=(deployment,))
+@functools.lru_cache(maxsize=4096, typed=True)
+def _tick_on(field: str, deployment: int) -> Tick:
+    """``tick`` with one deployment in ``field`` (``failed``, ``reports_unavailable``,
+    ``finish_later``, ``late``), built once per argument."""
+    return Tick(**{field: (deployment,)})
 
 
 def candidate_actions(obs: dict, config: CapiConfig) -> list:
@@ -229,15 +216,15 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     # is open (the tick first does what the last dispatch left, which a failure keeps)
     if len(active) > 1 or config.finish_window or config.snapshot_window:
         for d in active:
-            out.append(_tick_failed(d))
+            out.append(_tick_on("failed", d))
     elif probes is not None:
-        probes += [_tick_failed(d) for d in active]
+        probes += [_tick_on("failed", d) for d in active]
     for d in active:
-        out.append(_tick_unavailable(d))
+        out.append(_tick_on("reports_unavailable", d))
     if config.finish_window:  # a step that finishes now may leave its finish for later
-        out += [_tick_finish_later(d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
+        out += [_tick_on("finish_later", d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
     if config.snapshot_window:  # a scale step the snapshot sends may start after user actions
-        out += [_tick_late(d["id"]) for d in deployments if d["state"] == "DEPLOYING"]
+        out += [_tick_on("late", d["id"]) for d in deployments if d["state"] == "DEPLOYING"]
     if len(obs["droplets"]) < config.max_droplets:
         out += fixed["stage"]
     if len(deployments) < config.max_deployments:

@@ -144,7 +144,7 @@ class CapiState:
     #: transaction committed (capi-current: ``Updater#scale``/``#canary`` at 3bbba90
     #: run Finalize or write PAUSED after it; ``tick(finish_later=…)``); ``listed``:
     #: the processes Finalize will destroy as loaded in the transaction, or None
-    #: (``updater.finalize_after_commit``);
+    #: (``updater.finalize``);
     #: ``(deployment id, DEPLOYING, None)``: a scale step the dispatcher's snapshot
     #: sent, not yet started (``tick(late=…)``), run on the deployment as it is then
     pending: tuple[tuple[int, str, tuple[int, ...] | None], ...] = ()

@@ -86,9 +86,9 @@ def finish_deferred(state: CapiState) -> CapiState:
     """What ``Updater#scale`` and ``#canary`` (3bbba90, ``updater.rb``) do after the
     scale transaction committed, with no lock and no look at the state again.
 
-    * Finalize: :func:`finalize_after_commit`, over the web processes as its
-      ``app`` lists them (see there), then the deployment is written DEPLOYED/
-      FINALIZED/DEPLOYED over whatever it became (SUPERSEDED, CANCELING).
+    * :func:`finalize`, over the web processes as its ``app`` lists them (see there),
+      then the deployment is written DEPLOYED/FINALIZED/DEPLOYED over whatever it
+      became (SUPERSEDED, CANCELING).
     * The PAUSED write (``deployment.update``: Sequel saves only the columns that
       differ from the copy the scale step read, DEPLOYING/ACTIVE/DEPLOYING): state
       and reason become PAUSED, the status value stays as it is now, so a canary
@@ -99,30 +99,8 @@ def finish_deferred(state: CapiState) -> CapiState:
         if what == PAUSED:
             state = state.with_deployment(d.moved_to(PAUSED, d.status_value, PAUSED))
         elif what == DEPLOYED:
-            state = finalize_after_commit(state, d, listed)
+            state = finalize(state, d, listed)
     return state.with_pending(())
-
-
-def finalize_after_commit(state: CapiState, deployment: Deployment, listed: tuple[int, ...] | None) -> CapiState:
-    """``Actions::Finalize`` since #4212 (3bbba90, ``actions/finalize.rb``), after the
-    scale transaction: it destroys the app's web processes but the deploying one,
-    in creation order, as ``deployment.app`` lists them. That object was loaded in
-    the transaction; its list too, if the step took an old process to 0
-    (``ScaleDownOldProcess`` asks ``app.oldest_web_process``): ``listed``, the
-    processes of that moment. Otherwise (None) it lists them now, so a process a
-    deployment created since the commit goes too. Destroying a process already gone
-    (one the step itself destroyed, listed before) raises in ``before_destroy``'s
-    ``lock!``: Finalize stops there, and the deployment is not written (the next
-    dispatch finishes again and finalizes)."""
-    if listed is None:
-        listed = tuple(p.id for p in state.processes)
-    for pid in listed:
-        if pid == deployment.deploying_process:
-            continue
-        if state.process(pid) is None:
-            return state
-        state = state.without_processes([pid])
-    return state.with_deployment(state.deployments[deployment.id].moved_to(DEPLOYED, FINALIZED, DEPLOYED))
 
 
 def finalize_degenerate(state: CapiState) -> CapiState:
@@ -139,11 +117,29 @@ def no_degenerate_check(state: CapiState) -> CapiState:
     return state
 
 
-def finalize(state: CapiState, deployment: Deployment) -> CapiState:
-    """The deploying process is the app's web process now: every other one goes."""
-    others = [p.id for p in state.processes if p.id != deployment.deploying_process]
-    state = state.without_processes(others)
-    return state.with_deployment(deployment.moved_to(DEPLOYED, FINALIZED, DEPLOYED))
+def finalize(state: CapiState, deployment: Deployment, listed: tuple[int, ...] | None = None) -> CapiState:
+    """``Finalize``: the deploying process is the app's web process now, every other
+    one goes, in creation order, and the deployment is written DEPLOYED/FINALIZED/
+    DEPLOYED (over whatever it became meanwhile, for a Finalize after the commit).
+
+    ``listed``: the processes as capi-current's Finalize sees them when the step
+    took an old process to 0 (since #4212, 3bbba90 ``actions/finalize.rb``, it runs
+    after the scale transaction, on ``deployment.app``, whose ``web_processes``
+    ``ScaleDownOldProcess`` loaded then, asking ``app.oldest_web_process``); None:
+    as they are now (inside the transaction; or after it, when nothing loaded them
+    before, so a process a deployment created since the commit goes too).
+    Destroying a listed process already gone (one the step itself destroyed) raises
+    in ``before_destroy``'s ``lock!``: Finalize stops there, and the deployment is
+    not written (the next dispatch finishes again and finalizes)."""
+    if listed is None:
+        listed = tuple(p.id for p in state.processes)
+    for pid in listed:
+        if pid == deployment.deploying_process:
+            continue
+        if state.process(pid) is None:
+            return state
+        state = state.without_processes([pid])
+    return state.with_deployment(state.deployments[deployment.id].moved_to(DEPLOYED, FINALIZED, DEPLOYED))
 
 
 def scale_step_one_at_a_time(
@@ -315,12 +311,10 @@ def scale_step(
         listed=listed,
     )
     if finished:
-        if listed is None:  # Finalize inside the transaction, on the processes as they are
-            return finalize(state, state.deployments[deployment.id])
-        seen = tuple(listed) if listed else None
+        seen = tuple(listed) if listed else None  # None: Finalize lists the processes itself
         if not finish:
             return state.with_pending(state.pending + ((deployment.id, DEPLOYED, seen),))
-        return finalize_after_commit(state, state.deployments[deployment.id], seen)
+        return finalize(state, state.deployments[deployment.id], seen)
     return state
 
 
