@@ -353,6 +353,14 @@ def test_too_many_jobs_is_a_usage_error(capsys):
     assert "--jobs: at most 64" in capsys.readouterr().err
 
 
+def _command_line(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return f"{pid} (gone)"
+
+
 def test_sigterm_stops_check_and_its_search_processes():
     import signal
     import time
@@ -367,14 +375,16 @@ def test_sigterm_stops_check_and_its_search_processes():
                                   check=False).stdout.split()
     time.sleep(1)  # the pool is busy
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(30) == 130
-    assert proc.stderr.read().rstrip().endswith("deployspec: interrupted")
+    status = proc.wait(30)
+    err = proc.stderr.read()
     proc.stderr.close()
+    assert status == 130 and err.rstrip().endswith("deployspec: interrupted"), (status, err[-2000:])
     assert children, "the pool had started its processes"
     deadline = time.monotonic() + 10
     while any(os.path.exists(f"/proc/{c}") for c in children) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(os.path.exists(f"/proc/{c}") for c in children), "a search process outlived check"
+    alive = [c for c in children if os.path.exists(f"/proc/{c}")]
+    assert not alive, f"outlived check: {[_command_line(c) for c in alive]}"
 
 
 def test_a_variant_named_twice_is_checked_once(capsys):

@@ -2,8 +2,8 @@
 
 ``conforms_to_capi-safe`` demands that after every step the implementation accepts exactly
 what capi-safe accepts (the refusal's wording is free) and observes what capi-safe observes
-(deployspec/contract/conformance.py). The fakes in ``contract_fakes.py`` each break one
-clause, and one breaks none:
+(deployspec/contract/conformance.py). The fakes of ``fakes_nonconforming.py`` (by name
+through ``contract_fakes.py``) each break one clause, and one breaks none:
 
 * ``refuses_idle_ticks`` refuses what capi-safe accepts, observations equal (V1);
 * ``refuses_nothing`` accepts what capi-safe refuses, observations equal (V2);

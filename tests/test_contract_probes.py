@@ -4,8 +4,9 @@
 or what changes nothing there: for exploring the reference those are stutters. An
 implementation may still get them wrong, and ``conforms_to_<reference>`` promises that it
 accepts exactly what the reference accepts; so the contract machine has one more rule that
-tries them (tests/test_probe_actions.py pins which actions they are). Each fake in
-``contract_fakes.py`` below differs from the reference on one probed kind only:
+tries them (tests/test_probe_actions.py pins which actions they are). Each fake below
+(``contract_fakes:NAME``, most of them in ``fakes_probed.py``) differs from the reference on
+one probed kind only:
 
 * ``accepts_refused_KIND`` answers "accepted" (and does nothing) where the reference refuses;
 * ``refuses_no_op_KIND`` refuses where the reference accepts and nothing changes;

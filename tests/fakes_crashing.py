@@ -1,0 +1,107 @@
+"""In-process (--python) fakes that raise, exit or hang where they should answer."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from deployspec.contract.examples import ReferenceImplementation
+
+
+class Raising(ReferenceImplementation):
+    def perform(self, action):
+        if action["type"] == "deploy":
+            raise KeyError("deploying_web_process")
+        return super().perform(action)
+
+
+def raising():
+    return Raising("capi", "capi-safe")
+
+
+class Exits(ReferenceImplementation):
+    """Exits at a deploy, as a CLI library might: its exit is not the harness's."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            sys.exit(0)
+        return super().perform(action)
+
+
+def exits():
+    return Exits("capi", "capi-safe")
+
+
+class GeneratorExits(ReferenceImplementation):
+    def observe(self):
+        if self.state is not None and self.model.observe(self.state)["deployments"]:
+            raise GeneratorExit
+        return super().observe()
+
+
+def generator_exits():
+    return GeneratorExits("capi", "capi-safe")
+
+
+def factory_exits():
+    sys.exit(4)
+
+
+class Swallows(ReferenceImplementation):
+    """Polls for ever at a deploy (or, with DEPLOYSPEC_FAKE_SWALLOW_AFTER=N, at its
+    N+1-th action), swallowing every exception (a bare ``except:``): the
+    timeout's interruption and Ctrl-C alike."""
+
+    performed = 0
+
+    def perform(self, action):
+        after = os.environ.get("DEPLOYSPEC_FAKE_SWALLOW_AFTER")
+        Swallows.performed += 1
+        if (Swallows.performed > int(after)) if after else action["type"] == "deploy":
+            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
+                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            while True:
+                try:
+                    time.sleep(0.05)
+                except:  # noqa: E722, S110 - the point of this fake
+                    pass
+        return super().perform(action)
+
+
+def swallows():
+    return Swallows("capi", "capi-safe")
+
+
+class Hangs(ReferenceImplementation):
+    """Hangs at a deploy, and in every perform after (a stuck implementation stays
+    stuck); counts the calls it gets after the first hang (there must be none).
+
+    With DEPLOYSPEC_FAKE_HANGING set, creates that file when it starts hanging."""
+
+    calls_after_hang = 0
+    hung = False
+
+    def reset(self, config):
+        Hangs.calls_after_hang += Hangs.hung
+        super().reset(config)
+
+    def perform(self, action):
+        Hangs.calls_after_hang += Hangs.hung
+        if action["type"] == "deploy" or Hangs.hung:
+            Hangs.hung = True
+            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
+                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            time.sleep(600)
+        return super().perform(action)
+
+    def observe(self):
+        Hangs.calls_after_hang += Hangs.hung
+        return super().observe()
+
+    def close(self):
+        Hangs.calls_after_hang += Hangs.hung
+
+
+def hangs():
+    return Hangs("capi", "capi-safe")

@@ -1,0 +1,128 @@
+"""In-process (--python) fakes whose answers the harness cannot use: bad outcomes and observations, odd objects, stray output."""
+
+from __future__ import annotations
+
+from deployspec.contract.examples import ReferenceImplementation
+
+
+class BadOutcome(ReferenceImplementation):
+    def perform(self, action):
+        super().perform(action)
+        return 422 if action["type"] == "scale" else None
+
+
+def bad_outcome():
+    return BadOutcome("capi", "capi-safe")
+
+
+class Unprintable(ReferenceImplementation):
+    """Returns what not even repr can print (a 5,000-digit int)."""
+
+    def perform(self, action):
+        super().perform(action)
+        return 10**5000 if action["type"] == "deploy" else None
+
+
+def unprintable():
+    return Unprintable("capi", "capi-safe")
+
+
+class BadObservation(ReferenceImplementation):
+    def observe(self):
+        obs = super().observe()
+        for p in obs["processes"]:
+            p["instances"] = ["UP" if i == "RUNNING" else i for i in p["instances"]]
+        return obs
+
+
+def bad_observation():
+    return BadObservation("capi", "capi-safe")
+
+
+class DeepObservation(ReferenceImplementation):
+    def observe(self):
+        obs = super().observe()
+        if obs["deployments"]:
+            for _ in range(100_000):
+                obs = {"app": obs}
+        return obs
+
+
+def deep_observation():
+    return DeepObservation("capi", "capi-safe")
+
+
+class Inconsistent(ReferenceImplementation):
+    """Valid by the schema, but deployments are numbered from 1, not by position."""
+
+    def observe(self):
+        obs = super().observe()
+        for d in obs["deployments"]:
+            d["id"] += 1
+        return obs
+
+
+def inconsistent():
+    return Inconsistent("capi", "capi-safe")
+
+
+class _Reason(str):
+    def __len__(self):
+        raise RuntimeError("broken __len__")
+
+
+class OddReason(ReferenceImplementation):
+    """Refuses a cancel with a str subclass whose ``__len__`` raises (and with a
+    terminal escape in it); otherwise capi-safe."""
+
+    def perform(self, action):
+        if action["type"] == "cancel":
+            return _Reason("\x1b[31mno\x1b[0m cancel today")
+        return super().perform(action)
+
+
+def odd_reason():
+    return OddReason("capi", "capi-safe")
+
+
+class _Observation(dict):
+    def items(self):
+        raise RuntimeError("broken items()")
+
+
+class OddObservation(ReferenceImplementation):
+    def observe(self):
+        return _Observation(super().observe())
+
+
+def odd_observation():
+    return OddObservation("capi", "capi-safe")
+
+
+class Proxy(ReferenceImplementation):
+    """A proxy whose ``__getattr__`` raises KeyError for what it lacks (``close``)."""
+
+    def __getattr__(self, name):
+        return self.__dict__["extras"][name]
+
+
+def proxy():
+    p = Proxy("capi", "capi-safe")
+    p.extras = {}
+    return p
+
+
+class Chatty(ReferenceImplementation):
+    """Prints what it does on stdout, as debugging code does."""
+
+    def perform(self, action):
+        print("DEBUG perform", action)
+        return super().perform(action)
+
+
+def chatty():
+    return Chatty("capi", "capi-safe")
+
+
+def not_an_implementation():
+    return object()

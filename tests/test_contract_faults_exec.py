@@ -1,0 +1,90 @@
+"""Faults of a program behind the protocol (--exec): one line, exit 3, none of its processes left running."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from deployspec.cli import main
+
+from .fault_runs import alive, fake
+
+PREFIX = "deployspec: implementation fault at step 0 (cancel()) while checking single_active_deployment: "
+
+
+def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
+    status = main(["contract", "--exec", command, "--model", "capi", "--timeout", "0.5",
+                   "--examples", "5", "--property", "single_active_deployment", *extra])
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode, cause", [
+    ("crash", ("the implementation exited with status 1 before replying to action cancel; its stderr ends "
+              "with: fake: simulated crash (TypeError: cannot read 'instances' of undefined)")),
+    ("hang", "no reply to action cancel within 0.5 s (hung? see --timeout)"),
+    ("garbage", "reply to action cancel is not JSON: 'DEBUG: deploying app now'"),
+    ("wrong-id", "reply to action cancel carries id 132, but the request's id is 32"),
+    ("bad-schema", ("observation violates the capi observation schema: processes/0/instances/0: "
+                   "'UP' is not one of ['STARTING', 'RUNNING', 'CRASHED']")),
+    ("bad-reply", ("reply to action cancel violates the protocol (performed schema): "
+                  "top level: 'observation' is a required property")),
+    ("error", "the implementation reported an error on action cancel: database is locked"),
+    ("spawn-and-crash", "the implementation exited with status 1 before replying to action cancel"),
+    ("deep", "reply to action cancel cannot be read: it is nested too deeply"),
+    ("big-number", ("reply to action cancel cannot be read: Exceeds the limit (4300 digits) for integer "
+                    "string conversion: value has 5000 digits")),
+    # clipped to one line of at most 300 characters, the escape shown, not sent to the terminal
+    ("error-flood", ("the implementation reported an error on action cancel: \\x1b[2JTraceback (most recent "
+                     "call last):\\n  File x\\n")),
+    ("big-id", ("observation violates the capi observation schema: processes/0/id: 20000 is greater than "
+                "the maximum of 10000")),
+])
+def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
+    pidfile = tmp_path / "pids"
+    status, err = contract(capsys, fake(mode, pidfile))
+    assert status == 3
+    assert len(err.strip().splitlines()) == 2, err
+    first, second = err.strip().splitlines()
+    if mode == "error-flood":
+        assert first.startswith(PREFIX + cause) and len(first) <= len(PREFIX) + len("the implementation reported an error on action cancel: ") + 301 and "\x1b" not in first
+    else:
+        assert first == PREFIX + cause
+    # the fake misbehaves at its 14th action: the cancel the sweep of the initial state
+    # probes (after the three pushes, each settled, then tick, two stages, a deploy)
+    assert second == "  steps since reset: cancel()"
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == (2 if mode in ("hang", "spawn-and-crash") else 1)
+    deadline = time.monotonic() + 5  # init reaps the orphaned zombies in its own time
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids), "a process of the implementation outlived the run"
+
+
+def test_a_program_that_stops_reading_is_said_to_have_closed_its_stdin(capsys, tmp_path):
+    status, err = contract(capsys, "exec " + fake("closes-stdin", tmp_path / "pids"))  # no shell holding the pipe
+    assert status == 3
+    assert "the implementation closed its stdin before replying to " in err.splitlines()[0]
+
+
+def test_a_command_that_cannot_start_is_a_fault(capsys):
+    status, err = contract(capsys, "/nonexistent/impl --serve")
+    assert status == 3
+    assert err.startswith("deployspec: implementation fault at reset while checking single_active_deployment: "
+                          "the implementation exited with status 127 before replying to reset; its stderr ends with:")
+
+
+def test_only_the_tail_of_a_programs_stderr_is_kept():
+    """A flood on stderr is read as it comes and forgotten but for its last bytes."""
+    from deployspec.contract.leftovers import StderrTail
+
+    tail = StderrTail(keep=4096)
+    proc = subprocess.Popen([sys.executable, "-c", ("import sys\nfor i in range(20000): print('x' * 500, "
+                             "file=sys.stderr)\nprint('the last line', file=sys.stderr)")], stderr=tail.write_end)
+    tail.started()
+    assert proc.wait(60) == 0
+    text = tail.tail(settle=True)
+    assert text.endswith("the last line\n") and len(text.encode()) <= 4096
+    assert not tail._reader.is_alive()  # the end of the output was seen

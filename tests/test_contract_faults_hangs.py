@@ -1,0 +1,142 @@
+"""A --python implementation that hangs or swallows its interruption: the timeout, a signal or the last resort ends the run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+
+from .fault_runs import FAKES
+
+
+@pytest.fixture
+def hangs(monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    yield
+    fakes = sys.modules.get("contract_fakes")
+    if fakes is not None:
+        fakes.Hangs.hung, fakes.Hangs.calls_after_hang = False, 0
+
+
+def test_a_hanging_python_implementation_is_a_fault_and_is_not_called_again(capsys, hangs):
+    import signal
+
+    alarm = signal.getsignal(signal.SIGALRM)
+    started = time.monotonic()
+    status = main(["contract", "--python", "contract_fakes:hangs", "--model", "capi", "--examples", "5",
+                   "--timeout", "0.3", "--property", "app_stays_available"])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    assert err.splitlines()[0] == ("deployspec: implementation fault at step 0 (deploy()) while checking "
+                                   "app_stays_available: perform() did not return within 0.3 s (hung? see --timeout)")
+    assert time.monotonic() - started < 5
+    # no settle in the machine's teardown, no close(): a failed object is left alone
+    assert sys.modules["contract_fakes"].Hangs.calls_after_hang == 0
+    assert signal.getsignal(signal.SIGALRM) == alarm  # the timeout's SIGALRM handler is given back
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_the_first_signal_stops_a_run_whose_python_implementation_hangs(tmp_path, sig):
+    import os
+    import signal
+    import subprocess
+
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:hangs", "--model", "capi",
+         "--timeout", "60", "--examples", "5"], cwd=FAKES.parent, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "DEPLOYSPEC_FAKE_HANGING": str(hanging)})
+    deadline = time.monotonic() + 60
+    while not hanging.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(getattr(signal, sig))
+    try:
+        status = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError(f"one {sig} did not end the run") from None
+    assert status == 130
+    assert proc.stderr.read().strip() == "deployspec: interrupted"
+
+
+def test_a_python_implementation_that_swallows_the_timeout_still_ends_the_run(tmp_path):
+    """A bare ``except:`` swallows the timeout's interruption: GRACE seconds later
+    the run ends anyway, one line, exit 3, instead of never."""
+    from deployspec.contract.last_resort import GRACE
+
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
+         "--examples", "5", "--timeout", "0.5", "--property", "app_stays_available"],
+        cwd=FAKES.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3, err
+    assert err.strip().splitlines()[-1] == (
+        f"deployspec: implementation fault: perform() did not return within 0.5 s, and went on for {GRACE:g} s "
+        "more after being interrupted (does it catch every exception?): stopping")
+    assert "Traceback" not in err
+    assert time.monotonic() - started < 0.5 + GRACE + 15
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_ends_the_run_even_when_the_implementation_swallows_it(tmp_path, sig):
+    import signal
+
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
+         "--examples", "5", "--timeout", "600", "--property", "app_stays_available"],
+        cwd=FAKES.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DEPLOYSPEC_FAKE_HANGING": str(hanging)})
+    deadline = time.monotonic() + 60
+    while not hanging.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, sig))
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        "deployspec: interrupted, and the implementation did not let go: stopping")
+
+
+def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
+    """replay A B on an object that swallows its timeout in B: A's verdict, already
+    printed, reaches stdout (which the object's call had borrowed) before the end."""
+    seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+    steps = len(traces.load(seed)["steps"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
+    proc = subprocess.run(
+        [sys.executable, "-m", "deployspec", "replay", str(seed), str(seed), "--python", "contract_fakes:swallows",
+         "--timeout", "0.5"], cwd=FAKES.parent, capture_output=True, text=True, timeout=60, check=False,
+        env={**env, "DEPLOYSPEC_FAKE_SWALLOW_AFTER": str(steps + 2)})
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.count(str(seed)) == 1 and "stopping" in proc.stderr
+
+
+def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
+    """In pytest or a user's program (``cli.OWN_PROCESS`` False), an overdue call that
+    swallows the interruption is not met with ``os._exit``: that would end their process."""
+    from deployspec import cli
+    from deployspec.contract import python_adapter
+
+    armed = []
+
+    def swallows_once():
+        try:
+            time.sleep(1)
+        except BaseException:  # noqa: BLE001 - swallowed, as the implementation under test does
+            armed.append(python_adapter._overdue_exit)
+        return "returned"
+
+    assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    monkeypatch.setattr(cli, "OWN_PROCESS", True)
+    assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    not_own, own = armed
+    assert not_own is None and own is not None
+    assert python_adapter._overdue_exit is None and own.finished.is_set()  # stood down when it returned

@@ -1,0 +1,149 @@
+"""Faults of an in-process (--python) implementation: raises, bad answers, odd objects, stray output, failed imports."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+from deployspec.contract import harness
+
+from .fault_runs import FAKES
+
+
+@pytest.mark.parametrize("factory, prop, cause", [
+    # the deploy the sweep of the initial state probes, before any push
+    ("raising", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: perform() "
+                                       "raised KeyError: 'deploying_web_process'")),
+    ("bad_outcome", "app_stays_available", ("perform() returned 422; expected None (accepted) or a reason "
+                                           "string (rejected)")),
+    ("unprintable", "app_stays_available", ("perform() returned (an unprintable int); expected None "
+                                           "(accepted) or a reason string (rejected)")),
+    ("bad_observation", "app_stays_available", ("observation violates the capi observation schema: "
+                                               "processes/0/instances/0: 'UP'")),
+    ("deep_observation", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
+                                                "observe() returned something that is not JSON: it is nested "
+                                                "too deeply")),
+    ("inconsistent", "cancel_restores_last_good", ("the observation is inconsistent: cancel_restores_last_good "
+                                                  "cannot read it (IndexError: ")),
+    ("forgetful", "app_stays_available", ("at the initial observation while checking app_stays_available: "
+                                         "reset did not bring the implementation back to its initial state: "
+                                         "app: the first reset null, this one {")),
+    ("moody", "app_stays_available", ("at a repeated example while checking app_stays_available: "
+                                     "non-deterministic behaviour")),
+    ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
+                                                     "returned a object, which lacks reset, perform, observe()")),
+    # its exit is not the harness's: SystemExit and GeneratorExit are faults too
+    ("exits", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: perform() "
+                                     "raised SystemExit: 0")),
+    ("generator_exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
+                                               "observe() raised GeneratorExit\n")),
+    ("factory_exits", "app_stays_available", "at start: contract_fakes:factory_exits() raised SystemExit: 4"),
+])
+def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)  # MODULE is found beside the user, as with `python -m`
+    status = main(["contract", "--python", f"contract_fakes:{factory}", "--model", "capi", "--examples", "30",
+                   "--seed", "2", "--property", prop])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    first, *rest = err.strip().splitlines()
+    assert cause in first + "\n"
+    assert all(line.startswith("  steps since reset: ") for line in rest) and len(rest) <= 1
+
+
+@pytest.mark.parametrize("source, cause", [
+    ("raise ImportError('no native lib')", "importing impl raised ImportError: no native lib"),
+    ("def f(:", "importing impl raised SyntaxError: "),
+    ("import nonexistent_dependency_zz", ("importing impl raised ModuleNotFoundError: "
+                                         "No module named 'nonexistent_dependency_zz'")),
+    ("import sys; sys.exit(7)", "importing impl raised SystemExit: 7"),
+    ("import time; time.sleep(60)", "importing impl did not return within 0.3 s (hung? see --timeout)"),
+])
+def test_an_implementation_that_fails_to_import_is_a_fault_at_start(capsys, monkeypatch, tmp_path, source,
+                                                                    cause):
+    (tmp_path / "impl.py").write_text(source + "\n\ndef f():\n    pass\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    monkeypatch.setattr(harness, "STARTUP_TIMEOUT", 0.3)  # the import's allowance, 30 s as a program's
+    monkeypatch.chdir(tmp_path)
+    for argv in (["contract", "--python", "impl:f", "--model", "capi", "--examples", "2", "--timeout", "0.3"],
+                 ["replay", str(next((FAKES.parents[1] / "counterexamples" / "capi").glob("*.json"))),
+                  "--python", "impl:f", "--timeout", "0.3"]):
+        status = main(argv)
+        err = capsys.readouterr().err
+        assert status == 3, err
+        assert f"implementation fault at start: {cause}" in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsys, monkeypatch):
+    """As contract does: deployments numbered from 1 make cancel_restores_last_good read past a list."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    trace = FAKES.parents[1] / "counterexamples" / "capi" / "capi-pr3072--cancel_restores_last_good--00a7edc34d.json"
+    status = main(["replay", str(trace), "--python", "contract_fakes:inconsistent"])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    assert err == (f"deployspec: {trace}: implementation fault at step 8 (tick()) while checking "
+                   "cancel_restores_last_good: the observation is inconsistent: cancel_restores_last_good "
+                   "cannot read it (IndexError: list index out of range)\n")
+
+
+def test_odd_objects_from_a_python_implementation_are_read_safely(capsys, monkeypatch, tmp_path):
+    """A reason that is a str subclass with a raising ``__len__`` (and a terminal
+    escape), a proxy whose ``__getattr__`` raises KeyError: no traceback, the run's verdict."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    for factory, check in (("odd_reason", "conforms_to_capi-safe"), ("proxy", "single_active_deployment")):
+        status = main(["contract", "--python", f"contract_fakes:{factory}", "--model", "capi", "--examples", "5",
+                       "--property", check, "--reference", "capi-safe", "--json", "--out", str(tmp_path)])
+        out = capsys.readouterr().out
+        results = json.loads(out)["results"]
+        assert status == (1 if factory == "odd_reason" else 0), out
+        if factory == "odd_reason":  # it refuses the cancels capi-safe accepts: a divergence, with the reason
+            (conformance,) = results
+            assert "(\\x1b[31mno\\x1b[0m cancel today)" in conformance["message"]
+            steps = traces.load(conformance["counterexample"])["steps"]
+            refused = [s["rejected"] for s in steps if s.get("rejected")]
+            assert refused and all(r == "\\x1b[31mno\\x1b[0m cancel today" for r in refused)
+    seed = next((FAKES.parents[1] / "counterexamples" / "capi").glob("capi-2022--single_active*.json"))
+    assert main(["replay", str(seed), "--python", "contract_fakes:proxy"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_observation_that_cannot_be_read_is_a_fault(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:odd_observation", "--model", "capi", "--examples", "5",
+                   "--property", "single_active_deployment"])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert err.splitlines()[0].endswith(
+        "observe() returned an object (_Observation) that raised RuntimeError: broken items() when read")
+
+
+def test_what_a_python_implementation_prints_stays_off_the_json_output(capfd, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:chatty", "--model", "capi", "--examples", "5",
+                   "--property", "single_active_deployment", "--json"])
+    out, err = capfd.readouterr()
+    assert status == 0
+    assert json.loads(out)["results"][0]["verdict"] == "holds"
+    assert "DEBUG perform" in err
+
+
+def test_a_non_deterministic_implementation_leaves_the_json_output_whole(capfd, monkeypatch):
+    """Hypothesis would print the steps of a flaky example on stdout; the search keeps it quiet."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:moody", "--model", "capi", "--examples", "30",
+                   "--seed", "2", "--property", "app_stays_available", "--json"])
+    out, err = capfd.readouterr()
+    assert status == 3
+    assert json.loads(out)["fault"]["where"] == "a repeated example"
+    assert "Steps leading up to this error" not in out + err

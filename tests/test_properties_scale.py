@@ -1,0 +1,90 @@
+"""user_scale_not_lost: the last accepted scale (or push) is the count the app ends with."""
+
+from deployspec.spec import capi as spec
+from deployspec.spec.core import Step
+
+from .helpers import app, dep, proc
+from .property_traces import NOTHING, SERVING, run
+
+
+def test_scale_accepted_while_canceling_is_lost_when_cancel_destroys_its_process():
+    """Issue 3: since PR #3892 a scale is accepted while a deployment is CANCELING and lands
+    on the canceled deployment's own process, which the cancel step destroys."""
+    deploying = app([proc(0, 1), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 1)])
+    cancel = {**deploying, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 1)]}
+    scaled = app([proc(0, 1), proc(1, 3, running=0, starting=3)], [dep(0, "CANCELING", "CANCELING", 1, 1)])
+    done = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1)])
+    v = run(spec.user_scale_not_lost, [SERVING, deploying, cancel, scaled, done],
+            [("push", {"instances": 1}), ("deploy", {}), ("cancel", {}), ("scale", {"instances": 3}),
+             ("tick", {"failed": [], "reports_unavailable": []})])
+    assert v.step == 4
+    assert v.message == "the app has 1 web instance(s) after step 4 (tick()), but the last accepted scale asked for 3"
+
+
+def test_scale_down_accepted_while_canceling_is_lost_the_same_way():
+    deploying = app([proc(0, 3), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 3)])
+    cancel = {**deploying, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 3)]}
+    scaled = {**cancel, "processes": [proc(0, 3), proc(1, 1, running=0, starting=1)]}
+    done = app([proc(0, 3)], [dep(0, "CANCELED", "CANCELED", 1, 3)])
+    v = run(spec.user_scale_not_lost, [app([proc(0, 3)], []), deploying, cancel, scaled, done],
+            [("push", {"instances": 3}), ("deploy", {}), ("cancel", {}), ("scale", {"instances": 1}), ("tick", {})])
+    assert v is not None and "has 3 web instance(s)" in v.message and "asked for 1" in v.message
+
+
+def test_an_honoured_scale_counts_instances_over_every_web_process():
+    two = app([proc(0, 1), proc(1, 2)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1)])
+    assert run(spec.user_scale_not_lost, [SERVING, app([proc(0, 3)], [])],
+               [("push", {"instances": 1}), ("scale", {"instances": 3})]) is None
+    assert run(spec.user_scale_not_lost, [SERVING, two],
+               [("push", {"instances": 1}), ("scale", {"instances": 3})]) is None
+
+
+def test_a_refused_scale_is_not_watched():
+    deploying = app([proc(0, 1), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 1)])
+    deployed = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1)])
+    assert run(spec.user_scale_not_lost, [SERVING, deploying, deploying, deployed],
+               [("push", {"instances": 1}), ("deploy", {}), ("scale", {"instances": 3}, "deployment in progress"),
+                ("tick", {})]) is None
+
+
+def test_the_scale_is_judged_only_once_no_deployment_is_active():
+    rolling = app([proc(0, 2), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 2)])
+    short = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 2)])
+    steps = [("push", {"instances": 2}), ("deploy", {}), ("tick", {})]
+    v = run(spec.user_scale_not_lost, [app([proc(0, 2)], []), rolling, short], steps)
+    assert v is not None and v.step == 2 and "asked for 2" in v.message
+
+
+def test_a_deploy_with_web_instances_asks_for_a_new_count_and_stops_the_watch():
+    deploying = app([proc(0, 1), proc(1, 3, running=0, starting=3)],
+                    [dep(0, "DEPLOYING", "DEPLOYING", 1, 1, web_instances=3)])
+    deployed = app([proc(1, 3)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1, web_instances=3)])
+    assert run(spec.user_scale_not_lost, [SERVING, deploying, deployed],
+               [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("tick", {})]) is None
+
+
+def test_a_deploy_without_web_instances_keeps_the_watch():
+    deploying = app([proc(0, 2), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 2)])
+    deployed = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 2)])
+    v = run(spec.user_scale_not_lost, [app([proc(0, 2)], []), deploying, deployed],
+            [("push", {"instances": 2}), ("deploy", {"web_instances": 0, "max_in_flight": 1}), ("tick", {})])
+    assert v is not None and "asked for 2" in v.message
+
+
+def test_the_watch_starts_at_the_first_accepted_push_or_scale():
+    """A trace may start on an app that exists already: nothing was asked yet."""
+    assert run(spec.user_scale_not_lost, [SERVING, app([proc(0, 2)], [])],
+               [("runtime", {"process": 0}), ("stage", {"healthy": True})]) is None
+
+
+def test_a_deleted_app_loses_no_scale():
+    assert run(spec.user_scale_not_lost, [SERVING, NOTHING],
+               [("push", {"instances": 1}), ("delete", {})]) is None
+
+
+def test_once_a_lost_scale_is_reported_the_watch_stops_until_the_next_request():
+    lost = Step(3, {"type": "tick"}, "platform", None, app([proc(0, 3)], []), SERVING)
+    memory, message = spec.user_scale_not_lost.advance(3, lost)
+    assert message is not None and memory is None
+    assert spec.user_scale_not_lost.advance(memory, Step(4, {"type": "tick"}, "platform", None, SERVING,
+                                                         SERVING)) == (None, None)

@@ -1,0 +1,109 @@
+"""The properties judged on one step alone, with no memory: single_active_deployment, capacity_within_bound."""
+
+import pytest
+from deployspec.spec import capi as spec
+from deployspec.spec.core import Step
+
+from .helpers import app, dep, proc
+from .property_traces import SCHEMA, check
+
+# --- single_active_deployment -------------------------------------------------
+
+
+def test_single_active_deployment():
+    two = app([proc(0, 1)], [dep(0, "CANCELING", "CANCELING", 0, 1), dep(1, "DEPLOYING", "DEPLOYING", 0, 1)])
+    one = app([proc(0, 1)], [dep(0, "CANCELED", "SUPERSEDED", 0, 1), dep(1, "DEPLOYING", "DEPLOYING", 0, 1)])
+    assert "2 active deployments" in spec.single_active_deployment.advance(None, Step(0, {"type": "deploy"}, "user", None, one, two))[1]
+    assert spec.single_active_deployment.advance(None, Step(0, {"type": "deploy"}, "user", None, two, one))[1] is None
+
+
+@pytest.mark.parametrize("state", ["DEPLOYING", "PREPAUSED", "PAUSED", "CANCELING"])
+def test_every_active_state_counts_toward_single_active_deployment(state):
+    reason = "PAUSED" if state == "PREPAUSED" else state
+    two = app([proc(0, 1)], [dep(0, state, reason, 0, 1), dep(1, "DEPLOYING", "DEPLOYING", 0, 1)])
+    assert check(spec.single_active_deployment, two) == f"2 active deployments: d0 {state}, d1 DEPLOYING"
+
+
+def test_finalized_deployments_do_not_count_toward_single_active_deployment():
+    one = app([proc(0, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 0, 1), dep(1, "CANCELED", "CANCELED", 0, 1),
+                             dep(2, "DEPLOYING", "DEPLOYING", 0, 1)])
+    assert check(spec.single_active_deployment, one) is None
+
+
+# --- capacity_within_bound ----------------------------------------------------
+
+
+def test_capacity_bound_is_the_original_count_plus_max_in_flight_defaulting_to_one():
+    assert spec.capacity_bound(dep(0, "DEPLOYING", "DEPLOYING", 1, 2)) == 3
+    assert spec.capacity_bound(dep(0, "DEPLOYING", "DEPLOYING", 1, 2, max_in_flight=3)) == 5
+
+
+def test_capacity_bound_takes_web_instances_when_larger():
+    assert spec.capacity_bound(dep(0, "DEPLOYING", "DEPLOYING", 1, 2, web_instances=4)) == 5
+    assert spec.capacity_bound(dep(0, "DEPLOYING", "DEPLOYING", 1, 4, web_instances=1)) == 5
+    assert spec.capacity_bound(dep(0, "DEPLOYING", "DEPLOYING", 1, 2, web_instances=None)) == 3
+
+
+def capacity(before, after, kind="tick", **args):
+    """capacity_within_bound's verdict on one step (it keeps no memory)."""
+    SCHEMA.validate(before)
+    SCHEMA.validate(after)
+    actor = "platform" if kind == "tick" else "user"
+    return spec.capacity_within_bound.advance(None, Step(5, {"type": kind, **args}, actor, None, before, after))[1]
+
+
+def rolling(old, new, *deployments):
+    """P0 with ``old`` instances, the deployment's P1 with ``new`` (starting)."""
+    return app([proc(0, old), proc(1, new, running=0, starting=new)], list(deployments))
+
+
+def test_an_updater_step_may_fill_the_bound_but_not_exceed_it():
+    d = dep(0, "DEPLOYING", "DEPLOYING", 1, 2)
+    assert capacity(rolling(2, 0, d), rolling(2, 1, d)) is None
+    v = capacity(rolling(2, 1, d), rolling(2, 2, d), failed=[])
+    assert v == ("step 5 (tick()) raised the app to 4 desired web instances while d0 is DEPLOYING, "
+                 "above its bound 3 (original 2 + max_in_flight 1)")
+    assert v.cause == "tick"
+
+
+def test_capacity_message_names_web_instances_and_max_in_flight():
+    d = dep(0, "DEPLOYING", "DEPLOYING", 1, 2, web_instances=4, max_in_flight=2)
+    assert capacity(rolling(2, 3, d), rolling(2, 4, d)) is None
+    assert capacity(rolling(2, 4, d), rolling(2, 5, d)) == (
+        "step 5 (tick()) raised the app to 7 desired web instances while d0 is DEPLOYING, "
+        "above its bound 6 (original 2, web_instances 4 + max_in_flight 2)")
+
+
+def test_a_deployment_create_above_the_bound_is_named_by_its_verb():
+    d = dep(0, "DEPLOYING", "DEPLOYING", 1, 2)
+    v = capacity(app([proc(0, 2)], []), rolling(2, 2, d), kind="deploy", max_in_flight=1, canary_steps=[])
+    assert v.cause == "deploy" and v.startswith("step 5 (deploy(max_in_flight=1)) raised the app to 4 ")
+
+
+def test_paused_and_prepaused_deployments_are_in_progress_and_bounded():
+    for state in ("PREPAUSED", "PAUSED"):
+        d = dep(0, state, "PAUSED", 1, 1)
+        assert capacity(rolling(1, 1, d), rolling(1, 2, d)).cause == "tick"
+
+
+def test_a_canceling_deployment_is_not_in_progress_and_not_bounded():
+    d = dep(0, "CANCELING", "CANCELING", 1, 1)
+    assert capacity(rolling(1, 1, d), rolling(1, 3, d), kind="scale", instances=3) is None
+
+
+def test_with_no_deployment_in_progress_the_app_may_scale_freely():
+    assert capacity(app([proc(0, 1)], []), app([proc(0, 5)], []), kind="scale", instances=5) is None
+
+
+def test_the_count_may_stay_above_a_bound_lowered_by_a_newer_deployment_while_nothing_adds_to_it():
+    d = dep(1, "DEPLOYING", "DEPLOYING", 1, 1)
+    older = dep(0, "DEPLOYED", "SUPERSEDED", 0, 4)
+    assert capacity(rolling(4, 1, older, d), rolling(4, 1, older, d)) is None  # 5 > 2, unchanged
+    assert capacity(rolling(4, 1, older, d), rolling(3, 1, older, d)) is None  # going down
+
+
+def test_the_newest_deployment_in_progress_sets_the_bound():
+    """Two in progress (before PR #3072): the newer one's lower bound is the one judged."""
+    older, newer = dep(0, "DEPLOYING", "DEPLOYING", 1, 5), dep(1, "DEPLOYING", "DEPLOYING", 1, 1)
+    v = capacity(rolling(1, 1, older, newer), rolling(1, 2, older, newer))
+    assert v is not None and "while d1 is DEPLOYING, above its bound 2" in v
