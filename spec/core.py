@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
+    from typing import Self
 
 import attrs
 

@@ -69,6 +69,10 @@ class StderrTail:
         self._stopped = True
 
 
+#: whether this process adopts orphans (None: not asked yet)
+_ADOPTING: bool | None = None
+
+
 def adopting() -> bool:
     """Make this process the reaper of its orphaned descendants (Linux,
     PR_SET_CHILD_SUBREAPER), once: a process the implementation started in a
@@ -91,8 +95,6 @@ def adopting() -> bool:
                 pass
     return bool(_ADOPTING)
 
-
-_ADOPTING: bool | None = None
 
 
 def children() -> set[int]:

@@ -20,7 +20,10 @@ import signal
 import subprocess
 import time
 import weakref
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
+    from typing import Self
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import leftovers, protocol

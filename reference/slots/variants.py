@@ -100,26 +100,24 @@ class SlotsVariant:
 
     def step(self, state: SlotsState, action: Action) -> SlotsState | Rejected:
         """Apply one action; a refusal leaves the state as it was."""
-        match action:
-            case Push():
-                return platform.push(state, action.healthy)
-            case DeliverWebhook():
-                return platform.deliver_webhook(state)
-            case SetImage():
-                return self.set_image(state, action.slot)
-            case Validate():
-                return validate(state)
-            case Swap():
-                return swap(state)
-            case Restart():
-                return platform.restart(state, action.slot)
-            case ScaleOut():
-                return platform.scale_out(state)
-            case Recycle():
-                return platform.restart_instance(state, action.slot, action.instance)
-            case CrashRetry():
-                return platform.crash_retry(state, action.slot, action.instance)
-        return Rejected(f"{action.kind!r} is not an App Service slots action")
+        apply = _STEPS.get(type(action))
+        if apply is None:
+            return Rejected(f"{action.kind!r} is not an App Service slots action")
+        return apply(self, state, action)
+
+
+#: what each action of the vocabulary does (looked up by class, as capi's step does)
+_STEPS = {
+    Push: lambda variant, state, a: platform.push(state, a.healthy),
+    DeliverWebhook: lambda variant, state, a: platform.deliver_webhook(state),
+    SetImage: lambda variant, state, a: variant.set_image(state, a.slot),
+    Validate: lambda variant, state, a: validate(state),
+    Swap: lambda variant, state, a: swap(state),
+    Restart: lambda variant, state, a: platform.restart(state, a.slot),
+    ScaleOut: lambda variant, state, a: platform.scale_out(state),
+    Recycle: lambda variant, state, a: platform.restart_instance(state, a.slot, a.instance),
+    CrashRetry: lambda variant, state, a: platform.crash_retry(state, a.slot, a.instance),
+}
 
 
 def validate(state: SlotsState) -> SlotsState | Rejected:
