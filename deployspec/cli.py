@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         # a verdict cut short is not a success: the status of a process killed by SIGPIPE
         return CUT_SHORT if getattr(args, "command", None) in VERDICTS else 0
     except MemoryError:  # a search that ended in error: its verdict is unknown
-        _say("error: out of memory (tighter bounds, --bound, or a --budget?)")
+        searched = getattr(args, "command", None) in ("check", "contract")
+        _say("error: out of memory" + (" (tighter bounds, --bound, or a --budget?)" if searched else ""))
         return 1
     except OSError as exc:
         if exc.filename is not None:  # a file the command reads or writes
@@ -229,11 +230,26 @@ def run() -> NoReturn:
     import deployspec.cli  # noqa: PLW0406 - this module also when it runs as __main__ (-m deployspec.cli)
 
     deployspec.cli.OWN_PROCESS = True
+    _sigterm_interrupts()
     status = main()
     _flush()
     atexit._run_exitfuncs()
     _flush()  # what the exit handlers wrote
     os._exit(status)
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM (a CI timeout, ``kill``) stops any command as Ctrl-C does: "interrupted",
+    status 130. ``check`` and ``contract`` add to this while they run (their search
+    processes, or the implementation, are ended too: ``contract.cli.sigterm_interrupts``).
+    A SIGTERM ignored on entry stays ignored."""
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, stop)
 
 
 def _flush() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from deployspec.contract import cli as contract_cli
 from deployspec.models import UsageError
+from deployspec.text import escaped
 
 
 def cmd_check(args) -> int:
@@ -182,11 +183,11 @@ def _report_replay(path, trace, outcome) -> int:
         recorded = trace["violation"].get("cause")
         if recorded and v.cause != recorded:
             how += f", not the recorded cause {recorded}"
-        print(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}{how}: {v.message}")
+        print(escaped(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}{how}: {v.message}"))
         return 1
     rejected = sum(1 for s in outcome.session.steps if s["rejected"])
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    print(f"{path}: does not reproduce on {outcome.target}: {trace['property']} holds{extra}")
+    print(escaped(f"{path}: does not reproduce on {outcome.target}: {trace['property']} holds{extra}"))
     return 0
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from deployspec import render_svg
 from deployspec.render_text import action_label, capi_state
+from deployspec.text import markup as escape  # also control characters, which XML forbids
 
 
 def render(trace: dict[str, Any]) -> str:

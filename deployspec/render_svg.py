@@ -12,10 +12,10 @@ without code of its own; ``model.lanes`` names the rows.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from html import escape
 from typing import Any
 
 from deployspec.render_text import action_label
+from deployspec.text import markup as escape  # also control characters, which XML forbids
 
 STATUS_COLOURS = {
     "RUNNING": "#2f9e44",

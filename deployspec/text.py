@@ -8,6 +8,8 @@ escapes (``\\x1b``); :func:`printable_line` also clips to one short line.
 
 from __future__ import annotations
 
+import html
+
 
 def escaped(text: str, keep: str = "") -> str:
     """``text`` with every non-printable character but those in ``keep`` written as
@@ -21,3 +23,9 @@ def printable_line(text: str, n: int = 300) -> str:
     """``text`` as one printable line of at most ``n`` characters (and an ellipsis)."""
     head = escaped(text[:n])
     return head if len(head) <= n and len(text) <= n else head[:n] + "…"
+
+
+def markup(text: str) -> str:
+    """``text`` for SVG or HTML: markup characters as entities, and control
+    characters (which XML forbids, even as references) as Python escapes."""
+    return html.escape(escaped(text))

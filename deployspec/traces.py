@@ -16,17 +16,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from deployspec import __version__
+from deployspec import __version__, validation
 from deployspec.files import write_atomically
 from deployspec.models import UsageError, get_model
 
 
 @lru_cache(maxsize=1)
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
     schema = json.loads(resources.files("deployspec").joinpath("trace.schema.json").read_text())
-    return jsonschema.Draft202012Validator(schema)
+    return validation.validator(schema)
 
 
 def build(
@@ -169,8 +167,8 @@ def load(path: str | os.PathLike) -> dict:
 
 
 @lru_cache(maxsize=8)
-def _observation_validator(model: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(get_model(model).schema())
+def _observation_validator(model: str) -> Any:
+    return validation.validator(get_model(model).schema())
 
 
 def _short(message: str, limit: int = 160) -> str:

@@ -95,7 +95,9 @@ def action_from_json(vocabulary: dict[str, type[Action]], data: Any) -> Action:
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
-        raise ActionError(f"action {kind!r}: {exc}") from None
+        # attrs' validators raise with (message, attribute, options, value): the message alone
+        why = exc.args[0] if len(exc.args) > 1 and isinstance(exc.args[0], str) else exc
+        raise ActionError(f"action {kind!r}: {why}") from None
 
 
 #: the largest size bound a configuration may set (instances, deployments, droplets,

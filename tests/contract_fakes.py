@@ -16,6 +16,7 @@ from fakes_garbage import (
     chatty,
     deep_observation,
     inconsistent,
+    logs_from_a_thread,
     not_an_implementation,
     odd_observation,
     odd_reason,
@@ -42,7 +43,7 @@ from deployspec.contract.server import serve
 #: that __getattr__ makes
 __all__ = [
     "RESETS", "Hangs", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "exits",
-    "factory_exits", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "moody",
+    "factory_exits", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_from_a_thread", "moody",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
     "refuses_idle_ticks", "refuses_nothing", "reworded", "scales_while_deploying", "starts_with_a_droplet",
     "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable",

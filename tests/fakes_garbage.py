@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from deployspec.contract.examples import ReferenceImplementation
 
 
@@ -122,6 +124,36 @@ class Chatty(ReferenceImplementation):
 
 def chatty():
     return Chatty("capi", "capi-safe")
+
+
+class LogsFromAThread(ReferenceImplementation):
+    """Has a thread of its own that prints a burst of log lines from the 100th
+    action, while the run goes on (and the main thread lends and takes back
+    stdout), until the 200th at the latest."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.actions = 0
+        self.go, self.done = threading.Event(), threading.Event()
+        threading.Thread(target=self._log, daemon=True).start()
+
+    def _log(self) -> None:
+        self.go.wait()
+        for i in range(300):
+            print(f"background log line {i}")
+        self.done.set()
+
+    def perform(self, action):
+        self.actions += 1
+        if self.actions == 100:
+            self.go.set()
+        elif self.actions == 200:  # the burst ends within the run
+            self.done.wait(10)
+        return super().perform(action)
+
+
+def logs_from_a_thread():
+    return LogsFromAThread("capi", "capi-safe")
 
 
 def not_an_implementation():

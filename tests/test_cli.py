@@ -387,6 +387,23 @@ def test_sigterm_stops_check_and_its_search_processes():
     assert not alive, f"outlived check: {[_command_line(c) for c in alive]}"
 
 
+def test_sigterm_stops_any_command_as_ctrl_c_does():
+    """Not only check and contract: here serve, waiting for its next request."""
+    import signal
+
+    proc = _deployspec("serve", "--model", "capi", "--variant", "capi-safe", stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write('{"id": 1, "type": "observe"}\n')
+    proc.stdin.flush()
+    assert proc.stdout.readline()  # it runs, and answers
+    proc.send_signal(signal.SIGTERM)
+    status = proc.wait(30)
+    err = proc.stderr.read()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        stream.close()
+    assert (status, err) == (130, "deployspec: interrupted\n")
+
+
 def test_a_variant_named_twice_is_checked_once(capsys):
     argv = ["check", "--model", "capi", "--engine", "explore", "--property", "single_active_deployment", "--json"]
     once = run(capsys, *argv, "--variant", "capi-2022")
@@ -402,6 +419,30 @@ def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
     crafted.write_text(json.dumps(trace))
     status, out, _ = run(capsys, "show", str(crafted))
     assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out
+
+
+def test_replay_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
+    trace = json.loads(SEED.read_text())
+    trace["violation"]["cause"] = "\x1b[2J\r\u2028"
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "replay", str(crafted))
+    assert status == 1 and out.count("\n") == 1 and "not the recorded cause \\x1b[2J\\r\\u2028" in out
+
+
+@pytest.mark.parametrize("fmt", ["svg", "html"])
+def test_control_characters_of_a_trace_leave_the_picture_well_formed(capsys, tmp_path, fmt):
+    """XML forbids them, even as character references: an SVG holding one does not open."""
+    import xml.dom.minidom
+
+    trace = json.loads(SEED.read_text())
+    trace["violation"]["message"] = "bell \x07 and <b>"
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "show", str(crafted), "--format", fmt)
+    assert status == 0 and "\x07" not in out and "bell \\x07 and &lt;b&gt;" in out
+    if fmt == "svg":
+        xml.dom.minidom.parseString(out)  # raises on a character XML forbids
 
 
 def test_a_sigint_ignored_on_entry_stays_ignored():
@@ -423,3 +464,20 @@ def test_show_into_a_symlink_loop_is_one_line(capsys, tmp_path):
     (tmp_path / "b").symlink_to(tmp_path / "a")
     status, _, err = run(capsys, "show", str(SEED), "-o", str(tmp_path / "a"))
     assert status == 2 and err.startswith(f"deployspec: error: -o {tmp_path / 'a'}: cannot write:")
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["show", str(SEED)], False),
+    (["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore"], True),
+])
+def test_out_of_memory_is_one_line_and_hints_at_bounds_only_for_a_search(capsys, monkeypatch, argv, hint):
+    from deployspec import check, traces
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(traces, "load", exhausted)
+    monkeypatch.setattr(check, "run", exhausted)
+    status, _, err = run(capsys, *argv)
+    expected = "deployspec: error: out of memory" + (" (tighter bounds, --bound, or a --budget?)" if hint else "")
+    assert (status, err) == (1, expected + "\n")

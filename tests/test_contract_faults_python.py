@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -135,6 +136,17 @@ def test_what_a_python_implementation_prints_stays_off_the_json_output(capfd, mo
     assert status == 0
     assert json.loads(out)["results"][0]["verdict"] == "holds"
     assert "DEBUG perform" in err
+
+
+def test_what_an_implementations_own_thread_prints_stays_off_the_json_output():
+    """Between calls too; and the process survives the thread printing while the
+    main thread puts stdout back (a lender freed under it crashed CPython 3.11)."""
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:logs_from_a_thread",
+                           "--model", "capi", "--examples", "20", "--property", "single_active_deployment", "--json"],
+                          cwd=FAKES.parent, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["results"][0]["verdict"] == "holds"
+    assert proc.stderr.count("background log line") == 300
 
 
 def test_a_non_deterministic_implementation_leaves_the_json_output_whole(capfd, monkeypatch):

@@ -113,9 +113,16 @@ def test_json_the_parser_refuses_is_a_one_line_error(tmp_path, text, message):
         (lambda d: d.__setitem__("initial", {"app": None}), "not a capi observation at initial:"),
         (lambda d: d["violation"].__setitem__("step", 6), "violation.step 6 is beyond the trace's 6 step"),
         (lambda d: d.__setitem__("settle_from", 7), "settle_from 7 is beyond"),
+        # JSON Schema's "integer" admits 2.0; Python would then slice the steps with a float
+        (lambda d: d.__setitem__("settle_from", 2.0), "settle_from: 2.0 is not of type 'integer', 'null'"),
+        (lambda d: d["violation"].__setitem__("step", 5.0), "violation/step: 5.0 is not of type 'integer'"),
+        (lambda d: d["steps"][1]["observation"]["processes"][0].__setitem__("id", 0.0),
+         "steps/1/observation/processes/0/id: 0.0 is not of type 'integer'"),
         (lambda d: d["steps"][0]["action"].__setitem__("instances", 10**18),
          "step 0: action 'push': field 'instances' is out of range"),
         (lambda d: d["config"].__setitem__("max_instances", 10**6), "bad config: max_instances must be at most 64"),
+        (lambda d: d["steps"][2]["action"].__setitem__("strategy", "yolo"),
+         "step 2: action 'deploy': 'strategy' must be in ('rolling', 'canary') (got 'yolo')"),
         (lambda d: d.__setitem__("property", "always_green"), "mutated.json: unknown property"),
     ],
 )

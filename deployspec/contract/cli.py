@@ -115,9 +115,20 @@ def target_of(args):
     return None
 
 
+def _not_a_variant(name: str) -> None:
+    """``--name`` must not be a reference variant's: ``replay`` would run such a
+    trace on the reference and call a bug of the implementation fixed."""
+    from deployspec.models import model_names
+
+    for m in model_names():
+        if name in get_model(m).variants:
+            raise UsageError(f"--name {name}: the name of a reference variant of {m} (replay would run "
+                             f"the trace on it, not on the implementation); choose another")
+
+
 def cmd_contract(args) -> int:
     from deployspec.commands import writable_dir
-    from deployspec.contract import harness
+    from deployspec.contract import harness, python_adapter
     from deployspec.contract.conformance import PREFIX, divergence_report
     from deployspec.progress import Progress
     from deployspec.render_text import render
@@ -126,12 +137,15 @@ def cmd_contract(args) -> int:
         raise UsageError("--examples must be at least 1")
     model = get_model(args.model)
     target = target_of(args)
+    _not_a_variant(target.name)
     bounds = dict(args.bound) if args.bound else None
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
         writable_dir(args.out)
-    with sigterm_interrupts(), Progress(total=len(checks)) as progress:
+    # an object's own threads may print between its calls: to stderr, as within them
+    lent = python_adapter.lent_stdout() if target.kind == "python" else contextlib.nullcontext()
+    with sigterm_interrupts(), Progress(total=len(checks)) as progress, lent:
         run = harness.run(model, target, reference=args.reference, properties=args.property,
                           budget=args.budget, max_examples=args.examples, seed=args.seed,
                           out_dir=args.out, timeout=args.timeout, bounds=bounds,

@@ -20,8 +20,8 @@ from importlib import resources
 from typing import Any
 
 import attrs
-import jsonschema
 
+from deployspec import validation
 from deployspec.adapter import ImplementationError
 from deployspec.text import printable_line
 
@@ -44,8 +44,8 @@ def schema(name: str) -> dict:
 
 
 @cache
-def validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(schema(name))
+def validator(name: str) -> Any:
+    return validation.validator(schema(name))
 
 
 # --- requests ---------------------------------------------------------------
@@ -132,7 +132,7 @@ def _plainly_valid(sch: dict, msg: dict) -> bool:
     return True
 
 
-def first_error(v: jsonschema.Draft202012Validator, instance: Any) -> str | None:
+def first_error(v: Any, instance: Any) -> str | None:
     """The first schema violation as ``path: message``, or None.
 
     The message quotes the offending value, which may be megabytes: clipped."""
@@ -184,7 +184,7 @@ class ObservationChecker:
             self._seen.move_to_end(key)
             return None
         if self._validator is None:
-            self._validator = jsonschema.Draft202012Validator(self.model.schema())
+            self._validator = validation.validator(self.model.schema())
         problem = first_error(self._validator, observation)
         if problem is None:
             self._seen[key] = True

@@ -151,7 +151,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     global _armed, _calling
     timed = timeout is not None and _take_alarm()
     try:
-        with contextlib.redirect_stdout(_Borrowed(sys.stderr)):
+        with lent_stdout():
             try:
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
@@ -199,6 +199,25 @@ def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
+def lent_stdout() -> contextlib.AbstractContextManager:
+    """Within: ``sys.stdout`` is deployspec's stderr, lent (see :class:`_Borrowed`).
+
+    Around each call, and around a whole ``--python`` run (``cmd_contract``), so
+    that what the object's own threads print between calls goes to stderr too."""
+    return contextlib.redirect_stdout(_borrowed(sys.stderr))
+
+
+def _borrowed(stream) -> _Borrowed:
+    """The one lender of ``stream``, kept for the life of the process: a thread of
+    the object may be inside ``print`` on it when the main thread puts the real
+    stdout back, and ``print`` does not hold a reference of its own (CPython
+    3.11, gh-130163), so a lender freed then would crash the process."""
+    lender = _LENDERS.get(id(stream))
+    if lender is None or lender._stream is not stream:
+        lender = _LENDERS[id(stream)] = _Borrowed(stream)
+    return lender
+
+
 class _Borrowed:
     """A stream lent to the implementation as its stdout: it may write and flush,
     not close it (deployspec's stderr stays open for its own messages)."""
@@ -217,6 +236,9 @@ class _Overdue(BaseException):
     """Raised by SIGALRM in a call that outlived its timeout (a BaseException, so
     an implementation's ``except Exception`` does not swallow it)."""
 
+
+#: the lenders made, by id of the stream lent (they and their streams are never freed)
+_LENDERS: dict[int, _Borrowed] = {}
 
 _armed = False
 _calling = ""

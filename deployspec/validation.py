@@ -1,0 +1,28 @@
+"""The JSON Schema validator for everything deployspec reads: trace files,
+observations and protocol messages.
+
+JSON Schema counts ``2.0`` as an integer. Python does not: a step number,
+a ``settle_from`` or an id read as ``2.0`` would later index a list, or print
+as ``P0.0``. Here an integer must be written as one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from jsonschema import validators
+
+_BASE = jsonschema.Draft202012Validator
+
+
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+Validator = validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
+
+
+def validator(schema: dict) -> Any:
+    """A Draft 2020-12 validator of ``schema`` whose integers are integers."""
+    return Validator(schema)
