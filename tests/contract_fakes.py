@@ -11,6 +11,7 @@ import sys
 
 from fakes_crashing import Hangs, exits, factory_exits, generator_exits, hangs, raising, swallows
 from fakes_garbage import (
+    async_perform,
     bad_observation,
     bad_outcome,
     chatty,
@@ -21,6 +22,7 @@ from fakes_garbage import (
     odd_observation,
     odd_reason,
     proxy,
+    reset_answers,
     unprintable,
 )
 from fakes_nonconforming import (
@@ -42,10 +44,10 @@ from deployspec.contract.server import serve
 #: what the tests name, beside the accepts_refused_KIND, refuses_no_op_KIND and slots_… factories
 #: that __getattr__ makes
 __all__ = [
-    "RESETS", "Hangs", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "exits",
+    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "exits",
     "factory_exits", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_from_a_thread", "moody",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
-    "refuses_idle_ticks", "refuses_nothing", "reworded", "scales_while_deploying", "starts_with_a_droplet",
+    "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",
     "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable",
 ]
 

@@ -156,5 +156,28 @@ def logs_from_a_thread():
     return LogsFromAThread("capi", "capi-safe")
 
 
+class Async(ReferenceImplementation):
+    """Written for an event loop: perform is a coroutine function."""
+
+    async def perform(self, action):
+        return super().perform(action)
+
+
+def async_perform():
+    return Async("capi", "capi-safe")
+
+
+class ResetAnswers(ReferenceImplementation):
+    """reset returns what it did, as if it were perform."""
+
+    def reset(self, config):
+        super().reset(config)
+        return "reset done"
+
+
+def reset_answers():
+    return ResetAnswers("capi", "capi-safe")
+
+
 def not_an_implementation():
     return object()

@@ -43,6 +43,9 @@ from .fault_runs import FAKES
     ("generator_exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
                                                "observe() raised GeneratorExit\n")),
     ("factory_exits", "app_stays_available", "at start: contract_fakes:factory_exits() raised SystemExit: 4"),
+    ("async_perform", "app_stays_available", ("step 0 (push(instances=1)) while checking app_stays_available: perform() "
+                                             "returned an awaitable (coroutine): an async method?")),
+    ("reset_answers", "app_stays_available", "reset() returned 'reset done'; expected None"),
 ])
 def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause):
     monkeypatch.setattr(sys, "path", list(sys.path))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import os
 import shlex
@@ -351,13 +352,21 @@ class PythonAdapter:
         if self.dead is not None:
             raise ImplementationError(self.dead)
         try:
-            return call(lambda *a: getattr(self.impl, method)(*a), *args, what=f"{method}()",
-                        timeout=self.timeout)
+            result = call(lambda *a: getattr(self.impl, method)(*a), *args, what=f"{method}()",
+                          timeout=self.timeout)
         except ImplementationError as exc:
             raise self._failed(str(exc)) from None
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
+        if inspect.isawaitable(result):  # closed, so Python does not warn that it never ran
+            if inspect.iscoroutine(result):
+                result.close()
+            raise self._failed(f"{method}() returned an awaitable ({type(result).__name__}): an async "
+                               f"method? deployspec calls reset, perform and observe synchronously")
+        if method == "reset" and result is not None:
+            raise self._failed(f"reset() returned {shown(result)}; expected None")
+        return result
 
     def _failed(self, cause: str) -> ImplementationError:
         self.dead = cause
