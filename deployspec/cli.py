@@ -172,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         # a verdict cut short is not a success: the status of a process killed by SIGPIPE
         return CUT_SHORT if getattr(args, "command", None) in VERDICTS else 0
-    except MemoryError:  # a search that ended in error: its verdict is unknown
+    except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
+        # SystemError: CPython's own calls failing without an exception, seen when a
+        # memory limit (ulimit -v) is reached outside an allocation that raises MemoryError
         searched = getattr(args, "command", None) in ("check", "contract")
-        _say("error: out of memory" + (" (tighter bounds, --bound, or a --budget?)" if searched else ""))
+        what = "out of memory" if isinstance(exc, MemoryError) else f"the interpreter failed ({exc}; out of memory?)"
+        _say(f"error: {what}" + (" (tighter bounds, --bound, or a --budget?)" if searched else ""))
         return 1
     except OSError as exc:
         if exc.filename is not None:  # a file the command reads or writes

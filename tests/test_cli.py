@@ -481,3 +481,17 @@ def test_out_of_memory_is_one_line_and_hints_at_bounds_only_for_a_search(capsys,
     status, _, err = run(capsys, *argv)
     expected = "deployspec: error: out of memory" + (" (tighter bounds, --bound, or a --budget?)" if hint else "")
     assert (status, err) == (1, expected + "\n")
+
+
+def test_the_interpreter_failing_near_a_memory_limit_is_one_line(capsys, monkeypatch):
+    """Under ``ulimit -v`` CPython sometimes raises SystemError ("returned NULL
+    without setting an exception") instead of MemoryError."""
+    from deployspec import traces
+
+    def failing(*args, **kwargs):
+        raise SystemError("<built-in method x> returned NULL without setting an exception")
+
+    monkeypatch.setattr(traces, "load", failing)
+    status, _, err = run(capsys, "show", str(SEED))
+    assert status == 1 and err.count("\n") == 1
+    assert err.startswith("deployspec: error: the interpreter failed (<built-in method x> returned NULL")
