@@ -10,6 +10,7 @@ either verdict: the default search need not find it, a wider one may.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable
 
@@ -142,6 +143,27 @@ def run(
         raise
     pool.shutdown()
     return [r for found in done for r in found]
+
+
+def quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (the ``--jobs`` pool needs it) with
+    its stderr on /dev/null. When an interrupted run ends the pool's processes, the
+    tracker removes the semaphores they leave behind, which is its job, and warns
+    about each one on stderr, after deployspec's last line. Call it before any other
+    thread runs: for an instant, this process's own stderr is /dev/null too."""
+    import os
+    from multiprocessing import resource_tracker
+
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(2)
+    try:
+        os.dup2(devnull, 2)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _lost(model: str, variant: str, engine: str, prop: str) -> Result:

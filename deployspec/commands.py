@@ -37,6 +37,8 @@ def cmd_check(args) -> int:
     searches = sum(len(check.selected(m, args.property)) for m, _ in pairs) * len(engines)
     from deployspec.contract.cli import sigterm_interrupts
 
+    if args.jobs > 1:
+        check.quiet_resource_tracker()  # before the progress thread starts
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
     with sigterm_interrupts(holdout="a search"), Progress(total=searches) as progress:
         # one variant at a time is a close look: every way a property breaks, each
