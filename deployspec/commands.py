@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from deployspec.contract import cli as contract_cli
@@ -147,6 +148,7 @@ def _print_statistics(results) -> None:
 
 def cmd_replay(args) -> int:
     from deployspec import traces
+    from deployspec.contract import python_adapter
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
@@ -157,7 +159,9 @@ def cmd_replay(args) -> int:
     except ImplementationFault as fault:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
-    with contract_cli.sigterm_interrupts(conn is not None):
+    out = sys.stdout  # the verdicts' stream: a --python object's threads print to stderr meanwhile
+    lent = python_adapter.lent_stdout() if conn is not None and conn.target.kind == "python" else nullcontext()
+    with contract_cli.sigterm_interrupts(conn is not None), lent:
         try:
             for path, trace in loaded:
                 try:
@@ -165,7 +169,8 @@ def cmd_replay(args) -> int:
                 except ImplementationFault as fault:
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
-                worst = max(worst, _report_replay(path, trace, outcome))
+                worst = max(worst, _report_replay(path, trace, outcome, out))
+                out.flush()  # each verdict as it comes (a later object may end the process)
         finally:
             if conn is not None:
                 conn.close()
@@ -178,18 +183,19 @@ def _replay_one(replay, trace, args, conn):
     return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe())
 
 
-def _report_replay(path, trace, outcome) -> int:
+def _report_replay(path, trace, outcome, out) -> int:
     if outcome.reproduced:
         v = outcome.violation
         how = f" (cause {v.cause})" if v.cause else ""
         recorded = trace["violation"].get("cause")
         if recorded and v.cause != recorded:
             how += f", not the recorded cause {recorded}"
-        print(escaped(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}{how}: {v.message}"))
+        print(escaped(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}{how}: {v.message}"),
+              file=out)
         return 1
     rejected = sum(1 for s in outcome.session.steps if s["rejected"])
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    print(escaped(f"{path}: does not reproduce on {outcome.target}: {trace['property']} holds{extra}"))
+    print(escaped(f"{path}: does not reproduce on {outcome.target}: {trace['property']} holds{extra}"), file=out)
     return 0
 
 

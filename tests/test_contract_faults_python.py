@@ -152,6 +152,18 @@ def test_what_an_implementations_own_thread_prints_stays_off_the_json_output():
     assert proc.stderr.count("background log line") == 300
 
 
+def test_replay_keeps_its_verdicts_apart_from_what_an_implementations_thread_prints():
+    seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+    copies = 40  # 6 steps each: the thread's burst (from the 100th action to the 200th) falls within
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "replay", *[str(seed)] * copies,
+                           "--python", "contract_fakes:logs_from_a_thread"],
+                          cwd=FAKES.parent, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    verdicts = proc.stdout.splitlines()
+    assert len(verdicts) == copies and all(v.startswith(f"{seed}: does not reproduce") for v in verdicts)
+    assert proc.stderr.count("background log line") == 300
+
+
 def test_a_non_deterministic_implementation_leaves_the_json_output_whole(capfd, monkeypatch):
     """Hypothesis would print the steps of a flaky example on stdout; the search keeps it quiet."""
     monkeypatch.setattr(sys, "path", list(sys.path))
