@@ -412,21 +412,22 @@ def test_a_variant_named_twice_is_checked_once(capsys):
     assert len(json.loads(twice[1])["results"]) == len(json.loads(once[1])["results"]) == 1
 
 
-def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
+def _crafted(tmp_path, field: str, text: str) -> str:
+    """The seed with ``violation[field]`` set to ``text``, as a file."""
     trace = json.loads(SEED.read_text())
-    trace["violation"]["message"] = "\x1b[2Jcleared"
+    trace["violation"][field] = text
     crafted = tmp_path / "crafted.json"
     crafted.write_text(json.dumps(trace))
-    status, out, _ = run(capsys, "show", str(crafted))
+    return str(crafted)
+
+
+def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
+    status, out, _ = run(capsys, "show", _crafted(tmp_path, "message", "\x1b[2Jcleared"))
     assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out
 
 
 def test_replay_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
-    trace = json.loads(SEED.read_text())
-    trace["violation"]["cause"] = "\x1b[2J\r\u2028"
-    crafted = tmp_path / "crafted.json"
-    crafted.write_text(json.dumps(trace))
-    status, out, _ = run(capsys, "replay", str(crafted))
+    status, out, _ = run(capsys, "replay", _crafted(tmp_path, "cause", "\x1b[2J\r\u2028"))
     assert status == 1 and out.count("\n") == 1 and "not the recorded cause \\x1b[2J\\r\\u2028" in out
 
 
@@ -435,11 +436,7 @@ def test_control_characters_of_a_trace_leave_the_picture_well_formed(capsys, tmp
     """XML forbids them, even as character references: an SVG holding one does not open."""
     import xml.dom.minidom
 
-    trace = json.loads(SEED.read_text())
-    trace["violation"]["message"] = "bell \x07 and <b>"
-    crafted = tmp_path / "crafted.json"
-    crafted.write_text(json.dumps(trace))
-    status, out, _ = run(capsys, "show", str(crafted), "--format", fmt)
+    status, out, _ = run(capsys, "show", _crafted(tmp_path, "message", "bell \x07 and <b>"), "--format", fmt)
     assert status == 0 and "\x07" not in out and "bell \\x07 and &lt;b&gt;" in out
     if fmt == "svg":
         xml.dom.minidom.parseString(out)  # raises on a character XML forbids
