@@ -117,7 +117,7 @@ def run(
 
     # spawn, not fork: the parent may run a progress thread. Workers ignore Ctrl-C;
     # the parent stops them (and drops what is queued) when it is interrupted.
-    pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=_ignore_sigint)
+    pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=_pool_worker)
     try:
         on_start(f"{len(tasks)} searches in {jobs} processes")
         futures = {pool.submit(judge, *task, **options): i for i, task in enumerate(tasks)}
@@ -154,6 +154,8 @@ def quiet_resource_tracker() -> None:
     import os
     from multiprocessing import resource_tracker
 
+    if os.name != "posix":  # elsewhere the tracker is not a process of its own
+        return
     sys.stderr.flush()
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)
@@ -171,10 +173,16 @@ def _lost(model: str, variant: str, engine: str, prop: str) -> Result:
                   message="a search process stopped without answering (killed: out of memory?)")
 
 
-def _ignore_sigint() -> None:
+def _pool_worker() -> None:
+    """A search process of ``--jobs``: Ctrl-C is the parent's to handle, and it
+    ends when the parent dies (killed: otherwise it would wait for ever on the
+    task queue, whose write end it holds itself)."""
     import signal
 
+    from deployspec.partition_worker import die_with_parent
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
 
 
 def selected(model, properties: Iterable[str] | None) -> list:

@@ -15,6 +15,7 @@ import atexit
 import json
 import os
 import re
+import signal
 import sys
 from typing import NoReturn
 
@@ -233,26 +234,29 @@ def run() -> NoReturn:
     import deployspec.cli  # noqa: PLW0406 - this module also when it runs as __main__ (-m deployspec.cli)
 
     deployspec.cli.OWN_PROCESS = True
-    _sigterm_interrupts()
+    entry = _sigterm_interrupts()
     status = main()
+    # from here on (exit handlers), dying is enough
+    signal.signal(signal.SIGTERM, signal.SIG_DFL if entry is None else entry)
     _flush()
     atexit._run_exitfuncs()
     _flush()  # what the exit handlers wrote
     os._exit(status)
 
 
-def _sigterm_interrupts() -> None:
+def _sigterm_interrupts():
     """SIGTERM (a CI timeout, ``kill``) stops any command as Ctrl-C does: "interrupted",
     status 130. ``check`` and ``contract`` add to this while they run (their search
     processes, or the implementation, are ended too: ``contract.cli.sigterm_interrupts``).
-    A SIGTERM ignored on entry stays ignored."""
-    import signal
+    A SIGTERM ignored on entry stays ignored. Returns the handler of entry."""
+    entry = signal.getsignal(signal.SIGTERM)
 
     def stop(signum, frame):
         raise KeyboardInterrupt
 
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+    if entry is not signal.SIG_IGN:
         signal.signal(signal.SIGTERM, stop)
+    return entry
 
 
 def _flush() -> None:

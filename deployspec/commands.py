@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 from deployspec.contract import cli as contract_cli
@@ -159,9 +158,9 @@ def cmd_replay(args) -> int:
     except ImplementationFault as fault:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
-    out = sys.stdout  # the verdicts' stream: a --python object's threads print to stderr meanwhile
-    lent = python_adapter.lent_stdout() if conn is not None and conn.target.kind == "python" else nullcontext()
-    with contract_cli.sigterm_interrupts(conn is not None), lent:
+    # the verdicts go to ``out``: a --python object's threads print to stderr at any time
+    lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
+    with lending as out, contract_cli.sigterm_interrupts(conn is not None):
         try:
             for path, trace in loaded:
                 try:

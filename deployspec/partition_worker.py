@@ -59,7 +59,7 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
         parent_end.close()
         if i != w:
             child_end.close()  # so the parent sees this worker's end close when it dies
-    _die_with_parent()
+    die_with_parent()
     gc.disable()
     try:
         Worker(search, w, started, on_node, on_edge, share).serve(conn)
@@ -77,7 +77,7 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
         os._exit(0)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Ask Linux to stop this worker when its parent dies (killed, not just interrupted)."""
     try:
         import ctypes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from deployspec.contract.examples import ReferenceImplementation
 
@@ -154,6 +155,26 @@ class LogsFromAThread(ReferenceImplementation):
 
 def logs_from_a_thread():
     return LogsFromAThread("capi", "capi-safe")
+
+
+class LogsForEver(ReferenceImplementation):
+    """Has a thread of its own that logs on stdout as fast as it can, to the end of the process."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.logging = threading.Event()
+        threading.Thread(target=self._log, daemon=True).start()
+        self.logging.wait(10)  # it has begun, whatever the load
+
+    def _log(self) -> None:
+        while True:
+            print("background log line")
+            self.logging.set()
+            time.sleep(0)  # yields the GIL at once
+
+
+def logs_for_ever():
+    return LogsForEver("capi", "capi-safe")
 
 
 class Async(ReferenceImplementation):

@@ -107,7 +107,6 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--exec", "true", "--reference", "capi-9999"], "unknown variant 'capi-9999'"),
     (["--exec", "true", "--name", "a/b"], "--name 'a/b'"),
     (["--exec", "true", "--name", "capi-safe"], "--name capi-safe: the name of a reference variant"),
-    (["--exec", "true", "--name", "slots-webhook-tag"], "a reference variant of slots"),
     (["--exec", "true", "--examples", "0"], "--examples must be at least 1"),
     (["--exec", ""], "--exec: empty"),
     (["--python", ""], "--python: empty"),

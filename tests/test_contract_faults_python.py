@@ -152,6 +152,25 @@ def test_what_an_implementations_own_thread_prints_stays_off_the_json_output():
     assert proc.stderr.count("background log line") == 300
 
 
+@pytest.mark.parametrize("command", [
+    ["contract", "--model", "capi", "--examples", "5", "--property", "single_active_deployment", "--json"],
+    ["replay", str(FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json")],
+], ids=["contract", "replay"])
+def test_a_thread_that_logs_to_the_end_of_the_process_stays_off_stdout(command, tmp_path):
+    """Also while the report is printed and after it (the exit handlers). Into
+    files, as in ``> out.json``: a pipe's reader showed the old leak less often."""
+    out, err = tmp_path / "out", tmp_path / "err"
+    with open(out, "w") as o, open(err, "w") as e:
+        status = subprocess.run([sys.executable, "-m", "deployspec", *command, "--python", "contract_fakes:logs_for_ever"],
+                                cwd=FAKES.parent, stdout=o, stderr=e, timeout=120, check=False).returncode
+    stdout, stderr = out.read_text(), err.read_text()
+    assert "background log line" not in stdout and "background log line" in stderr
+    if command[0] == "contract":
+        assert status == 0 and json.loads(stdout)["exit_status"] == 0
+    else:
+        assert status == 0 and stdout.count("\n") == 1
+
+
 def test_replay_keeps_its_verdicts_apart_from_what_an_implementations_thread_prints():
     seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
     copies = 40  # 6 steps each: the thread's burst (from the 100th action to the 200th) falls within

@@ -115,43 +115,51 @@ def target_of(args):
     return None
 
 
-def _not_a_variant(name: str) -> None:
+def _not_a_variant(name: str, model) -> None:
     """``--name`` must not be a reference variant's: ``replay`` would run such a
     trace on the reference and call a bug of the implementation fixed."""
-    from deployspec.models import model_names
-
-    for m in model_names():
-        if name in get_model(m).variants:
-            raise UsageError(f"--name {name}: the name of a reference variant of {m} (replay would run "
-                             f"the trace on it, not on the implementation); choose another")
+    if name in model.variants:
+        raise UsageError(f"--name {name}: the name of a reference variant of {model.name} (replay would "
+                         f"run the trace on it, not on the implementation); choose another")
 
 
 def cmd_contract(args) -> int:
     from deployspec.commands import writable_dir
     from deployspec.contract import harness, python_adapter
-    from deployspec.contract.conformance import PREFIX, divergence_report
     from deployspec.progress import Progress
-    from deployspec.render_text import render
 
     if args.examples == 0:
         raise UsageError("--examples must be at least 1")
     model = get_model(args.model)
     target = target_of(args)
-    _not_a_variant(target.name)
+    _not_a_variant(target.name, model)
     bounds = dict(args.bound) if args.bound else None
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
         writable_dir(args.out)
-    # an object's own threads may print between its calls: to stderr, as within them
-    lent = python_adapter.lent_stdout() if target.kind == "python" else contextlib.nullcontext()
-    with sigterm_interrupts(), Progress(total=len(checks)) as progress, lent:
-        run = harness.run(model, target, reference=args.reference, properties=args.property,
-                          budget=args.budget, max_examples=args.examples, seed=args.seed,
-                          out_dir=args.out, timeout=args.timeout, bounds=bounds,
-                          on_start=progress.start, on_result=progress.done)
+    # an object's own threads may print at any time: to stderr, as within its calls
+    with python_adapter.lending(target.kind == "python") as out:
+        with sigterm_interrupts(), Progress(total=len(checks)) as progress:
+            run = harness.run(model, target, reference=args.reference, properties=args.property,
+                              budget=args.budget, max_examples=args.examples, seed=args.seed,
+                              out_dir=args.out, timeout=args.timeout, bounds=bounds,
+                              on_start=progress.start, on_result=progress.done)
+        _report(run, args, model, target, out)
+        out.flush()
+    return run.exit_status
+
+
+def _report(run, args, model, target, out) -> None:
+    """The run's verdicts on ``out``, its fault on stderr."""
+    from deployspec.contract.conformance import PREFIX, divergence_report
+    from deployspec.render_text import render
+
+    def say(text: str = "") -> None:
+        print(text, file=out)
+
     if args.json:
-        print(json.dumps({
+        say(json.dumps({
             "model": model.name, "target": {target.kind: target.spec, "name": target.name},
             "config": run.config.to_json(),
             "results": [r.to_json() for r in run.results],
@@ -163,21 +171,20 @@ def cmd_contract(args) -> int:
     else:
         for r in run.results:
             if r.verdict == "violated":
-                print(render(r.trace))
+                say(render(r.trace))
                 if r.property.startswith(PREFIX):
-                    print(divergence_report(r.trace))
+                    say(divergence_report(r.trace))
                 if r.counterexample:
-                    print(f"saved: {r.counterexample}")
-                    print(f"replay: {replay_command(r.counterexample, target, args.timeout)}")
-                print()
-        print(summary(run))
+                    say(f"saved: {r.counterexample}")
+                    say(f"replay: {replay_command(r.counterexample, target, args.timeout)}")
+                say()
+        say(summary(run))
         if any(r.verdict == "violated" and not r.counterexample for r in run.results):
-            print("(use --out DIR to save the counterexamples)")
+            say("(use --out DIR to save the counterexamples)")
     if run.fault is not None:
         print(f"deployspec: {run.fault.line()}", file=sys.stderr)
         if run.fault.history:
             print(f"  steps since reset: {', '.join(run.fault.history)}", file=sys.stderr)
-    return run.exit_status
 
 
 def replay_command(path: str, target, timeout: float) -> str:

@@ -200,11 +200,33 @@ def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
+@contextlib.contextmanager
+def lending(active: bool = True):
+    """For a whole ``--python`` run: ``sys.stdout`` is the lender from here on, and
+    the real stdout is yielded for deployspec's own output (verdicts, ``--json``).
+
+    The object's threads may print at any time, even after the run, while the
+    report is printed or the exit handlers run: so in the deployspec program
+    the lender stays (stdout is deployspec's to the end); in pytest or a
+    user's program, their stdout is theirs again when the block ends."""
+    out = sys.stdout
+    if not active:
+        yield out
+        return
+    sys.stdout = _borrowed(sys.stderr)
+    try:
+        yield out
+    except BaseException:
+        sys.stdout = out  # e.g. a closed pipe: what the caller does next is about the real stdout
+        raise
+    if not last_resort.own_process():
+        sys.stdout = out
+
+
 def lent_stdout() -> contextlib.AbstractContextManager:
     """Within: ``sys.stdout`` is deployspec's stderr, lent (see :class:`_Borrowed`).
 
-    Around each call, and around a whole ``--python`` run (``cmd_contract``), so
-    that what the object's own threads print between calls goes to stderr too."""
+    Around each call; :func:`lending` does the same for a whole run."""
     return contextlib.redirect_stdout(_borrowed(sys.stderr))
 
 
