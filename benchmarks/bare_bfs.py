@@ -4,9 +4,10 @@
 
 Section 1 of ``explore_bench.py`` runs each search in a fresh process; this
 one runs them one after another in the same process, so an interpreter with a
-JIT shows its cold first run and its warm later ones. It needs only the
-package and attrs, so it also runs under PyPy (docs/performance.md gives the
-commands and figures).
+JIT shows its cold first run and its warm later ones. It imports only the
+explorer and the capi model, which also load under PyPy 3.9 once the
+package's dependencies are installed (docs/performance.md gives the commands
+and figures).
 """
 
 from __future__ import annotations

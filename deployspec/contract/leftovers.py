@@ -96,7 +96,6 @@ def adopting() -> bool:
     return bool(_ADOPTING)
 
 
-
 def children() -> set[int]:
     """This process's children now (from /proc)."""
     me, out = os.getpid(), set()
