@@ -10,13 +10,7 @@ import pytest
 
 from deployspec.cli import main
 
-SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out = capsys.readouterr()
-    return status, out.out, out.err
+from .cli_runs import SEED, deployspec, run
 
 
 def test_variants_lists_declarations(capsys):
@@ -276,14 +270,10 @@ def test_replaying_several_files_exits_with_the_worst_status(capsys):
         assert status == 1 and "does not reproduce" in out and "reproduces on capi-2022" in out
 
 
-def _deployspec(*argv: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "deployspec", *argv], text=True, **kwargs)
-
-
 def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
     """``replay A B | true``: the trace reproduces (exit 1); the pipe closed before
     the verdict was written, so the status is SIGPIPE's 141, never 0."""
-    proc = _deployspec("replay", str(SEED), str(SEED), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = deployspec("replay", str(SEED), str(SEED), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()
     assert proc.wait(60) == 141
     assert "Traceback" not in proc.stderr.read()
@@ -293,12 +283,12 @@ def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
 def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
     """``show TRACE -o FILE >&-`` draws into FILE; a command that writes to stdout is refused."""
     drawn = tmp_path / "seed.svg"
-    proc = _deployspec("show", str(SEED), "--format", "svg", "-o", str(drawn),
+    proc = deployspec("show", str(SEED), "--format", "svg", "-o", str(drawn),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, close_fds=True,
                        preexec_fn=lambda: os.close(1))
     assert proc.wait(60) == 0 and drawn.read_text().startswith("<svg")
     proc.stderr.close()
-    proc = _deployspec("show", str(SEED), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    proc = deployspec("show", str(SEED), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        preexec_fn=lambda: os.close(1))
     assert proc.wait(60) == 2
     assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
@@ -309,7 +299,7 @@ def test_a_closed_or_full_stderr_does_not_cost_the_results(tmp_path):
     """Progress goes to stderr; when it cannot be written, the run goes on quietly."""
     out = tmp_path / "results.txt"
     with open(out, "w") as stdout, open("/dev/full", "w") as full:
-        proc = _deployspec("check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+        proc = deployspec("check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
                            "--property", "capacity_within_bound", "--property", "single_active_deployment",
                            stdout=stdout, stderr=full)
         assert proc.wait(120) == 1
@@ -329,79 +319,9 @@ def test_show_writes_into_a_fifo_or_through_a_symlink_without_replacing_it(tmp_p
     assert real.read_text() == drawn
 
 
-def test_a_huge_file_is_not_read_as_a_trace(capsys, tmp_path):
-    from deployspec.traces import MAX_TRACE_BYTES
-
-    huge = tmp_path / "huge.json"
-    with open(huge, "wb") as f:
-        f.truncate(MAX_TRACE_BYTES + 1)  # sparse: no disk used
-    status, _, err = run(capsys, "show", str(huge))
-    assert status == 2 and err == f"deployspec: error: {huge}: over 64 MiB: not a trace file\n"
-
-
-def test_an_error_quoting_megabytes_is_one_short_printable_line(capsys, tmp_path):
-    trace = json.loads(SEED.read_text())
-    trace["model"] = "\x1b[2J" + "m" * 200_000
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(trace))
-    status, _, err = run(capsys, "show", str(bad))
-    assert status == 2 and err.count("\n") == 1 and "\x1b" not in err and len(err) < 600
-
-
 def test_too_many_jobs_is_a_usage_error(capsys):
     assert main(["check", "--jobs", "99999999999999999999"]) == 2
     assert "--jobs: at most 64" in capsys.readouterr().err
-
-
-def _command_line(pid: str) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
-    except OSError:
-        return f"{pid} (gone)"
-
-
-def test_sigterm_stops_check_and_its_search_processes():
-    import signal
-    import time
-
-    proc = _deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
-                       "--jobs", "2", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    children: list[str] = []
-    deadline = time.monotonic() + 60  # until the pool has started (slow on a busy machine)
-    while len(children) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True,
-                                  check=False).stdout.split()
-    time.sleep(1)  # the pool is busy
-    proc.send_signal(signal.SIGTERM)
-    status = proc.wait(30)
-    err = proc.stderr.read()
-    proc.stderr.close()
-    assert status == 130 and err.rstrip().endswith("deployspec: interrupted"), (status, err[-2000:])
-    assert children, "the pool had started its processes"
-    deadline = time.monotonic() + 10
-    while any(os.path.exists(f"/proc/{c}") for c in children) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    alive = [c for c in children if os.path.exists(f"/proc/{c}")]
-    assert not alive, f"outlived check: {[_command_line(c) for c in alive]}"
-
-
-def test_sigterm_stops_any_command_as_ctrl_c_does():
-    """Not only check and contract: here serve, waiting for its next request."""
-    import signal
-
-    proc = _deployspec("serve", "--model", "capi", "--variant", "capi-safe", stdin=subprocess.PIPE,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdin.write('{"id": 1, "type": "observe"}\n')
-    proc.stdin.flush()
-    assert proc.stdout.readline()  # it runs, and answers
-    proc.send_signal(signal.SIGTERM)
-    status = proc.wait(30)
-    err = proc.stderr.read()
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        stream.close()
-    assert (status, err) == (130, "deployspec: interrupted\n")
 
 
 def test_a_variant_named_twice_is_checked_once(capsys):
@@ -410,85 +330,3 @@ def test_a_variant_named_twice_is_checked_once(capsys):
     twice = run(capsys, *argv, "--variant", "capi-2022", "--variant", "capi-2022")
     assert once[0] == twice[0] == 1
     assert len(json.loads(twice[1])["results"]) == len(json.loads(once[1])["results"]) == 1
-
-
-def _crafted(tmp_path, field: str, text: str) -> str:
-    """The seed with ``violation[field]`` set to ``text``, as a file."""
-    trace = json.loads(SEED.read_text())
-    trace["violation"][field] = text
-    crafted = tmp_path / "crafted.json"
-    crafted.write_text(json.dumps(trace))
-    return str(crafted)
-
-
-def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
-    status, out, _ = run(capsys, "show", _crafted(tmp_path, "message", "\x1b[2Jcleared"))
-    assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out
-
-
-def test_replay_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
-    status, out, _ = run(capsys, "replay", _crafted(tmp_path, "cause", "\x1b[2J\r\u2028"))
-    assert status == 1 and out.count("\n") == 1 and "not the recorded cause \\x1b[2J\\r\\u2028" in out
-
-
-@pytest.mark.parametrize("fmt", ["svg", "html"])
-def test_control_characters_of_a_trace_leave_the_picture_well_formed(capsys, tmp_path, fmt):
-    """XML forbids them, even as character references: an SVG holding one does not open."""
-    import xml.dom.minidom
-
-    status, out, _ = run(capsys, "show", _crafted(tmp_path, "message", "bell \x07 and <b>"), "--format", fmt)
-    assert status == 0 and "\x07" not in out and "bell \\x07 and &lt;b&gt;" in out
-    if fmt == "svg":
-        xml.dom.minidom.parseString(out)  # raises on a character XML forbids
-
-
-def test_a_sigint_ignored_on_entry_stays_ignored():
-    """As for a command started with & in a script: Ctrl-C is not deployspec's to take."""
-    import signal
-    import time
-
-    proc = _deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
-                       "--property", "app_stays_available", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(120) == 0, proc.stderr.read()
-    proc.stderr.close()
-
-
-def test_show_into_a_symlink_loop_is_one_line(capsys, tmp_path):
-    (tmp_path / "a").symlink_to(tmp_path / "b")
-    (tmp_path / "b").symlink_to(tmp_path / "a")
-    status, _, err = run(capsys, "show", str(SEED), "-o", str(tmp_path / "a"))
-    assert status == 2 and err.startswith(f"deployspec: error: -o {tmp_path / 'a'}: cannot write:")
-
-
-@pytest.mark.parametrize("argv, hint", [
-    (["show", str(SEED)], False),
-    (["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore"], True),
-])
-def test_out_of_memory_is_one_line_and_hints_at_bounds_only_for_a_search(capsys, monkeypatch, argv, hint):
-    from deployspec import check, traces
-
-    def exhausted(*args, **kwargs):
-        raise MemoryError
-
-    monkeypatch.setattr(traces, "load", exhausted)
-    monkeypatch.setattr(check, "run", exhausted)
-    status, _, err = run(capsys, *argv)
-    expected = "deployspec: error: out of memory" + (" (tighter bounds, --bound, or a --budget?)" if hint else "")
-    assert (status, err) == (1, expected + "\n")
-
-
-def test_the_interpreter_failing_near_a_memory_limit_is_one_line(capsys, monkeypatch):
-    """Under ``ulimit -v`` CPython sometimes raises SystemError ("returned NULL
-    without setting an exception") instead of MemoryError."""
-    from deployspec import traces
-
-    def failing(*args, **kwargs):
-        raise SystemError("<built-in method x> returned NULL without setting an exception")
-
-    monkeypatch.setattr(traces, "load", failing)
-    status, _, err = run(capsys, "show", str(SEED))
-    assert status == 1 and err.count("\n") == 1
-    assert err.startswith("deployspec: error: the interpreter failed (<built-in method x> returned NULL")

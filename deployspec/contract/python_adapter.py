@@ -152,7 +152,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     global _armed, _calling
     timed = timeout is not None and _take_alarm()
     try:
-        with lent_stdout():
+        with contextlib.redirect_stdout(_borrowed(sys.stderr)):  # lent for the call; lending(): for a run
             try:
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
@@ -221,13 +221,6 @@ def lending(active: bool = True):
         raise
     if not last_resort.own_process():
         sys.stdout = out
-
-
-def lent_stdout() -> contextlib.AbstractContextManager:
-    """Within: ``sys.stdout`` is deployspec's stderr, lent (see :class:`_Borrowed`).
-
-    Around each call; :func:`lending` does the same for a whole run."""
-    return contextlib.redirect_stdout(_borrowed(sys.stderr))
 
 
 def _borrowed(stream) -> _Borrowed:

@@ -1,0 +1,19 @@
+"""Running the command line in a test: in process (``run``) or as the program (``deployspec``)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from deployspec.cli import main
+
+SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def deployspec(*argv: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "deployspec", *argv], text=True, **kwargs)

@@ -1,0 +1,104 @@
+"""How a command stops: SIGTERM and Ctrl-C (status 130, no process left behind), and running out of memory (one line)."""
+
+import os
+import subprocess
+
+import pytest
+
+from .cli_runs import SEED, deployspec, run
+
+
+def _command_line(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return f"{pid} (gone)"
+
+
+def test_sigterm_stops_check_and_its_search_processes():
+    import signal
+    import time
+
+    proc = deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                       "--jobs", "2", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    children: list[str] = []
+    deadline = time.monotonic() + 60  # until the pool has started (slow on a busy machine)
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True,
+                                  check=False).stdout.split()
+    time.sleep(1)  # the pool is busy
+    proc.send_signal(signal.SIGTERM)
+    status = proc.wait(30)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert status == 130 and err.rstrip().endswith("deployspec: interrupted"), (status, err[-2000:])
+    assert children, "the pool had started its processes"
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{c}") for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [c for c in children if os.path.exists(f"/proc/{c}")]
+    assert not alive, f"outlived check: {[_command_line(c) for c in alive]}"
+
+
+def test_sigterm_stops_any_command_as_ctrl_c_does():
+    """Not only check and contract: here serve, waiting for its next request."""
+    import signal
+
+    proc = deployspec("serve", "--model", "capi", "--variant", "capi-safe", stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write('{"id": 1, "type": "observe"}\n')
+    proc.stdin.flush()
+    assert proc.stdout.readline()  # it runs, and answers
+    proc.send_signal(signal.SIGTERM)
+    status = proc.wait(30)
+    err = proc.stderr.read()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        stream.close()
+    assert (status, err) == (130, "deployspec: interrupted\n")
+
+
+def test_a_sigint_ignored_on_entry_stays_ignored():
+    """As for a command started with & in a script: Ctrl-C is not deployspec's to take."""
+    import signal
+    import time
+
+    proc = deployspec("check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                       "--property", "app_stays_available", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(120) == 0, proc.stderr.read()
+    proc.stderr.close()
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["show", str(SEED)], False),
+    (["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore"], True),
+])
+def test_out_of_memory_is_one_line_and_hints_at_bounds_only_for_a_search(capsys, monkeypatch, argv, hint):
+    from deployspec import check, traces
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(traces, "load", exhausted)
+    monkeypatch.setattr(check, "run", exhausted)
+    status, _, err = run(capsys, *argv)
+    expected = "deployspec: error: out of memory" + (" (tighter bounds, --bound, or a --budget?)" if hint else "")
+    assert (status, err) == (1, expected + "\n")
+
+
+def test_the_interpreter_failing_near_a_memory_limit_is_one_line(capsys, monkeypatch):
+    """Under ``ulimit -v`` CPython sometimes raises SystemError ("returned NULL
+    without setting an exception") instead of MemoryError."""
+    from deployspec import traces
+
+    def failing(*args, **kwargs):
+        raise SystemError("<built-in method x> returned NULL without setting an exception")
+
+    monkeypatch.setattr(traces, "load", failing)
+    status, _, err = run(capsys, "show", str(SEED))
+    assert status == 1 and err.count("\n") == 1
+    assert err.startswith("deployspec: error: the interpreter failed (<built-in method x> returned NULL")

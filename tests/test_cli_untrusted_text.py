@@ -1,0 +1,63 @@
+"""What a trace file says is not trusted: huge files, escape sequences and control characters stay out of the terminal, the pictures and the error lines."""
+
+import json
+
+import pytest
+
+from .cli_runs import SEED, run
+
+
+def test_a_huge_file_is_not_read_as_a_trace(capsys, tmp_path):
+    from deployspec.traces import MAX_TRACE_BYTES
+
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as f:
+        f.truncate(MAX_TRACE_BYTES + 1)  # sparse: no disk used
+    status, _, err = run(capsys, "show", str(huge))
+    assert status == 2 and err == f"deployspec: error: {huge}: over 64 MiB: not a trace file\n"
+
+
+def test_an_error_quoting_megabytes_is_one_short_printable_line(capsys, tmp_path):
+    trace = json.loads(SEED.read_text())
+    trace["model"] = "\x1b[2J" + "m" * 200_000
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(trace))
+    status, _, err = run(capsys, "show", str(bad))
+    assert status == 2 and err.count("\n") == 1 and "\x1b" not in err and len(err) < 600
+
+
+def _crafted(tmp_path, field: str, text: str) -> str:
+    """The seed with ``violation[field]`` set to ``text``, as a file."""
+    trace = json.loads(SEED.read_text())
+    trace["violation"][field] = text
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(trace))
+    return str(crafted)
+
+
+def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
+    status, out, _ = run(capsys, "show", _crafted(tmp_path, "message", "\x1b[2Jcleared"))
+    assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out
+
+
+def test_replay_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
+    status, out, _ = run(capsys, "replay", _crafted(tmp_path, "cause", "\x1b[2J\r\u2028"))
+    assert status == 1 and out.count("\n") == 1 and "not the recorded cause \\x1b[2J\\r\\u2028" in out
+
+
+@pytest.mark.parametrize("fmt", ["svg", "html"])
+def test_control_characters_of_a_trace_leave_the_picture_well_formed(capsys, tmp_path, fmt):
+    """XML forbids them, even as character references: an SVG holding one does not open."""
+    import xml.dom.minidom
+
+    status, out, _ = run(capsys, "show", _crafted(tmp_path, "message", "bell \x07 and <b>"), "--format", fmt)
+    assert status == 0 and "\x07" not in out and "bell \\x07 and &lt;b&gt;" in out
+    if fmt == "svg":
+        xml.dom.minidom.parseString(out)  # raises on a character XML forbids
+
+
+def test_show_into_a_symlink_loop_is_one_line(capsys, tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    status, _, err = run(capsys, "show", str(SEED), "-o", str(tmp_path / "a"))
+    assert status == 2 and err.startswith(f"deployspec: error: -o {tmp_path / 'a'}: cannot write:")
