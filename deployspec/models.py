@@ -93,6 +93,20 @@ class Model:
         extra = getattr(variant, "config", None)
         return attrs.evolve(base, **extra) if extra else base
 
+    def replay_config(self, config: Any, recorded: str, target: str) -> Any:
+        """The configuration a trace recorded on variant ``recorded`` replays with on
+        variant ``target``: the same bounds, and ``target``'s own value of each field
+        that belongs to a design rather than to a search (``config_type.DESIGN``, e.g.
+        where a design's Terraform leaves the app) wherever the trace has ``recorded``'s
+        own. A value the search was given on purpose (``--bound``) is kept."""
+        names = getattr(self.config_type, "DESIGN", ())
+        if recorded == target or not names or recorded not in self.variants:
+            return config
+        own = self.default_config(self.variants[recorded])
+        theirs = self.default_config(self.variant(target))
+        changes = {n: getattr(theirs, n) for n in names if getattr(config, n) == getattr(own, n)}
+        return attrs.evolve(config, **changes)
+
     def with_bounds(self, config: Any, bounds: dict[str, Any]) -> Any:
         """``config`` with some bounds changed (``--bound NAME=VALUE`` of ``check`` and
         ``contract``): each value of the type the bound has, the result a valid

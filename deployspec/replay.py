@@ -37,16 +37,21 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
            allowed: Callable[[dict, Action], bool] | None = None) -> ReplayOutcome:
     """Replay ``trace``'s actions on a variant or an implementation (``adapter``).
 
+    On another variant, the design's own setup (``Model.replay_config``: where its
+    Terraform leaves the slots) replaces the recorded variant's; every bound stays.
+
     ``allowed(observation, action)``: when given, the replay stops short, not
     reproduced, before an action it refuses in the observation it would act on
     (shortening a trace must not send an implementation what no search would)."""
     model = get_model(trace["model"])
     config = model.config_from_json(trace["config"])
-    prop = model.property(trace["property"], config)
-    if adapter is None:
+    implementation = adapter is not None
+    if not implementation:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
-    else:
+        config = model.replay_config(config, trace["variant"], target)
+    prop = model.property(trace["property"], config)
+    if implementation:
         from deployspec.contract.guard import guard_property
 
         prop = guard_property(prop)

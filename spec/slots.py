@@ -40,19 +40,22 @@ def _swapped(step: Step) -> bool:
 
 @trace_property(MODEL, initial=frozenset())
 def production_runs_only_released_images(released, step: Step):
-    """Production runs only images someone released to it: the digest a deliberate
+    """Production runs only what the latest release put there: the digests a deliberate
     ``set_image`` on production resolved to, or what staging ran when a swap promoted it.
 
     cobalt #316 scenarios 2, 3 and 4: a crash retry, a restart or scale-out, or a
     first start re-resolves a mutable tag and "it is deployed unexpectedly to production".
+    A release replaces the one before: after a swap back, the digest rolled back is no
+    longer released, and a pull that brings it back into production is as unreviewed
+    as a new build.
     """
     if step.index == 0:  # what production ran before the first step was released by whoever set it up
-        released = released | digests(step.before, "production")
+        released = digests(step.before, "production")
     if step.rejected is None:
         if step.action["type"] == "set_image" and step.action["slot"] == "production":
-            released = released | digests(step.after, "production")
+            released = digests(step.after, "production")
         elif step.action["type"] == "swap" and _swapped(step):
-            released = released | digests(step.before, "staging")
+            released = digests(step.before, "staging")
     stray = digests(step.after, "production") - released
     if stray:
         validated = step.after["validated"]
@@ -67,13 +70,16 @@ def production_runs_only_released_images(released, step: Step):
 @trace_property(MODEL, initial=None)
 def rollback_restores_previous(armed, step: Step):
     """Swapping back after a swap, with nothing deployed in between, puts back the
-    digests production ran before the first swap: rollback is "swap the same two
-    slots again" in the App Service documentation.
+    digests production ran before the first swap.
 
-    cobalt #316 scenario 1: A, now staging, picks up B's image on its restart, so
-    the rollback swap puts the bad image back in production. Only a ``set_image``
-    between the swaps (deploying something else) changes what "previous" means;
-    pushes, restarts, scale-outs and validations are what a rollback must survive.
+    The App Service documentation's rollback is "swap the same two slots again"
+    (right after the swap). cobalt #316 scenario 1 asks more: A, now staging, picks
+    up B's image on a restart (the swap's own), so the rollback swap puts the bad
+    image back in production. So only a ``set_image`` between the swaps (deploying
+    something else) changes what "previous" means; pushes, restarts, scale-outs and
+    validations are what a rollback must survive. A swap away from a production that
+    ran no image at all (none configured, or a tag not built yet) leaves nothing to
+    restore.
     """
     if step.rejected is not None:
         return armed, None
@@ -85,7 +91,7 @@ def rollback_restores_previous(armed, step: Step):
                 f"swap back at step {step.index} left production on {_names(now)}, "
                 f"not the {_names(armed)} it ran before the previous swap"
             )
-        return digests(step.before, "production"), message
+        return digests(step.before, "production") or None, message
     if step.action["type"] == "set_image":
         return None, None
     return armed, None
@@ -114,10 +120,11 @@ def push_does_not_touch_production(memory, step: Step):
 def slot_runs_one_version(obs: Observation) -> str | None:
     """Every running instance of a slot runs the same digest.
 
-    cobalt #316 scenario 3 ("possibly only on some instances"); "Image tag best
-    practices": with a stable tag, a new node pulls a newer version than the others.
-    The issue asks for this once a slot has settled; the model's restarts are atomic,
-    so every observation is settled, and a container failing to start serves nothing.
+    ACR "Image tag best practices": with a stable tag, a node added by a scale-out
+    pulls a newer version than the others serve; cobalt #316 scenario 3 names the
+    scale-out among the restarts that pull the moved tag. Judged at every
+    observation: the model's restarts are atomic, so every observation is a settled
+    one, and a container failing to start serves nothing.
     """
     for slot in SLOTS:
         ds = {i["digest"] for i in obs["slots"][slot]["instances"] if i["status"] == "running"}

@@ -129,9 +129,12 @@ def test_validate_records_staging_only_when_it_runs():
 
 
 def test_variants_differ_only_in_the_reference_rule_and_the_webhook():
+    """PR #324 removed the webhook (from Terraform's apply and from where it leaves the
+    app); Microsoft's guidance changes the reference the pipeline writes."""
     shared = {"name", "summary", "upstream", "doc", "declares"}
     diff = lambda a, b: {f.name for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)}
-    assert diff(WEBHOOK, TAG) - shared == {"terraform_webhook"}
+    assert diff(WEBHOOK, TAG) - shared == {"terraform_webhook", "config"}
+    assert (WEBHOOK.config, TAG.config) == ({"start": "webhook"}, {})
     assert diff(TAG, IMMUTABLE) - shared == {"reference"}
 
 
@@ -194,8 +197,45 @@ def test_the_single_region_start_puts_both_slots_on_the_release_tag():
         assert [i["digest"] for i in obs["slots"][slot]["instances"]] == [0, 0]
     assert obs["registry"]["tags"] == {"release": 0}
     assert SlotsConfig.from_json({"start": "release"}).start == "release"
-    with pytest.raises(ValueError, match="start must be one of empty, release"):
+    with pytest.raises(ValueError, match="start must be one of empty, release, release-unbuilt, webhook"):
         SlotsConfig.from_json({"start": "full"})
+
+
+def test_the_single_region_start_before_its_build_lands_fails_on_the_missing_tag():
+    """c4127bad73 appdev.tf orders nothing between the template's build and the slots:
+    started first, both sit on a tag that does not exist yet, and the build is the first push."""
+    state = initial_state(SlotsConfig(start="release-unbuilt", instances=2))
+    obs = observe(state)
+    assert obs["registry"]["digests"] == [] and obs["registry"]["webhook"] is None
+    for slot in ("production", "staging"):
+        assert obs["slots"][slot]["image"] == {"tag": "release"}
+        assert obs["slots"][slot]["instances"] == [{"digest": None, "status": "crash_loop"}] * 2
+    # the build is a push: within max_pushes, and the crash retries are on offer
+    kinds = [a.kind for a in candidate_actions(obs, SlotsConfig(start="release-unbuilt", max_pushes=1))]
+    assert kinds.count("push") == 2
+    assert "push" not in [a.kind for a in candidate_actions(obs, SlotsConfig(start="release-unbuilt",
+                                                                             max_pushes=0))]
+
+
+def test_the_webhook_start_is_cobalt_before_pr_324():
+    """242e0a9a76: Terraform created production on :release with DOCKER_ENABLE_CI and a
+    registry-wide webhook at its CD URL, built nothing (isolated-service template), and
+    gave the staging slot no content; slots-webhook-tag starts there."""
+    assert SLOTS.default_config(SLOTS.variant("slots-webhook-tag")).start == "webhook"
+    assert SLOTS.default_config(SLOTS.variant("slots-pipeline-tag")).start == "empty"
+    state = initial_state(SlotsConfig(start="webhook", instances=1))
+    obs = observe(state)
+    assert obs["registry"]["webhook"] == {"target": "production", "scope": None}
+    production, staging = obs["slots"]["production"], obs["slots"]["staging"]
+    assert production["image"] == {"tag": "release"}
+    assert production["settings"] == [{"name": "DOCKER_ENABLE_CI", "value": True, "sticky": False}]
+    assert production["instances"] == [{"digest": None, "status": "crash_loop"}]
+    assert staging["image"] is None and staging["settings"] == []
+    assert staging["instances"] == [{"digest": None, "status": "empty"}]
+    # the first push reaches production through the webhook, with no set_image at all
+    webhook = VARIANTS["slots-webhook-tag"]
+    delivered = webhook.step(webhook.step(state, Push(True)), DeliverWebhook())
+    assert [i.digest for i in delivered.site("production").instances] == [0]
 
 
 def test_the_immutable_design_needs_terraform_to_leave_no_mutable_tag():
@@ -217,16 +257,20 @@ def test_the_immutable_design_needs_terraform_to_leave_no_mutable_tag():
     assert [s["action"]["type"] for s in broken.trace["steps"]] == ["push", "swap", "swap"]
 
 
-@pytest.mark.parametrize("name", ["slots-webhook-tag", "slots-pipeline-tag"])
-def test_the_tag_designs_break_what_they_declare_from_either_start(name):
-    """Both cobalt templates at c4127bad73 share the module; where they leave the
-    slots (no content, or both on :release) does not change the tag designs' verdicts."""
+@pytest.mark.parametrize("name, start", [
+    *(("slots-webhook-tag", s) for s in ("empty", "release", "release-unbuilt", "webhook")),
+    *(("slots-pipeline-tag", s) for s in ("empty", "release", "release-unbuilt")),
+])
+def test_the_tag_designs_break_what_they_declare_from_every_start(name, start):
+    """Where Terraform leaves the slots (no content, both on :release built or not,
+    or cobalt's app before PR #324) does not change the tag designs' verdicts. (PR #324's
+    design on the app as it was before PR #324, webhook and all, is not one of its starts.)"""
     from deployspec.engines.explore import explore_config, search
     from deployspec.models import get_model
 
     model = get_model("slots")
     variant = model.variant(name)
-    config = attrs.evolve(explore_config(model, variant), start="release")
+    config = attrs.evolve(explore_config(model, variant), start=start)
     verdicts = {p.name: search(model, name, p, budget=60, seed=0, out_dir=None, config=config).verdict
                 for p in model.properties}
     assert {p for p, v in verdicts.items() if v == "violated"} == set(variant.declares)

@@ -209,6 +209,37 @@ def test_an_aborted_swap_releases_nothing():
     assert v is not None and v.step == 4 and "production runs d1" in v.message
 
 
+def test_a_swap_back_withdraws_the_release_it_rolls_back():
+    """d1 was released by the swap, then rolled back: a restart that brings d1 into
+    production again is no release (before, every digest ever released stayed so)."""
+    back = world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")
+    again = world(slot("A", 1), slot("B", 1), tag=1, last_swap="completed")
+    v = run("production_runs_only_released_images", RELEASED, (SWAP, SWAPPED), (SWAP, back),
+            ({"type": "restart", "slot": "production"}, again))
+    assert v is not None and v.step == 2
+    assert "production runs d1 after step 2 (restart)" in v.message and "released: d0" in v.message
+
+
+def test_a_new_set_image_on_production_replaces_the_release_before_it():
+    v = run("production_runs_only_released_images", world(slot("A", 0), slot("B", None), tag=0),
+            (PUSH, world(slot("A", 0), slot("B", None), tag=1)),
+            (SET_PRODUCTION, world(slot("A", 1), slot("B", None), tag=1)),
+            ({"type": "set_image", "slot": "production"}, world(slot("A", 0), slot("B", None), tag=0), "refused"))
+    assert v is not None and "production runs d0 after step 2" in v.message
+
+
+def test_a_swap_away_from_a_production_that_ran_no_image_arms_no_rollback():
+    """Nothing to restore: production had no content (or a tag not built yet)."""
+    nothing = world(slot("A", None), slot("B", 0), tag=0)
+    swapped = world(slot("B", 0), slot("A", None), tag=0, last_swap="completed")
+    pushed = {**swapped, "registry": {**swapped["registry"], "tags": {"release": 1}}}
+    back = world(slot("A", 1), slot("B", 0), tag=1, last_swap="completed")
+    assert run("rollback_restores_previous", nothing, (SWAP, swapped), (PUSH, pushed), (SWAP, back)) is None
+    # the same swaps from a production that ran d0 are judged
+    ran = world(slot("A", 0), slot("B", 0), tag=0)
+    assert run("rollback_restores_previous", ran, (SWAP, swapped), (PUSH, pushed), (SWAP, back)) is not None
+
+
 def test_rollback_message_names_the_swap_back_and_what_production_ran_before():
     v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP), (SWAP, BACK_WRONG))
     assert v.message == "swap back at step 2 left production on d2, not the d0 it ran before the previous swap"

@@ -1,17 +1,21 @@
 """cobalt #316's four scenarios: the committed traces are what the scenarios build, and
-the scenario x variant table in docs/findings.md is what replaying them shows."""
+the scenario x variant table in docs/findings.md is what replaying them shows (each design
+from where its own Terraform leaves the app)."""
 
 import json
 import re
 from pathlib import Path
 
+import attrs
 import pytest
+from deployspec.reference.slots.actions import CrashRetry, Push
 from deployspec.reference.slots.scenarios import SCENARIOS, build
 
 from deployspec import traces
 from deployspec.cli import main
 from deployspec.models import get_model
 from deployspec.replay import replay
+from deployspec.scenario import record
 
 ROOT = Path(__file__).parent.parent
 DIR = ROOT / "counterexamples" / "slots"
@@ -50,6 +54,34 @@ def test_findings_table_is_what_replay_shows():
         for variant in SLOTS.variants:
             shown = "breaks" if replay(trace, variant=variant).reproduced else "holds"
             assert table[(str(i), variant)] == shown, (scenario.name, variant)
+
+
+def test_replay_on_another_design_starts_where_its_terraform_leaves_the_app():
+    """A scenario recorded from cobalt's app before PR #324 (production on :release, the
+    webhook) replays on the pipeline designs from their own start, with no content: the
+    setup is the design's. A start the search was given on purpose stays."""
+    trace = traces.load(DIR / "scenario-4-first-deployment.json")
+    assert trace["config"]["start"] == "webhook"
+    for variant in ("slots-pipeline-tag", "slots-pipeline-immutable"):
+        initial = replay(trace, variant=variant).session.initial
+        assert initial["slots"]["production"]["image"] is None, variant
+        assert initial["registry"]["webhook"] is None, variant
+    on_purpose = json.loads(json.dumps(trace))
+    on_purpose["config"]["start"] = "release-unbuilt"  # a --bound: both slots on the tag
+    outcome = replay(on_purpose, variant="slots-pipeline-immutable")
+    assert outcome.session.initial["slots"]["production"]["image"] == {"tag": "release"}
+    assert outcome.reproduced  # the template's mutable tag, not the design's
+
+
+def test_scenario_4_breaks_the_pipeline_tag_design_from_the_single_region_template():
+    """PR #324's single-region template when the slots start before its own build: the
+    build is the first push, and production's crash retry pulls it (#316 scenario 4)."""
+    model = SLOTS
+    config = attrs.evolve(model.default_config(model.variant("slots-pipeline-tag")), start="release-unbuilt")
+    trace = record(model, "slots-pipeline-tag", config, model.property("production_runs_only_released_images"),
+                   (Push(), CrashRetry("production", 0)), title="scenario 4, SR template", settle=False)
+    assert len(trace["steps"]) == 2
+    assert trace["steps"][-1]["observation"]["slots"]["production"]["instances"][0]["digest"] == 0
 
 
 def test_replay_exit_statuses(capsys):

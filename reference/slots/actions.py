@@ -69,7 +69,10 @@ class Swap(Action):
 
 @attrs.frozen
 class Restart(Action):
-    """A portal restart of ``slot``: every instance pulls again."""
+    """A portal restart of ``slot``: every instance pulls again ("Configure a custom
+    container": "Each time the app restarts, App Service does a docker pull"; the Linux
+    FAQ calls it a Docker restart, docs/findings.md). Scale-out, host moves and crash
+    retries pull by every account, so no verdict rests on this one."""
 
     kind = "restart"
     slot: str = attrs.field(validator=_slot)

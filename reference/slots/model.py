@@ -20,6 +20,7 @@ from .actions import (
     Validate,
 )
 from .state import (
+    CRASH_LOOP,
     DOCKER_ENABLE_CI,
     EMPTY,
     PRODUCTION,
@@ -31,6 +32,7 @@ from .state import (
     Registry,
     Site,
     SlotsState,
+    Webhook,
 )
 
 
@@ -57,6 +59,9 @@ class SlotsConfig:
     #: within them is visited in seconds (3,108 states for slots-pipeline-immutable),
     #: and each tag design still shows every violation it declares
     EXPLORE: ClassVar[dict[str, Any]] = {"instances": 1, "max_instances": 2, "max_pushes": 3}
+    #: what belongs to a design rather than to a search: a trace replayed on another
+    #: variant starts where that design's Terraform leaves the app (``Model.replay_config``)
+    DESIGN: ClassVar[tuple[str, ...]] = ("start",)
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -89,34 +94,54 @@ class SlotsConfig:
         return config
 
 
-#: the starts Terraform leaves (``SlotsConfig.start``), from cobalt c4127bad73 (PR #324):
+#: the starts Terraform leaves (``SlotsConfig.start``), read from cobalt's templates:
 #: ``empty``: both slots created with no content (``linux_fx_version = "DOCKER"``),
-#: nothing in the registry: the isolated-service template (``ase.tf``: ``image = ""``);
+#: nothing in the registry: the isolated-service template since PR #324
+#: (c4127bad73 ``ase.tf``: ``image = ""``);
 #: ``release``: both slots on ``:release``, which the template's own ``az acr build``
-#: pushed (a healthy d0, running everywhere): the single-region template (``appdev.tf``).
-#: (Before PR #324, 242e0a9a76 ``main.tf`` created production on ``:release`` with
-#: DOCKER_ENABLE_CI and the webhook: not a start here; that design sets them with
-#: production's first ``set_image``.)
-STARTS = ("empty", "release")
+#: pushed before they started (a healthy d0, running everywhere): the single-region
+#: template since PR #324 (c4127bad73 ``appdev.tf``);
+#: ``release-unbuilt``: the same template when the slots start before that build
+#: lands (nothing orders them: ``null_resource.acr_image_deploy`` depends only on the
+#: registry): both slots on a tag that does not exist yet, failing to start; the
+#: build is then the first push (#316 scenario 4);
+#: ``webhook``: before PR #324 (242e0a9a76, isolated-service template and the
+#: app-service module's ``main.tf``): production on ``:release`` with
+#: DOCKER_ENABLE_CI=true and the registry-wide webhook at its CD URL, the tag not
+#: built yet, so production fails to start; the staging slot with no content
+#: (no ``site_config``). slots-webhook-tag's start.
+STARTS = ("empty", "release", "release-unbuilt", "webhook")
 
 
 def initial_state(config: SlotsConfig) -> SlotsState:
     """The app as Terraform leaves it (``config.start``, see ``STARTS``)."""
     sticky = (DOCKER_ENABLE_CI,) if config.ci_sticky else ()
+    n = config.instances
+    empty = Site("B", instances=(Instance(None, EMPTY),) * n)
+    on_release = Image(tag=RELEASE)
     if config.start == "release":
-        running = tuple(Instance(0, RUNNING) for _ in range(config.instances))
+        running = (Instance(0, RUNNING),) * n
         return SlotsState(
             registry=Registry(digests=(True,), tags=((RELEASE, 0),)),
-            sites=(Site("A", Image(tag=RELEASE), instances=running),
-                   Site("B", Image(tag=RELEASE), instances=running)),
+            sites=(Site("A", on_release, instances=running), Site("B", on_release, instances=running)),
             slot_setting_names=sticky,
         )
-    empty = tuple(Instance(None, EMPTY) for _ in range(config.instances))
-    return SlotsState(
-        registry=Registry(),
-        sites=(Site("A", instances=empty), Site("B", instances=empty)),
-        slot_setting_names=sticky,
-    )
+    failing = (Instance(None, CRASH_LOOP),) * n  # nothing to pull yet: retried for ever
+    if config.start == "release-unbuilt":
+        return SlotsState(
+            registry=Registry(),
+            sites=(Site("A", on_release, instances=failing), Site("B", on_release, instances=failing)),
+            slot_setting_names=sticky,
+        )
+    if config.start == "webhook":
+        production = Site("A", on_release, settings=((DOCKER_ENABLE_CI, True),), instances=failing)
+        return SlotsState(
+            registry=Registry(webhook=Webhook(target=PRODUCTION, scope=None)),
+            sites=(production, empty),
+            slot_setting_names=sticky,
+        )
+    return SlotsState(registry=Registry(), sites=(attrs.evolve(empty, name="A"), empty),
+                      slot_setting_names=sticky)
 
 
 def partition(state: SlotsState) -> tuple:

@@ -1,10 +1,13 @@
 """The four failure scenarios of microsoft/cobalt #316, as action sequences.
 
 "A" starts as production and "B" as staging, as in the issue. Each scenario is
-written against the design cobalt had (``slots-webhook-tag``, 242e0a9) and
-follows the issue's narrative step by step; the committed traces in
-``counterexamples/slots/`` are built from these by ``python -m
-deployspec.reference.slots.scenarios counterexamples/slots``.
+written against the design cobalt had (``slots-webhook-tag``, 242e0a9), from where
+its Terraform left the app (``start=webhook``: production on ``:release``, not built
+yet, with DOCKER_ENABLE_CI and the webhook), and follows the issue's narrative step
+by step; the committed traces in ``counterexamples/slots/`` are built from these by
+``python -m deployspec.reference.slots.scenarios counterexamples/slots``. The same
+actions run on the other designs from where theirs leave it (``build(scenario,
+variant)``): the findings table of docs/findings.md.
 """
 
 from __future__ import annotations
@@ -90,14 +93,14 @@ SCENARIOS = (
         title="cobalt #316 scenario 4: the first deployment",
         property="production_runs_only_released_images",
         actions=(
-            SetImage("production"),   # Terraform: A on :release, nothing to pull yet
-            SetImage("staging"),      # B on :release too, nothing to pull yet
+            SetImage("staging"),      # B on :release too (pipeline or portal), nothing to pull yet
             Push(),                   # the first build
             CrashRetry("staging", 0),     # B picks it up
             CrashRetry("production", 0),  # on a retry A picks it up: unreviewed, in production
         ),
         note=(
-            "As coded the webhook fires for production, not B: delivering it would restart A "
+            "Terraform left A on :release before anything was built, failing to start. As "
+            "coded the webhook fires for production, not B: delivering it would restart A "
             "into the new image directly. The trace follows the issue's retries."
         ),
     ),

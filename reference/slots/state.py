@@ -15,7 +15,7 @@ import attrs
 # Container status of one instance.
 RUNNING = "running"        # pulled a healthy digest and started
 CRASH_LOOP = "crash_loop"  # failed to start (bad image, or nothing to pull); retried forever
-EMPTY = "empty"            # no image configured: the placeholder ``DOCKER`` (c4127ba ase.tf)
+EMPTY = "empty"            # no image configured: the placeholder ``DOCKER`` (c4127ba app-service/main.tf, for ase.tf's image = "")
 INSTANCE_STATUSES = (RUNNING, CRASH_LOOP, EMPTY)
 
 PRODUCTION = "production"
@@ -32,7 +32,8 @@ DOCKER_ENABLE_CI = "DOCKER_ENABLE_CI"
 class Image:
     """A ``DOCKER|registry/image:tag`` or ``@digest`` reference: exactly one of the two.
 
-    A never-reused build tag behaves as a digest (it can never move), so it is one.
+    A never-reused build tag behaves as a digest if nothing can move it (ACR: lock a
+    deployed tag against writes), so it is one.
     """
 
     tag: str | None = None

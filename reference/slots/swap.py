@@ -2,9 +2,14 @@
 Azure App Service" (``deploy-staging-slots.md``, "What happens during a swap") has it.
 
 1. The target's (production's) slot-specific settings are applied to every source
-   (staging) instance, which restarts them: they pull their reference again.
+   (staging) instance, which restarts them: they pull their reference again. The
+   doc ties this restart to settings being applied (slot-specific, continuous
+   deployment, authentication); the model restarts every time, as a Kudu issue
+   reports (docs/findings.md, "Modelling choices").
 2. Wait for every source instance; if any fails to start, revert the source's
-   settings (another restart, another pull) and abort. Production is untouched.
+   settings (another restart, another pull) and abort. Production is untouched. A
+   slot with no content (the ``DOCKER`` placeholder) counts as started: the sources
+   do not say what a placeholder app does.
 3. Warm-up: a request to each instance (any response counts; not modelled further).
 4. Routing switch: the names trade sites. Content (image reference, non-sticky
    settings) stays with its site, so it moves with the name it now answers to.

@@ -77,7 +77,9 @@ class SlotsVariant:
     declares: frozenset[str]
     reference: ReferenceRule
     #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
-    #: a registry-wide webhook at production's CI/CD URL (cobalt before PR #324)
+    #: a registry-wide webhook at production's CI/CD URL, if there is none (cobalt
+    #: before PR #324: Terraform owned production's image, its ``app_settings`` and the
+    #: webhook's ``null_resource``, re-run when the image changes)
     terraform_webhook: bool
     doc: str = ""
     model: str = "slots"
@@ -145,10 +147,13 @@ SLOTS_WEBHOOK_TAG = SlotsVariant(
         "As coded, not as the design doc described: Terraform set DOCKER_ENABLE_CI=true and "
         "the :release tag on the production site only (the staging slot had no app_settings "
         "or site_config), and the ACR webhook had no scope and posted to the production "
-        "site's CD URL. Every push therefore restarts whatever content holds the name "
-        "production (if it carries DOCKER_ENABLE_CI), which pulls the moved tag. Both slots "
-        "sit on one mutable tag once the pipeline or portal sets staging's image."
+        "site's CD URL. It starts there (start=webhook: the isolated-service template built "
+        "nothing, so production fails to start until the first push). Every push restarts "
+        "whatever content holds the name production (if it carries DOCKER_ENABLE_CI), which "
+        "pulls the moved tag. Both slots sit on one mutable tag once the pipeline or portal "
+        "sets staging's image."
     ),
+    config={"start": "webhook"},
 )
 
 SLOTS_PIPELINE_TAG = attrs.evolve(
@@ -162,6 +167,7 @@ SLOTS_PIPELINE_TAG = attrs.evolve(
     ),
     declares=ALL_PROPERTIES - {"push_does_not_touch_production"},
     terraform_webhook=False,
+    config={},
     doc=(
         "A push no longer restarts anything, but every pull still re-resolves the mutable "
         "tag: a restart, host move, scale-out, crash retry or the swap's own restarts can "
