@@ -84,8 +84,8 @@ SCENARIOS = (
         ),
         note=(
             "The issue names a portal restart, a backend server dying and a scale-out; the "
-            "scale-out shows its 'possibly only on some instances': production serves foo and "
-            "bar at once."
+            "scale-out also mixes versions (ACR 'Image tag best practices': a new node pulls "
+            "the newer image): production serves foo and bar at once."
         ),
     ),
     Scenario(
