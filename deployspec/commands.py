@@ -183,18 +183,21 @@ def _replay_one(replay, trace, args, conn):
 
 
 def _report_replay(path, trace, outcome, out) -> int:
+    on = outcome.target
+    if outcome.started_elsewhere(trace):  # e.g. slots: where another design's Terraform leaves the app
+        on += " (from its own start)"
     if outcome.reproduced:
         v = outcome.violation
         how = f" (cause {v.cause})" if v.cause else ""
         recorded = trace["violation"].get("cause")
         if recorded and v.cause != recorded:
             how += f", not the recorded cause {recorded}"
-        print(escaped(f"{path}: reproduces on {outcome.target}: {v.property} at step {v.step}{how}: {v.message}"),
+        print(escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"),
               file=out)
         return 1
     rejected = sum(1 for s in outcome.session.steps if s["rejected"])
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    print(escaped(f"{path}: does not reproduce on {outcome.target}: {trace['property']} holds{extra}"), file=out)
+    print(escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}"), file=out)
     return 0
 
 

@@ -93,19 +93,18 @@ class Model:
         extra = getattr(variant, "config", None)
         return attrs.evolve(base, **extra) if extra else base
 
-    def replay_config(self, config: Any, recorded: str, target: str) -> Any:
-        """The configuration a trace recorded on variant ``recorded`` replays with on
-        variant ``target``: the same bounds, and ``target``'s own value of each field
-        that belongs to a design rather than to a search (``config_type.DESIGN``, e.g.
-        where a design's Terraform leaves the app) wherever the trace has ``recorded``'s
-        own. A value the search was given on purpose (``--bound``) is kept."""
-        names = getattr(self.config_type, "DESIGN", ())
-        if recorded == target or not names or recorded not in self.variants:
+    def replay_config(self, config: Any, recorded: str | None, target: str) -> Any:
+        """The configuration a trace replays with on variant ``target``: ``target``'s own
+        (for slots, where its Terraform leaves the app), with every bound the search
+        was given on purpose, i.e. where the trace's ``config`` differs from the one of
+        ``recorded``, the variant it was recorded on (None or an implementation's name:
+        the model's default)."""
+        if recorded == target:
             return config
-        own = self.default_config(self.variants[recorded])
-        theirs = self.default_config(self.variant(target))
-        changes = {n: getattr(theirs, n) for n in names if getattr(config, n) == getattr(own, n)}
-        return attrs.evolve(config, **changes)
+        own = self.default_config(self.variants.get(recorded) if recorded else None)
+        chosen = {f.name: getattr(config, f.name) for f in attrs.fields(type(config))
+                  if getattr(config, f.name) != getattr(own, f.name)}
+        return attrs.evolve(self.default_config(self.variant(target)), **chosen)
 
     def with_bounds(self, config: Any, bounds: dict[str, Any]) -> Any:
         """``config`` with some bounds changed (``--bound NAME=VALUE`` of ``check`` and

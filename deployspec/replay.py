@@ -32,13 +32,19 @@ class ReplayOutcome:
     def reproduced(self) -> bool:
         return self.violation is not None and self.violation.property == self.property
 
+    def started_elsewhere(self, trace: dict) -> bool:
+        """The replay began from another state than the recorded one (another design's
+        own start: ``Model.replay_config``)."""
+        return self.session.initial != trace.get("initial", self.session.initial)
+
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,
            allowed: Callable[[dict, Action], bool] | None = None) -> ReplayOutcome:
     """Replay ``trace``'s actions on a variant or an implementation (``adapter``).
 
-    On another variant, the design's own setup (``Model.replay_config``: where its
-    Terraform leaves the slots) replaces the recorded variant's; every bound stays.
+    On another variant, that design's own configuration (``Model.replay_config``: for
+    slots, where its Terraform leaves the app) with every bound the search was given.
+    On an implementation, the trace's own configuration.
 
     ``allowed(observation, action)``: when given, the replay stops short, not
     reproduced, before an action it refuses in the observation it would act on
@@ -49,7 +55,7 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     if not implementation:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
-        config = model.replay_config(config, trace["variant"], target)
+        config = model.replay_config(config, recorded_on(trace, model), target)
     prop = model.property(trace["property"], config)
     if implementation:
         from deployspec.contract.guard import guard_property
@@ -71,3 +77,14 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     finally:
         adapter.close()
     return ReplayOutcome(target or "implementation", prop.name, session.violation, session)
+
+
+def recorded_on(trace: dict, model) -> str | None:
+    """The variant whose configuration a trace's search started from: the recorded
+    variant, or for an implementation's trace the ``--reference`` of its contract run
+    (None: the model's default)."""
+    if trace["variant"] in model.variants:
+        return trace["variant"]
+    implementation = (trace.get("extra") or {}).get("implementation")
+    reference = implementation.get("reference") if isinstance(implementation, dict) else None
+    return reference if isinstance(reference, str) else None

@@ -77,9 +77,9 @@ def rollback_restores_previous(armed, step: Step):
     up B's image on a restart (the swap's own), so the rollback swap puts the bad
     image back in production. So only a ``set_image`` between the swaps (deploying
     something else) changes what "previous" means; pushes, restarts, scale-outs and
-    validations are what a rollback must survive. A swap away from a production that
-    ran no image at all (none configured, or a tag not built yet) leaves nothing to
-    restore.
+    validations are what a rollback must survive. A production that ran no image
+    (none configured, or a tag not built yet) must run none after the swap back: a
+    rollback brings in nothing new.
     """
     if step.rejected is not None:
         return armed, None
@@ -91,7 +91,7 @@ def rollback_restores_previous(armed, step: Step):
                 f"swap back at step {step.index} left production on {_names(now)}, "
                 f"not the {_names(armed)} it ran before the previous swap"
             )
-        return digests(step.before, "production") or None, message
+        return digests(step.before, "production"), message
     if step.action["type"] == "set_image":
         return None, None
     return armed, None

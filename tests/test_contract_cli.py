@@ -63,6 +63,7 @@ def test_the_seed_is_found_shrunk_saved_and_replayed(capsys, tmp_path, how):
     assert is_the_seed([s["action"]["type"] for s in trace["steps"]])
     assert trace["engine"] == "contract" and trace["variant"] == "implementation"
     assert trace["extra"]["implementation"][how[0][2:]] == how[1]
+    assert trace["extra"]["implementation"]["reference"] is None  # the run sent the model's default
     assert "no routable web instance left after step 5 (tick())" in out
     # the saved file replays against the implementation, not against the fix,
     # and is not mistaken for a reference variant's
@@ -83,6 +84,7 @@ def test_conformance_reports_the_first_divergence_as_a_diff(capsys, tmp_path):
     assert "first divergence from capi-pr3072 at step 3 (deploy()):" in out
     assert 'deployments[0].state: capi-pr3072 "CANCELED", implementation "CANCELING"' in out
     (path,) = tmp_path.glob("implementation--conforms_to_capi-pr3072--*.json")
+    assert traces.load(path)["extra"]["implementation"]["reference"] == "capi-pr3072"
     # an ordinary trace file: it replays on a variant too (capi-pr3084 supersedes like capi-pr3072)
     assert run(capsys, "replay", str(path), "--variant", "capi-2022")[0] == 1
     assert run(capsys, "replay", str(path), "--variant", "capi-pr3084")[0] == 0

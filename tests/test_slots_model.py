@@ -19,6 +19,7 @@ from deployspec.reference.slots.actions import (
     Validate,
 )
 from deployspec.reference.slots.model import (
+    STARTS,
     SlotsConfig,
     candidate_actions,
     initial_state,
@@ -258,8 +259,8 @@ def test_the_immutable_design_needs_terraform_to_leave_no_mutable_tag():
 
 
 @pytest.mark.parametrize("name, start", [
-    *(("slots-webhook-tag", s) for s in ("empty", "release", "release-unbuilt", "webhook")),
-    *(("slots-pipeline-tag", s) for s in ("empty", "release", "release-unbuilt")),
+    *(("slots-webhook-tag", s) for s in STARTS),
+    *(("slots-pipeline-tag", s) for s in STARTS if s != "webhook"),
 ])
 def test_the_tag_designs_break_what_they_declare_from_every_start(name, start):
     """Where Terraform leaves the slots (no content, both on :release built or not,

@@ -73,6 +73,35 @@ def test_replay_on_another_design_starts_where_its_terraform_leaves_the_app():
     assert outcome.reproduced  # the template's mutable tag, not the design's
 
 
+def test_replay_says_when_a_design_started_from_its_own_start(capsys):
+    path = str(DIR / "scenario-4-first-deployment.json")
+    assert main(["replay", path, "--variant", "slots-pipeline-immutable"]) == 0
+    assert "does not reproduce on slots-pipeline-immutable (from its own start)" in capsys.readouterr().out
+    assert main(["replay", path]) == 1
+    assert "reproduces on slots-webhook-tag: " in capsys.readouterr().out
+
+
+def test_an_implementations_trace_replays_from_the_start_of_its_runs_reference():
+    """A contract trace is named after the implementation; the configuration its run
+    sent was ``--reference``'s own (``extra.implementation.reference``), so on another
+    variant only the bounds given on purpose stay."""
+    from deployspec.replay import recorded_on
+
+    trace = json.loads(json.dumps(traces.load(DIR / "slots-webhook-tag--push_does_not_touch_production--fd9d9af5d7.json")))
+    trace["variant"] = "implementation"
+    trace["extra"] = {"implementation": {"python": "impl:make", "name": "impl", "reference": "slots-webhook-tag"}}
+    assert recorded_on(trace, SLOTS) == "slots-webhook-tag"
+    outcome = replay(trace, variant="slots-pipeline-tag")
+    assert outcome.session.initial["registry"]["webhook"] is None and not outcome.reproduced
+    assert outcome.session.config.instances == trace["config"]["instances"] == 1  # a bound of the search
+    # without a reference the run sent the model's default (start=empty): start=webhook was chosen
+    trace["extra"]["implementation"]["reference"] = None
+    assert recorded_on(trace, SLOTS) is None
+    assert replay(trace, variant="slots-pipeline-tag").reproduced
+    trace["extra"] = {"implementation": "garbage"}  # a hand-edited file: the model's default
+    assert recorded_on(trace, SLOTS) is None
+
+
 def test_scenario_4_breaks_the_pipeline_tag_design_from_the_single_region_template():
     """PR #324's single-region template when the slots start before its own build: the
     build is the first push, and production's crash retry pulls it (#316 scenario 4)."""

@@ -91,6 +91,8 @@ class Connection:
         #: the sweep of the initial state, by configuration (``sweep.key``)
         self.sweeps: dict[str, sweep.Sweep] = {}
         self.impl: Any = None
+        #: the variant whose configuration the run sends (``--reference``; None: the model's default)
+        self.reference: str | None = None
         if target.kind == "exec":
             self.program = Program(target.spec, model=model, timeout=timeout)
         else:
@@ -265,7 +267,8 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
         return
     target = conn.target
     r.trace["extra"] = {**r.trace.get("extra", {}),
-                        "implementation": {target.kind: target.spec, "name": conn.implementation}}
+                        "implementation": {target.kind: target.spec, "name": conn.implementation,
+                                           "reference": conn.reference}}
     if out_dir:
         r.counterexample = str(traces.save(r.trace, out_dir))
 
@@ -310,6 +313,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
     except ImplementationFault as fault:
         run.fault = fault
         return run
+    conn.reference = reference
     with conn:
         for prop in checks:
             on_start(f"{target.name} · {prop.name}")

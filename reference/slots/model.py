@@ -59,9 +59,6 @@ class SlotsConfig:
     #: within them is visited in seconds (3,108 states for slots-pipeline-immutable),
     #: and each tag design still shows every violation it declares
     EXPLORE: ClassVar[dict[str, Any]] = {"instances": 1, "max_instances": 2, "max_pushes": 3}
-    #: what belongs to a design rather than to a search: a trace replayed on another
-    #: variant starts where that design's Terraform leaves the app (``Model.replay_config``)
-    DESIGN: ClassVar[tuple[str, ...]] = ("start",)
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)

@@ -51,7 +51,7 @@ SCENARIOS = (
         note=(
             "'A (now staging) unexpectedly picks up the latest image. I'm not sure why': phase 5 "
             "of a swap restarts the former production instances, which pull :release again. "
-            "The delivery queued by the second push is left pending."
+            "The deliveries queued by both pushes are left pending."
         ),
     ),
     Scenario(
@@ -66,7 +66,7 @@ SCENARIOS = (
             CrashRetry("production", 0),  # A's retry pulls :release: the unreviewed image
         ),
         note=(
-            "As coded the queued delivery would also restart production (A carries "
+            "As coded the queued deliveries would also restart production (A carries "
             "DOCKER_ENABLE_CI and the webhook posts to production's CD URL); the trace follows "
             "the issue, where A's own retry pulls the new image."
         ),
