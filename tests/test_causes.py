@@ -9,7 +9,15 @@ cause, which a close look (``check --variant``) must list with its own shortest 
 from __future__ import annotations
 
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Scale, Stage, Tick
-from deployspec.spec.core import Breach, Monitor, Step, cause_of, state_property, trace_property
+from deployspec.spec.core import (
+    Breach,
+    Monitor,
+    Step,
+    cause_of,
+    settled_property,
+    state_property,
+    trace_property,
+)
 
 from deployspec import check, traces
 from deployspec.adapter import ReferenceAdapter
@@ -72,6 +80,23 @@ def test_monitor_reports_the_cause_and_mutes_a_run_that_breaks_a_skipped_way():
     other.advance(_step(0, "a"))
     v = other.advance(_step(1, "b"))
     assert v is not None and v.cause == "b" and not other.muted
+
+
+@settled_property("test")
+def judged_when_settled(obs):
+    return None
+
+
+@state_property("test")
+def always_broken(obs):
+    return "broken"
+
+
+def test_monitor_judges_every_step_property_after_a_settled_one():
+    """A settled property is judged only at rest; the properties after it are still
+    judged at every step (capi lists deployment_converges before two of them)."""
+    v = Monitor((judged_when_settled, always_broken)).advance(Step(0, {"type": "tick"}, "platform", None, {}, {}))
+    assert v is not None and v.property == "always_broken"
 
 
 def test_app_stays_available_names_how_the_last_instance_went():

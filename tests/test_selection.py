@@ -171,3 +171,30 @@ def test_crashed_instances_round_trip():
     state = CRASHING_PRIOR.to_state()
     assert [p.instances for p in state.processes] == [("CRASHED",), ("RUNNING",)]
     assert SelectionView.of(state, state.deployments[1], True) == CRASHING_PRIOR
+
+
+#: capi-2022 (two active deployments): deployment 0 is canceled while a newer one,
+#: 2, is deploying; the interim of the SUPERSEDED deployment 1 and deployment 2's
+#: process run, the pushed process does not
+NEWER_INTERIM = SelectionView(
+    owners=(PUSHED, 0, 1, 2), desired=(1, 1, 1, 1), running=(0, 0, 1, 1),
+    deployments=(("CANCELING", "CANCELING"), ("DEPLOYED", "SUPERSEDED"), ("DEPLOYING", "DEPLOYING")),
+    canceled=0, reports=True)
+
+
+def test_an_interim_of_a_deployment_newer_than_the_canceled_one_is_no_candidate():
+    """Only a SUPERSEDED deployment older than the canceled one left a process that
+    may rightly survive; here deployment 1 is newer than the canceled 0."""
+    assert all(wellformed(NEWER_INTERIM, sel.TWO_ACTIVE).values())
+    assert SYM.evaluate(sel.candidate(SYM, 2), NEWER_INTERIM) is False
+    assert verdicts("capi-2022", NEWER_INTERIM)["survivor_runs"] is False
+
+
+def test_the_cancel_symptom_covers_the_canceled_deployments_own_running_process():
+    """cancel_restores_last_good's necessary condition: a survivor created by the
+    canceled deployment itself counts, running or not (its droplet never served before)."""
+    import z3
+
+    own = z3.IntVal(1)  # CRASHING_PRIOR's process 1, owned by the canceled deployment 1, runs
+    assert SYM.evaluate(sel.SYMPTOMS["cancel_restores_last_good"](SYM, own), CRASHING_PRIOR) is True
+    assert SYM.evaluate(sel.SYMPTOMS["cancel_restores_last_good"](SYM, z3.IntVal(0)), CRASHING_PRIOR) is True

@@ -246,8 +246,10 @@ def cancel_step_roll_back(
 
     A roll-back onto a prior whose instances crash can never finish (a crashed
     instance is never routable, and it blocks up-scaling); the selection rule
-    then picks a process that serves, if any. With nothing routable or starting
-    anywhere there is no service to keep: the cancel ends at once, as upstream's does."""
+    then picks a process that serves, if any. When the prior it picks has a crashed
+    instance and nothing anywhere runs or starts, there is no service to keep: the
+    cancel ends at once, as upstream's does. A prior that is only short of instances
+    (none crashed) is rolled back as usual, even with nothing running."""
     if deployment.state != CANCELING:
         return state
     prior = variant.select_prior(state, deployment, reports)
