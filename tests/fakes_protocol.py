@@ -12,7 +12,7 @@ from deployspec.contract.examples import ReferenceImplementation
 from deployspec.contract.server import Server
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
-         "big-number", "error-flood", "big-id", "closes-stdin")
+         "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -> None:
@@ -30,9 +30,11 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -
         child = subprocess.Popen(["sleep", "600"])
         _note(pidfile, child.pid)
         time.sleep(600)
-    if mode == "closes-stdin":  # answers, then stops reading and goes on running
+    if mode in ("closes-stdin", "closes-stdin-late"):  # answers, then stops reading and goes on running
         out.write(json.dumps(server.reply_to(json.dumps(request).encode())).encode() + b"\n")
         out.flush()
+        if mode == "closes-stdin-late":  # the next request is in the pipe by then: no write fails
+            time.sleep(0.3)
         os.close(0)
         time.sleep(600)
     line = {

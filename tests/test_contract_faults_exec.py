@@ -63,8 +63,11 @@ def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, m
     assert not any(alive(p) for p in pids), "a process of the implementation outlived the run"
 
 
-def test_a_program_that_stops_reading_is_said_to_have_closed_its_stdin(capsys, tmp_path):
-    status, err = contract(capsys, "exec " + fake("closes-stdin", tmp_path / "pids"))  # no shell holding the pipe
+@pytest.mark.parametrize("mode", ["closes-stdin", "closes-stdin-late"])
+def test_a_program_that_stops_reading_is_said_to_have_closed_its_stdin(capsys, tmp_path, mode):
+    """Whether the next request's write fails or it sits unread in the pipe (then the
+    wait times out, and the closed pipe is named, not a hang)."""
+    status, err = contract(capsys, "exec " + fake(mode, tmp_path / "pids"))  # no shell holding the pipe
     assert status == 3
     assert "the implementation closed its stdin before replying to " in err.splitlines()[0]
 

@@ -191,6 +191,8 @@ class Program:
                 if self.proc.poll() is not None:
                     raise ImplementationError(self._gone(request))
                 if remaining <= 0.2:
+                    if self._stdin_closed():  # it stopped reading: the request may never have reached it
+                        raise ImplementationError(self._gone(request, "closed its stdin"))
                     raise ImplementationError(
                         f"no reply to {protocol.describe(request)} within {timeout:g} s ({hint})"
                     )
@@ -204,6 +206,16 @@ class Program:
                     )
                 raise ImplementationError(self._gone(request))
             self._buf += chunk
+
+    def _stdin_closed(self) -> bool:
+        """The program closed the pipe deployspec writes to (POSIX poll: POLLERR on our
+        end). A request written before it did so sat in the pipe, unread, so no write
+        failed; only a timed-out wait asks."""
+        if not hasattr(select, "poll") or self.proc.stdin is None or self.proc.stdin.closed:
+            return False
+        poller = select.poll()
+        poller.register(self.proc.stdin.fileno(), 0)  # POLLERR and POLLHUP are always reported
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
 
     def _gone(self, request: dict, closed: str = "closed its stdout") -> str:
         """Why no reply can come: the program ended, or (still running) it ``closed``
