@@ -96,12 +96,12 @@ class Model:
     def replay_config(self, config: Any, recorded: str | None, target: str) -> Any:
         """The configuration a trace replays with on variant ``target``: ``target``'s own
         (for slots, where its Terraform leaves the app), with every bound the search
-        was given on purpose, i.e. where the trace's ``config`` differs from the one of
-        ``recorded``, the variant it was recorded on (None or an implementation's name:
-        the model's default)."""
+        was given on purpose, i.e. where the trace's ``config`` differs from the own
+        configuration of ``recorded``, the variant its search started from (None: the
+        model's default; ``replay.recorded_on``)."""
         if recorded == target:
             return config
-        own = self.default_config(self.variants.get(recorded) if recorded else None)
+        own = self.default_config(self.variants.get(recorded))
         chosen = {f.name: getattr(config, f.name) for f in attrs.fields(type(config))
                   if getattr(config, f.name) != getattr(own, f.name)}
         return attrs.evolve(self.default_config(self.variant(target)), **chosen)

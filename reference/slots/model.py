@@ -112,33 +112,24 @@ STARTS = ("empty", "release", "release-unbuilt", "webhook")
 
 def initial_state(config: SlotsConfig) -> SlotsState:
     """The app as Terraform leaves it (``config.start``, see ``STARTS``)."""
-    sticky = (DOCKER_ENABLE_CI,) if config.ci_sticky else ()
-    n = config.instances
-    empty = Site("B", instances=(Instance(None, EMPTY),) * n)
-    on_release = Image(tag=RELEASE)
+
+    def site(name: str, image: Image | None, digest: int | None, status: str, settings=()) -> Site:
+        return Site(name, image, settings, (Instance(digest, status),) * config.instances)
+
+    registry, release = Registry(), Image(tag=RELEASE)
     if config.start == "release":
-        running = (Instance(0, RUNNING),) * n
-        return SlotsState(
-            registry=Registry(digests=(True,), tags=((RELEASE, 0),)),
-            sites=(Site("A", on_release, instances=running), Site("B", on_release, instances=running)),
-            slot_setting_names=sticky,
-        )
-    failing = (Instance(None, CRASH_LOOP),) * n  # nothing to pull yet: retried for ever
-    if config.start == "release-unbuilt":
-        return SlotsState(
-            registry=Registry(),
-            sites=(Site("A", on_release, instances=failing), Site("B", on_release, instances=failing)),
-            slot_setting_names=sticky,
-        )
-    if config.start == "webhook":
-        production = Site("A", on_release, settings=((DOCKER_ENABLE_CI, True),), instances=failing)
-        return SlotsState(
-            registry=Registry(webhook=Webhook(target=PRODUCTION, scope=None)),
-            sites=(production, empty),
-            slot_setting_names=sticky,
-        )
-    return SlotsState(registry=Registry(), sites=(attrs.evolve(empty, name="A"), empty),
-                      slot_setting_names=sticky)
+        registry = Registry(digests=(True,), tags=((RELEASE, 0),))
+        a, b = site("A", release, 0, RUNNING), site("B", release, 0, RUNNING)
+    elif config.start == "release-unbuilt":  # nothing to pull yet: retried for ever
+        a, b = site("A", release, None, CRASH_LOOP), site("B", release, None, CRASH_LOOP)
+    elif config.start == "webhook":
+        registry = Registry(webhook=Webhook(target=PRODUCTION, scope=None))
+        a = site("A", release, None, CRASH_LOOP, ((DOCKER_ENABLE_CI, True),))
+        b = site("B", None, None, EMPTY)
+    else:
+        a, b = site("A", None, None, EMPTY), site("B", None, None, EMPTY)
+    sticky = (DOCKER_ENABLE_CI,) if config.ci_sticky else ()
+    return SlotsState(registry=registry, sites=(a, b), slot_setting_names=sticky)
 
 
 def partition(state: SlotsState) -> tuple:
