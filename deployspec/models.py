@@ -104,7 +104,13 @@ class Model:
         own = self.default_config(self.variants.get(recorded))
         chosen = {f.name: getattr(config, f.name) for f in attrs.fields(type(config))
                   if getattr(config, f.name) != getattr(own, f.name)}
-        return attrs.evolve(self.default_config(self.variant(target)), **chosen)
+        combined = attrs.evolve(self.default_config(self.variant(target)), **chosen)
+        try:  # the bounds chosen for one design may not fit another's own (instances > max)
+            return self.config_from_json(combined.to_json())
+        except (ValueError, TypeError) as exc:
+            given = ", ".join(f"{k}={v!r}" for k, v in sorted(chosen.items())) or "none"
+            raise UsageError(f"cannot replay on {target}: the trace's bounds ({given}) with "
+                             f"{target}'s own configuration are invalid: {exc}") from None
 
     def with_bounds(self, config: Any, bounds: dict[str, Any]) -> Any:
         """``config`` with some bounds changed (``--bound NAME=VALUE`` of ``check`` and

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -42,21 +43,56 @@ def test_sigterm_stops_check_and_its_search_processes():
     assert not alive, f"outlived check: {[_command_line(c) for c in alive]}"
 
 
-def test_sigterm_stops_any_command_as_ctrl_c_does():
-    """Not only check and contract: here serve, waiting for its next request."""
-    import signal
-
+def _serving():
     proc = deployspec("serve", "--model", "capi", "--variant", "capi-safe", stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdin.write('{"id": 1, "type": "observe"}\n')
     proc.stdin.flush()
     assert proc.stdout.readline()  # it runs, and answers
-    proc.send_signal(signal.SIGTERM)
+    return proc
+
+
+def _ended(proc) -> tuple[int, str]:
     status = proc.wait(30)
     err = proc.stderr.read()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         stream.close()
-    assert (status, err) == (130, "deployspec: interrupted\n")
+    return status, err
+
+
+@pytest.mark.parametrize("signum, outcome", [
+    ("SIGTERM", (0, "")),  # how a supervisor stops a server: its normal end, as the end of input
+    ("SIGINT", (130, "deployspec: interrupted\n")),  # Ctrl-C
+])
+def test_serve_ends_quietly_on_sigterm_and_is_interrupted_by_ctrl_c(signum, outcome):
+    import signal
+
+    proc = _serving()
+    proc.send_signal(getattr(signal, signum))
+    assert _ended(proc) == outcome
+
+
+def _waiting_with_sigterm_caught(pid: int) -> bool:
+    """The process has its SIGTERM handler (SigCgt) and sleeps (waiting for input)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        return False
+    caught = int(fields["SigCgt"], 16) >> (15 - 1) & 1
+    return bool(caught) and fields["State"].split()[0] == "S"
+
+
+def test_sigterm_stops_any_other_command_as_ctrl_c_does():
+    """Not only check and contract: here show, waiting for a trace on a pipe."""
+    import signal
+
+    proc = deployspec("show", "/dev/stdin", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not _waiting_with_sigterm_caught(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert _ended(proc) == (130, "deployspec: interrupted\n")
 
 
 def test_a_sigint_ignored_on_entry_stays_ignored():

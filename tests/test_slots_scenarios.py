@@ -126,3 +126,20 @@ def test_show_draws_a_scenario(capsys):
     assert main(["show", str(DIR / "scenario-1-rollback-by-swap.json")]) == 0
     out = capsys.readouterr().out
     assert "cobalt #316 scenario 1" in out and ">>  6  swap()" in out and "registry" in out
+
+
+def test_bounds_that_do_not_fit_the_target_design_are_a_one_line_usage_error(monkeypatch):
+    """The combined configuration is checked as a trace's own is: a trace's
+    ``instances=3`` on a design whose own plan holds at most two is no
+    configuration, said in one line, not replayed from a state no search could reach."""
+    from deployspec.models import UsageError
+
+    trace = json.loads(json.dumps(traces.load(DIR / "scenario-4-first-deployment.json")))
+    trace["config"] |= {"instances": 3}  # given on purpose: the default is 2 (of at most 3)
+    target = SLOTS.variant("slots-pipeline-immutable")
+    monkeypatch.setitem(SLOTS.variants, target.name, attrs.evolve(target, config={"max_instances": 2}))
+    with pytest.raises(UsageError, match=r"^cannot replay on slots-pipeline-immutable: the trace's bounds "
+                                         r"\(instances=3\).*need 1 <= instances <= max_instances$"):
+        replay(trace, variant="slots-pipeline-immutable")
+    monkeypatch.setitem(SLOTS.variants, target.name, target)
+    assert replay(trace, variant="slots-pipeline-immutable").session.initial is not None

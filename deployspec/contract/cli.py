@@ -231,8 +231,36 @@ def cmd_serve(args) -> int:
 
     model = get_model(args.model)
     model.variant(args.variant)
-    return serve(ReferenceImplementation(model.name, args.variant), model.name,
-                 name=f"deployspec {args.variant}")
+    impl = ReferenceImplementation(model.name, args.variant)
+    with _sigterm_ends_serving():
+        try:
+            return serve(impl, model.name, name=f"deployspec {args.variant}")
+        except _Terminated:
+            return 0
+
+
+class _Terminated(Exception):
+    """SIGTERM reached ``serve``."""
+
+
+@contextlib.contextmanager
+def _sigterm_ends_serving():
+    """SIGTERM is how supervisors (a test harness, Docker, systemd) stop a server: for
+    ``serve`` it is a normal end, status 0 and nothing said, like the end of input.
+    Ctrl-C stays "interrupted" (130); a SIGTERM ignored on entry stays ignored."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def open_for_replay(args, traces_loaded):
