@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from deployspec import traces
 from deployspec.contract import cli as contract_cli
 from deployspec.models import UsageError
 from deployspec.text import escaped
@@ -16,8 +17,6 @@ from deployspec.text import escaped
 def cmd_check(args) -> int:
     from deployspec import check
     from deployspec.progress import Progress
-    from deployspec.render_text import render
-    from deployspec.report import matrix
 
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
@@ -52,9 +51,24 @@ def cmd_check(args) -> int:
     else:
         ok = check.matches_declarations(results)
         status = 0 if ok else 1
+    lost = traces.unsaved(results)
+    if lost:
+        status = traces.UNSAVED
+    _print_check(args, results, status)
+    if lost:  # said last, after the verdicts it leaves standing
+        sys.stdout.flush()
+        print(f"deployspec: error: {lost}", file=sys.stderr)
+    return status
+
+
+def _print_check(args, results, status: int) -> None:
+    """``check``'s report on stdout: JSON, a close look at some variants, or the matrix."""
+    from deployspec.render_text import render
+    from deployspec.report import matrix
+
     if args.json:
         print(json.dumps(_check_json(results, status, judged=not args.variant), indent=1))
-        return status
+        return
     if args.variant:
         _print_statistics(results)
         violated = [r for r in results if r.verdict == "violated"]
@@ -65,6 +79,8 @@ def cmd_check(args) -> int:
                 print(render(r.trace))
                 if r.counterexample:
                     print(f"saved: {r.counterexample}")
+                elif r.unsaved:
+                    print(f"not saved: {r.unsaved}")
                 print()
             elif r.engine == "z3" and r.message and r.verdict not in ("n/a", "violated"):
                 print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")  # bounded proofs, unconfirmed
@@ -82,12 +98,11 @@ def cmd_check(args) -> int:
                 print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
                       f"({r.engine}): {r.stats['other_causes']}")
         print(matrix(results, declared=False))
-        return status
+        return
     _print_statistics(results)
     print(matrix(results, declared=True))
     print("every variant shows exactly the violations it declares" if status == 0 else
           "MISMATCH: some verdicts differ from what the variants declare (marked !)")
-    return status
 
 
 def _check_json(results, status: int, judged: bool) -> dict:

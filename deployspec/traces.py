@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -80,6 +81,7 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
     text = json.dumps(trace, indent=1, sort_keys=False) + "\n"
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        _regular_or_absent(final)
         there = _finding_at(final)
         if there == fingerprint(trace):
             return final  # the same finding: keep the file that is there
@@ -89,8 +91,45 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
         if not written and _finding_at(final) != fingerprint(trace):  # taken meanwhile, by another
             raise UsageError(f"cannot save {final}: the name was taken meanwhile")
     except OSError as exc:
-        raise UsageError(f"cannot save a counterexample in {directory}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot save {final}: {exc.strerror or exc}") from None
     return final
+
+
+def keep(trace: dict, directory: str | os.PathLike | None) -> tuple[str | None, str | None]:
+    """:func:`save` for a search that has its verdict: ``(path, None)``, or ``(None, why)``
+    when it cannot be saved, so the verdict is still reported (and the command then
+    ends with status 2). Nothing to do without a directory."""
+    if not directory:
+        return None, None
+    try:
+        return str(save(trace, directory)), None
+    except UsageError as exc:
+        return None, str(exc)
+
+
+def unsaved(results) -> str | None:
+    """One line for the counterexamples of ``results`` that could not be saved, or None."""
+    why = list(dict.fromkeys(r.unsaved for r in results if r.unsaved))
+    if not why:
+        return None
+    more = f" (and {len(why) - 1} more not saved)" if len(why) > 1 else ""
+    return f"{why[0]}{more}; the verdicts above stand"
+
+
+#: the exit status of a run whose verdicts are reported but some counterexample was not saved
+UNSAVED = 2
+
+
+def _regular_or_absent(path: Path) -> None:
+    """Refuse a name held by something other than a file (through links): a
+    directory, a FIFO (reading it to compare would wait for ever), a device."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:  # nothing there, or a dangling link (replaced)
+        return
+    if not stat.S_ISREG(mode):
+        what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "no regular file"
+        raise UsageError(f"cannot save {path}: {what} has that name")
 
 
 def _finding_at(path: Path) -> str | None:

@@ -330,3 +330,32 @@ def test_a_variant_named_twice_is_checked_once(capsys):
     twice = run(capsys, *argv, "--variant", "capi-2022", "--variant", "capi-2022")
     assert once[0] == twice[0] == 1
     assert len(json.loads(twice[1])["results"]) == len(json.loads(once[1])["results"]) == 1
+
+
+@pytest.mark.parametrize("command", ["check", "contract"])
+def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(capsys, tmp_path, command):
+    """The search is done: its verdict and trace are printed, the trace file it could
+    not write is one line on stderr after them, and the status is 2 (not 1: the --out
+    asked for was not honoured). The file in the way is left alone."""
+    if command == "check":
+        argv = ["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                "--property", "single_active_deployment"]
+    else:
+        argv = ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                "--property", "single_active_deployment", "--examples", "20", "--seed", "0"]
+    status, out, _ = run(capsys, *argv, "--out", str(tmp_path / "first"))
+    assert status == 1
+    (saved,) = (tmp_path / "first").iterdir()
+    blocked = tmp_path / "blocked"
+    (blocked / saved.name).mkdir(parents=True)  # the same name, held by a directory
+    status, out, err = run(capsys, *argv, "--out", str(blocked))
+    assert status == 2
+    assert "VIOLATED" in out or "violated" in out
+    assert f"not saved: cannot save {blocked / saved.name}: a directory has that name" in out
+    assert err.splitlines()[-1] == (f"deployspec: error: cannot save {blocked / saved.name}: "
+                                    "a directory has that name; the verdicts above stand")
+    assert (blocked / saved.name).is_dir()
+    status, out, _ = run(capsys, *argv, "--out", str(blocked), "--json")
+    doc = json.loads(out)
+    assert status == doc["exit_status"] == 2
+    assert [r["unsaved"] for r in doc["results"] if r["verdict"] == "violated"][0].endswith("a directory has that name")

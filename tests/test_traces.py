@@ -31,7 +31,7 @@ def test_save_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "link", boom)
-    with pytest.raises(UsageError, match="cannot save a counterexample in .*disk full"):
+    with pytest.raises(UsageError, match=r"cannot save .*--a940739cf1\.json: disk full"):
         traces.save(trace, tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -191,3 +191,25 @@ def test_replay_runs_under_the_trace_s_own_configuration(tmp_path):
     short = dict(deploying, config=trace["config"] | {"settle_steps": 0})
     outcome = replay(short)
     assert outcome.reproduced and "cut at settle_steps=0" in outcome.violation.message
+
+
+@pytest.mark.parametrize("occupant", ["directory", "fifo", "link to a directory"])
+def test_a_name_held_by_no_regular_file_is_refused_at_once_and_left_alone(tmp_path, occupant):
+    """A FIFO there was read to compare (waiting for ever); a link to a directory
+    was replaced by the trace, with the directory's mode (0755)."""
+    trace = traces.load(SEED)
+    name = tmp_path / f"{trace['variant']}--{trace['property']}--{traces.fingerprint(trace)}.json"
+    elsewhere = tmp_path / "elsewhere"
+    if occupant == "directory":
+        name.mkdir()
+    elif occupant == "fifo":
+        os.mkfifo(name)
+    else:
+        elsewhere.mkdir()
+        name.symlink_to(elsewhere)
+    what = {"directory": "a directory", "fifo": "a FIFO", "link to a directory": "a directory"}[occupant]
+    with pytest.raises(UsageError, match=f"^cannot save {re.escape(str(name))}: {what} has that name$"):
+        traces.save(trace, tmp_path)
+    assert name.is_symlink() == (occupant == "link to a directory")
+    assert traces.keep(trace, tmp_path) == (None, f"cannot save {name}: {what} has that name")
+    assert traces.keep(trace, None) == (None, None)

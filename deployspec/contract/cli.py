@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 
+from deployspec import traces
 from deployspec.models import UsageError, get_model
 
 #: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
@@ -177,10 +178,15 @@ def _report(run, args, model, target, out) -> None:
                 if r.counterexample:
                     say(f"saved: {r.counterexample}")
                     say(f"replay: {replay_command(r.counterexample, target, args.timeout)}")
+                elif r.unsaved:
+                    say(f"not saved: {r.unsaved}")
                 say()
         say(summary(run))
-        if any(r.verdict == "violated" and not r.counterexample for r in run.results):
+        if not args.out and any(r.verdict == "violated" for r in run.results):
             say("(use --out DIR to save the counterexamples)")
+    lost = traces.unsaved(run.results)
+    if lost:
+        print(f"deployspec: error: {lost}", file=sys.stderr)
     if run.fault is not None:
         print(f"deployspec: {run.fault.line()}", file=sys.stderr)
         if run.fault.history:
@@ -220,6 +226,7 @@ def summary(run) -> str:
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
     verdict = {0: "every check holds", 1: "VIOLATED: see the counterexample(s) above",
+               2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
                3: "FAULT: the implementation failed (exit status 3); the run stopped there"}
     lines.append(verdict[run.exit_status])
     return "\n".join(lines)

@@ -152,6 +152,8 @@ class ContractRun:
     def exit_status(self) -> int:
         if self.fault is not None:
             return FAULT
+        if any(r.unsaved for r in self.results):
+            return traces.UNSAVED
         return VIOLATED if any(r.verdict == "violated" for r in self.results) else OK
 
 
@@ -269,8 +271,7 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
     r.trace["extra"] = {**r.trace.get("extra", {}),
                         "implementation": {target.kind: target.spec, "name": conn.implementation,
                                            "reference": conn.reference}}
-    if out_dir:
-        r.counterexample = str(traces.save(r.trace, out_dir))
+    r.counterexample, r.unsaved = traces.keep(r.trace, out_dir)
 
 
 def _from_sweep(conn: Connection, prop, config, seed: int, shrink) -> tuple[Result | None, dict]:

@@ -202,10 +202,10 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
                          property=prop.name, engine=ENGINE, seed=seed, session=session,
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
-    path = str(traces.save(trace, out_dir)) if out_dir else None
+    path, unsaved = traces.keep(trace, out_dir)
     return Result(model.name, variant_name, prop.name, ENGINE, "violated", counterexample=path,
                   trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,
-                  trace=trace)
+                  trace=trace, unsaved=unsaved)
 
 
 def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) -> dict:

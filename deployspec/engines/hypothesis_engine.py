@@ -192,7 +192,7 @@ def check_property(
         trace = minimize(trace)
     elif shrink is not None:
         trace = shrink(trace)
-    path = str(traces.save(trace, out_dir)) if out_dir else None
+    path, unsaved = traces.keep(trace, out_dir)
     return Result(
         model.name,
         variant_name,
@@ -205,4 +205,5 @@ def check_property(
         stats=stats,
         cause=violation.violation.cause,
         trace=trace,
+        unsaved=unsaved,
     )

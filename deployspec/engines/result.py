@@ -22,6 +22,8 @@ class Result:
     cause: str | None = None
     #: the counterexample itself (also when it was not saved), not part of the JSON report
     trace: dict | None = attrs.field(default=None, repr=False)
+    #: why the counterexample could not be saved under ``--out`` (the verdict stands)
+    unsaved: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self, filter=lambda a, _v: a.name != "trace")

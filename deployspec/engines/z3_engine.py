@@ -375,7 +375,7 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
                          config=outcome.search["config"], property=prop.name, engine="z3",
                          seed=seed, session=session, extra={"selection": snapshot})
     trace["title"] = f"{g.name}: {view.n} processes, {view.m} deployments"
-    path = str(traces.save(trace, out_dir)) if out_dir else None
+    path, unsaved = traces.keep(trace, out_dir)
     stats["counterexample"] = {"selection_property": g.name, "processes": view.n,
                                "deployments": view.m, "view": view.describe(), "confirmed": True,
                                "search": outcome.search}
@@ -383,4 +383,5 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
     only = " (only when instance reports are unavailable)" if stats["selection"][g.name].get(
         "holds_with_reports_available") else ""
     return result("violated", f"{g.name}{only} ({view.describe()}): {v.message}", stats,
-                  counterexample=path, trace_length=len(trace["steps"]), trace=trace, cause=v.cause)
+                  counterexample=path, trace_length=len(trace["steps"]), trace=trace, cause=v.cause,
+                  unsaved=unsaved)
