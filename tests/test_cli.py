@@ -358,4 +358,4 @@ def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(caps
     status, out, _ = run(capsys, *argv, "--out", str(blocked), "--json")
     doc = json.loads(out)
     assert status == doc["exit_status"] == 2
-    assert [r["unsaved"] for r in doc["results"] if r["verdict"] == "violated"][0].endswith("a directory has that name")
+    assert next(r["unsaved"] for r in doc["results"] if r["verdict"] == "violated").endswith("a directory has that name")
