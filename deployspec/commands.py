@@ -5,6 +5,7 @@ The program around them (arguments, exit statuses, streams) is :mod:`deployspec.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -128,7 +129,7 @@ def _check_json(results, status: int, judged: bool) -> dict:
 
 
 def _check_workers(args) -> None:
-    from deployspec import partitioned
+    from deployspec import check, partitioned
 
     if args.jobs > 1:
         raise UsageError("--workers and --jobs both start processes: use one of them "
@@ -137,6 +138,11 @@ def _check_workers(args) -> None:
         raise UsageError(f"--workers: at most {partitioned.MAX_WORKERS}, got {args.workers}")
     if not partitioned.available():
         raise UsageError("--workers needs Linux (the search forks its workers)")
+    engines = check.ENGINES if args.engine == "all" else (args.engine,)
+    # an exhaustive search runs with --engine explore, or after hypothesis on one --variant
+    if "explore" not in engines and not (args.variant and "hypothesis" in engines):
+        raise UsageError(f"--workers splits an exhaustive search, and --engine {args.engine} runs none "
+                         f"here (--engine explore or all, or hypothesis on one --variant)")
 
 
 def _shortest_of_its_cause(r, results) -> bool:
@@ -166,6 +172,8 @@ def cmd_replay(args) -> int:
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
+    if args.variant == "":
+        raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
     worst = 0
     try:
@@ -240,7 +248,7 @@ def cmd_show(args) -> int:
 
         text = escaped(text, keep="\n")
     if args.out is not None:
-        _write_output(Path(args.out), text, args.file)
+        _write_output(args.out, text, args.file)
     else:
         sys.stdout.write(text)
     return 0
@@ -274,6 +282,8 @@ def writable_dir(path: str) -> None:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"--out {path}: exists and is not a directory")
+    if p.is_symlink() and not p.exists():
+        raise UsageError(f"--out {path}: a link to nothing ({os.readlink(p)})")
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -286,11 +296,14 @@ def writable_dir(path: str) -> None:
         raise UsageError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
 
 
-def _write_output(path: Path, text: str, source: str) -> None:
+def _write_output(named: str, text: str, source: str) -> None:
     from deployspec.files import write_atomically
 
+    path = Path(named)
     if not str(path) or str(path) == ".":
         raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
+    if named.endswith(("/", os.sep)):  # pathlib drops the slash: "new/" would become a file "new"
+        raise UsageError(f"-o {named}: ends with /, a folder; give a file name")
     if path.is_dir():
         raise UsageError(f"-o {path}: is a directory")
     if path.exists() and path.samefile(source):

@@ -146,6 +146,8 @@ MAX_TRACE_BYTES = 64 << 20
 
 def load(path: str | os.PathLike) -> dict:
     """Read and validate a trace file; any problem is a one-line UsageError."""
+    if not str(path):  # Path("") is ".", the current folder
+        raise UsageError("an empty file name: name a trace file")
     path = Path(path)
     try:
         with open(path, "rb") as f:

@@ -359,3 +359,41 @@ def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(caps
     doc = json.loads(out)
     assert status == doc["exit_status"] == 2
     assert next(r["unsaved"] for r in doc["results"] if r["verdict"] == "violated").endswith("a directory has that name")
+
+
+@pytest.mark.parametrize("argv, message", [
+    # --workers splits an exhaustive search: with none to split it was silently ignored
+    (["check", "--model", "capi", "--engine", "hypothesis", "--workers", "2"],
+     "--workers splits an exhaustive search, and --engine hypothesis runs none here"),
+    (["check", "--model", "capi", "--variant", "capi-safe", "--engine", "z3", "--workers", "2"],
+     "--engine z3 runs none here"),
+    # an empty --variant was ignored (the recorded variant replayed); Path("") is "."
+    (["replay", str(SEED), "--variant", ""], "--variant: empty"),
+    (["show", ""], "an empty file name: name a trace file"),
+    (["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+      "--examples", "10000001"], "--examples: at most 10,000,000"),
+])
+def test_options_that_would_be_ignored_or_misread_are_usage_errors(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err == f"deployspec: error: {err.split('error: ', 1)[1]}" and message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_out_through_a_link_to_nothing_is_named_so(capsys, tmp_path):
+    link = tmp_path / "findings"
+    link.symlink_to(tmp_path / "gone")
+    status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                         "--property", "single_active_deployment", "--out", str(link))
+    assert status == 2 and err == f"deployspec: error: --out {link}: a link to nothing ({tmp_path / 'gone'})\n"
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_show_o_with_a_trailing_slash_writes_no_file(capsys, tmp_path, existing):
+    """``-o new/`` made a file ``new`` (pathlib drops the slash); ``-o afile/`` replaced afile."""
+    target = tmp_path / "afile"
+    if existing:
+        target.write_text("keep me")
+    status, _, err = run(capsys, "show", str(SEED), "-o", f"{target}/")
+    assert status == 2 and err == f"deployspec: error: -o {target}/: ends with /, a folder; give a file name\n"
+    assert (target.read_text() == "keep me") if existing else not target.exists()

@@ -124,6 +124,10 @@ def _not_a_variant(name: str, model) -> None:
                          f"run the trace on it, not on the implementation); choose another")
 
 
+#: the most examples per check (a typo should not start a run of weeks)
+MAX_EXAMPLES = 10_000_000
+
+
 def cmd_contract(args) -> int:
     from deployspec.commands import writable_dir
     from deployspec.contract import harness, python_adapter
@@ -131,6 +135,8 @@ def cmd_contract(args) -> int:
 
     if args.examples == 0:
         raise UsageError("--examples must be at least 1")
+    if args.examples is not None and args.examples > MAX_EXAMPLES:
+        raise UsageError(f"--examples: at most {MAX_EXAMPLES:,} (days of work); a long hunt is --budget")
     model = get_model(args.model)
     target = target_of(args)
     _not_a_variant(target.name, model)
