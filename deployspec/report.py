@@ -25,12 +25,17 @@ def matrix(results: list[Result], declared: bool) -> str:
         lines = [f"model {model_name}", head, "-" * len(head)]
         unfinished: list[str] = []  # the command that finishes each incomplete proof
         notes: list[str] = []
+        errors: dict[str, list[str]] = {}  # message -> the cells it decided
         for v in variants:
             cells = []
             for p, w in zip(props, cols):
                 verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
                 verdict = next((x for x in PRECEDENCE if x in verdicts), min(verdicts, default="-"))
                 cell = "VIOLATED" if verdict == "violated" else verdict
+                if verdict == "error":
+                    for r in rs:
+                        if r.variant == v and r.property == p and r.verdict == "error":
+                            errors.setdefault(r.message or "no message", []).append(f"{v} · {p}")
                 if verdict == "holds" and any(
                     r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
                 ):
@@ -58,6 +63,9 @@ def matrix(results: list[Result], declared: bool) -> str:
                          "(a longer --budget, the same --bound options, or --workers):")
             lines += [f"  {command}" for command in unfinished]
         lines += notes
+        for message, cells in errors.items():  # why: the cell alone does not say
+            where = ", ".join(cells[:2]) + (f" and {len(cells) - 2} more" if len(cells) > 2 else "")
+            lines.append(f"error in {where}: {message}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

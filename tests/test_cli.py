@@ -81,6 +81,24 @@ def test_an_incomplete_proof_says_how_to_finish_it():
             "--property deployment_converges --budget 120") in text
 
 
+def test_an_error_cell_says_why_under_the_table_once_per_message():
+    """A killed --jobs process turned most cells into "error !" with the reason only in --json."""
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    lost = "a search process stopped without answering (killed: out of memory?)"
+    rs = [Result("capi", "capi-safe", p, "hypothesis", "error", message=lost)
+          for p in ("app_stays_available", "single_active_deployment", "deployment_converges")]
+    rs += [Result("capi", "capi-2022", "app_stays_available", "hypothesis", "error", message="boom"),
+           Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated"),
+           Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="hidden")]
+    notes = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
+    assert notes == [
+        "error in capi-safe · single_active_deployment, capi-safe · app_stays_available and 1 more: " + lost,
+        "error in capi-2022 · app_stays_available: boom",
+    ]  # a cell a violation decided says nothing of an error beside it
+
+
 def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022",
                          "--budget", "0.5", "--out", str(tmp_path), "--json")

@@ -54,9 +54,8 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
                    "--seed", "2", "--property", prop])
     err = capsys.readouterr().err
     assert status == 3, err
-    first, *rest = err.strip().splitlines()
-    assert cause in first + "\n"
-    assert all(line.startswith("  steps since reset: ") for line in rest) and len(rest) <= 1
+    (line,) = err.strip().splitlines()
+    assert cause in line.split("; steps since reset (")[0] + "\n"
 
 
 @pytest.mark.parametrize("source, cause", [
@@ -193,3 +192,13 @@ def test_a_non_deterministic_implementation_leaves_the_json_output_whole(capfd, 
     assert status == 3
     assert json.loads(out)["fault"]["where"] == "a repeated example"
     assert "Steps leading up to this error" not in out + err
+
+
+def test_a_fault_with_a_long_history_stays_one_line_with_its_last_steps():
+    from deployspec.contract.guard import ImplementationFault
+
+    history = tuple(f"runtime({i})" for i in range(25))
+    fault = ImplementationFault("boom", where="step 25 (tick())", history=history)
+    assert fault.with_history() == ("implementation fault at step 25 (tick()): boom; steps since reset "
+                                    "(the last 20 of 25: " + ", ".join(history[5:]) + ")")
+    assert ImplementationFault("boom", where="start").with_history() == "implementation fault at start: boom"

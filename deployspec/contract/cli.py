@@ -194,9 +194,7 @@ def _report(run, args, model, target, out) -> None:
     if lost:
         print(f"deployspec: error: {lost}", file=sys.stderr)
     if run.fault is not None:
-        print(f"deployspec: {run.fault.line()}", file=sys.stderr)
-        if run.fault.history:
-            print(f"  steps since reset: {', '.join(run.fault.history)}", file=sys.stderr)
+        print(f"deployspec: {run.fault.with_history()}", file=sys.stderr)
 
 
 def replay_command(path: str, target, timeout: float) -> str:

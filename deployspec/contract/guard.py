@@ -34,6 +34,15 @@ class ImplementationFault(BaseException):
         during = f" while checking {self.checking}" if self.checking else ""
         return f"implementation fault at {self.where}{during}: {self.cause}"
 
+    def with_history(self, most: int = 20) -> str:
+        """:meth:`line` and the steps since reset that led to the fault (the last ``most``),
+        still one line: what the program was asked, in order, to reproduce it by hand."""
+        if not self.history:
+            return self.line()
+        steps = self.history[-most:]
+        cut = f"the last {most} of {len(self.history)}: " if len(self.history) > most else ""
+        return f"{self.line()}; steps since reset ({cut}{', '.join(steps)})"
+
     def __str__(self) -> str:
         return self.line()
 
