@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import errno
 import json
 import os
 import re
@@ -138,6 +139,8 @@ def _int_between(least: int, most: int):
     return parse
 
 
+#: errors of the machine's limits (open files, processes, memory), whatever call met them
+OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM})
 #: the most search processes (a typo should not start a thousand)
 MAX_JOBS = 64
 _nonneg_int = _int_at_least(0)
@@ -181,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {what}" + (" (tighter bounds, --bound, or a --budget?)" if searched else ""))
         return 1
     except OSError as exc:
+        if exc.errno in OUT_OF_RESOURCES:  # this machine's limits, not the output nor a file
+            _say(f"error: out of system resources: {exc.strerror or exc} (ulimit -n / -u, or fewer --jobs?)")
+            return 2
         if exc.filename is not None:  # a file the command reads or writes
             _say(f"error: {exc.filename}: {exc.strerror or exc}")
             return 2

@@ -184,7 +184,7 @@ def load(path: str | os.PathLike) -> dict:
         if error is not None:
             inner = "/".join(str(p) for p in error.absolute_path)
             raise UsageError(f"{path}: not a {model.name} observation at {where}"
-                             f"{'/' + inner if inner else ''}: {_short(error.message)}")
+                             f"{'/' + inner if inner else ''}: {_explained(error)}")
     for i, step in enumerate(data["steps"]):
         try:
             model.action(step["action"])
@@ -210,6 +210,13 @@ def load(path: str | os.PathLike) -> dict:
 @lru_cache(maxsize=8)
 def _observation_validator(model: str) -> Any:
     return validation.validator(get_model(model).schema())
+
+
+def _explained(error) -> str:
+    """A schema error in a line: a list too long by its length (jsonschema quotes it whole)."""
+    if error.validator == "maxItems":
+        return f"{len(error.instance):,} items, at most {error.validator_value:,}"
+    return _short(error.message)
 
 
 def _short(message: str, limit: int = 160) -> str:

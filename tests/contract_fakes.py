@@ -25,6 +25,7 @@ from fakes_garbage import (
     proxy,
     reset_answers,
     unprintable,
+    wanders,
 )
 from fakes_nonconforming import (
     refuses_but_scales,
@@ -49,7 +50,7 @@ __all__ = [
     "factory_exits", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
     "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",
-    "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable",
+    "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable", "wanders",
 ]
 
 

@@ -202,3 +202,19 @@ def reset_answers():
 
 def not_an_implementation():
     return object()
+
+
+class Wanders(ReferenceImplementation):
+    """capi-2022, which moves this process into a folder of its own at each reset (a
+    --python object shares deployspec's process, and its current folder)."""
+
+    def reset(self, config):
+        import os
+        import tempfile
+
+        os.chdir(tempfile.mkdtemp(prefix="wanders-"))
+        super().reset(config)
+
+
+def wanders():
+    return Wanders("capi", "capi-2022")

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -138,3 +139,23 @@ def test_the_interpreter_failing_near_a_memory_limit_is_one_line(capsys, monkeyp
     status, _, err = run(capsys, "show", str(SEED))
     assert status == 1 and err.count("\n") == 1
     assert err.startswith("deployspec: error: the interpreter failed (<built-in method x> returned NULL")
+
+
+@pytest.mark.parametrize("argv", [
+    ["contract", "--exec", f"{sys.executable} -m deployspec serve --model capi --variant capi-safe",
+     "--model", "capi", "--examples", "3"],
+    ["check", "--model", "capi", "--variant", "capi-safe", "--property", "single_active_deployment",
+     "--property", "app_stays_available", "--jobs", "2", "--budget", "0.3"],
+])
+def test_a_machine_limit_is_named_not_blamed_on_the_output_or_the_implementation(argv):
+    """With few file descriptors, a failed spawn was 'the implementation' (status 3),
+    a failed pool 'cannot write the output'."""
+    import resource
+
+    def few_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (10, 10))
+
+    proc = deployspec(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=few_files)
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err.splitlines()[-1]) == (
+        2, "deployspec: error: out of system resources: Too many open files (ulimit -n / -u, or fewer --jobs?)")

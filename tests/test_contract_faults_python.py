@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -202,3 +203,17 @@ def test_a_fault_with_a_long_history_stays_one_line_with_its_last_steps():
     assert fault.with_history() == ("implementation fault at step 25 (tick()): boom; steps since reset "
                                     "(the last 20 of 25: " + ", ".join(history[5:]) + ")")
     assert ImplementationFault("boom", where="start").with_history() == "implementation fault at start: boom"
+
+
+def test_a_relative_out_is_where_the_user_ran_it_though_the_object_changes_folder(capsys, monkeypatch, tmp_path):
+    """A --python object that calls os.chdir moved the saved trace into its own folder,
+    while 'saved: found/…' named the user's (where found/ stayed empty)."""
+    monkeypatch.setattr(sys, "path", [str(FAKES.parent), *sys.path])
+    monkeypatch.chdir(tmp_path)
+    status = main(["contract", "--python", "contract_fakes:wanders", "--model", "capi", "--examples", "30",
+                   "--seed", "0", "--property", "single_active_deployment", "--out", "found"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert os.getcwd() != str(tmp_path)  # it did wander
+    (saved,) = (tmp_path / "found").iterdir()
+    assert f"saved: found/{saved.name}\n" in out

@@ -213,3 +213,23 @@ def test_a_name_held_by_no_regular_file_is_refused_at_once_and_left_alone(tmp_pa
     assert name.is_symlink() == (occupant == "link to a directory")
     assert traces.keep(trace, tmp_path) == (None, f"cannot save {name}: {what} has that name")
     assert traces.keep(trace, None) == (None, None)
+
+
+def test_instance_counts_that_would_take_minutes_to_replay_are_refused_when_loading(tmp_path):
+    """A 3 KB trace asking for 10,000 instances took 4 minutes and 2.4 GB to replay;
+    a 60 MB one with millions of instances per observation, most of a minute to draw."""
+    data = json.loads(SEED.read_text())
+    data["steps"][0]["action"] = {"type": "push", "instances": 1001}
+    f = tmp_path / "big.json"
+    f.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match=r"step 0: action 'push': field 'instances' is out of range \(at most 1000"):
+        traces.load(f)
+    data = json.loads(SEED.read_text())
+    data["steps"][0]["observation"]["processes"][0]["instances"] = ["RUNNING"] * 10001
+    f.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match=r"steps/0/observation/processes/0/instances: 10,001 items, at most 10,000$"):
+        traces.load(f)
+    data["steps"][0]["observation"]["processes"][0]["instances"] = ["RUNNING"] * 1000
+    data["steps"][0]["action"] = {"type": "push", "instances": 1000}
+    f.write_text(json.dumps(data))
+    assert traces.load(f)["steps"][0]["action"]["instances"] == 1000  # the largest allowed

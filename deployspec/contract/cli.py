@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import signal
 import sys
@@ -145,13 +146,18 @@ def cmd_contract(args) -> int:
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
         writable_dir(args.out)
+    # saved where the user meant, even if a --python object changes this process's folder
+    out_dir = os.path.abspath(args.out) if args.out else args.out
     # an object's own threads may print at any time: to stderr, as within its calls
     with python_adapter.lending(target.kind == "python") as out:
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
             run = harness.run(model, target, reference=args.reference, properties=args.property,
                               budget=args.budget, max_examples=args.examples, seed=args.seed,
-                              out_dir=args.out, timeout=args.timeout, bounds=bounds,
+                              out_dir=out_dir, timeout=args.timeout, bounds=bounds,
                               on_start=progress.start, on_result=progress.done)
+        for r in run.results:  # named as the user named the folder
+            if r.counterexample:
+                r.counterexample = os.path.join(args.out, os.path.basename(r.counterexample))
         _report(run, args, model, target, out)
         out.flush()
     return run.exit_status

@@ -13,6 +13,7 @@ together (pipelined; the implementation reads one line at a time as usual).
 from __future__ import annotations
 
 import atexit
+import errno
 import json
 import os
 import select
@@ -29,6 +30,8 @@ from deployspec.adapter import ImplementationError
 from deployspec.contract import leftovers, protocol
 from deployspec.text import printable_line
 
+#: errors of the machine's limits (open files, processes, memory) met starting a program
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM})
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
 INTERRUPTED = "interrupted"
@@ -79,6 +82,8 @@ class Program:
             )
         except OSError as exc:
             self._stderr.close()
+            if exc.errno in _OUT_OF_RESOURCES:  # this machine's limits: not the program's fault
+                raise
             raise ImplementationError(f"cannot start {self.command!r}: {exc.strerror}") from None
         finally:
             self._stderr.started()
