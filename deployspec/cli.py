@@ -31,6 +31,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(message)
 
+    def _print_message(self, message: str, file=None) -> None:
+        """The help, written or failing as any output does (argparse drops a failed write:
+        ``--help > /dev/full`` said nothing and exited 0)."""
+        if message:
+            (file or sys.stderr).write(message)
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="deployspec", description="Model-checked specifications of deployment controllers.")
@@ -206,7 +212,11 @@ def _writes_elsewhere(argv: list[str] | None) -> bool:
             args = build_parser().parse_args(argv)
     except (UsageError, SystemExit):  # a usage error or --help: said when the line is parsed again
         return True
-    return args.command == "show" and bool(args.out)
+    # -o /dev/stdout is stdout, closed as it is (it would name the /dev/null put in its place)
+    return args.command == "show" and bool(args.out) and os.path.abspath(args.out) not in _STDOUT_NAMES
+
+
+_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 #: True in the ``deployspec`` program (``run``), whose process is deployspec's own
@@ -241,7 +251,11 @@ def run() -> NoReturn:
 
     deployspec.cli.OWN_PROCESS = True
     entry = _sigterm_interrupts()
-    status = main()
+    try:
+        status = main()
+    except SystemExit as exc:  # argparse's --help: its text may not have reached stdout yet
+        status = exc.code if isinstance(exc.code, int) else 2
+        status = _help_written(status)
     # from here on (exit handlers), dying is enough
     signal.signal(signal.SIGTERM, signal.SIG_DFL if entry is None else entry)
     _flush()
@@ -263,6 +277,20 @@ def _sigterm_interrupts():
     if entry is not signal.SIG_IGN:
         signal.signal(signal.SIGTERM, stop)
     return entry
+
+
+def _help_written(status: int) -> int:
+    """``status``, or 2 when the help text could not be written (stdout on a full disk),
+    as for any other output; a closed pipe (``--help | head -1``) is no error."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+    except (OSError, ValueError) as exc:
+        _drop_stdout()
+        _say(f"error: cannot write the output: {getattr(exc, 'strerror', None) or exc}")
+        return 2
+    return status
 
 
 def _flush() -> None:

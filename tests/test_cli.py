@@ -311,6 +311,27 @@ def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
     assert proc.wait(60) == 2
     assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
     proc.stderr.close()
+    # -o /dev/stdout is stdout: it named the /dev/null put in its place (status 0, nothing drawn)
+    proc = deployspec("show", str(SEED), "-o", "/dev/stdout", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       preexec_fn=lambda: os.close(1))
+    assert proc.wait(60) == 2
+    assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
+    proc.stderr.close()
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["variants", "--help"]])
+def test_help_that_cannot_be_written_is_an_error_and_a_closed_pipe_is_not(argv):
+    """argparse dropped a failed write of a long help (--help > /dev/full: status 0, nothing said);
+    a short one stayed in the buffer until the exit, whose flush failed unseen."""
+    with open("/dev/full", "w") as full:
+        proc = deployspec(*argv, stdout=full, stderr=subprocess.PIPE)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (2, "deployspec: error: cannot write the output: No space left on device\n")
+    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    _, err = proc.communicate(timeout=60)
+    assert first.startswith("usage: deployspec") and (proc.returncode, err) == (0, "")
 
 
 def test_a_closed_or_full_stderr_does_not_cost_the_results(tmp_path):
