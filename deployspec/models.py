@@ -71,7 +71,9 @@ class Model:
                 f"(known: {', '.join(self.variants)})"
             ) from None
 
-    def property(self, name: str, config: Any = None) -> Property:
+    def property(self, name: str, config: Any = None, subject: str = "implementation") -> Property:
+        """The property ``name``; a ``conforms_to_<variant>`` one is built here, its
+        messages naming ``subject`` as what differs from the reference."""
         for p in self.properties:
             if p.name == name:
                 return p
@@ -79,7 +81,7 @@ class Model:
 
         if name.startswith(PREFIX):  # conforms_to_<variant>: a trace property built on demand
             return conformance_property(self, name[len(PREFIX):],
-                                        self.default_config() if config is None else config)
+                                        self.default_config() if config is None else config, subject)
         raise UsageError(
             f"unknown property {name!r} for model {self.name} "
             f"(known: {', '.join(p.name for p in self.properties)})"

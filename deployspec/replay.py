@@ -56,7 +56,8 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
         config = model.replay_config(config, recorded_on(trace, model), target)
-    prop = model.property(trace["property"], config)
+    # a conformance trace replayed on a variant: that variant is what differs, if anything
+    prop = model.property(trace["property"], config, subject="implementation" if implementation else target)
     if implementation:
         from deployspec.contract.guard import guard_property
 

@@ -151,3 +151,22 @@ def test_an_implementation_that_accepts_a_scale_while_deploying_does_not_conform
     status, out = conformance(capsys, target(how, "scales_while_deploying"), examples=100)
     assert status == 1, out
     assert f"capi-safe rejects it ({REFUSED}), the implementation accepted it" in out
+
+
+def test_a_conformance_trace_replayed_on_a_variant_names_that_variant_not_the_implementation():
+    """``replay T --variant capi-2022`` of a conforms_to_capi-safe trace compares capi-2022
+    with capi-safe: the messages said "the implementation" of what was a reference."""
+    from deployspec.models import get_model
+    from deployspec.spec.core import Step
+
+    capi = get_model("capi")
+    config = capi.default_config()
+    initial = capi.observe(capi.initial_state(config))
+    tick = {"type": "tick", "failed": [], "reports_unavailable": [], "finish_later": [], "late": []}
+    for subject, who in (("implementation", "the implementation"), ("capi-2022", "capi-2022")):
+        prop = capi.property("conforms_to_capi-safe", config, subject=subject)
+        _, message = prop.advance(prop.initial, Step(0, tick, "user", None, initial, initial))
+        assert message.startswith("step 0 (tick()): capi-safe rejects it (") and message.endswith(f"), {who} accepted it")
+        changed = {**initial, "droplets": [{"id": 0, "healthy": True}]}
+        _, message = prop.advance(prop.initial, Step(0, tick, "user", "no app", changed, changed))
+        assert message == f"the initial observation differs from capi-safe: droplets: capi-safe has 0 entries, {subject} 1"

@@ -23,23 +23,25 @@ def name_for(variant: str) -> str:
     return PREFIX + variant
 
 
-def conformance_property(model, variant_name: str, config: Any) -> Property:
+def conformance_property(model, variant_name: str, config: Any, subject: str = "implementation") -> Property:
+    """``subject`` names what is compared with the reference in the messages: the
+    implementation, or the variant a conformance trace is replayed on."""
     variant = model.variant(variant_name)
 
     def advance(state, step: Step):
         if step.index == 0:
-            problems = differences(model.observe(state), step.before, variant_name)
+            problems = differences(model.observe(state), step.before, variant_name, implementation=subject)
             if problems:
                 return state, _message("the initial observation", variant_name, problems)
         result = variant.step(state, model.action(step.action))
         where = f"step {step.index} ({action_label(step.action)})"
         if isinstance(result, Rejected):
             if step.rejected is None:
-                return state, f"{where}: {variant_name} rejects it ({result.reason}), the implementation accepted it"
+                return state, f"{where}: {variant_name} rejects it ({result.reason}), {the(subject)} accepted it"
             result = state
         elif step.rejected is not None:
-            return result, f"{where}: {variant_name} accepts it, the implementation rejected it ({step.rejected})"
-        problems = differences(model.observe(result), step.after, variant_name)
+            return result, f"{where}: {variant_name} accepts it, {the(subject)} rejected it ({step.rejected})"
+        problems = differences(model.observe(result), step.after, variant_name, implementation=subject)
         if problems:
             return result, _message(f"after {where} the observation", variant_name, problems)
         return result, None
@@ -53,6 +55,10 @@ def conformance_property(model, variant_name: str, config: Any) -> Property:
         initial=model.initial_state(config),
         advance=advance,
     )
+
+
+def the(subject: str) -> str:
+    return "the implementation" if subject == "implementation" else subject
 
 
 def _message(what: str, variant: str, problems: list[str]) -> str:
