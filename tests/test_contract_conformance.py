@@ -156,8 +156,9 @@ def test_an_implementation_that_accepts_a_scale_while_deploying_does_not_conform
 def test_a_conformance_trace_replayed_on_a_variant_names_that_variant_not_the_implementation():
     """``replay T --variant capi-2022`` of a conforms_to_capi-safe trace compares capi-2022
     with capi-safe: the messages said "the implementation" of what was a reference."""
-    from deployspec.models import get_model
     from deployspec.spec.core import Step
+
+    from deployspec.models import get_model
 
     capi = get_model("capi")
     config = capi.default_config()
