@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from deployspec import commands
 from deployspec.contract import cli as contract_cli
+from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
 
 
@@ -145,12 +146,12 @@ def _int_between(least: int, most: int):
     return parse
 
 
-#: errors of the machine's limits (open files, processes, memory), whatever call met them
-OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM})
 #: the most search processes (a typo should not start a thousand)
 MAX_JOBS = 64
 _nonneg_int = _int_at_least(0)
 _positive_int = _int_at_least(1)
+#: pytest's --deployspec-examples (contract's --examples says its own words for 0)
+_examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,16 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         # a verdict cut short is not a success: the status of a process killed by SIGPIPE
         return CUT_SHORT if getattr(args, "command", None) in VERDICTS else 0
-    except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
-        # SystemError: CPython's own calls failing without an exception, seen when a
-        # memory limit (ulimit -v) is reached outside an allocation that raises MemoryError
-        searched = getattr(args, "command", None) in ("check", "contract")
-        what = "out of memory" if isinstance(exc, MemoryError) else f"the interpreter failed ({exc}; out of memory?)"
-        _say(f"error: {what}" + (" (tighter bounds, --bound, or a --budget?)" if searched else ""))
-        return 1
     except OSError as exc:
-        if exc.errno in OUT_OF_RESOURCES:  # this machine's limits, not the output nor a file
-            _say(f"error: out of system resources: {exc.strerror or exc} (ulimit -n / -u, or fewer --jobs?)")
+        if exc.errno == errno.ENOMEM:  # a fork or a mapping refused: as MemoryError
+            return _out_of_memory(args, MemoryError())
+        if exc.errno in OUT_OF_FILES:  # this machine's limits, not the output nor a file
+            _say(f"error: out of system resources: {exc.strerror or exc} (ulimit -n, or fewer --jobs?)")
             return 2
         if exc.filename is not None:  # a file the command reads or writes
             _say(f"error: {exc.filename}: {exc.strerror or exc}")
@@ -199,6 +195,18 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()  # e.g. stdout on a full disk (/dev/full)
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         return 2
+    except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
+        return _out_of_memory(args, exc)
+
+
+def _out_of_memory(args, exc: BaseException) -> int:
+    """Status 1: a search that ended in error decided nothing. SystemError: CPython's own
+    calls failing without an exception, seen when a memory limit (ulimit -v) is reached
+    outside an allocation that raises MemoryError."""
+    searched = getattr(args, "command", None) in ("check", "contract")
+    what = "out of memory" if isinstance(exc, MemoryError) else f"the interpreter failed ({exc}; out of memory?)"
+    _say(f"error: {what}" + (" (tighter bounds, --bound, or a --budget?)" if searched else ""))
+    return 1
 
 
 def _writes_elsewhere(argv: list[str] | None) -> bool:
@@ -210,8 +218,10 @@ def _writes_elsewhere(argv: list[str] | None) -> bool:
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # said once, below
             args = build_parser().parse_args(argv)
-    except (UsageError, SystemExit):  # a usage error or --help: said when the line is parsed again
+    except UsageError:  # said on stderr when the line is parsed again
         return True
+    except SystemExit:  # --help: its text is for stdout
+        return False
     # -o /dev/stdout is stdout, closed as it is (it would name the /dev/null put in its place)
     return args.command == "show" and bool(args.out) and os.path.abspath(args.out) not in _STDOUT_NAMES
 

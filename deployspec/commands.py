@@ -48,27 +48,26 @@ def cmd_check(args) -> int:
                             distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
                             properties=args.property, on_progress=progress.searching)
     if args.variant:  # a search that ended in error decided nothing: not a success
-        status = 1 if any(r.verdict in ("violated", "error") for r in results) else 0
+        ok = not any(r.verdict in ("violated", "error") for r in results)
     else:
         ok = check.matches_declarations(results)
-        status = 0 if ok else 1
     lost = traces.unsaved(results)
-    if lost:
-        status = traces.UNSAVED
-    _print_check(args, results, status)
+    status = traces.UNSAVED if lost else 0 if ok else 1
+    _print_check(args, results, status, ok)
     if lost:  # said last, after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
     return status
 
 
-def _print_check(args, results, status: int) -> None:
-    """``check``'s report on stdout: JSON, a close look at some variants, or the matrix."""
+def _print_check(args, results, status: int, ok: bool) -> None:
+    """``check``'s report on stdout: JSON, a close look at some variants, or the matrix;
+    ``ok``: every verdict as declared (matrix) or nothing violated (a close look)."""
     from deployspec.render_text import render
     from deployspec.report import matrix
 
     if args.json:
-        print(json.dumps(_check_json(results, status, judged=not args.variant), indent=1))
+        print(json.dumps(_check_json(results, status, ok, judged=not args.variant), indent=1))
         return
     if args.variant:
         _print_statistics(results)
@@ -102,11 +101,11 @@ def _print_check(args, results, status: int) -> None:
         return
     _print_statistics(results)
     print(matrix(results, declared=True))
-    print("every variant shows exactly the violations it declares" if status == 0 else
+    print("every variant shows exactly the violations it declares" if ok else
           "MISMATCH: some verdicts differ from what the variants declare (marked !)")
 
 
-def _check_json(results, status: int, judged: bool) -> dict:
+def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
     """``check --json``: each result with what its variant declares about the
     property (``declared_violated``) and, for the matrix (no ``--variant``),
     whether the verdict agrees with that; the exit status and, for the matrix,
@@ -124,7 +123,7 @@ def _check_json(results, status: int, judged: bool) -> dict:
         out.append(entry)
     doc: dict = {"results": out, "exit_status": status}
     if judged:
-        doc["matches_declarations"] = status == 0
+        doc["matches_declarations"] = ok
     return doc
 
 
@@ -136,13 +135,13 @@ def _check_workers(args) -> None:
                          "(--jobs for many searches, --workers for one large search)")
     if args.workers > partitioned.MAX_WORKERS:
         raise UsageError(f"--workers: at most {partitioned.MAX_WORKERS}, got {args.workers}")
-    if not partitioned.available():
-        raise UsageError("--workers needs Linux (the search forks its workers)")
     engines = check.ENGINES if args.engine == "all" else (args.engine,)
     # an exhaustive search runs with --engine explore, or after hypothesis on one --variant
     if "explore" not in engines and not (args.variant and "hypothesis" in engines):
         raise UsageError(f"--workers splits an exhaustive search, and --engine {args.engine} runs none "
                          f"here (--engine explore or all, or hypothesis on one --variant)")
+    if not partitioned.available():
+        raise UsageError("--workers needs Linux (the search forks its workers)")
 
 
 def _shortest_of_its_cause(r, results) -> bool:
@@ -181,6 +180,14 @@ def cmd_replay(args) -> int:
     except ImplementationFault as fault:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
+    if conn is None:  # each trace's configuration on its target, before any verdict is printed
+        from deployspec.replay import config_on
+
+        for path, trace in loaded:
+            try:
+                config_on(trace, args.variant or trace["variant"])
+            except UsageError as exc:
+                raise UsageError(f"{path}: {exc}") from None
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
     lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
     with lending as out, contract_cli.sigterm_interrupts(conn is not None):
@@ -300,10 +307,10 @@ def _write_output(named: str, text: str, source: str) -> None:
     from deployspec.files import write_atomically
 
     path = Path(named)
-    if not str(path) or str(path) == ".":
-        raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
     if named.endswith(("/", os.sep)):  # pathlib drops the slash: "new/" would become a file "new"
         raise UsageError(f"-o {named}: ends with /, a folder; give a file name")
+    if not named:  # (Path("") is ".", the current folder)
+        raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
     if path.is_dir():
         raise UsageError(f"-o {path}: is a directory")
     if path.exists() and path.samefile(source):

@@ -10,9 +10,13 @@ was, and no temporary file behind.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
+
+#: the machine's limit on open files met (``ulimit -n``): no file's fault, nor a program's
+OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 
 
 def write_atomically(path: str | os.PathLike, text: str, *, replace: bool = True) -> bool:

@@ -55,7 +55,7 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     if not implementation:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
-        config = model.replay_config(config, recorded_on(trace, model), target)
+        config = config_on(trace, target)
     # a conformance trace replayed on a variant: that variant is what differs, if anything
     prop = model.property(trace["property"], config, subject="implementation" if implementation else target)
     if implementation:
@@ -78,6 +78,14 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     finally:
         adapter.close()
     return ReplayOutcome(target or "implementation", prop.name, session.violation, session)
+
+
+def config_on(trace: dict, target: str) -> Any:
+    """The configuration ``trace`` replays with on variant ``target`` (``Model.replay_config``);
+    a UsageError when the bounds it was given do not fit that design's own."""
+    model = get_model(trace["model"])
+    config = model.config_from_json(trace["config"])
+    return model.replay_config(config, recorded_on(trace, model), target)
 
 
 def recorded_on(trace: dict, model) -> str | None:

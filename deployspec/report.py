@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
+from deployspec.text import printable_line
 
 
 def matrix(results: list[Result], declared: bool) -> str:
@@ -65,7 +66,7 @@ def matrix(results: list[Result], declared: bool) -> str:
         lines += notes
         for message, cells in errors.items():  # why: the cell alone does not say
             where = ", ".join(cells[:2]) + (f" and {len(cells) - 2} more" if len(cells) > 2 else "")
-            lines.append(f"error in {where}: {message}")
+            lines.append(f"error in {where}: {printable_line(message, 300)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

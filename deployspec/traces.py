@@ -116,6 +116,14 @@ def unsaved(results) -> str | None:
     return f"{why[0]}{more}; the verdicts above stand"
 
 
+def as_given(text: str | None, real: str, given: str) -> str | None:
+    """``text`` (a path in the folder ``real``, or a message naming one) with that folder
+    named as the user gave it (``given``: maybe relative, ``.``), as ``save`` names it."""
+    if text is None:
+        return None
+    return text.replace(str(Path(real) / "x")[:-1], str(Path(given) / "x")[:-1])
+
+
 #: the exit status of a run whose verdicts are reported but some counterexample was not saved
 UNSAVED = 2
 
@@ -184,7 +192,7 @@ def load(path: str | os.PathLike) -> dict:
         if error is not None:
             inner = "/".join(str(p) for p in error.absolute_path)
             raise UsageError(f"{path}: not a {model.name} observation at {where}"
-                             f"{'/' + inner if inner else ''}: {_explained(error)}")
+                             f"{'/' + inner if inner else ''}: {validation.explained(error, 160)}")
     for i, step in enumerate(data["steps"]):
         try:
             model.action(step["action"])
@@ -210,19 +218,6 @@ def load(path: str | os.PathLike) -> dict:
 @lru_cache(maxsize=8)
 def _observation_validator(model: str) -> Any:
     return validation.validator(get_model(model).schema())
-
-
-def _explained(error) -> str:
-    """A schema error in a line: a list too long by its length (jsonschema quotes it whole)."""
-    if error.validator == "maxItems":
-        return f"{len(error.instance):,} items, at most {error.validator_value:,}"
-    return _short(error.message)
-
-
-def _short(message: str, limit: int = 160) -> str:
-    """A validator's message cut to one readable line (it quotes the offending value)."""
-    message = " ".join(message.split())
-    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 def _known_models() -> list[str]:

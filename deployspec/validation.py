@@ -23,6 +23,15 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
 Validator = validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
 
 
+def explained(error: Any, limit: int = 300) -> str:
+    """A schema error's message in one line: a list too long by its length (jsonschema
+    quotes the whole list), any other message clipped to ``limit`` characters."""
+    if error.validator == "maxItems":
+        return f"{len(error.instance):,} items, at most {error.validator_value:,}"
+    message = " ".join(error.message.split())
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
 def validator(schema: dict) -> Any:
     """A Draft 2020-12 validator of ``schema`` whose integers are integers."""
     return Validator(schema)

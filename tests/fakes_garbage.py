@@ -205,14 +205,21 @@ def not_an_implementation():
 
 
 class Wanders(ReferenceImplementation):
-    """capi-2022, which moves this process into a folder of its own at each reset (a
-    --python object shares deployspec's process, and its current folder)."""
+    """capi-2022, which moves this process into a folder of its own (``away``, beside
+    where it was made) at each reset: a --python object shares deployspec's process,
+    and its current folder."""
+
+    def __init__(self, *args):
+        import os
+
+        super().__init__(*args)
+        self.away = os.path.abspath("away")
+        os.makedirs(self.away, exist_ok=True)
 
     def reset(self, config):
         import os
-        import tempfile
 
-        os.chdir(tempfile.mkdtemp(prefix="wanders-"))
+        os.chdir(self.away)
         super().reset(config)
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from deployspec.cli import main
@@ -311,7 +312,11 @@ def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
     assert proc.wait(60) == 2
     assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
     proc.stderr.close()
-    # -o /dev/stdout is stdout: it named the /dev/null put in its place (status 0, nothing drawn)
+    # --help and -o /dev/stdout are for stdout: they wrote into the /dev/null put in its place (status 0)
+    proc = deployspec("--help", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))
+    assert proc.wait(60) == 2
+    assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
+    proc.stderr.close()
     proc = deployspec("show", str(SEED), "-o", "/dev/stdout", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        preexec_fn=lambda: os.close(1))
     assert proc.wait(60) == 2
@@ -372,10 +377,12 @@ def test_a_variant_named_twice_is_checked_once(capsys):
 
 
 @pytest.mark.parametrize("command", ["check", "contract"])
-def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(capsys, tmp_path, command):
+def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(capsys, tmp_path, monkeypatch,
+                                                                           command):
     """The search is done: its verdict and trace are printed, the trace file it could
     not write is one line on stderr after them, and the status is 2 (not 1: the --out
-    asked for was not honoured). The file in the way is left alone."""
+    asked for was not honoured). The file in the way is left alone. The folder is
+    named as given (relative here), also by contract, which resolves it before the run."""
     if command == "check":
         argv = ["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
                 "--property", "single_active_deployment"]
@@ -387,11 +394,12 @@ def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(caps
     (saved,) = (tmp_path / "first").iterdir()
     blocked = tmp_path / "blocked"
     (blocked / saved.name).mkdir(parents=True)  # the same name, held by a directory
-    status, out, err = run(capsys, *argv, "--out", str(blocked))
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, *argv, "--out", "blocked")
     assert status == 2
     assert "VIOLATED" in out or "violated" in out
-    assert f"not saved: cannot save {blocked / saved.name}: a directory has that name" in out
-    assert err.splitlines()[-1] == (f"deployspec: error: cannot save {blocked / saved.name}: "
+    assert f"not saved: cannot save blocked/{saved.name}: a directory has that name" in out
+    assert err.splitlines()[-1] == (f"deployspec: error: cannot save blocked/{saved.name}: "
                                     "a directory has that name; the verdicts above stand")
     assert (blocked / saved.name).is_dir()
     status, out, _ = run(capsys, *argv, "--out", str(blocked), "--json")
@@ -415,7 +423,7 @@ def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(caps
 def test_options_that_would_be_ignored_or_misread_are_usage_errors(capsys, argv, message):
     status, out, err = run(capsys, *argv)
     assert status == 2 and out == ""
-    assert err == f"deployspec: error: {err.split('error: ', 1)[1]}" and message in err
+    assert err.startswith("deployspec: error: ") and message in err
     assert len(err.splitlines()) == 1
 
 
@@ -428,7 +436,7 @@ def test_out_through_a_link_to_nothing_is_named_so(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("existing", [False, True])
-def test_show_o_with_a_trailing_slash_writes_no_file(capsys, tmp_path, existing):
+def test_show_o_with_a_trailing_slash_writes_no_file(capsys, tmp_path, monkeypatch, existing):
     """``-o new/`` made a file ``new`` (pathlib drops the slash); ``-o afile/`` replaced afile."""
     target = tmp_path / "afile"
     if existing:
@@ -436,3 +444,50 @@ def test_show_o_with_a_trailing_slash_writes_no_file(capsys, tmp_path, existing)
     status, _, err = run(capsys, "show", str(SEED), "-o", f"{target}/")
     assert status == 2 and err == f"deployspec: error: -o {target}/: ends with /, a folder; give a file name\n"
     assert (target.read_text() == "keep me") if existing else not target.exists()
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "show", str(SEED), "-o", "./")[2] == "deployspec: error: -o ./: ends with /, a folder; give a file name\n"
+    assert run(capsys, "show", str(SEED), "-o", ".")[2] == "deployspec: error: -o .: is a directory\n"
+
+
+def test_an_unsaved_counterexample_is_no_mismatch_of_the_matrix(capsys, monkeypatch):
+    """Status 2 for the file, but every verdict as declared: the matrix said MISMATCH and
+    --json's matches_declarations was false, while no cell had a '!'."""
+    from deployspec import check
+    from deployspec.engines.result import Result
+
+    why = "cannot save out/capi-2022--single_active_deployment--15c4d29d9e.json: a directory has that name"
+    results = [Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated",
+                      unsaved=why, trace=traces_load_seed())]
+    monkeypatch.setattr(check, "run", lambda *a, **k: results)
+    argv = ["check", "--model", "capi", "--property", "single_active_deployment"]
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and "MISMATCH" not in out
+    assert out.rstrip().endswith("every variant shows exactly the violations it declares")
+    assert err == f"deployspec: error: {why}; the verdicts above stand\n"
+    status, out, _ = run(capsys, *argv, "--json")
+    doc = json.loads(out)
+    assert (status, doc["exit_status"], doc["matches_declarations"]) == (2, 2, True)
+
+
+def traces_load_seed() -> dict:
+    from deployspec import traces
+
+    return traces.load(SEED)
+
+
+def test_replay_checks_every_trace_s_configuration_before_any_verdict(capsys, monkeypatch, tmp_path):
+    """A later trace whose bounds do not fit the target design was a usage error after
+    the earlier verdicts were printed."""
+    from deployspec.models import get_model
+
+    slots = get_model("slots")
+    scenario = Path(__file__).parent.parent / "counterexamples" / "slots" / "scenario-4-first-deployment.json"
+    data = json.loads(scenario.read_text())
+    data["config"]["instances"] = 3  # given on purpose (the default is 2 of at most 3)
+    misfit = tmp_path / "z-misfit.json"
+    misfit.write_text(json.dumps(data))
+    target = slots.variant("slots-pipeline-immutable")
+    monkeypatch.setitem(slots.variants, target.name, attrs.evolve(target, config={"max_instances": 2}))
+    status, out, err = run(capsys, "replay", str(scenario), str(misfit), "--variant", target.name)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"deployspec: error: {misfit}: cannot replay on slots-pipeline-immutable: ")

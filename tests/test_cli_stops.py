@@ -158,4 +158,4 @@ def test_a_machine_limit_is_named_not_blamed_on_the_output_or_the_implementation
     proc = deployspec(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=few_files)
     _, err = proc.communicate(timeout=120)
     assert (proc.returncode, err.splitlines()[-1]) == (
-        2, "deployspec: error: out of system resources: Too many open files (ulimit -n / -u, or fewer --jobs?)")
+        2, "deployspec: error: out of system resources: Too many open files (ulimit -n, or fewer --jobs?)")

@@ -214,6 +214,6 @@ def test_a_relative_out_is_where_the_user_ran_it_though_the_object_changes_folde
                    "--seed", "0", "--property", "single_active_deployment", "--out", "found"])
     out = capsys.readouterr().out
     assert status == 1
-    assert os.getcwd() != str(tmp_path)  # it did wander
+    assert os.getcwd() == str(tmp_path / "away")  # it did wander
     (saved,) = (tmp_path / "found").iterdir()
     assert f"saved: found/{saved.name}\n" in out

@@ -46,6 +46,18 @@ def test_a_violation_fails_its_test_with_the_shrunk_trace_and_saves_it(tmp_path)
     assert len(list(out.glob("implementation--single_active_deployment--*.json"))) == 1
 
 
+def test_a_violation_that_cannot_be_saved_says_so_in_its_failure(tmp_path):
+    """--deployspec-out's save failing was silent: the failure showed the trace, no path."""
+    argv = ("--deployspec-python", "deployspec.contract.examples:capi_2022", "--deployspec-examples", "10",
+            "--deployspec-seed", "2", "-k", "single_active_deployment")
+    assert pytest_run(tmp_path, *argv, "--deployspec-out", str(tmp_path / "found")).returncode == 1
+    (saved,) = (tmp_path / "found").iterdir()
+    (tmp_path / "blocked" / saved.name).mkdir(parents=True)
+    r = pytest_run(tmp_path, *argv, "--deployspec-out", str(tmp_path / "blocked"))
+    assert r.returncode == 1 and "1 failed" in r.stdout
+    assert f"not saved: cannot save {tmp_path / 'blocked' / saved.name}: a directory has that name" in r.stdout
+
+
 def test_a_fault_fails_the_test_with_one_line(tmp_path):
     r = pytest_run(tmp_path, "--deployspec-exec", "exit 5", "-k", "single_active_deployment")
     assert r.returncode == 1
@@ -71,6 +83,7 @@ SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
     (("--deployspec-exec", ""), "--deployspec-exec: empty"),  # was: every test skipped, exit 0
     ((*SAFE, "--deployspec-examples", "0"), "argument --deployspec-examples: must be >= 1, got 0"),
     ((*SAFE, "--deployspec-examples", "-3"), "argument --deployspec-examples: must be >= 1, got -3"),
+    ((*SAFE, "--deployspec-examples", "10000001"), "argument --deployspec-examples: at most 10000000, got 10000001"),
     ((*SAFE, "--deployspec-timeout", "0"), "argument --deployspec-timeout: "),
     ((*SAFE, "--deployspec-timeout", "-1"), "argument --deployspec-timeout: "),
     ((*SAFE, "--deployspec-seed", "-1"), "argument --deployspec-seed: must be >= 0, got -1"),

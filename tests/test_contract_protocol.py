@@ -158,3 +158,22 @@ def test_the_quick_validity_check_never_accepts_what_the_schema_rejects():
                 if n == 0:
                     del msg[key]
                     assert not protocol._plainly_valid(sch, msg)
+
+
+def test_sigterm_while_serve_answers_a_request_ends_the_server():
+    """The server turns every Exception of a request into an error reply; SIGTERM's
+    exception (a BaseException) must not be one, or the server serves on."""
+    from deployspec.contract.cli import _Terminated
+    from deployspec.contract.server import Server
+
+    class Stopped:
+        def reset(self, config):
+            pass
+
+        def observe(self):
+            raise _Terminated
+
+    server = Server(Stopped(), "capi")
+    server.ready = True
+    with pytest.raises(_Terminated):
+        server.answer(b'{"id": 1, "type": "observe"}\n')

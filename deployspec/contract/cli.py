@@ -155,9 +155,10 @@ def cmd_contract(args) -> int:
                               budget=args.budget, max_examples=args.examples, seed=args.seed,
                               out_dir=out_dir, timeout=args.timeout, bounds=bounds,
                               on_start=progress.start, on_result=progress.done)
-        for r in run.results:  # named as the user named the folder
-            if r.counterexample:
-                r.counterexample = os.path.join(args.out, os.path.basename(r.counterexample))
+        if args.out:
+            for r in run.results:  # named as the user named the folder
+                r.counterexample = traces.as_given(r.counterexample, out_dir, args.out)
+                r.unsaved = traces.as_given(r.unsaved, out_dir, args.out)
         _report(run, args, model, target, out)
         out.flush()
     return run.exit_status
@@ -256,8 +257,9 @@ def cmd_serve(args) -> int:
             return 0
 
 
-class _Terminated(Exception):
-    """SIGTERM reached ``serve``."""
+class _Terminated(BaseException):
+    """SIGTERM reached ``serve`` (a BaseException: the server turns every Exception
+    of a request into an error reply, and would serve on)."""
 
 
 @contextlib.contextmanager

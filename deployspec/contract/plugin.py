@@ -49,7 +49,7 @@ def pytest_addoption(parser) -> None:
                 help="the model it implements (default: capi)")
     g.addoption("--deployspec-reference", metavar="VARIANT",
                 help="also check conformance to this reference variant")
-    g.addoption("--deployspec-examples", type=_cli("_positive_int"), default=100, metavar="N",
+    g.addoption("--deployspec-examples", type=_cli("_examples_count"), default=100, metavar="N",
                 help="examples per check (default 100)")
     g.addoption("--deployspec-seed", type=_cli("_nonneg_int"), default=0, metavar="N")
     g.addoption("--deployspec-timeout", type=_cli("_seconds"), default=10.0, metavar="SECONDS",
@@ -193,9 +193,9 @@ class ContractSession:
             if name.startswith(PREFIX):
                 text += "\n" + divergence_report(found.trace)
             text += f"\nsaved: {found.counterexample}" if found.counterexample else ""
+            text += f"\nnot saved: {found.unsaved}" if found.unsaved else ""
         if fault is not None:
-            steps = f"\n  steps since reset: {', '.join(fault.history)}" if fault.history else ""
-            text = fault.line() + steps + ("\n\n" + text if text else "")
+            text = fault.with_history() + ("\n\n" + text if text else "")
         if text:
             pytest.fail(text, pytrace=False)
 

@@ -140,8 +140,7 @@ def first_error(v: Any, instance: Any) -> str | None:
         return None
     e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     where = "/".join(str(p) for p in e.absolute_path) or "top level"
-    message = e.message if len(e.message) <= 300 else e.message[:300] + "…"
-    return f"{where}: {message}"
+    return f"{where}: {validation.explained(e)}"
 
 
 def unreadable(exc: ValueError | RecursionError) -> str:

@@ -28,10 +28,9 @@ if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import leftovers, protocol
+from deployspec.files import OUT_OF_FILES
 from deployspec.text import printable_line
 
-#: errors of the machine's limits (open files, processes, memory) met starting a program
-_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM})
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
 INTERRUPTED = "interrupted"
@@ -82,7 +81,7 @@ class Program:
             )
         except OSError as exc:
             self._stderr.close()
-            if exc.errno in _OUT_OF_RESOURCES:  # this machine's limits: not the program's fault
+            if exc.errno in OUT_OF_FILES or exc.errno == errno.ENOMEM:  # this machine's limits, not the program's
                 raise
             raise ImplementationError(f"cannot start {self.command!r}: {exc.strerror}") from None
         finally:
