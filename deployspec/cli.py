@@ -261,6 +261,7 @@ def run() -> NoReturn:
 
     deployspec.cli.OWN_PROCESS = True
     entry = _sigterm_interrupts()
+    made_blocking = _blocking_streams()
     try:
         status = main()
     except SystemExit as exc:  # argparse's --help: its text may not have reached stdout yet
@@ -271,7 +272,31 @@ def run() -> NoReturn:
     _flush()
     atexit._run_exitfuncs()
     _flush()  # what the exit handlers wrote
+    for fd in made_blocking:  # the parent's, as it left them
+        _set_blocking(fd, False)
     os._exit(status)
+
+
+def _blocking_streams() -> list[int]:
+    """Make stdout and stderr blocking if a parent left them non-blocking (Node.js and
+    some CI runners share theirs): Python then drops what a full pipe refuses, and a
+    report came out cut at the pipe's size with status 0. Returns the descriptors changed."""
+    changed = []
+    for fd in (1, 2):
+        try:
+            if not os.get_blocking(fd):
+                os.set_blocking(fd, True)
+                changed.append(fd)
+        except OSError:  # closed (said where it matters), or not a descriptor
+            pass
+    return changed
+
+
+def _set_blocking(fd: int, blocking: bool) -> None:
+    try:
+        os.set_blocking(fd, blocking)
+    except OSError:
+        pass
 
 
 def _sigterm_interrupts():

@@ -491,3 +491,34 @@ def test_replay_checks_every_trace_s_configuration_before_any_verdict(capsys, mo
     status, out, err = run(capsys, "replay", str(scenario), str(misfit), "--variant", target.name)
     assert (status, out) == (2, "")
     assert err.startswith(f"deployspec: error: {misfit}: cannot replay on slots-pipeline-immutable: ")
+
+
+def test_a_non_blocking_stdout_left_by_the_parent_gets_the_whole_report():
+    """Node.js and some CI runners hand their children non-blocking pipes: Python dropped
+    what a full pipe refused, and ``variants`` came out cut at the pipe's size, status 0.
+    The parent's flag is restored at exit."""
+    import fcntl
+    import select
+    import time
+
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)  # smaller than the report
+    os.set_blocking(w, False)
+    proc = deployspec("variants", stdout=w, stderr=subprocess.PIPE)
+    time.sleep(1.0)  # unread meanwhile: the pipe fills (the old code then dropped the rest)
+    last = main_variants_last_line().encode()
+    report = b""
+    while last not in report and proc.poll() is None or select.select([r], [], [], 0.5)[0]:
+        report += os.read(r, 65536)  # (w stays open here: no end of file to wait for)
+    assert proc.wait(60) == 0 and proc.stderr.read() == ""
+    proc.stderr.close()
+    assert len(report) > 4096 and report.rstrip().endswith(last)
+    assert not os.get_blocking(w)  # as the parent left it
+    os.close(w)
+    os.close(r)
+
+
+def main_variants_last_line() -> str:
+    from deployspec.report import variants_table
+
+    return variants_table().rstrip().splitlines()[-1]

@@ -35,7 +35,8 @@ def test_a_hanging_python_implementation_is_a_fault_and_is_not_called_again(caps
     err = capsys.readouterr().err
     assert status == 3, err
     assert err.splitlines()[0] == ("deployspec: implementation fault at step 0 (deploy()) while checking "
-                                   "app_stays_available: perform() did not return within 0.3 s (hung? see --timeout)")
+                                   "app_stays_available: perform() did not return within 0.3 s (hung? see --timeout); "
+                                   "steps since reset (deploy())")
     assert time.monotonic() - started < 5
     # no settle in the machine's teardown, no close(): a failed object is left alone
     assert sys.modules["contract_fakes"].Hangs.calls_after_hang == 0

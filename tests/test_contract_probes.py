@@ -198,7 +198,8 @@ def test_a_first_step_that_does_not_matter_is_shortened_away(beside_the_fakes, t
 def test_the_implementation_is_swept_once_per_connection(beside_the_fakes):
     """Each check judges the same recordings: the implementation is reset for the sweep
     only by the first."""
-    import contract_fakes
+    sys.path.insert(0, str(Path(__file__).parent))  # (a copy: the fixture restores it) not only
+    import contract_fakes  # when an earlier test of this process imported it: xdist has no '' on the path
 
     model = get_model("capi")
     resets = contract_fakes.RESETS
