@@ -155,7 +155,9 @@ _examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
+    global STDERR_CLOSED
     if sys.stderr is None:
+        STDERR_CLOSED = True
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     if sys.stdout is None:  # started with stdout closed
         if not _writes_elsewhere(argv):  # nowhere to write the result
@@ -227,6 +229,9 @@ def _writes_elsewhere(argv: list[str] | None) -> bool:
 
 
 _STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+STDERR_NAMES = ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2")
+#: the process started with stderr closed (the /dev/null in its place is no place to write)
+STDERR_CLOSED = False
 
 
 #: True in the ``deployspec`` program (``run``), whose process is deployspec's own

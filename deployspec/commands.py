@@ -311,6 +311,10 @@ def _write_output(named: str, text: str, source: str) -> None:
         raise UsageError(f"-o {named}: ends with /, a folder; give a file name")
     if not named:  # (Path("") is ".", the current folder)
         raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
+    from deployspec import cli
+
+    if cli.STDERR_CLOSED and os.path.abspath(named) in cli.STDERR_NAMES:
+        raise UsageError(f"-o {named}: standard error is closed")  # (said nowhere: status 2)
     if path.is_dir():
         raise UsageError(f"-o {path}: is a directory")
     if path.exists() and path.samefile(source):

@@ -312,6 +312,11 @@ def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
     assert proc.wait(60) == 2
     assert proc.stderr.read() == "deployspec: error: standard output is closed\n"
     proc.stderr.close()
+    # -o /dev/stderr with stderr closed: likewise (said nowhere, so the status alone)
+    proc = deployspec("show", str(SEED), "-o", "/dev/stderr", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       preexec_fn=lambda: os.close(2))
+    assert proc.wait(60) == 2 and proc.stdout.read() == ""
+    proc.stdout.close()
     # --help and -o /dev/stdout are for stdout: they wrote into the /dev/null put in its place (status 0)
     proc = deployspec("--help", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))
     assert proc.wait(60) == 2
