@@ -181,9 +181,11 @@ def cmd_replay(args) -> int:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
     if conn is None:  # each trace's configuration on its target, before any verdict is printed
+        from deployspec.models import get_model
         from deployspec.replay import config_on
 
         for path, trace in loaded:
+            get_model(trace["model"]).variant(args.variant or trace["variant"])  # an unknown --variant: as such
             try:
                 config_on(trace, args.variant or trace["variant"])
             except UsageError as exc:
