@@ -100,10 +100,38 @@ def test_a_signal_ends_the_run_even_when_the_implementation_swallows_it(tmp_path
     while not hanging.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(getattr(signal, sig))
-    _out, err = proc.communicate(timeout=60)
+    try:
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # (a no-op once it ended) never left running when the test fails
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == (
         "deployspec: interrupted, and the implementation did not let go: stopping")
+
+
+def test_the_last_resort_ends_the_run_though_no_one_reads_its_stderr(tmp_path):
+    """Its line to a pipe whose reader is gone raised in the timer thread, which died
+    before ending the process: the run went on for ever (seen when a test runner that
+    started it had gone)."""
+    import signal
+
+    from deployspec.contract.last_resort import GRACE
+
+    hanging = tmp_path / "hanging"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
+         "--examples", "5", "--timeout", "600", "--property", "app_stays_available"],
+        cwd=FAKES.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "DEPLOYSPEC_FAKE_HANGING": str(hanging)})
+    deadline = time.monotonic() + 60
+    while not hanging.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.stderr.close()  # no one reads it any more
+    proc.send_signal(signal.SIGTERM)
+    try:
+        assert proc.wait(timeout=GRACE + 30) == 130
+    finally:
+        proc.kill()
 
 
 def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):

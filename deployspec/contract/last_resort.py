@@ -45,5 +45,8 @@ def _end(line: str, status: int) -> None:
             stream.flush()
         except Exception:  # noqa: BLE001, S110 - leaving anyway
             pass
-    os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
+    try:
+        os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
+    except OSError:  # stderr closed, or a pipe no one reads: the timer thread must not die here
+        pass
     os._exit(status)
