@@ -289,14 +289,14 @@ def writable_dir(path: str) -> None:
     if not path:
         raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
     p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"--out {path}: exists and is not a directory")
-    if p.is_symlink() and not p.exists():
-        raise UsageError(f"--out {path}: a link to nothing ({os.readlink(p)})")
-    try:
+    try:  # (exists() itself fails on a name too long)
+        if p.exists() and not p.is_dir():
+            raise UsageError(f"--out {path}: exists and is not a directory")
+        if p.is_symlink() and not p.exists():
+            raise UsageError(f"--out {path}: a link to nothing ({os.readlink(p)})")
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--out {path}: cannot create: {exc.strerror}") from None
+        raise UsageError(f"--out {path}: cannot create: {exc.strerror or exc}") from None
     from deployspec.files import check_writable_dir
 
     try:  # now, not after a search that found something to save

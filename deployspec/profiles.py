@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+#: the profiles ``DEPLOYSPEC_PROFILE`` may name
+PROFILES = ("ci", "thorough")
 
-# No deadline and no too_slow health check: every example ends with a settle phase
-# (up to settle_steps platform steps), so examples are slow by design, not by accident.
-# No database: a CI checkout is fresh, and replays live in counterexamples/ instead.
-_COMMON = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+def unknown_profile() -> str | None:
+    """Why ``DEPLOYSPEC_PROFILE`` names no profile, or None (unset or empty: ``ci``). The
+    pytest plugin says it in one line before collection (a conftest that raised while
+    pytest imports it would be a traceback)."""
+    name = os.environ.get("DEPLOYSPEC_PROFILE") or "ci"
+    return None if name in PROFILES else f"DEPLOYSPEC_PROFILE={name!r}: unknown profile (known: {', '.join(PROFILES)})"
 
 
 def register() -> None:
-    settings.register_profile("ci", max_examples=60, stateful_step_count=30, **_COMMON)
-    settings.register_profile("thorough", max_examples=2000, stateful_step_count=60, **_COMMON)
-    settings.load_profile(os.environ.get("DEPLOYSPEC_PROFILE", "ci"))
+    """Register the profiles and load ``DEPLOYSPEC_PROFILE``'s (an unknown one is left
+    to the plugin to refuse: :func:`unknown_profile`)."""
+    from hypothesis import HealthCheck, settings  # (here: the plugin's check needs none of it)
+
+    # No deadline and no too_slow health check: every example ends with a settle phase
+    # (up to settle_steps platform steps), so examples are slow by design, not by accident.
+    # No database: a CI checkout is fresh, and replays live in counterexamples/ instead.
+    common = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
+    settings.register_profile("ci", max_examples=60, stateful_step_count=30, **common)
+    settings.register_profile("thorough", max_examples=2000, stateful_step_count=60, **common)
+    if unknown_profile() is None:
+        settings.load_profile(os.environ.get("DEPLOYSPEC_PROFILE") or "ci")

@@ -23,9 +23,9 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs",
           "deployspec.stateful_tests.test_contract", "-rs"]
 
 
-def pytest_run(tmp_path, *args: str) -> subprocess.CompletedProcess:
+def pytest_run(tmp_path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*PYTEST, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          check=False)
+                          check=False, env=None if env is None else {**os.environ, **env})
 
 
 def test_without_an_implementation_every_check_is_skipped_with_the_reason(tmp_path):
@@ -89,6 +89,10 @@ SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
     ((*SAFE, "--deployspec-seed", "-1"), "argument --deployspec-seed: must be >= 0, got -1"),
     ((*SAFE, "--deployspec-reference", "capi-9999"), "--deployspec-reference: unknown variant 'capi-9999'"),
     ((*SAFE, "--deployspec-out", "{tmp}/a-file/found"), "--deployspec-out {tmp}/a-file/found: cannot create"),
+    ((*SAFE, "--deployspec-out", "{tmp}/" + "a" * 300), ": cannot create: File name too long"),  # was INTERNALERROR
+    # without an implementation the tests skip, but a typo is still said (was: a traceback, or nothing)
+    (("--deployspec-model", "bogus"), "--deployspec-model: unknown model 'bogus'"),
+    (("--deployspec-reference", "capi-9"), "--deployspec-reference: unknown variant 'capi-9'"),
     ((*SAFE, "--deployspec-exec", "true"), "--deployspec-exec and --deployspec-python exclude each other"),
     (("--deployspec-python", "no-colon"), "--deployspec-python 'no-colon': expected MODULE:FACTORY"),
     # was: one failure per test
@@ -148,3 +152,14 @@ def test_a_fault_while_shortening_a_trace_shows_the_fault_and_the_violation(tmp_
     assert "implementation fault at step 0 (push(instances=1)): it crashed" in r.stdout
     assert "2 active deployments: d0 CANCELING, d1 DEPLOYING" in r.stdout
     assert len(list(out.glob("implementation--single_active_deployment--*.json"))) == 1
+
+
+@pytest.mark.parametrize("implementation", [(), SAFE])
+def test_an_unknown_profile_is_one_usage_error_before_collection(tmp_path, implementation):
+    """A conftest that raised while pytest imported it was a traceback and 'found no collectors'."""
+    r = pytest_run(tmp_path, *implementation, env={"DEPLOYSPEC_PROFILE": "thourough"})
+    assert r.returncode == pytest.ExitCode.USAGE_ERROR, r.stdout + r.stderr
+    assert r.stderr.strip() == "ERROR: DEPLOYSPEC_PROFILE='thourough': unknown profile (known: ci, thorough)"
+    assert "Traceback" not in r.stdout + r.stderr
+    r = pytest_run(tmp_path, env={"DEPLOYSPEC_PROFILE": ""})  # set but empty: the default
+    assert r.returncode == 0 and f"{N_PROPERTIES} skipped" in r.stdout

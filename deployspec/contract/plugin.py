@@ -63,14 +63,34 @@ def _configured(config) -> bool:
 
 
 def pytest_configure(config) -> None:
-    """The options that need deployspec to judge, checked once as the CLI checks them."""
-    if not _configured(config):
-        return
-    from deployspec.commands import writable_dir
-    from deployspec.contract import harness
-    from deployspec.models import UsageError, get_model
+    """The options that need deployspec to judge, checked once as the CLI checks them,
+    before collection (later, a usage error is a traceback): ``DEPLOYSPEC_PROFILE``,
+    a model or reference given, and with an implementation everything else."""
+    from deployspec.profiles import unknown_profile
 
+    problem = unknown_profile()
+    if problem is not None:
+        raise pytest.UsageError(problem)
     opt = config.getoption
+    configured = _configured(config)
+    if configured:
+        _check_target(opt)
+    if configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None:
+        _check_model_and_reference(opt)  # (without an implementation the tests skip: a typo is a typo)
+    if configured and opt("--deployspec-out") is not None:
+        from deployspec.commands import writable_dir
+        from deployspec.models import UsageError
+
+        try:
+            writable_dir(opt("--deployspec-out"))
+        except UsageError as exc:
+            raise pytest.UsageError(ours(str(exc))) from None
+
+
+def _check_target(opt) -> None:
+    from deployspec.contract import harness
+    from deployspec.models import UsageError
+
     if opt("--deployspec-exec") is not None and opt("--deployspec-python") is not None:
         raise pytest.UsageError("--deployspec-exec and --deployspec-python exclude each other")
     kind = "exec" if opt("--deployspec-exec") is not None else "python"
@@ -79,16 +99,22 @@ def pytest_configure(config) -> None:
         harness.Target(kind, opt(option))
         if kind == "python":
             _find_factory(opt(option))
-        option = "--deployspec-model"
-        model = get_model(opt(option))
-        option = "--deployspec-reference"
-        harness.config_for(model, opt(option))
-        option = "--deployspec-out"
-        if opt(option) is not None:
-            writable_dir(opt(option))
     except UsageError as exc:
         text = ours(str(exc))
         raise pytest.UsageError(text if text.startswith("--") else f"{option}: {text}") from None
+
+
+def _check_model_and_reference(opt) -> None:
+    from deployspec.contract import harness
+    from deployspec.models import UsageError, get_model
+
+    option = "--deployspec-model"
+    try:
+        model = get_model(opt(option))
+        option = "--deployspec-reference"
+        harness.config_for(model, opt(option))
+    except UsageError as exc:
+        raise pytest.UsageError(f"{option}: {exc}") from None
 
 
 def ours(text: str) -> str:
