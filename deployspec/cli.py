@@ -194,11 +194,22 @@ def main(argv: list[str] | None = None) -> int:
         if exc.filename is not None:  # a file the command reads or writes
             _say(f"error: {exc.filename}: {exc.strerror or exc}")
             return 2
+        if isinstance(exc, FileNotFoundError) and not _cwd_exists():  # (Hypothesis asks at import)
+            _say("error: the current folder no longer exists (deleted?): cd to one that does")
+            return 2
         _drop_stdout()  # e.g. stdout on a full disk (/dev/full)
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         return 2
     except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
         return _out_of_memory(args, exc)
+
+
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _out_of_memory(args, exc: BaseException) -> int:

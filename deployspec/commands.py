@@ -224,6 +224,8 @@ def _report_replay(path, trace, outcome, out) -> int:
         recorded = trace["violation"].get("cause")
         if recorded and v.cause != recorded:
             how += f", not the recorded cause {recorded}"
+        if v.step != trace["violation"]["step"]:
+            how += f", not at the recorded step {trace['violation']['step']}"
         print(escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"),
               file=out)
         return 1

@@ -58,7 +58,10 @@ def render(trace: dict[str, Any], source: str | None = None) -> dict[str, Any]:
             "seed": value(trace.get("seed")),
             # state index = step index + 1 (state 0 is the initial one)
             "violation_state": len(entries) - 1 if trace["violation"]["step"] < 0 else trace["violation"]["step"] + 1,
-            "settle_from_state": value(None if trace.get("settle_from") is None else trace["settle_from"] + 1),
+            # the state the settle phase starts from (after the last user step): always a
+            # state, also when settling had nothing to do (the first settle step's state,
+            # as before, was past the end then)
+            "settle_from_state": value(None if trace.get("settle_from") is None else trace["settle_from"]),
         },
     }
     return {"#meta": meta, "vars": ["action", "rejected"] + obs_keys, "states": states}

@@ -80,7 +80,10 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
     final = directory / name
     text = json.dumps(trace, indent=1, sort_keys=False) + "\n"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file took the folder's name meanwhile
+            raise UsageError(f"cannot save {final}: {directory} is not a folder") from None
         _regular_or_absent(final)
         there = _finding_at(final)
         if there == fingerprint(trace):

@@ -527,3 +527,31 @@ def main_variants_last_line() -> str:
     from deployspec.report import variants_table
 
     return variants_table().rstrip().splitlines()[-1]
+
+
+def test_replay_says_when_the_violation_comes_at_another_step_than_recorded(capsys, tmp_path):
+    data = json.loads(SEED.read_text())
+    at = data["violation"]["step"]
+    assert run(capsys, "replay", str(SEED))[1].count("not at the recorded step") == 0
+    data["violation"]["step"] = 0
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    status, out, _ = run(capsys, "replay", str(edited))
+    assert status == 1 and f"at step {at} (cause " in out and ", not at the recorded step 0: " in out
+
+
+def test_a_deleted_current_folder_is_said_as_such(tmp_path):
+    """Hypothesis asks for the current folder when imported: a FileNotFoundError without a
+    file name, reported as 'cannot write the output'."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+
+    def into_gone():
+        os.chdir(gone)
+        os.rmdir(gone)
+
+    proc = deployspec("check", "--model", "capi", "--variant", "capi-2022", "--property", "single_active_deployment",
+                      "--budget", "0.5", stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=into_gone)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out, err) == (
+        2, "", "deployspec: error: the current folder no longer exists (deleted?): cd to one that does\n")

@@ -108,6 +108,8 @@ def test_server_transcript():
     assert refused["type"] == "rejected" and refused["reason"] == "the app already exists"
     assert ask(protocol.action(7, {"type": "fly"}))["type"] == "error"
     assert server.reply_to(b"not json") == {"id": None, "type": "error", "message": "the request is not JSON"}
+    assert server.reply_to(b'{"id": 1, "type": "observe", "x": "\xff"}') == {  # JSON, but not UTF-8
+        "id": None, "type": "error", "message": "the request is not UTF-8"}
     for reply in (pushed, refused):
         jsonschema.validate(reply, protocol.schema(reply["type"]))
 

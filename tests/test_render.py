@@ -7,11 +7,14 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from deployspec import render_html, render_itf, render_svg, traces
 from deployspec.cli import main
 
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--cancel_restores_last_good--401cd5ce87.json"
 NS = "{http://www.w3.org/2000/svg}"
+SETTLED = SEED.parent / "capi-2022--deployment_converges--2cffbe2128.json"
 
 
 def test_svg_has_a_lane_per_process_a_band_per_deployment_and_the_break():
@@ -58,3 +61,14 @@ def test_show_writes_each_format(tmp_path, capsys):
         assert main(["show", str(SEED), "--format", fmt, "-o", str(out)]) == 0
         assert out.stat().st_size > 500
     assert main(["show", str(SEED), "--format", "png"]) == 2
+
+
+@pytest.mark.parametrize("settle_from", [0, "last", "end"])
+def test_itf_settle_from_state_is_a_state_of_the_trace(settle_from):
+    """It was the first settle step's state: past the end when settling had nothing to do."""
+    trace = json.loads(json.dumps(traces.load(SETTLED)))
+    n = len(trace["steps"])
+    trace["settle_from"] = {0: 0, "last": n - 1, "end": n}[settle_from]
+    itf = render_itf.render(trace)
+    at = itf["#meta"]["deployspec"]["settle_from_state"]
+    assert at == trace["settle_from"] and 0 <= at < len(itf["states"])

@@ -233,3 +233,13 @@ def test_instance_counts_that_would_take_minutes_to_replay_are_refused_when_load
     data["steps"][0]["action"] = {"type": "push", "instances": 1000}
     f.write_text(json.dumps(data))
     assert traces.load(f)["steps"][0]["action"]["instances"] == 1000  # the largest allowed
+
+
+def test_a_file_where_the_out_folder_was_is_named_so(tmp_path):
+    """Replaced during a run (the folder was checked at the start): 'File exists' before."""
+    trace = traces.load(SEED)
+    (tmp_path / "out").write_text("x")
+    found, why = traces.keep(trace, tmp_path / "out")
+    assert found is None and why.startswith(f"cannot save {tmp_path / 'out'}/") and why.endswith(
+        f": {tmp_path / 'out'} is not a folder")
+    assert (tmp_path / "out").read_text() == "x"

@@ -65,7 +65,9 @@ class Server:
     def reply_to(self, line: bytes) -> dict:
         try:
             request = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except UnicodeDecodeError:
+            return {"id": None, "type": "error", "message": "the request is not UTF-8"}
+        except json.JSONDecodeError:
             return {"id": None, "type": "error", "message": "the request is not JSON"}
         except (ValueError, RecursionError) as exc:
             return {"id": None, "type": "error", "message": f"the request cannot be read: {protocol.unreadable(exc)}"}
