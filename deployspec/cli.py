@@ -155,9 +155,9 @@ _examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
-    global STDERR_CLOSED
+    global CLOSED_AT_START
+    CLOSED_AT_START = {name for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if stream is None}
     if sys.stderr is None:
-        STDERR_CLOSED = True
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     if sys.stdout is None:  # started with stdout closed
         if not _writes_elsewhere(argv):  # nowhere to write the result
@@ -235,14 +235,21 @@ def _writes_elsewhere(argv: list[str] | None) -> bool:
         return True
     except SystemExit:  # --help: its text is for stdout
         return False
-    # -o /dev/stdout is stdout, closed as it is (it would name the /dev/null put in its place)
-    return args.command == "show" and bool(args.out) and os.path.abspath(args.out) not in _STDOUT_NAMES
+    return args.command == "show" and bool(args.out)  # (-o /dev/stdout: closed_stream_named)
 
 
-_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
-STDERR_NAMES = ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2")
-#: the process started with stderr closed (the /dev/null in its place is no place to write)
-STDERR_CLOSED = False
+#: the standard streams the process started without ("stdout", "stderr"): /dev/null
+#: stands in their place, so that no file opened later takes their descriptor
+CLOSED_AT_START: set[str] = set()
+_STREAM_NAMES = {"stdout": ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"),
+                 "stderr": ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2")}
+
+
+def closed_stream_named(path: str) -> str | None:
+    """The standard stream ``path`` names if the process started without it (writing
+    there would write into the /dev/null in its place), else None."""
+    where = os.path.abspath(path)
+    return next((name for name in CLOSED_AT_START if where in _STREAM_NAMES[name]), None)
 
 
 #: True in the ``deployspec`` program (``run``), whose process is deployspec's own

@@ -185,9 +185,10 @@ def cmd_replay(args) -> int:
         from deployspec.replay import config_on
 
         for path, trace in loaded:
-            get_model(trace["model"]).variant(args.variant or trace["variant"])  # an unknown --variant: as such
+            on = args.variant or trace["variant"]
+            get_model(trace["model"]).variant(on)  # an unknown --variant is said as such, not of a file
             try:
-                config_on(trace, args.variant or trace["variant"])
+                config_on(trace, on)
             except UsageError as exc:
                 raise UsageError(f"{path}: {exc}") from None
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
@@ -315,10 +316,11 @@ def _write_output(named: str, text: str, source: str) -> None:
         raise UsageError(f"-o {named}: ends with /, a folder; give a file name")
     if not named:  # (Path("") is ".", the current folder)
         raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
-    from deployspec import cli
+    from deployspec.cli import closed_stream_named
 
-    if cli.STDERR_CLOSED and os.path.abspath(named) in cli.STDERR_NAMES:
-        raise UsageError(f"-o {named}: standard error is closed")  # (said nowhere: status 2)
+    stream = closed_stream_named(named)
+    if stream is not None:  # (with stderr closed, said nowhere: the status alone)
+        raise UsageError(f"-o {named}: standard {'output' if stream == 'stdout' else 'error'} is closed")
     if path.is_dir():
         raise UsageError(f"-o {path}: is a directory")
     if path.exists() and path.samefile(source):

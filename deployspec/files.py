@@ -17,6 +17,8 @@ from pathlib import Path
 
 #: the machine's limit on open files met (``ulimit -n``): no file's fault, nor a program's
 OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
+#: the machine's limits: open files, and memory (a fork refused)
+MACHINE_LIMITS = OUT_OF_FILES | {errno.ENOMEM}
 
 
 def write_atomically(path: str | os.PathLike, text: str, *, replace: bool = True) -> bool:

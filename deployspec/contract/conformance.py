@@ -37,10 +37,10 @@ def conformance_property(model, variant_name: str, config: Any, subject: str = "
         where = f"step {step.index} ({action_label(step.action)})"
         if isinstance(result, Rejected):
             if step.rejected is None:
-                return state, f"{where}: {variant_name} rejects it ({result.reason}), {the(subject)} accepted it"
+                return state, f"{where}: {variant_name} rejects it ({result.reason}), {_the(subject)} accepted it"
             result = state
         elif step.rejected is not None:
-            return result, f"{where}: {variant_name} accepts it, {the(subject)} rejected it ({step.rejected})"
+            return result, f"{where}: {variant_name} accepts it, {_the(subject)} rejected it ({step.rejected})"
         problems = differences(model.observe(result), step.after, variant_name, implementation=subject)
         if problems:
             return result, _message(f"after {where} the observation", variant_name, problems)
@@ -57,7 +57,7 @@ def conformance_property(model, variant_name: str, config: Any, subject: str = "
     )
 
 
-def the(subject: str) -> str:
+def _the(subject: str) -> str:
     return "the implementation" if subject == "implementation" else subject
 
 

@@ -13,7 +13,6 @@ together (pipelined; the implementation reads one line at a time as usual).
 from __future__ import annotations
 
 import atexit
-import errno
 import json
 import os
 import select
@@ -28,7 +27,7 @@ if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import leftovers, protocol
-from deployspec.files import OUT_OF_FILES
+from deployspec.files import MACHINE_LIMITS
 from deployspec.text import printable_line
 
 #: a reply line longer than this is garbage, not an observation
@@ -81,7 +80,7 @@ class Program:
             )
         except OSError as exc:
             self._stderr.close()
-            if exc.errno in OUT_OF_FILES or exc.errno == errno.ENOMEM:  # this machine's limits, not the program's
+            if exc.errno in MACHINE_LIMITS:  # this machine's, not the program's
                 raise
             raise ImplementationError(f"cannot start {self.command!r}: {exc.strerror}") from None
         finally:

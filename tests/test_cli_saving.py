@@ -1,0 +1,111 @@
+"""Where results are written (--out, -o): never half a file, never a finished verdict lost."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+
+from .cli_runs import SEED, run
+
+
+def test_an_out_folder_that_cannot_be_written_is_refused_before_the_search(capsys, tmp_path, monkeypatch):
+    import deployspec.files
+
+    def read_only(path):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(deployspec.files, "check_writable_dir", read_only)
+    status, out, err = run(capsys, "check", "--variant", "capi-2022", "--out", str(tmp_path))
+    assert status == 2 and out == ""
+    assert "cannot write there: Read-only file system" in err and err.count("\n") == 1
+
+
+def test_show_writes_into_a_fifo_or_through_a_symlink_without_replacing_it(tmp_path):
+    fifo, real, link = tmp_path / "fifo", tmp_path / "real.txt", tmp_path / "link.txt"
+    os.mkfifo(fifo)
+    real.write_text("old")
+    link.symlink_to(real)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    assert main(["show", str(SEED), "-o", str(fifo)]) == 0
+    drawn = reader.communicate(timeout=30)[0]
+    assert main(["show", str(SEED), "-o", str(link)]) == 0
+    assert fifo.is_fifo() and link.is_symlink() and "tick()" in drawn
+    assert real.read_text() == drawn
+
+
+@pytest.mark.parametrize("command", ["check", "contract"])
+def test_a_counterexample_that_cannot_be_saved_leaves_the_verdict_on_screen(capsys, tmp_path, monkeypatch,
+                                                                           command):
+    """The search is done: its verdict and trace are printed, the trace file it could
+    not write is one line on stderr after them, and the status is 2 (not 1: the --out
+    asked for was not honoured). The file in the way is left alone. The folder is
+    named as given (relative here), also by contract, which resolves it before the run."""
+    if command == "check":
+        argv = ["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                "--property", "single_active_deployment"]
+    else:
+        argv = ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                "--property", "single_active_deployment", "--examples", "20", "--seed", "0"]
+    status, out, _ = run(capsys, *argv, "--out", str(tmp_path / "first"))
+    assert status == 1
+    (saved,) = (tmp_path / "first").iterdir()
+    blocked = tmp_path / "blocked"
+    (blocked / saved.name).mkdir(parents=True)  # the same name, held by a directory
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, *argv, "--out", "blocked")
+    assert status == 2
+    assert "VIOLATED" in out or "violated" in out
+    assert f"not saved: cannot save blocked/{saved.name}: a directory has that name" in out
+    assert err.splitlines()[-1] == (f"deployspec: error: cannot save blocked/{saved.name}: "
+                                    "a directory has that name; the verdicts above stand")
+    assert (blocked / saved.name).is_dir()
+    status, out, _ = run(capsys, *argv, "--out", str(blocked), "--json")
+    doc = json.loads(out)
+    assert status == doc["exit_status"] == 2
+    assert next(r["unsaved"] for r in doc["results"] if r["verdict"] == "violated").endswith("a directory has that name")
+
+
+def test_out_through_a_link_to_nothing_is_named_so(capsys, tmp_path):
+    link = tmp_path / "findings"
+    link.symlink_to(tmp_path / "gone")
+    status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                         "--property", "single_active_deployment", "--out", str(link))
+    assert status == 2 and err == f"deployspec: error: --out {link}: a link to nothing ({tmp_path / 'gone'})\n"
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_show_o_with_a_trailing_slash_writes_no_file(capsys, tmp_path, monkeypatch, existing):
+    """``-o new/`` made a file ``new`` (pathlib drops the slash); ``-o afile/`` replaced afile."""
+    target = tmp_path / "afile"
+    if existing:
+        target.write_text("keep me")
+    status, _, err = run(capsys, "show", str(SEED), "-o", f"{target}/")
+    assert status == 2 and err == f"deployspec: error: -o {target}/: ends with /, a folder; give a file name\n"
+    assert (target.read_text() == "keep me") if existing else not target.exists()
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "show", str(SEED), "-o", "./")[2] == "deployspec: error: -o ./: ends with /, a folder; give a file name\n"
+    assert run(capsys, "show", str(SEED), "-o", ".")[2] == "deployspec: error: -o .: is a directory\n"
+
+
+def test_an_unsaved_counterexample_is_no_mismatch_of_the_matrix(capsys, monkeypatch):
+    """Status 2 for the file, but every verdict as declared: the matrix said MISMATCH and
+    --json's matches_declarations was false, while no cell had a '!'."""
+    from deployspec import check
+    from deployspec.engines.result import Result
+
+    why = "cannot save out/capi-2022--single_active_deployment--15c4d29d9e.json: a directory has that name"
+    results = [Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated",
+                      unsaved=why, trace=traces.load(SEED))]
+    monkeypatch.setattr(check, "run", lambda *a, **k: results)
+    argv = ["check", "--model", "capi", "--property", "single_active_deployment"]
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and "MISMATCH" not in out
+    assert out.rstrip().endswith("every variant shows exactly the violations it declares")
+    assert err == f"deployspec: error: {why}; the verdicts above stand\n"
+    status, out, _ = run(capsys, *argv, "--json")
+    doc = json.loads(out)
+    assert (status, doc["exit_status"], doc["matches_declarations"]) == (2, 2, True)
