@@ -24,6 +24,7 @@ from deployspec import commands
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
+from deployspec.text import ESCAPE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             _say("error: standard output is closed")
             return 2
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
-    if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate in a trace's text is escaped, not fatal
-        sys.stdout.reconfigure(errors="backslashreplace")
+    if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (a trace's text, a file name) is escaped, not fatal
+        sys.stdout.reconfigure(errors=ESCAPE)
     args = None
     try:
         args = build_parser().parse_args(argv)

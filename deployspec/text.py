@@ -4,11 +4,39 @@ A trace's message or an implementation's error may hold terminal escapes that
 would clear or recolour the screen, newlines that would break a one-line
 report, or megabytes. :func:`escaped` shows control characters as Python
 escapes (``\\x1b``); :func:`printable_line` also clips to one short line.
+
+A file name that is not UTF-8 reaches Python with each bad byte as a lone
+surrogate (U+DC80-U+DCFF, PEP 383); it is shown as the byte it stands for
+(``\\xff``), as Python shows bytes, not as ``\\udcff``. The output streams use
+the same rule (the ``deployspec-escape`` error handler), so a name reads the same
+on stdout and stderr. ``--json`` keeps JSON's own escape (``"\\udcff"``), which
+``json.loads`` and ``os.fsencode`` turn back into the very bytes.
 """
 
 from __future__ import annotations
 
+import codecs
 import html
+
+#: the error handler for text streams: undecodable bytes as ``\\xNN``, other lone surrogates as ``\\uNNNN``
+ESCAPE = "deployspec-escape"
+
+
+def _escape(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":  # a byte of a name that was not UTF-8 (PEP 383)
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return repr(c)[1:-1]
+
+
+def _escape_error(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    bad = exc.object[exc.start:exc.end]  # a stream's encoding may be ASCII: the escapes must be ASCII too
+    return "".join(_escape(c) if "\udc80" <= c <= "\udcff" else c.encode("ascii", "backslashreplace").decode()
+                   for c in bad), exc.end
+
+
+codecs.register_error(ESCAPE, _escape_error)
 
 
 def escaped(text: str, keep: str = "") -> str:
@@ -16,7 +44,7 @@ def escaped(text: str, keep: str = "") -> str:
     its Python escape (``\\n``, ``\\x1b``)."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
 
 
 def printable_line(text: str, n: int = 300) -> str:

@@ -61,3 +61,38 @@ def test_show_into_a_symlink_loop_is_one_line(capsys, tmp_path):
     (tmp_path / "b").symlink_to(tmp_path / "a")
     status, _, err = run(capsys, "show", str(SEED), "-o", str(tmp_path / "a"))
     assert status == 2 and err.startswith(f"deployspec: error: -o {tmp_path / 'a'}: cannot write:")
+
+
+def _not_utf8_copy_of_the_seed(tmp_path) -> str:
+    """The seed under a name with the byte 0xff (PEP 383 reads it as U+DCFF)."""
+    import os
+    import shutil
+
+    name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/seed-\xff.json")
+    try:
+        shutil.copyfile(SEED, name)
+    except (OSError, UnicodeEncodeError):  # macOS and Windows file systems refuse such names
+        pytest.skip("this file system keeps only UTF-8 names, so no name can hold the byte 0xff")
+    return name
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_by_its_bytes(capsys, tmp_path):
+    """Its bad byte reads as Python shows bytes (\\xff), on stdout and in an error line alike,
+    not as the surrogate Python decoded it to (\\udcff)."""
+    name = _not_utf8_copy_of_the_seed(tmp_path)
+    status, out, _ = run(capsys, "replay", name)
+    assert status == 1 and out.startswith(f"{tmp_path}/seed-\\xff.json: reproduces on capi-2022")
+    status, _, err = run(capsys, "show", name + "-gone")
+    assert status == 2 and err == f"deployspec: error: {tmp_path}/seed-\\xff.json-gone: no such file\n"
+
+
+def test_the_program_writes_such_a_name_escaped_to_its_real_stdout(tmp_path):
+    import subprocess
+
+    from .cli_runs import deployspec
+
+    name = _not_utf8_copy_of_the_seed(tmp_path)
+    proc = deployspec("replay", name, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert out.startswith(f"{tmp_path}/seed-\\xff.json: reproduces on capi-2022"), out
