@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import sys
 
-from fakes_crashing import Hangs, exits, factory_exits, generator_exits, hangs, raising, swallows
+from fakes_crashing import (
+    Hangs,
+    ends_the_process,
+    exits,
+    factory_exits,
+    generator_exits,
+    hangs,
+    raising,
+    swallows,
+)
 from fakes_garbage import (
     async_perform,
     bad_observation,
@@ -46,7 +55,7 @@ from deployspec.contract.server import serve
 #: what the tests name, beside the accepts_refused_KIND, refuses_no_op_KIND and slots_… factories
 #: that __getattr__ makes
 __all__ = [
-    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "exits",
+    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "ends_the_process", "exits",
     "factory_exits", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
     "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",

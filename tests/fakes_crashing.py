@@ -33,6 +33,19 @@ def exits():
     return Exits("capi", "capi-safe")
 
 
+class EndsTheProcess(ReferenceImplementation):
+    """Ends its process at a deploy, as a crashing C extension would: no exception, no cleanup."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            os._exit(7)
+        return super().perform(action)
+
+
+def ends_the_process():
+    return EndsTheProcess("capi", "capi-safe")
+
+
 class GeneratorExits(ReferenceImplementation):
     def observe(self):
         if self.state is not None and self.model.observe(self.state)["deployments"]:

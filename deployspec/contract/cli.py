@@ -14,7 +14,9 @@ import sys
 import threading
 
 from deployspec import traces
+from deployspec.adapter import ImplementationError
 from deployspec.models import UsageError, get_model
+from deployspec.text import printable_line
 
 #: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
 DEFAULT_TIMEOUT = 10.0
@@ -61,9 +63,14 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
                    help="the implementation's name in trace files (default: implementation)")
     c.add_argument("--json", action="store_true", help="print results as JSON")
 
-    s = sub.add_parser("serve", help="a reference variant behind the JSON-lines protocol (stdin/stdout)")
-    s.add_argument("--model", required=True)
-    s.add_argument("--variant", required=True)
+    s = sub.add_parser("serve", help="a reference variant or a Python object behind the JSON-lines protocol "
+                                     "(stdin/stdout)")
+    s.add_argument("--model", required=True, help="the model it implements (capi, slots)")
+    what = s.add_mutually_exclusive_group(required=True)
+    what.add_argument("--variant", help="a reference variant")
+    what.add_argument("--python", metavar="MODULE:FACTORY",
+                      help="a Python object (docs/contract.md), in a process of its own: "
+                           "contract --exec \"deployspec serve --model M --python MODULE:FACTORY\"")
 
 
 def add_replay_options(r, seconds) -> None:
@@ -248,13 +255,43 @@ def cmd_serve(args) -> int:
     from deployspec.contract.server import serve
 
     model = get_model(args.model)
-    model.variant(args.variant)
-    impl = ReferenceImplementation(model.name, args.variant)
+    if sys.stdin is None:
+        raise UsageError("standard input is closed: serve reads its requests there")
+    requests, replies = _protocol_channel()
     with _sigterm_ends_serving():
         try:
-            return serve(impl, model.name, name=f"deployspec {args.variant}")
+            if args.python:
+                impl, name = _served_object(args.python), args.python
+            else:
+                model.variant(args.variant)
+                impl, name = ReferenceImplementation(model.name, args.variant), f"deployspec {args.variant}"
+            return serve(impl, model.name, name=name, stdin=requests, stdout=replies)
+        except ImplementationError as exc:  # its import or factory failed: a fault, as contract says it
+            print(f"deployspec: error: {printable_line(str(exc), 500)}", file=sys.stderr, flush=True)
+            return 3
         except _Terminated:
             return 0
+
+
+def _served_object(spec: str):
+    """The object ``--python`` names (a bad name is a usage error, as for ``contract``)."""
+    from deployspec.contract import python_adapter
+
+    return python_adapter.instantiate(python_adapter.load_factory(spec), spec)
+
+
+def _protocol_channel():
+    """stdin and stdout for the protocol alone: the served code gets /dev/null as its
+    input and stderr as its output (``print``, a C library writing to fd 1), so nothing
+    it writes can be taken for a reply, as with ``contract --python``."""
+    sys.stdout.flush()
+    requests = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, sys.stdin.fileno())
+    os.close(nothing)
+    return requests, replies
 
 
 class _Terminated(BaseException):

@@ -1,0 +1,56 @@
+"""``deployspec serve --python MODULE:FACTORY``: a Python object behind the protocol, in a
+process of its own, so ``contract --exec`` isolates it as it isolates any program."""
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from deployspec.cli import main
+
+TESTS = Path(__file__).parent
+
+
+def _served(factory: str) -> str:
+    """The --exec command serving ``contract_fakes:factory`` (importable from tests/)."""
+    return (f"PYTHONPATH={shlex.quote(str(TESTS))} {shlex.quote(sys.executable)} -m deployspec serve "
+            f"--model capi --python contract_fakes:{factory}")
+
+
+def test_what_a_served_object_prints_stays_off_the_protocol(capfd):
+    """Chatty prints in every call: on the served process's stdout that would be a garbled reply."""
+    status = main(["contract", "--exec", _served("chatty"), "--model", "capi", "--reference", "capi-safe",
+                   "--property", "conforms_to_capi-safe", "--examples", "10", "--seed", "0"])
+    out, err = capfd.readouterr()
+    assert status == 0, out + err
+    assert "holds" in out
+
+
+def test_an_object_that_ends_its_process_is_a_fault_not_the_end_of_the_run(capsys):
+    """In process (--python) os._exit would end deployspec too, verdict and all."""
+    status = main(["contract", "--exec", _served("ends_the_process"), "--model", "capi",
+                   "--property", "single_active_deployment", "--examples", "50", "--seed", "0"])
+    captured = capsys.readouterr()
+    assert status == 3, captured.out
+    assert "the implementation exited with status 7 before replying to action" in captured.err
+
+
+def test_a_factory_that_fails_is_a_fault_saying_why(capsys):
+    status = main(["contract", "--exec", _served("factory_exits"), "--model", "capi", "--examples", "5"])
+    err = capsys.readouterr().err
+    assert status == 3 and err.count("\n") == 1
+    assert "before replying to reset; its stderr ends with: deployspec: error: contract_fakes:factory_exits()" in err
+
+
+def test_a_factory_name_that_is_not_there_is_a_usage_error_of_serve():
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "serve", "--model", "capi", "--python", "contract_fakes:nope"],
+                          cwd=TESTS, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "deployspec: error: --python contract_fakes:nope: module contract_fakes has no 'nope'\n"
+
+
+def test_serve_with_its_input_closed_says_so():
+    command = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant capi-safe <&-"
+    proc = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == "deployspec: error: standard input is closed: serve reads its requests there\n"
