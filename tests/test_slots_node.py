@@ -1,0 +1,78 @@
+"""examples/slots-node: an App Service pipeline in plain Node.js, checked over the protocol.
+
+By default it is cobalt's design before PR #324 (a registry-wide webhook to
+production's CI/CD URL, both slots on the mutable tag `:release`), so the contract
+run must find cobalt #316 in it, and it must conform to the slots-webhook-tag
+reference variant step by step. With --immutable it is the fix
+(slots-pipeline-immutable) and holds every property.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from deployspec import traces
+from deployspec.cli import main
+
+SERVER = Path(__file__).resolve().parents[1] / "examples" / "slots-node" / "server.js"
+TAGGED = f"node {SERVER}"
+IMMUTABLE = f"node {SERVER} --immutable"
+pytestmark = pytest.mark.skipif(shutil.which("node") is None,
+                                reason="node is not installed: the example is a Node.js program")
+
+
+def test_the_contract_run_ships_an_unreviewed_image(capsys, tmp_path):
+    # cobalt's Terraform start: production on :release (not built yet), DOCKER_ENABLE_CI, the webhook.
+    status = main(["contract", "--exec", TAGGED, "--model", "slots", "--bound", 'start="webhook"',
+                   "--property", "production_runs_only_released_images", "--examples", "10", "--seed", "0",
+                   "--out", str(tmp_path), "--name", "slots-node"])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    (path,) = tmp_path.glob("slots-node--production_runs_only_released_images--*.json")
+    trace = traces.load(path)
+    # cobalt #316 scenario 4: a push, and its webhook delivery restarts production on the new image.
+    assert [s["action"] for s in trace["steps"]] == [{"type": "push", "healthy": True}, {"type": "deliver_webhook"}]
+    assert trace["violation"]["step"] == 1 and trace["settle_from"] == 1
+    assert trace["config"]["start"] == "webhook"
+    production = trace["steps"][1]["observation"]["slots"]["production"]
+    assert production["site"] == "A" and production["image"] == {"tag": "release"}
+    assert [i["digest"] for i in production["instances"]] == [0, 0]
+    assert trace["extra"]["implementation"]["name"] == "slots-node"
+    assert "production runs d0 after step 1 (deliver_webhook), never released to it" in out
+
+
+def test_without_a_start_the_pipeline_itself_creates_the_webhook(capsys, tmp_path):
+    # No start given: empty slots; the pipeline's set_image(production), cobalt's Terraform for the
+    # site, adds DOCKER_ENABLE_CI and the registry-wide webhook.
+    status = main(["contract", "--exec", TAGGED, "--model", "slots", "--property", "production_runs_only_released_images",
+                   "--examples", "10", "--seed", "0", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    (path,) = tmp_path.glob("implementation--production_runs_only_released_images--*.json")
+    trace = traces.load(path)
+    assert "start" not in trace["config"]
+    assert [s["action"]["type"] for s in trace["steps"]] == ["set_image", "push", "deliver_webhook"]
+    # The immutable mode replays it without breaking anything: its set_image has nothing to deploy yet.
+    assert main(["replay", str(path), "--exec", IMMUTABLE]) == 0, capsys.readouterr().out
+
+
+def test_it_conforms_to_slots_webhook_tag(capsys):
+    status = main(["contract", "--exec", TAGGED, "--model", "slots", "--reference", "slots-webhook-tag",
+                   "--property", "conforms_to_slots-webhook-tag", "--examples", "40", "--seed", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+
+
+def test_the_immutable_mode_holds_every_property(capsys):
+    status = main(["contract", "--exec", IMMUTABLE, "--model", "slots", "--reference", "slots-pipeline-immutable",
+                   "--examples", "10", "--seed", "1"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    verdicts = {line.split()[0]: line.split()[1] for line in out.splitlines()
+                if line.startswith(("conforms_to_", "production_", "rollback_", "push_", "slot_", "no_"))}
+    assert verdicts == dict.fromkeys(["conforms_to_slots-pipeline-immutable", "production_runs_only_released_images",
+                                      "rollback_restores_previous", "push_does_not_touch_production",
+                                      "slot_runs_one_version", "no_latent_drift"], "holds"), out
