@@ -173,3 +173,53 @@ def test_the_down_scaler_counts_a_zeroed_canary_and_takes_the_original_instead()
 
     assert run("capi-current") == {0: (), 1: (), 2: ("STARTING",)}  # nothing routable
     assert any("RUNNING" in instances for instances in run("capi-safe").values())
+
+
+def test_a_canary_left_paused_and_finalized_is_never_superseded() -> None:
+    """DeploymentCreate finds the previous deployment by status value ACTIVE, oldest first
+    (deployment_create.rb at 3bbba90; ORDER BY id since #5039), not by state: the canary
+    that the single_active_deployment finding leaves PAUSED/FINALIZED is not found by a
+    later deploy, which supersedes nothing, and it stays PAUSED (a rule by state, newest
+    first, superseded it: CANCELED/SUPERSEDED)."""
+    import attrs
+    from deployspec.reference.capi.actions import Deploy, Runtime, Scale, Tick
+
+    model = get_model("capi")
+    trace = traces.load(next(f for f in FINDINGS if "single_active_deployment" in f.name))
+    v = model.variant("capi-current")
+    config = attrs.evolve(model.config_from_json(trace["config"]), max_deployments=3)
+    s = Session(model, ReferenceAdapter(model, v), (model.property("single_active_deployment"),), config)
+    for step in trace["steps"]:
+        s.perform(model.action(step["action"]))
+    for a in (Runtime(2), Tick(), Tick()):  # the second deployment finishes
+        s.perform(a)
+
+    def rows():
+        return [(d["state"], d["status_value"], d["status_reason"]) for d in s.obs["deployments"]]
+
+    assert rows() == [("PAUSED", "FINALIZED", "PAUSED"), ("DEPLOYED", "FINALIZED", "DEPLOYED")]
+    s.perform(Deploy())
+    assert rows() == [("PAUSED", "FINALIZED", "PAUSED"), ("DEPLOYED", "FINALIZED", "DEPLOYED"),
+                      ("DEPLOYING", "ACTIVE", "DEPLOYING")]
+    for a in (Runtime(3), Tick(), Tick(), Scale(2)):  # the third finishes; d0 still blocks scaling
+        s.perform(a)
+    assert rows()[0] == ("PAUSED", "FINALIZED", "PAUSED") and rows()[2][0] == "DEPLOYED"
+    assert s.steps[-1]["rejected"] == "Cannot scale this process while a deployment is in flight."
+
+
+def test_of_two_active_deployments_the_oldest_is_the_previous_one() -> None:
+    """``DeploymentModel.find`` returns the first row, which the default ORDER BY id of #5039
+    makes the oldest (no design here reaches two ACTIVE rows; the rule still says which)."""
+    from deployspec.reference.capi import rules
+    from deployspec.reference.capi.state import (
+        ACTIVE,
+        DEPLOYING,
+        PAUSED,
+        App,
+        CapiState,
+        Deployment,
+    )
+
+    d0 = Deployment(0, PAUSED, ACTIVE, PAUSED, 1, 1, 0, 1)
+    d1 = Deployment(1, DEPLOYING, ACTIVE, DEPLOYING, 2, 1, 0, 1)
+    assert rules.previous_active(CapiState(App(1), (True, True), (), (d0, d1))) is d0

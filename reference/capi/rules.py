@@ -14,6 +14,7 @@ import attrs
 from .actions import Deploy
 from .canary import PlanRule, step_plan, step_plan_without_extra
 from .state import (
+    ACTIVE,
     ACTIVE_STATES,
     CANARY,
     CANCELED,
@@ -123,9 +124,17 @@ def previous_deploying(state: CapiState) -> Deployment | None:
 
 
 def previous_active(state: CapiState) -> Deployment | None:
-    """PR #3072 onwards: the newest deployment in any active state."""
-    for d in reversed(state.deployments):
-        if d.state in ACTIVE_STATES:
+    """PR #3072 onwards: the first deployment whose *status value* is ACTIVE, whatever
+    its state (``DeploymentModel.find(app:, status_value: ACTIVE)``,
+    ``app/actions/deployment_create.rb``, 545fb70000 and still at 3bbba90), so a canary
+    that its late PAUSED write left PAUSED/FINALIZED is never found again: it stays
+    PAUSED beside later deployments. "First" is the oldest: #5039 (306831c857,
+    2026-04) gave every model query a default ``ORDER BY id``; before it the order
+    was the database's, taken as the same here: capi-pr3072 and capi-pr3084 never
+    have two ACTIVE rows, nor one whose state and status value disagree (none in the
+    10,559 and 10,703 states of their exploration bounds)."""
+    for d in state.deployments:
+        if d.status_value == ACTIVE:
             return d
     return None
 
