@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("files", nargs="+", metavar="FILE",
                    help="trace files, or folders whose *.json files (in subfolders too) are replayed")
     r.add_argument("--variant", help="replay on this variant instead of the recorded one")
+    r.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
+                   help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
+                        "e.g. start=empty: a trace found from one start, replayed from another")
     contract_cli.add_replay_options(r, _seconds)
 
     s = sub.add_parser("show", help="draw a trace file")

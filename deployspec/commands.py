@@ -174,34 +174,25 @@ def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
+    bounds = dict(args.bound) if args.bound else None
+    _check_replay_configs(args, loaded, bounds)
     worst = 0
     try:
         conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
     except ImplementationFault as fault:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
-    if conn is None:  # each trace's configuration on its target, before any verdict is printed
-        from deployspec.models import get_model
-        from deployspec.replay import config_on
-
-        for path, trace in loaded:
-            on = args.variant or trace["variant"]
-            get_model(trace["model"]).variant(on)  # an unknown --variant is said as such, not of a file
-            try:
-                config_on(trace, on)
-            except UsageError as exc:
-                raise UsageError(f"{path}: {exc}") from None
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
     lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
     with lending as out, contract_cli.sigterm_interrupts(conn is not None):
         try:
             for path, trace in loaded:
                 try:
-                    outcome = _replay_one(replay, trace, args, conn)
+                    outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
-                worst = max(worst, _report_replay(path, trace, outcome, out))
+                worst = max(worst, _report_replay(path, trace, outcome, out, bounds))
                 out.flush()  # each verdict as it comes (a later object may end the process)
         finally:
             if conn is not None:
@@ -209,16 +200,39 @@ def cmd_replay(args) -> int:
     return worst
 
 
-def _replay_one(replay, trace, args, conn):
+def _check_replay_configs(args, loaded, bounds) -> None:
+    """Each trace's configuration on its target, with ``--bound``, before any verdict
+    is printed or any program started: a UsageError naming the file."""
+    from deployspec.models import get_model
+    from deployspec.replay import config_on
+
+    implementation = args.exec_ is not None or args.python is not None
+    for path, trace in loaded:
+        on = None if implementation else args.variant or trace["variant"]
+        if on is not None:
+            model = get_model(trace["model"])
+            if on not in model.variants and not args.variant:
+                continue  # an implementation's trace: open_for_replay says how to replay it
+            model.variant(on)  # an unknown --variant is said as such, not of a file
+        try:
+            config_on(trace, on, bounds)
+        except UsageError as exc:
+            raise UsageError(f"{path}: {exc}") from None
+
+
+def _replay_one(replay, trace, args, conn, bounds):
     if conn is None:
-        return replay(trace, variant=args.variant)
-    return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe())
+        return replay(trace, variant=args.variant, bounds=bounds)
+    return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
 
 
-def _report_replay(path, trace, outcome, out) -> int:
-    on = outcome.target
+def _report_replay(path, trace, outcome, out, bounds=None) -> int:
+    notes = []
     if outcome.started_elsewhere(trace):  # e.g. slots: where another design's Terraform leaves the app
-        on += " (from its own start)"
+        notes.append("from another start than recorded" if bounds else "from its own start")
+    if bounds:
+        notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
+    on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")
     if outcome.reproduced:
         v = outcome.violation
         how = f" (cause {v.cause})" if v.cause else ""

@@ -39,23 +39,24 @@ class ReplayOutcome:
 
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,
-           allowed: Callable[[dict, Action], bool] | None = None) -> ReplayOutcome:
+           allowed: Callable[[dict, Action], bool] | None = None,
+           bounds: dict[str, Any] | None = None) -> ReplayOutcome:
     """Replay ``trace``'s actions on a variant or an implementation (``adapter``).
 
     On another variant, that design's own configuration (``Model.replay_config``: for
     slots, where its Terraform leaves the app) with every bound the search was given.
-    On an implementation, the trace's own configuration.
+    On an implementation, the trace's own configuration. ``bounds`` (``replay
+    --bound``) then change some of it: another start for a fixed implementation.
 
     ``allowed(observation, action)``: when given, the replay stops short, not
     reproduced, before an action it refuses in the observation it would act on
     (shortening a trace must not send an implementation what no search would)."""
     model = get_model(trace["model"])
-    config = model.config_from_json(trace["config"])
     implementation = adapter is not None
     if not implementation:
         target = variant or trace["variant"]
         adapter = ReferenceAdapter(model, model.variant(target))
-        config = config_on(trace, target)
+    config = config_on(trace, None if implementation else target, bounds)
     # a conformance trace replayed on a variant: that variant is what differs, if anything
     prop = model.property(trace["property"], config, subject="implementation" if implementation else target)
     if implementation:
@@ -80,12 +81,15 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     return ReplayOutcome(target or "implementation", prop.name, session.violation, session)
 
 
-def config_on(trace: dict, target: str) -> Any:
-    """The configuration ``trace`` replays with on variant ``target`` (``Model.replay_config``);
-    a UsageError when the bounds it was given do not fit that design's own."""
+def config_on(trace: dict, target: str | None, bounds: dict[str, Any] | None = None) -> Any:
+    """The configuration ``trace`` replays with on variant ``target`` (``Model.replay_config``;
+    None: an implementation, the trace's own), with ``bounds`` changed; a UsageError when
+    the bounds it was given do not fit that design's own, or ``bounds`` do not fit."""
     model = get_model(trace["model"])
     config = model.config_from_json(trace["config"])
-    return model.replay_config(config, recorded_on(trace, model), target)
+    if target is not None:
+        config = model.replay_config(config, recorded_on(trace, model), target)
+    return model.with_bounds(config, bounds) if bounds else config
 
 
 def recorded_on(trace: dict, model) -> str | None:

@@ -42,6 +42,10 @@ def test_the_contract_run_ships_an_unreviewed_image(capsys, tmp_path):
     assert [i["digest"] for i in production["instances"]] == [0, 0]
     assert trace["extra"]["implementation"]["name"] == "slots-node"
     assert "production runs d0 after step 1 (deliver_webhook), never released to it" in out
+    # The fix, from cobalt's start, still has the webhook Terraform made; from its own (empty) start it holds.
+    assert main(["replay", str(path), "--exec", IMMUTABLE]) == 1
+    assert main(["replay", str(path), "--exec", IMMUTABLE, "--bound", "start=empty"]) == 0
+    assert "(from another start than recorded; with start=\"empty\"): production_runs_only" in capsys.readouterr().out
 
 
 def test_without_a_start_the_pipeline_itself_creates_the_webhook(capsys, tmp_path):

@@ -1,0 +1,41 @@
+"""``replay --bound NAME=VALUE``: a trace replayed with some of its configuration changed,
+e.g. from another start (slots: where Terraform leaves the app)."""
+
+import json
+from pathlib import Path
+
+from .cli_runs import SEED, run
+
+SLOTS = Path(__file__).parent.parent / "counterexamples" / "slots"
+#: found from cobalt's start (start=webhook): a push, then the webhook's delivery
+WEBHOOK = SLOTS / "slots-webhook-tag--production_runs_only_released_images--81eea19543.json"
+
+
+def test_a_slots_trace_from_another_start(capsys):
+    assert json.loads(WEBHOOK.read_text())["config"]["start"] == "webhook"
+    status, out, _ = run(capsys, "replay", str(WEBHOOK))
+    assert status == 1
+    # From empty slots there is no webhook until the pipeline's set_image makes one: nothing to deliver.
+    status, out, _ = run(capsys, "replay", str(WEBHOOK), "--bound", "start=empty")
+    assert status == 0
+    assert out == (f"{WEBHOOK}: does not reproduce on slots-webhook-tag (from another start than recorded; "
+                   'with start="empty"): production_runs_only_released_images holds (1 action(s) rejected and skipped)\n')
+
+
+def test_a_bound_that_changes_nothing_is_said_and_the_trace_reproduces(capsys):
+    status, out, _ = run(capsys, "replay", str(SEED), "--bound", "max_deployments=3")
+    assert status == 1 and "reproduces on capi-2022 (with max_deployments=3): app_stays_available at step 5" in out
+
+
+def test_a_bound_that_does_not_fit_is_said_before_any_program_starts(capsys, tmp_path):
+    started = tmp_path / "started"
+    status, out, err = run(capsys, "replay", str(WEBHOOK), "--exec", f"touch {started}; cat", "--bound", "start=nowhere")
+    assert status == 2 and out == "" and not started.exists()
+    assert err == (f"deployspec: error: {WEBHOOK}: --bound: start must be one of empty, release, "
+                   "release-unbuilt, webhook, got 'nowhere'\n")
+
+
+def test_a_bound_of_the_other_model_names_the_file(capsys):
+    status, _, err = run(capsys, "replay", str(SEED), str(WEBHOOK), "--bound", "start=empty")
+    assert status == 2
+    assert err.startswith(f"deployspec: error: {SEED}: --bound: unknown configuration field(s): start (known: ")
