@@ -229,10 +229,11 @@ def config_text(config) -> str:
 
 
 def summary(run) -> str:
+    # found by the sweep of the initial state, before any example: no search, so no steps of one
     rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict,
-             # found by the sweep of the initial state, before any example
-             "first step" if r.stats.get("found_by") == "sweep" else str(r.stats.get("examples", "")),
-             str(r.stats.get("steps", "")), str(r.stats.get("steps_per_second", "")))
+             *(("first step", "", "") if r.stats.get("found_by") == "sweep" else
+               (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
+                str(r.stats.get("steps_per_second", "")))))
             for r in run.results]
     if run.fault is not None:
         rows.append((run.fault.checking or "-", "FAULT", "", "", ""))
