@@ -152,7 +152,7 @@ def _capi() -> Model:
         name="capi",
         description="Cloud Foundry rolling deployments (cloud_controller_ng)",
         vocabulary=capi.VOCABULARY,
-        variants=capi.VARIANTS,
+        variants=_with_outside_variants("capi", capi.VARIANTS, capi_spec.PROPERTIES),
         properties=capi_spec.PROPERTIES,
         config_type=capi_model.CapiConfig,
         initial_state=capi_model.initial_state,
@@ -177,7 +177,7 @@ def _slots() -> Model:
         name="slots",
         description="Azure App Service deployment slots fed by a container registry (cobalt #316)",
         vocabulary=slots.VOCABULARY,
-        variants=slots.VARIANTS,
+        variants=_with_outside_variants("slots", slots.VARIANTS, slots_spec.PROPERTIES),
         properties=slots_spec.PROPERTIES,
         config_type=slots_model.SlotsConfig,
         initial_state=slots_model.initial_state,
@@ -192,6 +192,16 @@ def _slots() -> Model:
         render_state=render_state,
         render_titles=TITLES,
     )
+
+
+def _with_outside_variants(name: str, shipped: dict[str, Any], properties) -> dict[str, Any]:
+    """The shipped variants and those handed in from outside (``variant_plugins``)."""
+    from deployspec.reference.capi import CapiVariant
+    from deployspec.reference.slots import SlotsVariant
+    from deployspec.variant_plugins import with_outside_variants
+
+    return with_outside_variants(name, shipped, [p.name for p in properties],
+                                 {"capi": CapiVariant, "slots": SlotsVariant})
 
 
 _LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi, "slots": _slots}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
 from deployspec.text import printable_line
+from deployspec.variant_plugins import SOURCES
 
 
 def matrix(results: list[Result], declared: bool) -> str:
@@ -83,6 +84,8 @@ def variants_table() -> str:
             for prop, where in sorted(getattr(v, "violates_beyond", {}).items()):
                 lines.append(f"  {'':26} and beyond the default search, {prop}: {where}")
             lines.append(f"  {'':26} upstream: {v.upstream}")
+            if v.name in SOURCES:  # a design of the user's own (docs/variants.md)
+                lines.append(f"  {'':26} from: {SOURCES[v.name]}")
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -99,7 +102,8 @@ def variants_json() -> dict:
                 {"name": v.name, "summary": v.summary, "upstream": v.upstream,
                  "declares": sorted(v.declares),
                  "violates_beyond": {prop: {"why": where.why, "trace": where.trace} for prop, where in
-                                     sorted(getattr(v, "violates_beyond", {}).items())}}
+                                     sorted(getattr(v, "violates_beyond", {}).items())},
+                 "source": SOURCES.get(v.name)}  # null: shipped with deployspec
                 for v in model.variants.values()
             ],
         }
