@@ -42,6 +42,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="deployspec", description="Model-checked specifications of deployment controllers.")
+    p.add_argument("--version", action="version", version=f"deployspec {_version()}",
+                   help="print the version (what a CI log should record beside a verdict) and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     c = sub.add_parser("check", help="search variants for property violations")
@@ -90,6 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
     contract_cli.add_parsers(sub, _seconds, _nonneg_int)
     return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("deployspec")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def _seconds(text: str) -> float:

@@ -168,3 +168,11 @@ def test_a_deleted_current_folder_is_said_as_such(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert (proc.returncode, out, err) == (
         2, "", "deployspec: error: the current folder no longer exists (deleted?): cd to one that does\n")
+
+
+def test_version_says_the_installed_distribution():
+    from importlib.metadata import version
+
+    proc = deployspec("--version", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (0, f"deployspec {version('deployspec')}\n", "")
