@@ -207,7 +207,25 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
           engines: tuple[str, ...], on_start: Callable[[str], None] | None = None,
           workers: int = 1, on_progress: Callable[[str], None] | None = None) -> list[Result]:
     """The results of one engine on one property of one variant (see :func:`run`);
-    ``on_start`` hears of the follow-up searches (a serial run's progress)."""
+    ``on_start`` hears of the follow-up searches (a serial run's progress). What the
+    rules of a variant handed in from outside raise is that search's error result."""
+    try:
+        return _judge(model_name, variant, engine, prop_name, budget=budget, seed=seed, out_dir=out_dir,
+                      bounds=bounds, distinct=distinct, engines=engines, on_start=on_start,
+                      workers=workers, on_progress=on_progress)
+    except Exception as exc:
+        from deployspec.variant_plugins import fault
+
+        why = fault(variant, exc)
+        if why is None:
+            raise
+        return [Result(model_name, variant, prop_name, engine, "error", message=why)]
+
+
+def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
+           seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
+           engines: tuple[str, ...], on_start: Callable[[str], None] | None,
+           workers: int, on_progress: Callable[[str], None] | None) -> list[Result]:
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)

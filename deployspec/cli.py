@@ -179,8 +179,9 @@ def main(argv: list[str] | None = None) -> int:
             _say("error: standard output is closed")
             return 2
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
-    if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (a trace's text, a file name) is escaped, not fatal
-        sys.stdout.reconfigure(errors=ESCAPE)
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate (a trace's text, a file name) is escaped, not fatal
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=ESCAPE)
     args = None
     try:
         args = build_parser().parse_args(argv)

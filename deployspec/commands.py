@@ -11,7 +11,7 @@ from pathlib import Path
 
 from deployspec import traces
 from deployspec.contract import cli as contract_cli
-from deployspec.models import UsageError
+from deployspec.models import UsageError, bounds_given
 from deployspec.text import escaped
 
 
@@ -27,7 +27,7 @@ def cmd_check(args) -> int:
     pairs = check.plan(args.model, args.variant)
     if args.property:
         check.check_property_names(pairs, args.property)
-    bounds = dict(args.bound) if args.bound else None
+    bounds = bounds_given(args.bound)
     if bounds:
         for (m, v) in pairs:
             for e in set(engines) | ({"explore"} if args.variant else set()):
@@ -166,7 +166,7 @@ def _print_statistics(results) -> None:
 
 
 def cmd_replay(args) -> int:
-    from deployspec import traces
+    from deployspec import traces, variant_plugins
     from deployspec.contract import python_adapter
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
@@ -174,7 +174,7 @@ def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
-    bounds = dict(args.bound) if args.bound else None
+    bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     worst = 0
     try:
@@ -192,6 +192,11 @@ def cmd_replay(args) -> int:
                 except ImplementationFault as fault:
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
+                except Exception as exc:  # a design of the user's own failed: no verdict (not 1)
+                    why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
+                    if why is None:
+                        raise
+                    raise UsageError(f"{path}: {why}") from None
                 worst = max(worst, _report_replay(path, trace, outcome, out, bounds))
                 out.flush()  # each verdict as it comes (a later object may end the process)
         finally:

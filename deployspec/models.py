@@ -143,6 +143,21 @@ class Model:
         return json.loads(text)
 
 
+def bounds_given(pairs: list[tuple[str, Any]] | None) -> dict[str, Any] | None:
+    """``--bound NAME=VALUE`` options as a dict (None: none given); one name given twice
+    with different values is a usage error, not the last one silently winning."""
+    if not pairs:
+        return None
+    import json
+
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out and out[name] != value:
+            raise UsageError(f"--bound {name}: given twice ({json.dumps(out[name])} and {json.dumps(value)})")
+        out[name] = value
+    return out
+
+
 def _capi() -> Model:
     from deployspec.reference import capi
     from deployspec.reference.capi import model as capi_model
@@ -196,12 +211,12 @@ def _slots() -> Model:
 
 def _with_outside_variants(name: str, shipped: dict[str, Any], properties) -> dict[str, Any]:
     """The shipped variants and those handed in from outside (``variant_plugins``)."""
-    from deployspec.reference.capi import CapiVariant
-    from deployspec.reference.slots import SlotsVariant
+    from deployspec.reference import capi, slots
     from deployspec.variant_plugins import with_outside_variants
 
     return with_outside_variants(name, shipped, [p.name for p in properties],
-                                 {"capi": CapiVariant, "slots": SlotsVariant})
+                                 {"capi": capi.CapiVariant, "slots": slots.SlotsVariant},
+                                 taken=[*capi.VARIANTS, *slots.VARIANTS])
 
 
 _LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi, "slots": _slots}
@@ -230,4 +245,4 @@ def find_variant(name: str) -> tuple[Model, Any]:
     raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
 
 
-__all__ = ["ActionError", "Model", "UsageError", "find_variant", "get_model", "model_names"]
+__all__ = ["ActionError", "Model", "UsageError", "bounds_given", "find_variant", "get_model", "model_names"]

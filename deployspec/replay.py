@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from deployspec.adapter import ReferenceAdapter
-from deployspec.models import get_model
+from deployspec.models import UsageError, get_model
 from deployspec.reference.core import Action
 from deployspec.session import Session
 from deployspec.spec.core import Violation
@@ -89,7 +89,14 @@ def config_on(trace: dict, target: str | None, bounds: dict[str, Any] | None = N
     config = model.config_from_json(trace["config"])
     if target is not None:
         config = model.replay_config(config, recorded_on(trace, model), target)
-    return model.with_bounds(config, bounds) if bounds else config
+    if not bounds:
+        return config
+    replayed, fields = model.config_type.REPLAYED, attrs.fields_dict(model.config_type)
+    for name in bounds:
+        if name in fields and name not in replayed:  # (an unknown name: with_bounds lists them)
+            raise UsageError(f"--bound {name}: bounds what a search tries; a replay runs the recorded "
+                             f"actions (it takes: {', '.join(replayed)})")
+    return model.with_bounds(config, bounds)
 
 
 def recorded_on(trace: dict, model) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
 from deployspec.text import printable_line
-from deployspec.variant_plugins import SOURCES
+from deployspec.variant_plugins import HANDED_IN_FROM
 
 
 def matrix(results: list[Result], declared: bool) -> str:
@@ -84,8 +84,8 @@ def variants_table() -> str:
             for prop, where in sorted(getattr(v, "violates_beyond", {}).items()):
                 lines.append(f"  {'':26} and beyond the default search, {prop}: {where}")
             lines.append(f"  {'':26} upstream: {v.upstream}")
-            if v.name in SOURCES:  # a design of the user's own (docs/variants.md)
-                lines.append(f"  {'':26} from: {SOURCES[v.name]}")
+            if v.name in HANDED_IN_FROM:  # a design of the user's own (docs/variants.md)
+                lines.append(f"  {'':26} from: {HANDED_IN_FROM[v.name]}")
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -103,7 +103,7 @@ def variants_json() -> dict:
                  "declares": sorted(v.declares),
                  "violates_beyond": {prop: {"why": where.why, "trace": where.trace} for prop, where in
                                      sorted(getattr(v, "violates_beyond", {}).items())},
-                 "source": SOURCES.get(v.name)}  # null: shipped with deployspec
+                 "source": HANDED_IN_FROM.get(v.name)}  # null: shipped with deployspec
                 for v in model.variants.values()
             ],
         }

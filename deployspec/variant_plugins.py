@@ -11,35 +11,43 @@ A variant is data plus the rules a design differs by, so a proposed fix is an
 
 Every command then knows them (``variants``, ``check``, ``replay``, ``serve``,
 ``contract --reference``), and ``check`` with no ``--variant`` judges them
-against what they declare. A source that cannot be loaded, or that hands in
+against what they declare. A supplier that cannot be loaded, or that hands in
 something that is not a variant of a shipped model with a name of its own, is a
 usage error: a check that quietly left out the design it was asked about would
-read as a pass.
+read as a pass. What a supplier prints while it loads goes to stderr (stdout is
+for ``--json``, and for ``serve``'s replies). Suppliers are loaded once per
+process, for every model at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
 from deployspec.models import UsageError
+from deployspec.user_code import cwd_first_on_path, is_module_name
 
 GROUP = "deployspec.variants"
 ENV = "DEPLOYSPEC_VARIANTS"
 #: a variant's name goes into trace file names (``NAME--property--hash.json``) and command lines
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
-#: variant name -> where it came from, for ``deployspec variants``
-SOURCES: dict[str, str] = {}
+#: variant name -> the supplier it came from, for ``deployspec variants``
+HANDED_IN_FROM: dict[str, str] = {}
+#: (supplier, variant) of every model, once loaded (None: not yet)
+_handed_in: list[tuple[str, Any]] | None = None
+_loading = False
 
 
-def sources() -> list[tuple[str, Callable[[], Any]]]:
+def suppliers() -> list[tuple[str, Callable[[], Any]]]:
     """(where, load) for each entry point of the group, then each module of the variable."""
     found = [(f"entry point {ep.name} ({ep.value})", ep.load) for ep in entry_points(group=GROUP)]
     for name in dict.fromkeys(s.strip() for s in os.environ.get(ENV, "").split(",")):  # (once each)
@@ -49,60 +57,117 @@ def sources() -> list[tuple[str, Callable[[], Any]]]:
 
 
 def _import(name: str) -> ModuleType:
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` would: modules beside the user come first
+    if not is_module_name(name):
+        raise UsageError(f"{ENV}: {name!r} is not a module name (a dotted name importable from the "
+                         "current folder or PYTHONPATH, without .py or a path)")
+    cwd_first_on_path()
     return importlib.import_module(name)
 
 
 def with_outside_variants(model_name: str, shipped: Mapping[str, Any], properties: Iterable[str],
-                          models: Mapping[str, type]) -> dict[str, Any]:
-    """``shipped`` and the outside variants of ``model_name``. ``models`` maps each model's
-    name to its variant class (a variant of another model is left to that one)."""
+                          classes: Mapping[str, type], taken: Iterable[str]) -> dict[str, Any]:
+    """``shipped`` and the outside variants of ``model_name``. ``classes`` maps each model's
+    name to its variant class; ``taken`` is every shipped variant's name, of every model
+    (variant names are unique across models: ``models.find_variant``)."""
     variants = dict(shipped)
     known = set(properties)
-    for where, load in sources():
-        for v in _handed_in(where, load, models):
-            if v.model != model_name:
-                continue
-            _check(where, v, variants, known)
+    for where, v in _all_handed_in(classes, set(taken)):
+        if v.model == model_name:
+            _check_declarations(where, v, known)
             variants[v.name] = v
-            SOURCES[v.name] = where
     return variants
 
 
-def _handed_in(where: str, load: Callable[[], Any], models: Mapping[str, type]) -> list[Any]:
+def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> list[tuple[str, Any]]:
+    global _handed_in, _loading
+    if _handed_in is not None:
+        return _handed_in
+    if _loading:  # a supplier asked for a model while it was being loaded (get_model at import)
+        raise UsageError("variants from outside: a supplier asked for a model while its own variants "
+                         "were being loaded (get_model at import?); build variants from "
+                         "deployspec.reference, not from get_model")
+    _loading = True
     try:
-        obj = load()
-    except Exception as exc:  # noqa: BLE001 - whatever the user's module raises is said, in one line
+        found: list[tuple[str, Any]] = []
+        names: dict[str, str] = {}
+        for where, load in suppliers():
+            for v in _load(where, load, classes):
+                if not isinstance(v.name, str) or not NAME.fullmatch(v.name):
+                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be 1-64 letters, "
+                                     "digits, '.', '_' or '-' (it names trace files)")
+                if v.name in taken or v.name in names:
+                    raise UsageError(f"variants from {where}: the name {v.name!r} is taken "
+                                     f"({names.get(v.name, 'a shipped variant')}); give yours its own")
+                names[v.name] = where
+                found.append((where, v))
+        _handed_in = found
+        HANDED_IN_FROM.clear()
+        HANDED_IN_FROM.update(names)
+        return found
+    finally:
+        _loading = False
+
+
+def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> list[Any]:
+    """What one supplier hands in: its list of variants, each a variant of a shipped model."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is --json's, and serve's replies'
+            obj = load()
+            if isinstance(obj, ModuleType):
+                if not hasattr(obj, "VARIANTS"):
+                    raise UsageError(f"variants from {where}: the module has no VARIANTS (a list of variants)")
+                obj = obj.VARIANTS
+            if isinstance(obj, Mapping):
+                wrong = [k for k, v in obj.items() if getattr(v, "name", None) != k]
+                if wrong:
+                    raise UsageError(f"variants from {where}: VARIANTS maps {_short(wrong[0])} to a variant "
+                                     "of another name (keys must be the names)")
+                obj = obj.values()
+            if isinstance(obj, (str, bytes)) or not isinstance(obj, Iterable):
+                raise UsageError(f"variants from {where}: VARIANTS must be a list of variants, "
+                                 f"not {type(obj).__name__}")
+            items = list(obj)
+    except (UsageError, KeyboardInterrupt):
+        raise
+    except SystemExit as exc:
+        raise UsageError(f"variants from {where}: cannot load: it called sys.exit({exc.code!r})") from None
+    except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
         raise UsageError(f"variants from {where}: cannot load: {type(exc).__name__}: {exc}") from None
-    if isinstance(obj, ModuleType):
-        if not hasattr(obj, "VARIANTS"):
-            raise UsageError(f"variants from {where}: the module has no VARIANTS (a list of variants)")
-        obj = obj.VARIANTS
-    items = list(obj.values()) if isinstance(obj, Mapping) else obj
-    if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
-        raise UsageError(f"variants from {where}: VARIANTS must be a list of variants, not {type(obj).__name__}")
-    items = list(items)
-    kinds = tuple(models.values())
+    kinds = tuple(classes.values())
     for v in items:
-        if not isinstance(v, kinds) or models.get(getattr(v, "model", None)) is not type(v):
+        if not isinstance(v, kinds) or classes.get(getattr(v, "model", None)) is not type(v):
             raise UsageError(f"variants from {where}: {type(v).__name__} {_short(v)} is not a variant "
                              f"(attrs.evolve one of {', '.join(c.__name__ for c in kinds)}; docs/variants.md)")
     return items
 
 
-def _check(where: str, v: Any, variants: Mapping[str, Any], known: set[str]) -> None:
-    if not isinstance(v.name, str) or not NAME.fullmatch(v.name):
-        raise UsageError(f"variants from {where}: name {_short(v.name)} must be 1-64 letters, digits, "
-                         "'.', '_' or '-' (it names trace files)")
-    if v.name in variants:
-        taken = SOURCES.get(v.name, "a shipped variant")
-        raise UsageError(f"variants from {where}: the name {v.name!r} is taken ({taken}); give yours its own")
-    claimed = set(v.declares) | set(v.violates_beyond)
-    unknown = sorted(claimed - known)
+def _check_declarations(where: str, v: Any, known: set[str]) -> None:
+    """``declares`` a set of property names, ``violates_beyond`` a dict of them to ``Beyond``."""
+    from deployspec.reference.core import Beyond
+
+    if isinstance(v.declares, str) or not isinstance(v.declares, (set, frozenset)):
+        raise UsageError(f"variants from {where}: {v.name}'s declares must be a frozenset of property "
+                         f"names, not {type(v.declares).__name__}")
+    if not isinstance(v.violates_beyond, Mapping) or \
+            not all(isinstance(b, Beyond) for b in v.violates_beyond.values()):
+        raise UsageError(f"variants from {where}: {v.name}'s violates_beyond must map property names "
+                         "to Beyond(...) (where the violation shows), or be {}")
+    unknown = sorted(str(p) for p in (set(v.declares) | set(v.violates_beyond)) - known)
     if unknown:
         raise UsageError(f"variants from {where}: {v.name} declares unknown properties {', '.join(unknown)} "
                          f"(known: {', '.join(sorted(known))})")
+
+
+def fault(variant: str, exc: Exception) -> str | None:
+    """One line for an exception a variant handed in from outside raised (its rules are
+    the user's code), naming where in that code; None for a shipped variant's (a bug of
+    deployspec's own, whose traceback is wanted)."""
+    where = HANDED_IN_FROM.get(variant)
+    if where is None:
+        return None
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return f"variant {variant} ({where}) raised {type(exc).__name__}: {exc}{at}"
 
 
 def _short(value: Any) -> str:

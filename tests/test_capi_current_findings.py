@@ -209,7 +209,8 @@ def test_a_canary_left_paused_and_finalized_is_never_superseded() -> None:
 
 def test_of_two_active_deployments_the_oldest_is_the_previous_one() -> None:
     """``DeploymentModel.find`` returns the first row, which the default ORDER BY id of #5039
-    makes the oldest (no design here reaches two ACTIVE rows; the rule still says which)."""
+    makes the oldest (no design from PR #3072 on reaches two ACTIVE rows; the rule still
+    says which)."""
     from deployspec.reference.capi import rules
     from deployspec.reference.capi.state import (
         ACTIVE,

@@ -96,3 +96,14 @@ def test_the_program_writes_such_a_name_escaped_to_its_real_stdout(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
     assert out.startswith(f"{tmp_path}/seed-\\xff.json: reproduces on capi-2022"), out
+
+
+def test_a_fault_line_on_the_real_stderr_shows_such_a_name_by_its_bytes(tmp_path):
+    import subprocess
+
+    from .cli_runs import deployspec
+
+    name = _not_utf8_copy_of_the_seed(tmp_path)
+    proc = deployspec("replay", name, "--exec", "exit 0", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3 and err.startswith(f"deployspec: {tmp_path}/seed-\\xff.json: implementation fault"), err

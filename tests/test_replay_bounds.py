@@ -4,6 +4,8 @@ e.g. from another start (slots: where Terraform leaves the app)."""
 import json
 from pathlib import Path
 
+import pytest
+
 from .cli_runs import SEED, run
 
 SLOTS = Path(__file__).parent.parent / "counterexamples" / "slots"
@@ -22,9 +24,23 @@ def test_a_slots_trace_from_another_start(capsys):
                    'with start="empty"): production_runs_only_released_images holds (1 action(s) rejected and skipped)\n')
 
 
-def test_a_bound_that_changes_nothing_is_said_and_the_trace_reproduces(capsys):
-    status, out, _ = run(capsys, "replay", str(SEED), "--bound", "max_deployments=3")
-    assert status == 1 and "reproduces on capi-2022 (with max_deployments=3): app_stays_available at step 5" in out
+def test_a_bound_of_the_search_is_refused(capsys):
+    """A replay runs the recorded actions: max_deployments=1 would not stop the trace's second deploy."""
+    status, out, err = run(capsys, "replay", str(SEED), "--bound", "max_deployments=1")
+    assert (status, out) == (2, "")
+    assert err == (f"deployspec: error: {SEED}: --bound max_deployments: bounds what a search tries; a replay "
+                   "runs the recorded actions (it takes: settle_steps)\n")
+
+
+def test_a_bound_the_replay_uses_is_said_with_the_verdict(capsys):
+    status, out, _ = run(capsys, "replay", str(SEED), "--bound", "settle_steps=5")
+    assert status == 1 and "reproduces on capi-2022 (with settle_steps=5): app_stays_available at step 5" in out
+
+
+def test_a_bound_given_twice_with_two_values_is_refused(capsys):
+    status, _, err = run(capsys, "replay", str(WEBHOOK), "--bound", "start=empty", "--bound", "start=release")
+    assert (status, err) == (2, 'deployspec: error: --bound start: given twice ("empty" and "release")\n')
+    assert run(capsys, "replay", str(WEBHOOK), "--bound", "start=empty", "--bound", "start=empty")[0] == 0
 
 
 def test_a_bound_that_does_not_fit_is_said_before_any_program_starts(capsys, tmp_path):
@@ -39,3 +55,10 @@ def test_a_bound_of_the_other_model_names_the_file(capsys):
     status, _, err = run(capsys, "replay", str(SEED), str(WEBHOOK), "--bound", "start=empty")
     assert status == 2
     assert err.startswith(f"deployspec: error: {SEED}: --bound: unknown configuration field(s): start (known: ")
+
+
+@pytest.mark.parametrize("command", [["check", "--model", "capi", "--variant", "capi-safe"],
+                                     ["contract", "--exec", "cat", "--model", "capi"]])
+def test_check_and_contract_refuse_a_bound_given_twice_too(capsys, command):
+    status, _, err = run(capsys, *command, "--bound", "max_instances=1", "--bound", "max_instances=2")
+    assert (status, err) == (2, "deployspec: error: --bound max_instances: given twice (1 and 2)\n")

@@ -54,3 +54,49 @@ def test_serve_with_its_input_closed_says_so():
     proc = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2
     assert proc.stderr == "deployspec: error: standard input is closed: serve reads its requests there\n"
+
+
+LOUD = """\
+import os
+from deployspec.contract.examples import ReferenceImplementation
+print("loading loud")  # at import
+
+
+class Loud(ReferenceImplementation):
+    def perform(self, action):
+        os.write(1, b"straight to file descriptor 1\\n")  # as a C library would
+        return super().perform(action)
+
+
+def factory():
+    return Loud("capi", "capi-safe")
+"""
+
+
+def test_nothing_the_served_code_writes_reaches_the_protocol(capsys, tmp_path):
+    """Printed at import, or written to file descriptor 1 under Python's feet: both on stderr."""
+    (tmp_path / "loud.py").write_text(LOUD)
+    served = (f"PYTHONPATH={shlex.quote(str(tmp_path))} {shlex.quote(sys.executable)} -m deployspec serve "
+              "--model capi --python loud:factory")
+    status = main(["contract", "--exec", served, "--model", "capi", "--reference", "capi-safe",
+                   "--property", "conforms_to_capi-safe", "--examples", "5", "--seed", "0"])
+    assert status == 0, capsys.readouterr().out
+
+
+def test_sigterm_while_the_object_is_being_made_ends_serving_with_0(tmp_path):
+    import os
+    import signal
+    import time
+
+    marker = tmp_path / "importing"
+    (tmp_path / "slow.py").write_text(f"import time\nopen({str(marker)!r}, 'w').close()\ntime.sleep(60)\n"
+                                      "def factory():\n    return None\n")
+    proc = subprocess.Popen([sys.executable, "-m", "deployspec", "serve", "--model", "capi", "--python", "slow:factory"],
+                            cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (0, "", "")

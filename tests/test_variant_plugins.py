@@ -18,16 +18,20 @@ MINE = "capi-current-finalize-in-txn"
 
 @pytest.fixture
 def outside(monkeypatch):
-    """Models loaded afresh, with the designs folder importable; returns a setter for the variable."""
+    """Models and designs loaded afresh, with the designs folder importable; returns a
+    setter for the variable (the machine's own entry points stay out)."""
     monkeypatch.setattr(models, "_CACHE", {})
+    monkeypatch.setattr(variant_plugins, "_handed_in", None)
     monkeypatch.syspath_prepend(str(DESIGNS))
-    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [])  # the machine's own stay out
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [])
 
     def use(modules: str) -> None:
         monkeypatch.setenv(variant_plugins.ENV, modules)
         models._CACHE.clear()
+        variant_plugins._handed_in = None
 
-    return use
+    yield use
+    variant_plugins.HANDED_IN_FROM.clear()
 
 
 def test_a_design_of_ones_own_is_listed_with_where_it_came_from(capsys, outside):
@@ -49,13 +53,82 @@ def test_it_replays_what_broke_the_design_it_changes(capsys, outside):
     assert run(capsys, "replay", finding)[0] == 1
 
 
-def test_check_judges_it_by_what_it_declares(capsys, outside):
+def test_the_explorer_proves_what_the_change_fixed(capsys, outside):
     outside("finalize_in_txn")
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", MINE, "--engine", "explore",
                          "--property", "single_active_deployment", "--json")
     (result,) = json.loads(out)["results"]
     assert status == 0 and result["variant"] == MINE and result["verdict"] == "holds"
     assert result["stats"]["complete"] is True
+
+
+def test_the_matrix_judges_it_by_what_it_declares(outside):
+    """``check`` with no --variant runs every variant of the model, this one too, and compares."""
+    from deployspec.check import matches, plan
+
+    outside("finalize_in_txn")
+    model = models.get_model("capi")
+    assert (model, MINE) in plan("capi", None)
+    assert matches(model, MINE, "app_stays_available", "violated")  # declared
+    assert not matches(model, MINE, "app_stays_available", "holds")
+    assert not matches(model, MINE, "single_active_deployment", "violated")  # not declared: must hold
+
+
+def test_what_a_design_prints_while_it_loads_stays_off_stdout(capsys, outside, tmp_path, monkeypatch):
+    (tmp_path / "noisy.py").write_text("print('hello from import')\n" + EVOLVED.format("name='noisy'"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outside("noisy")
+    status, out, err = run(capsys, "variants", "--json")
+    assert status == 0 and "noisy" in [v["name"] for v in json.loads(out)["capi"]["variants"]]
+    assert "hello from import" in err
+
+
+def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, tmp_path, monkeypatch):
+    """serve takes the protocol's channel before it loads the model (and the user's designs)."""
+    import shlex
+    import sys
+
+    (tmp_path / "noisy.py").write_text("print('hello from import')\n" + EVOLVED.format("name='noisy'"))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    outside("noisy")
+    served = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant noisy"
+    status, out, _ = run(capsys, "contract", "--exec", served, "--model", "capi", "--examples", "5",
+                         "--property", "single_active_deployment")
+    assert status == 0, out
+
+
+def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, outside, tmp_path, monkeypatch):
+    (tmp_path / "rulebroken.py").write_text(
+        "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+        "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+        "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='raises', previous_deployment=boom, violates_beyond={})]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outside("rulebroken")
+    why = ("variant raises (DEPLOYSPEC_VARIANTS module rulebroken) raised RuntimeError: my rule is broken "
+           "at rulebroken.py:4")
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
+                         "--property", "single_active_deployment", "--json")
+    (result,) = json.loads(out)["results"]
+    assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
+    finding = next(FINDINGS.glob("capi-current--single_active_deployment--*.json"))
+    status, out, err = run(capsys, "replay", str(finding), "--variant", "raises")
+    assert (status, out, err) == (2, "", f"deployspec: error: {finding}: {why}\n")
+
+
+def test_a_list_made_once_serves_every_model(capsys, outside, tmp_path, monkeypatch):
+    """A generator is read once, for every model, not used up by the first model loaded."""
+    (tmp_path / "gen.py").write_text(
+        "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+        "from deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
+        "VARIANTS = (v for v in [attrs.evolve(CAPI_CURRENT, name='gen-capi', violates_beyond={}),\n"
+        "                        attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name='gen-slots')])\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outside("gen")
+    status, out, _ = run(capsys, "variants", "--json")
+    listed = json.loads(out)
+    assert status == 0
+    assert "gen-capi" in [v["name"] for v in listed["capi"]["variants"]]
+    assert "gen-slots" in [v["name"] for v in listed["slots"]["variants"]]
 
 
 def test_an_entry_point_hands_in_the_same(capsys, outside, monkeypatch):
@@ -70,7 +143,7 @@ EVOLVED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CU
            "VARIANTS = [attrs.evolve(CAPI_CURRENT, {})]\n")
 BAD = {
     "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent'"),
-    "raising": ("raise RuntimeError('no database')\n", "cannot load: RuntimeError: no database"),
+    "raisesatimport": ("raise RuntimeError('no database')\n", "cannot load: RuntimeError: no database"),
     "novariants": ("x = 1\n", "the module has no VARIANTS (a list of variants)"),
     "notalist": ("VARIANTS = 3\n", "VARIANTS must be a list of variants, not int"),
     "notavariant": ("VARIANTS = ['capi-safe']\n", "str 'capi-safe' is not a variant (attrs.evolve one of"),
@@ -80,6 +153,21 @@ BAD = {
                 "name '../x' must be 1-64 letters, digits, '.', '_' or '-' (it names trace files)"),
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
                         "x declares unknown properties fast (known: app_stays_available,"),
+    "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
+                        "x's declares must be a frozenset of property names, not str"),
+    "beyondnotbeyond": (EVOLVED.format("name='x', violates_beyond={'single_active_deployment': 'somewhere'}"),
+                        "x's violates_beyond must map property names to Beyond(...)"),
+    "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
+    "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
+             "cannot load: RuntimeError: lazy boom"),
+    "othermodel": (("import attrs\nfrom deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
+                   "VARIANTS = [attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name='capi-safe')]\n"),
+                   "the name 'capi-safe' is taken (a shipped variant)"),
+    "wrongkey": (("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                 "VARIANTS = {'a': attrs.evolve(CAPI_CURRENT, name='b')}\n"),
+                 "VARIANTS maps 'a' to a variant of another name (keys must be the names)"),
+    "asksforamodel": ("from deployspec.models import get_model\nget_model('capi')\nVARIANTS = []\n",
+                      "a supplier asked for a model while its own variants were being loaded"),
 }
 
 
@@ -90,6 +178,28 @@ def test_what_is_not_a_variant_is_one_line_exit_2(capsys, outside, tmp_path, mon
         (tmp_path / f"{module}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     outside(module)
-    status, out, err = run(capsys, "check", "--model", "capi", "--variant", "capi-safe")
+    status, out, err = run(capsys, "variants")
     assert status == 2 and out == "" and err.count("\n") == 1
-    assert err.startswith(f"deployspec: error: variants from DEPLOYSPEC_VARIANTS module {module}: {message}")
+    where = "outside" if module == "asksforamodel" else f"DEPLOYSPEC_VARIANTS module {module}"
+    assert err.startswith(f"deployspec: error: variants from {where}: {message}")
+
+
+def test_a_file_name_is_not_a_module_name(capsys, outside):
+    outside("./finalize_in_txn.py")
+    status, _, err = run(capsys, "variants")
+    assert (status, err) == (2, ("deployspec: error: DEPLOYSPEC_VARIANTS: './finalize_in_txn.py' is not a module "
+                                "name (a dotted name importable from the current folder or PYTHONPATH, without "
+                                ".py or a path)\n"))
+
+
+def test_a_trace_of_a_design_not_handed_in_says_so(capsys, tmp_path):
+    from .cli_runs import SEED
+
+    trace = json.loads(SEED.read_text())
+    trace["variant"] = "yours"
+    path = tmp_path / "yours.json"
+    path.write_text(json.dumps(trace))
+    status, _, err = run(capsys, "replay", str(path))
+    assert (status, err) == (2, (f"deployspec: error: {path}: found on variant 'yours', which is not known here "
+                                "(a design of your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, "
+                                "docs/variants.md)\n"))

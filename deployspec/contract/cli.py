@@ -15,7 +15,7 @@ import threading
 
 from deployspec import traces
 from deployspec.adapter import ImplementationError
-from deployspec.models import UsageError, get_model
+from deployspec.models import UsageError, bounds_given, get_model
 from deployspec.text import printable_line
 
 #: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
@@ -148,7 +148,7 @@ def cmd_contract(args) -> int:
     model = get_model(args.model)
     target = target_of(args)
     _not_a_variant(target.name, model)
-    bounds = dict(args.bound) if args.bound else None
+    bounds = bounds_given(args.bound)
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
@@ -255,13 +255,13 @@ def cmd_serve(args) -> int:
     from deployspec.contract.examples import ReferenceImplementation
     from deployspec.contract.server import serve
 
-    model = get_model(args.model)
     if sys.stdin is None:
         raise UsageError("standard input is closed: serve reads its requests there")
-    requests, replies = _protocol_channel()
+    requests, replies = _protocol_channel()  # first: loading a model loads the user's designs too
+    model = get_model(args.model)
     with _sigterm_ends_serving():
         try:
-            if args.python:
+            if args.python is not None:
                 impl, name = _served_object(args.python), args.python
             else:
                 model.variant(args.variant)
@@ -278,7 +278,8 @@ def _served_object(spec: str):
     """The object ``--python`` names (a bad name is a usage error, as for ``contract``)."""
     from deployspec.contract import python_adapter
 
-    return python_adapter.instantiate(python_adapter.load_factory(spec), spec)
+    stop = (_Terminated,)  # SIGTERM while importing or making it is the end of serving, not its fault
+    return python_adapter.instantiate(python_adapter.load_factory(spec, passing=stop), spec, passing=stop)
 
 
 def _protocol_channel():
@@ -329,6 +330,10 @@ def open_for_replay(args, traces_loaded):
         for path, trace in traces_loaded:
             model = get_model(trace["model"])
             if not args.variant and trace["variant"] not in model.variants:
+                if not isinstance((trace.get("extra") or {}).get("implementation"), dict):
+                    raise UsageError(f"{path}: found on variant {trace['variant']!r}, which is not known here "
+                                     "(a design of your own? hand it in again: DEPLOYSPEC_VARIANTS or its "
+                                     "entry point, docs/variants.md)")
                 raise UsageError(f"{path}: found on implementation {trace['variant']!r}; replay it "
                                  f"with --exec/--python, or on a reference with --variant")
         return None

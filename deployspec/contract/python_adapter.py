@@ -30,6 +30,7 @@ from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
 from deployspec.text import printable_line
+from deployspec.user_code import cwd_first_on_path
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
@@ -81,16 +82,16 @@ def split_spec(spec: str) -> tuple[str, str]:
     return module_name, attr
 
 
-def load_factory(spec: str, timeout: float | None = None) -> Callable[[], Any]:
-    """``MODULE:FACTORY`` → the callable; a bad name is a usage error, a failing import a fault."""
+def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -> Callable[[], Any]:
+    """``MODULE:FACTORY`` → the callable; a bad name is a usage error, a failing import a fault
+    (but ``passing``, raised through as ``call`` does)."""
     module_name, attr = split_spec(spec)
     if module_name.startswith(".") or "/" in module_name or os.sep in module_name:  # a path: no import can work
         raise not_found(spec, module_name)
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` would: modules beside the user come first
+    cwd_first_on_path()
     try:
         module = call(importlib.import_module, module_name, what=f"importing {module_name}",
-                      timeout=timeout, passing=ModuleNotFoundError)
+                      timeout=timeout, passing=(ModuleNotFoundError, *passing))
     except ModuleNotFoundError as exc:
         if exc.name and f"{module_name}.".startswith(f"{exc.name}."):  # the module itself, not a dependency
             raise not_found(spec, exc.name) from None
@@ -123,8 +124,8 @@ def not_found(spec: str, missing: str) -> UsageError:
     return UsageError(f"--python {spec}: no module named {missing!r} ({hint})")
 
 
-def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None) -> Any:
-    impl = call(factory, what=f"{spec}()", timeout=timeout)
+def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None, passing: tuple = ()) -> Any:
+    impl = call(factory, what=f"{spec}()", timeout=timeout, passing=passing)
     missing = [m for m in ("reset", "perform", "observe") if not callable(_attribute(impl, m))]
     if missing:
         raise ImplementationError(

@@ -40,6 +40,8 @@ class CapiConfig:
     #: the bounds ``--engine explore`` uses unless a variant sets them: every state
     #: reachable within them is visited in seconds (47,892 states for capi-safe)
     EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2, "max_deployments": 2}
+    #: what a replay of recorded actions uses (``replay --bound``); the rest bound a search
+    REPLAYED: ClassVar[tuple[str, ...]] = ("settle_steps",)
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)

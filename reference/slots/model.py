@@ -59,6 +59,9 @@ class SlotsConfig:
     #: within them is visited in seconds (3,108 states for slots-pipeline-immutable),
     #: and each tag design still shows every violation it declares
     EXPLORE: ClassVar[dict[str, Any]] = {"instances": 1, "max_instances": 2, "max_pushes": 3}
+    #: what a replay of recorded actions uses (``replay --bound``): the start and how a swap
+    #: treats DOCKER_ENABLE_CI; the rest bound a search
+    REPLAYED: ClassVar[tuple[str, ...]] = ("start", "instances", "ci_sticky", "settle_steps")
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
