@@ -84,3 +84,16 @@ def test_nothing_is_judged_before_the_first_accepted_push():
     """The user has asked for nothing yet: the memory starts at "0 instances wanted"."""
     assert run(spec.app_stays_available, [SERVING, DEPLOYING, SCALED_AWAY],
                [("runtime", {"process": 0}), ("deploy", {}), ("tick", {})]) is None
+
+
+def test_once_a_loss_is_reported_the_app_must_serve_again_before_it_is_judged_again():
+    """After a loss the app is not serving: a next step still without a routable
+    instance is the same outage, not a second one (the memory forgets "was serving")."""
+    from deployspec.spec.core import Step
+
+    down = app([proc(0, 1, running=0, crashed=1)], [])
+    memory, message = spec.app_stays_available.advance(
+        (True, 1), Step(3, {"type": "tick"}, "platform", None, SERVING, down))
+    assert message is not None and memory == (False, 1)
+    assert spec.app_stays_available.advance(
+        memory, Step(4, {"type": "tick"}, "platform", None, down, down)) == ((False, 1), None)

@@ -88,3 +88,26 @@ def test_loss_on_a_user_action_is_named_by_its_verb():
     # a deployment create that scaled the serving process down at once
     assert loss_cause(SERVING, SCALED_AWAY, kind="deploy") == "deploy"
     assert loss_cause(SERVING, app([proc(0, 1, running=0, starting=1)], []), kind="restart") == "restart"
+
+
+def test_a_process_the_cancel_step_creates_is_not_one_it_kept():
+    """An implementation may replace the web processes on a cancel: a process that did
+    not exist before the step survived nothing, and is judged apart from the kept ones."""
+    before = canceling(proc(0, 1), proc(1, 1, running=0, starting=1))
+    assert loss_cause(before, canceled(proc(2, 1, running=0, starting=1))) == "cancel-keeps-nothing"
+    after = canceled(proc(1, 1, running=0, starting=1), proc(2, 1, running=0, starting=1))
+    assert loss_cause(before, after) == "cancel-keeps-unstarted"
+
+
+def test_with_several_kept_processes_any_one_of_them_names_the_cause():
+    """The first mechanism that applies to some kept process names the loss, in the
+    order restart from zero, scaled-down serving, crashed, unstarted."""
+    zero_and_unstarted = canceling(proc(0, 0), proc(1, 1, running=0, starting=1), proc(2, 1))
+    assert loss_cause(zero_and_unstarted, canceled(proc(0, 1, running=0, starting=1),
+                                                   proc(1, 1, running=0, starting=1))) == "cancel-restarts-from-zero"
+    serving_and_unstarted = canceling(proc(0, 1), proc(1, 1, running=0, starting=1))
+    assert loss_cause(serving_and_unstarted, canceled(proc(0, 0), proc(1, 1, running=0, starting=1))) == (
+        "cancel-scales-down-serving")
+    crashed_and_unstarted = canceling(proc(0, 1), proc(1, 1, running=0, crashed=1), proc(2, 1, running=0, starting=1))
+    assert loss_cause(crashed_and_unstarted, canceled(proc(1, 1, running=0, crashed=1),
+                                                      proc(2, 1, running=0, starting=1))) == "cancel-keeps-crashed"
