@@ -169,3 +169,42 @@ def test_deployments_seen_created_together_each_remember_what_the_app_ran():
             [("push", {"instances": 1}), ("deploy", {}), ("cancel", {}), ("tick", {})])
     assert v.message == (
         "cancel of d1 left P2 running droplet 2, not the healthy droplet 0 the app ran before the deployment")
+
+
+def test_a_later_deployment_remembers_what_the_app_ran_when_it_was_created_not_before():
+    """d0 rolled P0 (droplet 0) over to P1 (droplet 1); d1 was created when the app ran
+    only droplet 1, so a cancel of d1 that brings back droplet 0 restores no last good
+    (an older release is not the one the canceled deployment replaced)."""
+    drops = (True, True, True)
+    d0 = dep(0, "DEPLOYING", "DEPLOYING", 1, 1, droplet=1)
+    d0_done = {**d0, "state": "DEPLOYED", "status_value": "FINALIZED", "status_reason": "DEPLOYED"}
+    d1 = dep(1, "DEPLOYING", "DEPLOYING", 2, 1, droplet=2)
+    d1_canceled = {**d1, "state": "CANCELED", "status_value": "FINALIZED", "status_reason": "CANCELED"}
+    observations = [
+        app([proc(0, 1)], [], drops),
+        app([proc(0, 1), proc(1, 1, running=0, starting=1, droplet=1)], [d0], drops),
+        app([proc(0, 1), proc(1, 1, droplet=1)], [d0], drops),
+        app([proc(1, 1, droplet=1)], [d0_done], drops),
+        app([proc(1, 1, droplet=1), proc(2, 1, running=0, starting=1, droplet=2)], [d0_done, d1], drops),
+        app([proc(1, 1, droplet=1), proc(2, 1, running=0, starting=1, droplet=2)],
+            [d0_done, {**d1, "state": "CANCELING", "status_reason": "CANCELING"}], drops),
+        app([proc(3, 1)], [d0_done, d1_canceled], drops),
+    ]
+    actions = [("push", {"instances": 1}), ("deploy", {}), ("runtime", {"process": 1}), ("tick", {}),
+               ("deploy", {}), ("cancel", {}), ("tick", {})]
+    v = run(spec.cancel_restores_last_good, observations, actions)
+    assert v is not None and v.step == 6 and v.message == (
+        "cancel of d1 left P3 running droplet 0, not the healthy droplet 1 the app ran before the deployment")
+    restored = [*observations[:-1], app([proc(1, 1, droplet=1)], [d0_done, d1_canceled], drops)]
+    assert run(spec.cancel_restores_last_good, restored, actions) is None
+
+
+def test_a_cancel_is_complete_when_its_state_is_canceled_not_when_its_reason_is_written():
+    """An implementation may write the status reason before the state: a deployment
+    still CANCELING is no completed cancel to judge, whatever its reason says."""
+    observations, actions = cancel_story(proc(0, 1))
+    cancel = observations[2]
+    started = {**cancel, "processes": [proc(0, 1), proc(1, 1, droplet=1)]}
+    reason_first = {**started, "deployments": [{**cancel["deployments"][0], "status_reason": "CANCELED"}]}
+    assert run(spec.cancel_restores_last_good, [*observations[:3], started, reason_first, observations[3]],
+               [*actions[:3], ("runtime", {"process": 1}), ("tick", {}), ("tick", {})]) is None
