@@ -316,3 +316,38 @@ def test_no_latent_drift_when_the_reference_is_reset_to_no_image():
 
 def test_an_empty_container_on_a_tag_not_pushed_yet_or_no_image_does_not_drift():
     assert state("no_latent_drift", world(slot("A", None), slot("B", None, image=None))) is None
+
+
+def test_a_released_digest_may_come_back_after_production_ran_nothing_for_a_while():
+    """The release, not the previous observation, says what production may run: d0 was
+    released, its tag vanished (a pull found nothing), then came back on d0. The
+    reference's tags never vanish, so this guards implementations and the rule."""
+    failing = {"digest": None, "status": "crash_loop"}
+    retry = {"type": "crash_retry", "slot": "production", "instance": 0}
+    assert run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+               (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
+               ({"type": "recycle", "slot": "production", "instance": 0}, world(slot("A", failing), slot("B", None))),
+               (retry, world(slot("A", 0), slot("B", None), tag=0))) is None
+    v = run("production_runs_only_released_images", world(slot("A", None), slot("B", None), tag=0),
+            (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
+            ({"type": "recycle", "slot": "production", "instance": 0}, world(slot("A", failing), slot("B", None))),
+            (retry, world(slot("A", 1), slot("B", None), tag=1)))
+    assert v is not None and v.step == 2 and "production runs d1" in v.message
+
+
+def test_only_a_swap_releases_what_staging_ran():
+    """App Service's auto swap (staging swapped into production when a deployment to it
+    completes) is no release: a webhook delivery that moves production to the site
+    staging ran d1 on puts d1 in production unreviewed."""
+    v = run("production_runs_only_released_images", RELEASED, ({"type": "deliver_webhook"}, SWAPPED))
+    assert v is not None and v.step == 0 and "production runs d1 after step 0 (deliver_webhook)" in v.message
+    assert run("production_runs_only_released_images", RELEASED, (SWAP, SWAPPED)) is None
+
+
+def test_a_site_change_that_is_no_swap_is_not_judged_as_a_rollback():
+    """A rollback is the user's swap back; production moved by anything else (an auto
+    swap on a webhook delivery) is production_runs_only_released_images's to judge."""
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
+               ({"type": "deliver_webhook"}, BACK_WRONG)) is None
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
+               (SWAP, BACK_WRONG)) is not None
