@@ -99,6 +99,22 @@ def test_monitor_judges_every_step_property_after_a_settled_one():
     assert v is not None and v.property == "always_broken"
 
 
+@settled_property("test")
+def never_settles(obs):
+    return "still busy"
+
+
+def test_a_muted_run_reports_nothing_when_it_settles_either():
+    """A run that broke a skipped way passed a known story first: its settle phase
+    must not be saved as a counterexample of another property."""
+    plain = Monitor((counts_to_two, never_settles))
+    assert plain.settled({}, 0).property == "never_settles"
+    muted = Monitor((counts_to_two, never_settles), skip=frozenset({("counts_to_two", "b")}))
+    muted.advance(_step(0, "a"))
+    assert muted.advance(_step(1, "b")) is None and muted.muted
+    assert muted.settled({}, 1) is None
+
+
 def test_app_stays_available_names_how_the_last_instance_went():
     def cause_after(variant: str, story: list) -> str | None:
         outcome = replay({"model": "capi", "variant": variant, "property": AVAILABLE.name,
