@@ -104,8 +104,11 @@ def push_does_not_touch_production(memory, step: Step):
 
     cobalt #316 (the webhook as the deploy trigger) and #299 (a registry-wide
     webhook made every push redeploy); PR #324 removed the webhook for this.
+    A push or delivery that an implementation refused and that changed
+    production all the same breaks it too (as a refused ``set_image`` releases
+    nothing in ``production_runs_only_released_images``).
     """
-    if step.rejected is None and step.action["type"] in ("push", "deliver_webhook"):
+    if step.action["type"] in ("push", "deliver_webhook"):
         was, now = step.before["slots"]["production"], step.after["slots"]["production"]
         if was["instances"] != now["instances"]:
             return memory, (

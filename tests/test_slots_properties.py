@@ -80,6 +80,22 @@ def test_push_does_not_touch_production_breaks_only_with_the_webhook():
     assert verdict("slots-pipeline-tag", "push_does_not_touch_production", steps) is None
 
 
+def test_a_refused_delivery_that_changed_production_touched_it_all_the_same():
+    """The reference never does it (a refusal leaves the state), an implementation might:
+    the observations, not the answer, say what happened."""
+    v = SLOTS.variant("slots-webhook-tag")
+    s = Session(SLOTS, ReferenceAdapter(SLOTS, v), (), SLOTS.default_config(v))
+    for a in DEPLOY_FOO + [Push()]:
+        s.perform(a)
+    before = s.obs
+    s.perform(DeliverWebhook())
+    prop = SLOTS.property("push_does_not_touch_production")
+    step = Step(3, {"type": "deliver_webhook"}, "platform", "no delivery queued", before, s.obs)
+    assert before["slots"]["production"]["instances"] != s.obs["slots"]["production"]["instances"]
+    _, message = prop.advance(prop.initial, step)
+    assert message is not None and message.startswith("deliver_webhook at step 3 changed production")
+
+
 def test_slot_runs_one_version_counts_serving_containers():
     mixed = [Push(), SetImage("staging"), Push(), Recycle("staging", 0)]
     v = verdict("slots-pipeline-tag", "slot_runs_one_version", mixed)
