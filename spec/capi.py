@@ -25,10 +25,6 @@ def active(obs: Observation) -> list[dict]:
     return [d for d in obs["deployments"] if d["state"] in ACTIVE_STATES]
 
 
-def serving_droplets(obs: Observation) -> frozenset[int]:
-    return frozenset(p["droplet"] for p in obs["processes"] if "RUNNING" in p["instances"])
-
-
 def _healthy(obs: Observation, droplet: int) -> bool:
     return obs["droplets"][droplet]["healthy"]
 

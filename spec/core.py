@@ -53,10 +53,6 @@ class Property:
     advance: Callable[[Any, Step], tuple[Any, str | None]] | None = None
     at_settled: Callable[[Observation], str | None] | None = None
 
-    @property
-    def summary(self) -> str:
-        return self.doc.split("\n\n")[0].replace("\n", " ")
-
 
 def state_property(model: str) -> Callable[[Callable[[Observation], str | None]], Property]:
     """``fn(observation) -> message | None`` must hold after every step."""
