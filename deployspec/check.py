@@ -62,7 +62,8 @@ def plan(model: str | None, variants: list[str] | None) -> list[tuple[object, st
             if model:
                 get_model(model).variant(name)  # raises with the known names
             known = [v for m in models for v in m.variants]
-            raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
+            raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)}; "
+                             "a design of your own is handed in: docs/variants.md)")
         out.append((owner, name))
     return out
 
@@ -99,8 +100,7 @@ def run(
     exhaustive search over that many processes instead (``engines.explore.search``).
     ``on_progress`` hears how far each running exhaustive search got (serial runs only)."""
     engines = tuple(engines)
-    tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines
-             for p in selected(m, properties)]
+    tasks = searches(pairs, engines, distinct, properties)
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
                "distinct": distinct, "engines": engines, "workers": workers}
     if jobs <= 1 or len(tasks) <= 1:
@@ -143,6 +143,25 @@ def run(
         raise
     pool.shutdown()
     return [r for found in done for r in found]
+
+
+def searches(pairs: list[tuple[object, str]], engines: tuple[str, ...], distinct: bool,
+             properties: Iterable[str] | None) -> list[tuple[str, str, str, str]]:
+    """(model, variant, engine, property) of every search :func:`run` makes.
+
+    In the matrix (not ``distinct``), a design handed in from outside is new: what it
+    declares to hold is also searched exhaustively within its bounds (unless the
+    explorer runs anyway), so a fix it claims is not taken on a two-second random
+    search's word; its declared violations are the random search's to show, as for
+    the shipped designs."""
+    from deployspec.variant_plugins import HANDED_IN_FROM
+
+    tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines for p in selected(m, properties)]
+    if not distinct and "explore" not in engines:
+        tasks += [(m.name, v, "explore", p.name) for m, v in pairs if v in HANDED_IN_FROM
+                  for p in selected(m, properties)
+                  if expected(m, v, p.name) == "holds" and beyond(m, v, p.name) is None]
+    return tasks
 
 
 def quiet_resource_tracker() -> None:

@@ -34,7 +34,7 @@ def cmd_check(args) -> int:
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     if args.out is not None:
         writable_dir(args.out)
-    searches = sum(len(check.selected(m, args.property)) for m, _ in pairs) * len(engines)
+    searches = len(check.searches(pairs, tuple(engines), bool(args.variant), args.property))
     from deployspec.contract.cli import sigterm_interrupts
 
     if args.jobs > 1:

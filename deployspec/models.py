@@ -68,7 +68,7 @@ class Model:
         except KeyError:
             raise UsageError(
                 f"unknown variant {name!r} for model {self.name} "
-                f"(known: {', '.join(self.variants)})"
+                f"(known: {', '.join(self.variants)}; a design of your own is handed in: docs/variants.md)"
             ) from None
 
     def property(self, name: str, config: Any = None, subject: str = "implementation") -> Property:
@@ -242,7 +242,8 @@ def find_variant(name: str) -> tuple[Model, Any]:
         if name in model.variants:
             return model, model.variants[name]
     known = [v for m in model_names() for v in get_model(m).variants]
-    raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)})")
+    raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)}; "
+                     "a design of your own is handed in: docs/variants.md)")
 
 
 __all__ = ["ActionError", "Model", "UsageError", "bounds_given", "find_variant", "get_model", "model_names"]

@@ -11,7 +11,7 @@ from deployspec.variant_plugins import HANDED_IN_FROM
 def matrix(results: list[Result], declared: bool) -> str:
     """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
     declare, ``+`` a property it violates beyond the default search (said under the table)."""
-    from deployspec.check import DEFAULT_BUDGET, INCONCLUSIVE, PRECEDENCE, beyond, matches
+    from deployspec.check import DEFAULT_BUDGET, INCONCLUSIVE, PRECEDENCE, beyond, expected, matches
 
     by_model: dict[str, list[Result]] = {}
     for r in results:
@@ -58,6 +58,10 @@ def matrix(results: list[Result], declared: bool) -> str:
                 stats = [r.stats for r in rs if r.variant == v and r.property == p and r.verdict == verdict]
                 if declared and judged and not all(matches(model, v, p, verdict, st) for st in stats):
                     cell += " !"
+                    by = sorted({r.engine for r in rs if r.variant == v and r.property == p and r.verdict == verdict})
+                    said = "declared to hold" if expected(model, v, p) == "holds" else "declared violated"
+                    notes.append(f"! {v} · {p}: {cell.split()[0]} ({', '.join(by)}), {said}; a close look: "
+                                 f"deployspec check --model {model_name} --variant {v} --property {p}")
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))
         if unfinished:
@@ -74,18 +78,19 @@ def matrix(results: list[Result], declared: bool) -> str:
 
 def variants_table() -> str:
     lines = []
-    for name in model_names():
-        model = get_model(name)
-        lines.append(f"model {name}: {model.description}")
+    models = [get_model(name) for name in model_names()]
+    w = max([26, *(len(v) + 1 for m in models for v in m.variants)])  # a long name of the user's own too
+    for model in models:
+        lines.append(f"model {model.name}: {model.description}")
         for v in model.variants.values():
             declares = ", ".join(sorted(v.declares)) or "nothing (must hold every property)"
-            lines.append(f"  {v.name:26} {v.summary}")
-            lines.append(f"  {'':26} violates: {declares}")
+            lines.append(f"  {v.name:{w}} {v.summary}")
+            lines.append(f"  {'':{w}} violates: {declares}")
             for prop, where in sorted(getattr(v, "violates_beyond", {}).items()):
-                lines.append(f"  {'':26} and beyond the default search, {prop}: {where}")
-            lines.append(f"  {'':26} upstream: {v.upstream}")
+                lines.append(f"  {'':{w}} and beyond the default search, {prop}: {where}")
+            lines.append(f"  {'':{w}} upstream: {v.upstream}")
             if v.name in HANDED_IN_FROM:  # a design of the user's own (docs/variants.md)
-                lines.append(f"  {'':26} from: {HANDED_IN_FROM[v.name]}")
+                lines.append(f"  {'':{w}} from: {HANDED_IN_FROM[v.name]}")
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -103,8 +108,16 @@ def variants_json() -> dict:
                  "declares": sorted(v.declares),
                  "violates_beyond": {prop: {"why": where.why, "trace": where.trace} for prop, where in
                                      sorted(getattr(v, "violates_beyond", {}).items())},
+                 "config": _jsonable(v.config), "explore": _jsonable(getattr(v, "explore", {})),
                  "source": HANDED_IN_FROM.get(v.name)}  # null: shipped with deployspec
                 for v in model.variants.values()
             ],
         }
     return out
+
+
+def _jsonable(bounds: dict) -> dict:
+    """A variant's bounds (tuples of tuples) as JSON."""
+    import json
+
+    return json.loads(json.dumps(bounds))

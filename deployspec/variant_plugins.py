@@ -49,9 +49,11 @@ _loading = False
 
 def suppliers() -> list[tuple[str, Callable[[], Any]]]:
     """(where, load) for each entry point of the group, then each module of the variable."""
-    found = [(f"entry point {ep.name} ({ep.value})", ep.load) for ep in entry_points(group=GROUP)]
+    points = list(entry_points(group=GROUP))
+    found = [(f"entry point {ep.name} ({ep.value})", ep.load) for ep in points]
+    installed = {ep.value.partition(":")[0].strip() for ep in points}
     for name in dict.fromkeys(s.strip() for s in os.environ.get(ENV, "").split(",")):  # (once each)
-        if name:
+        if name and name not in installed:  # (tried by the variable, then packaged: the same designs)
             found.append((f"{ENV} module {name}", lambda name=name: _import(name)))
     return found
 
@@ -132,7 +134,9 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except SystemExit as exc:
         raise UsageError(f"variants from {where}: cannot load: it called sys.exit({exc.code!r})") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
-        raise UsageError(f"variants from {where}: cannot load: {type(exc).__name__}: {exc}") from None
+        hint = (f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
+                if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc))
+        raise UsageError(f"variants from {where}: cannot load: {type(exc).__name__}: {exc}{hint}") from None
     kinds = tuple(classes.values())
     for v in items:
         if not isinstance(v, kinds) or classes.get(getattr(v, "model", None)) is not type(v):
@@ -146,7 +150,7 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
     from deployspec.reference.core import Beyond
 
     if isinstance(v.declares, str) or not isinstance(v.declares, (set, frozenset)):
-        raise UsageError(f"variants from {where}: {v.name}'s declares must be a frozenset of property "
+        raise UsageError(f"variants from {where}: {v.name}'s declares must be a set of property "
                          f"names, not {type(v.declares).__name__}")
     if not isinstance(v.violates_beyond, Mapping) or \
             not all(isinstance(b, Beyond) for b in v.violates_beyond.values()):
@@ -165,9 +169,30 @@ def fault(variant: str, exc: Exception) -> str | None:
     where = HANDED_IN_FROM.get(variant)
     if where is None:
         return None
+    return f"variant {variant} ({where}) raised {type(exc).__name__}: {exc}{_in_user_code(exc)}"
+
+
+def _in_user_code(exc: BaseException) -> str:
+    """`` at FILE:LINE`` of the innermost frame of the user's code; raised in deployspec's
+    own code instead (a rule called with the arguments of the one it replaces, or
+    returning what that one does not), that place, and the question to ask."""
+    import attr
+    import attrs
+
+    import deployspec
+    from deployspec import reference, spec
+
+    own = tuple(os.path.dirname(m.__file__) for m in (deployspec, reference, spec))
+    libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
     frames = traceback.extract_tb(exc.__traceback__)
-    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-    return f"variant {variant} ({where}) raised {type(exc).__name__}: {exc}{at}"
+    mine = [f for f in frames if not f.filename.startswith(("<", *libraries))]
+    if frames and mine and frames[-1] is mine[-1]:
+        return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}"
+    if frames and frames[-1].filename.startswith(own):
+        last = frames[-1]
+        return (f" (in deployspec's {os.path.basename(last.filename)}:{last.lineno}: does a rule of yours "
+                "take the arguments, and return what, the rule it replaces does?)")
+    return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}" if mine else ""
 
 
 def _short(value: Any) -> str:

@@ -142,7 +142,7 @@ def test_an_entry_point_hands_in_the_same(capsys, outside, monkeypatch):
 EVOLVED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
            "VARIANTS = [attrs.evolve(CAPI_CURRENT, {})]\n")
 BAD = {
-    "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent'"),
+    "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent' (modules are found from the current folder, "),
     "raisesatimport": ("raise RuntimeError('no database')\n", "cannot load: RuntimeError: no database"),
     "novariants": ("x = 1\n", "the module has no VARIANTS (a list of variants)"),
     "notalist": ("VARIANTS = 3\n", "VARIANTS must be a list of variants, not int"),
@@ -154,7 +154,7 @@ BAD = {
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
                         "x declares unknown properties fast (known: app_stays_available,"),
     "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
-                        "x's declares must be a frozenset of property names, not str"),
+                        "x's declares must be a set of property names, not str"),
     "beyondnotbeyond": (EVOLVED.format("name='x', violates_beyond={'single_active_deployment': 'somewhere'}"),
                         "x's violates_beyond must map property names to Beyond(...)"),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
@@ -203,3 +203,55 @@ def test_a_trace_of_a_design_not_handed_in_says_so(capsys, tmp_path):
     assert (status, err) == (2, (f"deployspec: error: {path}: found on variant 'yours', which is not known here "
                                 "(a design of your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, "
                                 "docs/variants.md)\n"))
+
+
+def test_the_matrix_explores_what_a_design_of_ones_own_claims_to_fix(outside):
+    """Its declared-to-hold properties get an exhaustive search too; a shipped design's do not."""
+    from deployspec.check import plan, searches
+
+    outside("finalize_in_txn")
+    pairs = [(m, v) for m, v in plan("capi", None) if v in (MINE, "capi-current")]
+    tasks = searches(pairs, ("hypothesis",), distinct=False, properties=None)
+    explored = sorted(p for _, v, e, p in tasks if e == "explore")
+    assert explored == ["cancel_restores_last_good", "deployment_converges", "single_active_deployment"]
+    assert all(v == MINE for _, v, e, _ in tasks if e == "explore")
+    assert not [t for t in searches(pairs, ("hypothesis",), distinct=True, properties=None) if t[2] == "explore"]
+
+
+def test_a_claimed_fix_the_explorer_breaks_is_marked_with_the_command_to_look(outside):
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    outside("finalize_in_txn")
+    results = [Result("capi", MINE, "single_active_deployment", "hypothesis", "holds"),
+               Result("capi", MINE, "single_active_deployment", "explore", "violated")]
+    text = matrix(results, declared=True)
+    assert "VIOLATED !" in text
+    assert (f"! {MINE} · single_active_deployment: VIOLATED (explore), declared to hold; a close look: "
+            f"deployspec check --model capi --variant {MINE} --property single_active_deployment") in text
+
+
+def test_a_rule_called_with_other_arguments_is_named_by_where_deployspec_called_it(capsys, outside, tmp_path,
+                                                                                    monkeypatch):
+    (tmp_path / "badsig.py").write_text(
+        "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+        "def prior(state):\n    return None\n"
+        "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='badsig', violates_beyond={}, select_prior=prior)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outside("badsig")
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "badsig", "--engine", "explore",
+                         "--property", "app_stays_available", "--json")
+    (result,) = json.loads(out)["results"]
+    assert status == 1 and result["verdict"] == "error"
+    assert result["message"].startswith("variant badsig (DEPLOYSPEC_VARIANTS module badsig) raised TypeError: "
+                                        "prior() takes 1 positional argument but 3 were given (in deployspec's ")
+    assert result["message"].endswith(": does a rule of yours take the arguments, and return what, "
+                                      "the rule it replaces does?)")
+
+
+def test_a_module_both_installed_and_named_in_the_variable_is_loaded_once(capsys, outside, monkeypatch):
+    point = EntryPoint("mine", "finalize_in_txn", variant_plugins.GROUP)
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [point])
+    outside("finalize_in_txn")
+    status, out, err = run(capsys, "variants")
+    assert (status, err) == (0, "") and out.count(f"  {MINE} ") == 1
