@@ -170,8 +170,8 @@ def test_minimize_keeps_the_cause():
 
 
 def test_close_look_at_capi_current_shows_the_canary_cancel(tmp_path, capsys):
-    code = main(["check", "--model", "capi", "--variant", "capi-current", "--budget", "1",
-                 "--out", str(tmp_path)])
+    code = main(["check", "--model", "capi", "--variant", "capi-current", "--property", "app_stays_available",
+                 "--budget", "1", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
     assert "cause: cancel-restarts-from-zero" in out and "cause: cancel-keeps-unstarted" in out
