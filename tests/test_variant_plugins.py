@@ -34,6 +34,18 @@ def outside(monkeypatch):
     variant_plugins.HANDED_IN_FROM.clear()
 
 
+@pytest.fixture
+def hand_in(outside, tmp_path, monkeypatch):
+    """Write ``module``.py with ``source`` into a folder on the path and hand it in."""
+
+    def write(module: str, source: str) -> None:
+        (tmp_path / f"{module}.py").write_text(source)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        outside(module)
+
+    return write
+
+
 def test_a_design_of_ones_own_is_listed_with_where_it_came_from(capsys, outside):
     outside("finalize_in_txn")
     status, out, _ = run(capsys, "variants", "--json")
@@ -97,15 +109,11 @@ def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, 
     assert status == 0, out
 
 
-def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, outside, tmp_path, monkeypatch):
-    (tmp_path / "rulebroken.py").write_text(
-        "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
-        "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
-        "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='raises', previous_deployment=boom, violates_beyond={})]\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    outside("rulebroken")
+def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, hand_in):
+    hand_in("rulebroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+            + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
     why = ("variant raises (DEPLOYSPEC_VARIANTS module rulebroken) raised RuntimeError: my rule is broken "
-           "at rulebroken.py:4")
+           "at rulebroken.py:2")
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
                          "--property", "single_active_deployment", "--json")
     (result,) = json.loads(out)["results"]
@@ -231,14 +239,9 @@ def test_a_claimed_fix_the_explorer_breaks_is_marked_with_the_command_to_look(ou
             f"deployspec check --model capi --variant {MINE} --property single_active_deployment") in text
 
 
-def test_a_rule_called_with_other_arguments_is_named_by_where_deployspec_called_it(capsys, outside, tmp_path,
-                                                                                    monkeypatch):
-    (tmp_path / "badsig.py").write_text(
-        "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
-        "def prior(state):\n    return None\n"
-        "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='badsig', violates_beyond={}, select_prior=prior)]\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    outside("badsig")
+def test_a_rule_called_with_other_arguments_is_named_by_where_deployspec_called_it(capsys, hand_in):
+    hand_in("badsig", "def prior(state):\n    return None\n"
+            + EVOLVED.format("name='badsig', violates_beyond={}, select_prior=prior"))
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "badsig", "--engine", "explore",
                          "--property", "app_stays_available", "--json")
     (result,) = json.loads(out)["results"]
