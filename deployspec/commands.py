@@ -206,8 +206,8 @@ def cmd_replay(args) -> int:
 
 
 def _check_replay_configs(args, loaded, bounds) -> None:
-    """Each trace's configuration on its target, with ``--bound``, before any verdict
-    is printed or any program started: a UsageError naming the file."""
+    """Each trace's target and its configuration there, with ``--bound``, before any
+    verdict is printed or any program started: a UsageError naming the file."""
     from deployspec.models import get_model
     from deployspec.replay import config_on
 
@@ -217,12 +217,21 @@ def _check_replay_configs(args, loaded, bounds) -> None:
         if on is not None:
             model = get_model(trace["model"])
             if on not in model.variants and not args.variant:
-                continue  # an implementation's trace: open_for_replay says how to replay it
+                raise UsageError(_no_target(path, trace))
             model.variant(on)  # an unknown --variant is said as such, not of a file
         try:
             config_on(trace, on, bounds)
         except UsageError as exc:
             raise UsageError(f"{path}: {exc}") from None
+
+
+def _no_target(path, trace) -> str:
+    """Why a trace recorded on a variant not known here cannot replay by itself."""
+    if isinstance((trace.get("extra") or {}).get("implementation"), dict):
+        return (f"{path}: found on implementation {trace['variant']!r}; replay it with --exec/--python, "
+                "or on a reference with --variant")
+    return (f"{path}: found on variant {trace['variant']!r}, which is not known here (a design of your own? "
+            "hand it in again: DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
 
 
 def _replay_one(replay, trace, args, conn, bounds):

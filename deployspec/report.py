@@ -5,7 +5,7 @@ from __future__ import annotations
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
 from deployspec.text import printable_line
-from deployspec.variant_plugins import HANDED_IN_FROM
+from deployspec.variant_plugins import source_of
 
 
 def matrix(results: list[Result], declared: bool) -> str:
@@ -60,7 +60,8 @@ def matrix(results: list[Result], declared: bool) -> str:
                     cell += " !"
                     by = sorted({r.engine for r in rs if r.variant == v and r.property == p and r.verdict == verdict})
                     said = "declared to hold" if expected(model, v, p) == "holds" else "declared violated"
-                    notes.append(f"! {v} · {p}: {cell.split()[0]} ({', '.join(by)}), {said}; a close look: "
+                    notes.append(f"! {v} · {p}: {'VIOLATED' if verdict == 'violated' else verdict} "
+                                 f"({', '.join(by)}), {said}; a close look: "
                                  f"deployspec check --model {model_name} --variant {v} --property {p}")
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))
@@ -89,8 +90,8 @@ def variants_table() -> str:
             for prop, where in sorted(getattr(v, "violates_beyond", {}).items()):
                 lines.append(f"  {'':{w}} and beyond the default search, {prop}: {where}")
             lines.append(f"  {'':{w}} upstream: {v.upstream}")
-            if v.name in HANDED_IN_FROM:  # a design of the user's own (docs/variants.md)
-                lines.append(f"  {'':{w}} from: {HANDED_IN_FROM[v.name]}")
+            if source_of(v.name) is not None:  # a design of the user's own (docs/variants.md)
+                lines.append(f"  {'':{w}} from: {source_of(v.name)}")
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -109,7 +110,7 @@ def variants_json() -> dict:
                  "violates_beyond": {prop: {"why": where.why, "trace": where.trace} for prop, where in
                                      sorted(getattr(v, "violates_beyond", {}).items())},
                  "config": _jsonable(v.config), "explore": _jsonable(getattr(v, "explore", {})),
-                 "source": HANDED_IN_FROM.get(v.name)}  # null: shipped with deployspec
+                 "source": source_of(v.name)}  # null: shipped with deployspec
                 for v in model.variants.values()
             ],
         }

@@ -40,11 +40,16 @@ ENV = "DEPLOYSPEC_VARIANTS"
 #: a variant's name goes into trace file names (``NAME--property--hash.json``) and command lines
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
-#: variant name -> the supplier it came from, for ``deployspec variants``
-HANDED_IN_FROM: dict[str, str] = {}
-#: (supplier, variant) of every model, once loaded (None: not yet)
-_handed_in: list[tuple[str, Any]] | None = None
+#: name -> (the supplier it came from, the variant), of every model, once loaded (None: not yet)
+_handed_in: dict[str, tuple[str, Any]] | None = None
 _loading = False
+
+
+def source_of(name: str) -> str | None:
+    """Where the variant ``name`` was handed in from (``deployspec variants``); None for a
+    shipped one."""
+    found = (_handed_in or {}).get(name)
+    return found[0] if found else None
 
 
 def suppliers() -> list[tuple[str, Callable[[], Any]]]:
@@ -73,14 +78,14 @@ def with_outside_variants(model_name: str, shipped: Mapping[str, Any], propertie
     (variant names are unique across models: ``models.find_variant``)."""
     variants = dict(shipped)
     known = set(properties)
-    for where, v in _all_handed_in(classes, set(taken)):
+    for where, v in _all_handed_in(classes, set(taken)).values():
         if v.model == model_name:
             _check_declarations(where, v, known)
             variants[v.name] = v
     return variants
 
 
-def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> list[tuple[str, Any]]:
+def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tuple[str, Any]]:
     global _handed_in, _loading
     if _handed_in is not None:
         return _handed_in
@@ -90,21 +95,18 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> list[tuple[s
                          "deployspec.reference, not from get_model")
     _loading = True
     try:
-        found: list[tuple[str, Any]] = []
-        names: dict[str, str] = {}
+        found: dict[str, tuple[str, Any]] = {}
         for where, load in suppliers():
             for v in _load(where, load, classes):
                 if not isinstance(v.name, str) or not NAME.fullmatch(v.name):
                     raise UsageError(f"variants from {where}: name {_short(v.name)} must be 1-64 letters, "
                                      "digits, '.', '_' or '-' (it names trace files)")
-                if v.name in taken or v.name in names:
-                    raise UsageError(f"variants from {where}: the name {v.name!r} is taken "
-                                     f"({names.get(v.name, 'a shipped variant')}); give yours its own")
-                names[v.name] = where
-                found.append((where, v))
+                if v.name in taken or v.name in found:
+                    by = found[v.name][0] if v.name in found else "a shipped variant"
+                    raise UsageError(f"variants from {where}: the name {v.name!r} is taken ({by}); "
+                                     "give yours its own")
+                found[v.name] = (where, v)
         _handed_in = found
-        HANDED_IN_FROM.clear()
-        HANDED_IN_FROM.update(names)
         return found
     finally:
         _loading = False
@@ -166,7 +168,7 @@ def fault(variant: str, exc: Exception) -> str | None:
     """One line for an exception a variant handed in from outside raised (its rules are
     the user's code), naming where in that code; None for a shipped variant's (a bug of
     deployspec's own, whose traceback is wanted)."""
-    where = HANDED_IN_FROM.get(variant)
+    where = source_of(variant)
     if where is None:
         return None
     return f"variant {variant} ({where}) raised {type(exc).__name__}: {exc}{_in_user_code(exc)}"

@@ -30,8 +30,7 @@ def outside(monkeypatch):
         models._CACHE.clear()
         variant_plugins._handed_in = None
 
-    yield use
-    variant_plugins.HANDED_IN_FROM.clear()
+    return use
 
 
 @pytest.fixture
@@ -200,17 +199,33 @@ def test_a_file_name_is_not_a_module_name(capsys, outside):
                                 ".py or a path)\n"))
 
 
-def test_a_trace_of_a_design_not_handed_in_says_so(capsys, tmp_path):
+def _recorded_on(tmp_path, variant: str, implementation: bool) -> Path:
+    """The seed as if found on ``variant``, a design or (``implementation``) a contract run's."""
     from .cli_runs import SEED
 
     trace = json.loads(SEED.read_text())
-    trace["variant"] = "yours"
-    path = tmp_path / "yours.json"
+    trace["variant"] = variant
+    if implementation:
+        trace.setdefault("extra", {})["implementation"] = {"name": variant}
+    path = tmp_path / f"{variant}.json"
     path.write_text(json.dumps(trace))
+    return path
+
+
+def test_a_trace_of_a_design_not_handed_in_says_so(capsys, tmp_path):
+    path = _recorded_on(tmp_path, "yours", implementation=False)
     status, _, err = run(capsys, "replay", str(path))
     assert (status, err) == (2, (f"deployspec: error: {path}: found on variant 'yours', which is not known here "
                                 "(a design of your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, "
                                 "docs/variants.md)\n"))
+
+
+def test_a_trace_of_an_implementation_says_how_to_replay_it(capsys, tmp_path):
+    path = _recorded_on(tmp_path, "mine", implementation=True)
+    status, _, err = run(capsys, "replay", str(path))
+    assert (status, err) == (2, (f"deployspec: error: {path}: found on implementation 'mine'; replay it with "
+                                "--exec/--python, or on a reference with --variant\n"))
+    assert run(capsys, "replay", str(path), "--variant", "capi-2022")[0] == 1
 
 
 def test_the_matrix_explores_what_a_design_of_ones_own_claims_to_fix(outside):

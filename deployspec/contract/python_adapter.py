@@ -30,7 +30,7 @@ from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
 from deployspec.text import printable_line
-from deployspec.user_code import cwd_first_on_path
+from deployspec.user_code import cwd_first_on_path, is_module_name
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
@@ -86,7 +86,7 @@ def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -
     """``MODULE:FACTORY`` → the callable; a bad name is a usage error, a failing import a fault
     (but ``passing``, raised through as ``call`` does)."""
     module_name, attr = split_spec(spec)
-    if module_name.startswith(".") or "/" in module_name or os.sep in module_name:  # a path: no import can work
+    if not is_module_name(module_name):  # a file name or a path: no import can work
         raise not_found(spec, module_name)
     cwd_first_on_path()
     try:
