@@ -241,9 +241,8 @@ def _replay_one(replay, trace, args, conn, bounds):
 
 
 def _report_replay(path, trace, outcome, out, bounds=None) -> int:
-    notes = []
-    if outcome.started_elsewhere(trace):  # e.g. slots: where another design's Terraform leaves the app
-        notes.append("from another start than recorded" if bounds else "from its own start")
+    start = outcome.start_note(trace, bounds)  # e.g. slots: where another design's Terraform leaves the app
+    notes = [start] if start else []
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")

@@ -27,6 +27,9 @@ class ReplayOutcome:
     property: str
     violation: Violation | None
     session: Session
+    #: on a variant replayed with ``--bound``: whether its own start (without them)
+    #: already differs from the recorded one; None: not known (an implementation)
+    own_start_differs: bool | None = None
 
     @property
     def reproduced(self) -> bool:
@@ -34,8 +37,17 @@ class ReplayOutcome:
 
     def started_elsewhere(self, trace: dict) -> bool:
         """The replay began from another state than the recorded one (another design's
-        own start: ``Model.replay_config``)."""
+        own start: ``Model.replay_config``, or ``--bound``)."""
         return self.session.initial != trace.get("initial", self.session.initial)
+
+    def start_note(self, trace: dict, bounds: dict | None) -> str | None:
+        """Why the replay began elsewhere, for the verdict: the design's own start
+        (where its Terraform leaves the app), or the ``--bound`` given; None: it did not."""
+        if not self.started_elsewhere(trace):
+            return None
+        if bounds and not self.own_start_differs:
+            return "from another start than recorded"
+        return "from its own start"
 
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,
@@ -78,7 +90,11 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
                 session.settle()
     finally:
         adapter.close()
-    return ReplayOutcome(target or "implementation", prop.name, session.violation, session)
+    own = None
+    if bounds and not implementation:
+        unbounded = config_on(trace, target)
+        own = model.observe(model.initial_state(unbounded)) != trace.get("initial", session.initial)
+    return ReplayOutcome(target or "implementation", prop.name, session.violation, session, own)
 
 
 def config_on(trace: dict, target: str | None, bounds: dict[str, Any] | None = None) -> Any:

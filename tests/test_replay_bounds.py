@@ -24,6 +24,16 @@ def test_a_slots_trace_from_another_start(capsys):
                    'with start="empty"): production_runs_only_released_images holds (1 action(s) rejected and skipped)\n')
 
 
+def test_another_design_replayed_with_a_bound_that_keeps_its_start_says_its_own_start(capsys):
+    """The fix's own start (its Terraform) is why it began elsewhere, not a --bound that
+    leaves the start alone; a bound that moves the start is said as such."""
+    status, out, _ = run(capsys, "replay", str(WEBHOOK), "--variant", "slots-pipeline-immutable",
+                         "--bound", "settle_steps=3")
+    assert status == 0 and "on slots-pipeline-immutable (from its own start; with settle_steps=3): " in out
+    status, out, _ = run(capsys, "replay", str(WEBHOOK), "--bound", "settle_steps=3")
+    assert status == 1 and "on slots-webhook-tag (with settle_steps=3): " in out
+
+
 def test_a_bound_of_the_search_is_refused(capsys):
     """A replay runs the recorded actions: max_deployments=1 would not stop the trace's second deploy."""
     status, out, err = run(capsys, "replay", str(SEED), "--bound", "max_deployments=1")
