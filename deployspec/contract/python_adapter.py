@@ -375,11 +375,8 @@ class PythonAdapter:
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
-        if inspect.isawaitable(result):  # closed, so Python does not warn that it never ran
-            if inspect.iscoroutine(result):
-                result.close()
-            raise self._failed(f"{method}() returned an awaitable ({type(result).__name__}): an async "
-                               f"method? deployspec calls reset, perform and observe synchronously")
+        if (why := not_awaited(method, result)) is not None:
+            raise self._failed(why)
         if method == "reset" and result is not None:
             raise self._failed(f"reset() returned {shown(result)}; expected None")
         return result
@@ -387,3 +384,15 @@ class PythonAdapter:
     def _failed(self, cause: str) -> ImplementationError:
         self.dead = cause
         return ImplementationError(cause)
+
+
+def not_awaited(method: str, result: Any) -> str | None:
+    """Why ``result`` of ``method()`` is a mistake: an awaitable (an async method) that
+    deployspec, calling synchronously, will never run; None: it is not one. A coroutine
+    is closed, so Python does not warn that it never ran."""
+    if not inspect.isawaitable(result):
+        return None
+    if inspect.iscoroutine(result):
+        result.close()
+    return (f"{method}() returned an awaitable ({type(result).__name__}): an async method? "
+            "deployspec calls reset, perform and observe synchronously")

@@ -16,10 +16,12 @@ import sys
 from typing import Any, BinaryIO
 
 from deployspec.contract import protocol
+from deployspec.contract.python_adapter import not_awaited
 
 
-class _BadRequest(Exception):
-    pass
+class _Unanswerable(Exception):
+    """A request that gets an ``error`` reply with this message (a bad request, or an
+    implementation's answer that cannot be one)."""
 
 
 class Server:
@@ -31,36 +33,43 @@ class Server:
 
     def handle(self, request: Any) -> dict:
         if not isinstance(request, dict):
-            raise _BadRequest("a request must be a JSON object")
+            raise _Unanswerable("a request must be a JSON object")
         rid, kind = request.get("id"), request.get("type")
         if not isinstance(rid, int) or isinstance(rid, bool) or rid < 0:
-            raise _BadRequest("a request needs an integer id >= 0")
+            raise _Unanswerable("a request needs an integer id >= 0")
         if kind == "reset":
             if request.get("protocol") != protocol.VERSION:
-                raise _BadRequest(f"unsupported protocol version {request.get('protocol')!r} "
+                raise _Unanswerable(f"unsupported protocol version {request.get('protocol')!r} "
                                   f"(this server speaks {protocol.VERSION})")
             if request.get("model") != self.model_name:
-                raise _BadRequest(f"this server implements model {self.model_name!r}, "
+                raise _Unanswerable(f"this server implements model {self.model_name!r}, "
                                   f"not {request.get('model')!r}")
             config = request.get("config")
             if not isinstance(config, dict):
-                raise _BadRequest("reset needs a config object")
-            self.impl.reset(config)
+                raise _Unanswerable("reset needs a config object")
+            self._called("reset", config)
             self.ready = True
             reply = {"id": rid, "type": "reset_ok", "protocol": protocol.VERSION}
             if self.name:
                 reply["implementation"] = self.name
             return reply
         if kind not in ("action", "observe"):
-            raise _BadRequest(f"unknown request type {kind!r} (known: {', '.join(protocol.REQUESTS)})")
+            raise _Unanswerable(f"unknown request type {kind!r} (known: {', '.join(protocol.REQUESTS)})")
         if not self.ready:
-            raise _BadRequest(f"{kind} before reset")
+            raise _Unanswerable(f"{kind} before reset")
         if kind == "observe":
-            return {"id": rid, "type": "observation", "observation": self.impl.observe()}
-        reason = self.impl.perform(request.get("action"))
+            return {"id": rid, "type": "observation", "observation": self._called("observe")}
+        reason = self._called("perform", request.get("action"))
         if reason is None:
-            return {"id": rid, "type": "performed", "observation": self.impl.observe()}
-        return {"id": rid, "type": "rejected", "reason": reason, "observation": self.impl.observe()}
+            return {"id": rid, "type": "performed", "observation": self._called("observe")}
+        return {"id": rid, "type": "rejected", "reason": reason, "observation": self._called("observe")}
+
+    def _called(self, method: str, *args: Any) -> Any:
+        """What the implementation's ``method`` returns; an async one is an error reply."""
+        result = getattr(self.impl, method)(*args)
+        if (why := not_awaited(method, result)) is not None:
+            raise _Unanswerable(why)
+        return result
 
     def reply_to(self, line: bytes) -> dict:
         try:
@@ -76,7 +85,7 @@ class Server:
         try:
             return self.handle(request)
         except Exception as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
-            message = str(exc) if isinstance(exc, _BadRequest) else f"{type(exc).__name__}: {exc}"
+            message = str(exc) if isinstance(exc, _Unanswerable) else f"{type(exc).__name__}: {exc}"
             return {"id": rid, "type": "error", "message": message}
 
     def answer(self, line: bytes) -> bytes:
