@@ -18,22 +18,27 @@ from __future__ import annotations
 import codecs
 import html
 
-#: the error handler for text streams: undecodable bytes as ``\\xNN``, other lone surrogates as ``\\uNNNN``
+#: the error handler for text streams: undecodable bytes as ``\\xNN``, what else a stream cannot take as ``\\uNNNN``
 ESCAPE = "deployspec-escape"
 
 
 def _escape(c: str) -> str:
-    if "\udc80" <= c <= "\udcff":  # a byte of a name that was not UTF-8 (PEP 383)
-        return f"\\x{ord(c) - 0xDC00:02x}"
-    return repr(c)[1:-1]
+    """One character's escape: a byte of a name that was not UTF-8 (PEP 383) as
+    ``\\xNN``; other characters past ASCII as ``\\uNNNN`` (never ``\\xNN``, so the
+    character U+00E9 and the byte 0xE9 read differently); ASCII as Python writes it."""
+    o = ord(c)
+    if 0xDC80 <= o <= 0xDCFF:
+        return f"\\x{o - 0xDC00:02x}"
+    if o < 0x80:
+        return repr(c)[1:-1]
+    return f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
 
 
 def _escape_error(exc: UnicodeError) -> tuple[str, int]:
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    bad = exc.object[exc.start:exc.end]  # a stream's encoding may be ASCII: the escapes must be ASCII too
-    return "".join(_escape(c) if "\udc80" <= c <= "\udcff" else c.encode("ascii", "backslashreplace").decode()
-                   for c in bad), exc.end
+    # a stream's encoding may be ASCII: what it cannot take is escaped in ASCII
+    return "".join(map(_escape, exc.object[exc.start:exc.end])), exc.end
 
 
 codecs.register_error(ESCAPE, _escape_error)

@@ -107,3 +107,25 @@ def test_a_fault_line_on_the_real_stderr_shows_such_a_name_by_its_bytes(tmp_path
     proc = deployspec("replay", name, "--exec", "exit 0", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 3 and err.startswith(f"deployspec: {tmp_path}/seed-\\xff.json: implementation fault"), err
+
+
+def test_on_an_ascii_stream_a_character_and_a_byte_read_differently(tmp_path):
+    """é (U+00E9, a UTF-8 name) and the byte 0xe9 (not UTF-8) under PYTHONIOENCODING=ascii:
+    backslashreplace would write both as \\xe9."""
+    import os
+    import shutil
+    import subprocess
+
+    from .cli_runs import deployspec
+
+    name = os.fsdecode(os.fsencode(str(tmp_path)) + "/é-".encode() + b"\xe9.json")
+    try:
+        shutil.copyfile(SEED, name)
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system keeps only UTF-8 names, so no name can hold the byte 0xe9")
+    proc = deployspec("replay", name, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                      env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert out.startswith(f"{tmp_path}/\\u00e9-\\xe9.json: reproduces on capi-2022"), out
+
