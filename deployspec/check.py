@@ -261,9 +261,12 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore (each cause)")
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
+        # its first search is the proof where the random search found nothing: as long
+        # as --engine explore gives it (a violation, if any, is found shortest and soon)
+        first = DEFAULT_BUDGET["explore"] if budget is None else budget
         more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
-                        budget=more, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
+                        budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
     return found
 
 
@@ -290,6 +293,8 @@ def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_bu
         r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
         if found and r.verdict == "holds":
             found[-1].stats["other_causes"] = r.message or f"none found in {r.stats['seconds']} s"
+            if r.stats.get("stopped") == "time":  # the proof that no other cause exists is unfinished
+                found[-1].stats["other_causes"] += f"; to finish it, a longer --budget ({cause_budget:g} s per search now)"
             return found
         found.append(r)  # a violation, or an error: a result of its own either way
         if r.verdict != "violated" or r.cause is None or not can_skip:

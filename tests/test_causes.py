@@ -182,6 +182,25 @@ def test_close_look_at_capi_current_shows_the_canary_cancel(tmp_path, capsys):
     # (with 1 s per search, the 10-step cancel-scales-down-serving may or may not be reached)
     line = next(x for x in out.splitlines() if x.startswith("capi-current / app_stays_available: causes found"))
     assert "cancel-keeps-unstarted, cancel-restarts-from-zero" in line and "any other (explore):" in line
+    # 1 s cannot prove that no other cause exists (43,000 states in 5 s did not): how to finish it
+    assert "(incomplete: time budget spent" in line and line.endswith("; to finish it, a longer --budget (1 s per search now)")
+
+
+def test_a_close_look_proves_with_the_explorer_s_own_budget_where_the_random_search_found_nothing(monkeypatch):
+    """The explorer's search after a random search that found nothing is the proof: it gets what
+    --engine explore gives (120 s), not the 5 s of a search for a further cause."""
+    budgets = []
+
+    def search(model, variant, prop, *, budget, **kwargs):
+        budgets.append(budget)
+        return explore_search(model, variant, prop, budget=budget, **kwargs)
+
+    explore_search = explore.search
+    monkeypatch.setattr(explore, "search", search)
+    found = check.judge("capi", "capi-safe", "hypothesis", "single_active_deployment", budget=None, seed=0,
+                        out_dir=None, bounds={"max_deployments": 1}, distinct=True, engines=("hypothesis",))
+    assert [r.engine for r in found] == ["hypothesis", "explore"] and found[1].verdict == "holds"
+    assert budgets == [check.DEFAULT_BUDGET["explore"]]
 
 
 @trace_property("capi", initial=None)
