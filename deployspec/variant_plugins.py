@@ -100,7 +100,7 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
             for v in _load(where, load, classes):
                 if not isinstance(v.name, str) or not NAME.fullmatch(v.name):
                     raise UsageError(f"variants from {where}: name {_short(v.name)} must be 1-64 letters, "
-                                     "digits, '.', '_' or '-' (it names trace files)")
+                                     "digits, '.', '_' or '-', starting with a letter or digit (it names trace files)")
                 if v.name in taken or v.name in found:
                     by = found[v.name][0] if v.name in found else "a shipped variant"
                     raise UsageError(f"variants from {where}: the name {v.name!r} is taken ({by}); "

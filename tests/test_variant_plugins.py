@@ -157,7 +157,9 @@ BAD = {
     "taken": (EVOLVED.format("name='capi-safe'"),
               "the name 'capi-safe' is taken (a shipped variant); give yours its own"),
     "slashed": (EVOLVED.format("name='../x'"),
-                "name '../x' must be 1-64 letters, digits, '.', '_' or '-' (it names trace files)"),
+                "name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names trace files)"),
+    # all name characters, but read as an option on a command line (--variant -x)
+    "leadingdash": (EVOLVED.format("name='-x'"), "name '-x' must be 1-64 letters, digits, '.', '_' or '-', starting"),
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
                         "x declares unknown properties fast (known: app_stays_available,"),
     "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
