@@ -170,7 +170,8 @@ _examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
-    global CLOSED_AT_START
+    global CLOSED_AT_START, INTERRUPTED_BY
+    INTERRUPTED_BY = None
     CLOSED_AT_START = {name for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if stream is None}
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
@@ -196,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say("interrupted")
+        if not OWN_PROCESS:
+            _hand_back()
         return 130
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         _drop_stdout()
@@ -271,6 +274,29 @@ def closed_stream_named(path: str) -> str | None:
 #: True in the ``deployspec`` program (``run``), whose process is deployspec's own
 #: (not pytest's, nor a user's program calling ``main``)
 OWN_PROCESS = False
+#: the signal that interrupted the command in progress (:func:`interrupt`), None: Ctrl-C
+#: by Python's own handler, or none yet
+INTERRUPTED_BY: int | None = None
+
+
+def interrupt(signum: int) -> NoReturn:
+    """Unwind the command as Ctrl-C does (the implementation and search processes are
+    ended on the way), remembering which signal it was for :func:`main`."""
+    global INTERRUPTED_BY
+    INTERRUPTED_BY = signum
+    raise KeyboardInterrupt
+
+
+def _hand_back() -> None:
+    """In a host's process (pytest, a user's program calling :func:`main`), the
+    interruption is the host's: its own SIGTERM handling (by default, the end of
+    the process) runs as if deployspec had not been there, and a Ctrl-C goes on
+    as KeyboardInterrupt, instead of ending as a status the host would carry on
+    after (a CI job's timeout would not stop the job)."""
+    if INTERRUPTED_BY == signal.SIGTERM and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+        signal.raise_signal(signal.SIGTERM)
+        return  # the host's handler let it pass
+    raise KeyboardInterrupt
 #: commands whose exit status is a verdict (not only "it worked")
 VERDICTS = ("check", "replay", "contract")
 #: the exit status of a verdict whose output was cut short (a closed pipe), as SIGPIPE's
@@ -346,7 +372,7 @@ def _sigterm_interrupts():
     entry = signal.getsignal(signal.SIGTERM)
 
     def stop(signum, frame):
-        raise KeyboardInterrupt
+        interrupt(signum)
 
     if entry is not signal.SIG_IGN:
         signal.signal(signal.SIGTERM, stop)

@@ -159,3 +159,36 @@ def test_a_machine_limit_is_named_not_blamed_on_the_output_or_the_implementation
     _, err = proc.communicate(timeout=120)
     assert (proc.returncode, err.splitlines()[-1]) == (
         2, "deployspec: error: out of system resources: Too many open files (ulimit -n, or fewer --jobs?)")
+
+
+HOST = """\
+import sys
+from deployspec.cli import main
+try:
+    status = main(["contract", "--exec", "touch {started}; sleep 100", "--model", "capi", "--examples", "5"])
+except KeyboardInterrupt:
+    print("the host's KeyboardInterrupt", flush=True)
+    sys.exit(7)
+print("the host went on after status", status, flush=True)
+"""
+
+
+@pytest.mark.parametrize("signum, outcome", [
+    ("SIGTERM", -15),  # the host's SIGTERM handling: by default, the end of the process
+    ("SIGINT", 7),  # the host's KeyboardInterrupt, to handle as it does
+])
+def test_main_in_a_host_process_hands_the_interruption_back(tmp_path, signum, outcome):
+    """pytest or a user's program calling main(): a CI timeout's SIGTERM during a contract
+    run ended it with status 130 and the host carried on, so the job did not stop."""
+    import signal
+
+    started = tmp_path / "started"
+    proc = subprocess.Popen([sys.executable, "-c", HOST.format(started=started)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, signum))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == outcome, (out, err)
+    assert "went on" not in out and err.endswith("deployspec: interrupted\n"), err

@@ -99,7 +99,9 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
         # then the deployspec program ends anyway, GRACE seconds later
         if not timers and own_process():
             timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
-        raise KeyboardInterrupt
+        from deployspec.cli import interrupt
+
+        interrupt(signum)
 
     # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)
