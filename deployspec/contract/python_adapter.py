@@ -327,13 +327,7 @@ class PythonAdapter:
         outcome = self._call("perform", action.to_json())
         if outcome is None:
             return None
-        if isinstance(outcome, str):
-            reason = str.__str__(outcome)  # a plain copy: a subclass's methods are the implementation's
-            if reason:
-                return printable_line(reason)
-        raise self._failed(
-            f"perform() returned {shown(outcome)}; expected None (accepted) or a reason string (rejected)"
-        )
+        return printable_line(str.__str__(outcome))  # a plain copy: a subclass's methods are the implementation's
 
     def observe(self) -> dict:
         obs = self._call("observe")
@@ -375,10 +369,8 @@ class PythonAdapter:
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
-        if (why := not_awaited(method, result)) is not None:
+        if (why := wrong_answer(method, result)) is not None:
             raise self._failed(why)
-        if method == "reset" and result is not None:
-            raise self._failed(f"reset() returned {shown(result)}; expected None")
         return result
 
     def _failed(self, cause: str) -> ImplementationError:
@@ -386,13 +378,19 @@ class PythonAdapter:
         return ImplementationError(cause)
 
 
-def not_awaited(method: str, result: Any) -> str | None:
-    """Why ``result`` of ``method()`` is a mistake: an awaitable (an async method) that
-    deployspec, calling synchronously, will never run; None: it is not one. A coroutine
-    is closed, so Python does not warn that it never ran."""
-    if not inspect.isawaitable(result):
-        return None
-    if inspect.iscoroutine(result):
-        result.close()
-    return (f"{method}() returned an awaitable ({type(result).__name__}): an async method? "
-            "deployspec calls reset, perform and observe synchronously")
+def wrong_answer(method: str, result: Any) -> str | None:
+    """Why ``result`` of ``method()`` cannot be an implementation's answer, in process
+    or served (``serve --python``); None: it can. An awaitable (an async method) is
+    one deployspec, calling synchronously, would never run: a coroutine is closed, so
+    Python does not warn that it never ran."""
+    if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
+            result.close()
+        return (f"{method}() returned an awaitable ({type(result).__name__}): an async method? "
+                "deployspec calls reset, perform and observe synchronously")
+    if method == "reset" and result is not None:
+        return f"reset() returned {shown(result)}; expected None"
+    # (str's own length: a subclass's methods are the implementation's and may raise)
+    if method == "perform" and result is not None and not (isinstance(result, str) and str.__len__(result)):
+        return f"perform() returned {shown(result)}; expected None (accepted) or a reason string (rejected)"
+    return None

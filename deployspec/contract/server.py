@@ -16,7 +16,7 @@ import sys
 from typing import Any, BinaryIO
 
 from deployspec.contract import protocol
-from deployspec.contract.python_adapter import not_awaited
+from deployspec.contract.python_adapter import wrong_answer
 
 
 class _Unanswerable(Exception):
@@ -65,9 +65,10 @@ class Server:
         return {"id": rid, "type": "rejected", "reason": reason, "observation": self._called("observe")}
 
     def _called(self, method: str, *args: Any) -> Any:
-        """What the implementation's ``method`` returns; an async one is an error reply."""
+        """What the implementation's ``method`` returns; one that cannot be its answer
+        (an async method's, a reset's value) is an error reply, as in process."""
         result = getattr(self.impl, method)(*args)
-        if (why := not_awaited(method, result)) is not None:
+        if (why := wrong_answer(method, result)) is not None:
             raise _Unanswerable(why)
         return result
 
