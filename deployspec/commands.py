@@ -241,7 +241,7 @@ def _replay_one(replay, trace, args, conn, bounds):
 
 
 def _report_replay(path, trace, outcome, out, bounds=None) -> int:
-    start = outcome.start_note(trace, bounds)  # e.g. slots: where another design's Terraform leaves the app
+    start = outcome.start_note(trace)  # e.g. slots: where another design's Terraform leaves the app
     notes = [start] if start else []
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))

@@ -27,9 +27,8 @@ class ReplayOutcome:
     property: str
     violation: Violation | None
     session: Session
-    #: on a variant replayed with ``--bound``: whether its own start (without them)
-    #: already differs from the recorded one; None: not known (an implementation)
-    own_start_differs: bool | None = None
+    #: whether ``--bound`` moved the start (the model's start with and without them differ)
+    bounds_moved_start: bool = False
 
     @property
     def reproduced(self) -> bool:
@@ -40,14 +39,12 @@ class ReplayOutcome:
         own start: ``Model.replay_config``, or ``--bound``)."""
         return self.session.initial != trace.get("initial", self.session.initial)
 
-    def start_note(self, trace: dict, bounds: dict | None) -> str | None:
+    def start_note(self, trace: dict) -> str | None:
         """Why the replay began elsewhere, for the verdict: the design's own start
         (where its Terraform leaves the app), or the ``--bound`` given; None: it did not."""
         if not self.started_elsewhere(trace):
             return None
-        if bounds and not self.own_start_differs:
-            return "from another start than recorded"
-        return "from its own start"
+        return "from another start than recorded" if self.bounds_moved_start else "from its own start"
 
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,
@@ -90,11 +87,10 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
                 session.settle()
     finally:
         adapter.close()
-    own = None
-    if bounds and not implementation:
-        unbounded = config_on(trace, target)
-        own = model.observe(model.initial_state(unbounded)) != trace.get("initial", session.initial)
-    return ReplayOutcome(target or "implementation", prop.name, session.violation, session, own)
+    on = None if implementation else target
+    moved = bool(bounds) and model.observe(model.initial_state(config)) != model.observe(
+        model.initial_state(config_on(trace, on)))
+    return ReplayOutcome(target or "implementation", prop.name, session.violation, session, moved)
 
 
 def config_on(trace: dict, target: str | None, bounds: dict[str, Any] | None = None) -> Any:

@@ -2,6 +2,7 @@
 e.g. from another start (slots: where Terraform leaves the app)."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,19 @@ def test_another_design_replayed_with_a_bound_that_keeps_its_start_says_its_own_
     assert status == 0 and "on slots-pipeline-immutable (from its own start; with settle_steps=3): " in out
     status, out, _ = run(capsys, "replay", str(WEBHOOK), "--bound", "settle_steps=3")
     assert status == 1 and "on slots-webhook-tag (with settle_steps=3): " in out
+    # two instances: not the fix's own start either
+    status, out, _ = run(capsys, "replay", str(WEBHOOK), "--variant", "slots-pipeline-immutable",
+                         "--bound", "instances=2")
+    assert status == 0 and "on slots-pipeline-immutable (from another start than recorded; with instances=2): " in out
+
+
+def test_an_implementation_s_own_start_is_not_put_down_to_a_bound_that_keeps_the_start(capsys, monkeypatch):
+    """This fake starts with a droplet, whatever the bounds: its own start, not settle_steps=3's."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(Path(__file__).parent)  # --python finds contract_fakes in the current folder
+    status, out, _ = run(capsys, "replay", str(SEED), "--python", "contract_fakes:starts_with_a_droplet",
+                         "--bound", "settle_steps=3")
+    assert status == 0 and "(from its own start; with settle_steps=3): app_stays_available holds" in out
 
 
 def test_a_bound_of_the_search_is_refused(capsys):
