@@ -197,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say("interrupted")
-        if not OWN_PROCESS:
-            _hand_back()
+        if not OWN_PROCESS and not _handed_back():
+            raise
         return 130
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         _drop_stdout()
@@ -287,16 +287,23 @@ def interrupt(signum: int) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def _hand_back() -> None:
+def _handed_back() -> bool:
     """In a host's process (pytest, a user's program calling :func:`main`), the
-    interruption is the host's: its own SIGTERM handling (by default, the end of
-    the process) runs as if deployspec had not been there, and a Ctrl-C goes on
-    as KeyboardInterrupt, instead of ending as a status the host would carry on
-    after (a CI job's timeout would not stop the job)."""
-    if INTERRUPTED_BY == signal.SIGTERM and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
-        signal.raise_signal(signal.SIGTERM)
-        return  # the host's handler let it pass
-    raise KeyboardInterrupt
+    interruption is the host's: the signal goes to the host's own handler for it
+    (SIGTERM's default ends the process), as if deployspec had not been there,
+    instead of ending as a status the host would carry on after (a CI job's timeout
+    would not stop the job). False: Python's own Ctrl-C handler is the host's, or no
+    signal of ours was behind it: the caller re-raises the KeyboardInterrupt."""
+    if INTERRUPTED_BY is None:
+        return False
+    handler = signal.getsignal(INTERRUPTED_BY)
+    if handler is signal.default_int_handler:
+        return False
+    if handler is not signal.SIG_IGN:
+        signal.raise_signal(INTERRUPTED_BY)
+    return True  # the host's handler let it pass (or ignores it): the status stands
+
+
 #: commands whose exit status is a verdict (not only "it worked")
 VERDICTS = ("check", "replay", "contract")
 #: the exit status of a verdict whose output was cut short (a closed pipe), as SIGPIPE's

@@ -162,8 +162,10 @@ def test_a_machine_limit_is_named_not_blamed_on_the_output_or_the_implementation
 
 
 HOST = """\
+import signal
 import sys
 from deployspec.cli import main
+{setup}
 try:
     status = main(["contract", "--exec", "touch {started}; sleep 100", "--model", "capi", "--examples", "5"])
 except KeyboardInterrupt:
@@ -173,17 +175,19 @@ print("the host went on after status", status, flush=True)
 """
 
 
-@pytest.mark.parametrize("signum, outcome", [
-    ("SIGTERM", -15),  # the host's SIGTERM handling: by default, the end of the process
-    ("SIGINT", 7),  # the host's KeyboardInterrupt, to handle as it does
+@pytest.mark.parametrize("signum, setup, outcome", [
+    ("SIGTERM", "", -15),  # the host's SIGTERM handling: by default, the end of the process
+    ("SIGTERM", "signal.signal(signal.SIGTERM, lambda *_: sys.exit(9))", 9),  # its own handler
+    ("SIGINT", "", 7),  # Python's Ctrl-C: the host's KeyboardInterrupt, to handle as it does
+    ("SIGINT", "signal.signal(signal.SIGINT, signal.SIG_DFL)", -2),  # a host that dies of Ctrl-C
 ])
-def test_main_in_a_host_process_hands_the_interruption_back(tmp_path, signum, outcome):
+def test_main_in_a_host_process_hands_the_interruption_back(tmp_path, signum, setup, outcome):
     """pytest or a user's program calling main(): a CI timeout's SIGTERM during a contract
     run ended it with status 130 and the host carried on, so the job did not stop."""
     import signal
 
     started = tmp_path / "started"
-    proc = subprocess.Popen([sys.executable, "-c", HOST.format(started=started)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", HOST.format(started=started, setup=setup)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not started.exists() and time.monotonic() < deadline:
