@@ -252,8 +252,7 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
         extra |= exhaustive
-    first = DEFAULT_BUDGET.get(engine, 2.0) if budget is None else budget
-    more = DEFAULT_CAUSE_BUDGET.get(engine, first) if budget is None else budget
+    first, more = budgets(engine, budget)
     follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
@@ -263,11 +262,19 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
         # its first search is the proof where the random search found nothing: as long
         # as --engine explore gives it (a violation, if any, is found shortest and soon)
-        first = DEFAULT_BUDGET["explore"] if budget is None else budget
-        more = DEFAULT_CAUSE_BUDGET["explore"] if budget is None else budget
+        first, more = budgets("explore", budget)
         found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
                         budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
     return found
+
+
+def budgets(engine: str, budget: float | None) -> tuple[float, float]:
+    """Seconds for an engine's first search of a property and for each search for a
+    further cause: ``--budget`` for both, else the engine's defaults."""
+    if budget is not None:
+        return budget, budget
+    first = DEFAULT_BUDGET.get(engine, 2.0)
+    return first, DEFAULT_CAUSE_BUDGET.get(engine, first)
 
 
 def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_budget: float,
@@ -294,7 +301,8 @@ def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_bu
         if found and r.verdict == "holds":
             found[-1].stats["other_causes"] = r.message or f"none found in {r.stats['seconds']} s"
             if r.stats.get("stopped") == "time":  # the proof that no other cause exists is unfinished
-                found[-1].stats["other_causes"] += f"; to finish it, a longer --budget ({cause_budget:g} s per search now)"
+                found[-1].stats["other_causes"] += (f"; to finish it, --budget longer than {cause_budget:g} s "
+                                                    "(it sets every search's time)")
             return found
         found.append(r)  # a violation, or an error: a result of its own either way
         if r.verdict != "violated" or r.cause is None or not can_skip:
