@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").glob("*/README.md"))]
 SHELL = {"sh", "bash", "shell", "console", "yaml"}
 #: a command line: an optional prompt, environment settings, a YAML ``run:``, then deployspec
-COMMAND = re.compile(r"^(?:\$ |(?:- )?run: )?(?:[A-Z_]+=\S+ )*deployspec (.*)$")
+COMMAND = re.compile(r"^(?:\$ |(?:- )?run: |.* && )?(?:[A-Z_]+=\S+ )*deployspec (.*)$")
 
 
 def code_blocks(text: str):
@@ -38,11 +38,11 @@ def documented_commands() -> list[tuple[str, str]]:
     found = []
     for doc in DOCS:
         for language, body in code_blocks(doc.read_text()):
-            if language not in SHELL:
+            if language not in SHELL and language != "text":
                 continue
             for line in re.sub(r"\\\n\s*", " ", body).splitlines():
                 m = COMMAND.match(line.strip())
-                if m:
+                if m and (language != "text" or line.startswith("$ ")):  # a transcript's prompt
                     found.append((doc.relative_to(ROOT).as_posix(), m.group(1)))
     return found
 
