@@ -2,9 +2,10 @@
 or one line (exit 2), never a traceback.
 
 The hand-written cases (test_traces.py) cover what we thought of; here Hypothesis
-takes committed counterexamples of both models and deletes, replaces or retypes
-values anywhere in them (an observation's field, an action's argument, the
-configuration, the violation), as a hand-edited, truncated or foreign file would.
+takes committed counterexamples of both models and deletes, replaces, retypes or
+changes values anywhere in them (an observation's field, an action's argument, the
+configuration, the violation) and drops, repeats or swaps steps, as a hand-edited,
+truncated or foreign file would.
 ``DEPLOYSPEC_PROFILE=thorough`` tries 2,000 files per command."""
 
 from __future__ import annotations
