@@ -11,7 +11,14 @@ from deployspec.variant_plugins import source_of
 def matrix(results: list[Result], declared: bool) -> str:
     """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
     declare, ``+`` a property it violates beyond the default search (said under the table)."""
-    from deployspec.check import DEFAULT_BUDGET, INCONCLUSIVE, PRECEDENCE, beyond, expected, matches
+    from deployspec.check import (
+        DEFAULT_BUDGET,
+        INCONCLUSIVE,
+        beyond,
+        expected,
+        matches,
+        shown_verdict,
+    )
 
     by_model: dict[str, list[Result]] = {}
     for r in results:
@@ -32,7 +39,7 @@ def matrix(results: list[Result], declared: bool) -> str:
             cells = []
             for p, w in zip(props, cols):
                 verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
-                verdict = next((x for x in PRECEDENCE if x in verdicts), min(verdicts, default="-"))
+                verdict = shown_verdict(verdicts)
                 cell = "VIOLATED" if verdict == "violated" else verdict
                 if verdict == "error":
                     for r in rs:
