@@ -5,7 +5,6 @@ Each case runs pytest in a subprocess, in an empty directory, as a user would.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -66,8 +65,6 @@ def test_a_fault_fails_the_test_with_one_line(tmp_path):
     assert "During handling" not in r.stdout and "Traceback" not in r.stdout
 
 
-@pytest.mark.skipif(importlib.util.find_spec("xdist") is None,
-                    reason="pytest-xdist is not installed (it is in the dev extra)")
 def test_with_xdist_each_worker_drives_its_own_program(tmp_path):
     server = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant capi-safe"
     r = pytest_run(tmp_path, "-n", "2", "--deployspec-exec", server, "--deployspec-reference", "capi-safe",
