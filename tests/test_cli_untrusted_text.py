@@ -63,17 +63,17 @@ def test_show_into_a_symlink_loop_is_one_line(capsys, tmp_path):
     assert status == 2 and err.startswith(f"deployspec: error: -o {tmp_path / 'a'}: cannot write:")
 
 
-def _not_utf8_copy_of_the_seed(tmp_path) -> str:
-    """The seed under a name with the byte 0xff (PEP 383 reads it as U+DCFF)."""
+def _not_utf8_copy_of_the_seed(tmp_path, name: bytes = b"seed-\xff.json") -> str:
+    """The seed under a name that is not UTF-8 (PEP 383 reads its bad byte as U+DC80-U+DCFF)."""
     import os
     import shutil
 
-    name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/seed-\xff.json")
+    path = os.fsdecode(os.fsencode(str(tmp_path)) + b"/" + name)
     try:
-        shutil.copyfile(SEED, name)
+        shutil.copyfile(SEED, path)
     except (OSError, UnicodeEncodeError):  # macOS and Windows file systems refuse such names
-        pytest.skip("this file system keeps only UTF-8 names, so no name can hold the byte 0xff")
-    return name
+        pytest.skip("this file system keeps only UTF-8 names, so no name can hold a byte that is not UTF-8")
+    return path
 
 
 def test_a_file_name_that_is_not_utf8_is_shown_by_its_bytes(capsys, tmp_path):
@@ -113,16 +113,11 @@ def test_on_an_ascii_stream_a_character_and_a_byte_read_differently(tmp_path):
     """é (U+00E9, a UTF-8 name) and the byte 0xe9 (not UTF-8) under PYTHONIOENCODING=ascii:
     backslashreplace would write both as \\xe9."""
     import os
-    import shutil
     import subprocess
 
     from .cli_runs import deployspec
 
-    name = os.fsdecode(os.fsencode(str(tmp_path)) + "/é-".encode() + b"\xe9.json")
-    try:
-        shutil.copyfile(SEED, name)
-    except (OSError, UnicodeEncodeError):
-        pytest.skip("this file system keeps only UTF-8 names, so no name can hold the byte 0xe9")
+    name = _not_utf8_copy_of_the_seed(tmp_path, "é-".encode() + b"\xe9.json")
     proc = deployspec("replay", name, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                       env={**os.environ, "PYTHONIOENCODING": "ascii"})
     out, err = proc.communicate(timeout=60)

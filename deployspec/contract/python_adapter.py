@@ -327,7 +327,9 @@ class PythonAdapter:
         outcome = self._call("perform", action.to_json())
         if outcome is None:
             return None
-        return printable_line(str.__str__(outcome))  # a plain copy: a subclass's methods are the implementation's
+        # a non-empty string (_call refused anything else), as a plain copy: a subclass's
+        # methods are the implementation's
+        return printable_line(str.__str__(outcome))
 
     def observe(self) -> dict:
         obs = self._call("observe")

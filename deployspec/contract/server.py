@@ -40,10 +40,10 @@ class Server:
         if kind == "reset":
             if request.get("protocol") != protocol.VERSION:
                 raise _Unanswerable(f"unsupported protocol version {request.get('protocol')!r} "
-                                  f"(this server speaks {protocol.VERSION})")
+                                    f"(this server speaks {protocol.VERSION})")
             if request.get("model") != self.model_name:
                 raise _Unanswerable(f"this server implements model {self.model_name!r}, "
-                                  f"not {request.get('model')!r}")
+                                    f"not {request.get('model')!r}")
             config = request.get("config")
             if not isinstance(config, dict):
                 raise _Unanswerable("reset needs a config object")
