@@ -390,15 +390,26 @@ def shown_verdict(verdicts: set[str]) -> str:
 
 def matches_declarations(results: list[Result]) -> bool:
     """Whether every cell agrees with what its variant declares, as the matrix marks it
-    (no ``!``): the verdict the cell shows, with the statistics of each search that gave
-    it; a search that ended in error never agrees. So a random search that missed a
-    declared violation the explorer shows is no disagreement."""
-    cells: dict[tuple[str, str, str], list[Result]] = {}
+    (no ``!``): see :func:`cell_agrees`."""
+    return all(cell_agrees(model_name, variant, prop, rs)
+               for (model_name, variant, prop), rs in cells(results).items())
+
+
+def cells(results: list[Result]) -> dict[tuple[str, str, str], list[Result]]:
+    """The results grouped by matrix cell (model, variant, property), in the order first seen."""
+    out: dict[tuple[str, str, str], list[Result]] = {}
     for r in results:
-        cells.setdefault((r.model, r.variant, r.property), []).append(r)
-    for (model_name, variant, prop), rs in cells.items():
-        verdict = shown_verdict({r.verdict for r in rs})
-        if any(r.verdict == "error" for r in rs) or not all(
-                matches(get_model(model_name), variant, prop, verdict, r.stats) for r in rs if r.verdict == verdict):
-            return False
-    return True
+        out.setdefault((r.model, r.variant, r.property), []).append(r)
+    return out
+
+
+def cell_agrees(model_name: str, variant: str, prop: str, rs: list[Result]) -> bool:
+    """Whether one cell's searches agree with what its variant declares: the verdict
+    the cell shows, with the statistics of each search that gave it; a search that
+    ended in error never agrees. So a random search that missed a declared violation
+    the explorer shows is no disagreement."""
+    verdict = shown_verdict({r.verdict for r in rs})
+    if any(r.verdict == "error" for r in rs):
+        return False
+    model = get_model(model_name)
+    return all(matches(model, variant, prop, verdict, r.stats) for r in rs if r.verdict == verdict)

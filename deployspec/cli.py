@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1; Linux; not with --jobs)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
+    c.add_argument("--junit", metavar="FILE",
+                   help="also write a JUnit XML report (for a CI's test view): a case per variant "
+                        "and property, failed where the exit status counts it")
 
     r = sub.add_parser("replay", help="replay trace files")
     r.add_argument("files", nargs="+", metavar="FILE",
@@ -81,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
                         "e.g. start=empty: a trace found from one start, replayed from another")
     contract_cli.add_replay_options(r, _seconds)
+    r.add_argument("--junit", metavar="FILE",
+                   help="also write a JUnit XML report (for a CI's test view): a case per file, "
+                        "failed if it reproduces")
 
     s = sub.add_parser("show", help="draw a trace file")
     s.add_argument("file", metavar="FILE")

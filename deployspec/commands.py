@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from deployspec import traces
@@ -34,6 +35,7 @@ def cmd_check(args) -> int:
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     if args.out is not None:
         writable_dir(args.out)
+    junit = output_path(args.junit, "--junit") if args.junit is not None else None
     searches = len(check.searches(pairs, tuple(engines), bool(args.variant), args.property))
     from deployspec.contract.cli import sigterm_interrupts
 
@@ -54,16 +56,21 @@ def cmd_check(args) -> int:
     lost = traces.unsaved(results)
     status = traces.UNSAVED if lost else 0 if ok else 1
     _print_check(args, results, status, ok)
-    if lost:  # said last, after the verdicts it leaves standing
+    if lost:  # said after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
+    if junit is not None:
+        from deployspec import junit as report
+
+        sys.stdout.flush()  # the verdicts first, should the report fail to save (exit 2)
+        write_output(junit, report.report("deployspec check", report.check_suites(
+            results, declared=not args.variant)), "--junit")
     return status
 
 
 def _print_check(args, results, status: int, ok: bool) -> None:
     """``check``'s report on stdout: JSON, a close look at some variants, or the matrix;
     ``ok``: every verdict as declared (matrix) or nothing violated (a close look)."""
-    from deployspec.render_text import render
     from deployspec.report import matrix
 
     if args.json:
@@ -72,15 +79,11 @@ def _print_check(args, results, status: int, ok: bool) -> None:
     if args.variant:
         _print_statistics(results)
         violated = [r for r in results if r.verdict == "violated"]
-        shown = [r for r in violated if _shortest_of_its_cause(r, results)]
+        shown = [r for r in violated if shortest_of_its_cause(r, results)]
         shown_ids = {id(r) for r in shown}
         for r in results:
             if id(r) in shown_ids:
-                print(render(r.trace))
-                if r.counterexample:
-                    print(f"saved: {r.counterexample}")
-                elif r.unsaved:
-                    print(f"not saved: {r.unsaved}")
+                print(trace_text(r))
                 print()
             elif r.engine == "z3" and r.message and r.verdict not in ("n/a", "violated"):
                 print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")  # bounded proofs, unconfirmed
@@ -144,7 +147,15 @@ def _check_workers(args) -> None:
         raise UsageError("--workers needs Linux (the search forks its workers)")
 
 
-def _shortest_of_its_cause(r, results) -> bool:
+def trace_text(r) -> str:
+    """A violation found by ``check`` as shown: its trace, and where it was saved."""
+    from deployspec.render_text import render
+
+    saved = f"saved: {r.counterexample}" if r.counterexample else f"not saved: {r.unsaved}" if r.unsaved else ""
+    return render(r.trace) + (f"\n{saved}" if saved else "")
+
+
+def shortest_of_its_cause(r, results) -> bool:
     """Whether ``r`` is the trace to show for its (variant, property, cause): the
     shortest one any engine found (the first of equals); without a cause, each."""
     if r.cause is None:
@@ -166,20 +177,45 @@ def _print_statistics(results) -> None:
 
 
 def cmd_replay(args) -> int:
-    from deployspec import traces, variant_plugins
-    from deployspec.contract import python_adapter
-    from deployspec.contract.guard import ImplementationFault
-    from deployspec.replay import replay
+    from deployspec import traces
 
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
-    worst = 0
+    junit = output_path(args.junit, "--junit") if args.junit is not None else None
+    verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
+    status = _replay_all(args, loaded, bounds, verdicts)
+    if junit is not None:  # (not after an interrupt or a usage error: they raise)
+        from deployspec import junit as report
+
+        sys.stdout.flush()
+        write_output(junit, report.report("deployspec replay", report.replay_suites(
+            verdicts, loaded, _replay_target(args))), "--junit")
+    return status
+
+
+def _replay_target(args) -> str:
+    if args.exec_ is not None:
+        return f"exec {args.exec_}"
+    if args.python is not None:
+        return f"python {args.python}"
+    return f"variant {args.variant}" if args.variant else "each file's recorded variant"
+
+
+def _replay_all(args, loaded, bounds, verdicts: list) -> int:
+    """Replay each file in turn, each verdict said as it comes and kept in ``verdicts``;
+    the worst status, 3 at the first implementation fault (the rest are not replayed)."""
+    from deployspec import variant_plugins
+    from deployspec.contract import python_adapter
+    from deployspec.contract.guard import ImplementationFault
+    from deployspec.replay import replay
+
     try:
         conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
     except ImplementationFault as fault:
+        verdicts.append(("", 3, fault.line(), 0.0))
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
@@ -187,9 +223,11 @@ def cmd_replay(args) -> int:
     with lending as out, contract_cli.sigterm_interrupts(conn is not None):
         try:
             for path, trace in loaded:
+                started = time.perf_counter()
                 try:
                     outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
+                    verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
                 except Exception as exc:  # a design of the user's own failed: no verdict (not 1)
@@ -197,12 +235,14 @@ def cmd_replay(args) -> int:
                     if why is None:
                         raise
                     raise UsageError(f"{path}: {why}") from None
-                worst = max(worst, _report_replay(path, trace, outcome, out, bounds))
+                status, said = _report_replay(path, trace, outcome, bounds)
+                print(said, file=out)
                 out.flush()  # each verdict as it comes (a later object may end the process)
+                verdicts.append((path, status, said, time.perf_counter() - started))
         finally:
             if conn is not None:
                 conn.close()
-    return worst
+    return max((v[1] for v in verdicts), default=0)
 
 
 def _check_replay_configs(args, loaded, bounds) -> None:
@@ -240,7 +280,8 @@ def _replay_one(replay, trace, args, conn, bounds):
     return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
 
 
-def _report_replay(path, trace, outcome, out, bounds=None) -> int:
+def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str]:
+    """A replay's verdict, 1 if it reproduces, and its one line."""
     start = outcome.start_note(trace)  # e.g. slots: where another design's Terraform leaves the app
     notes = [start] if start else []
     if bounds:
@@ -254,13 +295,10 @@ def _report_replay(path, trace, outcome, out, bounds=None) -> int:
             how += f", not the recorded cause {recorded}"
         if v.step != trace["violation"]["step"]:
             how += f", not at the recorded step {trace['violation']['step']}"
-        print(escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"),
-              file=out)
-        return 1
+        return 1, escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}")
     rejected = sum(1 for s in outcome.session.steps if s["rejected"])
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    print(escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}"), file=out)
-    return 0
+    return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}")
 
 
 def cmd_show(args) -> int:
@@ -336,30 +374,55 @@ def writable_dir(path: str) -> None:
 
 
 def _write_output(named: str, text: str, source: str) -> None:
-    from deployspec.files import write_atomically
+    path = output_path(named, "-o")
+    if path.exists() and path.samefile(source):
+        raise UsageError(f"-o {path}: is the trace being shown; write the picture elsewhere")
+    write_output(path, text, "-o")
+
+
+def output_path(named: str, flag: str) -> Path:
+    """The file an option names to write to, checked before any work: not empty, not
+    a folder, not a closed standard stream, in a folder that exists and takes files."""
+    from deployspec.files import check_writable_dir
 
     path = Path(named)
     if named.endswith(("/", os.sep)):  # pathlib drops the slash: "new/" would become a file "new"
-        raise UsageError(f"-o {named}: ends with /, a folder; give a file name")
+        raise UsageError(f"{flag} {named}: ends with /, a folder; give a file name")
     if not named:  # (Path("") is ".", the current folder)
-        raise UsageError("-o: empty (give a file name, or leave -o out to write to stdout)")
+        raise UsageError(f"{flag}: empty (give a file name)")
     from deployspec.cli import closed_stream_named
 
     stream = closed_stream_named(named)
     if stream is not None:  # (with stderr closed, said nowhere: the status alone)
-        raise UsageError(f"-o {named}: standard {'output' if stream == 'stdout' else 'error'} is closed")
-    if path.is_dir():
-        raise UsageError(f"-o {path}: is a directory")
-    if path.exists() and path.samefile(source):
-        raise UsageError(f"-o {path}: is the trace being shown; write the picture elsewhere")
+        raise UsageError(f"{flag} {named}: standard {'output' if stream == 'stdout' else 'error'} is closed")
+    try:
+        if path.is_dir():
+            raise UsageError(f"{flag} {path}: is a directory")
+        folder = path.resolve().parent
+        if not folder.is_dir():
+            raise UsageError(f"{flag} {path}: no folder {folder}")
+        if not (path.exists() and not path.resolve().is_file()):  # a device or FIFO is opened, not replaced
+            check_writable_dir(folder)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+    except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
+        raise UsageError(f"{flag} {path}: cannot write: {exc}") from None
+    return path
+
+
+def write_output(path: Path, text: str, flag: str) -> None:
+    """Write ``text`` to a file :func:`output_path` accepted: atomically (a failure
+    leaves what was there), through a symlink to the file it names, or into a
+    device or FIFO (``/dev/stdout``, a named pipe)."""
+    from deployspec.files import write_atomically
+
     try:
         if path.exists() and not path.resolve().is_file():
-            # a device, a FIFO (/dev/stdout, a named pipe): written to, never replaced by a file
             with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(text)
         else:  # through a symlink to the file it names: the link stays a link
             write_atomically(path.resolve() if path.is_symlink() else path, text)
     except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
     except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
-        raise UsageError(f"-o {path}: cannot write: {exc}") from None
+        raise UsageError(f"{flag} {path}: cannot write: {exc}") from None

@@ -62,6 +62,9 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
     c.add_argument("--name", default="implementation",
                    help="the implementation's name in trace files (default: implementation)")
     c.add_argument("--json", action="store_true", help="print results as JSON")
+    c.add_argument("--junit", metavar="FILE",
+                   help="also write a JUnit XML report (for a CI's test view): a case per check, "
+                        "failed if violated, an error where the implementation failed")
 
     s = sub.add_parser("serve", help="a reference variant or a Python object behind the JSON-lines protocol "
                                      "(stdin/stdout)")
@@ -139,7 +142,7 @@ MAX_EXAMPLES = 10_000_000
 
 
 def cmd_contract(args) -> int:
-    from deployspec.commands import writable_dir
+    from deployspec.commands import output_path, writable_dir
     from deployspec.contract import harness, python_adapter
     from deployspec.progress import Progress
 
@@ -155,6 +158,7 @@ def cmd_contract(args) -> int:
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if args.out is not None:
         writable_dir(args.out)
+    junit = output_path(args.junit, "--junit") if args.junit is not None else None
     # saved where the user meant, even if a --python object changes this process's folder
     out_dir = os.path.abspath(args.out) if args.out else args.out
     # an object's own threads may print at any time: to stderr, as within its calls
@@ -170,14 +174,21 @@ def cmd_contract(args) -> int:
                 r.unsaved = traces.as_given(r.unsaved, out_dir, args.out)
         _report(run, args, model, target, out)
         out.flush()
+    if junit is not None:
+        _write_junit(junit, run, checks, args.timeout)
     return run.exit_status
+
+
+def _write_junit(path, run, checks, timeout: float) -> None:
+    from deployspec import junit
+    from deployspec.commands import write_output
+
+    write_output(path, junit.report("deployspec contract", junit.contract_suites(run, checks, timeout=timeout)),
+                 "--junit")
 
 
 def _report(run, args, model, target, out) -> None:
     """The run's verdicts on ``out``, its fault on stderr."""
-    from deployspec.contract.conformance import PREFIX, divergence_report
-    from deployspec.render_text import render
-
     def say(text: str = "") -> None:
         print(text, file=out)
 
@@ -194,14 +205,7 @@ def _report(run, args, model, target, out) -> None:
     else:
         for r in run.results:
             if r.verdict == "violated":
-                say(render(r.trace))
-                if r.property.startswith(PREFIX):
-                    say(divergence_report(r.trace))
-                if r.counterexample:
-                    say(f"saved: {r.counterexample}")
-                    say(f"replay: {replay_command(r.counterexample, target, args.timeout)}")
-                elif r.unsaved:
-                    say(f"not saved: {r.unsaved}")
+                say(violation_text(r, target, args.timeout))
                 say()
         say(summary(run))
         if not args.out and any(r.verdict == "violated" for r in run.results):
@@ -211,6 +215,24 @@ def _report(run, args, model, target, out) -> None:
         print(f"deployspec: error: {lost}", file=sys.stderr)
     if run.fault is not None:
         print(f"deployspec: {run.fault.with_history()}", file=sys.stderr)
+
+
+def violation_text(r, target, timeout: float) -> str:
+    """A violated check as the report shows it: the trace, where the implementation
+    parted from the reference (a conformance check), where it was saved and how to
+    replay it."""
+    from deployspec.contract.conformance import PREFIX, divergence_report
+    from deployspec.render_text import render
+
+    lines = [render(r.trace)]
+    if r.property.startswith(PREFIX):
+        lines.append(divergence_report(r.trace))
+    if r.counterexample:
+        lines.append(f"saved: {r.counterexample}")
+        lines.append(f"replay: {replay_command(r.counterexample, target, timeout)}")
+    elif r.unsaved:
+        lines.append(f"not saved: {r.unsaved}")
+    return "\n".join(lines)
 
 
 def replay_command(path: str, target, timeout: float) -> str:

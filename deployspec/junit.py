@@ -1,0 +1,243 @@
+"""Verdicts as a JUnit XML report: the test report CI systems show.
+
+GitLab (``artifacts:reports:junit``), Azure Pipelines (``PublishTestResults``),
+Jenkins and GitHub's test-report actions all read the Ant/Jenkins dialect of JUnit
+XML: suites of test cases, each passed, failed (``<failure>``), broken
+(``<error>``) or skipped. ``check --junit FILE`` and ``contract --junit FILE``
+write one: a case per matrix cell (variant, property) or per contract check,
+judged by the rule the command's exit status follows, so the report and the
+status never disagree. (The pytest plugin's ``--junitxml`` names cases by pytest
+node ids, which are empty for tests run with ``--pyargs``: pytest's way.)
+
+Text from elsewhere (a trace's names, an implementation's error) may hold
+characters XML 1.0 cannot carry at all, even as references; they are written as
+Python escapes, as on a terminal.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import xml.etree.ElementTree as ET
+
+import attrs
+
+from deployspec.text import escaped, printable_line
+
+PASSED, FAILURE, ERROR, SKIPPED = "passed", "failure", "error", "skipped"
+
+
+@attrs.frozen
+class Case:
+    """One test case: ``message`` is its one-line verdict, ``details`` what a
+    reader needs to act on it (a trace, the search's statistics)."""
+
+    classname: str
+    name: str
+    outcome: str = PASSED
+    message: str = ""
+    details: str = ""
+    seconds: float = 0.0
+
+
+@attrs.frozen
+class Suite:
+    name: str
+    cases: tuple[Case, ...]
+    #: (name, value): what the run was given (seed, budget, configuration)
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+def report(title: str, suites: list[Suite]) -> str:
+    """The XML document of ``suites``, with the totals each level carries."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+    host = socket.gethostname()
+    root = ET.Element("testsuites", name=_xml(title))
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    seconds = 0.0
+    for suite in suites:
+        counts = _counts(suite.cases)
+        took = sum(c.seconds for c in suite.cases)
+        el = ET.SubElement(root, "testsuite", name=_xml(suite.name), timestamp=stamp, hostname=host,
+                           time=f"{took:.3f}", **{k: str(v) for k, v in counts.items()})
+        props = ET.SubElement(el, "properties")  # the version first: what a verdict was reached with
+        for name, value in (("deployspec", _version()), *suite.properties):
+            ET.SubElement(props, "property", name=_xml(name), value=_xml(value))
+        for case in suite.cases:
+            _case(el, case)
+        for k, v in counts.items():
+            totals[k] += v
+        seconds += took
+    root.attrib.update({k: str(v) for k, v in totals.items()}, time=f"{seconds:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _version() -> str:
+    from deployspec.cli import _version
+
+    return _version()
+
+
+def _counts(cases) -> dict[str, int]:
+    return {"tests": len(cases),
+            "failures": sum(c.outcome == FAILURE for c in cases),
+            "errors": sum(c.outcome == ERROR for c in cases),
+            "skipped": sum(c.outcome == SKIPPED for c in cases)}
+
+
+def _case(parent: ET.Element, case: Case) -> None:
+    el = ET.SubElement(parent, "testcase", classname=_xml(case.classname), name=_xml(case.name),
+                       time=f"{case.seconds:.3f}")
+    if case.outcome == PASSED:  # a pass has no verdict element: its one line leads its output
+        said = "\n".join(x for x in (case.message, case.details) if x)
+        if said:
+            ET.SubElement(el, "system-out").text = _xml(said)
+        return
+    # one line, as a viewer shows it in a list; the rest in the element's text
+    verdict = ET.SubElement(el, case.outcome, message=printable_line(case.message))
+    if case.outcome != SKIPPED:
+        verdict.set("type", case.outcome)
+    if case.details:
+        verdict.text = _xml(case.details)
+
+
+def _xml(text: str) -> str:
+    """``text`` with what XML 1.0 cannot hold (control characters, lone surrogates)
+    as Python escapes; line breaks and tabs stay."""
+    return escaped(text, keep="\n\t")
+
+
+# ---------------------------------------------------------------------------
+# check: a case per matrix cell
+# ---------------------------------------------------------------------------
+
+
+def check_suites(results, *, declared: bool) -> list[Suite]:
+    """A suite per (model, variant), a case per property: with ``declared`` (the
+    matrix) a case fails when its cell disagrees with what the variant declares, as
+    the table marks ``!``; otherwise (a close look) when the property is violated.
+    A search that ended in error is an error either way."""
+    from deployspec import check
+
+    suites: dict[tuple[str, str], list[Case]] = {}
+    for (model_name, variant, prop), rs in check.cells(results).items():
+        suites.setdefault((model_name, variant), []).append(
+            _check_case(model_name, variant, prop, rs, results, declared))
+    return [Suite(f"check {m} · {v}", tuple(cases)) for (m, v), cases in suites.items()]
+
+
+def _check_case(model_name: str, variant: str, prop: str, rs, results, declared: bool) -> Case:
+    from deployspec import check
+    from deployspec.models import get_model
+
+    verdict = check.shown_verdict({r.verdict for r in rs})
+    shown = "VIOLATED" if verdict == "violated" else verdict
+    details = "\n\n".join(_search_text(r, results) for r in rs)
+    case = Case(f"deployspec.check.{model_name}.{variant}", prop, details=details,
+                seconds=sum(r.stats.get("seconds") or 0.0 for r in rs))
+    errors = [r for r in rs if r.verdict == "error"]
+    if errors:
+        return attrs.evolve(case, outcome=ERROR, message=f"{errors[0].engine}: {errors[0].message or 'error'}")
+    violated = [r for r in rs if r.verdict == "violated"]
+    if declared:
+        said = ("declared to hold" if check.expected(get_model(model_name), variant, prop) == "holds"
+                else "declared violated")
+        engines = ", ".join(sorted({r.engine for r in rs if r.verdict == verdict}))
+        if check.cell_agrees(model_name, variant, prop, rs):
+            return attrs.evolve(case, message=f"{shown} ({engines}), as declared")
+        return attrs.evolve(case, outcome=FAILURE, message=f"{shown} ({engines}), {said}")
+    if violated:
+        causes = sorted({r.cause for r in violated if r.cause})
+        also = f" ({len(causes)} causes: {', '.join(causes)})" if len(causes) > 1 else ""
+        return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}")
+    if verdict in check.INCONCLUSIVE:
+        return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
+    return attrs.evolve(case, message=shown)
+
+
+def _search_text(r, results) -> str:
+    """One search's part of a case: engine, verdict, what it says, and the trace of
+    a violation (the shortest of its cause, as the terminal report shows)."""
+    from deployspec.commands import shortest_of_its_cause, trace_text
+
+    shown = "VIOLATED" if r.verdict == "violated" else r.verdict
+    head = f"{r.engine}: {shown}" + (f" (cause: {r.cause})" if r.cause else "")
+    if r.message:
+        head += f": {r.message}"
+    if r.stats.get("complete") is False:
+        head += f" (incomplete: stopped by {r.stats.get('stopped') or 'a bound'})"
+    if r.verdict == "violated" and r.trace is not None and shortest_of_its_cause(r, results):
+        return f"{head}\n{trace_text(r)}"
+    return head
+
+
+# ---------------------------------------------------------------------------
+# contract: a case per check
+# ---------------------------------------------------------------------------
+
+
+def contract_suites(run, checks, *, timeout: float) -> list[Suite]:
+    """One suite, a case per planned check: failed if violated, an error where the
+    implementation failed (crash, hang, garbage), skipped for the checks a fault
+    left unrun; as the exit status (1 violated, 3 a fault) says."""
+    from deployspec.contract.cli import config_text, violation_text
+
+    target, fault = run.target, run.fault
+    classname = f"deployspec.contract.{run.model}.{target.name}"
+    planned = [p.name for p in checks]
+    cases = []
+    if fault is not None and fault.checking not in planned:  # at start, before any check
+        cases.append(Case(classname, "start", ERROR, fault.line(), fault.with_history()))
+    for name in planned:
+        rs = [r for r in run.results if r.property == name]
+        faulted = fault is not None and fault.checking == name
+        seconds = sum(r.stats.get("seconds") or 0.0 for r in rs)
+        if any(r.verdict == "violated" for r in rs):
+            r = next(r for r in rs if r.verdict == "violated")
+            text = violation_text(r, target, timeout)
+            if faulted:  # the violation stands; the fault that followed is said too
+                text += f"\nthen: {fault.with_history()}"
+            cases.append(Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds))
+        elif faulted:
+            cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), seconds))
+        elif rs:
+            cases.append(Case(classname, name, PASSED, "", _contract_stats(rs[0]), seconds))
+        else:
+            where = f" ({fault.checking or 'at start'})" if fault is not None else ""
+            cases.append(Case(classname, name, SKIPPED, f"not run: the implementation failed first{where}"))
+    properties = (("implementation", f"{target.kind} {target.spec}"), ("config", config_text(run.config)))
+    return [Suite(f"contract {run.model} · {target.name}", tuple(cases), properties)]
+
+
+def _contract_stats(r) -> str:
+    st = r.stats
+    if st.get("found_by") == "sweep":
+        return "holds"
+    parts = [f"{st[k]} {k}" for k in ("examples", "steps") if k in st]
+    return "holds" + (f": {', '.join(parts)}" if parts else "")
+
+
+# ---------------------------------------------------------------------------
+# replay: a case per trace file
+# ---------------------------------------------------------------------------
+
+
+def replay_suites(verdicts, loaded, target: str) -> list[Suite]:
+    """One suite, a case per trace file: passed when it no longer reproduces (the
+    bug stays fixed), failed when it does, an error where the implementation failed
+    (the files after it are skipped). ``verdicts``: (file, status, line, seconds) in order,
+    a file of "" for a fault before the first; ``loaded``: (file, trace) planned."""
+    said = {path: (status, line, seconds) for path, status, line, seconds in verdicts}
+    cases = []
+    if "" in said:
+        cases.append(Case("deployspec.replay", "start", ERROR, said[""][1], said[""][1]))
+    for path, trace in loaded:
+        classname = f"deployspec.replay.{trace['model']}.{trace['property']}"
+        if path not in said:
+            cases.append(Case(classname, path, SKIPPED, "not replayed: the implementation failed first"))
+            continue
+        status, line, seconds = said[path]
+        outcome = {0: PASSED, 1: FAILURE}.get(status, ERROR)
+        cases.append(Case(classname, path, outcome, line, "" if outcome == PASSED else line, seconds))
+    return [Suite("replay", tuple(cases), (("on", target),))]

@@ -1,0 +1,229 @@
+"""``--junit FILE``: the verdicts as the JUnit XML a CI's test view reads, judged as the exit status is."""
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from deployspec import junit
+from deployspec.engines.result import Result
+
+from .cli_runs import SEED, run
+
+
+def _cases(path) -> dict[str, ET.Element]:
+    root = ET.parse(path).getroot()
+    return {c.get("name"): c for c in root.iter("testcase")}
+
+
+def _outcome(case: ET.Element) -> str:
+    for kind in (junit.FAILURE, junit.ERROR, junit.SKIPPED):
+        if case.find(kind) is not None:
+            return kind
+    return junit.PASSED
+
+
+def _totals_agree(path) -> ET.Element:
+    """The counts each level carries are those of its cases (a viewer trusts them)."""
+    root = ET.parse(path).getroot()
+    for level in [root, *root.iter("testsuite")]:
+        cases = list(level.iter("testcase"))
+        assert int(level.get("tests")) == len(cases)
+        for kind, attr in ((junit.FAILURE, "failures"), (junit.ERROR, "errors"), (junit.SKIPPED, "skipped")):
+            assert int(level.get(attr)) == sum(_outcome(c) == kind for c in cases), attr
+    return root
+
+
+def test_a_close_look_fails_the_violated_properties_with_their_traces(capsys, tmp_path):
+    report, out = tmp_path / "check.xml", tmp_path / "found"
+    status, _, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                       "--property", "single_active_deployment", "--property", "capacity_within_bound",
+                       "--out", str(out), "--junit", str(report))
+    assert status == 1
+    _totals_agree(report)
+    cases = _cases(report)
+    assert set(cases) == {"single_active_deployment", "capacity_within_bound"}
+    for case in cases.values():
+        assert case.get("classname") == "deployspec.check.capi.capi-2022"
+        failure = case.find("failure")
+        assert failure is not None and failure.get("message").startswith("VIOLATED: ")
+        saved = next(line[len("saved: "):] for line in failure.text.splitlines() if line.startswith("saved: "))
+        assert (out / saved.split("/")[-1]).is_file() and ">>" in failure.text  # the breaking step
+
+
+def test_a_close_look_passes_what_holds_and_says_the_proof(capsys, tmp_path):
+    report = tmp_path / "check.xml"
+    status, _, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-immutable",
+                       "--engine", "explore", "--property", "production_runs_only_released_images",
+                       "--junit", str(report))
+    assert status == 0
+    root = _totals_agree(report)
+    (case,) = root.iter("testcase")
+    assert _outcome(case) == junit.PASSED
+    assert "explore: holds: holds for all" in case.find("system-out").text
+
+
+def _result(variant, prop, verdict, **kw) -> Result:
+    return Result("capi", variant, prop, kw.pop("engine", "hypothesis"), verdict, **kw)
+
+
+def test_the_matrix_fails_a_cell_only_where_it_differs_from_the_declaration():
+    """capi-2022 declares single_active_deployment violated and capi-safe that it holds:
+    a violation there passes, a proof there passes, the opposite of either fails, and a
+    search that ended in error is an error (as ``check.matches_declarations`` judges)."""
+    results = [
+        _result("capi-2022", "single_active_deployment", "violated", message="2 active deployments"),
+        _result("capi-2022", "capacity_within_bound", "holds"),
+        _result("capi-safe", "single_active_deployment", "holds"),
+        _result("capi-safe", "capacity_within_bound", "violated", message="too many"),
+        _result("capi-safe", "app_stays_available", "error", message="boom"),
+    ]
+    suites = junit.check_suites(results, declared=True)
+    by = {(s.name, c.name): c for s in suites for c in s.cases}
+    assert by["check capi · capi-2022", "single_active_deployment"].outcome == junit.PASSED
+    assert by["check capi · capi-2022", "single_active_deployment"].message == \
+        "VIOLATED (hypothesis), as declared"
+    assert by["check capi · capi-2022", "capacity_within_bound"].outcome == junit.FAILURE
+    assert by["check capi · capi-2022", "capacity_within_bound"].message == "holds (hypothesis), declared violated"
+    assert by["check capi · capi-safe", "single_active_deployment"].outcome == junit.PASSED
+    assert by["check capi · capi-safe", "capacity_within_bound"].outcome == junit.FAILURE
+    assert by["check capi · capi-safe", "app_stays_available"].outcome == junit.ERROR
+    assert by["check capi · capi-safe", "app_stays_available"].message == "hypothesis: boom"
+
+
+def test_the_matrix_cell_follows_the_shown_verdict_as_the_exit_status_does():
+    """A random search that missed a declared violation the explorer shows is no failure."""
+    from deployspec import check
+
+    results = [_result("capi-2022", "single_active_deployment", "holds"),
+               _result("capi-2022", "single_active_deployment", "violated", engine="explore")]
+    (suite,) = junit.check_suites(results, declared=True)
+    assert check.matches_declarations(results) and suite.cases[0].outcome == junit.PASSED
+    alone = results[:1]
+    (suite,) = junit.check_suites(alone, declared=True)
+    assert not check.matches_declarations(alone) and suite.cases[0].outcome == junit.FAILURE
+
+
+def test_a_close_look_fails_a_violation_whatever_it_declares_and_skips_what_was_not_judged():
+    results = [_result("capi-2022", "single_active_deployment", "violated", message="2 active"),
+               _result("capi-2022", "app_stays_available", "n/a", engine="z3", message="not a selection")]
+    cases = {c.name: c for s in junit.check_suites(results, declared=False) for c in s.cases}
+    assert cases["single_active_deployment"].outcome == junit.FAILURE
+    assert cases["app_stays_available"].outcome == junit.SKIPPED
+
+
+def test_a_contract_run_fails_each_violated_check(capsys, tmp_path):
+    report = tmp_path / "contract.xml"
+    status, _, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                       "--property", "single_active_deployment", "--property", "capacity_within_bound",
+                       "--examples", "20", "--seed", "0", "--out", str(tmp_path / "found"),
+                       "--junit", str(report))
+    assert status == 1
+    root = _totals_agree(report)
+    cases = _cases(report)
+    assert _outcome(cases["single_active_deployment"]) == junit.FAILURE
+    text = cases["single_active_deployment"].find("failure").text
+    assert "replay: deployspec replay" in text and "--python deployspec.contract.examples:capi_2022" in text
+    assert cases["single_active_deployment"].get("classname") == "deployspec.contract.capi.implementation"
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["deployspec"][0].isdigit()  # the version the verdicts were reached with
+    assert props["implementation"] == "python deployspec.contract.examples:capi_2022"
+    assert props["config"].startswith("max_instances=")
+
+
+def test_an_implementation_fault_is_an_error_and_leaves_the_other_checks_skipped(capsys, tmp_path, monkeypatch):
+    report = tmp_path / "contract.xml"
+    monkeypatch.chdir(Path(__file__).parent)  # --python finds contract_fakes in the current folder
+    status, _, err = run(capsys, "contract", "--python", "contract_fakes:raising", "--model", "capi",
+                         "--examples", "5", "--junit", str(report))
+    assert status == 3, err
+    _totals_agree(report)
+    outcomes = {name: _outcome(c) for name, c in _cases(report).items()}
+    (faulted,) = [name for name, o in outcomes.items() if o == junit.ERROR]
+    error = _cases(report)[faulted].find("error")
+    assert "KeyError" in error.get("message") and "deploying_web_process" in error.text
+    assert err.splitlines()[0] == f"deployspec: {error.text}"  # the same words as on stderr
+    planned = list(outcomes)
+    after = planned[planned.index(faulted) + 1:]
+    assert after and all(outcomes[name] == junit.SKIPPED for name in after)
+    assert all(outcomes[name] == junit.PASSED for name in planned[:planned.index(faulted)])
+
+
+def test_text_xml_cannot_hold_is_escaped_and_the_document_parses(tmp_path):
+    """Control characters and the lone surrogates of a non-UTF-8 name are not XML 1.0,
+    not even as references: they are written as Python escapes."""
+    case = junit.Case("deployspec.check.capi.x", "p\x07", junit.FAILURE, "bell \x07 \udcff <b>",
+                      "line 1\n\x1b[2J\tline 2 \ufffe")
+    text = junit.report("t\x00", [junit.Suite("s", (case,), (("k\x01", "v\udcfe"),))])
+    root = ET.fromstring(text.encode("utf-8"))
+    failure = root.find("testsuite/testcase/failure")
+    assert failure.get("message") == "bell \\x07 \\xff <b>"
+    assert failure.text == "line 1\n\\x1b[2J\tline 2 \\ufffe"
+    assert root.find("testsuite/testcase").get("name") == "p\\x07"
+    assert root.find("testsuite/properties/property[@name='k\\x01']").get("value") == "v\\xfe"
+
+
+@pytest.mark.parametrize("where, says", [("", "--junit: empty (give a file name)"),
+                                         ("{tmp}", "--junit {tmp}: is a directory"),
+                                         ("{tmp}/no/such/r.xml", "--junit {tmp}/no/such/r.xml: no folder {tmp}/no/such"),
+                                         ("{tmp}/r/", "--junit {tmp}/r/: ends with /, a folder; give a file name")])
+@pytest.mark.parametrize("command", ["check", "contract", "replay"])
+def test_a_report_that_cannot_be_written_is_refused_before_any_search(capsys, tmp_path, where, says, command):
+    argv = {"check": ["check", "--model", "capi", "--variant", "capi-2022"],
+            "contract": ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi"],
+            "replay": ["replay", str(SEED)]}[command]
+    status, out, err = run(capsys, *argv, "--junit", where.format(tmp=tmp_path))
+    assert (status, out) == (2, "")
+    assert err == f"deployspec: error: {says.format(tmp=tmp_path)}\n"
+
+
+def test_a_report_that_fails_to_save_keeps_the_old_one_and_the_verdicts(capsys, tmp_path, monkeypatch):
+    """The search is done and its verdicts are printed; the report that could not be
+    written is one line on stderr, status 2, and the report already there is intact."""
+    import deployspec.files
+
+    report = tmp_path / "check.xml"
+    report.write_text("the last run's report")
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(deployspec.files.os, "fsync", full_disk)
+    status, out, err = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                           "--property", "single_active_deployment", "--junit", str(report))
+    assert status == 2 and ">>" in out
+    assert err.splitlines()[-1] == f"deployspec: error: --junit {report}: cannot write: No space left on device"
+    assert all(line.startswith("[") for line in err.splitlines()[:-1])  # before it, only the progress
+    assert report.read_text() == "the last run's report"
+    assert [p.name for p in tmp_path.iterdir()] == ["check.xml"]  # no temporary file left
+
+
+def test_a_replayed_regression_folder_fails_each_file_that_still_reproduces(capsys, tmp_path):
+    """The shipped capi-2022 findings: each reproduces on its own variant, none on capi-safe."""
+    folder = SEED.parent
+    files = sorted(str(p) for p in folder.glob("*.json"))
+    fixed, broken = tmp_path / "fixed.xml", tmp_path / "broken.xml"
+    assert run(capsys, "replay", str(folder), "--variant", "capi-safe", "--junit", str(fixed))[0] == 0
+    assert run(capsys, "replay", str(folder), "--junit", str(broken))[0] == 1
+    for report, outcome in ((fixed, junit.PASSED), (broken, junit.FAILURE)):
+        root = _totals_agree(report)
+        cases = _cases(report)
+        assert sorted(cases) == files and {_outcome(c) for c in cases.values()} == {outcome}
+        props = {p.get("name"): p.get("value") for p in root.iter("property")}
+        assert props["on"] == ("variant capi-safe" if report is fixed else "each file's recorded variant")
+    seed = _cases(broken)[str(SEED)]
+    assert seed.get("classname") == "deployspec.replay.capi.app_stays_available"
+    assert "reproduces on capi-2022: app_stays_available at step 5" in seed.find("failure").get("message")
+
+
+def test_a_replay_fault_is_an_error_and_the_files_after_it_are_skipped(capsys, tmp_path, monkeypatch):
+    report = tmp_path / "replay.xml"
+    monkeypatch.chdir(Path(__file__).parent)
+    other = next(p for p in sorted(SEED.parent.glob("*.json")) if p != SEED)
+    status, _, err = run(capsys, "replay", str(SEED), str(other), "--python", "contract_fakes:raising",
+                         "--junit", str(report))
+    assert status == 3, err
+    _totals_agree(report)
+    cases = _cases(report)
+    assert (_outcome(cases[str(SEED)]), _outcome(cases[str(other)])) == (junit.ERROR, junit.SKIPPED)
+    assert err == f"deployspec: {SEED}: {cases[str(SEED)].find('error').text}\n"
