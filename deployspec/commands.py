@@ -185,6 +185,9 @@ def cmd_replay(args) -> int:
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = output_path(args.junit, "--junit") if args.junit is not None else None
+    if junit is not None and junit.exists() and any(junit.samefile(path) for path, _ in loaded):
+        raise UsageError(f"--junit {junit}: is a trace being replayed; write the report elsewhere")
+    junit = junit.absolute() if junit is not None else None  # a --python object may change the folder
     verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
     status = _replay_all(args, loaded, bounds, verdicts)
     if junit is not None:  # (not after an interrupt or a usage error: they raise)
@@ -192,7 +195,7 @@ def cmd_replay(args) -> int:
 
         sys.stdout.flush()
         write_output(junit, report.report("deployspec replay", report.replay_suites(
-            verdicts, loaded, _replay_target(args))), "--junit")
+            verdicts, loaded, _replay_target(args))), "--junit", args.junit)
     return status
 
 
@@ -410,12 +413,14 @@ def output_path(named: str, flag: str) -> Path:
     return path
 
 
-def write_output(path: Path, text: str, flag: str) -> None:
+def write_output(path: Path, text: str, flag: str, named: str | None = None) -> None:
     """Write ``text`` to a file :func:`output_path` accepted: atomically (a failure
     leaves what was there), through a symlink to the file it names, or into a
-    device or FIFO (``/dev/stdout``, a named pipe)."""
+    device or FIFO (``/dev/stdout``, a named pipe). ``named``: the path as the user
+    gave it, for messages (``path`` may have been made absolute meanwhile)."""
     from deployspec.files import write_atomically
 
+    shown = path if named is None else named
     try:
         if path.exists() and not path.resolve().is_file():
             with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
@@ -423,6 +428,6 @@ def write_output(path: Path, text: str, flag: str) -> None:
         else:  # through a symlink to the file it names: the link stays a link
             write_atomically(path.resolve() if path.is_symlink() else path, text)
     except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"{flag} {shown}: cannot write: {exc.strerror or exc}") from None
     except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
-        raise UsageError(f"{flag} {path}: cannot write: {exc}") from None
+        raise UsageError(f"{flag} {shown}: cannot write: {exc}") from None

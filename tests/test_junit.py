@@ -227,3 +227,36 @@ def test_a_replay_fault_is_an_error_and_the_files_after_it_are_skipped(capsys, t
     cases = _cases(report)
     assert (_outcome(cases[str(SEED)]), _outcome(cases[str(other)])) == (junit.ERROR, junit.SKIPPED)
     assert err == f"deployspec: {SEED}: {cases[str(SEED)].find('error').text}\n"
+
+
+def test_a_report_never_takes_the_place_of_a_trace_being_replayed(capsys, tmp_path):
+    trace = tmp_path / "seed.json"
+    trace.write_bytes(SEED.read_bytes())
+    link = tmp_path / "link.xml"
+    link.symlink_to(trace)
+    for named in (trace, link):
+        status, out, err = run(capsys, "replay", str(tmp_path), "--junit", str(named))
+        assert (status, out) == (2, "")
+        assert err == f"deployspec: error: --junit {named}: is a trace being replayed; write the report elsewhere\n"
+    assert trace.read_bytes() == SEED.read_bytes()
+
+
+def test_the_report_goes_where_the_user_named_it_even_if_the_object_wanders(capsys, tmp_path, monkeypatch):
+    """A --python object shares deployspec's process, and its current folder: ``wanders``
+    moves into ``away/`` at each reset. The report is written where --junit named it
+    when the command started (contract and replay)."""
+    import os
+    import sys
+
+    monkeypatch.setattr(sys, "path", [str(Path(__file__).parent), *sys.path])
+    monkeypatch.chdir(tmp_path)
+    status, _, _ = run(capsys, "contract", "--python", "contract_fakes:wanders", "--model", "capi",
+                       "--examples", "30", "--seed", "0", "--property", "single_active_deployment",
+                       "--junit", "report.xml")
+    assert status == 1 and os.getcwd() == str(tmp_path / "away")  # it did wander
+    assert _outcome(_cases(tmp_path / "report.xml")["single_active_deployment"]) == junit.FAILURE
+    monkeypatch.chdir(tmp_path)
+    status, _, _ = run(capsys, "replay", str(SEED), "--python", "contract_fakes:wanders", "--junit", "replay.xml")
+    assert status == 1 and os.getcwd() == str(tmp_path / "away")
+    assert _outcome(_cases(tmp_path / "replay.xml")[str(SEED)]) == junit.FAILURE
+    assert sorted(p.name for p in (tmp_path / "away").iterdir()) == []

@@ -161,6 +161,7 @@ def cmd_contract(args) -> int:
     junit = output_path(args.junit, "--junit") if args.junit is not None else None
     # saved where the user meant, even if a --python object changes this process's folder
     out_dir = os.path.abspath(args.out) if args.out else args.out
+    junit = junit.absolute() if junit is not None else None
     # an object's own threads may print at any time: to stderr, as within its calls
     with python_adapter.lending(target.kind == "python") as out:
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
@@ -175,16 +176,16 @@ def cmd_contract(args) -> int:
         _report(run, args, model, target, out)
         out.flush()
     if junit is not None:
-        _write_junit(junit, run, checks, args.timeout)
+        _write_junit(junit, args.junit, run, checks, args.timeout)
     return run.exit_status
 
 
-def _write_junit(path, run, checks, timeout: float) -> None:
+def _write_junit(path, named: str, run, checks, timeout: float) -> None:
     from deployspec import junit
     from deployspec.commands import write_output
 
     write_output(path, junit.report("deployspec contract", junit.contract_suites(run, checks, timeout=timeout)),
-                 "--junit")
+                 "--junit", named)
 
 
 def _report(run, args, model, target, out) -> None:
