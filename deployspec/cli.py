@@ -270,6 +270,12 @@ _STREAM_NAMES = {"stdout": ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"),
                  "stderr": ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2")}
 
 
+def standard_stream_named(path: str) -> str | None:
+    """"stdout" or "stderr" if ``path`` names this process's standard output or error."""
+    where = os.path.abspath(path)
+    return next((name for name, names in _STREAM_NAMES.items() if where in names), None)
+
+
 def closed_stream_named(path: str) -> str | None:
     """The standard stream ``path`` names if the process started without it (writing
     there would write into the /dev/null in its place), else None."""

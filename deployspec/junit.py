@@ -48,21 +48,22 @@ class Suite:
     properties: tuple[tuple[str, str], ...] = ()
 
 
-def report(title: str, suites: list[Suite]) -> str:
-    """The XML document of ``suites``, with the totals each level carries."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+def report(title: str, suites: list[Suite], started: float | None = None) -> str:
+    """The XML document of ``suites``, with the totals each level carries;
+    ``started``: when the run began (``time.time()``), its suites' timestamp."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started))
     host = socket.gethostname()
-    root = ET.Element("testsuites", name=_xml(title))
+    root = ET.Element("testsuites", name=_name(title))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seconds = 0.0
     for suite in suites:
         counts = _counts(suite.cases)
         took = sum(c.seconds for c in suite.cases)
-        el = ET.SubElement(root, "testsuite", name=_xml(suite.name), timestamp=stamp, hostname=host,
+        el = ET.SubElement(root, "testsuite", name=_name(suite.name), timestamp=stamp, hostname=host,
                            time=f"{took:.3f}", **{k: str(v) for k, v in counts.items()})
         props = ET.SubElement(el, "properties")  # the version first: what a verdict was reached with
         for name, value in (("deployspec", _version()), *suite.properties):
-            ET.SubElement(props, "property", name=_xml(name), value=_xml(value))
+            ET.SubElement(props, "property", name=_name(name), value=_name(value))
         for case in suite.cases:
             _case(el, case)
         for k, v in counts.items():
@@ -87,7 +88,7 @@ def _counts(cases) -> dict[str, int]:
 
 
 def _case(parent: ET.Element, case: Case) -> None:
-    el = ET.SubElement(parent, "testcase", classname=_xml(case.classname), name=_xml(case.name),
+    el = ET.SubElement(parent, "testcase", classname=_name(case.classname), name=_name(case.name),
                        time=f"{case.seconds:.3f}")
     if case.outcome == PASSED:  # a pass has no verdict element: its one line leads its output
         said = "\n".join(x for x in (case.message, case.details) if x)
@@ -106,6 +107,18 @@ def _xml(text: str) -> str:
     """``text`` with what XML 1.0 cannot hold (control characters, lone surrogates)
     as Python escapes; line breaks and tabs stay."""
     return escaped(text, keep="\n\t")
+
+
+def _name(text: str) -> str:
+    """A name or attribute value: every control character escaped, line breaks too
+    (an XML reader turns them into spaces in an attribute)."""
+    return escaped(text)
+
+
+def _part(name: str) -> str:
+    """A variant's or implementation's name as one part of a class name: readers
+    (Jenkins) take the last dot for the class, so a dot in a name is written ``_``."""
+    return name.replace(".", "_")
 
 
 # ---------------------------------------------------------------------------
@@ -134,12 +147,17 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     verdict = check.shown_verdict({r.verdict for r in rs})
     shown = "VIOLATED" if verdict == "violated" else verdict
     details = "\n\n".join(_search_text(r, results) for r in rs)
-    case = Case(f"deployspec.check.{model_name}.{variant}", prop, details=details,
+    case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, details=details,
                 seconds=sum(r.stats.get("seconds") or 0.0 for r in rs))
     errors = [r for r in rs if r.verdict == "error"]
     if errors:
         return attrs.evolve(case, outcome=ERROR, message=f"{errors[0].engine}: {errors[0].message or 'error'}")
     violated = [r for r in rs if r.verdict == "violated"]
+    unsaved = [r.unsaved for r in rs if r.unsaved]
+    if unsaved and not (violated and not declared):  # exit 2: what --out asked for was not done
+        return attrs.evolve(case, outcome=ERROR, message=f"{shown}, but not saved: {unsaved[0]}")
+    if verdict in check.INCONCLUSIVE:  # judged by no engine: the cell agrees with anything
+        return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     if declared:
         said = ("declared to hold" if check.expected(get_model(model_name), variant, prop) == "holds"
                 else "declared violated")
@@ -151,8 +169,6 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
         causes = sorted({r.cause for r in violated if r.cause})
         also = f" ({len(causes)} causes: {', '.join(causes)})" if len(causes) > 1 else ""
         return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}")
-    if verdict in check.INCONCLUSIVE:
-        return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     return attrs.evolve(case, message=shown)
 
 
@@ -184,7 +200,7 @@ def contract_suites(run, checks, *, timeout: float) -> list[Suite]:
     from deployspec.contract.cli import config_text, violation_text
 
     target, fault = run.target, run.fault
-    classname = f"deployspec.contract.{run.model}.{target.name}"
+    classname = f"deployspec.contract.{run.model}.{_part(target.name)}"
     planned = [p.name for p in checks]
     cases = []
     if fault is not None and fault.checking not in planned:  # at start, before any check

@@ -104,6 +104,40 @@ def test_the_matrix_cell_follows_the_shown_verdict_as_the_exit_status_does():
     assert not check.matches_declarations(alone) and suite.cases[0].outcome == junit.FAILURE
 
 
+def test_a_trace_that_could_not_be_saved_is_an_error_as_the_exit_status_says():
+    """check exits 2 when --out could not take a trace; in the matrix the cell's
+    verdict is as declared, so the case would pass: it is an error instead."""
+    results = [_result("capi-2022", "single_active_deployment", "violated", unsaved="found/x.json: a directory")]
+    (suite,) = junit.check_suites(results, declared=True)
+    assert suite.cases[0].outcome == junit.ERROR
+    assert suite.cases[0].message == "VIOLATED, but not saved: found/x.json: a directory"
+    (suite,) = junit.check_suites(results, declared=False)
+    assert suite.cases[0].outcome == junit.FAILURE and "not saved" not in suite.cases[0].message
+
+
+def test_a_cell_no_engine_judged_is_skipped_in_the_matrix_too():
+    results = [_result("capi-safe", "app_stays_available", "n/a", engine="z3", message="not a selection"),
+               _result("capi-safe", "single_active_deployment", "unconfirmed", engine="z3", message="bounded")]
+    for declared in (True, False):
+        (suite,) = junit.check_suites(results, declared=declared)
+        assert [c.outcome for c in suite.cases] == [junit.SKIPPED, junit.SKIPPED]
+
+
+def test_a_dot_in_a_variant_name_does_not_split_its_class_name():
+    """Readers (Jenkins) take what follows the last dot of a class name for the class."""
+    results = [Result("slots", "slots-claims.fixed", "slot_runs_one_version", "explore", "holds")]
+    (suite,) = junit.check_suites(results, declared=False)
+    assert suite.cases[0].classname == "deployspec.check.slots.slots-claims_fixed"
+
+
+def test_suites_are_stamped_with_the_start_of_the_run():
+    import time
+
+    text = junit.report("t", [junit.Suite("s", (junit.Case("c", "n"),))], started=86400.0)
+    assert ET.fromstring(text).find("testsuite").get("timestamp") == \
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(86400.0))
+
+
 def test_a_close_look_fails_a_violation_whatever_it_declares_and_skips_what_was_not_judged():
     results = [_result("capi-2022", "single_active_deployment", "violated", message="2 active"),
                _result("capi-2022", "app_stays_available", "n/a", engine="z3", message="not a selection")]
@@ -152,14 +186,14 @@ def test_an_implementation_fault_is_an_error_and_leaves_the_other_checks_skipped
 def test_text_xml_cannot_hold_is_escaped_and_the_document_parses(tmp_path):
     """Control characters and the lone surrogates of a non-UTF-8 name are not XML 1.0,
     not even as references: they are written as Python escapes."""
-    case = junit.Case("deployspec.check.capi.x", "p\x07", junit.FAILURE, "bell \x07 \udcff <b>",
+    case = junit.Case("deployspec.check.capi.x", "p\x07\n\t", junit.FAILURE, "bell \x07 \udcff <b>",
                       "line 1\n\x1b[2J\tline 2 \ufffe")
     text = junit.report("t\x00", [junit.Suite("s", (case,), (("k\x01", "v\udcfe"),))])
     root = ET.fromstring(text.encode("utf-8"))
     failure = root.find("testsuite/testcase/failure")
     assert failure.get("message") == "bell \\x07 \\xff <b>"
     assert failure.text == "line 1\n\\x1b[2J\tline 2 \\ufffe"
-    assert root.find("testsuite/testcase").get("name") == "p\\x07"
+    assert root.find("testsuite/testcase").get("name") == "p\\x07\\n\\t"  # an attribute: no raw line break
     assert root.find("testsuite/properties/property[@name='k\\x01']").get("value") == "v\\xfe"
 
 
@@ -229,16 +263,25 @@ def test_a_replay_fault_is_an_error_and_the_files_after_it_are_skipped(capsys, t
     assert err == f"deployspec: {SEED}: {cases[str(SEED)].find('error').text}\n"
 
 
-def test_a_report_never_takes_the_place_of_a_trace_being_replayed(capsys, tmp_path):
+def test_a_report_never_takes_the_place_of_a_trace(capsys, tmp_path):
+    """Not a trace being replayed (even through a link), nor a .json name, which the
+    next replay of the folder would read as a trace and which a trace saved under
+    --out could have: refused before any search, the trace left as it was."""
     trace = tmp_path / "seed.json"
     trace.write_bytes(SEED.read_bytes())
     link = tmp_path / "link.xml"
     link.symlink_to(trace)
-    for named in (trace, link):
-        status, out, err = run(capsys, "replay", str(tmp_path), "--junit", str(named))
+    status, out, err = run(capsys, "replay", str(tmp_path), "--junit", str(link))
+    assert (status, out) == (2, "")
+    assert err == f"deployspec: error: --junit {link}: is a trace being replayed; write the report elsewhere\n"
+    for argv in (["replay", str(tmp_path)],
+                 ["check", "--model", "capi", "--variant", "capi-2022", "--out", str(tmp_path / "found")]):
+        status, out, err = run(capsys, *argv, "--junit", str(trace))
         assert (status, out) == (2, "")
-        assert err == f"deployspec: error: --junit {named}: is a trace being replayed; write the report elsewhere\n"
+        assert err == (f"deployspec: error: --junit {trace}: a .json name, for an XML report (a folder's "
+                       "*.json files are read as traces); name it .xml\n")
     assert trace.read_bytes() == SEED.read_bytes()
+    assert not (tmp_path / "found").exists()  # nothing made before the refusal
 
 
 def test_the_report_goes_where_the_user_named_it_even_if_the_object_wanders(capsys, tmp_path, monkeypatch):
@@ -260,3 +303,23 @@ def test_the_report_goes_where_the_user_named_it_even_if_the_object_wanders(caps
     assert status == 1 and os.getcwd() == str(tmp_path / "away")
     assert _outcome(_cases(tmp_path / "replay.xml")[str(SEED)]) == junit.FAILURE
     assert sorted(p.name for p in (tmp_path / "away").iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["replay", str(SEED), "--junit", "/dev/stdout"],
+                                  ["show", str(SEED), "-o", "/dev/stdout"]])
+def test_standard_output_named_as_the_file_is_written_into_not_replaced(tmp_path, argv):
+    """``--junit /dev/stdout >> log``: /dev/stdout resolves to the log file, which
+    must keep what it held and what the command printed before the report."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.txt"
+    log.write_text("EARLIER\n")
+    with open(log, "a") as out:
+        status = subprocess.run([sys.executable, "-m", "deployspec", *argv], stdout=out, check=False).returncode
+    text = log.read_text()
+    assert status == (1 if argv[0] == "replay" else 0) and text.startswith("EARLIER\n")
+    if argv[0] == "replay":
+        assert f"{SEED}: reproduces on capi-2022" in text and text.rstrip().endswith("</testsuites>")
+    else:
+        assert "tick()" in text

@@ -12,6 +12,7 @@ import shlex
 import signal
 import sys
 import threading
+import time
 
 from deployspec import traces
 from deployspec.adapter import ImplementationError
@@ -142,7 +143,7 @@ MAX_EXAMPLES = 10_000_000
 
 
 def cmd_contract(args) -> int:
-    from deployspec.commands import output_path, writable_dir
+    from deployspec.commands import junit_path, writable_dir
     from deployspec.contract import harness, python_adapter
     from deployspec.progress import Progress
 
@@ -156,12 +157,12 @@ def cmd_contract(args) -> int:
     bounds = bounds_given(args.bound)
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
+    junit = junit_path(args.junit)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out)
-    junit = output_path(args.junit, "--junit") if args.junit is not None else None
     # saved where the user meant, even if a --python object changes this process's folder
     out_dir = os.path.abspath(args.out) if args.out else args.out
-    junit = junit.absolute() if junit is not None else None
+    started = time.time()
     # an object's own threads may print at any time: to stderr, as within its calls
     with python_adapter.lending(target.kind == "python") as out:
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
@@ -176,16 +177,16 @@ def cmd_contract(args) -> int:
         _report(run, args, model, target, out)
         out.flush()
     if junit is not None:
-        _write_junit(junit, args.junit, run, checks, args.timeout)
+        _write_junit(junit, args.junit, run, checks, args.timeout, started)
     return run.exit_status
 
 
-def _write_junit(path, named: str, run, checks, timeout: float) -> None:
+def _write_junit(path, named: str, run, checks, timeout: float, started: float) -> None:
     from deployspec import junit
     from deployspec.commands import write_output
 
-    write_output(path, junit.report("deployspec contract", junit.contract_suites(run, checks, timeout=timeout)),
-                 "--junit", named)
+    suites = junit.contract_suites(run, checks, timeout=timeout)
+    write_output(path, junit.report("deployspec contract", suites, started), "--junit", named)
 
 
 def _report(run, args, model, target, out) -> None:
