@@ -216,7 +216,7 @@ def contract_suites(run, checks, *, timeout: float) -> list[Suite]:
                 text += f"\nthen: {fault.with_history()}"
             cases.append(Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds))
         elif faulted:
-            cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), seconds))
+            cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds))
         elif rs:
             cases.append(Case(classname, name, PASSED, "", _contract_stats(rs[0]), seconds))
         else:

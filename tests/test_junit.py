@@ -323,3 +323,24 @@ def test_standard_output_named_as_the_file_is_written_into_not_replaced(tmp_path
         assert f"{SEED}: reproduces on capi-2022" in text and text.rstrip().endswith("</testsuites>")
     else:
         assert "tick()" in text
+
+
+def test_a_hang_is_an_error_as_long_as_the_wait_it_cost(capsys, tmp_path, monkeypatch):
+    """``contract_fakes:hangs`` hangs at its first deploy; the case's time counts the wait."""
+    import sys
+
+    report = tmp_path / "contract.xml"
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(Path(__file__).parent)
+    try:
+        status, _, _ = run(capsys, "contract", "--python", "contract_fakes:hangs", "--model", "capi",
+                           "--examples", "5", "--timeout", "0.5", "--property", "app_stays_available",
+                           "--junit", str(report))
+    finally:
+        fakes = sys.modules.get("contract_fakes")
+        if fakes is not None:
+            fakes.Hangs.hung, fakes.Hangs.calls_after_hang = False, 0
+    assert status == 3
+    error = _cases(report)["app_stays_available"]
+    assert "did not return within 0.5 s" in error.find("error").get("message")
+    assert float(error.get("time")) >= 0.5

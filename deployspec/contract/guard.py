@@ -28,6 +28,8 @@ class ImplementationFault(BaseException):
         self.checking = checking
         #: the violation found before the fault, if any (its trace is kept)
         self.found = None
+        #: how long the check it ended had run (a hang shows as its timeout and more)
+        self.seconds = 0.0
 
     def line(self) -> str:
         """The one-line report: where, while checking what, and why."""

@@ -318,10 +318,12 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
     with conn:
         for prop in checks:
             on_start(f"{target.name} · {prop.name}")
+            started = time.perf_counter()
             try:
                 r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
                               seed=seed, out_dir=out_dir)
             except ImplementationFault as fault:
+                fault.seconds = time.perf_counter() - started
                 if fault.found is not None:  # the violation it had found before failing
                     run.results.append(fault.found)
                     on_result(fault.found)
