@@ -90,6 +90,15 @@ def test_conformance_reports_the_first_divergence_as_a_diff(capsys, tmp_path):
     assert run(capsys, "replay", str(path), "--variant", "capi-pr3084")[0] == 0
 
 
+def test_a_check_named_twice_runs_once(capsys):
+    """As ``check --property X --property X`` does: one search, one row, one verdict."""
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model",
+                         "capi", "--property", "capacity_within_bound", "--property", "capacity_within_bound",
+                         "--examples", "5", "--json")
+    assert status == 1
+    assert [r["property"] for r in json.loads(out)["results"]] == ["capacity_within_bound"]
+
+
 def test_conformance_holds_for_the_same_variant(capsys):
     status, out, _ = run(capsys, "contract", "--exec", serve("capi-pr3084"), "--model", "capi",
                          "--reference", "capi-pr3084", "--property", "conforms_to_capi-pr3084",

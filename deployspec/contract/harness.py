@@ -162,7 +162,7 @@ def plan_checks(model, reference: str | None, properties: list[str] | None, conf
     if reference is not None:
         model.variant(reference)  # validates the name
     available = ([name_for(reference)] if reference else []) + [p.name for p in model.properties]
-    names = properties or available
+    names = list(dict.fromkeys(properties or available))  # a check named twice runs once, as in check
     out = []
     for name in names:
         if name not in available:
