@@ -1,0 +1,107 @@
+"""``--json``: what check, contract and variants print is what deployspec/output.schema.json
+says (docs/json.md), field for field: a field added to the output without the schema
+fails here, so scripts can rely on the schema."""
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from deployspec import validation
+
+from .cli_runs import run
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    return json.loads(resources.files("deployspec").joinpath("output.schema.json").read_text())
+
+
+def _valid(schema: dict, doc: dict, part: str) -> None:
+    """``doc`` is valid against the whole schema and is the ``part`` it should be."""
+    validation.validator(schema).validate(doc)
+    validation.validator({**schema, "oneOf": [{"$ref": f"#/$defs/{part}"}]}).validate(doc)
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    status, out, _ = run(capsys, *argv, "--json")
+    return status, json.loads(out)
+
+
+def test_the_schema_is_a_schema(schema):
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_the_matrix(capsys, schema):
+    status, doc = _json(capsys, "check", "--model", "slots", "--engine", "explore", "--property", "no_latent_drift")
+    assert status == 0 and doc["matches_declarations"] is True
+    assert {r["variant"] for r in doc["results"]} >= {"slots-webhook-tag", "slots-pipeline-immutable"}
+    _valid(schema, doc, "check")
+
+
+def test_a_close_look_with_every_engine(capsys, schema):
+    """hypothesis, z3 (n/a for this property) and the explorer's causes, each with its stats."""
+    status, doc = _json(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "all",
+                        "--property", "single_active_deployment", "--budget", "0.5")
+    assert status == 1 and "matches_declarations" not in doc
+    assert {r["engine"] for r in doc["results"]} == {"hypothesis", "z3", "explore"}
+    _valid(schema, doc, "check")
+    status, doc = _json(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "z3",
+                        "--property", "app_stays_available")
+    assert status == 1 and doc["results"][0]["stats"]["of"] == "selection rule"
+    _valid(schema, doc, "check")
+
+
+def test_a_proof_and_its_statistics(capsys, schema):
+    status, doc = _json(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-immutable",
+                        "--engine", "explore", "--property", "slot_runs_one_version")
+    (result,) = doc["results"]
+    assert status == 0 and result["verdict"] == "holds" and result["stats"]["complete"] is True
+    _valid(schema, doc, "check")
+
+
+def test_a_contract_run_with_a_reference(capsys, schema):
+    status, doc = _json(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                        "--reference", "capi-2022", "--property", "conforms_to_capi-2022",
+                        "--property", "capacity_within_bound", "--examples", "5")
+    assert status == 1 and doc["fault"] is None
+    assert doc["target"] == {"python": "deployspec.contract.examples:capi_2022", "name": "implementation"}
+    _valid(schema, doc, "contract")
+
+
+def test_a_contract_run_that_ends_in_a_fault(capsys, schema, monkeypatch):
+    monkeypatch.chdir(Path(__file__).parent)  # --python finds contract_fakes in the current folder
+    status, doc = _json(capsys, "contract", "--python", "contract_fakes:raising", "--model", "capi",
+                        "--examples", "5", "--name", "mine")
+    assert status == 3 and doc["fault"]["cause"].startswith("perform() raised KeyError")
+    _valid(schema, doc, "contract")
+    status, doc = _json(capsys, "contract", "--exec", "echo garbage", "--model", "capi")
+    assert status == 3 and doc["target"]["exec"] == "echo garbage"
+    _valid(schema, doc, "contract")
+
+
+def test_the_variants(capsys, schema):
+    status, doc = _json(capsys, "variants")
+    assert status == 0 and set(doc) == {"capi", "slots"}
+    assert any(v["violates_beyond"] for v in doc["capi"]["variants"])  # the part with the most structure
+    _valid(schema, doc, "variants")
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: d.pop("exit_status"),
+    lambda d: d.update(surprise=1),
+    lambda d: d["results"][0].update(surprise=1),
+    lambda d: d["results"][0].pop("verdict"),
+    lambda d: d["results"][0].update(verdict="maybe"),
+    lambda d: d["results"][0]["stats"].update(complete="yes"),
+])
+def test_the_schema_tells_a_field_it_does_not_know_or_a_wrong_one(capsys, schema, damage):
+    status, doc = _json(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-immutable",
+                        "--engine", "explore", "--property", "no_latent_drift")
+    assert status == 0
+    validation.validator(schema).validate(doc)
+    damage(doc)
+    with pytest.raises(jsonschema.ValidationError):
+        validation.validator(schema).validate(doc)
