@@ -17,3 +17,15 @@ def run(capsys, *argv):
 
 def deployspec(*argv: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "deployspec", *argv], text=True, **kwargs)
+
+
+def valid_json_output(doc: dict) -> dict:
+    """``doc`` (a command's ``--json``) checked against deployspec/output.schema.json."""
+    import json
+    from importlib import resources
+
+    from deployspec import validation
+
+    schema = json.loads(resources.files("deployspec").joinpath("output.schema.json").read_text())
+    validation.validator(schema).validate(doc)
+    return doc
