@@ -201,6 +201,7 @@ def _pool_worker() -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
+    sys.stdout = sys.stderr  # what a design of one's own prints: stdout is the parent's report
 
 
 def selected(model, properties: Iterable[str] | None) -> list:

@@ -4,6 +4,7 @@ The program around them (arguments, exit statuses, streams) is :mod:`deployspec.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -43,7 +44,10 @@ def cmd_check(args) -> int:
     if args.jobs > 1:
         check.quiet_resource_tracker()  # before the progress thread starts
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
-    with sigterm_interrupts(holdout="a search"), Progress(total=searches) as progress:
+    # a design of one's own is the user's code, which may print: to stderr, as contract's
+    # objects do, for stdout is the report's (--json)
+    with sigterm_interrupts(holdout="a search"), Progress(total=searches) as progress, \
+            contextlib.redirect_stdout(sys.stderr):
         # one variant at a time is a close look: every way a property breaks, each
         # shrunk on its own; the matrix over all variants only needs the verdicts
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,

@@ -148,7 +148,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
 
 
 def _check_declarations(where: str, v: Any, known: set[str]) -> None:
-    """``declares`` a set of property names, ``violates_beyond`` a dict of them to ``Beyond``."""
+    """``declares`` a set of property names, ``violates_beyond`` a dict of them to ``Beyond``;
+    the texts and dicts that describe the design of the types they are shown as."""
     from deployspec.reference.core import Beyond
 
     if isinstance(v.declares, str) or not isinstance(v.declares, (set, frozenset)):
@@ -158,6 +159,15 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
             not all(isinstance(b, Beyond) for b in v.violates_beyond.values()):
         raise UsageError(f"variants from {where}: {v.name}'s violates_beyond must map property names "
                          "to Beyond(...) (where the violation shows), or be {}")
+    # what deployspec variants (and its --json, docs/json.md) says of the design
+    wrong = [f"{field} must be text" for field in ("summary", "upstream") if not isinstance(getattr(v, field), str)]
+    wrong += [f"{field} must be a dict" for field in ("config", "explore")
+              if not isinstance(getattr(v, field, {}), Mapping)]  # (slots variants have no explore)
+    for prop, b in v.violates_beyond.items():
+        if not isinstance(b.why, str) or not isinstance(b.trace, (str, type(None))) or not isinstance(b.config, Mapping):
+            wrong.append(f"violates_beyond[{prop!r}] must be Beyond(config=dict, trace=text or None, why=text)")
+    if wrong:
+        raise UsageError(f"variants from {where}: {v.name}'s {wrong[0]}")
     unknown = sorted(str(p) for p in (set(v.declares) | set(v.violates_beyond)) - known)
     if unknown:
         raise UsageError(f"variants from {where}: {v.name} declares unknown properties {', '.join(unknown)} "

@@ -105,3 +105,12 @@ def test_the_schema_tells_a_field_it_does_not_know_or_a_wrong_one(capsys, schema
     damage(doc)
     with pytest.raises(jsonschema.ValidationError):
         validation.validator(schema).validate(doc)
+
+
+def test_a_rate_of_a_search_that_took_no_measurable_time_is_null(capsys, schema):
+    """The engines write ``round(n / seconds) if seconds else None``: null is part of the promise."""
+    status, doc = _json(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-immutable",
+                        "--engine", "explore", "--property", "no_latent_drift")
+    assert status == 0
+    doc["results"][0]["stats"]["states_per_second"] = None
+    _valid(schema, doc, "check")

@@ -120,6 +120,26 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
     finding = next(FINDINGS.glob("capi-current--single_active_deployment--*.json"))
     status, out, err = run(capsys, "replay", str(finding), "--variant", "raises")
     assert (status, out, err) == (2, "", f"deployspec: error: {finding}: {why}\n")
+    # the reference of a contract run: its conformance check has no verdict either
+    status, out, err = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
+                           "capi", "--reference", "raises", "--property", "conforms_to_raises", "--examples", "3",
+                           "--json")
+    assert (status, out) == (2, "") and err.endswith(f"deployspec: error: --reference: {why}\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_what_a_design_prints_goes_to_stderr_not_into_the_report(capfd, hand_in, tmp_path, monkeypatch, jobs):
+    """A rule is the user's code and may print; stdout is --json's (and the matrix's).
+    With --jobs the searches run in other processes, which print there too."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # for the --jobs processes
+    hand_in("noisyrule", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+            "def noisy(*args):\n    print('debug: choosing')\n    return CAPI_CURRENT.previous_deployment(*args)\n"
+            "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='noisy', previous_deployment=noisy, violates_beyond={})]\n")
+    status, out, err = run(capfd, "check", "--model", "capi", "--variant", "noisy", "--engine", "explore",
+                           "--property", "single_active_deployment", "--property", "capacity_within_bound",
+                           "--budget", "2", "--jobs", jobs, "--json")  # (capfd: the processes' own streams)
+    assert {r["variant"] for r in valid_json_output(json.loads(out))["results"]} == {"noisy"}
+    assert "debug: choosing" in err and status in (0, 1)
 
 
 def test_a_list_made_once_serves_every_model(capsys, outside, tmp_path, monkeypatch):
@@ -166,6 +186,15 @@ BAD = {
                         "x's declares must be a set of property names, not str"),
     "beyondnotbeyond": (EVOLVED.format("name='x', violates_beyond={'single_active_deployment': 'somewhere'}"),
                         "x's violates_beyond must map property names to Beyond(...)"),
+    # what `deployspec variants` (and --json, whose schema promises the types) shows of it
+    "nosummary": (EVOLVED.format("name='x', summary=None"), "x's summary must be text"),
+    "noconfig": (EVOLVED.format("name='x', config=None"), "x's config must be a dict"),
+    "beyondwithoutwhy": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config={}, trace='t.json', why=None)}")),
+        "x's violates_beyond['single_active_deployment'] must be Beyond(config=dict, trace=text or None, why=text)"),
+    "beyondapath": (("from pathlib import Path\nfrom deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config={}, trace=Path('t.json'), why='w')}")),
+        "x's violates_beyond['single_active_deployment'] must be Beyond("),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
     "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
              "cannot load: RuntimeError: lazy boom"),

@@ -143,6 +143,7 @@ MAX_EXAMPLES = 10_000_000
 
 
 def cmd_contract(args) -> int:
+    from deployspec import variant_plugins
     from deployspec.commands import junit_path, writable_dir
     from deployspec.contract import harness, python_adapter
     from deployspec.progress import Progress
@@ -166,10 +167,16 @@ def cmd_contract(args) -> int:
     # an object's own threads may print at any time: to stderr, as within its calls
     with python_adapter.lending(target.kind == "python") as out:
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
-            run = harness.run(model, target, reference=args.reference, properties=args.property,
-                              budget=args.budget, max_examples=args.examples, seed=args.seed,
-                              out_dir=out_dir, timeout=args.timeout, bounds=bounds,
-                              on_start=progress.start, on_result=progress.done)
+            try:
+                run = harness.run(model, target, reference=args.reference, properties=args.property,
+                                  budget=args.budget, max_examples=args.examples, seed=args.seed,
+                                  out_dir=out_dir, timeout=args.timeout, bounds=bounds,
+                                  on_start=progress.start, on_result=progress.done)
+            except Exception as exc:  # a --reference design of one's own failed: no verdict
+                why = variant_plugins.fault(args.reference, exc) if args.reference else None
+                if why is None:
+                    raise
+                raise UsageError(f"--reference: {why}") from None
         if args.out:
             for r in run.results:  # named as the user named the folder
                 r.counterexample = traces.as_given(r.counterexample, out_dir, args.out)
