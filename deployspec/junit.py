@@ -3,10 +3,10 @@
 GitLab (``artifacts:reports:junit``), Azure Pipelines (``PublishTestResults``),
 Jenkins and GitHub's test-report actions all read the Ant/Jenkins dialect of JUnit
 XML: suites of test cases, each passed, failed (``<failure>``), broken
-(``<error>``) or skipped. ``check --junit FILE`` and ``contract --junit FILE``
-write one: a case per matrix cell (variant, property) or per contract check,
-judged by the rule the command's exit status follows, so the report and the
-status never disagree. (The pytest plugin's ``--junitxml`` names cases by pytest
+(``<error>``) or skipped. ``check``, ``contract`` and ``replay`` write one with
+``--junit FILE``: a case per matrix cell (variant, property), contract check or
+trace file, judged by the rule the command's exit status follows, so the report
+and the status never disagree. (The pytest plugin's ``--junitxml`` names cases by pytest
 node ids, which are empty for tests run with ``--pyargs``: pytest's way.)
 
 Text from elsewhere (a trace's names, an implementation's error) may hold
@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ET
 
 import attrs
 
+from deployspec import __version__
 from deployspec.text import escaped, printable_line
 
 PASSED, FAILURE, ERROR, SKIPPED = "passed", "failure", "error", "skipped"
@@ -44,7 +45,8 @@ class Case:
 class Suite:
     name: str
     cases: tuple[Case, ...]
-    #: (name, value): what the run was given (seed, budget, configuration)
+    #: (name, value): what the run was given (contract: the implementation and the
+    #: configuration; replay: what the files were replayed on); the version comes first
     properties: tuple[tuple[str, str], ...] = ()
 
 
@@ -62,7 +64,7 @@ def report(title: str, suites: list[Suite], started: float | None = None) -> str
         el = ET.SubElement(root, "testsuite", name=_name(suite.name), timestamp=stamp, hostname=host,
                            time=f"{took:.3f}", **{k: str(v) for k, v in counts.items()})
         props = ET.SubElement(el, "properties")  # the version first: what a verdict was reached with
-        for name, value in (("deployspec", _version()), *suite.properties):
+        for name, value in (("deployspec", __version__), *suite.properties):
             ET.SubElement(props, "property", name=_name(name), value=_name(value))
         for case in suite.cases:
             _case(el, case)
@@ -72,12 +74,6 @@ def report(title: str, suites: list[Suite], started: float | None = None) -> str
     root.attrib.update({k: str(v) for k, v in totals.items()}, time=f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _version() -> str:
-    from deployspec.cli import _version
-
-    return _version()
 
 
 def _counts(cases) -> dict[str, int]:
