@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
+from deployspec import junit as report
 from deployspec import traces
 from deployspec.contract import cli as contract_cli
 from deployspec.models import UsageError, bounds_given
+from deployspec.outputs import output_path, writable_dir, write_output
 from deployspec.text import escaped
 
 
@@ -34,7 +35,7 @@ def cmd_check(args) -> int:
         for (m, v) in pairs:
             for e in set(engines) | ({"explore"} if args.variant else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
-    junit = junit_path(args.junit)  # before --out's folder is made
+    junit = report.path_of(args.junit)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out)
     searches = len(check.searches(pairs, tuple(engines), bool(args.variant), args.property))
@@ -65,11 +66,8 @@ def cmd_check(args) -> int:
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
     if junit is not None:
-        from deployspec import junit as report
-
-        sys.stdout.flush()  # the verdicts first, should the report fail to save (exit 2)
-        write_output(junit, report.report("deployspec check", report.check_suites(
-            results, declared=not args.variant), started), "--junit", args.junit)
+        report.save(junit, args.junit, "deployspec check", report.check_suites(results, declared=not args.variant),
+                    started)
     return status
 
 
@@ -189,18 +187,15 @@ def cmd_replay(args) -> int:
     loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
-    junit = junit_path(args.junit)
+    junit = report.path_of(args.junit)
     if junit is not None and junit.exists() and any(junit.samefile(path) for path, _ in loaded):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     started = time.time()
     verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
     status = _replay_all(args, loaded, bounds, verdicts)
     if junit is not None:  # (not after an interrupt or a usage error: they raise)
-        from deployspec import junit as report
-
-        sys.stdout.flush()
-        write_output(junit, report.report("deployspec replay", report.replay_suites(
-            verdicts, loaded, _replay_target(args)), started), "--junit", args.junit)
+        report.save(junit, args.junit, "deployspec replay", report.replay_suites(verdicts, loaded, _replay_target(args)),
+                    started)
     return status
 
 
@@ -361,109 +356,8 @@ def cmd_variants(args) -> int:
     return 0
 
 
-def writable_dir(path: str) -> None:
-    if not path:
-        raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
-    p = Path(path)
-    try:  # (exists() itself fails on a name too long)
-        if p.exists() and not p.is_dir():
-            raise UsageError(f"--out {path}: exists and is not a directory")
-        if p.is_symlink() and not p.exists():
-            raise UsageError(f"--out {path}: a link to nothing ({os.readlink(p)})")
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {path}: cannot create: {exc.strerror or exc}") from None
-    from deployspec.files import check_writable_dir
-
-    try:  # now, not after a search that found something to save
-        check_writable_dir(p)
-    except OSError as exc:
-        raise UsageError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
-
-
 def _write_output(named: str, text: str, source: str) -> None:
     path = output_path(named, "-o", empty="give a file name, or leave -o out to write to stdout")
     if path.exists() and path.samefile(source):
         raise UsageError(f"-o {named}: is the trace being shown; write the picture elsewhere")
     write_output(path, text, "-o", named)
-
-
-def junit_path(named: str | None) -> Path | None:
-    """Where ``--junit`` writes its report (:func:`output_path`), None without it.
-    Not a ``.json`` name: a folder's ``*.json`` files are replayed as traces, and
-    a trace saved under ``--out`` would be overwritten by the report."""
-    if named is None:
-        return None
-    path = output_path(named, "--junit")
-    if path.suffix.lower() == ".json":
-        raise UsageError(f"--junit {named}: a .json name, for an XML report (a folder's *.json files "
-                         "are read as traces); name it .xml")
-    return path
-
-
-def output_path(named: str, flag: str, empty: str = "give a file name") -> Path:
-    """The file an option names to write to, checked before any work: not empty, not
-    a folder, not a closed standard stream, in a folder that exists and takes files.
-    Returned absolute: written where it was named, whatever folder the run moves to
-    (a --python object shares the process)."""
-    from deployspec.files import check_writable_dir
-
-    path = Path(named)
-    if named.endswith(("/", os.sep)):  # pathlib drops the slash: "new/" would become a file "new"
-        raise UsageError(f"{flag} {named}: ends with /, a folder; give a file name")
-    if not named:  # (Path("") is ".", the current folder)
-        raise UsageError(f"{flag}: empty ({empty})")
-    from deployspec.cli import closed_stream_named
-
-    stream = closed_stream_named(named)
-    if stream is not None:  # (with stderr closed, said nowhere: the status alone)
-        raise UsageError(f"{flag} {named}: standard {'output' if stream == 'stdout' else 'error'} is closed")
-    try:
-        if path.is_dir():
-            raise UsageError(f"{flag} {named}: is a directory")
-        folder = path.resolve().parent
-        if not folder.is_dir():
-            raise UsageError(f"{flag} {named}: no folder {folder}")
-        if not _descriptor(path) and not (path.exists() and not path.resolve().is_file()):
-            check_writable_dir(folder)  # (a device, a FIFO, a descriptor is opened, not replaced)
-    except OSError as exc:
-        raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
-    except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
-        raise UsageError(f"{flag} {named}: cannot write: {exc}") from None
-    return Path(os.path.abspath(named))
-
-
-#: names of this process's open files: written into, never replaced (``> log`` would be lost)
-_DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
-
-
-def _descriptor(path: Path) -> bool:
-    where = os.path.abspath(path)
-    return any(where == d or (d.endswith("/") and where.startswith(d)) for d in _DESCRIPTORS)
-
-
-def write_output(path: Path, text: str, flag: str, named: str) -> None:
-    """Write ``text`` to a file :func:`output_path` accepted (``named``: as the user
-    gave it, for messages): atomically (a failure leaves what was there), through a
-    symlink to the file it names, or into a device, a FIFO or an open descriptor.
-    Standard output and error are written through their streams, in order with what
-    was printed: their names resolve to whatever they were redirected to, a file
-    that must keep what it holds."""
-    from deployspec.cli import standard_stream_named
-    from deployspec.files import write_atomically
-
-    try:
-        stream = standard_stream_named(str(path))
-        if stream is not None:
-            out = getattr(sys, stream)
-            out.write(text)
-            out.flush()
-        elif _descriptor(path) or (path.exists() and not path.resolve().is_file()):
-            with open(path, "a" if _descriptor(path) else "w", encoding="utf-8", errors="backslashreplace") as f:
-                f.write(text)
-        else:  # through a symlink to the file it names: the link stays a link
-            write_atomically(path.resolve() if path.is_symlink() else path, text)
-    except OSError as exc:
-        raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
-    except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
-        raise UsageError(f"{flag} {named}: cannot write: {exc}") from None

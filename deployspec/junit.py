@@ -17,12 +17,15 @@ Python escapes, as on a terminal.
 from __future__ import annotations
 
 import socket
+import sys
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import attrs
 
 from deployspec import __version__
+from deployspec.models import UsageError
 from deployspec.text import escaped, printable_line
 
 PASSED, FAILURE, ERROR, SKIPPED = "passed", "failure", "error", "skipped"
@@ -74,6 +77,30 @@ def report(title: str, suites: list[Suite], started: float | None = None) -> str
     root.attrib.update({k: str(v) for k, v in totals.items()}, time=f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def path_of(named: str | None) -> Path | None:
+    """Where ``--junit`` writes its report (:func:`output_path`), None without it.
+    Not a ``.json`` name: a folder's ``*.json`` files are replayed as traces, and
+    a trace saved under ``--out`` would be overwritten by the report."""
+    if named is None:
+        return None
+    from deployspec.outputs import output_path
+
+    path = output_path(named, "--junit")
+    if path.suffix.lower() == ".json":
+        raise UsageError(f"--junit {named}: a .json name, for an XML report (a folder's *.json files "
+                         "are read as traces); name it .xml")
+    return path
+
+
+def save(path: Path, named: str, title: str, suites: list[Suite], started: float) -> None:
+    """Write the report where :func:`path_of` put it, after the verdicts on stdout
+    (should it fail to save: exit 2, the verdicts already said)."""
+    from deployspec.outputs import write_output
+
+    sys.stdout.flush()
+    write_output(path, report(title, suites, started), "--junit", named)
 
 
 def _counts(cases) -> dict[str, int]:
@@ -224,8 +251,6 @@ def contract_suites(run, checks, *, timeout: float) -> list[Suite]:
 
 def _contract_stats(r) -> str:
     st = r.stats
-    if st.get("found_by") == "sweep":
-        return "holds"
     parts = [f"{st[k]} {k}" for k in ("examples", "steps") if k in st]
     return "holds" + (f": {', '.join(parts)}" if parts else "")
 

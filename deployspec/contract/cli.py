@@ -143,9 +143,9 @@ MAX_EXAMPLES = 10_000_000
 
 
 def cmd_contract(args) -> int:
-    from deployspec import variant_plugins
-    from deployspec.commands import junit_path, writable_dir
+    from deployspec import junit, variant_plugins
     from deployspec.contract import harness, python_adapter
+    from deployspec.outputs import writable_dir
     from deployspec.progress import Progress
 
     if args.examples == 0:
@@ -158,7 +158,7 @@ def cmd_contract(args) -> int:
     bounds = bounds_given(args.bound)
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
-    junit = junit_path(args.junit)  # before --out's folder is made
+    report = junit.path_of(args.junit)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out)
     # saved where the user meant, even if a --python object changes this process's folder
@@ -183,17 +183,10 @@ def cmd_contract(args) -> int:
                 r.unsaved = traces.as_given(r.unsaved, out_dir, args.out)
         _report(run, args, model, target, out)
         out.flush()
-    if junit is not None:
-        _write_junit(junit, args.junit, run, checks, args.timeout, started)
+    if report is not None:
+        junit.save(report, args.junit, "deployspec contract", junit.contract_suites(run, checks, timeout=args.timeout),
+                   started)
     return run.exit_status
-
-
-def _write_junit(path, named: str, run, checks, timeout: float, started: float) -> None:
-    from deployspec import junit
-    from deployspec.commands import write_output
-
-    suites = junit.contract_suites(run, checks, timeout=timeout)
-    write_output(path, junit.report("deployspec contract", suites, started), "--junit", named)
 
 
 def _report(run, args, model, target, out) -> None:

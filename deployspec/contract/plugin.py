@@ -78,8 +78,8 @@ def pytest_configure(config) -> None:
     if configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None:
         _check_model_and_reference(opt)  # (without an implementation the tests skip: a typo is a typo)
     if configured and opt("--deployspec-out") is not None:
-        from deployspec.commands import writable_dir
         from deployspec.models import UsageError
+        from deployspec.outputs import writable_dir
 
         try:
             writable_dir(opt("--deployspec-out"))

@@ -1,0 +1,102 @@
+"""Where a command's results go: each file or folder an option names, checked before
+the work (a usage error then costs nothing) and written after it, never half a file.
+
+``--out`` folders (:func:`writable_dir`), ``-o`` and ``--junit`` files
+(:func:`output_path`, :func:`write_output`): devices, FIFOs and this process's own
+descriptors (``/dev/stdout`` redirected to a log) are written into, never replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from deployspec import files
+from deployspec.models import UsageError
+
+
+def writable_dir(path: str) -> None:
+    """``--out``: made if missing, and checked to take files before any search."""
+    if not path:
+        raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
+    p = Path(path)
+    try:  # (exists() itself fails on a name too long)
+        if p.exists() and not p.is_dir():
+            raise UsageError(f"--out {path}: exists and is not a directory")
+        if p.is_symlink() and not p.exists():
+            raise UsageError(f"--out {path}: a link to nothing ({os.readlink(p)})")
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot create: {exc.strerror or exc}") from None
+    try:  # now, not after a search that found something to save
+        files.check_writable_dir(p)
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
+
+
+def output_path(named: str, flag: str, empty: str = "give a file name") -> Path:
+    """The file an option names to write to, checked before any work: not empty, not
+    a folder, not a closed standard stream, in a folder that exists and takes files.
+    Returned absolute: written where it was named, whatever folder the run moves to
+    (a --python object shares the process)."""
+    path = Path(named)
+    if named.endswith(("/", os.sep)):  # pathlib drops the slash: "new/" would become a file "new"
+        raise UsageError(f"{flag} {named}: ends with /, a folder; give a file name")
+    if not named:  # (Path("") is ".", the current folder)
+        raise UsageError(f"{flag}: empty ({empty})")
+    from deployspec.cli import closed_stream_named
+
+    stream = closed_stream_named(named)
+    if stream is not None:  # (with stderr closed, said nowhere: the status alone)
+        raise UsageError(f"{flag} {named}: standard {'output' if stream == 'stdout' else 'error'} is closed")
+    try:
+        if path.is_dir():
+            raise UsageError(f"{flag} {named}: is a directory")
+        folder = path.resolve().parent
+        if not folder.is_dir():
+            raise UsageError(f"{flag} {named}: no folder {folder}")
+        if not _descriptor(path) and not (path.exists() and not path.resolve().is_file()):
+            files.check_writable_dir(folder)  # (a device, a FIFO, a descriptor is opened, not replaced)
+    except OSError as exc:
+        raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
+    except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
+        raise UsageError(f"{flag} {named}: cannot write: {exc}") from None
+    return Path(os.path.abspath(named))
+
+
+#: where this process's open files are named: written into, never replaced (``> log`` would be lost)
+_DESCRIPTORS = ("/dev/fd/", "/proc/self/fd/")
+
+
+def _descriptor(path: Path) -> bool:
+    """Whether ``path`` names one of this process's open files (standard streams included)."""
+    from deployspec.cli import standard_stream_named
+
+    return standard_stream_named(str(path)) is not None or os.path.abspath(path).startswith(_DESCRIPTORS)
+
+
+def write_output(path: Path, text: str, flag: str, named: str) -> None:
+    """Write ``text`` to a file :func:`output_path` accepted (``named``: as the user
+    gave it, for messages): atomically (a failure leaves what was there), through a
+    symlink to the file it names, or into a device, a FIFO or an open descriptor.
+    Standard output and error are written through their streams, in order with what
+    was printed: their names resolve to whatever they were redirected to, a file
+    that must keep what it holds."""
+    from deployspec.cli import standard_stream_named
+
+    try:
+        stream = standard_stream_named(str(path))
+        if stream is not None:
+            out = getattr(sys, stream)
+            out.write(text)
+            out.flush()
+        elif _descriptor(path) or (path.exists() and not path.resolve().is_file()):
+            with open(path, "a" if _descriptor(path) else "w", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(text)
+        else:  # through a symlink to the file it names: the link stays a link
+            files.write_atomically(path.resolve() if path.is_symlink() else path, text)
+    except OSError as exc:
+        raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
+    except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
+        raise UsageError(f"{flag} {named}: cannot write: {exc}") from None
