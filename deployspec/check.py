@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
+from deployspec import interruption
 from deployspec.engines.result import Result
 from deployspec.models import UsageError, find_variant, get_model, model_names
 
@@ -81,6 +82,7 @@ def run(
     workers: int = 1,
     properties: Iterable[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    on_found: Callable[[tuple, list[Result]], None] = lambda task, found: None,
 ) -> list[Result]:
     """Every (variant, engine, property) of ``pairs``, in that order.
 
@@ -96,7 +98,9 @@ def run(
     is independent and seeded, so the verdicts are those of a serial run, save
     for budget-bound searches on a loaded machine). ``workers`` > 1 splits each
     exhaustive search over that many processes instead (``engines.explore.search``).
-    ``on_progress`` hears how far each running exhaustive search got (serial runs only)."""
+    ``on_progress`` hears how far each running exhaustive search got (serial runs only);
+    ``on_found`` hears each finished search (a task of :func:`searches`) with all its results
+    (``on_result`` only the first), so what an interrupted run found can still be reported."""
     engines = tuple(engines)
     tasks = searches(pairs, engines, distinct, properties)
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
@@ -107,7 +111,9 @@ def run(
             _model, variant, engine, prop = task
             on_start(f"{variant} · {prop} · {engine}")
             found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
+            interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
             on_result(found[0])
+            on_found(task, found)
             results += found
         return results
     import concurrent.futures as cf
@@ -128,9 +134,11 @@ def run(
                     if not done[i]:
                         done[i] = [_lost(*task)]
                         on_result(done[i][0])
+                        on_found(task, done[i])
                 break
             done[futures[future]] = found
             on_result(found[0])
+            on_found(tasks[futures[future]], found)
     except BaseException:
         workers = list((pool._processes or {}).values())  # no public way to stop a busy worker
         pool.shutdown(wait=False, cancel_futures=True)

@@ -38,23 +38,31 @@ def cmd_check(args) -> int:
     junit = report.path_of(args.junit)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out)
-    searches = len(check.searches(pairs, tuple(engines), bool(args.variant), args.property))
+    planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
     started = time.time()
     from deployspec.contract.cli import sigterm_interrupts
 
     if args.jobs > 1:
         check.quiet_resource_tracker()  # before the progress thread starts
+    finished: dict[tuple, list] = {}  # search -> its results, as they end (for an interrupted run's report)
+
+    def so_far() -> list:
+        results = [r for found in finished.values() for r in found]
+        return report.check_suites(results, declared=not args.variant, planned=planned, finished=finished)
+
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
     # a design of one's own is the user's code, which may print: to stderr, as contract's
     # objects do, for stdout is the report's (--json)
-    with sigterm_interrupts(holdout="a search"), Progress(total=searches) as progress, \
+    with report.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started), \
+            sigterm_interrupts(holdout="a search"), Progress(total=len(planned)) as progress, \
             contextlib.redirect_stdout(sys.stderr):
         # one variant at a time is a close look: every way a property breaks, each
         # shrunk on its own; the matrix over all variants only needs the verdicts
         results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
                             on_start=progress.start, on_result=progress.done, bounds=bounds,
                             distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
-                            properties=args.property, on_progress=progress.searching)
+                            properties=args.property, on_progress=progress.searching,
+                            on_found=finished.__setitem__)
     if args.variant:  # a search that ended in error decided nothing: not a success
         ok = not any(r.verdict in ("violated", "error") for r in results)
     else:
@@ -192,10 +200,13 @@ def cmd_replay(args) -> int:
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     started = time.time()
     verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
-    status = _replay_all(args, loaded, bounds, verdicts)
-    if junit is not None:  # (not after an interrupt or a usage error: they raise)
-        report.save(junit, args.junit, "deployspec replay", report.replay_suites(verdicts, loaded, _replay_target(args)),
-                    started)
+    target = _replay_target(args)
+    with report.saved_if_interrupted(junit, args.junit, "deployspec replay",
+                                     lambda: report.replay_suites(verdicts, loaded, target, interrupted=True),
+                                     started):
+        status = _replay_all(args, loaded, bounds, verdicts)
+    if junit is not None:  # (not after a usage error: it raises)
+        report.save(junit, args.junit, "deployspec replay", report.replay_suites(verdicts, loaded, target), started)
     return status
 
 

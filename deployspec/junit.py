@@ -16,6 +16,8 @@ Python escapes, as on a terminal.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
 import sys
 import time
@@ -103,6 +105,38 @@ def save(path: Path, named: str, title: str, suites: list[Suite], started: float
     write_output(path, report(title, suites, started), "--junit", named)
 
 
+#: why a case was not run, in a run that was stopped
+INTERRUPTED = "the run was interrupted"
+
+
+@contextlib.contextmanager
+def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_far, started: float):
+    """An interrupted run (Ctrl-C; SIGTERM: a CI job's timeout or cancel) still
+    writes its report to ``path`` before the interruption goes on: ``so_far()``,
+    the suites of what was judged (the rest skipped), and a suite of one error
+    case saying it was stopped, so the report fails as the run did (exit 130) and
+    a report of an earlier run is not taken for this one's."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if path is not None:
+            try:
+                save(path, named, title, [*so_far(), _interrupted(title, started)], started)
+            except UsageError as exc:  # the interruption stays the news: said, and it goes on
+                print(f"deployspec: error: {exc}", file=sys.stderr)
+        raise
+
+
+def _interrupted(title: str, started: float) -> Suite:
+    from deployspec import cli
+
+    by = "Ctrl-C" if cli.INTERRUPTED_BY in (None, signal.SIGINT) else signal.Signals(cli.INTERRUPTED_BY).name
+    seconds = max(0.0, time.time() - started)
+    line = f"{title}: interrupted ({by}) after {seconds:.1f} s; what it had not judged is skipped"
+    # no time of its own: the run's is its cases' (a testsuites total adds them up)
+    return Suite(f"{title}: interrupted", (Case(title.replace(" ", "."), "interrupted", ERROR, line, line),))
+
+
 def _counts(cases) -> dict[str, int]:
     return {"tests": len(cases),
             "failures": sum(c.outcome == FAILURE for c in cases),
@@ -149,17 +183,28 @@ def _part(name: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def check_suites(results, *, declared: bool) -> list[Suite]:
+def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[Suite]:
     """A suite per (model, variant), a case per property: with ``declared`` (the
     matrix) a case fails when its cell disagrees with what the variant declares, as
     the table marks ``!``; otherwise (a close look) when the property is violated.
-    A search that ended in error is an error either way."""
+    A search that ended in error is an error either way. For an interrupted run,
+    ``planned``: every search (``check.searches``), ``finished``: those that ended; a
+    cell with a search unfinished is skipped, with what its finished ones said."""
     from deployspec import check
 
+    judged = check.cells(results)
+    cells = dict.fromkeys((m, v, p) for m, v, _e, p in planned) if planned is not None else judged
+    ended = set(finished)
+    unfinished = {(m, v, p) for m, v, e, p in planned or () if (m, v, e, p) not in ended}
     suites: dict[tuple[str, str], list[Case]] = {}
-    for (model_name, variant, prop), rs in check.cells(results).items():
-        suites.setdefault((model_name, variant), []).append(
-            _check_case(model_name, variant, prop, rs, results, declared))
+    for model_name, variant, prop in cells:
+        rs = judged.get((model_name, variant, prop), [])
+        if (model_name, variant, prop) in unfinished:
+            case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, SKIPPED,
+                        f"not judged: {INTERRUPTED}", "\n\n".join(_search_text(r, results) for r in rs))
+        else:
+            case = _check_case(model_name, variant, prop, rs, results, declared)
+        suites.setdefault((model_name, variant), []).append(case)
     return [Suite(f"check {m} · {v}", tuple(cases)) for (m, v), cases in suites.items()]
 
 
@@ -216,10 +261,10 @@ def _search_text(r, results) -> str:
 # ---------------------------------------------------------------------------
 
 
-def contract_suites(run, checks, *, timeout: float) -> list[Suite]:
+def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -> list[Suite]:
     """One suite, a case per planned check: failed if violated, an error where the
     implementation failed (crash, hang, garbage), skipped for the checks a fault
-    left unrun; as the exit status (1 violated, 3 a fault) says."""
+    (or an interruption) left unrun; as the exit status (1 violated, 3 a fault) says."""
     from deployspec.contract.cli import config_text, violation_text
 
     target, fault = run.target, run.fault
@@ -242,6 +287,8 @@ def contract_suites(run, checks, *, timeout: float) -> list[Suite]:
             cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds))
         elif rs:
             cases.append(Case(classname, name, PASSED, "", _contract_stats(rs[0]), seconds))
+        elif interrupted and fault is None:
+            cases.append(Case(classname, name, SKIPPED, f"not run: {INTERRUPTED}"))
         else:
             where = f" ({fault.checking or 'at start'})" if fault is not None else ""
             cases.append(Case(classname, name, SKIPPED, f"not run: the implementation failed first{where}"))
@@ -260,11 +307,12 @@ def _contract_stats(r) -> str:
 # ---------------------------------------------------------------------------
 
 
-def replay_suites(verdicts, loaded, target: str) -> list[Suite]:
+def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -> list[Suite]:
     """One suite, a case per trace file: passed when it no longer reproduces (the
     bug stays fixed), failed when it does, an error where the implementation failed
-    (the files after it are skipped). ``verdicts``: (file, status, line, seconds) in order,
-    a file of "" for a fault before the first; ``loaded``: (file, trace) planned."""
+    (the files after it, or after an interruption, are skipped). ``verdicts``: (file,
+    status, line, seconds) in order, a file of "" for a fault before the first;
+    ``loaded``: (file, trace) planned."""
     said = {path: (status, line, seconds) for path, status, line, seconds in verdicts}
     cases = []
     if "" in said:
@@ -272,7 +320,8 @@ def replay_suites(verdicts, loaded, target: str) -> list[Suite]:
     for path, trace in loaded:
         classname = f"deployspec.replay.{trace['model']}.{trace['property']}"
         if path not in said:
-            cases.append(Case(classname, path, SKIPPED, "not replayed: the implementation failed first"))
+            why = INTERRUPTED if interrupted else "the implementation failed first"
+            cases.append(Case(classname, path, SKIPPED, f"not replayed: {why}"))
             continue
         status, line, seconds = said[path]
         outcome = {0: PASSED, 1: FAILURE}.get(status, ERROR)

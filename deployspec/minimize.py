@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from deployspec import traces
+from deployspec import interruption, traces
 from deployspec.replay import ReplayOutcome, replay
 
 
@@ -28,6 +28,7 @@ class CannotReplay(Exception):
 
 
 def _attempt(trace: dict, actions: list[dict], replay_on: Callable[[dict], ReplayOutcome]) -> ReplayOutcome | None:
+    interruption.raise_if_pending()
     candidate = dict(trace, steps=[{"action": a} for a in actions], settle_from=len(actions))
     outcome = replay_on(candidate)
     cause = trace["violation"].get("cause")  # older traces name none

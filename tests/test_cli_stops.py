@@ -196,3 +196,36 @@ def test_main_in_a_host_process_hands_the_interruption_back(tmp_path, signum, se
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == outcome, (out, err)
     assert "went on" not in out and err.endswith("deployspec: interrupted\n"), err
+
+
+def test_an_interruption_python_could_not_raise_stops_the_search_at_its_next_step(capsys):
+    """A signal that arrives in a garbage-collector callback (Hypothesis keeps one, for the
+    rest of the process) raises there, where Python drops the exception ("Exception
+    ignored"): the search went on, ended with a verdict (or Hypothesis's "inconsistent
+    data generation"), and the last resort ended the process without its --junit
+    report. Now the search raises it again at its next step, and stderr stays quiet."""
+    import gc
+    import signal
+
+    from deployspec import check, interruption
+    from deployspec.contract.cli import sigterm_interrupts
+
+    sent, returned = [], []
+
+    def in_the_collector(phase, info):
+        if phase == "start" and not sent:
+            sent.append(signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)  # its handler runs here, inside the callback
+
+    gc.callbacks.append(in_the_collector)
+    try:
+        with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+            gc.collect()
+            returned.append(True)  # the interruption was dropped in the callback
+            check.judge("capi", "capi-2022", "hypothesis", "single_active_deployment", budget=None, seed=0,
+                        out_dir=None, bounds=None, distinct=False, engines=("hypothesis",), workers=1)
+    finally:
+        gc.callbacks.remove(in_the_collector)
+    assert sent and returned, "the signal was dropped in the collector's callback, as in a search"
+    assert interruption.pending is None  # for what runs after, in this process
+    assert "Exception ignored" not in capsys.readouterr().err

@@ -94,6 +94,7 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
         yield
         return
 
+    from deployspec import interruption
     from deployspec.contract.last_resort import last_resort, own_process
 
     timers = []
@@ -105,14 +106,25 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
             timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
         from deployspec.cli import interrupt
 
+        interruption.pending = signum
         interrupt(signum)
+
+    def swallowed(unraisable) -> None:
+        # the interruption raised where Python cannot raise it (a gc callback, Hypothesis
+        # has one; a __del__) is dropped there: the search raises it again at its next
+        # step (``interruption``); not a traceback on stderr
+        if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and interruption.pending is not None):
+            hook(unraisable)
 
     # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)
                 if signal.getsignal(sig) is not signal.SIG_IGN}
+    hook, sys.unraisablehook = sys.unraisablehook, swallowed
     try:
         yield
     finally:
+        interruption.pending = None
+        sys.unraisablehook = hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         for timer in timers:  # it unwound: nothing to force
@@ -164,29 +176,46 @@ def cmd_contract(args) -> int:
     # saved where the user meant, even if a --python object changes this process's folder
     out_dir = os.path.abspath(args.out) if args.out else args.out
     started = time.time()
+    found: list = []  # the verdicts as they come (for an interrupted run's report)
+
+    def so_far() -> list:
+        run = harness.ContractRun(model.name, target, config, list(found))
+        _as_given(run, out_dir, args.out)
+        return junit.contract_suites(run, checks, timeout=args.timeout, interrupted=True)
+
+    def heard(r) -> None:
+        found.append(r)
+        progress.done(r)
+
     # an object's own threads may print at any time: to stderr, as within its calls
-    with python_adapter.lending(target.kind == "python") as out:
+    with junit.saved_if_interrupted(report, args.junit, "deployspec contract", so_far, started), \
+            python_adapter.lending(target.kind == "python") as out:
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
             try:
                 run = harness.run(model, target, reference=args.reference, properties=args.property,
                                   budget=args.budget, max_examples=args.examples, seed=args.seed,
                                   out_dir=out_dir, timeout=args.timeout, bounds=bounds,
-                                  on_start=progress.start, on_result=progress.done)
+                                  on_start=progress.start, on_result=heard)
             except Exception as exc:  # a --reference design of one's own failed: no verdict
                 why = variant_plugins.fault(args.reference, exc) if args.reference else None
                 if why is None:
                     raise
                 raise UsageError(f"--reference: {why}") from None
-        if args.out:
-            for r in run.results:  # named as the user named the folder
-                r.counterexample = traces.as_given(r.counterexample, out_dir, args.out)
-                r.unsaved = traces.as_given(r.unsaved, out_dir, args.out)
+        _as_given(run, out_dir, args.out)
         _report(run, args, model, target, out)
         out.flush()
     if report is not None:
         junit.save(report, args.junit, "deployspec contract", junit.contract_suites(run, checks, timeout=args.timeout),
                    started)
     return run.exit_status
+
+
+def _as_given(run, out_dir: str | None, named: str | None) -> None:
+    """The run's saved files named as the user named ``--out``'s folder."""
+    if named:
+        for r in run.results:
+            r.counterexample = traces.as_given(r.counterexample, out_dir, named)
+            r.unsaved = traces.as_given(r.unsaved, out_dir, named)
 
 
 def _report(run, args, model, target, out) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
 
 import attrs
 
-from deployspec import traces
+from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
 from deployspec.contract import sweep
 from deployspec.contract.conformance import conformance_property, name_for
@@ -329,6 +329,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
                     on_result(fault.found)
                 run.fault = fault
                 break
+            interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
             run.results.append(r)
             on_result(r)
     return run

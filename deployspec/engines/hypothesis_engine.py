@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
-from deployspec import traces
+from deployspec import interruption, traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
 from deployspec.engines.seeding import fixed_constants
@@ -108,6 +108,7 @@ def check_property(
             counter["examples"] += 1
 
         def do(self, action) -> None:
+            interruption.raise_if_pending()  # one swallowed in Hypothesis's gc callback
             counter["steps"] += 1
             with _remembered(seen):
                 super().do(action)
@@ -151,6 +152,7 @@ def check_property(
     except PropertyViolated as exc:
         violation = exc
     except Flaky as exc:  # the implementation under test is not deterministic (or failed meanwhile)
+        interruption.raise_if_pending()  # or a step was interrupted: a stop, not a verdict
         seen_trace = unshrunk().trace if "violation" in seen else None
         return Result(model.name, variant_name, prop.name, engine_name, "error",
                       message=f"non-deterministic behaviour: {exc}", trace=seen_trace,
