@@ -287,6 +287,44 @@ def test_a_claimed_fix_the_explorer_breaks_is_marked_with_the_command_to_look(ou
             f"deployspec check --model capi --variant {MINE} --property single_active_deployment") in text
 
 
+def test_a_claimed_fix_whose_proof_did_not_finish_is_no_agreement(outside):
+    """A slow runner, or a short budget, cuts the exhaustive search short: the random search's
+    word is all that is left, and a design of one's own must not pass on it. (A shipped
+    design's proofs are the test suite's: there an unfinished one stays holds*.)"""
+    from deployspec.check import matches_declarations
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    outside("finalize_in_txn")
+    cut = {"complete": False, "stopped": "time"}
+    for variant, agrees in ((MINE, False), ("capi-safe", True)):
+        results = [Result("capi", variant, "single_active_deployment", "hypothesis", "holds"),
+                   Result("capi", variant, "single_active_deployment", "explore", "holds", stats=cut)]
+        assert matches_declarations(results) is agrees, variant
+        text = matrix(results, declared=True)
+        assert ("holds* !" in text) is not agrees, text
+        note = (f"! {variant} · single_active_deployment: holds (explore, hypothesis), but not proven: the "
+                f"exhaustive search did not finish (above)")
+        assert (note in text) is not agrees, text
+
+
+def test_the_proof_of_a_design_of_ones_own_is_not_cut_by_the_random_search_s_budget(outside, monkeypatch):
+    """`--budget 0.001` (a first round alone, the same verdicts on every runner: docs/ci.md)
+    gives a design's proof in the matrix the explorer's own time, not a millisecond."""
+    from deployspec import check
+
+    outside("finalize_in_txn")
+    given = []
+    monkeypatch.setattr(check, "causes", lambda fn, model, variant, prop, *, budget, **k: given.append(budget) or [])
+    check._judge("capi", MINE, "explore", "single_active_deployment", budget=0.001, seed=0, out_dir=None,
+                 bounds=None, distinct=False, engines=("hypothesis",), on_start=None, workers=1, on_progress=None)
+    check._judge("capi", MINE, "hypothesis", "single_active_deployment", budget=0.001, seed=0, out_dir=None,
+                 bounds=None, distinct=False, engines=("hypothesis",), on_start=None, workers=1, on_progress=None)
+    check._judge("capi", MINE, "explore", "single_active_deployment", budget=0.001, seed=0, out_dir=None,
+                 bounds=None, distinct=False, engines=("explore",), on_start=None, workers=1, on_progress=None)
+    assert given == [check.DEFAULT_BUDGET["explore"], 0.001, 0.001]  # --engine explore: the user's budget
+
+
 def test_a_declared_violation_the_random_search_missed_is_the_explorer_s_to_show(outside):
     """On a loaded machine the two-second search may miss it; the explorer's trace stands."""
     from deployspec.check import matches_declarations
