@@ -262,7 +262,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
 def _check_replay_configs(args, loaded, bounds) -> None:
     """Each trace's target and its configuration there, with ``--bound``, before any
     verdict is printed or any program started: a UsageError naming the file."""
-    from deployspec.models import get_model
+    from deployspec.models import find_variant, get_model
     from deployspec.replay import config_on
 
     implementation = args.exec_ is not None or args.python is not None
@@ -272,11 +272,36 @@ def _check_replay_configs(args, loaded, bounds) -> None:
             model = get_model(trace["model"])
             if on not in model.variants and not args.variant:
                 raise UsageError(_no_target(path, trace))
-            model.variant(on)  # an unknown --variant is said as such, not of a file
+            if args.variant and on not in model.variants:
+                find_variant(on)  # an unknown --variant is said as such, not of a file
+                raise UsageError(f"{path}: a {model.name} trace; --variant {on} is a design of another model "
+                                 "(replay each model's traces on one of its own)")
+            if args.variant and not _from_known_start(trace, model):
+                # the design's own configuration tells which of the trace's values were
+                # bounds chosen on purpose (kept) and which its own (the target's instead)
+                raise UsageError(f"{path}: found on variant {trace['variant']!r}, which is not known here: its "
+                                 f"own configuration decides what the trace replays with on {on} (a design of "
+                                 "your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, "
+                                 "docs/variants.md)")
         try:
             config_on(trace, on, bounds)
         except UsageError as exc:
             raise UsageError(f"{path}: {exc}") from None
+
+
+def _from_known_start(trace, model) -> bool:
+    """Whether the configuration a trace's search started from is known here: found on a
+    variant handed in or shipped, or on an implementation (whose runs start from the model's
+    default, or their --reference's)."""
+    from deployspec.replay import recorded_on
+
+    if trace["variant"] in model.variants:
+        return True
+    implementation = (trace.get("extra") or {}).get("implementation")
+    if not isinstance(implementation, dict):
+        return False
+    reference = recorded_on(trace, model)
+    return reference is None or reference in model.variants
 
 
 def _no_target(path, trace) -> str:

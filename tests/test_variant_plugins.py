@@ -251,6 +251,28 @@ def test_a_trace_of_a_design_not_handed_in_says_so(capsys, tmp_path):
                                 "docs/variants.md)\n"))
 
 
+def test_a_trace_of_a_design_not_handed_in_is_not_replayed_on_another_from_a_guessed_start(capsys, tmp_path):
+    """Which of its configuration's values were bounds chosen on purpose (kept) and which the
+    design's own (the target's instead) only the design tells: replayed from the model's
+    default instead, a slots trace of a design whose start is `release` gave the opposite
+    verdict on slots-pipeline-immutable to the one it gets with the design handed in."""
+    path = _recorded_on(tmp_path, "yours", implementation=False)
+    status, _, err = run(capsys, "replay", str(path), "--variant", "capi-safe")
+    assert (status, err) == (2, (f"deployspec: error: {path}: found on variant 'yours', which is not known here: "
+                                "its own configuration decides what the trace replays with on capi-safe (a design "
+                                "of your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, "
+                                "docs/variants.md)\n"))
+
+
+def test_a_trace_of_another_model_names_the_file_and_the_mismatch(capsys):
+    from .cli_runs import SEED
+
+    slots = min((SEED.parent.parent / "slots").glob("*.json"))
+    status, _, err = run(capsys, "replay", str(SEED), str(slots), "--variant", "capi-safe")
+    assert (status, err) == (2, (f"deployspec: error: {slots}: a slots trace; --variant capi-safe is a design of "
+                                "another model (replay each model's traces on one of its own)\n"))
+
+
 def test_a_trace_of_an_implementation_says_how_to_replay_it(capsys, tmp_path):
     path = _recorded_on(tmp_path, "mine", implementation=True)
     status, _, err = run(capsys, "replay", str(path))
