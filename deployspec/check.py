@@ -112,8 +112,8 @@ def run(
             on_start(f"{variant} · {prop} · {engine}")
             found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
             interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
+            on_found(task, found)  # kept before it is said: what the progress line said is in the report
             on_result(found[0])
-            on_found(task, found)
             results += found
         return results
     import concurrent.futures as cf
@@ -133,12 +133,12 @@ def run(
                 for i, task in enumerate(tasks):
                     if not done[i]:
                         done[i] = [_lost(*task)]
-                        on_result(done[i][0])
                         on_found(task, done[i])
+                        on_result(done[i][0])
                 break
             done[futures[future]] = found
-            on_result(found[0])
             on_found(tasks[futures[future]], found)
+            on_result(found[0])
     except BaseException:
         workers = list((pool._processes or {}).values())  # no public way to stop a busy worker
         pool.shutdown(wait=False, cancel_futures=True)

@@ -90,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("show", help="draw a trace file")
     s.add_argument("file", metavar="FILE")
-    s.add_argument("--format", default="text", choices=["text", "svg", "html", "itf"],
-                   help="text (default), svg (timeline), html (timeline and table), itf (Apalache/Quint JSON)")
+    s.add_argument("--format", choices=["text", "svg", "html", "itf"],
+                   help="text, svg (timeline), html (timeline and table), itf (Apalache/Quint JSON); "
+                        "default: as -o's name ends (.svg, .html, .itf.json), else text")
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
 
     v = sub.add_parser("variants", help="list the variants and what they declare")

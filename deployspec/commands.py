@@ -35,7 +35,7 @@ def cmd_check(args) -> int:
         for (m, v) in pairs:
             for e in set(engines) | ({"explore"} if args.variant else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
-    junit = report.path_of(args.junit)  # before --out's folder is made
+    junit = report.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out)
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
@@ -344,6 +344,7 @@ def cmd_show(args) -> int:
     from deployspec import traces
     from deployspec.render_text import render
 
+    args.format = _show_format(args.format, args.out)
     trace = traces.load(args.file)
     if args.format == "svg":
         from deployspec.render_svg import render as render_svg
@@ -390,6 +391,20 @@ def cmd_variants(args) -> int:
 
     print(json.dumps(variants_json(), indent=1) if args.json else variants_table())
     return 0
+
+
+#: what ``show -o NAME`` draws when --format is not given, by how NAME ends
+FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
+
+
+def _show_format(given: str | None, out: str | None) -> str:
+    """``--format``, else the one ``-o``'s name asks for (``trace.svg``: a picture, not a
+    table in a file a browser cannot show); a name asking for another is refused."""
+    named = (out or "").lower()
+    implied = next((f for suffix, f in FORMAT_OF_SUFFIX.items() if named.endswith(suffix)), None)
+    if given is not None and implied is not None and implied != given:
+        raise UsageError(f"-o {out}: a name for {implied}, not --format {given}")
+    return given or implied or "text"
 
 
 def _write_output(named: str, text: str, source: str) -> None:

@@ -81,15 +81,19 @@ def report(title: str, suites: list[Suite], started: float | None = None) -> str
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def path_of(named: str | None) -> Path | None:
+def path_of(named: str | None, *, json_on_stdout: bool = False) -> Path | None:
     """Where ``--junit`` writes its report (:func:`output_path`), None without it.
     Not a ``.json`` name: a folder's ``*.json`` files are replayed as traces, and
-    a trace saved under ``--out`` would be overwritten by the report."""
+    a trace saved under ``--out`` would be overwritten by the report. Not standard
+    output when ``--json`` prints there: a JSON document followed by XML is neither."""
     if named is None:
         return None
+    from deployspec.cli import standard_stream_named
     from deployspec.outputs import output_path
 
     path = output_path(named, "--junit")
+    if json_on_stdout and standard_stream_named(str(path)) == "stdout":
+        raise UsageError(f"--junit {named}: standard output carries --json; write the report to a file")
     if path.suffix.lower() == ".json":
         raise UsageError(f"--junit {named}: a .json name, for an XML report (a folder's *.json files "
                          "are read as traces); name it .xml")

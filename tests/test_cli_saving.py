@@ -109,3 +109,37 @@ def test_an_unsaved_counterexample_is_no_mismatch_of_the_matrix(capsys, monkeypa
     status, out, _ = run(capsys, *argv, "--json")
     doc = json.loads(out)
     assert (status, doc["exit_status"], doc["matches_declarations"]) == (2, 2, True)
+
+
+@pytest.mark.parametrize(("name", "starts"), [("t.svg", "<svg"), ("t.HTML", "<!DOCTYPE html"), ("t.itf.json", "{"),
+                                              ("t.txt", "capi / capi-2022")])
+def test_show_draws_what_the_name_of_o_asks_for(capsys, tmp_path, name, starts):
+    """`show FILE -o trace.svg` wrote the text table into a file no browser shows."""
+    out = tmp_path / name
+    assert run(capsys, "show", str(SEED), "-o", str(out))[0] == 0
+    assert out.read_text().startswith(starts)
+
+
+def test_show_refuses_a_name_that_asks_for_another_format(capsys, tmp_path):
+    out = tmp_path / "t.html"
+    assert run(capsys, "show", str(SEED), "--format", "svg", "-o", str(out)) == (
+        2, "", f"deployspec: error: -o {out}: a name for html, not --format svg\n")
+    assert not out.exists()
+
+
+def test_a_dash_is_standard_output_not_a_file_named_dash(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = run(capsys, "show", str(SEED), "--format", "svg", "-o", "-")
+    assert status == 0 and out.startswith("<svg")
+    status, out, _ = run(capsys, "replay", str(SEED), "--junit", "-")
+    assert status == 1 and out.rstrip().endswith("</testsuites>")
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("where", ["-", "/dev/stdout"])
+def test_a_junit_report_does_not_follow_json_on_standard_output(capsys, where):
+    """A JSON document followed by XML is read by neither parser."""
+    for argv in (["check", "--model", "capi", "--variant", "capi-safe"],
+                 ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi"]):
+        assert run(capsys, *argv, "--json", "--junit", where) == (
+            2, "", f"deployspec: error: --junit {where}: standard output carries --json; write the report to a file\n")

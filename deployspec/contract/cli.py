@@ -170,7 +170,7 @@ def cmd_contract(args) -> int:
     bounds = bounds_given(args.bound)
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
-    report = junit.path_of(args.junit)  # before --out's folder is made
+    report = junit.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out)
     # saved where the user meant, even if a --python object changes this process's folder
