@@ -68,11 +68,16 @@ def cmd_check(args) -> int:
     else:
         ok = check.matches_declarations(results)
     lost = traces.unsaved(results)
-    status = traces.UNSAVED if lost else 0 if ok else 1
+    unjudged = bool(args.variant) and all(r.verdict in check.INCONCLUSIVE for r in results)
+    status = traces.UNSAVED if lost else NOTHING_JUDGED if unjudged else 0 if ok else 1
     _print_check(args, results, status, ok)
     if lost:  # said after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
+    elif unjudged:
+        sys.stdout.flush()
+        print(f"deployspec: error: nothing was judged ({', '.join(engines)}: n/a); --engine hypothesis or "
+              "explore judges every property", file=sys.stderr)
     if junit is not None:
         report.save(junit, args.junit, "deployspec check", report.check_suites(results, declared=not args.variant),
                     started)
@@ -111,12 +116,31 @@ def _print_check(args, results, status: int, ok: bool) -> None:
                                  and o.cause})
                 print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
                       f"({r.engine}): {r.stats['other_causes']}")
+        _print_unjudged(results)
         print(matrix(results, declared=False))
         return
     _print_statistics(results)
     print(matrix(results, declared=True))
     print("every variant shows exactly the violations it declares" if ok else
           "MISMATCH: some verdicts differ from what the variants declare (marked !)")
+
+
+def _print_unjudged(results) -> None:
+    """Why the cells no engine judged (every search n/a or unconfirmed) are so: a cell
+    alone says n/a, and an engine that cannot judge a design says why once."""
+    from deployspec import check
+
+    why: dict[tuple[str, str, str], list[str]] = {}  # (variant, engine, message) -> properties
+    for (_m, variant, prop), rs in check.cells(results).items():
+        if all(r.verdict in check.INCONCLUSIVE for r in rs):
+            for r in rs:
+                why.setdefault((variant, f"{r.verdict} ({r.engine})", r.message or "not judged"), []).append(prop)
+    for (variant, verdict, message), props in why.items():
+        print(f"{variant}: {verdict} for {', '.join(dict.fromkeys(props))}: {message}")
+
+
+#: a close look whose searches all judged nothing: not a success (exit 2, as a usage error)
+NOTHING_JUDGED = 2
 
 
 def _check_json(results, status: int, ok: bool, judged: bool) -> dict:

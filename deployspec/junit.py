@@ -253,7 +253,9 @@ def _search_text(r, results) -> str:
 
     shown = "VIOLATED" if r.verdict == "violated" else r.verdict
     head = f"{r.engine}: {shown}" + (f" (cause: {r.cause})" if r.cause else "")
-    if r.message:
+    if r.message and not r.cause and r.message.startswith(shown):  # "holds for all …": said once
+        head = f"{r.engine}: {r.message}"
+    elif r.message:
         head += f": {r.message}"
     if r.stats.get("complete") is False:
         head += f" (incomplete: stopped by {r.stats.get('stopped') or 'a bound'})"

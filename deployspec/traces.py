@@ -175,7 +175,8 @@ def load(path: str | os.PathLike) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        # (some of json's messages end in " at", the position following)
+        raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno})") from None
     except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
         from deployspec.contract.protocol import unreadable
 

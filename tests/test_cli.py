@@ -289,3 +289,26 @@ def test_replay_says_when_the_violation_comes_at_another_step_than_recorded(caps
     edited.write_text(json.dumps(data))
     status, out, _ = run(capsys, "replay", str(edited))
     assert status == 1 and f"at step {at} (cause " in out and ", not at the recorded step 0: " in out
+
+
+def test_a_truncated_trace_file_says_where_it_ends(capsys, tmp_path):
+    """Cut off mid-string (a partial download): json's own wording, once ("… starting at at line")."""
+    cut = tmp_path / "cut.json"
+    cut.write_text(SEED.read_text()[:200])
+    status, _, err = run(capsys, "show", str(cut))
+    assert status == 2
+    assert err == f"deployspec: error: {cut}: not JSON (Unterminated string starting at line 6)\n", err
+
+
+def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys):
+    """`--engine z3` on App Service (or a design it has no encoding of): every cell n/a,
+    which exit 0 ("every property holds") would have called a pass."""
+    status, out, err = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-tag", "--engine", "z3")
+    assert status == 2
+    assert "slots-pipeline-tag: n/a (z3) for production_runs_only_released_images, " in out
+    assert err.endswith("deployspec: error: nothing was judged (z3: n/a); --engine hypothesis or explore judges "
+                        "every property\n")
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "z3",
+                         "--property", "cancel_restores_last_good", "--property", "capacity_within_bound")
+    assert status == 1  # one judged (violated), one not: the verdict stands
+    assert "capi-2022: n/a (z3) for capacity_within_bound: the selection rule does not bear on" in out

@@ -48,7 +48,8 @@ def summary(result: Result) -> str:
         verdict = result.message if result.verdict == "holds" else f"error: {result.message}"
     else:
         cause = f" (cause {result.cause})" if result.cause else ""
-        verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} steps"
+        steps = "step" if result.trace_length == 1 else "steps"
+        verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} {steps}"
     lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
     if "states" not in s:  # it never ran (its process was lost)
         return lines[0]
