@@ -74,13 +74,16 @@ def cmd_check(args) -> int:
     if lost:  # said after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
-    elif unjudged:
+    unjudged_line = (f"nothing was judged ({', '.join(engines)}: n/a); --engine hypothesis or explore judges "
+                     "every property")
+    if unjudged and not lost:
         sys.stdout.flush()
-        print(f"deployspec: error: nothing was judged ({', '.join(engines)}: n/a); --engine hypothesis or "
-              "explore judges every property", file=sys.stderr)
+        print(f"deployspec: error: {unjudged_line}", file=sys.stderr)
     if junit is not None:
-        report.save(junit, args.junit, "deployspec check", report.check_suites(results, declared=not args.variant),
-                    started)
+        suites = report.check_suites(results, declared=not args.variant)
+        if unjudged:  # every case skipped: the report fails as the status does
+            suites.append(report.run_error("deployspec check", "nothing judged", unjudged_line))
+        report.save(junit, args.junit, "deployspec check", suites, started)
     return status
 
 

@@ -136,9 +136,16 @@ def _interrupted(title: str, started: float) -> Suite:
 
     by = "Ctrl-C" if cli.INTERRUPTED_BY in (None, signal.SIGINT) else signal.Signals(cli.INTERRUPTED_BY).name
     seconds = max(0.0, time.time() - started)
-    line = f"{title}: interrupted ({by}) after {seconds:.1f} s; what it had not judged is skipped"
+    return run_error(title, "interrupted", f"interrupted ({by}) after {seconds:.1f} s; what it had not "
+                     "judged is skipped")
+
+
+def run_error(title: str, name: str, line: str) -> Suite:
+    """A suite of one error case: what went wrong with the run as a whole (its cases alone
+    would not fail the report as its exit status does)."""
+    line = f"{title}: {line}"
     # no time of its own: the run's is its cases' (a testsuites total adds them up)
-    return Suite(f"{title}: interrupted", (Case(title.replace(" ", "."), "interrupted", ERROR, line, line),))
+    return Suite(f"{title}: {name}", (Case(title.replace(" ", "."), name, ERROR, line, line),))
 
 
 def _counts(cases) -> dict[str, int]:

@@ -300,11 +300,18 @@ def test_a_truncated_trace_file_says_where_it_ends(capsys, tmp_path):
     assert err == f"deployspec: error: {cut}: not JSON (Unterminated string starting at line 6)\n", err
 
 
-def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys):
+def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, tmp_path):
     """`--engine z3` on App Service (or a design it has no encoding of): every cell n/a,
-    which exit 0 ("every property holds") would have called a pass."""
-    status, out, err = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-tag", "--engine", "z3")
+    which exit 0 ("every property holds") would have called a pass; so would a report of
+    skipped cases alone."""
+    import xml.etree.ElementTree as ET
+
+    report = tmp_path / "r.xml"
+    status, out, err = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-tag", "--engine", "z3",
+                           "--junit", str(report))
     assert status == 2
+    root = ET.parse(report).getroot()
+    assert (root.get("errors"), root.get("skipped")) == ("1", "5")
     assert "slots-pipeline-tag: n/a (z3) for production_runs_only_released_images, " in out
     assert err.endswith("deployspec: error: nothing was judged (z3: n/a); --engine hypothesis or explore judges "
                         "every property\n")
