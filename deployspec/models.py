@@ -40,6 +40,8 @@ class Model:
     render_state: Callable[[dict], tuple[str, str]] | None = None
     #: column titles for those two texts; None = the capi ones
     render_titles: tuple[str, str] | None = None
+    #: a second heading line: how a line of the two columns reads
+    render_key: tuple[str, str] = ("P<process>[d<droplet>]:<instances>", "d<deployment>:<state>/<reason>")
     #: state -> the representative of its symmetry class, for the explorer
     #: (must keep every property's verdict); None = states are already canonical
     canonical: Callable[[Any], Any] | None = None
@@ -185,7 +187,7 @@ def _capi() -> Model:
 def _slots() -> Model:
     from deployspec.reference import slots
     from deployspec.reference.slots import model as slots_model
-    from deployspec.reference.slots.render import TITLES, render_state
+    from deployspec.reference.slots.render import KEY, TITLES, render_state
     from deployspec.spec import slots as slots_spec
 
     return Model(
@@ -206,6 +208,7 @@ def _slots() -> Model:
         lanes="slot",
         render_state=render_state,
         render_titles=TITLES,
+        render_key=KEY,
     )
 
 

@@ -67,9 +67,8 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     lanes_label, other = getattr(model, "render_titles", None) or (
         f"{model.lanes_plural} (R routable, s starting, x crashed)", "deployments")
     lines = [f"{'':2}{'#':>3}  {'action':34} {lanes_label:48} {other}"]
-    if model.render_state is None:  # capi: "d" names droplets on the left, deployments on the right
-        lines.append(f"{'':2}{'':>3}  {'':34} {'P<process>[d<droplet>]:<instances>':48} "
-                     "d<deployment>:<state>/<reason>")
+    key_lanes, key_other = model.render_key  # (capi: "d" names droplets on the left, deployments on the right)
+    lines.append(f"{'':2}{'':>3}  {'':34} {key_lanes:48} {key_other}")
     for i, step in enumerate(steps):
         if settle_from is not None and i == settle_from:
             lines.append(f"{'':6}-- users stop; the platform settles --")

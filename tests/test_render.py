@@ -72,3 +72,19 @@ def test_itf_settle_from_state_is_a_state_of_the_trace(settle_from):
     itf = render_itf.render(trace)
     at = itf["#meta"]["deployspec"]["settle_from_state"]
     assert at == trace["settle_from"] and 0 <= at < len(itf["states"])
+
+
+def test_the_text_table_says_how_each_model_s_line_reads():
+    """A second heading line for each model: slots' `A+ci`, `release:`, `-`, `x?` and the
+    registry's `hooks=` were explained only in reference/slots/render.py."""
+    from deployspec.models import get_model
+    from deployspec.render_text import render
+
+    root = Path(__file__).parent.parent / "counterexamples"
+    for model, key in (("capi", "P<process>[d<droplet>]:<instances>"),
+                       ("slots", "<slot> <site>[+ci] <tag|@digest|->: <digest>...")):
+        trace = traces.load(next((root / model).glob("*.json")))
+        lines = render(trace).splitlines()
+        heading = next(i for i, line in enumerate(lines) if line.lstrip().startswith("#  action"))
+        assert lines[heading + 1].strip().startswith(key)
+        assert lines[heading + 1].rstrip().endswith(get_model(model).render_key[1])

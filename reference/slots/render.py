@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-TITLES = ("slots (digest per instance, x failing, . empty)", "registry")
+TITLES = ("slots (digest each; x failing, ? none, . empty)", "registry")
+#: how to read a line, under the titles
+KEY = ("<slot> <site>[+ci] <tag|@digest|->: <digest>...",
+       "<tag>=<digest> bad=<unhealthy> hooks=<webhooks due> ok=<validated>")
 
 
 def _instance(i: dict[str, Any]) -> str:
