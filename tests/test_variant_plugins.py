@@ -168,6 +168,9 @@ def test_an_entry_point_hands_in_the_same(capsys, outside, monkeypatch):
 #: a module handing in capi-current changed by ``{}`` (keyword arguments of attrs.evolve)
 EVOLVED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
            "VARIANTS = [attrs.evolve(CAPI_CURRENT, {})]\n")
+#: the same of slots-pipeline-immutable
+EVOLVED_SLOTS = ("import attrs\nfrom deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
+                 "VARIANTS = [attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, {})]\n")
 BAD = {
     "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent' (modules are found from the current folder, "),
     "raisesatimport": ("raise RuntimeError('no database')\n", "cannot load: RuntimeError: no database"),
@@ -195,6 +198,36 @@ BAD = {
     "beyondapath": (("from pathlib import Path\nfrom deployspec.reference.core import Beyond\n" + EVOLVED.format(
         "name='x', violates_beyond={'single_active_deployment': Beyond(config={}, trace=Path('t.json'), why='w')}")),
         "x's violates_beyond['single_active_deployment'] must be Beyond("),
+    # bounds, checked as --bound checks them, over the model's defaults (and exploration bounds)
+    "unknownstart": (EVOLVED_SLOTS.format("name='x', config={'start': 'prod'}"),
+                     "x's config: start must be one of empty, release, release-unbuilt, webhook, got 'prod'"),
+    "boundoftext": (EVOLVED.format("name='x', config={'max_instances': 'three'}"),
+                    'x\'s config max_instances: expected int like 3, got "three"'),
+    "boundoutofrange": (EVOLVED.format("name='x', config={'max_instances': 0}"),
+                        "x's config: max_instances must be a positive integer, got 0"),
+    "exploretypo": (EVOLVED.format("name='x', explore={'max_instnces': 3}"),
+                    "x's explore: unknown configuration field(s): max_instnces (known: max_instances, "),
+    "exploreaset": (EVOLVED.format("name='x', explore={'max_in_flight': {1}}"),
+                    "x's explore max_in_flight: {1} is not a value a bound takes (numbers, true/false, text, lists)"),
+    "notunderexplore": (EVOLVED_SLOTS.format("name='x', config={'instances': 3}"),
+                        ("x's config with the exploration bounds (max_instances=2, max_pushes=3): "
+                         "need 1 <= instances <= max_instances")),
+    # rules, switches and sets of states of their kinds (the variant classes' validators), said
+    # at the line that made the variant: "DEPLOYING" was searched for substrings, "no" read as on
+    "textforstates": (EVOLVED.format("name='x', scale_blocked_in='DEPLOYING'"),
+                      ("x's scale_blocked_in must be a set of states, some of DEPLOYING, PREPAUSED, PAUSED, "
+                       "DEPLOYED, CANCELING, CANCELED, not str 'DEPLOYING' at textforstates.py:3")),
+    "unknownstate": (EVOLVED.format("name='x', cancelable_states=frozenset({'DEPLOYING', 'canceling'})"),
+                     "x's cancelable_states has unknown states 'canceling' (known: DEPLOYING, PREPAUSED, "),
+    "textforflag": (EVOLVED.format("name='x', recheck_under_lock='no'"),
+                    "x's recheck_under_lock must be True or False, not str 'no' at textforflag.py:3"),
+    "textforrule": (EVOLVED.format("name='x', select_prior='oldest'"),
+                    "x's select_prior must be a function (a rule), not str 'oldest' at textforrule.py:3"),
+    "slotsflag": (EVOLVED_SLOTS.format("name='x', terraform_webhook=1"),
+                  "x's terraform_webhook must be True or False, not int 1 at slotsflag.py:3"),
+    # (was taken for a rule's fault: "in deployspec's core.py: does a rule of yours take ...")
+    "declaredandbeyond": (EVOLVED.format("name='x', declares=frozenset({'single_active_deployment'})"),
+                          "x: single_active_deployment both declared and violated beyond at declaredandbeyond.py:3\n"),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
     "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
              "cannot load: RuntimeError: lazy boom"),
@@ -220,6 +253,39 @@ def test_what_is_not_a_variant_is_one_line_exit_2(capsys, outside, tmp_path, mon
     assert status == 2 and out == "" and err.count("\n") == 1
     where = "outside" if module == "asksforamodel" else f"DEPLOYSPEC_VARIANTS module {module}"
     assert err.startswith(f"deployspec: error: variants from {where}: {message}")
+
+
+def test_a_design_with_bounds_the_search_cannot_take_is_refused_before_it(capsys, hand_in):
+    """Its unknown start ran as the empty one (and "held"), a misspelt exploration bound
+    ended the search as an error of its rules: refused as ``--bound start=prod`` is."""
+    hand_in("slotsstart", EVOLVED_SLOTS.format("name='sc', config={'start': 'prod'}"))
+    status, out, err = run(capsys, "check", "--model", "slots", "--variant", "sc", "--engine", "explore",
+                           "--property", "no_latent_drift")
+    assert (status, out) == (2, "") and err == (
+        "deployspec: error: variants from DEPLOYSPEC_VARIANTS module slotsstart: sc's config: start must be one "
+        "of empty, release, release-unbuilt, webhook, got 'prod'\n")
+
+
+def test_a_design_s_bounds_are_held_as_the_configuration_holds_them(hand_in):
+    """A list given where the configuration holds a tuple (--bound's JSON gives lists) runs as
+    the tuple: the search hashes its configuration."""
+    hand_in("listed", EVOLVED.format("name='listed', config={'max_in_flight': [1, 2]}, "
+                                     "explore={'canary_plans': [[], [100]]}"))
+    listed = models.get_model("capi").variant("listed")
+    assert (listed.config, listed.explore) == ({"max_in_flight": (1, 2)}, {"canary_plans": ((), (100,))})
+
+
+def test_every_shipped_design_renamed_is_handed_in_as_it_is(hand_in):
+    """The check of bounds refuses nothing a shipped design has, and changes none of it."""
+    from deployspec.reference import capi, slots
+
+    shipped = {**capi.VARIANTS, **slots.VARIANTS}
+    hand_in("renamed", "import attrs\nfrom deployspec.reference import capi, slots\n"
+            "VARIANTS = [attrs.evolve(v, name='my-' + v.name) for v in [*capi.VARIANTS.values(), "
+            "*slots.VARIANTS.values()]]\n")
+    for name, v in shipped.items():
+        mine = models.find_variant("my-" + name)[1]
+        assert (mine.config, getattr(mine, "explore", None)) == (v.config, getattr(v, "explore", None))
 
 
 def test_a_file_name_is_not_a_module_name(capsys, outside):
