@@ -140,7 +140,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
         raise UsageError(f"variants from {where}: {exc}{_at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
         hint = (f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
-                if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc))
+                if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc) + _fields_of(exc, classes))
         raise UsageError(f"variants from {where}: cannot load: {type(exc).__name__}: {exc}{hint}") from None
     kinds = tuple(classes.values())
     for v in items:
@@ -148,6 +148,17 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
             raise UsageError(f"variants from {where}: {type(v).__name__} {_short(v)} is not a variant "
                              f"(attrs.evolve one of {', '.join(c.__name__ for c in kinds)}; docs/variants.md)")
     return items
+
+
+def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:
+    """The fields a variant class has, when ``exc`` is its refusal of another name (an
+    ``explore`` given to a SlotsVariant, a misspelt rule): which names it takes."""
+    import attrs
+
+    for cls in classes.values():
+        if isinstance(exc, TypeError) and str(exc).startswith(f"{cls.__name__}.__init__() got an unexpected"):
+            return f" (a {cls.__name__}'s fields: {', '.join(f.name for f in attrs.fields(cls))}; docs/variants.md)"
+    return ""
 
 
 def _check_declarations(where: str, v: Any, known: set[str]) -> None:

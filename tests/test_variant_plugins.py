@@ -10,6 +10,7 @@ import pytest
 from deployspec import models, variant_plugins
 
 from .cli_runs import run, valid_json_output
+from .test_docs_commands import ROOT, code_blocks
 
 DESIGNS = Path(__file__).parent / "designs"
 FINDINGS = Path(__file__).parent.parent / "counterexamples" / "capi"
@@ -83,6 +84,37 @@ def test_the_matrix_judges_it_by_what_it_declares(outside):
     assert matches(model, MINE, "app_stays_available", "violated")  # declared
     assert not matches(model, MINE, "app_stays_available", "holds")
     assert not matches(model, MINE, "single_active_deployment", "violated")  # not declared: must hold
+
+
+def documented_designs() -> dict[str, str]:
+    """The modules docs/variants.md writes out (a Python block opening ``# NAME.py``), by name."""
+    blocks = [body for language, body in code_blocks((ROOT / "docs" / "variants.md").read_text())
+              if language == "python"]
+    return {body.splitlines()[0][2:-3]: body + "\n" for body in blocks if body.startswith("# ")}
+
+
+def test_the_documented_designs_are_handed_in_as_written(capsys, hand_in):
+    """The docs' examples, copied into a file by a reader, load (a capi and an App Service one)."""
+    designs = documented_designs()
+    assert set(designs) == {"mydesigns", "myslots"}
+    for module, source in designs.items():
+        hand_in(module, source)
+        status, out, err = run(capsys, "variants")
+        assert (status, err) == (0, "") and f"from: DEPLOYSPEC_VARIANTS module {module}" in out
+
+
+def test_the_documented_app_service_design_breaks_what_the_docs_say(capsys, hand_in):
+    hand_in("myslots", documented_designs()["myslots"])
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-digest-or-tag", "--engine",
+                         "explore", "--property", "no_latent_drift", "--property",
+                         "production_runs_only_released_images", "--json")
+    results = {r["property"]: r for r in valid_json_output(json.loads(out))["results"]}
+    assert status == 1 and {p: r["verdict"] for p, r in results.items()} == {
+        "no_latent_drift": "violated", "production_runs_only_released_images": "violated"}
+    assert results["no_latent_drift"]["message"].startswith("staging instance 0 runs nothing but release now "
+                                                            "resolves to d0")
+    assert {p: r["trace_length"] for p, r in results.items()} == {"no_latent_drift": 2,
+                                                                 "production_runs_only_released_images": 3}
 
 
 def test_what_a_design_prints_while_it_loads_stays_off_stdout(capsys, outside, tmp_path, monkeypatch):
@@ -228,6 +260,11 @@ BAD = {
     # (was taken for a rule's fault: "in deployspec's core.py: does a rule of yours take ...")
     "declaredandbeyond": (EVOLVED.format("name='x', declares=frozenset({'single_active_deployment'})"),
                           "x: single_active_deployment both declared and violated beyond at declaredandbeyond.py:3\n"),
+    # a field the class has not, e.g. explore (capi variants have it): the names it takes
+    "slotsexplore": (EVOLVED_SLOTS.format("name='x', explore={'max_pushes': 2}"),
+                     ("cannot load: TypeError: SlotsVariant.__init__() got an unexpected keyword argument "
+                      "'explore' at slotsexplore.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
+                      "reference, terraform_webhook, doc, model, config, violates_beyond; docs/variants.md)\n")),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
     "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
              "cannot load: RuntimeError: lazy boom"),
