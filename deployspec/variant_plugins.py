@@ -65,11 +65,20 @@ def suppliers() -> list[tuple[str, Callable[[], Any]]]:
 
 
 def _import(name: str) -> ModuleType:
+    """The module ``name``. A file name is refused with what to give instead, also when it
+    reads as a dotted name (``mydesigns.py``: module ``py`` of a package ``mydesigns``)
+    that is not found, as ``./mydesigns.py`` is."""
+    not_a_module = UsageError(f"{ENV}: {name!r} is not a module name (a dotted name importable from the "
+                              "current folder or PYTHONPATH, without .py or a path)")
     if not is_module_name(name):
-        raise UsageError(f"{ENV}: {name!r} is not a module name (a dotted name importable from the "
-                         "current folder or PYTHONPATH, without .py or a path)")
+        raise not_a_module
     cwd_first_on_path()
-    return importlib.import_module(name)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if name.endswith(".py") and exc.name and f"{name}.".startswith(f"{exc.name}."):  # not a dependency's
+            raise not_a_module from None
+        raise
 
 
 def with_outside_variants(model: Any, classes: Mapping[str, type], taken: Iterable[str]) -> dict[str, Any]:

@@ -325,10 +325,13 @@ def test_every_shipped_design_renamed_is_handed_in_as_it_is(hand_in):
         assert (mine.config, getattr(mine, "explore", None)) == (v.config, getattr(v, "explore", None))
 
 
-def test_a_file_name_is_not_a_module_name(capsys, outside):
-    outside("./finalize_in_txn.py")
+@pytest.mark.parametrize("given", ["./finalize_in_txn.py", "finalize_in_txn.py", "absent.py"])
+def test_a_file_name_is_not_a_module_name(capsys, outside, given):
+    """Also one that reads as a dotted name (module ``py`` of a package), which is not found:
+    it got Python's "No module named 'finalize_in_txn.py'; 'finalize_in_txn' is not a package"."""
+    outside(given)
     status, _, err = run(capsys, "variants")
-    assert (status, err) == (2, ("deployspec: error: DEPLOYSPEC_VARIANTS: './finalize_in_txn.py' is not a module "
+    assert (status, err) == (2, (f"deployspec: error: DEPLOYSPEC_VARIANTS: {given!r} is not a module "
                                 "name (a dotted name importable from the current folder or PYTHONPATH, without "
                                 ".py or a path)\n"))
 
