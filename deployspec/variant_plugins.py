@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -34,12 +33,11 @@ from typing import Any
 
 from deployspec.models import UsageError
 from deployspec.reference.core import InvalidVariant
+from deployspec.traces import NAME, NAME_RULE
 from deployspec.user_code import cwd_first_on_path, is_module_name
 
 GROUP = "deployspec.variants"
 ENV = "DEPLOYSPEC_VARIANTS"
-#: a variant's name goes into trace file names (``NAME--property--hash.json``) and command lines
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: name -> (the supplier it came from, the variant), of every model, once loaded (None: not yet)
 _handed_in: dict[str, tuple[str, Any]] | None = None
@@ -108,9 +106,8 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
         found: dict[str, tuple[str, Any]] = {}
         for where, load in suppliers():
             for v in _load(where, load, classes):
-                if not isinstance(v.name, str) or not NAME.fullmatch(v.name):
-                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be 1-64 letters, "
-                                     "digits, '.', '_' or '-', starting with a letter or digit (it names trace files)")
+                if not isinstance(v.name, str) or not NAME.fullmatch(v.name):  # (it names trace files)
+                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}")
                 if v.name in taken or v.name in found:
                     by = found[v.name][0] if v.name in found else "a shipped variant"
                     raise UsageError(f"variants from {where}: the name {v.name!r} is taken ({by}); "

@@ -212,9 +212,15 @@ BAD = {
     "taken": (EVOLVED.format("name='capi-safe'"),
               "the name 'capi-safe' is taken (a shipped variant); give yours its own"),
     "slashed": (EVOLVED.format("name='../x'"),
-                "name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names trace files)"),
+                ("name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, with "
+                 "no '--' and no '-' at the end (trace files are named NAME--PROPERTY--HASH.json)\n")),
     # all name characters, but read as an option on a command line (--variant -x)
     "leadingdash": (EVOLVED.format("name='-x'"), "name '-x' must be 1-64 letters, digits, '.', '_' or '-', starting"),
+    # all name characters, but running into the file name's separator: a--b--p--h.json,
+    # x--p--p--h.json, and capi-current---p--h.json matching capi-current--*.json
+    "doubledash": (EVOLVED.format("name='a--b'"), "name 'a--b' must be 1-64 letters, digits, '.', '_' or '-', "),
+    "propertyinname": (EVOLVED.format("name='x--cancel_restores_last_good'"), "name 'x--cancel_restores_last_good' must"),
+    "trailingdash": (EVOLVED.format("name='capi-current-'"), "name 'capi-current-' must be 1-64 letters"),
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
                         "x declares unknown properties fast (known: app_stays_available,"),
     "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
