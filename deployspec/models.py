@@ -116,22 +116,24 @@ class Model:
             raise UsageError(f"cannot replay on {target}: the trace's bounds ({given}) with "
                              f"{target}'s own configuration are invalid: {exc}") from None
 
-    def with_bounds(self, config: Any, bounds: dict[str, Any]) -> Any:
-        """``config`` with some bounds changed (``--bound NAME=VALUE`` of ``check`` and
-        ``contract``): each value of the type the bound has, the result a valid
-        configuration, else a one-line UsageError."""
+    def with_bounds(self, config: Any, bounds: dict[str, Any], given: str = "--bound") -> Any:
+        """``config`` with some bounds (JSON values) changed: each value of the type the
+        bound has, the result a valid configuration, else a one-line UsageError starting
+        with ``given``, what gave them. ``--bound NAME=VALUE`` of ``check`` and
+        ``contract``, and the ``config`` and ``explore`` of a design handed in
+        (``variant_plugins``): one check, so a design cannot run bounds --bound refuses."""
         import json
 
         current = config.to_json()
         for name, value in bounds.items():
             was = current.get(name)
             if was is not None and value is not None and type(value) is not type(was):
-                raise UsageError(f"--bound {name}: expected {type(was).__name__} like {json.dumps(was)}, "
+                raise UsageError(f"{given} {name}: expected {type(was).__name__} like {json.dumps(was)}, "
                                  f"got {json.dumps(value)}")
         try:
             return self.config_from_json(current | bounds)
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"--bound: {exc}") from None
+            raise UsageError(f"{given}: {exc}") from None
 
     def config_from_json(self, data: Any) -> Any:
         if not isinstance(data, dict):
@@ -169,7 +171,7 @@ def _capi() -> Model:
         name="capi",
         description="Cloud Foundry rolling deployments (cloud_controller_ng)",
         vocabulary=capi.VOCABULARY,
-        variants=_with_outside_variants("capi", capi.VARIANTS, capi_spec.PROPERTIES),
+        variants=dict(capi.VARIANTS),
         properties=capi_spec.PROPERTIES,
         config_type=capi_model.CapiConfig,
         initial_state=capi_model.initial_state,
@@ -194,7 +196,7 @@ def _slots() -> Model:
         name="slots",
         description="Azure App Service deployment slots fed by a container registry (cobalt #316)",
         vocabulary=slots.VOCABULARY,
-        variants=_with_outside_variants("slots", slots.VARIANTS, slots_spec.PROPERTIES),
+        variants=dict(slots.VARIANTS),
         properties=slots_spec.PROPERTIES,
         config_type=slots_model.SlotsConfig,
         initial_state=slots_model.initial_state,
@@ -212,14 +214,16 @@ def _slots() -> Model:
     )
 
 
-def _with_outside_variants(name: str, shipped: dict[str, Any], properties) -> dict[str, Any]:
-    """The shipped variants and those handed in from outside (``variant_plugins``)."""
+def _with_outside_variants(model: Model) -> Model:
+    """``model`` (as its loader builds it, with its shipped variants) with the variants
+    handed in from outside (``variant_plugins``) beside them; the model is passed
+    whole, as their bounds are checked by it."""
     from deployspec.reference import capi, slots
     from deployspec.variant_plugins import with_outside_variants
 
-    return with_outside_variants(name, shipped, [p.name for p in properties],
-                                 {"capi": capi.CapiVariant, "slots": slots.SlotsVariant},
-                                 taken=[*capi.VARIANTS, *slots.VARIANTS])
+    variants = with_outside_variants(model, {"capi": capi.CapiVariant, "slots": slots.SlotsVariant},
+                                     taken=[*capi.VARIANTS, *slots.VARIANTS])
+    return attrs.evolve(model, variants=variants)
 
 
 _LOADERS: dict[str, Callable[[], Model]] = {"capi": _capi, "slots": _slots}
@@ -234,7 +238,7 @@ def get_model(name: str) -> Model:
     if name not in _LOADERS:
         raise UsageError(f"unknown model {name!r} (known: {', '.join(_LOADERS)})")
     if name not in _CACHE:
-        _CACHE[name] = _LOADERS[name]()
+        _CACHE[name] = _with_outside_variants(_LOADERS[name]())
     return _CACHE[name]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 from functools import lru_cache
 from importlib import resources
@@ -20,6 +21,16 @@ from typing import Any
 from deployspec import __version__, validation
 from deployspec.files import write_atomically
 from deployspec.models import UsageError, get_model
+
+#: a name a trace file is named by (``NAME--PROPERTY--HASH.json``): a variant's, or an
+#: implementation's (``contract --name``). It starts with a letter or digit (on a command
+#: line, ``--variant -x`` reads as an option) and has no ``--`` and no ``-`` at its end:
+#: those would run into the separator, so ``a--b--p--h.json`` and ``a---p--h.json`` could
+#: not be told apart from another name's (``capi-current--*.json`` would match ``capi-current-``'s)
+NAME = re.compile(r"(?=.{1,64}\Z)[A-Za-z0-9](?:[A-Za-z0-9._]|-(?=[A-Za-z0-9._]))*")
+#: that rule, said in a refusal
+NAME_RULE = ("1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, with no '--' and no '-' "
+             "at the end (trace files are named NAME--PROPERTY--HASH.json)")
 
 
 @lru_cache(maxsize=1)

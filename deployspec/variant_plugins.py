@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -33,12 +32,12 @@ from types import ModuleType
 from typing import Any
 
 from deployspec.models import UsageError
+from deployspec.reference.core import InvalidVariant
+from deployspec.traces import NAME, NAME_RULE
 from deployspec.user_code import cwd_first_on_path, is_module_name
 
 GROUP = "deployspec.variants"
 ENV = "DEPLOYSPEC_VARIANTS"
-#: a variant's name goes into trace file names (``NAME--property--hash.json``) and command lines
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: name -> (the supplier it came from, the variant), of every model, once loaded (None: not yet)
 _handed_in: dict[str, tuple[str, Any]] | None = None
@@ -64,24 +63,33 @@ def suppliers() -> list[tuple[str, Callable[[], Any]]]:
 
 
 def _import(name: str) -> ModuleType:
+    """The module ``name``. A file name is refused with what to give instead, also when it
+    reads as a dotted name (``mydesigns.py``: module ``py`` of a package ``mydesigns``)
+    that is not found, as ``./mydesigns.py`` is."""
+    not_a_module = UsageError(f"{ENV}: {name!r} is not a module name (a dotted name importable from the "
+                              "current folder or PYTHONPATH, without .py or a path)")
     if not is_module_name(name):
-        raise UsageError(f"{ENV}: {name!r} is not a module name (a dotted name importable from the "
-                         "current folder or PYTHONPATH, without .py or a path)")
+        raise not_a_module
     cwd_first_on_path()
-    return importlib.import_module(name)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if name.endswith(".py") and exc.name and f"{name}.".startswith(f"{exc.name}."):  # not a dependency's
+            raise not_a_module from None
+        raise
 
 
-def with_outside_variants(model_name: str, shipped: Mapping[str, Any], properties: Iterable[str],
-                          classes: Mapping[str, type], taken: Iterable[str]) -> dict[str, Any]:
-    """``shipped`` and the outside variants of ``model_name``. ``classes`` maps each model's
-    name to its variant class; ``taken`` is every shipped variant's name, of every model
+def with_outside_variants(model: Any, classes: Mapping[str, type], taken: Iterable[str]) -> dict[str, Any]:
+    """The variants of ``model`` (a ``models.Model`` with its shipped ones) and those handed
+    in from outside for it, their bounds checked by it. ``classes`` maps each model's name
+    to its variant class; ``taken`` is every shipped variant's name, of every model
     (variant names are unique across models: ``models.find_variant``)."""
-    variants = dict(shipped)
-    known = set(properties)
+    variants = dict(model.variants)
+    known = {p.name for p in model.properties}
     for where, v in _all_handed_in(classes, set(taken)).values():
-        if v.model == model_name:
+        if v.model == model.name:
             _check_declarations(where, v, known)
-            variants[v.name] = v
+            variants[v.name] = _with_checked_bounds(where, v, model)
     return variants
 
 
@@ -98,9 +106,8 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
         found: dict[str, tuple[str, Any]] = {}
         for where, load in suppliers():
             for v in _load(where, load, classes):
-                if not isinstance(v.name, str) or not NAME.fullmatch(v.name):
-                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be 1-64 letters, "
-                                     "digits, '.', '_' or '-', starting with a letter or digit (it names trace files)")
+                if not isinstance(v.name, str) or not NAME.fullmatch(v.name):  # (it names trace files)
+                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}")
                 if v.name in taken or v.name in found:
                     by = found[v.name][0] if v.name in found else "a shipped variant"
                     raise UsageError(f"variants from {where}: the name {v.name!r} is taken ({by}); "
@@ -135,9 +142,11 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
         raise
     except SystemExit as exc:
         raise UsageError(f"variants from {where}: cannot load: it called sys.exit({exc.code!r})") from None
+    except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made
+        raise UsageError(f"variants from {where}: {exc}{_at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
         hint = (f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
-                if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc))
+                if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc) + _fields_of(exc, classes))
         raise UsageError(f"variants from {where}: cannot load: {type(exc).__name__}: {exc}{hint}") from None
     kinds = tuple(classes.values())
     for v in items:
@@ -145,6 +154,17 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
             raise UsageError(f"variants from {where}: {type(v).__name__} {_short(v)} is not a variant "
                              f"(attrs.evolve one of {', '.join(c.__name__ for c in kinds)}; docs/variants.md)")
     return items
+
+
+def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:
+    """The fields a variant class has, when ``exc`` is its refusal of another name (an
+    ``explore`` given to a SlotsVariant, a misspelt rule): which names it takes."""
+    import attrs
+
+    for cls in classes.values():
+        if isinstance(exc, TypeError) and str(exc).startswith(f"{cls.__name__}.__init__() got an unexpected"):
+            return f" (a {cls.__name__}'s fields: {', '.join(f.name for f in attrs.fields(cls))}; docs/variants.md)"
+    return ""
 
 
 def _check_declarations(where: str, v: Any, known: set[str]) -> None:
@@ -174,6 +194,48 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
                          f"(known: {', '.join(sorted(known))})")
 
 
+def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:
+    """``v`` with its ``config`` checked as ``--bound`` is (``Model.with_bounds``: names, types,
+    ranges) over the model's defaults, and the configuration ``--engine explore`` runs it
+    with (the model's exploration bounds, then ``explore``, which capi variants have) too;
+    the values held as the configuration holds them (a list given for a tuple). A bound
+    the search cannot take would otherwise run as another (an unknown ``start`` as the
+    empty one) or end the search as an error blamed on the design's rules."""
+    import attrs
+
+    from deployspec.engines.explore import explore_config
+
+    config = _bounds(where, v, "config", model, model.config_type(), v.config)
+    v = attrs.evolve(v, config={name: getattr(config, name) for name in v.config})
+    own = getattr(v, "explore", None)
+    if own is None:  # (slots variants): the exploration bounds with the config over them
+        added = [f"{k}={val}" for k, val in getattr(model.config_type, "EXPLORE", {}).items() if k not in v.config]
+        field = "config with the exploration bounds" + (f" ({', '.join(added)})" if added else "")
+        _bounds(where, v, field, model, explore_config(model, v), {})
+        return v
+    explored = _bounds(where, v, "explore", model, explore_config(model, attrs.evolve(v, explore={})), own)
+    return attrs.evolve(v, explore={name: getattr(explored, name) for name in own})
+
+
+def _bounds(where: str, v: Any, field: str, model: Any, base: Any, given: Mapping) -> Any:
+    """``base`` with the bounds ``given`` (``v``'s ``field``), as JSON values like --bound's."""
+    import json
+
+    values = {}
+    for name, value in given.items():
+        if not isinstance(name, str):
+            raise UsageError(f"variants from {where}: {v.name}'s {field}: {_short(name)} is not a bound's name")
+        try:
+            values[name] = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError):
+            raise UsageError(f"variants from {where}: {v.name}'s {field} {name}: {_short(value)} is not "
+                             "a value a bound takes (numbers, true/false, text, lists)") from None
+    try:
+        return model.with_bounds(base, values, given=f"{v.name}'s {field}")
+    except UsageError as exc:
+        raise UsageError(f"variants from {where}: {exc}") from None
+
+
 def fault(variant: str, exc: Exception) -> str | None:
     """One line for an exception a variant handed in from outside raised (its rules are
     the user's code), naming where in that code; None for a shipped variant's (a bug of
@@ -188,6 +250,25 @@ def _in_user_code(exc: BaseException) -> str:
     """`` at FILE:LINE`` of the innermost frame of the user's code; raised in deployspec's
     own code instead (a rule called with the arguments of the one it replaces, or
     returning what that one does not), that place, and the question to ask."""
+    frames, mine, own = _frames(exc)
+    if frames and mine and frames[-1] is mine[-1]:
+        return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}"
+    if frames and frames[-1].filename.startswith(own):
+        last = frames[-1]
+        return (f" (in deployspec's {os.path.basename(last.filename)}:{last.lineno}: does a rule of yours "
+                "take the arguments, and return what, the rule it replaces does?)")
+    return _at_user_line(exc)
+
+
+def _at_user_line(exc: BaseException) -> str:
+    """`` at FILE:LINE`` of the innermost frame of the user's code, wherever it raised."""
+    mine = _frames(exc)[1]
+    return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}" if mine else ""
+
+
+def _frames(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
+    """The traceback's frames, those of the user's code (not deployspec's, attrs' or the
+    import machinery's), and the folders of deployspec's own code."""
     import attr
     import attrs
 
@@ -197,14 +278,7 @@ def _in_user_code(exc: BaseException) -> str:
     own = tuple(os.path.dirname(m.__file__) for m in (deployspec, reference, spec))
     libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
     frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if not f.filename.startswith(("<", *libraries))]
-    if frames and mine and frames[-1] is mine[-1]:
-        return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}"
-    if frames and frames[-1].filename.startswith(own):
-        last = frames[-1]
-        return (f" (in deployspec's {os.path.basename(last.filename)}:{last.lineno}: does a rule of yours "
-                "take the arguments, and return what, the rule it replaces does?)")
-    return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}" if mine else ""
+    return frames, [f for f in frames if not f.filename.startswith(("<", *libraries))], own
 
 
 def _short(value: Any) -> str:

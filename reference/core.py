@@ -38,11 +38,54 @@ class Beyond:
         return f"{self.why}; {self.trace}"
 
 
+class InvalidVariant(ValueError):
+    """A variant with a field of the wrong kind (the validators of the variant classes,
+    below). Raised where the variant is made, so a design of one's own is refused naming
+    that line of its module, not taken for a fault of its rules (``variant_plugins``)."""
+
+
 def not_declared(instance: Any, attribute: Any, value: dict[str, Beyond]) -> None:
     """attrs validator of ``violates_beyond``: a property is declared one way or the other."""
     both = set(value) & set(instance.declares)
     if both:
-        raise ValueError(f"{instance.name}: {', '.join(sorted(both))} both declared and violated beyond")
+        raise InvalidVariant(f"{instance.name}: {', '.join(sorted(both))} both declared and violated beyond")
+
+
+def flag(instance: Any, attribute: Any, value: Any) -> None:
+    """attrs validator of a variant's switch: True or False. Anything else would be read
+    for its truth where the rules ask (``"no"`` as on), another design than the one meant."""
+    if not isinstance(value, bool):
+        raise InvalidVariant(f"{instance.name}'s {attribute.name} must be True or False, "
+                             f"not {type(value).__name__} {_brief(value)}")
+
+
+def rule(instance: Any, attribute: Any, value: Any) -> None:
+    """attrs validator of a variant's rule: a function, called as the rule it replaces is."""
+    if not callable(value):
+        raise InvalidVariant(f"{instance.name}'s {attribute.name} must be a function (a rule), "
+                             f"not {type(value).__name__} {_brief(value)}")
+
+
+def states(known: tuple[str, ...]) -> Any:
+    """attrs validator of a set of states a rule asks about (``d.state in …``): a set of
+    the ``known`` ones. A text would be searched for substrings ("DEPLOYING" holds
+    "DEPLOY"), and a misspelt state would never match."""
+
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        if not isinstance(value, (set, frozenset)) or not all(isinstance(s, str) for s in value):
+            raise InvalidVariant(f"{instance.name}'s {attribute.name} must be a set of states, some of "
+                                 f"{', '.join(known)}, not {type(value).__name__} {_brief(value)}")
+        unknown = sorted(value - set(known))
+        if unknown:
+            raise InvalidVariant(f"{instance.name}'s {attribute.name} has unknown states "
+                                 f"{', '.join(map(repr, unknown))} (known: {', '.join(known)})")
+
+    return check
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 class ActionError(ValueError):

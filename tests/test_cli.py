@@ -159,7 +159,7 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--variant", "capi-2022", "--out", ""], "--out: empty"),
         (["check", "--variant", "capi-2022", "--bound", "max_instances=0"],
          "max_instances must be a positive integer, got 0"),
-        (["contract", "--exec", "true", "--model", "capi", "--name", "n" * 300], "at most 64 letters"),
+        (["contract", "--exec", "true", "--model", "capi", "--name", "n" * 300], "must be 1-64 letters"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):

@@ -117,6 +117,10 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--exec", "true", "--property", "conforms_to_capi-safe"], "(give --reference)"),
     (["--exec", "true", "--reference", "capi-9999"], "unknown variant 'capi-9999'"),
     (["--exec", "true", "--name", "a/b"], "--name 'a/b'"),
+    # the trace file would be a--b--PROPERTY--HASH.json: which part is the name?
+    (["--exec", "true", "--name", "a--b"], ("--name 'a--b': must be 1-64 letters, digits, '.', '_' or '-', "
+                                            "starting with a letter or digit, with no '--' and no '-' at the end")),
+    (["--exec", "true", "--name", "impl-"], "--name 'impl-': must be 1-64 letters"),
     (["--exec", "true", "--name", "capi-safe"], "--name capi-safe: the name of a reference variant"),
     (["--exec", "true", "--examples", "0"], "--examples must be at least 1"),
     (["--exec", ""], "--exec: empty"),

@@ -10,6 +10,7 @@ import pytest
 from deployspec import models, variant_plugins
 
 from .cli_runs import run, valid_json_output
+from .test_docs_commands import ROOT, code_blocks
 
 DESIGNS = Path(__file__).parent / "designs"
 FINDINGS = Path(__file__).parent.parent / "counterexamples" / "capi"
@@ -83,6 +84,37 @@ def test_the_matrix_judges_it_by_what_it_declares(outside):
     assert matches(model, MINE, "app_stays_available", "violated")  # declared
     assert not matches(model, MINE, "app_stays_available", "holds")
     assert not matches(model, MINE, "single_active_deployment", "violated")  # not declared: must hold
+
+
+def documented_designs() -> dict[str, str]:
+    """The modules docs/variants.md writes out (a Python block opening ``# NAME.py``), by name."""
+    blocks = [body for language, body in code_blocks((ROOT / "docs" / "variants.md").read_text())
+              if language == "python"]
+    return {body.splitlines()[0][2:-3]: body + "\n" for body in blocks if body.startswith("# ")}
+
+
+def test_the_documented_designs_are_handed_in_as_written(capsys, hand_in):
+    """The docs' examples, copied into a file by a reader, load (a capi and an App Service one)."""
+    designs = documented_designs()
+    assert set(designs) == {"mydesigns", "myslots"}
+    for module, source in designs.items():
+        hand_in(module, source)
+        status, out, err = run(capsys, "variants")
+        assert (status, err) == (0, "") and f"from: DEPLOYSPEC_VARIANTS module {module}" in out
+
+
+def test_the_documented_app_service_design_breaks_what_the_docs_say(capsys, hand_in):
+    hand_in("myslots", documented_designs()["myslots"])
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-digest-or-tag", "--engine",
+                         "explore", "--property", "no_latent_drift", "--property",
+                         "production_runs_only_released_images", "--json")
+    results = {r["property"]: r for r in valid_json_output(json.loads(out))["results"]}
+    assert status == 1 and {p: r["verdict"] for p, r in results.items()} == {
+        "no_latent_drift": "violated", "production_runs_only_released_images": "violated"}
+    assert results["no_latent_drift"]["message"].startswith("staging instance 0 runs nothing but release now "
+                                                            "resolves to d0")
+    assert {p: r["trace_length"] for p, r in results.items()} == {"no_latent_drift": 2,
+                                                                 "production_runs_only_released_images": 3}
 
 
 def test_what_a_design_prints_while_it_loads_stays_off_stdout(capsys, outside, tmp_path, monkeypatch):
@@ -168,6 +200,9 @@ def test_an_entry_point_hands_in_the_same(capsys, outside, monkeypatch):
 #: a module handing in capi-current changed by ``{}`` (keyword arguments of attrs.evolve)
 EVOLVED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
            "VARIANTS = [attrs.evolve(CAPI_CURRENT, {})]\n")
+#: the same of slots-pipeline-immutable
+EVOLVED_SLOTS = ("import attrs\nfrom deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
+                 "VARIANTS = [attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, {})]\n")
 BAD = {
     "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent' (modules are found from the current folder, "),
     "raisesatimport": ("raise RuntimeError('no database')\n", "cannot load: RuntimeError: no database"),
@@ -177,9 +212,15 @@ BAD = {
     "taken": (EVOLVED.format("name='capi-safe'"),
               "the name 'capi-safe' is taken (a shipped variant); give yours its own"),
     "slashed": (EVOLVED.format("name='../x'"),
-                "name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (it names trace files)"),
+                ("name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, with "
+                 "no '--' and no '-' at the end (trace files are named NAME--PROPERTY--HASH.json)\n")),
     # all name characters, but read as an option on a command line (--variant -x)
     "leadingdash": (EVOLVED.format("name='-x'"), "name '-x' must be 1-64 letters, digits, '.', '_' or '-', starting"),
+    # all name characters, but running into the file name's separator: a--b--p--h.json,
+    # x--p--p--h.json, and capi-current---p--h.json matching capi-current--*.json
+    "doubledash": (EVOLVED.format("name='a--b'"), "name 'a--b' must be 1-64 letters, digits, '.', '_' or '-', "),
+    "propertyinname": (EVOLVED.format("name='x--cancel_restores_last_good'"), "name 'x--cancel_restores_last_good' must"),
+    "trailingdash": (EVOLVED.format("name='capi-current-'"), "name 'capi-current-' must be 1-64 letters"),
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
                         "x declares unknown properties fast (known: app_stays_available,"),
     "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
@@ -195,6 +236,41 @@ BAD = {
     "beyondapath": (("from pathlib import Path\nfrom deployspec.reference.core import Beyond\n" + EVOLVED.format(
         "name='x', violates_beyond={'single_active_deployment': Beyond(config={}, trace=Path('t.json'), why='w')}")),
         "x's violates_beyond['single_active_deployment'] must be Beyond("),
+    # bounds, checked as --bound checks them, over the model's defaults (and exploration bounds)
+    "unknownstart": (EVOLVED_SLOTS.format("name='x', config={'start': 'prod'}"),
+                     "x's config: start must be one of empty, release, release-unbuilt, webhook, got 'prod'"),
+    "boundoftext": (EVOLVED.format("name='x', config={'max_instances': 'three'}"),
+                    'x\'s config max_instances: expected int like 3, got "three"'),
+    "boundoutofrange": (EVOLVED.format("name='x', config={'max_instances': 0}"),
+                        "x's config: max_instances must be a positive integer, got 0"),
+    "exploretypo": (EVOLVED.format("name='x', explore={'max_instnces': 3}"),
+                    "x's explore: unknown configuration field(s): max_instnces (known: max_instances, "),
+    "exploreaset": (EVOLVED.format("name='x', explore={'max_in_flight': {1}}"),
+                    "x's explore max_in_flight: {1} is not a value a bound takes (numbers, true/false, text, lists)"),
+    "notunderexplore": (EVOLVED_SLOTS.format("name='x', config={'instances': 3}"),
+                        ("x's config with the exploration bounds (max_instances=2, max_pushes=3): "
+                         "need 1 <= instances <= max_instances")),
+    # rules, switches and sets of states of their kinds (the variant classes' validators), said
+    # at the line that made the variant: "DEPLOYING" was searched for substrings, "no" read as on
+    "textforstates": (EVOLVED.format("name='x', scale_blocked_in='DEPLOYING'"),
+                      ("x's scale_blocked_in must be a set of states, some of DEPLOYING, PREPAUSED, PAUSED, "
+                       "DEPLOYED, CANCELING, CANCELED, not str 'DEPLOYING' at textforstates.py:3")),
+    "unknownstate": (EVOLVED.format("name='x', cancelable_states=frozenset({'DEPLOYING', 'canceling'})"),
+                     "x's cancelable_states has unknown states 'canceling' (known: DEPLOYING, PREPAUSED, "),
+    "textforflag": (EVOLVED.format("name='x', recheck_under_lock='no'"),
+                    "x's recheck_under_lock must be True or False, not str 'no' at textforflag.py:3"),
+    "textforrule": (EVOLVED.format("name='x', select_prior='oldest'"),
+                    "x's select_prior must be a function (a rule), not str 'oldest' at textforrule.py:3"),
+    "slotsflag": (EVOLVED_SLOTS.format("name='x', terraform_webhook=1"),
+                  "x's terraform_webhook must be True or False, not int 1 at slotsflag.py:3"),
+    # (was taken for a rule's fault: "in deployspec's core.py: does a rule of yours take ...")
+    "declaredandbeyond": (EVOLVED.format("name='x', declares=frozenset({'single_active_deployment'})"),
+                          "x: single_active_deployment both declared and violated beyond at declaredandbeyond.py:3\n"),
+    # a field the class has not, e.g. explore (capi variants have it): the names it takes
+    "slotsexplore": (EVOLVED_SLOTS.format("name='x', explore={'max_pushes': 2}"),
+                     ("cannot load: TypeError: SlotsVariant.__init__() got an unexpected keyword argument "
+                      "'explore' at slotsexplore.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
+                      "reference, terraform_webhook, doc, model, config, violates_beyond; docs/variants.md)\n")),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
     "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
              "cannot load: RuntimeError: lazy boom"),
@@ -222,10 +298,46 @@ def test_what_is_not_a_variant_is_one_line_exit_2(capsys, outside, tmp_path, mon
     assert err.startswith(f"deployspec: error: variants from {where}: {message}")
 
 
-def test_a_file_name_is_not_a_module_name(capsys, outside):
-    outside("./finalize_in_txn.py")
+def test_a_design_with_bounds_the_search_cannot_take_is_refused_before_it(capsys, hand_in):
+    """Its unknown start ran as the empty one (and "held"), a misspelt exploration bound
+    ended the search as an error of its rules: refused as ``--bound start=prod`` is."""
+    hand_in("slotsstart", EVOLVED_SLOTS.format("name='sc', config={'start': 'prod'}"))
+    status, out, err = run(capsys, "check", "--model", "slots", "--variant", "sc", "--engine", "explore",
+                           "--property", "no_latent_drift")
+    assert (status, out) == (2, "") and err == (
+        "deployspec: error: variants from DEPLOYSPEC_VARIANTS module slotsstart: sc's config: start must be one "
+        "of empty, release, release-unbuilt, webhook, got 'prod'\n")
+
+
+def test_a_design_s_bounds_are_held_as_the_configuration_holds_them(hand_in):
+    """A list given where the configuration holds a tuple (--bound's JSON gives lists) runs as
+    the tuple: the search hashes its configuration."""
+    hand_in("listed", EVOLVED.format("name='listed', config={'max_in_flight': [1, 2]}, "
+                                     "explore={'canary_plans': [[], [100]]}"))
+    listed = models.get_model("capi").variant("listed")
+    assert (listed.config, listed.explore) == ({"max_in_flight": (1, 2)}, {"canary_plans": ((), (100,))})
+
+
+def test_every_shipped_design_renamed_is_handed_in_as_it_is(hand_in):
+    """The check of bounds refuses nothing a shipped design has, and changes none of it."""
+    from deployspec.reference import capi, slots
+
+    shipped = {**capi.VARIANTS, **slots.VARIANTS}
+    hand_in("renamed", "import attrs\nfrom deployspec.reference import capi, slots\n"
+            "VARIANTS = [attrs.evolve(v, name='my-' + v.name) for v in [*capi.VARIANTS.values(), "
+            "*slots.VARIANTS.values()]]\n")
+    for name, v in shipped.items():
+        mine = models.find_variant("my-" + name)[1]
+        assert (mine.config, getattr(mine, "explore", None)) == (v.config, getattr(v, "explore", None))
+
+
+@pytest.mark.parametrize("given", ["./finalize_in_txn.py", "finalize_in_txn.py", "absent.py"])
+def test_a_file_name_is_not_a_module_name(capsys, outside, given):
+    """Also one that reads as a dotted name (module ``py`` of a package), which is not found:
+    it got Python's "No module named 'finalize_in_txn.py'; 'finalize_in_txn' is not a package"."""
+    outside(given)
     status, _, err = run(capsys, "variants")
-    assert (status, err) == (2, ("deployspec: error: DEPLOYSPEC_VARIANTS: './finalize_in_txn.py' is not a module "
+    assert (status, err) == (2, (f"deployspec: error: DEPLOYSPEC_VARIANTS: {given!r} is not a module "
                                 "name (a dotted name importable from the current folder or PYTHONPATH, without "
                                 ".py or a path)\n"))
 

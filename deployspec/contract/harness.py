@@ -19,7 +19,6 @@ fault (crash, hang, garbage, wrong id, schema violation, error reply).
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -71,9 +70,9 @@ class Target:
             raise UsageError(f"--{self.kind}: empty")
         if self.kind == "python":
             split_spec(self.spec)
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", self.name):
-            raise UsageError(f"--name {self.name[:64]!r}{'...' if len(self.name) > 64 else ''}: at most 64 "
-                             f"letters, digits, '.', '_' and '-' (it names files)")
+        if not traces.NAME.fullmatch(self.name):
+            raise UsageError(f"--name {self.name[:64]!r}{'...' if len(self.name) > 64 else ''}: must be "
+                             f"{traces.NAME_RULE}")
 
     def describe(self) -> str:
         return f"--{self.kind} {self.spec!r}"

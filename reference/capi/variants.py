@@ -11,13 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from deployspec.reference.core import Action, Beyond, Rejected, not_declared
+from deployspec.reference.core import Action, Beyond, Rejected, flag, not_declared, rule, states
 
 from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
 from .model import CapiConfig
 from .runtime import settle_instance
-from .state import ACTIVE_STATES, CANCELING, DEPLOYING, CapiState, Deployment
+from .state import ACTIVE_STATES, CANCELING, DEPLOYING, DEPLOYMENT_STATES, CapiState, Deployment
 
 Step = Callable[["CapiVariant", CapiState, Deployment, bool], CapiState]
 
@@ -31,36 +31,44 @@ class CapiVariant:
     upstream: str
     #: properties this design is known to violate (historic designs keep their bugs).
     declares: frozenset[str]
-    previous_deployment: Callable[[CapiState], Deployment | None]
-    select_prior: rules.PriorSelection
-    scale_blocked_in: frozenset[str]
-    cleanup: Callable[[CapiState, Deployment], CapiState]
-    recheck_under_lock: bool
-    cancelable_states: frozenset[str] = frozenset({DEPLOYING, CANCELING})
-    scaled_states: frozenset[str] = updater.SCALED_BEFORE_CANARY
-    scale_step: Step = updater.scale_step_one_at_a_time
+    # (each rule, switch and set of states is of its kind when the variant is made:
+    # a design of one's own is refused where it was written, not run as another)
+    previous_deployment: Callable[[CapiState], Deployment | None] = attrs.field(validator=rule)
+    select_prior: rules.PriorSelection = attrs.field(validator=rule)
+    scale_blocked_in: frozenset[str] = attrs.field(validator=states(DEPLOYMENT_STATES))
+    cleanup: Callable[[CapiState, Deployment], CapiState] = attrs.field(validator=rule)
+    recheck_under_lock: bool = attrs.field(validator=flag)
+    cancelable_states: frozenset[str] = attrs.field(default=frozenset({DEPLOYING, CANCELING}),
+                                                    validator=states(DEPLOYMENT_STATES))
+    scaled_states: frozenset[str] = attrs.field(default=updater.SCALED_BEFORE_CANARY,
+                                                validator=states(DEPLOYMENT_STATES))
+    scale_step: Step = attrs.field(default=updater.scale_step_one_at_a_time, validator=rule)
     #: a finished scale step commits before Finalize or the PAUSED write run
     #: (capi-current, since PR #4212), so ``tick(finish_later=…)`` opens that window
-    finish_after_commit: bool = False
+    finish_after_commit: bool = attrs.field(default=False, validator=flag)
     #: the down-scaler counts the older processes as read before the canceled ones
     #: were zeroed (capi-current, ``actions/scale.rb``; see ``scaling``)
-    down_counts_stale: bool = False
-    cancel_step: Step = updater.cancel_step_scale_then_destroy
+    down_counts_stale: bool = attrs.field(default=False, validator=flag)
+    cancel_step: Step = attrs.field(default=updater.cancel_step_scale_then_destroy, validator=rule)
     doc: str = ""
     model: str = "capi"
     # --- rules with the historic behaviour as default (capi-current chooses others) ---
     #: the refusal's reason for a deployment's options, or None (DeploymentCreateMessage)
-    refuse_deploy: Callable[[Deploy], str | None] = rules.rolling_only
+    refuse_deploy: Callable[[Deploy], str | None] = attrs.field(default=rules.rolling_only, validator=rule)
     #: (state, deploy action, owic) -> instances the new web process starts with
-    starting_instances: Callable[[CapiState, Deploy, int], int] = rules.one_starting_instance
-    supersede: Callable[[Deployment], Deployment] = rules.superseded
-    after_create: Callable[[CapiState, Deployment], CapiState] = rules.created_as_is
-    continue_: Callable[[CapiState], CapiState | Rejected] = api.no_canary_to_continue
-    before_dispatch: Callable[[CapiState], CapiState] = updater.finalize_degenerate
+    starting_instances: Callable[[CapiState, Deploy, int], int] = attrs.field(
+        default=rules.one_starting_instance, validator=rule)
+    supersede: Callable[[Deployment], Deployment] = attrs.field(default=rules.superseded, validator=rule)
+    after_create: Callable[[CapiState, Deployment], CapiState] = attrs.field(default=rules.created_as_is,
+                                                                             validator=rule)
+    continue_: Callable[[CapiState], CapiState | Rejected] = attrs.field(default=api.no_canary_to_continue,
+                                                                          validator=rule)
+    before_dispatch: Callable[[CapiState], CapiState] = attrs.field(default=updater.finalize_degenerate,
+                                                                    validator=rule)
     #: today's scale action: how the older web processes are scaled down
-    scale_down: scaling.DownScale = scaling.scale_down_oldest_first
+    scale_down: scaling.DownScale = attrs.field(default=scaling.scale_down_oldest_first, validator=rule)
     #: today's canary step plan
-    canary_plan: canary.PlanRule = canary.step_plan
+    canary_plan: canary.PlanRule = attrs.field(default=canary.step_plan, validator=rule)
     #: per-variant bounds for the engines (evolves the model's CapiConfig)
     config: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from deployspec.reference.core import Action, Beyond, Rejected, not_declared
+from deployspec.reference.core import Action, Beyond, Rejected, flag, not_declared, rule
 
 from . import platform
 from .actions import (
@@ -75,12 +75,12 @@ class SlotsVariant:
     upstream: str
     #: properties this design is known to violate
     declares: frozenset[str]
-    reference: ReferenceRule
+    reference: ReferenceRule = attrs.field(validator=rule)
     #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
     #: a registry-wide webhook at production's CI/CD URL, if there is none (cobalt
     #: before PR #324: Terraform owned production's image, its ``app_settings`` and the
     #: webhook's ``null_resource``, re-run when the image changes)
-    terraform_webhook: bool
+    terraform_webhook: bool = attrs.field(validator=flag)
     doc: str = ""
     model: str = "slots"
     #: per-variant configuration for the engines (evolves the model's SlotsConfig)
