@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 from deployspec import traces
@@ -10,7 +11,8 @@ from deployspec.cli import main
 from deployspec.contract import harness
 from deployspec.models import get_model
 
-from .fault_runs import fake
+from .cli_runs import valid_json_output
+from .fault_runs import FAKES, fake
 
 
 def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
@@ -51,3 +53,36 @@ def test_a_violation_seen_before_a_crash_while_shrinking_is_kept(capsys, tmp_pat
     assert found["verdict"] == "violated"
     trace = traces.load(found["counterexample"])
     assert trace["property"] == "single_active_deployment" and len(trace["steps"]) == found["trace_length"]
+
+
+def test_a_violation_the_same_steps_do_not_repeat_is_kept_and_called_non_determinism(capsys, tmp_path):
+    """``moody`` behind the protocol is capi-2022 on odd resets, capi-safe on even ones:
+    with seed 0 it breaks app_stays_available once, and Hypothesis, running the same
+    steps again to shrink it, sees them pass (its "Inconsistent results" or "Inconsistent
+    data generation"). The violation was real: it is printed and saved as it was seen
+    (not shrunk), and the run exits 3, not 0, with the cause in the user's terms."""
+    impl = " ".join(shlex.quote(str(a)) for a in (sys.executable, FAKES, "--serve", "moody"))
+    argv = ["contract", "--exec", impl, "--model", "capi", "--examples", "30", "--seed", "0",
+            "--property", "app_stays_available"]
+    status = main([*argv, "--out", str(tmp_path / "found"), "--json"])
+    out = valid_json_output(json.loads(capsys.readouterr().out))
+    assert status == 3 and out["exit_status"] == 3
+    assert out["fault"]["where"] == "a repeated example"
+    cause = out["fault"]["cause"]
+    assert cause.startswith("non-deterministic behaviour: the same steps, run again from a reset, gave a "
+                            "different result: the implementation is not deterministic")
+    assert "Inconsistent" not in cause and "data generation" not in cause
+    (found,) = out["results"]
+    assert found["verdict"] == "violated" and found["stats"]["shrunk"] is False
+    assert found["stats"]["examples"] >= 1 and found["stats"]["seed"] == 0  # the search's, for the summary
+    trace = traces.load(found["counterexample"])
+    assert trace["property"] == "app_stays_available" and len(trace["steps"]) == found["trace_length"]
+    # seen on a capi-2022 reset: the same steps break the property there every time
+    assert main(["replay", found["counterexample"], "--variant", "capi-2022"]) == 1
+    capsys.readouterr()
+    # the text report shows it as a violation too, beside the fault
+    assert main(argv) == 3
+    text = capsys.readouterr()
+    assert "capi / implementation: app_stays_available violated (engine contract, seed 0)" in text.out
+    assert "app_stays_available  VIOLATED" in text.out and "app_stays_available  FAULT" in text.out
+    assert "is not deterministic" in text.err

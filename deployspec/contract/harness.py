@@ -239,20 +239,20 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         if first.found is not None and first.found.trace is not None:
             _keep(first.found, conn, out_dir)
         raise first from None
-    if r.verdict == "error" and conn.box.first is not None and r.trace is not None:
-        # the implementation failed while Hypothesis shrank a violation (its fault made
-        # the example look flaky): the fault is the news, and the violation it had shown
-        first = conn.box.first
-        first.found = Result(model.name, target.name, prop.name, "contract", "violated",
-                             trace_length=len(r.trace["steps"]), message=r.trace["violation"]["message"],
-                             stats={**r.stats, "shrunk": False}, cause=r.cause, trace=r.trace)
-        _keep(first.found, conn, out_dir)
-        raise first
-    if r.verdict == "error":  # Hypothesis saw the same steps give different results
-        raise conn.box.record(ImplementationFault(
-            f"{(r.message or '').splitlines()[0]} (the same steps gave different results: "
-            f"is reset complete? is anything random or time-dependent?)",
+    if r.verdict == "error":
+        # Hypothesis saw the same steps give different results: the implementation is not
+        # deterministic, or it failed while a violation was being shrunk (its fault made the
+        # example look flaky, and is the news). Either way a violation seen on the way is
+        # real: it is kept as it was seen, not shrunk, and reported beside the fault.
+        fault = conn.box.first or conn.box.record(ImplementationFault(
+            _not_deterministic(prop.name, seen=r.trace is not None),
             where="a repeated example", checking=prop.name))
+        if r.trace is not None:
+            fault.found = Result(model.name, target.name, prop.name, "contract", "violated",
+                                 trace_length=len(r.trace["steps"]), message=r.trace["violation"]["message"],
+                                 stats={**r.stats, "shrunk": False}, cause=r.cause, trace=r.trace)
+            _keep(fault.found, conn, out_dir)
+        raise fault
     if r.verdict == "violated" and r.trace is not None:
         _keep(r, conn, out_dir)
     if failed:  # a shorter run of valid actions made the implementation fail
@@ -260,6 +260,17 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         fault.found = r
         raise fault
     return r
+
+
+def _not_deterministic(checking: str, *, seen: bool) -> str:
+    """The cause of a fault Hypothesis reports as flaky, in the user's terms: its own
+    words ("Inconsistent data generation! … Is your data generation depending on
+    external state?") are about the test's code, which here is ours, not theirs."""
+    kept = (f"; the {checking} violation it showed once is kept as it was seen, not shrunk"
+            if seen else "")
+    return ("non-deterministic behaviour: the same steps, run again from a reset, gave a different "
+            f"result: the implementation is not deterministic (is reset complete? is anything random or "
+            f"time-dependent?){kept}")
 
 
 def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:

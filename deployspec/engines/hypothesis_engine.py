@@ -153,10 +153,13 @@ def check_property(
         violation = exc
     except Flaky as exc:  # the implementation under test is not deterministic (or failed meanwhile)
         interruption.raise_if_pending()  # or a step was interrupted: a stop, not a verdict
-        seen_trace = unshrunk().trace if "violation" in seen else None
+        # the violation seen, if any, is real though it did not repeat: its trace as it
+        # was and the search's counts go back with the error, for the caller to keep
+        as_seen = unshrunk() if "violation" in seen else None
         return Result(model.name, variant_name, prop.name, engine_name, "error",
-                      message=f"non-deterministic behaviour: {exc}", trace=seen_trace,
-                      cause=seen["violation"].violation.cause if seen_trace else None)
+                      message=f"non-deterministic behaviour: {exc}",
+                      stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed},
+                      trace=as_seen.trace if as_seen else None, cause=as_seen.cause if as_seen else None)
     except Unsatisfiable:  # every run broke in a way already found (skip_causes)
         pass
     except BaseException as exc:
