@@ -53,8 +53,9 @@ def starts_with_one_instance():
 
 class RefusesButScales(ReferenceImplementation):
     """Refuses a scale while a deployment is CANCELING, as capi-safe does, but scales
-    the newest web process all the same: a refusal that changes the state. (Other
-    refused scales, while a deployment progresses or before the push, change nothing.)"""
+    the newest web process all the same: a refusal that changes the state, which the
+    protocol forbids, so a fault whatever the check, not a divergence. (Other refused
+    scales, while a deployment progresses or before the push, change nothing.)"""
 
     def perform(self, action):
         canceling = any(d["state"] == "CANCELING" for d in self.observe()["deployments"])

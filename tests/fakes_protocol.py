@@ -12,7 +12,7 @@ from deployspec.contract.examples import ReferenceImplementation
 from deployspec.contract.server import Server
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
-         "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late")
+         "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late", "dirty-refusal")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -> None:
@@ -55,6 +55,9 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -
         # JSON, but more than Python reads: nested past the recursion limit, a 5,000-digit number
         "deep": "[" * 100_000 + "]" * 100_000 + "\n",
         "big-number": f'{{"id": {rid}, "type": "performed", "observation": {{"app": {"9" * 5000}}}}}\n',
+        # a refusal of the cancel before the push, yet a droplet appears: the state changed
+        "dirty-refusal": json.dumps({"id": rid, "type": "rejected", "reason": "nothing to cancel", "observation": {
+            **obs, "droplets": [{"id": 0, "healthy": True}]}}) + "\n",
     }[mode]
     out.write(line.encode())
     out.flush()

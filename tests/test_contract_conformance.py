@@ -8,7 +8,8 @@ through ``contract_fakes.py``) each break one clause, and one breaks none:
 * ``refuses_idle_ticks`` refuses what capi-safe accepts, observations equal (V1);
 * ``refuses_nothing`` accepts what capi-safe refuses, observations equal (V2);
 * ``starts_with_one_instance`` accepts and refuses alike but observes otherwise after an
-  accepted deploy (V3), and ``refuses_but_scales`` after a refusal both make;
+  accepted deploy (V3) (``refuses_but_scales``, otherwise after a refusal both make, breaks the
+  protocol itself: a fault, test_contract_faults_python.py);
 * ``starts_with_a_droplet`` observes otherwise before the first step;
 * ``reworded`` conforms in other words: other refusal reasons, keys in another order;
 * ``scales_while_deploying`` accepts what capi-safe refuses where the search's candidates never
@@ -50,9 +51,6 @@ DIVERGENCES = [
     ("starts_with_one_instance", 2, "deploy()",
      differs(2, "deploy()", 'processes[1].instances: capi-safe [], implementation ["STARTING"]'),
      ["push", "scale", "deploy"], 0),
-    ("refuses_but_scales", 3, "scale(instances=0)",
-     differs(3, "scale(instances=0)", 'processes[1].instances: capi-safe ["STARTING"], implementation []'),
-     ["push", "deploy", "cancel", "scale"], 0),
 ]
 
 

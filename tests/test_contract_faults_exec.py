@@ -41,6 +41,9 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
                      "call last):\\n  File x\\n")),
     ("big-id", ("observation violates the capi observation schema: processes/0/id: 20000 is greater than "
                 "the maximum of 10000")),
+    # a valid reply, but a refusal must leave the state unchanged (docs/protocol.md)
+    ("dirty-refusal", ("rejected (nothing to cancel), yet the observation changed (a refusal must leave the "
+                       "state unchanged): droplets: before has 0 entries, after 1")),
 ])
 def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
     pidfile = tmp_path / "pids"

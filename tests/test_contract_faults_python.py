@@ -35,6 +35,11 @@ from .fault_runs import FAKES
                                          "reset did not bring the implementation back to its initial state: "
                                          "app: the first reset null, this one {")),
     # seed 2 shows no violation before the repeat that differs; said in the user's terms, not Hypothesis's
+    # refuses a scale while CANCELING, as capi-safe does, and scales all the same
+    ("refuses_but_scales", "single_active_deployment", (
+        "at step 4 (scale(instances=0)) while checking single_active_deployment: rejected (Cannot scale this "
+        "process while a deployment is in flight.), yet the observation changed (a refusal must leave the state "
+        "unchanged): processes[1].instances: before [\"STARTING\"], after []\n")),
     ("moody", "app_stays_available", ("at a repeated example while checking app_stays_available: "
                                      "non-deterministic behaviour: the same steps, run again from a reset, "
                                      "gave a different result: the implementation is not deterministic (")),

@@ -15,6 +15,7 @@ import attrs
 
 from deployspec.adapter import ImplementationError
 from deployspec.render_text import action_label
+from deployspec.text import printable_line
 
 
 class ImplementationFault(BaseException):
@@ -64,7 +65,15 @@ class FaultBox:
 
 
 class GuardedAdapter:
-    """Wraps an adapter: counts steps since reset and converts failures to faults."""
+    """Wraps an adapter: counts steps since reset and converts failures to faults.
+
+    It also holds the implementation to the protocol's word on a refusal: the
+    state is unchanged (docs/protocol.md). A refusal whose observation differs from
+    the one before it is a fault, not a step for the properties to judge: none of
+    them asks what a refused action did (``step.rejected`` means "nothing"), and no
+    reference variant changes its state on one (``Rejected`` carries a reason, no
+    state), so the implementation's accounts of the step contradict each other.
+    """
 
     def __init__(self, inner, box: FaultBox | None = None, checking: str | None = None):
         self.inner = inner
@@ -72,6 +81,10 @@ class GuardedAdapter:
         self.checking = checking
         self.history: list[str] = []
         self.phase = "reset"
+        #: the last observation, while no action was performed since (None: not known)
+        self._seen: dict | None = None
+        #: the observation before the action just refused, and the refusal's reason
+        self._refused: tuple[dict, str] | None = None
 
     def _fault(self, exc: ImplementationError) -> ImplementationFault:
         fault = ImplementationFault(str(exc), where=self.phase, history=tuple(self.history),
@@ -81,6 +94,7 @@ class GuardedAdapter:
     def reset(self, config: Any) -> None:
         self.history = []
         self.phase = "reset"
+        self._seen = self._refused = None
         try:
             self.inner.reset(config)
         except ImplementationError as exc:
@@ -91,10 +105,14 @@ class GuardedAdapter:
         label = action_label(action.to_json())
         self.phase = f"step {len(self.history)} ({label})"
         self.history.append(label)
+        before, self._seen, self._refused = self._seen, None, None
         try:
-            return self.inner.perform(action)
+            reason = self.inner.perform(action)
         except ImplementationError as exc:
             raise self._fault(exc) from None
+        if reason is not None and before is not None:
+            self._refused = before, reason
+        return reason
 
     def observe(self) -> dict:
         try:
@@ -103,7 +121,21 @@ class GuardedAdapter:
             raise self._fault(exc) from None
         if self.phase == "the initial observation":
             self._same_start(obs)
+        refused, self._refused = self._refused, None
+        if refused is not None and obs != refused[0]:
+            self._changed_by_refusal(*refused, obs)
+        self._seen = obs
         return obs
+
+    def _changed_by_refusal(self, before: dict, reason: str, after: dict) -> None:
+        """A refusal must leave the state unchanged: say what changed, the first few paths."""
+        from deployspec.contract.conformance import differences
+
+        diff = differences(before, after, "before", implementation="after")
+        more = f" (and {len(diff) - 3} more)" if len(diff) > 3 else ""
+        raise self._fault(ImplementationError(
+            f"rejected ({printable_line(reason, 80)}), yet the observation changed (a refusal must leave "
+            f"the state unchanged): {'; '.join(diff[:3])}{more}"))
 
     def _same_start(self, obs: dict) -> None:
         """A reset that leaves something behind makes every later example meaningless."""
