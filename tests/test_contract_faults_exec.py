@@ -9,6 +9,7 @@ import time
 import pytest
 
 from deployspec.cli import main
+from deployspec.contract import subprocess_adapter
 
 from .fault_runs import alive, fake
 
@@ -73,6 +74,20 @@ def test_a_program_that_stops_reading_is_said_to_have_closed_its_stdin(capsys, t
     status, err = contract(capsys, "exec " + fake(mode, tmp_path / "pids"))  # no shell holding the pipe
     assert status == 3
     assert "the implementation closed its stdin before replying to " in err.splitlines()[0]
+
+
+@pytest.mark.parametrize("timeout, waited", [("0.2", "0.6"), ("1", "1")])
+def test_a_program_slow_to_start_is_told_that_a_longer_timeout_waits_longer(capsys, monkeypatch, timeout, waited):
+    """The first reply after start is given the startup allowance (30 s; 0.6 here) or
+    --timeout, whichever is longer: the message says so, not that --timeout does not apply."""
+    monkeypatch.setattr(subprocess_adapter, "STARTUP_TIMEOUT", 0.6)
+    status = main(["contract", "--exec", "exec sleep 30", "--model", "capi", "--timeout", timeout,
+                   "--examples", "1"])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert err.strip() == ("deployspec: implementation fault at reset while checking single_active_deployment: "
+                           f"no reply to reset within {waited} s (hung? the first reply after start is given "
+                           "0.6 s, or --timeout if longer)")
 
 
 def test_a_command_that_cannot_start_is_a_fault(capsys):

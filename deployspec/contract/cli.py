@@ -58,7 +58,8 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
                         "model's default (shown in the summary)")
     c.add_argument("--seed", type=nonneg_int, default=0)
     c.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help="longest wait for one reply, or one call of a --python object (default 10)")
+                   help="longest wait for one reply, or one call of a --python object (default 10); "
+                        "the first reply after start, or the import and factory, get 30 or this if longer")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--name", default="implementation",
                    help="the implementation's name in trace files (default: implementation)")
@@ -82,7 +83,8 @@ def add_replay_options(r, seconds) -> None:
     how.add_argument("--exec", dest="exec_", metavar="COMMAND", help="replay against this program")
     how.add_argument("--python", metavar="MODULE:FACTORY", help="replay against this Python object")
     r.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help="longest wait for one reply, or one call of a --python object (default 10)")
+                   help="longest wait for one reply, or one call of a --python object (default 10); "
+                        "the first reply after start, or the import and factory, get 30 or this if longer")
 
 
 @contextlib.contextmanager

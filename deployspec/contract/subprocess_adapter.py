@@ -32,6 +32,9 @@ from deployspec.text import printable_line
 
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
+#: the least the first reply after start is given (the program may still be loading);
+#: --timeout, when longer, gives it more
+STARTUP_TIMEOUT = 30.0
 INTERRUPTED = "interrupted"
 #: programs still running, ended at interpreter exit whatever path led there
 _RUNNING: weakref.WeakSet = weakref.WeakSet()
@@ -42,12 +45,12 @@ class Program:
     """A running implementation: framing, timeouts, and the process group."""
 
     def __init__(self, command: str, *, model, timeout: float = 10.0, cwd: str | None = None,
-                 startup_timeout: float = 30.0):
+                 startup_timeout: float | None = None):
         self.command = command
         self.model = model
         self.timeout = timeout
         #: the first reply after starting may also wait for the program to load
-        self.startup_timeout = startup_timeout
+        self.startup_timeout = STARTUP_TIMEOUT if startup_timeout is None else startup_timeout
         self._started = False
         self.cwd = cwd
         self.proc: subprocess.Popen | None = None
@@ -173,7 +176,9 @@ class Program:
         timeout, hint = self.timeout, "hung? see --timeout"
         if self._started:  # the first reply: the program may still be loading
             timeout, self._started = max(self.timeout, self.startup_timeout), False
-            hint = "hung? its first reply may take this long, while it starts; --timeout is for the others"
+            # the limit is the longer of the two: say so, or a user whose program loads
+            # slowly would not know that a --timeout over it raises it
+            hint = f"hung? the first reply after start is given {self.startup_timeout:g} s, or --timeout if longer"
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while True:
