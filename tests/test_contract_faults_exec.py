@@ -90,6 +90,16 @@ def test_a_program_slow_to_start_is_told_that_a_longer_timeout_waits_longer(caps
                            "0.6 s, or --timeout if longer)")
 
 
+def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):
+    """The program exits 7; the fault line quotes that, the summary's last line says what
+    deployspec exits with, in words that cannot be read as the program's status."""
+    status = main(["contract", "--exec", "exit 7", "--model", "capi", "--examples", "1"])
+    out, err = capsys.readouterr()
+    assert status == 3
+    assert "the implementation exited with status 7 before replying to reset" in err
+    assert out.splitlines()[-1] == "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"
+
+
 def test_a_command_that_cannot_start_is_a_fault(capsys):
     status, err = contract(capsys, "/nonexistent/impl --serve")
     assert status == 3

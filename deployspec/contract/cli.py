@@ -303,7 +303,8 @@ def summary(run) -> str:
     lines += [fmt.format(*row).rstrip() for row in rows]
     verdict = {0: "every check holds", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
-               3: "FAULT: the implementation failed (exit status 3); the run stopped there"}
+               # deployspec's own status, not the program's (which the fault line may quote)
+               3: "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"}
     lines.append(verdict[run.exit_status])
     return "\n".join(lines)
 
