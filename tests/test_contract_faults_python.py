@@ -44,7 +44,7 @@ from .fault_runs import FAKES
                                      "non-deterministic behaviour: the same steps, run again from a reset, "
                                      "gave a different result: the implementation is not deterministic (")),
     ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
-                                                     "returned a object, which lacks reset, perform, observe()")),
+                                                     "returned an object, which lacks reset, perform, observe()")),
     # its exit is not the harness's: SystemExit and GeneratorExit are faults too
     ("exits", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: perform() "
                                      "raised SystemExit: 0")),
