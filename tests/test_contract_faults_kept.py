@@ -53,6 +53,14 @@ def test_a_violation_seen_before_a_crash_while_shrinking_is_kept(capsys, tmp_pat
     assert found["verdict"] == "violated"
     trace = traces.load(found["counterexample"])
     assert trace["property"] == "single_active_deployment" and len(trace["steps"]) == found["trace_length"]
+    assert found["stats"]["shrunk"] is False
+    # the text report marks the trace it shows as not shrunk (and the summary says FAULT)
+    status = main(["contract", "--exec", fake("crash", tmp_path / "pids", variant="capi-2022", at=150),
+                   "--model", "capi", "--timeout", "2", "--examples", "20", "--seed", "0",
+                   "--property", "single_active_deployment"])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 3
+    assert out[out.index(harness.NOT_SHRUNK) - 1].startswith(">> ")  # right under the trace's last step
 
 
 def test_a_violation_the_same_steps_do_not_repeat_is_kept_and_called_non_determinism(capsys, tmp_path):
@@ -86,3 +94,5 @@ def test_a_violation_the_same_steps_do_not_repeat_is_kept_and_called_non_determi
     assert "capi / implementation: app_stays_available violated (engine contract, seed 0)" in text.out
     assert "app_stays_available  VIOLATED" in text.out and "app_stays_available  FAULT" in text.out
     assert "is not deterministic" in text.err
+    # marked where the trace is shown: not the minimal trace a reader would expect
+    assert harness.NOT_SHRUNK in text.out.splitlines()

@@ -255,9 +255,12 @@ def violation_text(r, target, timeout: float) -> str:
     parted from the reference (a conformance check), where it was saved and how to
     replay it."""
     from deployspec.contract.conformance import PREFIX, divergence_report
+    from deployspec.contract.harness import NOT_SHRUNK, not_shrunk
     from deployspec.render_text import render
 
     lines = [render(r.trace)]
+    if not_shrunk(r):
+        lines.append(NOT_SHRUNK)
     if r.property.startswith(PREFIX):
         lines.append(divergence_report(r.trace))
     if r.counterexample:

@@ -53,6 +53,15 @@ OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
 #: how long shortening one found trace by replay on the implementation may take
 MINIMIZE_SECONDS = 10.0
 
+#: shown under a violation kept as it was seen (``stats["shrunk"]`` false): its trace can
+#: be much longer than a shrunk one, and a reader should not look for a minimal one
+NOT_SHRUNK = "(not shrunk: the implementation failed meanwhile; the trace is as it was seen)"
+
+
+def not_shrunk(r: Result) -> bool:
+    """Whether ``r``'s trace was kept as seen, because the implementation failed while it was shrunk."""
+    return r.stats.get("shrunk") is False
+
 
 @attrs.frozen
 class Target:

@@ -216,6 +216,8 @@ class ContractSession:
         text = ""
         if found is not None:
             text = render(found.trace)
+            if harness.not_shrunk(found):
+                text += "\n" + harness.NOT_SHRUNK
             if name.startswith(PREFIX):
                 text += "\n" + divergence_report(found.trace)
             text += f"\nsaved: {found.counterexample}" if found.counterexample else ""
