@@ -179,3 +179,37 @@ def test_sigterm_while_serve_answers_a_request_ends_the_server():
     server.ready = True
     with pytest.raises(_Terminated):
         server.answer(b'{"id": 1, "type": "observe"}\n')
+
+
+def test_what_the_docs_say_of_web_instances_0_and_max_depth_null_holds():
+    """docs/protocol.md: a deploy's ``web_instances: 0`` means "not given" (null in the
+    observation); a reset's ``max_depth`` bounds only the explorer (null: no bound), and a
+    contract run never reads it."""
+    from deployspec.contract import harness
+
+    docs = (ROOT / "docs/protocol.md").read_text()
+    assert "`web_instances: 0` means *not given*" in docs and '`"web_instances": null`' in docs
+    assert "`max_depth` is one of those" in docs and "`null` means no bound" in docs
+    model = get_model("capi")
+    config = model.default_config().to_json()
+    assert config["max_depth"] is None  # what every reset carries unless --bound says otherwise
+    deploy = {"type": "deploy", "max_in_flight": 1, "strategy": "rolling", "canary_steps": []}
+    given_shown = []
+    for variant in model.variants:
+        for given in (0, 2):
+            impl = ReferenceImplementation("capi", variant)
+            impl.reset(config)
+            impl.perform({"type": "push", "instances": 3})
+            refused = impl.perform({**deploy, "web_instances": given})
+            assert refused is None or given, variant  # the designs before PR #4247 refuse the option
+            if refused is None:
+                given_shown.append((given, impl.observe()["deployments"][0]["web_instances"]))
+    assert set(given_shown) == {(0, None), (2, 2)}
+
+    def stats(bounds):
+        run = harness.run(model, harness.Target("python", "deployspec.contract.examples:capi_safe"),
+                          properties=["single_active_deployment"], max_examples=5, seed=0, bounds=bounds)
+        (r,) = run.results
+        return r.verdict, r.stats["examples"], r.stats["steps"]
+
+    assert stats(None) == stats({"max_depth": 1})
