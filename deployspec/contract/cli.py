@@ -304,7 +304,8 @@ def summary(run) -> str:
              fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
-    verdict = {0: "every check holds", 1: "VIOLATED: see the counterexample(s) above",
+    verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
+                  "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
                # deployspec's own status, not the program's (which the fault line may quote)
                3: "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"}

@@ -12,7 +12,7 @@ implementation (``minimize``, at most ``MINIMIZE_SECONDS``). The first
 implementation fault ends the run; what was found before it is kept, the trace
 being shortened when the implementation failed included.
 
-Exit status: 0 every check holds, 1 a property is violated or the
+Exit status: 0 no check found a violation, 1 a property is violated or the
 implementation diverges from the reference, 2 usage error, 3 implementation
 fault (crash, hang, garbage, wrong id, schema violation, error reply).
 """
