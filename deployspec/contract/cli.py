@@ -28,8 +28,8 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
 
     c = sub.add_parser(
         "contract", help="check another implementation against the spec (and a reference)",
-        description="Run the model's machines against an implementation. Exit status: 0 every "
-                    "check holds, 1 a property is violated or the implementation diverges from "
+        description="Run the model's machines against an implementation. Exit status: 0 no "
+                    "check found a violation, 1 a property is violated or the implementation diverges from "
                     "--reference, 2 usage error, 3 implementation fault (crash, hang, garbage, "
                     "wrong reply id, schema violation, error reply).")
     how = c.add_mutually_exclusive_group(required=True)
