@@ -58,7 +58,7 @@ def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, m
         assert first == PREFIX + cause
     # the fake misbehaves at its 14th action: the cancel the sweep of the initial state
     # probes (after the three pushes, each settled, then tick, two stages, a deploy)
-    assert second == "(cancel())"
+    assert second == ("(cancel() REJECTED)" if mode == "dirty-refusal" else "(cancel())")
     pids = [int(p) for p in pidfile.read_text().split()]
     assert len(pids) == (2 if mode in ("hang", "spawn-and-crash") else 1)
     deadline = time.monotonic() + 5  # init reaps the orphaned zombies in its own time

@@ -224,3 +224,30 @@ def test_a_relative_out_is_where_the_user_ran_it_though_the_object_changes_folde
     assert os.getcwd() == str(tmp_path / "away")  # it did wander
     (saved,) = (tmp_path / "found").iterdir()
     assert f"saved: found/{saved.name}\n" in out
+
+
+def test_the_steps_before_a_fault_mark_the_refused_ones():
+    """A run of twenty `deploy()` reads apart: which the implementation refused."""
+    from deployspec.reference.capi.actions import Deploy, Push
+
+    from deployspec.adapter import ImplementationError
+    from deployspec.contract.guard import GuardedAdapter, ImplementationFault
+
+    class Refusing:
+        def reset(self, config):
+            pass
+
+        def perform(self, action):
+            if isinstance(action, Deploy):
+                return "a deployment is active"
+            raise ImplementationError("boom")
+
+        def observe(self):
+            return {}
+
+    guarded = GuardedAdapter(Refusing())
+    guarded.reset(None)
+    assert guarded.perform(Deploy()) == "a deployment is active"
+    with pytest.raises(ImplementationFault) as caught:
+        guarded.perform(Push(instances=1))
+    assert caught.value.with_history().endswith("; steps since reset (deploy() REJECTED, push(instances=1))")

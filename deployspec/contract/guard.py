@@ -110,8 +110,10 @@ class GuardedAdapter:
             reason = self.inner.perform(action)
         except ImplementationError as exc:
             raise self._fault(exc) from None
-        if reason is not None and before is not None:
-            self._refused = before, reason
+        if reason is not None:
+            self.history[-1] += " REJECTED"  # as the trace table marks it: runs of refused deploy()s read apart
+            if before is not None:
+                self._refused = before, reason
         return reason
 
     def observe(self) -> dict:
