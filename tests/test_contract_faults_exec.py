@@ -98,6 +98,11 @@ def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):
     assert status == 3
     assert "the implementation exited with status 7 before replying to reset" in err
     assert out.splitlines()[-1] == "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"
+    # the checks it never reached are listed as such, not left out
+    rows = [line.split(None, 1) for line in out.splitlines()[-7:-1]]
+    assert rows == [["single_active_deployment", "FAULT"], *[[name, "not run"] for name in (
+        "app_stays_available", "cancel_restores_last_good", "deployment_converges", "user_scale_not_lost",
+        "capacity_within_bound")]], rows
 
 
 def test_a_command_that_cannot_start_is_a_fault(capsys):

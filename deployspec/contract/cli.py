@@ -296,7 +296,9 @@ def summary(run) -> str:
                 str(r.stats.get("steps_per_second", "")))))
             for r in run.results]
     if run.fault is not None:
-        rows.append((run.fault.checking or "-", "FAULT", "", "", ""))
+        rows.append((run.fault.checking or "(at start)", "FAULT", "", "", ""))
+        ran = {r.property for r in run.results} | {run.fault.checking}
+        rows += [(name, "not run", "", "", "") for name in run.planned if name not in ran]
     head = ("check", "verdict", "examples", "steps", "steps/s")
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     fmt = "  ".join(f"{{:{w}}}" for w in widths)

@@ -155,6 +155,8 @@ class ContractRun:
     config: Any = None
     results: list[Result] = attrs.field(factory=list)
     fault: ImplementationFault | None = None
+    #: the checks the run was to make, in order (those after a fault are not run)
+    planned: tuple[str, ...] = ()
 
     @property
     def exit_status(self) -> int:
@@ -327,7 +329,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
         on_result: Callable[[Result], None] = lambda r: None) -> ContractRun:
     config = config_for(model, reference, bounds)
     checks = plan_checks(model, reference, properties, config)
-    run = ContractRun(model.name, target, config)
+    run = ContractRun(model.name, target, config, planned=tuple(p.name for p in checks))
     try:
         conn = Connection(target, model, timeout=timeout)
     except ImplementationFault as fault:
