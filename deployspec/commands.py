@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from deployspec import interruption, traces
 from deployspec import junit as report
-from deployspec import traces
 from deployspec.contract import cli as contract_cli
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
@@ -53,22 +53,31 @@ def cmd_check(args) -> int:
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
     # a design of one's own is the user's code, which may print: to stderr, as contract's
     # objects do, for stdout is the report's (--json)
-    with report.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started), \
-            sigterm_interrupts(holdout="a search"), Progress(total=len(planned)) as progress, \
-            contextlib.redirect_stdout(sys.stderr):
-        # one variant at a time is a close look: every way a property breaks, each
-        # shrunk on its own; the matrix over all variants only needs the verdicts
-        results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
-                            on_start=progress.start, on_result=progress.done, bounds=bounds,
-                            distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
-                            properties=args.property, on_progress=progress.searching,
-                            on_found=finished.__setitem__)
+    # (the report of an interrupted run covers the verdicts' printing too: a signal then
+    # would otherwise leave no report)
+    with report.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started):
+        with sigterm_interrupts(holdout="a search"), Progress(total=len(planned)) as progress, \
+                contextlib.redirect_stdout(sys.stderr):
+            # one variant at a time is a close look: every way a property breaks, each
+            # shrunk on its own; the matrix over all variants only needs the verdicts
+            results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
+                                on_start=progress.start, on_result=progress.done, bounds=bounds,
+                                distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
+                                properties=args.property, on_progress=progress.searching,
+                                on_found=finished.__setitem__)
+        return _conclude_check(args, engines, results, junit, started)
+
+
+def _conclude_check(args, engines, results, junit, started: float) -> int:
+    """The verdicts of a finished check said (stdout, stderr, --junit) and its exit status."""
+    from deployspec import check
+
     if args.variant:  # a search that ended in error decided nothing: not a success
         ok = not any(r.verdict in ("violated", "error") for r in results)
     else:
         ok = check.matches_declarations(results)
     lost = traces.unsaved(results)
-    unjudged = bool(args.variant) and all(r.verdict in check.INCONCLUSIVE for r in results)
+    unjudged = all(r.verdict in check.INCONCLUSIVE for r in results)
     status = traces.UNSAVED if lost else NOTHING_JUDGED if unjudged else 0 if ok else 1
     _print_check(args, results, status, ok)
     if lost:  # said after the verdicts it leaves standing
@@ -124,8 +133,11 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         return
     _print_statistics(results)
     print(matrix(results, declared=True))
-    print("every variant shows exactly the violations it declares" if ok else
-          "MISMATCH: some verdicts differ from what the variants declare (marked !)")
+    from deployspec.check import INCONCLUSIVE
+
+    if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
+        print("every variant shows exactly the violations it declares" if ok else
+              "MISMATCH: some verdicts differ from what the variants declare (marked !)")
 
 
 def _print_unjudged(results) -> None:
@@ -142,7 +154,7 @@ def _print_unjudged(results) -> None:
         print(f"{variant}: {verdict} for {', '.join(dict.fromkeys(props))}: {message}")
 
 
-#: a close look whose searches all judged nothing: not a success (exit 2, as a usage error)
+#: a run whose searches all judged nothing: not a success (exit 2, as a usage error)
 NOTHING_JUDGED = 2
 
 
@@ -261,7 +273,9 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
         return 3
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
     lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
-    with lending as out, contract_cli.sigterm_interrupts(conn is not None):
+    # (a design of one's own runs in this process too: its rule may swallow the interruption)
+    holdout = "the implementation" if conn is not None else "a design's rule"
+    with lending as out, contract_cli.sigterm_interrupts(holdout=holdout):
         try:
             for path, trace in loaded:
                 started = time.perf_counter()
@@ -276,6 +290,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     if why is None:
                         raise
                     raise UsageError(f"{path}: {why}") from None
+                interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said = _report_replay(path, trace, outcome, bounds)
                 print(said, file=out)
                 out.flush()  # each verdict as it comes (a later object may end the process)
@@ -306,10 +321,14 @@ def _check_replay_configs(args, loaded, bounds) -> None:
             if args.variant and not _from_known_start(trace, model):
                 # the design's own configuration tells which of the trace's values were
                 # bounds chosen on purpose (kept) and which its own (the target's instead)
-                raise UsageError(f"{path}: found on variant {trace['variant']!r}, which is not known here: its "
-                                 f"own configuration decides what the trace replays with on {on} (a design of "
-                                 "your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, "
-                                 "docs/variants.md)")
+                from deployspec.replay import recorded_on
+
+                started = recorded_on(trace, model) or trace["variant"]
+                found = (f"found on implementation {trace['variant']!r} run with --reference {started!r}"
+                         if started != trace["variant"] else f"found on variant {started!r}")
+                raise UsageError(f"{path}: {found}, which is not known here: its own configuration decides "
+                                 f"what the trace replays with on {on} (a design of your own? hand it in again: "
+                                 "DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
         try:
             config_on(trace, on, bounds)
         except UsageError as exc:
@@ -438,4 +457,7 @@ def _write_output(named: str, text: str, source: str) -> None:
     path = output_path(named, "-o", empty="give a file name, or leave -o out to write to stdout")
     if path.exists() and path.samefile(source):
         raise UsageError(f"-o {named}: is the trace being shown; write the picture elsewhere")
+    if named.lower().endswith(".json") and not named.lower().endswith(".itf.json"):  # as --junit's
+        raise UsageError(f"-o {named}: a .json name would be read as a trace by a replay of its folder; "
+                         "name it .itf.json (itf), .svg, .html or .txt")
     write_output(path, text, "-o", named)

@@ -43,6 +43,7 @@ from typing import Any
 
 import attrs
 
+from deployspec import interruption
 from deployspec.reference.core import Action, Rejected
 
 #: how often (in expanded nodes) the time and memory budgets are looked at
@@ -228,6 +229,7 @@ class Layered:
             self.transitions = transitions
 
     def _over_budget(self, started: float) -> str | None:
+        interruption.raise_if_pending()  # dropped where Python could not raise it: a stop, not a budget
         if self.time_budget is not None and time.perf_counter() - started > self.time_budget:
             return "time"
         if self.memory_budget_mb is not None and current_rss_mb() > self.memory_budget_mb:

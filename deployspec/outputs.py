@@ -39,13 +39,21 @@ def writable_dir(path: str) -> None:
 STDOUT = "/dev/stdout"
 
 
+def _stdout(flag: str) -> Path:
+    from deployspec.cli import closed_stream_named
+
+    if closed_stream_named(STDOUT):
+        raise UsageError(f"{flag} -: standard output is closed")
+    return Path(STDOUT)
+
+
 def output_path(named: str, flag: str, empty: str = "give a file name") -> Path:
     """The file an option names to write to, checked before any work: not empty, not
     a folder, not a closed standard stream, in a folder that exists and takes files.
     Returned absolute: written where it was named, whatever folder the run moves to
     (a --python object shares the process). ``-`` is standard output, as for most tools."""
     if named == "-":
-        named = STDOUT
+        return _stdout(flag)
     path = Path(named)
     if named.endswith(("/", os.sep)):  # pathlib drops the slash: "new/" would become a file "new"
         raise UsageError(f"{flag} {named}: ends with /, a folder; give a file name")

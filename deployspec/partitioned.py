@@ -53,6 +53,7 @@ from typing import Any
 
 import attrs
 
+from deployspec import interruption
 from deployspec.explorer import Graph, current_rss_mb
 from deployspec.partition_worker import Report, serve
 
@@ -183,6 +184,7 @@ class _Driver:
             return goal
         depth = 0
         while True:
+            interruption.raise_if_pending()  # dropped in a callback: a stop, at the next layer
             if s.max_depth is not None and depth >= s.max_depth:
                 s.stopped = "max_depth"
                 return None

@@ -66,6 +66,13 @@ def rule(instance: Any, attribute: Any, value: Any) -> None:
                              f"not {type(value).__name__} {_brief(value)}")
 
 
+def frozen(value: Any) -> Any:
+    """attrs converter of a set field: a ``{...}`` written in a design becomes the frozenset
+    the shipped ones hold (a variant is hashed: a search memoises by it); anything else is
+    left for the validator to name."""
+    return frozenset(value) if isinstance(value, set) else value
+
+
 def states(known: tuple[str, ...]) -> Any:
     """attrs validator of a set of states a rule asks about (``d.state in …``): a set of
     the ``known`` ones. A text would be searched for substrings ("DEPLOYING" holds

@@ -319,3 +319,5 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
                          "--property", "cancel_restores_last_good", "--property", "capacity_within_bound")
     assert status == 1  # one judged (violated), one not: the verdict stands
     assert "capi-2022: n/a (z3) for capacity_within_bound: the selection rule does not bear on" in out
+    status, out, err = run(capsys, "check", "--model", "slots", "--engine", "z3")  # the matrix too
+    assert status == 2 and "every variant shows exactly" not in out and "nothing was judged" in err

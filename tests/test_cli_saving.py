@@ -143,3 +143,11 @@ def test_a_junit_report_does_not_follow_json_on_standard_output(capsys, where):
                  ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi"]):
         assert run(capsys, *argv, "--json", "--junit", where) == (
             2, "", f"deployspec: error: --junit {where}: standard output carries --json; write the report to a file\n")
+
+
+def test_show_writes_no_json_name_a_replay_of_its_folder_would_read_as_a_trace(capsys, tmp_path):
+    out = tmp_path / "x.json"
+    for argv in ([], ["--format", "itf"]):
+        status, _, err = run(capsys, "show", str(SEED), "-o", str(out), *argv)
+        assert status == 2 and "a .json name would be read as a trace" in err and not out.exists()
+    assert run(capsys, "show", str(SEED), "-o", str(tmp_path / "x.itf.json"))[0] == 0

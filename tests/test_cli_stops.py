@@ -229,3 +229,51 @@ def test_an_interruption_python_could_not_raise_stops_the_search_at_its_next_ste
     assert sent and returned, "the signal was dropped in the collector's callback, as in a search"
     assert interruption.pending is None  # for what runs after, in this process
     assert "Exception ignored" not in capsys.readouterr().err
+
+
+SWALLOWING = '''
+import os, signal
+import attrs
+from deployspec.reference.capi.variants import CAPI_SAFE
+
+sent = []
+
+
+def swallowing(state):
+    """capi-safe's rule, but the first call is interrupted (a signal sent here) and swallows it."""
+    if not sent:
+        sent.append(1)
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            sum(range(10))
+        except BaseException:
+            pass
+    return CAPI_SAFE.previous_deployment(state)
+
+
+VARIANTS = [attrs.evolve(CAPI_SAFE, name="safe-swallow", previous_deployment=swallowing)]
+'''
+
+
+@pytest.mark.parametrize("argv", [
+    # (a search of 10 s or more, which the last resort would end after 5 s without the report)
+    ["check", "--model", "capi", "--variant", "safe-swallow", "--engine", "explore",
+     "--property", "cancel_restores_last_good", "--bound", "max_instances=3"],
+    ["replay", str(SEED), "--variant", "safe-swallow"],
+])
+def test_an_interruption_a_design_s_rule_swallows_still_stops_the_run(tmp_path, argv):
+    """A rule of one's own with a bare `except:` took the SIGTERM meant for the run: the
+    explorer searched on (until the last resort ended the process without its report) and
+    replay gave its verdicts, exit 0 and a passing report."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "swallow.py").write_text(SWALLOWING)
+    env = dict(os.environ, DEPLOYSPEC_VARIANTS="swallow", PYTHONPATH=str(tmp_path))
+    report = tmp_path / "r.xml"
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "deployspec", *argv, "--junit", str(report)],
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert proc.returncode == 130, (proc.stdout, proc.stderr)
+    assert proc.stderr.rstrip().endswith("deployspec: interrupted") and "let go" not in proc.stderr, proc.stderr
+    assert time.monotonic() - started < 30
+    assert any(c.get("name") == "interrupted" for c in ET.parse(report).getroot().iter("testcase"))

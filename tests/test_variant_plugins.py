@@ -376,6 +376,17 @@ def test_a_trace_of_a_design_not_handed_in_is_not_replayed_on_another_from_a_gue
                                 "docs/variants.md)\n"))
 
 
+def test_an_implementation_s_trace_against_a_design_not_handed_in_names_that_design(capsys, tmp_path):
+    """Its run started from its --reference's configuration: that design is what is missing."""
+    path = _recorded_on(tmp_path, "impl", implementation=True)
+    trace = json.loads(path.read_text())
+    trace["extra"]["implementation"]["reference"] = "yours"
+    path.write_text(json.dumps(trace))
+    status, _, err = run(capsys, "replay", str(path), "--variant", "capi-safe")
+    assert status == 2 and err.startswith(f"deployspec: error: {path}: found on implementation 'impl' run with "
+                                          "--reference 'yours', which is not known here"), err
+
+
 def test_a_trace_of_another_model_names_the_file_and_the_mismatch(capsys):
     from .cli_runs import SEED
 
@@ -442,6 +453,27 @@ def test_a_claimed_fix_whose_proof_did_not_finish_is_no_agreement(outside):
         assert (note in text) is not agrees, text
 
 
+def test_an_unfinished_proof_is_no_disagreement_where_the_design_declares_a_violation_beyond_it(hand_in):
+    """Only a budget makes a proof unfinished: a violation the design declares beyond the
+    default search may hold within it (as for the shipped design it copies), and a depth
+    the design's own bounds set is part of what is proven."""
+    import attrs
+
+    from deployspec.check import matches_declarations
+    from deployspec.engines.result import Result
+
+    hand_in("beyondcopy", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_PR3072\n"
+                          "VARIANTS = [attrs.evolve(CAPI_PR3072, name='pr3072-copy')]\n")
+    for variant in ("pr3072-copy", "capi-pr3072"):
+        results = [Result("capi", variant, "deployment_converges", "explore", "holds",
+                          stats={"complete": False, "stopped": "time"})]
+        assert matches_declarations(results), variant
+    depth = [Result("capi", "pr3072-copy", "single_active_deployment", "explore", "holds",
+                    stats={"complete": False, "stopped": "max_depth"})]
+    assert matches_declarations(depth)
+    assert not matches_declarations([attrs.evolve(depth[0], stats={"complete": False, "stopped": "memory"})])
+
+
 def test_the_proof_of_a_design_of_ones_own_is_not_cut_by_the_random_search_s_budget(outside, monkeypatch):
     """`--budget 0.001` (a first round alone, the same verdicts on every runner: docs/ci.md)
     gives a design's proof in the matrix the explorer's own time, not a millisecond."""
@@ -491,3 +523,17 @@ def test_a_module_both_installed_and_named_in_the_variable_is_loaded_once(capsys
     outside("finalize_in_txn")
     status, out, err = run(capsys, "variants")
     assert (status, err) == (0, "") and out.count(f"  {MINE} ") == 1
+
+
+def test_a_set_written_with_braces_is_held_as_the_shipped_frozensets_are(capsys, hand_in):
+    """`scale_blocked_in={"DEPLOYING"}` loaded, then every search ended in an error (a
+    variant is hashed: the explorer memoises by it)."""
+    hand_in("braces", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_SAFE\n"
+                      "VARIANTS = [attrs.evolve(CAPI_SAFE, name='safe-braces', declares=set(),\n"
+                      "                         scale_blocked_in={'DEPLOYING', 'CANCELING'})]\n")
+    variant = models.get_model("capi").variant("safe-braces")
+    assert isinstance(variant.scale_blocked_in, frozenset) and isinstance(variant.declares, frozenset)
+    hash(variant)
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "safe-braces", "--engine", "explore",
+                         "--property", "capacity_within_bound")
+    assert status == 0 and "holds for all" in out, out

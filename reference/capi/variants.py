@@ -11,7 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from deployspec.reference.core import Action, Beyond, Rejected, flag, not_declared, rule, states
+from deployspec.reference.core import (
+    Action,
+    Beyond,
+    Rejected,
+    flag,
+    frozen,
+    not_declared,
+    rule,
+    states,
+)
 
 from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
@@ -30,17 +39,17 @@ class CapiVariant:
     summary: str
     upstream: str
     #: properties this design is known to violate (historic designs keep their bugs).
-    declares: frozenset[str]
+    declares: frozenset[str] = attrs.field(converter=frozen)
     # (each rule, switch and set of states is of its kind when the variant is made:
     # a design of one's own is refused where it was written, not run as another)
     previous_deployment: Callable[[CapiState], Deployment | None] = attrs.field(validator=rule)
     select_prior: rules.PriorSelection = attrs.field(validator=rule)
-    scale_blocked_in: frozenset[str] = attrs.field(validator=states(DEPLOYMENT_STATES))
+    scale_blocked_in: frozenset[str] = attrs.field(converter=frozen, validator=states(DEPLOYMENT_STATES))
     cleanup: Callable[[CapiState, Deployment], CapiState] = attrs.field(validator=rule)
     recheck_under_lock: bool = attrs.field(validator=flag)
-    cancelable_states: frozenset[str] = attrs.field(default=frozenset({DEPLOYING, CANCELING}),
+    cancelable_states: frozenset[str] = attrs.field(default=frozenset({DEPLOYING, CANCELING}), converter=frozen,
                                                     validator=states(DEPLOYMENT_STATES))
-    scaled_states: frozenset[str] = attrs.field(default=updater.SCALED_BEFORE_CANARY,
+    scaled_states: frozenset[str] = attrs.field(default=updater.SCALED_BEFORE_CANARY, converter=frozen,
                                                 validator=states(DEPLOYMENT_STATES))
     scale_step: Step = attrs.field(default=updater.scale_step_one_at_a_time, validator=rule)
     #: a finished scale step commits before Finalize or the PAUSED write run

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from deployspec.reference.core import Action, Beyond, Rejected, flag, not_declared, rule
+from deployspec.reference.core import Action, Beyond, Rejected, flag, frozen, not_declared, rule
 
 from . import platform
 from .actions import (
@@ -74,7 +74,7 @@ class SlotsVariant:
     summary: str
     upstream: str
     #: properties this design is known to violate
-    declares: frozenset[str]
+    declares: frozenset[str] = attrs.field(converter=frozen)
     reference: ReferenceRule = attrs.field(validator=rule)
     #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
     #: a registry-wide webhook at production's CI/CD URL, if there is none (cobalt
