@@ -364,12 +364,15 @@ def _interrupting(monkeypatch, module, name: str, after: int) -> None:
     monkeypatch.setattr(module, name, call)
 
 
-def _interrupted_case(root: ET.Element, command: str) -> ET.Element:
+def _after_interruption(report, command: str) -> dict[str, str]:
+    """The outcome of each case of an interrupted run's report, once its totals and its
+    one error case saying it was interrupted are checked."""
+    root = _totals_agree(report)
     (suite,) = [s for s in root.iter("testsuite") if s.get("name") == f"deployspec {command}: interrupted"]
     (case,) = suite.iter("testcase")
     error = case.find("error")
     assert error is not None and "interrupted (Ctrl-C) after" in error.get("message")
-    return case
+    return {name: _outcome(c) for name, c in _cases(report).items()}
 
 
 def test_an_interrupted_check_reports_what_it_judged_and_skips_the_rest(capsys, tmp_path, monkeypatch):
@@ -385,9 +388,7 @@ def test_an_interrupted_check_reports_what_it_judged_and_skips_the_rest(capsys, 
         run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
             "--property", "single_active_deployment", "--property", "capacity_within_bound",
             "--property", "app_stays_available", "--property", "user_scale_not_lost", "--junit", str(report))
-    root = _totals_agree(report)
-    _interrupted_case(root, "check")
-    outcomes = {name: _outcome(c) for name, c in _cases(report).items()}
+    outcomes = _after_interruption(report, "check")
     # (in the model's order of properties: the first two ran)
     assert outcomes == {"single_active_deployment": junit.FAILURE, "app_stays_available": junit.FAILURE,
                         "user_scale_not_lost": junit.SKIPPED, "capacity_within_bound": junit.SKIPPED,
@@ -416,8 +417,8 @@ def test_an_interrupted_matrix_with_jobs_reports_the_searches_that_ended(capsys,
         run(capsys, "check", "--model", "slots", "--property", "push_does_not_touch_production",
             "--property", "slot_runs_one_version", "--budget", "1",
             "--jobs", "2", "--junit", str(report))
-    root = _totals_agree(report)
-    _interrupted_case(root, "check")
+    _after_interruption(report, "check")
+    root = ET.parse(report).getroot()
     judged = {(c.get("classname"), c.get("name")) for c in root.iter("testcase")
               if _outcome(c) != junit.SKIPPED and c.get("name") != "interrupted"}
     assert judged == {(f"deployspec.check.{m}.{v}", p) for m, v, _e, p in heard}
@@ -433,9 +434,7 @@ def test_an_interrupted_contract_run_reports_the_checks_it_ran(capsys, tmp_path,
         run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
             "--property", "single_active_deployment", "--property", "capacity_within_bound",
             "--examples", "20", "--seed", "0", "--junit", str(report))
-    root = _totals_agree(report)
-    _interrupted_case(root, "contract")
-    outcomes = {name: _outcome(c) for name, c in _cases(report).items()}
+    outcomes = _after_interruption(report, "contract")
     assert outcomes == {"single_active_deployment": junit.FAILURE, "capacity_within_bound": junit.SKIPPED,
                         "interrupted": junit.ERROR}
     assert "not run: the run was interrupted" in \
@@ -450,10 +449,8 @@ def test_an_interrupted_replay_reports_the_files_it_replayed(capsys, tmp_path, m
     _interrupting(monkeypatch, commands, "_replay_one", after=1)
     with pytest.raises(KeyboardInterrupt):
         run(capsys, "replay", *files, "--junit", str(report))
-    root = _totals_agree(report)
-    _interrupted_case(root, "replay")
-    outcomes = [_outcome(_cases(report)[f]) for f in files]
-    assert outcomes == [junit.FAILURE, junit.SKIPPED, junit.SKIPPED]
+    outcomes = _after_interruption(report, "replay")
+    assert [outcomes[f] for f in files] == [junit.FAILURE, junit.SKIPPED, junit.SKIPPED]
 
 
 def test_sigterm_stops_check_with_its_report_written(tmp_path):
