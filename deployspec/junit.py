@@ -298,6 +298,9 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -
             if faulted:  # the violation stands; the fault that followed is said too
                 text += f"\nthen: {fault.with_history()}"
             cases.append(Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds))
+            if faulted:  # and is an error of its own, as the text summary's FAULT row (exit 3)
+                cases.append(Case(classname, f"{name}: implementation fault", ERROR, fault.line(),
+                                  fault.with_history()))
         elif faulted:
             cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds))
         elif rs:

@@ -53,7 +53,7 @@ def test_a_violation_seen_before_a_crash_while_shrinking_is_kept(capsys, tmp_pat
     assert found["verdict"] == "violated"
     trace = traces.load(found["counterexample"])
     assert trace["property"] == "single_active_deployment" and len(trace["steps"]) == found["trace_length"]
-    assert found["stats"]["shrunk"] is False
+    assert found["stats"]["shrunk"] is False and trace["extra"]["shrunk"] is False  # the file says so too
     # the text report marks the trace it shows as not shrunk (and the summary says FAULT)
     status = main(["contract", "--exec", fake("crash", tmp_path / "pids", variant="capi-2022", at=150),
                    "--model", "capi", "--timeout", "2", "--examples", "20", "--seed", "0",
@@ -83,16 +83,40 @@ def test_a_violation_the_same_steps_do_not_repeat_is_kept_and_called_non_determi
     (found,) = out["results"]
     assert found["verdict"] == "violated" and found["stats"]["shrunk"] is False
     assert found["stats"]["examples"] >= 1 and found["stats"]["seed"] == 0  # the search's, for the summary
+    assert found["stats"]["seconds"] > 0  # the progress line, steps/s and the JUnit case's time
     trace = traces.load(found["counterexample"])
+    assert trace["extra"]["shrunk"] is False
     assert trace["property"] == "app_stays_available" and len(trace["steps"]) == found["trace_length"]
     # seen on a capi-2022 reset: the same steps break the property there every time
     assert main(["replay", found["counterexample"], "--variant", "capi-2022"]) == 1
     capsys.readouterr()
-    # the text report shows it as a violation too, beside the fault
-    assert main(argv) == 3
+    # the text report shows it as a violation too, beside the fault; so does a JUnit report,
+    # with the fault an error of its own (as the exit status)
+    import xml.etree.ElementTree as ET
+
+    report = tmp_path / "r.xml"
+    assert main([*argv, "--junit", str(report)]) == 3
     text = capsys.readouterr()
+    cases = {c.get("name"): c for c in ET.parse(report).getroot().iter("testcase")}
+    assert cases["app_stays_available"].find("failure") is not None
+    assert "is not deterministic" in cases["app_stays_available: implementation fault"].find("error").get("message")
     assert "capi / implementation: app_stays_available violated (engine contract, seed 0)" in text.out
     assert "app_stays_available  VIOLATED" in text.out and "app_stays_available  FAULT" in text.out
     assert "is not deterministic" in text.err
     # marked where the trace is shown: not the minimal trace a reader would expect
     assert harness.NOT_SHRUNK in text.out.splitlines()
+
+
+def test_replaying_traces_of_two_starts_on_one_implementation_is_no_incomplete_reset(capsys):
+    """Each file resets with its own configuration (slots: where Terraform leaves the app):
+    the initial observations differ by design, and only one reset with the same
+    configuration must come back to the first one's."""
+    from pathlib import Path
+
+    slots = Path(__file__).parent.parent / "counterexamples" / "slots"
+    files = [str(slots / "slots-pipeline-tag--no_latent_drift--e647166d76.json"),  # empty start
+             str(slots / "slots-webhook-tag--no_latent_drift--068fa48ff9.json")]  # webhook start
+    status = main(["replay", *files, "--python", "deployspec.contract.examples:slots_webhook_tag"])
+    out, err = capsys.readouterr()
+    assert status == 1 and err == "", err
+    assert out.count("reproduces on") == 2

@@ -39,7 +39,7 @@ from .fault_runs import FAKES
     ("refuses_but_scales", "single_active_deployment", (
         "at step 4 (scale(instances=0)) while checking single_active_deployment: rejected (Cannot scale this "
         "process while a deployment is in flight.), yet the observation changed (a refusal must leave the state "
-        "unchanged): processes[1].instances: before [\"STARTING\"], after []\n")),
+        "unchanged, and nothing changes but by actions): processes[1].instances: before [\"STARTING\"], after []\n")),
     ("moody", "app_stays_available", ("at a repeated example while checking app_stays_available: "
                                      "non-deterministic behaviour: the same steps, run again from a reset, "
                                      "gave a different result: the implementation is not deterministic (")),
@@ -251,3 +251,10 @@ def test_the_steps_before_a_fault_mark_the_refused_ones():
     with pytest.raises(ImplementationFault) as caught:
         guarded.perform(Push(instances=1))
     assert caught.value.with_history().endswith("; steps since reset (deploy() REJECTED, push(instances=1))")
+
+
+def test_a_type_is_named_with_the_article_it_is_read_with():
+    from deployspec.contract.python_adapter import _a
+
+    assert [_a(n) for n in ("object", "list", "UUID", "int", "Exception", "UserDict")] == \
+        ["an object", "a list", "a UUID", "an int", "an Exception", "a UserDict"]

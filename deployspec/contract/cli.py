@@ -31,7 +31,8 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
         description="Run the model's machines against an implementation. Exit status: 0 no "
                     "check found a violation, 1 a property is violated or the implementation diverges from "
                     "--reference, 2 usage error, 3 implementation fault (crash, hang, garbage, "
-                    "wrong reply id, schema violation, error reply).")
+                    "wrong reply id, schema violation, error reply, a refusal that changed the "
+                    "state, a reset that does not reset, non-determinism).")
     how = c.add_mutually_exclusive_group(required=True)
     how.add_argument("--exec", dest="exec_", metavar="COMMAND",
                      help="a program speaking the JSON-lines protocol (docs/protocol.md), run by /bin/sh")
@@ -296,7 +297,7 @@ def summary(run) -> str:
                 str(r.stats.get("steps_per_second", "")))))
             for r in run.results]
     if run.fault is not None:
-        rows.append((run.fault.checking or "(at start)", "FAULT", "", "", ""))
+        rows.append((run.fault.checking or "start", "FAULT", "", "", ""))  # as --json's where, --junit's case
         ran = {r.property for r in run.results} | {run.fault.checking}
         rows += [(name, "not run", "", "", "") for name in run.planned if name not in ran]
     head = ("check", "verdict", "examples", "steps", "steps/s")

@@ -55,8 +55,9 @@ class FaultBox:
 
     def __init__(self) -> None:
         self.first: ImplementationFault | None = None
-        #: the observation after the first reset: every reset must come back to it
-        self.initial: dict | None = None
+        #: the observation after the first reset with each configuration (its JSON): every
+        #: reset with it must come back to it (a replay of several files resets with each's)
+        self.initial: dict[str, dict] = {}
 
     def record(self, fault: ImplementationFault) -> ImplementationFault:
         if self.first is None:
@@ -81,6 +82,7 @@ class GuardedAdapter:
         self.checking = checking
         self.history: list[str] = []
         self.phase = "reset"
+        self._config = ""  # the configuration of the last reset (``_config_key``)
         #: the last observation, while no action was performed since (None: not known)
         self._seen: dict | None = None
         #: the observation before the action just refused, and the refusal's reason
@@ -94,6 +96,7 @@ class GuardedAdapter:
     def reset(self, config: Any) -> None:
         self.history = []
         self.phase = "reset"
+        self._config = _config_key(config)
         self._seen = self._refused = None
         try:
             self.inner.reset(config)
@@ -137,21 +140,28 @@ class GuardedAdapter:
         more = f" (and {len(diff) - 3} more)" if len(diff) > 3 else ""
         raise self._fault(ImplementationError(
             f"rejected ({printable_line(reason, 80)}), yet the observation changed (a refusal must leave "
-            f"the state unchanged): {'; '.join(diff[:3])}{more}"))
+            f"the state unchanged, and nothing changes but by actions): {'; '.join(diff[:3])}{more}"))
 
     def _same_start(self, obs: dict) -> None:
         """A reset that leaves something behind makes every later example meaningless."""
-        if self.box.initial is None:
-            self.box.initial = obs
-        elif obs != self.box.initial:
+        first = self.box.initial.setdefault(self._config, obs)
+        if obs != first:
             from deployspec.contract.conformance import differences
 
-            diff = differences(self.box.initial, obs, "the first reset", implementation="this one")
+            diff = differences(first, obs, "the first reset", implementation="this one")
             raise self._fault(ImplementationError(
                 f"reset did not bring the implementation back to its initial state: {diff[0]}"))
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _config_key(config: Any) -> str:
+    """A configuration as a key (its JSON, as sent in the reset)."""
+    import json
+
+    data = config.to_json() if hasattr(config, "to_json") else config
+    return json.dumps(data, sort_keys=True, default=str)
 
 
 def guard_property(prop):

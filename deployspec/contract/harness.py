@@ -14,7 +14,8 @@ being shortened when the implementation failed included.
 
 Exit status: 0 no check found a violation, 1 a property is violated or the
 implementation diverges from the reference, 2 usage error, 3 implementation
-fault (crash, hang, garbage, wrong id, schema violation, error reply).
+fault (crash, hang, garbage, wrong id, schema violation, error reply, a refusal
+that changed the state, a reset that does not reset, non-determinism).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ MINIMIZE_SECONDS = 10.0
 
 #: shown under a violation kept as it was seen (``stats["shrunk"]`` false): its trace can
 #: be much longer than a shrunk one, and a reader should not look for a minimal one
-NOT_SHRUNK = "(not shrunk: the implementation failed meanwhile; the trace is as it was seen)"
+NOT_SHRUNK = ("(not shrunk: the implementation failed, or did not repeat it, meanwhile; the trace is as it "
+              "was seen)")
 
 
 def not_shrunk(r: Result) -> bool:
@@ -292,6 +294,8 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
     r.trace["extra"] = {**r.trace.get("extra", {}),
                         "implementation": {target.kind: target.spec, "name": conn.implementation,
                                            "reference": conn.reference}}
+    if not_shrunk(r):  # the file says it too (a replay of it may not reproduce on this implementation)
+        r.trace["extra"]["shrunk"] = False
     r.counterexample, r.unsaved = traces.keep(r.trace, out_dir)
 
 

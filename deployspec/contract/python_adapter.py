@@ -129,15 +129,16 @@ def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = N
     missing = [m for m in ("reset", "perform", "observe") if not callable(_attribute(impl, m))]
     if missing:
         raise ImplementationError(
-            f"{spec}() returned {_a(type(impl).__name__)}, which lacks {', '.join(missing)}() "
+            f"{spec}() returned {'None' if impl is None else _a(type(impl).__name__)}, which lacks {', '.join(missing)}() "
             f"(see deployspec.contract.python_adapter.Implementation)"
         )
     return impl
 
 
 def _a(noun: str) -> str:
-    """``noun`` with its indefinite article: "an object", "a list" (a type's name in a message)."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+    """``noun`` with its indefinite article: "an object", "a list", "a UUID" (a type's name in
+    a message; one starting with u is read "you": UUID, UserDict)."""
+    return f"{'an' if noun[:1].lower() in 'aeio' else 'a'} {noun}"
 
 
 def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,

@@ -158,7 +158,8 @@ def check_property(
         as_seen = unshrunk() if "violation" in seen else None
         return Result(model.name, variant_name, prop.name, engine_name, "error",
                       message=f"non-deterministic behaviour: {exc}",
-                      stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed},
+                      stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed,
+                             "seconds": round(time.perf_counter() - started, 3)},
                       trace=as_seen.trace if as_seen else None, cause=as_seen.cause if as_seen else None)
     except Unsatisfiable:  # every run broke in a way already found (skip_causes)
         pass
