@@ -20,7 +20,7 @@ import signal
 import sys
 from typing import NoReturn
 
-from deployspec import commands
+from deployspec import commands, replay_command
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
@@ -433,7 +433,7 @@ def _drop_stdout() -> None:
 # ---------------------------------------------------------------------------
 
 
-COMMANDS = {"check": commands.cmd_check, "replay": commands.cmd_replay, "show": commands.cmd_show,
+COMMANDS = {"check": commands.cmd_check, "replay": replay_command.cmd_replay, "show": commands.cmd_show,
             "variants": commands.cmd_variants, "contract": contract_cli.cmd_contract,
             "serve": contract_cli.cmd_serve}
 

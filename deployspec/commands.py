@@ -1,5 +1,6 @@
-"""What each command of the ``deployspec`` program does (``check``, ``replay``,
-``show``, ``variants``; ``contract`` and ``serve`` are in :mod:`deployspec.contract.cli`).
+"""What each command of the ``deployspec`` program does (``check``, ``show``,
+``variants``; ``replay`` is in :mod:`deployspec.replay_command`, ``contract`` and
+``serve`` in :mod:`deployspec.contract.cli`).
 The program around them (arguments, exit statuses, streams) is :mod:`deployspec.cli`."""
 
 from __future__ import annotations
@@ -8,14 +9,11 @@ import contextlib
 import json
 import sys
 import time
-from pathlib import Path
 
-from deployspec import interruption, traces
 from deployspec import junit as report
-from deployspec.contract import cli as contract_cli
+from deployspec import traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
-from deployspec.text import escaped
 
 
 def cmd_check(args) -> int:
@@ -226,166 +224,6 @@ def _print_statistics(results) -> None:
         print()
 
 
-def cmd_replay(args) -> int:
-    from deployspec import traces
-
-    if args.variant == "":
-        raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
-    loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
-    bounds = bounds_given(args.bound)
-    _check_replay_configs(args, loaded, bounds)
-    junit = report.path_of(args.junit)
-    if junit is not None and junit.exists() and any(junit.samefile(path) for path, _ in loaded):
-        raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
-    started = time.time()
-    verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
-    target = _replay_target(args)
-    with report.saved_if_interrupted(junit, args.junit, "deployspec replay",
-                                     lambda: report.replay_suites(verdicts, loaded, target, interrupted=True),
-                                     started):
-        status = _replay_all(args, loaded, bounds, verdicts)
-    if junit is not None:  # (not after a usage error: it raises)
-        report.save(junit, args.junit, "deployspec replay", report.replay_suites(verdicts, loaded, target), started)
-    return status
-
-
-def _replay_target(args) -> str:
-    if args.exec_ is not None:
-        return f"exec {args.exec_}"
-    if args.python is not None:
-        return f"python {args.python}"
-    return f"variant {args.variant}" if args.variant else "each file's recorded variant"
-
-
-def _replay_all(args, loaded, bounds, verdicts: list) -> int:
-    """Replay each file in turn, each verdict said as it comes and kept in ``verdicts``;
-    the worst status, 3 at the first implementation fault (the rest are not replayed)."""
-    from deployspec import variant_plugins
-    from deployspec.contract import python_adapter
-    from deployspec.contract.guard import ImplementationFault
-    from deployspec.replay import replay
-
-    try:
-        conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
-    except ImplementationFault as fault:
-        verdicts.append(("", 3, fault.line(), 0.0))
-        print(f"deployspec: {fault.line()}", file=sys.stderr)
-        return 3
-    # the verdicts go to ``out``: a --python object's threads print to stderr at any time
-    lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
-    # (a design of one's own runs in this process too: its rule may swallow the interruption)
-    holdout = "the implementation" if conn is not None else "a design's rule"
-    with lending as out, contract_cli.sigterm_interrupts(holdout=holdout):
-        try:
-            for path, trace in loaded:
-                started = time.perf_counter()
-                try:
-                    outcome = _replay_one(replay, trace, args, conn, bounds)
-                except ImplementationFault as fault:
-                    verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
-                    print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
-                    return 3
-                except Exception as exc:  # a design of the user's own failed: no verdict (not 1)
-                    why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
-                    if why is None:
-                        raise
-                    raise UsageError(f"{path}: {why}") from None
-                interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
-                status, said = _report_replay(path, trace, outcome, bounds)
-                print(said, file=out)
-                out.flush()  # each verdict as it comes (a later object may end the process)
-                verdicts.append((path, status, said, time.perf_counter() - started))
-        finally:
-            if conn is not None:
-                conn.close()
-    return max((v[1] for v in verdicts), default=0)
-
-
-def _check_replay_configs(args, loaded, bounds) -> None:
-    """Each trace's target and its configuration there, with ``--bound``, before any
-    verdict is printed or any program started: a UsageError naming the file."""
-    from deployspec.models import find_variant, get_model
-    from deployspec.replay import config_on
-
-    implementation = args.exec_ is not None or args.python is not None
-    for path, trace in loaded:
-        on = None if implementation else args.variant or trace["variant"]
-        if on is not None:
-            model = get_model(trace["model"])
-            if on not in model.variants and not args.variant:
-                raise UsageError(_no_target(path, trace))
-            if args.variant and on not in model.variants:
-                find_variant(on)  # an unknown --variant is said as such, not of a file
-                raise UsageError(f"{path}: a {model.name} trace; --variant {on} is a design of another model "
-                                 "(replay each model's traces on one of its own)")
-            if args.variant and not _from_known_start(trace, model):
-                # the design's own configuration tells which of the trace's values were
-                # bounds chosen on purpose (kept) and which its own (the target's instead)
-                from deployspec.replay import recorded_on
-
-                started = recorded_on(trace, model) or trace["variant"]
-                found = (f"found on implementation {trace['variant']!r} run with --reference {started!r}"
-                         if started != trace["variant"] else f"found on variant {started!r}")
-                raise UsageError(f"{path}: {found}, which is not known here: its own configuration decides "
-                                 f"what the trace replays with on {on} (a design of your own? hand it in again: "
-                                 "DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
-        try:
-            config_on(trace, on, bounds)
-        except UsageError as exc:
-            raise UsageError(f"{path}: {exc}") from None
-
-
-def _from_known_start(trace, model) -> bool:
-    """Whether the configuration a trace's search started from is known here: found on a
-    variant handed in or shipped, or on an implementation (whose runs start from the model's
-    default, or their --reference's)."""
-    from deployspec.replay import recorded_on
-
-    if trace["variant"] in model.variants:
-        return True
-    implementation = (trace.get("extra") or {}).get("implementation")
-    if not isinstance(implementation, dict):
-        return False
-    reference = recorded_on(trace, model)
-    return reference is None or reference in model.variants
-
-
-def _no_target(path, trace) -> str:
-    """Why a trace recorded on a variant not known here cannot replay by itself."""
-    if isinstance((trace.get("extra") or {}).get("implementation"), dict):
-        return (f"{path}: found on implementation {trace['variant']!r}; replay it with --exec/--python, "
-                "or on a reference with --variant")
-    return (f"{path}: found on variant {trace['variant']!r}, which is not known here (a design of your own? "
-            "hand it in again: DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
-
-
-def _replay_one(replay, trace, args, conn, bounds):
-    if conn is None:
-        return replay(trace, variant=args.variant, bounds=bounds)
-    return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
-
-
-def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str]:
-    """A replay's verdict, 1 if it reproduces, and its one line."""
-    start = outcome.start_note(trace)  # e.g. slots: where another design's Terraform leaves the app
-    notes = [start] if start else []
-    if bounds:
-        notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
-    on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")
-    if outcome.reproduced:
-        v = outcome.violation
-        how = f" (cause {v.cause})" if v.cause else ""
-        recorded = trace["violation"].get("cause")
-        if recorded and v.cause != recorded:
-            how += f", not the recorded cause {recorded}"
-        if v.step != trace["violation"]["step"]:
-            how += f", not at the recorded step {trace['violation']['step']}"
-        return 1, escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}")
-    rejected = sum(1 for s in outcome.session.steps if s["rejected"])
-    extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}")
-
-
 def cmd_show(args) -> int:
     from deployspec import traces
     from deployspec.render_text import render
@@ -415,21 +253,6 @@ def cmd_show(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _trace_files(paths: list[str]) -> list[str]:
-    """The files named, a folder standing for its ``*.json`` files (a regression
-    suite such as ``counterexamples/``), in name order."""
-    files = []
-    for name in paths:
-        if name and Path(name).is_dir():
-            found = sorted(str(p) for p in Path(name).rglob("*.json") if p.is_file())
-            if not found:
-                raise UsageError(f"{name}: a folder with no trace files (*.json)")
-            files += found
-        else:
-            files.append(name)
-    return files
 
 
 def cmd_variants(args) -> int:

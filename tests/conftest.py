@@ -3,7 +3,10 @@ import signal
 
 import pytest
 
+from deployspec import models, variant_plugins
 from deployspec.profiles import register
+
+from .designs_handed_in import DESIGNS
 
 register()
 
@@ -19,3 +22,32 @@ def no_worker_left_behind():
     """After the test, no child process of this one is still running (partitioned searches)."""
     yield
     assert mp.active_children() == []
+
+
+@pytest.fixture
+def outside(monkeypatch):
+    """Models and designs loaded afresh, with the designs folder importable; returns a
+    setter for the variable (the machine's own entry points stay out)."""
+    monkeypatch.setattr(models, "_CACHE", {})
+    monkeypatch.setattr(variant_plugins, "_handed_in", None)
+    monkeypatch.syspath_prepend(str(DESIGNS))
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [])
+
+    def use(modules: str) -> None:
+        monkeypatch.setenv(variant_plugins.ENV, modules)
+        models._CACHE.clear()
+        variant_plugins._handed_in = None
+
+    return use
+
+
+@pytest.fixture
+def hand_in(outside, tmp_path, monkeypatch):
+    """Write ``module``.py with ``source`` into a folder on the path and hand it in."""
+
+    def write(module: str, source: str) -> None:
+        (tmp_path / f"{module}.py").write_text(source)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        outside(module)
+
+    return write

@@ -9,29 +9,7 @@ from deployspec import junit
 from deployspec.engines.result import Result
 
 from .cli_runs import SEED, run
-
-
-def _cases(path) -> dict[str, ET.Element]:
-    root = ET.parse(path).getroot()
-    return {c.get("name"): c for c in root.iter("testcase")}
-
-
-def _outcome(case: ET.Element) -> str:
-    for kind in (junit.FAILURE, junit.ERROR, junit.SKIPPED):
-        if case.find(kind) is not None:
-            return kind
-    return junit.PASSED
-
-
-def _totals_agree(path) -> ET.Element:
-    """The counts each level carries are those of its cases (a viewer trusts them)."""
-    root = ET.parse(path).getroot()
-    for level in [root, *root.iter("testsuite")]:
-        cases = list(level.iter("testcase"))
-        assert int(level.get("tests")) == len(cases)
-        for kind, attr in ((junit.FAILURE, "failures"), (junit.ERROR, "errors"), (junit.SKIPPED, "skipped")):
-            assert int(level.get(attr)) == sum(_outcome(c) == kind for c in cases), attr
-    return root
+from .junit_reports import cases_of, outcome_of, totals_agree
 
 
 def test_a_close_look_fails_the_violated_properties_with_their_traces(capsys, tmp_path):
@@ -40,8 +18,8 @@ def test_a_close_look_fails_the_violated_properties_with_their_traces(capsys, tm
                        "--property", "single_active_deployment", "--property", "capacity_within_bound",
                        "--out", str(out), "--junit", str(report))
     assert status == 1
-    _totals_agree(report)
-    cases = _cases(report)
+    totals_agree(report)
+    cases = cases_of(report)
     assert set(cases) == {"single_active_deployment", "capacity_within_bound"}
     for case in cases.values():
         assert case.get("classname") == "deployspec.check.capi.capi-2022"
@@ -57,9 +35,9 @@ def test_a_close_look_passes_what_holds_and_says_the_proof(capsys, tmp_path):
                        "--engine", "explore", "--property", "production_runs_only_released_images",
                        "--junit", str(report))
     assert status == 0
-    root = _totals_agree(report)
+    root = totals_agree(report)
     (case,) = root.iter("testcase")
-    assert _outcome(case) == junit.PASSED
+    assert outcome_of(case) == junit.PASSED
     assert "explore: holds for all" in case.find("system-out").text  # (the verdict said once)
 
 
@@ -153,9 +131,9 @@ def test_a_contract_run_fails_each_violated_check(capsys, tmp_path):
                        "--examples", "20", "--seed", "0", "--out", str(tmp_path / "found"),
                        "--junit", str(report))
     assert status == 1
-    root = _totals_agree(report)
-    cases = _cases(report)
-    assert _outcome(cases["single_active_deployment"]) == junit.FAILURE
+    root = totals_agree(report)
+    cases = cases_of(report)
+    assert outcome_of(cases["single_active_deployment"]) == junit.FAILURE
     text = cases["single_active_deployment"].find("failure").text
     assert "replay: deployspec replay" in text and "--python deployspec.contract.examples:capi_2022" in text
     assert cases["single_active_deployment"].get("classname") == "deployspec.contract.capi.implementation"
@@ -171,10 +149,10 @@ def test_an_implementation_fault_is_an_error_and_leaves_the_other_checks_skipped
     status, _, err = run(capsys, "contract", "--python", "contract_fakes:raising", "--model", "capi",
                          "--examples", "5", "--junit", str(report))
     assert status == 3, err
-    _totals_agree(report)
-    outcomes = {name: _outcome(c) for name, c in _cases(report).items()}
+    totals_agree(report)
+    outcomes = {name: outcome_of(c) for name, c in cases_of(report).items()}
     (faulted,) = [name for name, o in outcomes.items() if o == junit.ERROR]
-    error = _cases(report)[faulted].find("error")
+    error = cases_of(report)[faulted].find("error")
     assert "KeyError" in error.get("message") and "deploying_web_process" in error.text
     assert err.splitlines()[0] == f"deployspec: {error.text}"  # the same words as on stderr
     planned = list(outcomes)
@@ -240,12 +218,12 @@ def test_a_replayed_regression_folder_fails_each_file_that_still_reproduces(caps
     assert run(capsys, "replay", str(folder), "--variant", "capi-safe", "--junit", str(fixed))[0] == 0
     assert run(capsys, "replay", str(folder), "--junit", str(broken))[0] == 1
     for report, outcome in ((fixed, junit.PASSED), (broken, junit.FAILURE)):
-        root = _totals_agree(report)
-        cases = _cases(report)
-        assert sorted(cases) == files and {_outcome(c) for c in cases.values()} == {outcome}
+        root = totals_agree(report)
+        cases = cases_of(report)
+        assert sorted(cases) == files and {outcome_of(c) for c in cases.values()} == {outcome}
         props = {p.get("name"): p.get("value") for p in root.iter("property")}
         assert props["on"] == ("variant capi-safe" if report is fixed else "each file's recorded variant")
-    seed = _cases(broken)[str(SEED)]
+    seed = cases_of(broken)[str(SEED)]
     assert seed.get("classname") == "deployspec.replay.capi.app_stays_available"
     assert "reproduces on capi-2022: app_stays_available at step 5" in seed.find("failure").get("message")
 
@@ -257,9 +235,9 @@ def test_a_replay_fault_is_an_error_and_the_files_after_it_are_skipped(capsys, t
     status, _, err = run(capsys, "replay", str(SEED), str(other), "--python", "contract_fakes:raising",
                          "--junit", str(report))
     assert status == 3, err
-    _totals_agree(report)
-    cases = _cases(report)
-    assert (_outcome(cases[str(SEED)]), _outcome(cases[str(other)])) == (junit.ERROR, junit.SKIPPED)
+    totals_agree(report)
+    cases = cases_of(report)
+    assert (outcome_of(cases[str(SEED)]), outcome_of(cases[str(other)])) == (junit.ERROR, junit.SKIPPED)
     assert err == f"deployspec: {SEED}: {cases[str(SEED)].find('error').text}\n"
 
 
@@ -297,11 +275,11 @@ def test_the_report_goes_where_the_user_named_it_even_if_the_object_wanders(caps
                        "--examples", "30", "--seed", "0", "--property", "single_active_deployment",
                        "--junit", "report.xml")
     assert status == 1 and os.getcwd() == str(tmp_path / "away")  # it did wander
-    assert _outcome(_cases(tmp_path / "report.xml")["single_active_deployment"]) == junit.FAILURE
+    assert outcome_of(cases_of(tmp_path / "report.xml")["single_active_deployment"]) == junit.FAILURE
     monkeypatch.chdir(tmp_path)
     status, _, _ = run(capsys, "replay", str(SEED), "--python", "contract_fakes:wanders", "--junit", "replay.xml")
     assert status == 1 and os.getcwd() == str(tmp_path / "away")
-    assert _outcome(_cases(tmp_path / "replay.xml")[str(SEED)]) == junit.FAILURE
+    assert outcome_of(cases_of(tmp_path / "replay.xml")[str(SEED)]) == junit.FAILURE
     assert sorted(p.name for p in (tmp_path / "away").iterdir()) == []
 
 
@@ -341,137 +319,6 @@ def test_a_hang_is_an_error_as_long_as_the_wait_it_cost(capsys, tmp_path, monkey
         if fakes is not None:
             fakes.Hangs.hung, fakes.Hangs.calls_after_hang = False, 0
     assert status == 3
-    error = _cases(report)["app_stays_available"]
+    error = cases_of(report)["app_stays_available"]
     assert "did not return within 0.5 s" in error.find("error").get("message")
     assert float(error.get("time")) >= 0.5
-
-
-# ---------------------------------------------------------------------------
-# an interrupted run (Ctrl-C; SIGTERM: a CI job's timeout or cancel)
-# ---------------------------------------------------------------------------
-
-
-def _interrupting(monkeypatch, module, name: str, after: int) -> None:
-    """``module.name`` raises KeyboardInterrupt on its call number ``after + 1``."""
-    real, calls = getattr(module, name), []
-
-    def call(*a, **k):
-        calls.append(1)
-        if len(calls) > after:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-
-    monkeypatch.setattr(module, name, call)
-
-
-def _after_interruption(report, command: str) -> dict[str, str]:
-    """The outcome of each case of an interrupted run's report, once its totals and its
-    one error case saying it was interrupted are checked."""
-    root = _totals_agree(report)
-    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == f"deployspec {command}: interrupted"]
-    (case,) = suite.iter("testcase")
-    error = case.find("error")
-    assert error is not None and "interrupted (Ctrl-C) after" in error.get("message")
-    return {name: _outcome(c) for name, c in _cases(report).items()}
-
-
-def test_an_interrupted_check_reports_what_it_judged_and_skips_the_rest(capsys, tmp_path, monkeypatch):
-    """The report an interrupted job still uploads: the cells judged before the interruption,
-    judged; the others skipped; and an error saying the run was stopped, so the report
-    fails as the run did, and a report of an earlier run does not pass for this one."""
-    from deployspec import check
-
-    report = tmp_path / "check.xml"
-    report.write_text("<testsuites/>")  # an earlier run's
-    _interrupting(monkeypatch, check, "judge", after=2)
-    with pytest.raises(KeyboardInterrupt):
-        run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
-            "--property", "single_active_deployment", "--property", "capacity_within_bound",
-            "--property", "app_stays_available", "--property", "user_scale_not_lost", "--junit", str(report))
-    outcomes = _after_interruption(report, "check")
-    # (in the model's order of properties: the first two ran)
-    assert outcomes == {"single_active_deployment": junit.FAILURE, "app_stays_available": junit.FAILURE,
-                        "user_scale_not_lost": junit.SKIPPED, "capacity_within_bound": junit.SKIPPED,
-                        "interrupted": junit.ERROR}
-    assert _cases(report)["capacity_within_bound"].find("skipped").get("message") == \
-        "not judged: the run was interrupted"
-
-
-def test_an_interrupted_matrix_with_jobs_reports_the_searches_that_ended(capsys, tmp_path, monkeypatch):
-    """With --jobs the searches end out of order: each cell is judged once its searches ended."""
-    from deployspec import check
-
-    report = tmp_path / "matrix.xml"
-    real, heard = check.run, []
-
-    def run_then_interrupted(*a, on_found, **k):
-        def found(task, results):
-            on_found(task, results)
-            heard.append(task)
-            if len(heard) == 3:
-                raise KeyboardInterrupt
-        return real(*a, on_found=found, **k)
-
-    monkeypatch.setattr(check, "run", run_then_interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run(capsys, "check", "--model", "slots", "--property", "push_does_not_touch_production",
-            "--property", "slot_runs_one_version", "--budget", "1",
-            "--jobs", "2", "--junit", str(report))
-    _after_interruption(report, "check")
-    root = ET.parse(report).getroot()
-    judged = {(c.get("classname"), c.get("name")) for c in root.iter("testcase")
-              if _outcome(c) != junit.SKIPPED and c.get("name") != "interrupted"}
-    assert judged == {(f"deployspec.check.{m}.{v}", p) for m, v, _e, p in heard}
-    assert len(list(root.iter("testcase"))) == 6 + 1  # 3 variants x 2 properties, and the interruption
-
-
-def test_an_interrupted_contract_run_reports_the_checks_it_ran(capsys, tmp_path, monkeypatch):
-    from deployspec.contract import harness
-
-    report = tmp_path / "contract.xml"
-    _interrupting(monkeypatch, harness, "check_one", after=1)
-    with pytest.raises(KeyboardInterrupt):
-        run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
-            "--property", "single_active_deployment", "--property", "capacity_within_bound",
-            "--examples", "20", "--seed", "0", "--junit", str(report))
-    outcomes = _after_interruption(report, "contract")
-    assert outcomes == {"single_active_deployment": junit.FAILURE, "capacity_within_bound": junit.SKIPPED,
-                        "interrupted": junit.ERROR}
-    assert "not run: the run was interrupted" in \
-        _cases(report)["capacity_within_bound"].find("skipped").get("message")
-
-
-def test_an_interrupted_replay_reports_the_files_it_replayed(capsys, tmp_path, monkeypatch):
-    from deployspec import commands
-
-    report = tmp_path / "replay.xml"
-    files = sorted(str(p) for p in SEED.parent.glob("*.json"))[:3]
-    _interrupting(monkeypatch, commands, "_replay_one", after=1)
-    with pytest.raises(KeyboardInterrupt):
-        run(capsys, "replay", *files, "--junit", str(report))
-    outcomes = _after_interruption(report, "replay")
-    assert [outcomes[f] for f in files] == [junit.FAILURE, junit.SKIPPED, junit.SKIPPED]
-
-
-def test_sigterm_stops_check_with_its_report_written(tmp_path):
-    """What a CI job's timeout does: SIGTERM, exit 130, and the report the job keeps
-    `when: always` says what was judged and that the run was stopped."""
-    import signal
-    import subprocess
-
-    from .cli_runs import deployspec
-
-    report = tmp_path / "check.xml"
-    proc = deployspec("check", "--model", "capi", "--seed", str(0), "--junit", str(report),
-                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    line = proc.stderr.readline()  # the first search ended: "[1/N] …"
-    proc.send_signal(signal.SIGTERM)
-    status = proc.wait(60)
-    err = proc.stderr.read()
-    proc.stderr.close()
-    assert line.startswith("[1/") and status == 130, (line, status, err)
-    root = _totals_agree(report)
-    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "deployspec check: interrupted"]
-    assert "interrupted (SIGTERM)" in next(suite.iter("testcase")).find("error").get("message")
-    outcomes = [_outcome(c) for c in root.iter("testcase")]
-    assert outcomes.count(junit.SKIPPED) >= 1 and len(outcomes) - outcomes.count(junit.SKIPPED) >= 2

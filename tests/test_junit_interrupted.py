@@ -1,0 +1,137 @@
+"""``--junit`` of an interrupted run (Ctrl-C; SIGTERM: a CI job's timeout or cancel): what
+it judged, judged; the rest skipped; one error case saying it was stopped."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from deployspec import junit
+
+from .cli_runs import SEED, run
+from .junit_reports import cases_of, outcome_of, totals_agree
+
+
+def _interrupting(monkeypatch, module, name: str, after: int) -> None:
+    """``module.name`` raises KeyboardInterrupt on its call number ``after + 1``."""
+    real, calls = getattr(module, name), []
+
+    def call(*a, **k):
+        calls.append(1)
+        if len(calls) > after:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, name, call)
+
+
+def _after_interruption(report, command: str) -> dict[str, str]:
+    """The outcome of each case of an interrupted run's report, once its totals and its
+    one error case saying it was interrupted are checked."""
+    root = totals_agree(report)
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == f"deployspec {command}: interrupted"]
+    (case,) = suite.iter("testcase")
+    error = case.find("error")
+    assert error is not None and "interrupted (Ctrl-C) after" in error.get("message")
+    return {name: outcome_of(c) for name, c in cases_of(report).items()}
+
+
+def test_an_interrupted_check_reports_what_it_judged_and_skips_the_rest(capsys, tmp_path, monkeypatch):
+    """The report an interrupted job still uploads: the cells judged before the interruption,
+    judged; the others skipped; and an error saying the run was stopped, so the report
+    fails as the run did, and a report of an earlier run does not pass for this one."""
+    from deployspec import check
+
+    report = tmp_path / "check.xml"
+    report.write_text("<testsuites/>")  # an earlier run's
+    _interrupting(monkeypatch, check, "judge", after=2)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+            "--property", "single_active_deployment", "--property", "capacity_within_bound",
+            "--property", "app_stays_available", "--property", "user_scale_not_lost", "--junit", str(report))
+    outcomes = _after_interruption(report, "check")
+    # (in the model's order of properties: the first two ran)
+    assert outcomes == {"single_active_deployment": junit.FAILURE, "app_stays_available": junit.FAILURE,
+                        "user_scale_not_lost": junit.SKIPPED, "capacity_within_bound": junit.SKIPPED,
+                        "interrupted": junit.ERROR}
+    assert cases_of(report)["capacity_within_bound"].find("skipped").get("message") == \
+        "not judged: the run was interrupted"
+
+
+def test_an_interrupted_matrix_with_jobs_reports_the_searches_that_ended(capsys, tmp_path, monkeypatch):
+    """With --jobs the searches end out of order: each cell is judged once its searches ended."""
+    from deployspec import check
+
+    report = tmp_path / "matrix.xml"
+    real, heard = check.run, []
+
+    def run_then_interrupted(*a, on_found, **k):
+        def found(task, results):
+            on_found(task, results)
+            heard.append(task)
+            if len(heard) == 3:
+                raise KeyboardInterrupt
+        return real(*a, on_found=found, **k)
+
+    monkeypatch.setattr(check, "run", run_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "slots", "--property", "push_does_not_touch_production",
+            "--property", "slot_runs_one_version", "--budget", "1",
+            "--jobs", "2", "--junit", str(report))
+    _after_interruption(report, "check")
+    root = ET.parse(report).getroot()
+    judged = {(c.get("classname"), c.get("name")) for c in root.iter("testcase")
+              if outcome_of(c) != junit.SKIPPED and c.get("name") != "interrupted"}
+    assert judged == {(f"deployspec.check.{m}.{v}", p) for m, v, _e, p in heard}
+    assert len(list(root.iter("testcase"))) == 6 + 1  # 3 variants x 2 properties, and the interruption
+
+
+def test_an_interrupted_contract_run_reports_the_checks_it_ran(capsys, tmp_path, monkeypatch):
+    from deployspec.contract import harness
+
+    report = tmp_path / "contract.xml"
+    _interrupting(monkeypatch, harness, "check_one", after=1)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+            "--property", "single_active_deployment", "--property", "capacity_within_bound",
+            "--examples", "20", "--seed", "0", "--junit", str(report))
+    outcomes = _after_interruption(report, "contract")
+    assert outcomes == {"single_active_deployment": junit.FAILURE, "capacity_within_bound": junit.SKIPPED,
+                        "interrupted": junit.ERROR}
+    assert "not run: the run was interrupted" in \
+        cases_of(report)["capacity_within_bound"].find("skipped").get("message")
+
+
+def test_an_interrupted_replay_reports_the_files_it_replayed(capsys, tmp_path, monkeypatch):
+    from deployspec import replay_command
+
+    report = tmp_path / "replay.xml"
+    files = sorted(str(p) for p in SEED.parent.glob("*.json"))[:3]
+    _interrupting(monkeypatch, replay_command, "_replay_one", after=1)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "replay", *files, "--junit", str(report))
+    outcomes = _after_interruption(report, "replay")
+    assert [outcomes[f] for f in files] == [junit.FAILURE, junit.SKIPPED, junit.SKIPPED]
+
+
+def test_sigterm_stops_check_with_its_report_written(tmp_path):
+    """What a CI job's timeout does: SIGTERM, exit 130, and the report the job keeps
+    `when: always` says what was judged and that the run was stopped."""
+    import signal
+    import subprocess
+
+    from .cli_runs import deployspec
+
+    report = tmp_path / "check.xml"
+    proc = deployspec("check", "--model", "capi", "--seed", str(0), "--junit", str(report),
+                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    line = proc.stderr.readline()  # the first search ended: "[1/N] …"
+    proc.send_signal(signal.SIGTERM)
+    status = proc.wait(60)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert line.startswith("[1/") and status == 130, (line, status, err)
+    root = totals_agree(report)
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "deployspec check: interrupted"]
+    assert "interrupted (SIGTERM)" in next(suite.iter("testcase")).find("error").get("message")
+    outcomes = [outcome_of(c) for c in root.iter("testcase")]
+    assert outcomes.count(junit.SKIPPED) >= 1 and len(outcomes) - outcomes.count(junit.SKIPPED) >= 2
