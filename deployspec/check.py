@@ -389,6 +389,14 @@ def unproven(variant: str, stats: dict | None) -> bool:
         and source_of(variant) is not None
 
 
+def disagreement(model, variant: str, prop: str, stats: list[dict]) -> str:
+    """How a cell that does not agree differs from its declaration (the matrix's note under
+    ``!``, the JUnit case's message): ``stats`` of the searches giving its verdict."""
+    if any(unproven(variant, st) for st in stats):
+        return "but not proven: the exhaustive search did not finish"
+    return "declared to hold" if expected(model, variant, prop) == "holds" else "declared violated"
+
+
 def covers(bounds: dict, config: dict) -> bool:
     """Whether a search within ``bounds`` reaches every state one within ``config`` does:
     each size at least as large, each list of options a superset, no depth bound

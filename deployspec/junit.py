@@ -238,13 +238,11 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     if verdict in check.INCONCLUSIVE:  # judged by no engine: the cell agrees with anything
         return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     if declared:
-        said = ("declared to hold" if check.expected(get_model(model_name), variant, prop) == "holds"
-                else "declared violated")
         engines = ", ".join(sorted({r.engine for r in rs if r.verdict == verdict}))
         if check.cell_agrees(model_name, variant, prop, rs):
             return attrs.evolve(case, message=f"{shown} ({engines}), as declared")
-        if any(check.unproven(variant, r.stats) for r in rs if r.verdict == verdict):  # a proof cut short
-            said = "but not proven: the exhaustive search did not finish"
+        said = check.disagreement(get_model(model_name), variant, prop,
+                                  [r.stats for r in rs if r.verdict == verdict])
         return attrs.evolve(case, outcome=FAILURE, message=f"{shown} ({engines}), {said}")
     if violated:
         causes = sorted({r.cause for r in violated if r.cause})

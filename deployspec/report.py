@@ -15,10 +15,9 @@ def matrix(results: list[Result], declared: bool) -> str:
         DEFAULT_BUDGET,
         INCONCLUSIVE,
         beyond,
-        expected,
+        disagreement,
         matches,
         shown_verdict,
-        unproven,
     )
 
     by_model: dict[str, list[Result]] = {}
@@ -67,11 +66,8 @@ def matrix(results: list[Result], declared: bool) -> str:
                 if declared and judged and not all(matches(model, v, p, verdict, st) for st in stats):
                     cell += " !"
                     by = sorted({r.engine for r in rs if r.variant == v and r.property == p and r.verdict == verdict})
-                    said = "declared to hold" if expected(model, v, p) == "holds" else "declared violated"
-                    if any(unproven(v, st) for st in stats):  # a proof cut short (matches)
-                        said = "but not proven: the exhaustive search did not finish (above)"
                     notes.append(f"! {v} · {p}: {'VIOLATED' if verdict == 'violated' else verdict} "
-                                 f"({', '.join(by)}), {said}; a close look: "
+                                 f"({', '.join(by)}), {disagreement(model, v, p, stats)}; a close look: "
                                  f"deployspec check --model {model_name} --variant {v} --property {p}")
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))

@@ -118,7 +118,7 @@ def test_a_claimed_fix_whose_proof_did_not_finish_is_no_agreement(outside):
         text = matrix(results, declared=True)
         assert ("holds* !" in text) is not agrees, text
         note = (f"! {variant} · single_active_deployment: holds (explore, hypothesis), but not proven: the "
-                f"exhaustive search did not finish (above)")
+                f"exhaustive search did not finish")
         assert (note in text) is not agrees, text
 
 
