@@ -48,15 +48,15 @@ from fakes_nonconforming import (
 from fakes_probed import factory_named, ignores_failed_steps
 from fakes_protocol import serve_then_misbehave
 from fakes_sweep import RESETS, counting, strict_about_ids, stuck_from_the_start
-from fakes_unrepeatable import forgetful, moody
+from fakes_unrepeatable import drifting, fickle, forgetful, moody
 
 from deployspec.contract.server import serve
 
 #: what the tests name, beside the accepts_refused_KIND, refuses_no_op_KIND and slots_… factories
 #: that __getattr__ makes
 __all__ = [
-    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "ends_the_process", "exits",
-    "factory_exits", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody",
+    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "drifting", "ends_the_process", "exits",
+    "factory_exits", "fickle", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
     "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",
     "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable", "wanders",

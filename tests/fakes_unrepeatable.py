@@ -30,3 +30,38 @@ class Moody(ReferenceImplementation):
 
 def moody():
     return Moody("capi", "capi-2022")
+
+
+class Drifting(ReferenceImplementation):
+    """capi-2022 for its first ``DRIFT`` resets, capi-safe after (a cache warming up, say):
+    deterministic long enough to show a violation, then not."""
+
+    DRIFT = 40
+    resets = 0
+
+    def reset(self, config):
+        Drifting.resets += 1
+        self.variant = self.model.variant("capi-2022" if Drifting.resets <= self.DRIFT else "capi-safe")
+        super().reset(config)
+
+
+def drifting():
+    return Drifting("capi", "capi-2022")
+
+
+class Fickle(ReferenceImplementation):
+    """capi-safe that refuses every other deploy() it is asked for, counted over its whole
+    life, not since reset: the same steps are refused one time and accepted the next."""
+
+    deploys = 0
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            Fickle.deploys += 1
+            if Fickle.deploys % 2 == 0:
+                return "try again later"
+        return super().perform(action)
+
+
+def fickle():
+    return Fickle("capi", "capi-safe")

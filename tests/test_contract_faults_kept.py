@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 
@@ -63,12 +64,43 @@ def test_a_violation_seen_before_a_crash_while_shrinking_is_kept(capsys, tmp_pat
     assert out[out.index(harness.NOT_SHRUNK) - 1].startswith(">> ")  # right under the trace's last step
 
 
-def test_a_violation_the_same_steps_do_not_repeat_is_kept_and_called_non_determinism(capsys, tmp_path):
+def test_a_repeat_that_answers_otherwise_is_a_fault_at_that_step_and_the_violation_before_it_kept(
+        capsys, tmp_path):
+    """``drifting`` behind the protocol is capi-2022 for its first 40 resets, capi-safe after:
+    with seed 0 it breaks app_stays_available, and when the search runs the same steps again
+    to shrink it, a step answers otherwise. The fault names that step, what differs and the
+    steps since reset (enough to reproduce it by hand); the violation was real: printed and
+    saved as it was seen, not shrunk."""
+    impl = " ".join(shlex.quote(str(a)) for a in (sys.executable, FAKES, "--serve", "drifting"))
+    status = main(["contract", "--exec", impl, "--model", "capi", "--examples", "30", "--seed", "0",
+                   "--property", "app_stays_available", "--out", str(tmp_path), "--json"])
+    out = valid_json_output(json.loads(capsys.readouterr().out))
+    assert status == 3
+    fault = out["fault"]
+    assert re.fullmatch(r"step \d+ \(.+\)", fault["where"]), fault
+    assert fault["cause"].startswith("non-deterministic behaviour: the same steps, run again from a reset, gave "
+                                     "a different result: this step observed deployments[")
+    assert ": before " in fault["cause"] and ", this time " in fault["cause"]
+    # the steps that lead to it, as many as the step's number
+    assert len(fault["steps"]) == int(fault["where"].split()[1]) + 1
+    (found,) = out["results"]
+    assert found["verdict"] == "violated" and found["stats"]["shrunk"] is False
+    # the violation as seen, on a capi-2022 reset: the same steps break the property there every time
+    assert main(["replay", found["counterexample"], "--variant", "capi-2022"]) == 1
+
+
+def test_a_violation_the_same_steps_do_not_repeat_is_kept_and_called_non_determinism(
+        capsys, tmp_path, monkeypatch):
     """``moody`` behind the protocol is capi-2022 on odd resets, capi-safe on even ones:
     with seed 0 it breaks app_stays_available once, and Hypothesis, running the same
     steps again to shrink it, sees them pass (its "Inconsistent results" or "Inconsistent
     data generation"). The violation was real: it is printed and saved as it was seen
-    (not shrunk), and the run exits 3, not 0, with the cause in the user's terms."""
+    (not shrunk), and the run exits 3, not 0, with the cause in the user's terms.
+    (Past ``FaultBox.REMEMBERED`` runs of steps the guard no longer compares answers, and
+    Hypothesis's check of its repeated examples is what notices; here none is remembered.)"""
+    from deployspec.contract.guard import FaultBox
+
+    monkeypatch.setattr(FaultBox, "REMEMBERED", 0)
     impl = " ".join(shlex.quote(str(a)) for a in (sys.executable, FAKES, "--serve", "moody"))
     argv = ["contract", "--exec", impl, "--model", "capi", "--examples", "30", "--seed", "0",
             "--property", "app_stays_available"]

@@ -9,6 +9,7 @@ hung program dozens of times). :class:`ImplementationFault` derives from
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -16,6 +17,10 @@ import attrs
 from deployspec.adapter import ImplementationError
 from deployspec.render_text import action_label
 from deployspec.text import printable_line
+
+#: how a non-deterministic implementation's fault begins, wherever it is noticed
+NOT_DETERMINISTIC = ("non-deterministic behaviour: the same steps, run again from a reset, gave a different "
+                     "result")
 
 
 class ImplementationFault(BaseException):
@@ -51,18 +56,37 @@ class ImplementationFault(BaseException):
 
 
 class FaultBox:
-    """Remembers the first fault of a run (later ones are its echoes)."""
+    """Remembers the first fault of a run (later ones are its echoes), and what the
+    implementation answered to each run of steps from a reset: the same steps must
+    give the same answers (docs/protocol.md), and a repeat that does not names them."""
+
+    #: at most this many runs of steps are remembered (about 0.5 KiB each); past it,
+    #: new ones are not (Hypothesis's own check of repeated examples remains)
+    REMEMBERED = 50_000
 
     def __init__(self) -> None:
         self.first: ImplementationFault | None = None
         #: the observation after the first reset with each configuration (its JSON): every
         #: reset with it must come back to it (a replay of several files resets with each's)
         self.initial: dict[str, dict] = {}
+        #: the runs of steps seen, as a tree: (run, the action's JSON) -> the longer run;
+        #: a run from a reset starts at (None, the configuration's JSON)
+        self._runs: dict[tuple[int | None, str], int] = {}
+        #: a run -> what its last step gave: (refused, the observation's JSON)
+        self.answers: dict[int, tuple[bool, str]] = {}
 
     def record(self, fault: ImplementationFault) -> ImplementationFault:
         if self.first is None:
             self.first = fault
         return self.first
+
+    def run(self, before: int | None, step: str) -> int | None:
+        """The run of steps ``before`` and then ``step``; None once too many are known."""
+        key = (before, step)
+        known = self._runs.get(key)
+        if known is None and len(self._runs) < self.REMEMBERED:
+            known = self._runs[key] = len(self._runs)
+        return known
 
 
 class GuardedAdapter:
@@ -87,6 +111,11 @@ class GuardedAdapter:
         self._seen: dict | None = None
         #: the observation before the action just refused, and the refusal's reason
         self._refused: tuple[dict, str] | None = None
+        #: the steps since reset (``FaultBox.run``; None: not remembered), and whether the
+        #: last was refused (None: no step since the last observation)
+        self._run: int | None = None
+        self._last_refused: bool | None = None
+        self._last_reason: str | None = None
 
     def _fault(self, exc: ImplementationError) -> ImplementationFault:
         fault = ImplementationFault(str(exc), where=self.phase, history=tuple(self.history),
@@ -97,7 +126,8 @@ class GuardedAdapter:
         self.history = []
         self.phase = "reset"
         self._config = _config_key(config)
-        self._seen = self._refused = None
+        self._seen = self._refused = self._last_refused = None
+        self._run = self.box.run(None, self._config)
         try:
             self.inner.reset(config)
         except ImplementationError as exc:
@@ -109,10 +139,13 @@ class GuardedAdapter:
         self.phase = f"step {len(self.history)} ({label})"
         self.history.append(label)
         before, self._seen, self._refused = self._seen, None, None
+        if self._run is not None:
+            self._run = self.box.run(self._run, json.dumps(action.to_json(), sort_keys=True))
         try:
             reason = self.inner.perform(action)
         except ImplementationError as exc:
             raise self._fault(exc) from None
+        self._last_refused, self._last_reason = reason is not None, reason
         if reason is not None:
             self.history[-1] += " REJECTED"  # as the trace table marks it: runs of refused deploy()s read apart
             if before is not None:
@@ -129,8 +162,32 @@ class GuardedAdapter:
         refused, self._refused = self._refused, None
         if refused is not None and obs != refused[0]:
             self._changed_by_refusal(*refused, obs)
+        if self._last_refused is not None and self._run is not None:
+            self._same_as_before(obs)
+        self._last_refused = None
         self._seen = obs
         return obs
+
+    def _same_as_before(self, obs: dict) -> None:
+        """The same steps from a reset with the same configuration must give the same
+        answers: said at the step where they first differ, with the steps that lead there
+        (Hypothesis, which runs examples again, would only see that its draws changed)."""
+        answer = (self._last_refused, json.dumps(obs, sort_keys=True))
+        before = self.box.answers.setdefault(self._run, answer)
+        if answer == before:
+            return
+        if answer[0] != before[0]:
+            said = (f"was refused ({printable_line(str(self._last_reason), 80)}), before accepted" if answer[0]
+                    else "was accepted, before refused")
+        else:
+            from deployspec.contract.conformance import differences
+
+            diff = differences(json.loads(before[1]), obs, "before", implementation="this time")
+            more = f" (and {len(diff) - 3} more)" if len(diff) > 3 else ""
+            said = f"observed {'; '.join(diff[:3])}{more}"
+        raise self._fault(ImplementationError(
+            f"{NOT_DETERMINISTIC}: this step {said} (is reset complete? is anything random or "
+            "time-dependent?)"))
 
     def _changed_by_refusal(self, before: dict, reason: str, after: dict) -> None:
         """A refusal must leave the state unchanged: say what changed, the first few paths."""
@@ -158,8 +215,6 @@ class GuardedAdapter:
 
 def _config_key(config: Any) -> str:
     """A configuration as a key (its JSON, as sent in the reset)."""
-    import json
-
     data = config.to_json() if hasattr(config, "to_json") else config
     return json.dumps(data, sort_keys=True, default=str)
 

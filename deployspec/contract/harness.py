@@ -33,7 +33,13 @@ from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
 from deployspec.contract import sweep
 from deployspec.contract.conformance import conformance_property, name_for
-from deployspec.contract.guard import FaultBox, GuardedAdapter, ImplementationFault, guard_property
+from deployspec.contract.guard import (
+    NOT_DETERMINISTIC,
+    FaultBox,
+    GuardedAdapter,
+    ImplementationFault,
+    guard_property,
+)
 from deployspec.contract.python_adapter import (
     STARTUP_TIMEOUT,
     PythonAdapter,
@@ -281,8 +287,7 @@ def _not_deterministic(checking: str, *, seen: bool) -> str:
     external state?") are about the test's code, which here is ours, not theirs."""
     kept = (f"; the {checking} violation it showed once is kept as it was seen, not shrunk"
             if seen else "")
-    return ("non-deterministic behaviour: the same steps, run again from a reset, gave a different "
-            f"result: the implementation is not deterministic (is reset complete? is anything random or "
+    return (f"{NOT_DETERMINISTIC}: the implementation is not deterministic (is reset complete? is anything random or "
             f"time-dependent?){kept}")
 
 
