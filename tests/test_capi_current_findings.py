@@ -224,3 +224,16 @@ def test_of_two_active_deployments_the_oldest_is_the_previous_one() -> None:
     d0 = Deployment(0, PAUSED, ACTIVE, PAUSED, 1, 1, 0, 1)
     d1 = Deployment(1, DEPLOYING, ACTIVE, DEPLOYING, 2, 1, 0, 1)
     assert rules.previous_active(CapiState(App(1), (True, True), (), (d0, d1))) is d0
+
+
+def test_of_two_deploying_deployments_capi_2022_supersedes_the_oldest() -> None:
+    """Before PR #3072, ``DeploymentModel.find(app:, state: DEPLOYING)`` with no ORDER BY:
+    the database's first row (MySQL's primary-key order), as for ACTIVE rows above. Two
+    DEPLOYING rows arise only through the dispatcher's snapshot window (a late scale step
+    rewrites a canceled deployment DEPLOYING)."""
+    from deployspec.reference.capi import rules
+    from deployspec.reference.capi.state import ACTIVE, DEPLOYING, App, CapiState, Deployment
+
+    d0 = Deployment(0, DEPLOYING, ACTIVE, DEPLOYING, 1, 1, 0, 1)
+    d1 = Deployment(1, DEPLOYING, ACTIVE, DEPLOYING, 2, 1, 0, 1)
+    assert rules.previous_deploying(CapiState(App(1), (True, True), (), (d0, d1))) is d0
