@@ -27,6 +27,7 @@ from deployspec.reference.slots.model import (
 )
 
 from deployspec.models import get_model
+from deployspec.reference.slots.state import Webhook
 
 SLOTS = get_model("slots")
 WEBHOOK, TAG, IMMUTABLE = (VARIANTS[n] for n in
@@ -97,6 +98,20 @@ def test_webhook_posts_to_production_and_pulls_the_configured_reference():
     assert served(state, "production") == [(1, "running")] * 2
     assert served(state, "staging") == [(0, "running")] * 2  # no webhook points at staging
     assert isinstance(WEBHOOK.step(state, DeliverWebhook()), Rejected)
+
+
+@pytest.mark.parametrize("scope, fires", [
+    (None, True), ("", True),                       # no scope: every push in the registry
+    ("app:release", True), ("app:*", True),         # the pushed tag, or every tag of the repository
+    ("app", False), ("app:other", False),           # a bare repository is repo:latest
+    ("release", False),                             # ... so a bare "release" names a repository
+])
+def test_a_push_fires_the_webhook_as_acr_reads_its_scope(scope, fires):
+    # ACR's Webhook.scope: "foo:*" every tag of foo, "foo:bar" that tag, "foo" is "foo:latest",
+    # empty is every event. The model's registry has one repository, the app's.
+    state = initial_state(SlotsConfig())
+    state = attrs.evolve(state, registry=attrs.evolve(state.registry, webhook=Webhook("production", scope)))
+    assert TAG.step(state, Push()).registry.pending == (1 if fires else 0)
 
 
 @pytest.mark.parametrize("sticky, production_restarts", [(False, False), (True, True)])

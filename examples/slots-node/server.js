@@ -60,6 +60,15 @@ const instancesWith = (a) => { // the slot's instance list, if it has instance a
   return a.instance >= 0 && a.instance < s.instances.length ? s.instances : null;
 };
 
+// An ACR webhook scope as the registry reads it: empty = every push, "repo:tag" that tag,
+// "repo:*" every tag, a bare "repo" is "repo:latest" (one repository here: the app's).
+const scopeMatches = (scope, tag) => {
+  if (!scope) return true;
+  const i = scope.indexOf(":");
+  const scoped = i < 0 ? "latest" : scope.slice(i + 1);
+  return scoped === "*" || scoped === tag;
+};
+
 // --- the actions ------------------------------------------------------------------
 // Each returns undefined when it is done, or the reason it is refused (state unchanged).
 const api = {
@@ -68,7 +77,7 @@ const api = {
     registry.digests.push({ id, healthy });
     registry.tags[TAG] = id;
     const hook = registry.webhook;
-    if (hook && (hook.scope === null || hook.scope === TAG)) registry.pending_deliveries += 1;
+    if (hook && scopeMatches(hook.scope, TAG)) registry.pending_deliveries += 1;
   },
   deliver_webhook() {
     if (registry.pending_deliveries === 0) return "no webhook delivery pending";

@@ -68,7 +68,7 @@ def push(state: SlotsState, healthy: bool) -> SlotsState:
     digest = len(state.registry.digests)
     tags = tuple((t, d) for t, d in state.registry.tags if t != RELEASE) + ((RELEASE, digest),)
     hook = state.registry.webhook
-    fires = hook is not None and hook.scope in (None, RELEASE)
+    fires = hook is not None and hook.fires_on(RELEASE)
     return state.with_registry(
         digests=state.registry.digests + (healthy,),
         tags=tags,

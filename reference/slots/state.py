@@ -80,6 +80,17 @@ class Webhook:
     target: str
     scope: str | None = None
 
+    def fires_on(self, tag: str) -> bool:
+        """Whether a push of ``<repository>:tag`` matches the scope, read as ACR reads it
+        (the ``Webhook.scope`` of the Container Registry API): empty is every event in
+        the registry, ``repo:tag`` that tag only, ``repo:*`` every tag of ``repo``, and a
+        bare ``repo`` means ``repo:latest``. The model's registry holds one repository
+        (the app's), so the repository part is taken to name it."""
+        if not self.scope:  # None or "": registry-wide
+            return True
+        _repository, _, scoped = self.scope.partition(":")
+        return (scoped or "latest") in ("*", tag)
+
 
 @attrs.frozen
 class Registry:

@@ -5,7 +5,7 @@ Azure App Service" (``deploy-staging-slots.md``, "What happens during a swap") h
    (staging) instance, which restarts them: they pull their reference again. The
    doc ties this restart to settings being applied (slot-specific, continuous
    deployment, authentication); the model restarts every time, as a Kudu issue
-   reports (docs/findings.md, "Modelling choices").
+   reports (projectkudu/kudu#2503; docs/findings.md, "Modelling choices").
 2. Wait for every source instance; if any fails to start, revert the source's
    settings (another restart, another pull) and abort. Production is untouched. A
    slot with no content (the ``DOCKER`` placeholder) counts as started: the sources
