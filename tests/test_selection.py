@@ -131,18 +131,18 @@ def test_view_of_a_concrete_state_round_trips():
 
 def test_traits_follow_the_cancel_step():
     variant, enc = CAPI.variant("capi-pr3084"), sel.VARIANTS["capi-pr3084"]
-    assert sel.traits(variant, enc) == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END, sel.FINALIZE_WHOLE}
+    assert sel.traits(variant, enc) == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END, sel.FINALIZE_WHOLE, sel.SNAPSHOT_CLOSED}
 
     def cancel_step_roll_back(variant, state, deployment, reports):  # scales the others down first
         return state
 
     rolling_back = attrs.evolve(variant, cancel_step=cancel_step_roll_back)
-    assert sel.traits(rolling_back, enc) == {sel.ONE_ACTIVE, sel.FINALIZE_WHOLE}
+    assert sel.traits(rolling_back, enc) == {sel.ONE_ACTIVE, sel.FINALIZE_WHOLE, sel.SNAPSHOT_CLOSED}
     kept = [c.name for c in sel.WELLFORMED if c.needs <= sel.traits(rolling_back, enc)]
     assert "canceled_process_not_oldest" in kept and "canceled_process_kept" not in kept
     # capi-current's Finalize runs after the commit and can stop half-way (findings 8-10)
     current = sel.traits(CAPI.variant("capi-current"), sel.VARIANTS["capi-current"])
-    assert current == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END}
+    assert current == {sel.ONE_ACTIVE, sel.DESTROYS_AT_END, sel.SNAPSHOT_CLOSED}
     kept = [c.name for c in sel.WELLFORMED if c.needs <= current]
     assert not {"single_active_deployment", "canceled_process_not_oldest", "pushed_process_kept_until_wiped"} & set(kept)
 

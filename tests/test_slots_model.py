@@ -25,9 +25,9 @@ from deployspec.reference.slots.model import (
     initial_state,
     settle_action,
 )
+from deployspec.reference.slots.state import Webhook
 
 from deployspec.models import get_model
-from deployspec.reference.slots.state import Webhook
 
 SLOTS = get_model("slots")
 WEBHOOK, TAG, IMMUTABLE = (VARIANTS[n] for n in

@@ -118,7 +118,7 @@ def previous_deploying(state: CapiState) -> Deployment | None:
     """Before PR #3072: only a DEPLOYING deployment is found and superseded;
     a CANCELING one stays active beside the new one (``DeploymentModel.find(app:,
     state: DEPLOYING)``, ``app/actions/deployment_create.rb`` at 4528366a). With two
-    DEPLOYING rows (only after the dispatcher's snapshot window) "find" takes the
+    DEPLOYING rows (only through the dispatcher's snapshot window) "find" takes the
     database's first, with no ORDER BY: the oldest here, as in :func:`previous_active`
     (MySQL, cf-deployment's default, returns rows of such a query in primary-key order)."""
     for d in state.deployments:

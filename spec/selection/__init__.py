@@ -64,6 +64,7 @@ from .view import (  # noqa: F401
     PUSHED,
     REASON_CODE,
     RETRY,
+    SNAPSHOT_CLOSED,
     STATE_CODE,
     TWO_ACTIVE,
     SelectionView,

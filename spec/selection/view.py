@@ -37,6 +37,10 @@ DESTROYS_AT_END = "cancel-destroys-at-end"
 #: happens (every design but capi-current, whose Finalize runs after the commit,
 #: from a list it may have loaded before, and can stop half-way: docs/findings.md 8-10)
 FINALIZE_WHOLE = "finalize-whole"
+#: no scale step writes DEPLOYING on a deployment superseded or canceled since the
+#: dispatcher's snapshot: a design that checks the state under the lock (PR #3072 on),
+#: or one whose configuration does not open that window (capi-2022's does: ``tick(late=…)``)
+SNAPSHOT_CLOSED = "snapshot-closed"
 #: the cancel steps known to do so (by name, so a variant from another module counts)
 DESTROYING_AT_END = frozenset({
     "cancel_step_scale_then_destroy",  # before PR #4246

@@ -17,7 +17,15 @@ from deployspec.reference.capi.state import (
 )
 
 from .symbolic import Symbolic
-from .view import DESTROYING_AT_END, DESTROYS_AT_END, FINALIZE_WHOLE, ONE_ACTIVE, PUSHED, TWO_ACTIVE
+from .view import (
+    DESTROYING_AT_END,
+    DESTROYS_AT_END,
+    FINALIZE_WHOLE,
+    ONE_ACTIVE,
+    PUSHED,
+    SNAPSHOT_CLOSED,
+    TWO_ACTIVE,
+)
 
 if TYPE_CHECKING:
     from .encodings import VariantEncoding
@@ -114,10 +122,10 @@ WELLFORMED: tuple[Constraint, ...] = (
     Constraint(
         "deploying_is_newest",
         "DeploymentCreate supersedes the DEPLOYING deployment, so a DEPLOYING "
-        "deployment is the newest one (CANCELING ones may be older). Not so within "
-        "capi-2022's snapshot window (a late scale step rewrites a superseded deployment "
-        "DEPLOYING), which the soundness test leaves closed for that design.",
-        frozenset({TWO_ACTIVE}),
+        "deployment is the newest one (CANCELING ones may be older), unless a scale step "
+        "sent before a new deployment or a cancel wrote DEPLOYING on its deployment after "
+        "them (capi-2022's snapshot window: tick(late=…)).",
+        frozenset({TWO_ACTIVE, SNAPSHOT_CLOSED}),
         lambda s: z3.And([z3.Implies(z3.And(s.exists(j), s.is_(j, DEPLOYING)), s.m == j + 1)
                           for j in range(s.M)])),
     Constraint(
@@ -169,8 +177,11 @@ WELLFORMED: tuple[Constraint, ...] = (
 
 def traits(variant, encoding: VariantEncoding) -> frozenset[str]:
     """What the well-formedness constraints may rely on for this variant: its family,
-    and how its cancel step destroys processes."""
+    how its cancel step destroys processes, and whether its configuration opens the
+    window between the dispatcher's snapshot and a scale step."""
     out = {encoding.family}
+    if not (getattr(variant, "config", None) or {}).get("snapshot_window"):
+        out.add(SNAPSHOT_CLOSED)
     if getattr(variant.cancel_step, "__name__", None) in DESTROYING_AT_END:
         out.add(DESTROYS_AT_END)
     if not getattr(variant, "finish_after_commit", False):
