@@ -99,6 +99,18 @@ def test_monitor_judges_every_step_property_after_a_settled_one():
     assert v is not None and v.property == "always_broken"
 
 
+@state_property("test")
+def always_fine(obs):
+    return None
+
+
+def test_monitor_judges_every_property_at_every_step_not_only_the_first():
+    """A property that holds does not stop the ones after it from being judged (a
+    session, as the stateful machine's, judges all of a model's properties at once)."""
+    v = Monitor((always_fine, always_broken)).advance(Step(0, {"type": "tick"}, "platform", None, {}, {}))
+    assert v is not None and v.property == "always_broken"
+
+
 @settled_property("test")
 def never_settles(obs):
     return "still busy"

@@ -47,6 +47,14 @@ def test_a_cancel_must_complete_whatever_the_health_of_the_canceled_droplet(heal
     assert spec.deployment_converges.at_settled(obs) == "d0 is still CANCELING after settling"
 
 
+def test_every_active_deployment_is_judged_not_only_the_newest():
+    """Two active deployments (before PR #3072): a PAUSED canary created while d0 was
+    CANCELING does not excuse d0's cancel that never ends."""
+    obs = app([proc(0, 1), proc(1, 1), proc(2, 1)],
+              [dep(0, "CANCELING", "CANCELING", 1, 1), dep(1, "PAUSED", "PAUSED", 2, 1)])
+    assert spec.deployment_converges.at_settled(obs) == "d0 is still CANCELING after settling"
+
+
 def test_with_no_deployment_active_exactly_one_web_process_remains():
     assert spec.deployment_converges.at_settled(app([], [])) == "0 web processes remain with no deployment active"
     assert spec.deployment_converges.at_settled(app([proc(0, 1)], [])) is None

@@ -111,3 +111,6 @@ def test_with_several_kept_processes_any_one_of_them_names_the_cause():
     crashed_and_unstarted = canceling(proc(0, 1), proc(1, 1, running=0, crashed=1), proc(2, 1, running=0, starting=1))
     assert loss_cause(crashed_and_unstarted, canceled(proc(1, 1, running=0, crashed=1),
                                                       proc(2, 1, running=0, starting=1))) == "cancel-keeps-crashed"
+    serving_and_crashed = canceling(proc(0, 1), proc(1, 1, running=0, crashed=1), proc(2, 1, running=0, starting=1))
+    assert loss_cause(serving_and_crashed, canceled(proc(0, 0), proc(1, 1, running=0, crashed=1))) == (
+        "cancel-scales-down-serving")

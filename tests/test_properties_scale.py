@@ -31,6 +31,20 @@ def test_scale_down_accepted_while_canceling_is_lost_the_same_way():
     assert v is not None and "has 3 web instance(s)" in v.message and "asked for 1" in v.message
 
 
+def test_a_scale_to_zero_accepted_while_canceling_is_watched_like_any_other():
+    """0 is a count like any other: a scale to 0 that lands on the canceled deployment's
+    process, which the cancel step destroys, is lost when P0 comes back with its instance."""
+    deploying = app([proc(0, 1), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 1)])
+    cancel = {**deploying, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 1)]}
+    scaled = app([proc(0, 1), proc(1, 0)], [dep(0, "CANCELING", "CANCELING", 1, 1)])
+    done = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1)])
+    steps = [("push", {"instances": 1}), ("deploy", {}), ("cancel", {}), ("scale", {"instances": 0}), ("tick", {})]
+    v = run(spec.user_scale_not_lost, [SERVING, deploying, cancel, scaled, done], steps)
+    assert v is not None and v.step == 4 and "has 1 web instance(s)" in v.message and "asked for 0" in v.message
+    honoured = app([proc(0, 0)], [dep(0, "CANCELED", "CANCELED", 1, 1)])
+    assert run(spec.user_scale_not_lost, [SERVING, deploying, cancel, scaled, honoured], steps) is None
+
+
 def test_an_honoured_scale_counts_instances_over_every_web_process():
     two = app([proc(0, 1), proc(1, 2)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1)])
     assert run(spec.user_scale_not_lost, [SERVING, app([proc(0, 3)], [])],

@@ -24,6 +24,15 @@ def test_every_active_state_counts_toward_single_active_deployment(state):
     assert check(spec.single_active_deployment, two) == f"2 active deployments: d0 {state}, d1 DEPLOYING"
 
 
+def test_a_deployment_is_active_by_its_state_whatever_its_status_says():
+    """An implementation may write the status before the state: d0, still CANCELING,
+    already says FINALIZED/CANCELED, and is active all the same (as in
+    cancel_restores_last_good, the state says when a cancel has completed)."""
+    d0 = {**dep(0, "CANCELING", "CANCELING", 0, 1), "status_value": "FINALIZED", "status_reason": "CANCELED"}
+    two = app([proc(0, 1)], [d0, dep(1, "DEPLOYING", "DEPLOYING", 0, 1)])
+    assert check(spec.single_active_deployment, two) == "2 active deployments: d0 CANCELING, d1 DEPLOYING"
+
+
 def test_finalized_deployments_do_not_count_toward_single_active_deployment():
     one = app([proc(0, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 0, 1), dep(1, "CANCELED", "CANCELED", 0, 1),
                              dep(2, "DEPLOYING", "DEPLOYING", 0, 1)])

@@ -261,6 +261,15 @@ def test_a_rollback_to_a_production_that_ran_nothing_must_bring_in_nothing():
     assert run("rollback_restores_previous", nothing, (SWAP, swapped), (PUSH, pushed), (SWAP, still_nothing)) is None
 
 
+def test_a_rollback_that_leaves_production_running_nothing_restores_nothing():
+    """Production ran d0 before the swap; a swap back whose container pulls nothing
+    (crash-looping with no image) did not put d0 back, though it brings in nothing new."""
+    failed = world(slot("A", {"digest": None, "status": "crash_loop"}), slot("B", 1), tag=1, last_swap="completed")
+    v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, failed))
+    assert v is not None and v.message == (
+        "swap back at step 1 left production on nothing, not the d0 it ran before the previous swap")
+
+
 def test_rollback_message_names_the_swap_back_and_what_production_ran_before():
     v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP), (SWAP, BACK_WRONG))
     assert v.message == "swap back at step 2 left production on d2, not the d0 it ran before the previous swap"
@@ -269,6 +278,12 @@ def test_rollback_message_names_the_swap_back_and_what_production_ran_before():
 def test_rollback_is_judged_at_every_swap_against_the_swap_before_it():
     back = world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")
     assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, back), (SWAP, SWAPPED)) is None
+    # swapping the rollback back must bring d1 back, not d2 pushed since
+    pushed = {**back, "registry": {**back["registry"], "tags": {"release": 2}}}
+    forward_wrong = world(slot("B", 2), slot("A", 0), tag=2, last_swap="completed")
+    v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, back), (PUSH, pushed), (SWAP, forward_wrong))
+    assert v is not None and v.message == (
+        "swap back at step 3 left production on d2, not the d1 it ran before the previous swap")
 
 
 def test_an_aborted_swap_is_neither_a_rollback_nor_a_new_previous():
@@ -294,6 +309,14 @@ def test_a_push_that_restarts_production_is_reported_with_what_it_changed():
     v = run("push_does_not_touch_production", world(slot("A", 0), slot("B", 0), tag=0),
             ({"type": "push", "healthy": True}, world(slot("A", 1), slot("B", 0), tag=1)))
     assert v.message == "push at step 0 changed production (site A) from d0 to d1"
+
+
+def test_a_delivery_that_takes_down_a_production_container_touches_production():
+    """What production runs is its containers, not only the set of digests: a delivery
+    that leaves one of two instances crash-looping changed it, though d0 still runs."""
+    v = run("push_does_not_touch_production", world(slot("A", 0, 0), slot("B", 0), tag=0),
+            ({"type": "deliver_webhook"}, world(slot("A", 0, {"digest": 0, "status": "crash_loop"}), slot("B", 0), tag=0)))
+    assert v is not None and v.message.startswith("deliver_webhook at step 0 changed production (site A)")
 
 
 def test_a_push_may_change_staging():
@@ -328,6 +351,16 @@ def test_no_latent_drift_when_the_reference_is_reset_to_no_image():
     obs = world(slot("A", 0, image=None), slot("B", 0), tag=0)
     assert state("no_latent_drift", obs) == (
         "production instance 0 runs d0 but its reference now resolves to nothing: a restart would change it")
+
+
+def test_no_latent_drift_resolves_each_slot_s_own_tag():
+    """Staging follows :canary (d0), production :release (d1): each is judged by its own tag."""
+    obs = world(slot("A", 1), slot("B", 0, image={"tag": "canary"}), tag=1)
+    obs["registry"]["tags"]["canary"] = 0
+    assert state("no_latent_drift", obs) is None
+    obs["registry"]["tags"]["canary"] = 2
+    assert state("no_latent_drift", obs) == (
+        "staging instance 0 runs d0 but canary now resolves to d2: a restart would change it")
 
 
 def test_an_empty_container_on_a_tag_not_pushed_yet_or_no_image_does_not_drift():
