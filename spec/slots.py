@@ -111,12 +111,21 @@ def push_does_not_touch_production(memory, step: Step):
     if step.action["type"] in ("push", "deliver_webhook"):
         was, now = step.before["slots"]["production"], step.after["slots"]["production"]
         if was["instances"] != now["instances"]:
-            return memory, (
-                f"{step.action['type']} at step {step.index} changed production (site "
-                f"{now['site']}) from {_names(digests(step.before, 'production'))} to "
-                f"{_names(digests(step.after, 'production'))}"
-            )
+            before, after = digests(step.before, "production"), digests(step.after, "production")
+            if before == after:  # the same versions, other containers: say which
+                before, after = _containers(was), _containers(now)
+            else:
+                before, after = _names(before), _names(after)
+            return memory, (f"{step.action['type']} at step {step.index} changed production (site "
+                            f"{now['site']}) from {before} to {after}")
     return memory, None
+
+
+def _containers(slot: dict) -> str:
+    """A slot's instances, each as its digest and status: ``[d0 running, d0 crash_loop]``."""
+    shown = (f"{'d' + str(i['digest']) if i['digest'] is not None else 'nothing'} {i['status']}"
+             for i in slot["instances"])
+    return f"[{', '.join(shown)}]"
 
 
 @state_property(MODEL)

@@ -316,7 +316,8 @@ def test_a_delivery_that_takes_down_a_production_container_touches_production():
     that leaves one of two instances crash-looping changed it, though d0 still runs."""
     v = run("push_does_not_touch_production", world(slot("A", 0, 0), slot("B", 0), tag=0),
             ({"type": "deliver_webhook"}, world(slot("A", 0, {"digest": 0, "status": "crash_loop"}), slot("B", 0), tag=0)))
-    assert v is not None and v.message.startswith("deliver_webhook at step 0 changed production (site A)")
+    assert v is not None and v.message == ("deliver_webhook at step 0 changed production (site A) from "
+                                           "[d0 running, d0 running] to [d0 running, d0 crash_loop]")
 
 
 def test_a_push_may_change_staging():
