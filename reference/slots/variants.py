@@ -58,8 +58,12 @@ def mutable_tag(state: SlotsState) -> Image | Rejected:
 
 
 def immutable_reference(state: SlotsState) -> Image | Rejected:
-    """The digest (or never-reused build tag) of the build the pipeline just pushed,
-    as "Image tag best practices" recommends for deployments."""
+    """The digest (or never-reused build tag) ``:release`` points to when the pipeline
+    sets the image, as "Image tag best practices" recommends for deployments. That is
+    the pipeline's own build unless another push came in between; cobalt's pipelines
+    (#387, 4c5de79c31, ``acr-push.yml`` then ``function-deploy.yml``) deploy their own
+    ``$(Build.BuildId)`` tag instead. The model resolves the tag at that moment: either
+    way the slot is pinned to one digest, which is what is then validated and swapped."""
     digest = state.registry.resolve(Image(tag=RELEASE))
     if digest is None:
         return Rejected("nothing built yet: no digest to deploy")
