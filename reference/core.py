@@ -95,6 +95,10 @@ def _brief(value: Any) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
+#: an action field's metadata key: the field is in its JSON only when it is not its default
+SENT_IF_SET = "sent_if_set"
+
+
 class ActionError(ValueError):
     """A JSON action that does not belong to the vocabulary."""
 
@@ -110,6 +114,8 @@ class Action:
         out: dict[str, Any] = {"type": self.kind}
         for field in attrs.fields(type(self)):
             value = getattr(self, field.name)
+            if field.metadata.get(SENT_IF_SET) and value == field.default:
+                continue  # a field added later: the actions of earlier traces read as before
             out[field.name] = list(value) if isinstance(value, tuple) else value
         return out
 
@@ -197,6 +203,10 @@ def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
     if expected == "bool":
         if not isinstance(value, bool):
             raise ActionError(f"action {kind!r}: field {name!r} must be true or false")
+        return value
+    if expected == "bool | None":
+        if value is not None and not isinstance(value, bool):
+            raise ActionError(f"action {kind!r}: field {name!r} must be true, false or null")
         return value
     if expected == "int":
         if not isinstance(value, int) or isinstance(value, bool):

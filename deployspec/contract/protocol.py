@@ -194,7 +194,8 @@ class ObservationChecker:
 
 # --- the action vocabulary as a schema -------------------------------------------
 
-_TYPES = {"int": {"type": "integer"}, "bool": {"type": "boolean"}, "str": {"type": "string"}}
+_TYPES = {"int": {"type": "integer"}, "bool": {"type": "boolean"}, "str": {"type": "string"},
+          "bool | None": {"type": ["boolean", "null"]}}
 
 
 def action_schema(model) -> dict:

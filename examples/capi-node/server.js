@@ -50,13 +50,18 @@ const api = {
     if (!app || processes.length === 0) return "no app: push first";
     if (a.strategy !== "rolling" || a.canary_steps.length || a.web_instances) return "only rolling deployments";
     if (a.max_in_flight !== 1) return "no max_in_flight before 2024";
-    // the bug, part 1: only a DEPLOYING deployment is superseded
-    const previous = [...deployments].reverse().find((d) => d.state === "DEPLOYING");
+    // the bug, part 1: only a DEPLOYING deployment is superseded (of two, the oldest:
+    // the database's first row)
+    const previous = deployments.find((d) => d.state === "DEPLOYING");
     const owic = previous ? previous.owic : processes[0].instances.length;
+    const before = app.droplet;
+    if (a.new_droplet !== undefined && a.new_droplet !== null) { // cf push --strategy rolling
+      droplets.push(a.new_droplet); app.droplet = droplets.length - 1;
+    }
     const p = newProcess(app.droplet, 1);
     deployments.push({
       id: deployments.length, state: "DEPLOYING", status_value: "ACTIVE", status_reason: "DEPLOYING",
-      deploying_process: p.id, droplet: app.droplet, previous_droplet: app.droplet, owic,
+      deploying_process: p.id, droplet: app.droplet, previous_droplet: before, owic,
       max_in_flight: 1, strategy: "rolling", canary_steps: [], canary_step: 0, web_instances: null,
     });
     if (previous) move(previous, "DEPLOYED", "FINALIZED", "SUPERSEDED");

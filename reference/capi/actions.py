@@ -1,7 +1,7 @@
 """The action vocabulary of the Cloud Foundry model.
 
 User actions are the API calls behind ``cf push``, ``cf set-env``/``cf stage``,
-``cf restart --strategy rolling``, ``cf cancel-deployment``, ``cf continue-deployment``
+``cf restart --strategy rolling`` (and ``cf push --strategy rolling``), ``cf cancel-deployment``, ``cf continue-deployment``
 and ``cf scale``. Platform actions are one dispatch of the deployment updater
 (``tick``) and one instance changing state in Diego (``runtime``).
 """
@@ -9,7 +9,7 @@ and ``cf scale``. Platform actions are one dispatch of the deployment updater
 from __future__ import annotations
 
 import attrs
-from deployspec.reference.core import Action
+from deployspec.reference.core import SENT_IF_SET, Action
 
 
 def _non_negative(_inst, attribute, value):
@@ -47,9 +47,15 @@ class Deploy(Action):
     strategy: str = attrs.field(default="rolling", validator=attrs.validators.in_(("rolling", "canary")))
     canary_steps: tuple[int, ...] = ()
     web_instances: int = attrs.field(default=0, validator=_non_negative)  # 0 = not given
+    #: None: the app's current droplet (a restart); true or false: a droplet staged for
+    #: this deployment, healthy or not, which it makes the app's current one (``cf push
+    #: --strategy rolling``: the request names the droplet); cancel puts the previous back
+    new_droplet: bool | None = attrs.field(default=None, metadata={SENT_IF_SET: True})
 
     def __str__(self) -> str:
         parts = [f"max_in_flight={self.max_in_flight}"]
+        if self.new_droplet is not None:
+            parts.append(f"new_droplet={self.new_droplet}")  # as stage(healthy=…)
         if self.strategy != "rolling":
             parts.append(f"strategy={self.strategy!r}")
         if self.canary_steps:

@@ -61,7 +61,11 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
 
     ``previous_droplet`` is the app's droplet before the target is applied; for a
     restart both are the same droplet, which is why cancel cannot undo a bad
-    environment (cloud_controller_ng #3531).
+    environment (cloud_controller_ng #3531). A deployment of a droplet the request
+    names (``cf push --strategy rolling`` stages one, then creates the deployment
+    with it: ``action.new_droplet``) makes that droplet the app's current one
+    (``DeploymentTargetState#apply_to_app`` in ``app/actions/deployment_create.rb``
+    at 4528366a and 3bbba90), so a cancel puts the previous one back.
     """
     if state.app is None or not state.processes:
         return Rejected("no app: push first")
@@ -70,6 +74,9 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
         return Rejected(refusal)
     previous = variant.previous_deployment(state)
     owic = previous.owic if previous is not None else state.oldest_process.desired
+    previous_droplet = state.app.droplet
+    if action.new_droplet is not None:  # staged for it, current from now on
+        state = stage(state, Stage(action.new_droplet))
     droplet = state.app.droplet
     start = variant.starting_instances(state, action, owic)
     state, process = state.with_new_process(droplet=droplet, instances=start)
@@ -80,7 +87,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
         status_reason=DEPLOYING,
         deploying_process=process.id,
         droplet=droplet,
-        previous_droplet=state.app.droplet,
+        previous_droplet=previous_droplet,
         owic=owic,
         max_in_flight=action.max_in_flight,
         strategy=action.strategy,

@@ -32,6 +32,9 @@ class CapiConfig:
     #: offer ``tick(late=…)``: user actions between the dispatcher's snapshot and a
     #: scale step it sent (the race PR #3072 closed by checking the state under the lock)
     snapshot_window: bool = False
+    #: offer ``deploy(new_droplet=…)`` too: ``cf push --strategy rolling``, a deployment of
+    #: a droplet staged for it (healthy or not), which a cancel takes back
+    push_rolling: bool = False
     #: platform steps allowed for the settle phase
     settle_steps: int = 80
     #: BFS depth bound of the exhaustive explorer (None: until no new state is found)
@@ -95,8 +98,9 @@ class CapiConfig:
         return cls(**data)
 
 
-#: the configuration's switches that open an interleaving window (true or false)
-_WINDOWS = ("finish_window", "snapshot_window")
+#: the configuration's switches (true or false): the windows that open an interleaving,
+#: and the push that deploys a new droplet; each left out of a trace's config when off
+_WINDOWS = ("finish_window", "snapshot_window", "push_rolling")
 
 
 def _is_int(value: Any) -> bool:
@@ -134,6 +138,8 @@ def _fixed_actions(config: CapiConfig) -> dict[str, tuple]:
             for m in config.max_in_flight
         ),
         "scale": tuple(Scale(n) for n in range(config.max_instances + 1)),
+        "push_rolling": tuple(Deploy(max_in_flight=m, new_droplet=h) for h in (True, False)
+                              for m in config.max_in_flight) if config.push_rolling else (),
     }
 
 
@@ -231,6 +237,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         out += fixed["stage"]
     if len(deployments) < config.max_deployments:
         out += fixed["deploy"]
+        if len(obs["droplets"]) < config.max_droplets:
+            out += fixed["push_rolling"]
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
     ):  # canceling again changes nothing unless a droplet was staged since
