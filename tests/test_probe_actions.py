@@ -145,3 +145,20 @@ def test_only_a_contract_machine_has_the_probe_rule():
     args = (CAPI, lambda: None, CAPI.properties, CAPI.default_config(v))
     assert not hasattr(build_machine(*args), PROBE)
     assert hasattr(build_machine(*args, probes=True), PROBE)
+
+
+def test_capi_before_the_push_probes_the_deploys_of_a_new_droplet_too():
+    """With ``push_rolling`` on, ``deploy(new_droplet=…)`` is one more deploy that every
+    design refuses before the push ("no app"): an implementation that stages a droplet, or
+    creates the app, on it must be asked, as it is for a plain deploy."""
+    import attrs
+
+    obs, config = obs_after(CAPI, "capi-safe", [])
+    config = attrs.evolve(config, push_rolling=True)
+    probes = labels(CAPI.probe_actions(obs, config))
+    assert "deploy(max_in_flight=1, new_droplet=True)" in probes
+    assert "deploy(max_in_flight=1, new_droplet=False)" in probes
+    state = CAPI.initial_state(config)
+    for action in CAPI.probe_actions(obs, config):
+        if action.kind == "deploy":
+            assert isinstance(CAPI.variant("capi-safe").step(state, action), Rejected)

@@ -198,6 +198,7 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
             probes.append(_TICK)
             probes += fixed["stage"]
             probes += fixed["deploy"]
+            probes += fixed["push_rolling"]  # (empty unless the bound is on)
             probes += (_CANCEL, _CONTINUE)
             probes += fixed["scale"]
         return list(fixed["push"])
