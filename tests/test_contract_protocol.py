@@ -213,3 +213,28 @@ def test_what_the_docs_say_of_web_instances_0_and_max_depth_null_holds():
         return r.verdict, r.stats["examples"], r.stats["steps"]
 
     assert stats(None) == stats({"max_depth": 1})
+
+
+@pytest.mark.parametrize("name", model_names())
+def test_the_action_schema_says_which_fields_are_sent_only_when_set(name):
+    """An implementer reads the schema to know what arrives: a field the harness leaves out
+    at its default (``SENT_IF_SET``, capi's ``deploy`` ``new_droplet``) is not "always sent",
+    and the schema and docs/protocol.md must not say every field is."""
+    import attrs
+    from deployspec.reference.core import SENT_IF_SET
+
+    model = get_model(name)
+    schema = protocol.action_schema(model)
+    by_kind = {v["title"]: v for v in schema["oneOf"]}
+    optional = []
+    for kind, cls in model.vocabulary.items():
+        for field in attrs.fields(cls):
+            prop = by_kind[kind]["properties"][field.name]
+            sent_if_set = bool(field.metadata.get(SENT_IF_SET))
+            assert ("only when" in prop.get("description", "")) == sent_if_set, (kind, field.name)
+            if sent_if_set:
+                optional.append(field.name)
+    if optional:
+        assert "always sends every field" not in schema["description"]
+    docs = (ROOT / "docs/protocol.md").read_text()
+    assert "the harness always sends every\nfield." not in docs

@@ -204,7 +204,10 @@ def action_schema(model) -> dict:
     Shipped as ``schemas/<model>.actions.schema.json`` for implementers; a test
     keeps the file equal to what the vocabulary says.
     """
+    from deployspec.reference.core import SENT_IF_SET
+
     variants = []
+    sent_if_set = False
     for kind, cls in model.vocabulary.items():
         props: dict[str, Any] = {"type": {"const": kind}}
         required = ["type"]
@@ -219,6 +222,9 @@ def action_schema(model) -> dict:
                 required.append(f.name)
             else:
                 prop["default"] = list(f.default) if isinstance(f.default, tuple) else f.default
+            if f.metadata.get(SENT_IF_SET):
+                prop["description"] = "sent only when set: absent, it is its default"
+                sent_if_set = True
             props[f.name] = prop
         doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
         variants.append({
@@ -233,7 +239,9 @@ def action_schema(model) -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://deployspec.invalid/contract/1/{model.name}.actions.schema.json",
         "title": f"an action of the {model.name} model",
-        "description": "The `action` member of an action request. The harness always sends every field.",
+        "description": "The `action` member of an action request. " + (
+            "The harness sends every field, but those whose description says they are sent only when set."
+            if sent_if_set else "The harness always sends every field."),
         "oneOf": variants,
     }
 
