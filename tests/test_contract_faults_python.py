@@ -270,3 +270,31 @@ def test_a_type_is_named_with_the_article_it_is_read_with():
 
     assert [_a(n) for n in ("object", "list", "UUID", "int", "Exception", "UserDict")] == \
         ["an object", "a list", "a UUID", "an int", "an Exception", "a UserDict"]
+
+
+def test_the_guard_keeps_each_distinct_observation_it_remembers_once():
+    """What each run of steps answered is remembered (up to ``FaultBox.REMEMBERED`` runs);
+    most answers repeat one another (a refusal, a tick with nothing to do, the same state
+    reached by other steps), so each distinct observation is held once, not once per run."""
+    from deployspec.reference.capi.actions import Cancel, Deploy, Push, Tick
+
+    from deployspec.contract.examples import capi_safe
+    from deployspec.contract.guard import FaultBox, GuardedAdapter
+    from deployspec.contract.python_adapter import PythonAdapter
+    from deployspec.models import get_model
+
+    model = get_model("capi")
+    config = model.default_config()
+    box = FaultBox()
+    inner = PythonAdapter(capi_safe(), model)
+    for first in (Push(1), Push(2)):
+        for tail in ((), (Cancel(),), (Tick(),), (Deploy(), Cancel()), (Cancel(), Cancel())):
+            guarded = GuardedAdapter(inner, box)
+            guarded.reset(config)
+            guarded.observe()
+            for action in (first, *tail):
+                guarded.perform(action)
+                guarded.observe()
+    texts = [text for _, text in box.answers.values()]
+    assert len(texts) > len(set(texts))  # the refused cancel and the idle tick answer as the push did
+    assert len({id(t) for t in texts}) == len(set(texts))

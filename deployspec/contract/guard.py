@@ -60,8 +60,10 @@ class FaultBox:
     implementation answered to each run of steps from a reset: the same steps must
     give the same answers (docs/protocol.md), and a repeat that does not names them."""
 
-    #: at most this many runs of steps are remembered (about 0.5 KiB each); past it,
-    #: new ones are not (Hypothesis's own check of repeated examples remains)
+    #: at most this many runs of steps are remembered: about 0.6 KiB a run in a contract
+    #: run of capi or slots (0.3 KiB for the run and its answer, and each distinct
+    #: observation, 0.7-1.7 KiB, once: one for every three or four runs), so some 30 MiB
+    #: at most; past it, new ones are not (Hypothesis's own check of repeated examples remains)
     REMEMBERED = 50_000
 
     def __init__(self) -> None:
@@ -74,6 +76,8 @@ class FaultBox:
         self._runs: dict[tuple[int | None, str], int] = {}
         #: a run -> what its last step gave: (refused, the observation's JSON)
         self.answers: dict[int, tuple[bool, str]] = {}
+        #: each observation's (and action's) JSON once, whichever runs it is in (most repeat)
+        self._texts: dict[str, str] = {}
 
     def record(self, fault: ImplementationFault) -> ImplementationFault:
         if self.first is None:
@@ -85,8 +89,14 @@ class FaultBox:
         key = (before, step)
         known = self._runs.get(key)
         if known is None and len(self._runs) < self.REMEMBERED:
-            known = self._runs[key] = len(self._runs)
+            known = self._runs[(before, self._texts.setdefault(step, step))] = len(self._runs)
         return known
+
+    def answer(self, run: int, refused: bool, obs: dict) -> tuple[tuple[bool, str], tuple[bool, str]]:
+        """What ``run`` answered now, and what it answered the first time (the same if this is it)."""
+        text = json.dumps(obs, sort_keys=True)
+        now = (refused, self._texts.setdefault(text, text))
+        return now, self.answers.setdefault(run, now)
 
 
 class GuardedAdapter:
@@ -172,8 +182,7 @@ class GuardedAdapter:
         """The same steps from a reset with the same configuration must give the same
         answers: said at the step where they first differ, with the steps that lead there
         (Hypothesis, which runs examples again, would only see that its draws changed)."""
-        answer = (self._last_refused, json.dumps(obs, sort_keys=True))
-        before = self.box.answers.setdefault(self._run, answer)
+        answer, before = self.box.answer(self._run, self._last_refused, obs)
         if answer == before:
             return
         if answer[0] != before[0]:
