@@ -122,8 +122,9 @@ def push_does_not_touch_production(memory, step: Step):
 
 
 def _containers(slot: dict) -> str:
-    """A slot's instances, each as its digest and status: ``[d0 running, d0 crash_loop]``."""
-    shown = (f"{'d' + str(i['digest']) if i['digest'] is not None else 'nothing'} {i['status']}"
+    """A slot's instances, each as its digest and status, or its status alone when it pulled
+    nothing: ``[d0 running, d0 crash_loop, empty]``."""
+    shown = (f"d{i['digest']} {i['status']}" if i["digest"] is not None else i["status"]
              for i in slot["instances"])
     return f"[{', '.join(shown)}]"
 

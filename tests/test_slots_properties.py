@@ -320,6 +320,14 @@ def test_a_delivery_that_takes_down_a_production_container_touches_production():
                                            "[d0 running, d0 running] to [d0 running, d0 crash_loop]")
 
 
+def test_a_container_with_nothing_pulled_is_named_by_its_status_alone():
+    """An empty container runs no digest: '[d0 running, empty]', not 'nothing empty'."""
+    v = run("push_does_not_touch_production", world(slot("A", 0, None), slot("B", 0), tag=0),
+            ({"type": "deliver_webhook"}, world(slot("A", 0, 0), slot("B", 0), tag=0)))
+    assert v is not None and v.message == ("deliver_webhook at step 0 changed production (site A) from "
+                                           "[d0 running, empty] to [d0 running, d0 running]")
+
+
 def test_a_push_may_change_staging():
     assert run("push_does_not_touch_production", world(slot("A", 0), slot("B", 0), tag=0),
                ({"type": "deliver_webhook"}, world(slot("A", 0), slot("B", 1), tag=1))) is None
