@@ -121,11 +121,15 @@ def push_does_not_touch_production(memory, step: Step):
     return memory, None
 
 
-def _containers(slot: dict) -> str:
+def _containers(slot: dict, most: int = 8) -> str:
     """A slot's instances, each as its digest and status, or its status alone when it pulled
-    nothing: ``[d0 running, d0 crash_loop, empty]``."""
-    shown = (f"d{i['digest']} {i['status']}" if i["digest"] is not None else i["status"]
-             for i in slot["instances"])
+    nothing: ``[d0 running, d0 crash_loop, empty]``; past ``most``, how many more (an
+    implementation may report thousands)."""
+    instances = slot["instances"]
+    shown = [f"d{i['digest']} {i['status']}" if i["digest"] is not None else i["status"]
+             for i in instances[:most]]
+    if len(instances) > most:
+        shown.append(f"… {len(instances) - most} more")
     return f"[{', '.join(shown)}]"
 
 

@@ -49,7 +49,7 @@ from .fault_runs import FAKES
     ("fickle", "app_stays_available", ("at step 14 (deploy()) while checking app_stays_available: "
                                       "non-deterministic behaviour: the same steps, run again from a reset, "
                                       "gave a different result: this step was refused (try again later), "
-                                      "before accepted (is reset complete?")),
+                                      "where it was accepted before (is reset complete?")),
     ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
                                                      "returned an object, which lacks reset, perform, observe()")),
     # its exit is not the harness's: SystemExit and GeneratorExit are faults too

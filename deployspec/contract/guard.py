@@ -186,8 +186,8 @@ class GuardedAdapter:
         if answer == before:
             return
         if answer[0] != before[0]:
-            said = (f"was refused ({printable_line(str(self._last_reason), 80)}), before accepted" if answer[0]
-                    else "was accepted, before refused")
+            said = (f"was refused ({printable_line(str(self._last_reason), 80)}), where it was accepted before"
+                    if answer[0] else "was accepted, where it was refused before")
         else:
             from deployspec.contract.conformance import differences
 
