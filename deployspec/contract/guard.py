@@ -189,24 +189,17 @@ class GuardedAdapter:
             said = (f"was refused ({printable_line(str(self._last_reason), 80)}), where it was accepted before"
                     if answer[0] else "was accepted, where it was refused before")
         else:
-            from deployspec.contract.conformance import differences
-
-            diff = differences(json.loads(before[1]), obs, "before", implementation="this time")
-            more = f" (and {len(diff) - 3} more)" if len(diff) > 3 else ""
-            said = f"observed {'; '.join(diff[:3])}{more}"
+            said = f"observed {_first_differences(json.loads(before[1]), obs, 'before', 'this time')}"
         raise self._fault(ImplementationError(
             f"{NOT_DETERMINISTIC}: this step {said} (is reset complete? is anything random or "
             "time-dependent?)"))
 
     def _changed_by_refusal(self, before: dict, reason: str, after: dict) -> None:
         """A refusal must leave the state unchanged: say what changed, the first few paths."""
-        from deployspec.contract.conformance import differences
-
-        diff = differences(before, after, "before", implementation="after")
-        more = f" (and {len(diff) - 3} more)" if len(diff) > 3 else ""
         raise self._fault(ImplementationError(
             f"rejected ({printable_line(reason, 80)}), yet the observation changed (a refusal must leave "
-            f"the state unchanged, and nothing changes but by actions): {'; '.join(diff[:3])}{more}"))
+            f"the state unchanged, and nothing changes but by actions): "
+            f"{_first_differences(before, after, 'before', 'after')}"))
 
     def _same_start(self, obs: dict) -> None:
         """A reset that leaves something behind makes every later example meaningless."""
@@ -220,6 +213,15 @@ class GuardedAdapter:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _first_differences(was: dict, now: dict, was_named: str, now_named: str, most: int = 3) -> str:
+    """Where two observations differ, the first ``most`` paths and how many more, one line."""
+    from deployspec.contract.conformance import differences
+
+    diff = differences(was, now, was_named, implementation=now_named)
+    more = f" (and {len(diff) - most} more)" if len(diff) > most else ""
+    return f"{'; '.join(diff[:most])}{more}"
 
 
 def _config_key(config: Any) -> str:

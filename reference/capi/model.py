@@ -50,7 +50,7 @@ class CapiConfig:
         out = attrs.asdict(self)
         out["max_in_flight"] = list(self.max_in_flight)
         out["canary_plans"] = [list(p) for p in self.canary_plans]
-        for name in _WINDOWS:
+        for name in _SWITCHES:
             if not out[name]:  # (off, as in every trace saved before it existed)
                 del out[name]
         return out
@@ -66,7 +66,7 @@ class CapiConfig:
         for name, value in data.items():
             if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):
                 continue
-            if name in _WINDOWS:
+            if name in _SWITCHES:
                 if not isinstance(value, bool):
                     raise ValueError(f"{name} must be true or false, got {value!r}")
                 continue
@@ -100,7 +100,7 @@ class CapiConfig:
 
 #: the configuration's switches (true or false): the windows that open an interleaving,
 #: and the push that deploys a new droplet; each left out of a trace's config when off
-_WINDOWS = ("finish_window", "snapshot_window", "push_rolling")
+_SWITCHES = ("finish_window", "snapshot_window", "push_rolling")
 
 
 def _is_int(value: Any) -> bool:
