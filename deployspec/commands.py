@@ -68,14 +68,14 @@ def cmd_check(args) -> int:
 
 def _conclude_check(args, engines, results, junit, started: float) -> int:
     """The verdicts of a finished check said (stdout, stderr, --junit) and its exit status."""
-    from deployspec import check
+    from deployspec import declarations
 
     if args.variant:  # a search that ended in error decided nothing: not a success
         ok = not any(r.verdict in ("violated", "error") for r in results)
     else:
-        ok = check.matches_declarations(results)
+        ok = declarations.matches_declarations(results)
     lost = traces.unsaved(results)
-    unjudged = all(r.verdict in check.INCONCLUSIVE for r in results)
+    unjudged = all(r.verdict in declarations.INCONCLUSIVE for r in results)
     status = traces.UNSAVED if lost else NOTHING_JUDGED if unjudged else 0 if ok else 1
     _print_check(args, results, status, ok)
     if lost:  # said after the verdicts it leaves standing
@@ -131,7 +131,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         return
     _print_statistics(results)
     print(matrix(results, declared=True))
-    from deployspec.check import INCONCLUSIVE
+    from deployspec.declarations import INCONCLUSIVE
 
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
         print("every variant shows exactly the violations it declares" if ok else
@@ -141,11 +141,11 @@ def _print_check(args, results, status: int, ok: bool) -> None:
 def _print_unjudged(results) -> None:
     """Why the cells no engine judged (every search n/a or unconfirmed) are so: a cell
     alone says n/a, and an engine that cannot judge a design says why once."""
-    from deployspec import check
+    from deployspec import declarations
 
     why: dict[tuple[str, str, str], list[str]] = {}  # (variant, engine, message) -> properties
-    for (_m, variant, prop), rs in check.cells(results).items():
-        if all(r.verdict in check.INCONCLUSIVE for r in rs):
+    for (_m, variant, prop), rs in declarations.cells(results).items():
+        if all(r.verdict in declarations.INCONCLUSIVE for r in rs):
             for r in rs:
                 why.setdefault((variant, f"{r.verdict} ({r.engine})", r.message or "not judged"), []).append(prop)
     for (variant, verdict, message), props in why.items():
@@ -161,7 +161,7 @@ def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
     property (``declared_violated``) and, for the matrix (no ``--variant``),
     whether the verdict agrees with that; the exit status and, for the matrix,
     the overall agreement, so a script needs no second source."""
-    from deployspec import check
+    from deployspec import declarations
     from deployspec.models import get_model
 
     out = []
@@ -170,7 +170,7 @@ def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
         entry = r.to_json()
         entry["declared_violated"] = r.property in model.variant(r.variant).declares
         if judged:
-            entry["matches_declaration"] = check.matches(model, r.variant, r.property, r.verdict, r.stats)
+            entry["matches_declaration"] = declarations.matches(model, r.variant, r.property, r.verdict, r.stats)
         out.append(entry)
     doc: dict = {"results": out, "exit_status": status}
     if judged:

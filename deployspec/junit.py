@@ -201,9 +201,9 @@ def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[
     A search that ended in error is an error either way. For an interrupted run,
     ``planned``: every search (``check.searches``), ``finished``: those that ended; a
     cell with a search unfinished is skipped, with what its finished ones said."""
-    from deployspec import check
+    from deployspec import declarations
 
-    judged = check.cells(results)
+    judged = declarations.cells(results)
     cells = dict.fromkeys((m, v, p) for m, v, _e, p in planned) if planned is not None else judged
     ended = set(finished)
     unfinished = {(m, v, p) for m, v, e, p in planned or () if (m, v, e, p) not in ended}
@@ -220,10 +220,10 @@ def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[
 
 
 def _check_case(model_name: str, variant: str, prop: str, rs, results, declared: bool) -> Case:
-    from deployspec import check
+    from deployspec import declarations
     from deployspec.models import get_model
 
-    verdict = check.shown_verdict({r.verdict for r in rs})
+    verdict = declarations.shown_verdict({r.verdict for r in rs})
     shown = "VIOLATED" if verdict == "violated" else verdict
     details = "\n\n".join(_search_text(r, results) for r in rs)
     case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, details=details,
@@ -235,13 +235,13 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     unsaved = [r.unsaved for r in rs if r.unsaved]
     if unsaved and not (violated and not declared):  # exit 2: what --out asked for was not done
         return attrs.evolve(case, outcome=ERROR, message=f"{shown}, but not saved: {unsaved[0]}")
-    if verdict in check.INCONCLUSIVE:  # judged by no engine: the cell agrees with anything
+    if verdict in declarations.INCONCLUSIVE:  # judged by no engine: the cell agrees with anything
         return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     if declared:
         engines = ", ".join(sorted({r.engine for r in rs if r.verdict == verdict}))
-        if check.cell_agrees(model_name, variant, prop, rs):
+        if declarations.cell_agrees(model_name, variant, prop, rs):
             return attrs.evolve(case, message=f"{shown} ({engines}), as declared")
-        said = check.disagreement(get_model(model_name), variant, prop,
+        said = declarations.disagreement(get_model(model_name), variant, prop,
                                   [r.stats for r in rs if r.verdict == verdict])
         return attrs.evolve(case, outcome=FAILURE, message=f"{shown} ({engines}), {said}")
     if violated:

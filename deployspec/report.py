@@ -11,14 +11,8 @@ from deployspec.variant_plugins import source_of
 def matrix(results: list[Result], declared: bool) -> str:
     """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
     declare, ``+`` a property it violates beyond the default search (said under the table)."""
-    from deployspec.check import (
-        DEFAULT_BUDGET,
-        INCONCLUSIVE,
-        beyond,
-        disagreement,
-        matches,
-        shown_verdict,
-    )
+    from deployspec.check import DEFAULT_BUDGET
+    from deployspec.declarations import INCONCLUSIVE, beyond, disagreement, matches, shown_verdict
 
     by_model: dict[str, list[Result]] = {}
     for r in results:

@@ -105,7 +105,7 @@ def test_a_claimed_fix_whose_proof_did_not_finish_is_no_agreement(outside):
     """A slow runner, or a short budget, cuts the exhaustive search short: the random search's
     word is all that is left, and a design of one's own must not pass on it. (A shipped
     design's proofs are the test suite's: there an unfinished one stays holds*.)"""
-    from deployspec.check import matches_declarations
+    from deployspec.declarations import matches_declarations
     from deployspec.engines.result import Result
     from deployspec.report import matrix
 
@@ -128,7 +128,7 @@ def test_an_unfinished_proof_is_no_disagreement_where_the_design_declares_a_viol
     the design's own bounds set is part of what is proven."""
     import attrs
 
-    from deployspec.check import matches_declarations
+    from deployspec.declarations import matches_declarations
     from deployspec.engines.result import Result
 
     hand_in("beyondcopy", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_PR3072\n"
@@ -162,7 +162,7 @@ def test_the_proof_of_a_design_of_ones_own_is_not_cut_by_the_random_search_s_bud
 
 def test_a_declared_violation_the_random_search_missed_is_the_explorer_s_to_show(outside):
     """On a loaded machine the two-second search may miss it; the explorer's trace stands."""
-    from deployspec.check import matches_declarations
+    from deployspec.declarations import matches_declarations
     from deployspec.engines.result import Result
     from deployspec.report import matrix
 

@@ -48,7 +48,7 @@ def _result(variant, prop, verdict, **kw) -> Result:
 def test_the_matrix_fails_a_cell_only_where_it_differs_from_the_declaration():
     """capi-2022 declares single_active_deployment violated and capi-safe that it holds:
     a violation there passes, a proof there passes, the opposite of either fails, and a
-    search that ended in error is an error (as ``check.matches_declarations`` judges)."""
+    search that ended in error is an error (as ``declarations.matches_declarations`` judges)."""
     results = [
         _result("capi-2022", "single_active_deployment", "violated", message="2 active deployments"),
         _result("capi-2022", "capacity_within_bound", "holds"),
@@ -71,15 +71,15 @@ def test_the_matrix_fails_a_cell_only_where_it_differs_from_the_declaration():
 
 def test_the_matrix_cell_follows_the_shown_verdict_as_the_exit_status_does():
     """A random search that missed a declared violation the explorer shows is no failure."""
-    from deployspec import check
+    from deployspec import declarations
 
     results = [_result("capi-2022", "single_active_deployment", "holds"),
                _result("capi-2022", "single_active_deployment", "violated", engine="explore")]
     (suite,) = junit.check_suites(results, declared=True)
-    assert check.matches_declarations(results) and suite.cases[0].outcome == junit.PASSED
+    assert declarations.matches_declarations(results) and suite.cases[0].outcome == junit.PASSED
     alone = results[:1]
     (suite,) = junit.check_suites(alone, declared=True)
-    assert not check.matches_declarations(alone) and suite.cases[0].outcome == junit.FAILURE
+    assert not declarations.matches_declarations(alone) and suite.cases[0].outcome == junit.FAILURE
 
 
 def test_a_trace_that_could_not_be_saved_is_an_error_as_the_exit_status_says():

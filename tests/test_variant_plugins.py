@@ -43,7 +43,8 @@ def test_the_explorer_proves_what_the_change_fixed(capsys, outside):
 
 def test_the_matrix_judges_it_by_what_it_declares(outside):
     """``check`` with no --variant runs every variant of the model, this one too, and compares."""
-    from deployspec.check import matches, plan
+    from deployspec.check import plan
+    from deployspec.declarations import matches
 
     outside("finalize_in_txn")
     model = models.get_model("capi")

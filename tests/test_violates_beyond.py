@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deployspec import traces
-from deployspec.check import covers, matches, matches_declarations
+from deployspec.declarations import covers, matches, matches_declarations
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
 from deployspec.replay import replay

@@ -209,7 +209,7 @@ def test_cli_check_z3_json_exits_1_and_its_traces_replay(tmp_path, capsys):
 
 
 def test_inconclusive_verdicts_are_not_compared_with_declarations():
-    from deployspec.check import matches_declarations
+    from deployspec.declarations import matches_declarations
     from deployspec.engines.result import Result
     from deployspec.report import matrix
 
@@ -226,7 +226,7 @@ def test_a_proof_of_the_rule_does_not_contradict_a_property_broken_another_way(c
     """A property a variant breaks some other way than through its selection rule:
     Z3's proof of the rule is no mismatch there, while a holding verdict of any
     other engine would be."""
-    from deployspec.check import matches
+    from deployspec.declarations import matches
     from deployspec.models import get_model
 
     capi = get_model("capi")

@@ -304,7 +304,7 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     def result(verdict: str, message: str, stats: dict | None = None, **kw) -> Result:
         stats = dict(stats or {})
         stats.setdefault("seconds", round(time.perf_counter() - started, 3))
-        stats["of"] = "selection rule"  # a proof of the rule, not of the property (check.matches)
+        stats["of"] = "selection rule"  # a proof of the rule, not of the property (declarations.matches)
         return Result(model.name, variant_name, prop.name, "z3", verdict, message=message, stats=stats, **kw)
 
     if encoding is None:

@@ -83,7 +83,7 @@ class CapiVariant:
     #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE
     explore: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: properties it violates only beyond what the default search reaches: property ->
-    #: where it shows (bounds and the committed counterexample; ``deployspec.check``)
+    #: where it shows (bounds and the committed counterexample; ``deployspec.declarations``)
     violates_beyond: dict[str, Beyond] = attrs.field(factory=dict, eq=False, validator=not_declared)
 
     # --- the transition function ------------------------------------------
