@@ -156,3 +156,16 @@ def test_capi_2022_s_snapshot_window_reaches_an_older_deploying_deployment():
     # a design of the family whose configuration leaves the window closed keeps the constraint
     closed = attrs.evolve(variant, config={})
     assert newest.needs <= sel.traits(closed, sel.VARIANTS["capi-2022"])
+
+
+def test_the_snapshot_trait_follows_the_configuration_searched():
+    """A window opened by ``--bound snapshot_window=true`` on a design of the family
+    whose own configuration keeps it closed drops 'deploying_is_newest' too: Z3 must not
+    rely on a constraint the searched configuration breaks."""
+    variant = attrs.evolve(CAPI.variant("capi-2022"), config={})
+    encoding = sel.VARIANTS["capi-2022"]
+    (newest,) = [c for c in sel.WELLFORMED if c.name == "deploying_is_newest"]
+    opened = attrs.evolve(CAPI.default_config(variant), snapshot_window=True)
+    assert newest.needs <= sel.traits(variant, encoding)
+    assert not newest.needs <= sel.traits(variant, encoding, opened)
+    assert newest.needs <= sel.traits(variant, encoding, attrs.evolve(opened, snapshot_window=False))

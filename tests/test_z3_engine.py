@@ -238,3 +238,20 @@ def test_a_proof_of_the_rule_does_not_contradict_a_property_broken_another_way(c
     results = json.loads(capsys.readouterr().out)["results"]
     assert {r["stats"]["of"] for r in results} == {"selection rule"}
     assert status == 0 and {r["verdict"] for r in results} == {"holds"}
+
+
+def test_a_bound_that_closes_the_snapshot_window_is_what_the_rule_is_judged_under(tmp_path):
+    """``--bound snapshot_window=…`` reaches the Z3 engine: the well-formedness constraints
+    follow the configuration searched (capi-2022's own opens the window, which drops
+    'deploying_is_newest'; the bound closes it), and so does the confirming search."""
+    from deployspec.check import configure
+
+    own = run("capi-2022", "app_stays_available")
+    closed = run("capi-2022", "app_stays_available", tmp_path,
+                 config=configure(CAPI, "capi-2022", "z3", {"snapshot_window": False}))
+    assert sel.SNAPSHOT_CLOSED not in own.stats["traits"]
+    assert sel.SNAPSHOT_CLOSED in closed.stats["traits"]
+    assert closed.verdict == "violated"  # the seed needs no window
+    trace = traces.load(closed.counterexample)
+    assert not trace["config"].get("snapshot_window")  # written only when on
+    assert replay(trace).reproduced

@@ -232,8 +232,11 @@ def _replay(model, variant, config, prop, path, tick: Tick) -> Session:
 SEARCH_BOUNDS = {"max_instances": 1, "max_droplets": 2, "max_in_flight": (1,), "canary_plans": ()}
 
 
-def search_config(model, variant, deployments: int):
-    config = model.default_config(variant)
+def search_config(model, variant, deployments: int, base=None):
+    """The confirming search's configuration: ``base`` (the variant's own, or what
+    ``--bound`` made of it) with the sizes above; its switches (windows, kinds of
+    deploy) stay as they are."""
+    config = base if base is not None else model.default_config(variant)
     known = attrs.fields_dict(type(config))
     bounds = {k: v for k, v in SEARCH_BOUNDS.items() if k in known}
     if "max_deployments" in known:
@@ -294,8 +297,13 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
 
 def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir: str | None,
            processes: int = PROCESSES, deployments: int = DEPLOYMENTS,
-           encodings: dict[str, sel.VariantEncoding] | None = None, **_ignored) -> Result:
-    """The verdict of the selection rule on spec property ``prop`` (see the module doc)."""
+           encodings: dict[str, sel.VariantEncoding] | None = None, config=None,
+           **_ignored) -> Result:
+    """The verdict of the selection rule on spec property ``prop`` (see the module doc).
+
+    ``config`` (``--bound``) matters through its switches: which well-formedness
+    constraints hold (a window it opens drops those the window breaks) and what the
+    confirming search may do; its sizes do not bound the symbolic state."""
     started = time.perf_counter()
     N, M = processes, deployments
     variant = model.variant(variant_name)
@@ -316,7 +324,7 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     if not guards:
         return result("n/a", f"the selection rule does not bear on {prop.name}")
     try:
-        rule = problem(encoding, N, M, sel.traits(variant, encoding))
+        rule = problem(encoding, N, M, sel.traits(variant, encoding, config))
         found = [rule.analysis(g) for g in guards]
     except SolverUnknown as exc:
         return result("error", str(exc))
@@ -347,7 +355,8 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
                 break
             if view is None:
                 break
-            outcome = confirm(model, variant, view, prop, budget=left)
+            outcome = confirm(model, variant, view, prop, budget=left,
+                              config=search_config(model, variant, view.m, config))
             if outcome.session is None:
                 tried.append(view)
                 unconfirmed.append({"selection_property": g.name, "view": view.describe(),

@@ -175,12 +175,17 @@ WELLFORMED: tuple[Constraint, ...] = (
 )
 
 
-def traits(variant, encoding: VariantEncoding) -> frozenset[str]:
+def traits(variant, encoding: VariantEncoding, config=None) -> frozenset[str]:
     """What the well-formedness constraints may rely on for this variant: its family,
     how its cancel step destroys processes, and whether its configuration opens the
-    window between the dispatcher's snapshot and a scale step."""
+    window between the dispatcher's snapshot and a scale step: ``config`` when one
+    is given (``--bound snapshot_window=…``), else the variant's own."""
     out = {encoding.family}
-    if not (getattr(variant, "config", None) or {}).get("snapshot_window"):
+    if config is not None:
+        window = getattr(config, "snapshot_window", False)
+    else:
+        window = (getattr(variant, "config", None) or {}).get("snapshot_window")
+    if not window:
         out.add(SNAPSHOT_CLOSED)
     if getattr(variant.cancel_step, "__name__", None) in DESTROYING_AT_END:
         out.add(DESTROYS_AT_END)
