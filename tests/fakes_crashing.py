@@ -72,10 +72,13 @@ class Swallows(ReferenceImplementation):
         after = os.environ.get("DEPLOYSPEC_FAKE_SWALLOW_AFTER")
         Swallows.performed += 1
         if (Swallows.performed > int(after)) if after else action["type"] == "deploy":
-            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
-                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            marker = os.environ.get("DEPLOYSPEC_FAKE_HANGING")
             while True:
-                try:
+                try:  # the marker says it hangs only once it swallows (a signal sent on
+                    # seeing it never lands between the two, however loaded the machine)
+                    if marker:
+                        open(marker, "w").close()
+                        marker = None
                     time.sleep(0.05)
                 except:  # noqa: E722, S110 - the point of this fake
                     pass
