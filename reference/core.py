@@ -208,9 +208,12 @@ def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
         if value is not None and not isinstance(value, bool):
             raise ActionError(f"action {kind!r}: field {name!r} must be true, false or null")
         return value
-    if expected == "int":
+    if expected == "int | None" and value is None:
+        return value
+    if expected in ("int", "int | None"):
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ActionError(f"action {kind!r}: field {name!r} must be an integer")
+            either = " or null" if expected == "int | None" else ""
+            raise ActionError(f"action {kind!r}: field {name!r} must be an integer{either}")
         _within_range(kind, name, value)
         return value
     if expected == "str":

@@ -195,7 +195,7 @@ class ObservationChecker:
 # --- the action vocabulary as a schema -------------------------------------------
 
 _TYPES = {"int": {"type": "integer"}, "bool": {"type": "boolean"}, "str": {"type": "string"},
-          "bool | None": {"type": ["boolean", "null"]}}
+          "bool | None": {"type": ["boolean", "null"]}, "int | None": {"type": ["integer", "null"]}}
 
 
 def action_schema(model) -> dict:

@@ -50,6 +50,14 @@ const api = {
     if (!app || processes.length === 0) return "no app: push first";
     if (a.strategy !== "rolling" || a.canary_steps.length || a.web_instances) return "only rolling deployments";
     if (a.max_in_flight !== 1) return "no max_in_flight before 2024";
+    const rollback = a.revision !== undefined && a.revision !== null; // cf rollback
+    if (rollback) {
+      if (a.new_droplet !== undefined && a.new_droplet !== null) return "Cannot set both fields 'droplet' and 'revision'";
+      // revisions: the push's (droplet 0) and each deployment's; the latest, the newest deployment's
+      if (a.revision !== 0 && !deployments.some((d) => d.droplet === a.revision)) return "The revision does not exist";
+      const latest = deployments.length ? deployments[deployments.length - 1].droplet : 0;
+      if (a.revision === latest) return "Unable to rollback: the same as the deployed revision";
+    }
     // the bug, part 1: only a DEPLOYING deployment is superseded (of two, the oldest:
     // the database's first row)
     const previous = deployments.find((d) => d.state === "DEPLOYING");
@@ -57,6 +65,8 @@ const api = {
     const before = app.droplet;
     if (a.new_droplet !== undefined && a.new_droplet !== null) { // cf push --strategy rolling
       droplets.push(a.new_droplet); app.droplet = droplets.length - 1;
+    } else if (rollback) {
+      app.droplet = a.revision;
     }
     const p = newProcess(app.droplet, 1);
     deployments.push({

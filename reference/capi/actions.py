@@ -51,11 +51,17 @@ class Deploy(Action):
     #: this deployment, healthy or not, which it makes the app's current one (``cf push
     #: --strategy rolling``: the request names the droplet); cancel puts the previous back
     new_droplet: bool | None = attrs.field(default=None, metadata={SENT_IF_SET: True})
+    #: None, or ``cf rollback``: the revision of droplet ``revision`` (a droplet stands
+    #: for all a revision carries), which a deployment or the push deployed before;
+    #: the deployment makes it the app's current droplet again, and a cancel takes it back
+    revision: int | None = attrs.field(default=None, metadata={SENT_IF_SET: True})
 
     def __str__(self) -> str:
         parts = [f"max_in_flight={self.max_in_flight}"]
         if self.new_droplet is not None:
             parts.append(f"new_droplet={self.new_droplet}")  # as stage(healthy=…)
+        if self.revision is not None:
+            parts.append(f"revision={self.revision}")
         if self.strategy != "rolling":
             parts.append(f"strategy={self.strategy!r}")
         if self.canary_steps:

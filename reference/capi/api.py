@@ -65,11 +65,13 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     names (``cf push --strategy rolling`` stages one, then creates the deployment
     with it: ``action.new_droplet``) makes that droplet the app's current one
     (``DeploymentTargetState#apply_to_app`` in ``app/actions/deployment_create.rb``
-    at 4528366a and 3bbba90), so a cancel puts the previous one back.
+    at 4528366a and 3bbba90), so a cancel puts the previous one back. ``cf rollback``
+    names a revision instead (``action.revision``, :func:`_refuse_rollback`): its
+    droplet becomes current the same way.
     """
     if state.app is None or not state.processes:
         return Rejected("no app: push first")
-    refusal = variant.refuse_deploy(action)
+    refusal = variant.refuse_deploy(action) or _refuse_rollback(state, action)
     if refusal:
         return Rejected(refusal)
     previous = variant.previous_deployment(state)
@@ -77,6 +79,8 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     previous_droplet = state.app.droplet
     if action.new_droplet is not None:  # staged for it, current from now on
         state = stage(state, Stage(action.new_droplet))
+    elif action.revision is not None:  # the revision's droplet is current again
+        state = state.with_app(App(action.revision, state.app.started))
     droplet = state.app.droplet
     start = variant.starting_instances(state, action, owic)
     state, process = state.with_new_process(droplet=droplet, instances=start)
@@ -98,6 +102,39 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     if previous is not None:
         state = state.with_deployment(variant.supersede(previous))
     return variant.after_create(state, deployment)
+
+
+def revisions(state: CapiState) -> tuple[frozenset[int], int]:
+    """The droplets that have a revision, and the latest revision's droplet.
+
+    The push starts the app and so creates the first revision (droplet 0); each
+    deployment creates one when its droplet differs from the latest
+    (``RevisionResolver.update_app_revision``), a rollback always. So a droplet has
+    a revision once a deployment or the push shipped it, and the latest revision is
+    the newest deployment's, even when a cancel made another droplet current again
+    (a cancel creates none: ``deployment_cancel.rb``). A droplet only staged has none.
+    """
+    shipped = frozenset(d.droplet for d in state.deployments) | {0}
+    return shipped, state.deployments[-1].droplet if state.deployments else 0
+
+
+def _refuse_rollback(state: CapiState, action: Deploy) -> str | None:
+    """What DeploymentCreate refuses of ``cf rollback`` (``revision``), in its order:
+    the message names one droplet source (``DeploymentCreateMessage``), the revision
+    exists (``DeploymentTargetState#droplet``), and it differs from the latest
+    (``RevisionResolver.rollback_app_revision``: no rollback to what is deployed).
+    Each rolls the whole transaction back. Files at 4528366a and 3bbba90."""
+    if action.revision is None:
+        return None
+    if action.new_droplet is not None:
+        return "Cannot set both fields 'droplet' and 'revision'"
+    shipped, latest = revisions(state)
+    if action.revision not in shipped:
+        return "The revision does not exist"
+    if action.revision == latest:
+        return ("Unable to rollback. The code and configuration you are rolling back to "
+                "is the same as the deployed revision.")
+    return None
 
 
 def newest_active(state: CapiState) -> Deployment | None:

@@ -35,6 +35,9 @@ class CapiConfig:
     #: offer ``deploy(new_droplet=…)`` too: ``cf push --strategy rolling``, a deployment of
     #: a droplet staged for it (healthy or not), which a cancel takes back
     push_rolling: bool = False
+    #: offer ``deploy(revision=…)`` too: ``cf rollback``, a deployment of a droplet a
+    #: deployment or the push shipped before, which a cancel takes back
+    rollback: bool = False
     #: platform steps allowed for the settle phase
     settle_steps: int = 80
     #: BFS depth bound of the exhaustive explorer (None: until no new state is found)
@@ -99,8 +102,9 @@ class CapiConfig:
 
 
 #: the configuration's switches (true or false): the windows that open an interleaving,
-#: and the push that deploys a new droplet; each left out of a trace's config when off
-_SWITCHES = ("finish_window", "snapshot_window", "push_rolling")
+#: and the deploys of another droplet than the current one; each left out of a trace's
+#: config when off
+_SWITCHES = ("finish_window", "snapshot_window", "push_rolling", "rollback")
 
 
 def _is_int(value: Any) -> bool:
@@ -155,6 +159,12 @@ def _runtime(process: int) -> Runtime:
     return Runtime(process)
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
+def _rollbacks(max_in_flight: tuple[int, ...], droplet: int) -> tuple[Deploy, ...]:
+    """``deploy(revision=droplet)`` with each max_in_flight, built once per argument."""
+    return tuple(Deploy(max_in_flight=m, revision=droplet) for m in max_in_flight)
+
+
 @functools.lru_cache(maxsize=4096, typed=True)
 def _tick_on(field: str, deployment: int) -> Tick:
     """``tick`` with one deployment in ``field`` (``failed``, ``reports_unavailable``,
@@ -181,7 +191,7 @@ def probe_actions(obs: dict, config: CapiConfig) -> list:
     deployment (nothing happens but what the dispatcher does before the steps,
     which a plain ``tick`` does too), ``cancel`` with nothing to cancel or while
     CANCELING with no newer droplet, ``continue`` with no PAUSED deployment,
-    ``scale`` while a deployment progresses. So a probe reaches no state the
+    ``scale`` while a deployment progresses, a rollback to the latest revision. So a probe reaches no state the
     candidates do not. What the bounds leave out (a stage past ``max_droplets``,
     a deploy past ``max_deployments``) is no probe: the reference accepts it."""
     probes: list = []
@@ -199,6 +209,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
             probes += fixed["stage"]
             probes += fixed["deploy"]
             probes += fixed["push_rolling"]  # (empty unless the bound is on)
+            if config.rollback:
+                probes += _rollbacks(config.max_in_flight, 0)
             probes += (_CANCEL, _CONTINUE)
             probes += fixed["scale"]
         return list(fixed["push"])
@@ -240,6 +252,12 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         out += fixed["deploy"]
         if len(obs["droplets"]) < config.max_droplets:
             out += fixed["push_rolling"]
+        if config.rollback:  # to each revision but the latest (the one refused, a probe)
+            latest = deployments[-1]["droplet"] if deployments else 0
+            for droplet in sorted({0, *(d["droplet"] for d in deployments)} - {latest}):
+                out += _rollbacks(config.max_in_flight, droplet)
+            if probes is not None:
+                probes += _rollbacks(config.max_in_flight, latest)
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
     ):  # canceling again changes nothing unless a droplet was staged since
