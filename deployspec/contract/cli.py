@@ -15,7 +15,7 @@ import threading
 import time
 
 from deployspec import traces
-from deployspec.adapter import ImplementationError
+from deployspec.adapter import ImplementationError, StopServing
 from deployspec.models import UsageError, bounds_given, get_model
 from deployspec.text import printable_line
 
@@ -361,9 +361,9 @@ def _protocol_channel():
     return requests, replies
 
 
-class _Terminated(BaseException):
-    """SIGTERM reached ``serve`` (a BaseException: the server turns every Exception
-    of a request into an error reply, and would serve on)."""
+class _Terminated(StopServing):
+    """SIGTERM reached ``serve`` (a StopServing: the server turns whatever else a call
+    raises into an error reply, and would serve on)."""
 
 
 @contextlib.contextmanager
