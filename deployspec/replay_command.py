@@ -74,7 +74,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
-                except Exception as exc:  # a design of the user's own failed: no verdict (not 1)
+                except (Exception, SystemExit) as exc:  # a design of the user's own failed: no verdict (not 1)
                     why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
                     if why is None:
                         raise

@@ -236,7 +236,7 @@ def _bounds(where: str, v: Any, field: str, model: Any, base: Any, given: Mappin
         raise UsageError(f"variants from {where}: {exc}") from None
 
 
-def fault(variant: str, exc: Exception) -> str | None:
+def fault(variant: str, exc: BaseException) -> str | None:
     """One line for an exception a variant handed in from outside raised (its rules are
     the user's code), naming where in that code; None for a shipped variant's (a bug of
     deployspec's own, whose traceback is wanted)."""

@@ -108,11 +108,15 @@ def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, 
     assert status == 0, out
 
 
-def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, hand_in):
-    hand_in("rulebroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+@pytest.mark.parametrize("module, body, raised", [
+    ("rulebroken", "raise RuntimeError('my rule is broken')", "RuntimeError: my rule is broken"),
+    # its exit is not deployspec's: check and contract ended with status 4, nothing said
+    ("ruleexits", "import sys; sys.exit(4)", "SystemExit: 4"),
+])
+def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, hand_in, module, body, raised):
+    hand_in(module, f"def boom(state):\n    {body}\n"
             + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
-    why = ("variant raises (DEPLOYSPEC_VARIANTS module rulebroken) raised RuntimeError: my rule is broken "
-           "at rulebroken.py:2")
+    why = f"variant raises (DEPLOYSPEC_VARIANTS module {module}) raised {raised} at {module}.py:2"
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
                          "--property", "single_active_deployment", "--json")
     (result,) = valid_json_output(json.loads(out))["results"]  # (an error's stats are empty)
