@@ -100,7 +100,8 @@ def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, 
     import sys
 
     (tmp_path / "noisy.py").write_text("print('hello from import')\n" + EVOLVED.format("name='noisy'"))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # for serve's process
+    monkeypatch.syspath_prepend(str(tmp_path))  # for contract's (not only after the test above)
     outside("noisy")
     served = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant noisy"
     status, out, _ = run(capsys, "contract", "--exec", served, "--model", "capi", "--examples", "5",
