@@ -277,7 +277,8 @@ def _frames(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
 
     own = tuple(os.path.dirname(m.__file__) for m in (deployspec, reference, spec))
     libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
-    frames = traceback.extract_tb(exc.__traceback__)
+    # raised in an explore worker (--workers): its frames there, not those re-raising it here
+    frames = getattr(exc, "worker_frames", None) or traceback.extract_tb(exc.__traceback__)
     return frames, [f for f in frames if not f.filename.startswith(("<", *libraries))], own
 
 

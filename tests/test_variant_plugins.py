@@ -6,7 +6,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from deployspec import models, variant_plugins
+from deployspec import models, partitioned, variant_plugins
 
 from .cli_runs import run, valid_json_output
 from .designs_handed_in import FINDINGS, MINE
@@ -130,6 +130,21 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
                            "capi", "--reference", "raises", "--property", "conforms_to_raises", "--examples", "3",
                            "--json")
     assert (status, out) == (2, "") and err.endswith(f"deployspec: error: --reference: {why}\n")
+
+
+@pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")
+def test_a_rule_that_raises_in_an_explore_worker_is_named_by_its_own_line(capsys, hand_in):
+    """--workers: the exception comes back from a worker process; it was named by the line of
+    deployspec's that raised it again ('in deployspec's partitioned.py: does a rule of yours
+    take the arguments…?'), not by the user's."""
+    hand_in("workerbroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+            + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
+                         "--workers", "2", "--property", "single_active_deployment", "--json")
+    (result,) = json.loads(out)["results"]
+    why = ("variant raises (DEPLOYSPEC_VARIANTS module workerbroken) raised RuntimeError: my rule is broken "
+           "at workerbroken.py:2")
+    assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
