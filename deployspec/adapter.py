@@ -16,6 +16,11 @@ class ImplementationError(Exception):
     """The implementation under test failed (crashed, hung, answered garbage)."""
 
 
+class StopServing(BaseException):
+    """Raised inside an implementation's call (by a signal handler: ``serve``'s SIGTERM)
+    to end serving it; what else a served call raises is an ``error`` reply."""
+
+
 @runtime_checkable
 class Adapter(Protocol):
     def reset(self, config: Any) -> None:

@@ -228,12 +228,13 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
           workers: int = 1, on_progress: Callable[[str], None] | None = None) -> list[Result]:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress). What the
-    rules of a variant handed in from outside raise is that search's error result."""
+    rules of a variant handed in from outside raise (``sys.exit`` too: its exit is not
+    deployspec's to take) is that search's error result."""
     try:
         return _judge(model_name, variant, engine, prop_name, budget=budget, seed=seed, out_dir=out_dir,
                       bounds=bounds, distinct=distinct, engines=engines, on_start=on_start,
                       workers=workers, on_progress=on_progress)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         from deployspec.variant_plugins import fault
 
         why = fault(variant, exc)

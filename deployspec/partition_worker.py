@@ -66,6 +66,9 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent
         exc.add_note(f"(in explore worker {w + 1} of {search.workers})\n"
                      + "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+        # where it was raised, which the parent's traceback no longer shows (the fault
+        # of a design's rule names its file and line: variant_plugins)
+        exc.worker_frames = traceback.extract_tb(exc.__traceback__)
         try:
             try:
                 conn.send(("error", exc))

@@ -5,6 +5,7 @@ comes; exit 1 while one still reproduces (a regression suite), 3 at a fault."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -73,7 +74,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
-                except Exception as exc:  # a design of the user's own failed: no verdict (not 1)
+                except (Exception, SystemExit) as exc:  # a design of the user's own failed: no verdict (not 1)
                     why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
                     if why is None:
                         raise
@@ -180,10 +181,23 @@ def _trace_files(paths: list[str]) -> list[str]:
     files = []
     for name in paths:
         if name and Path(name).is_dir():
-            found = sorted(str(p) for p in Path(name).rglob("*.json") if p.is_file())
+            found = sorted(_json_files_in(name))
             if not found:
                 raise UsageError(f"{name}: a folder with no trace files (*.json)")
             files += found
         else:
             files.append(name)
     return files
+
+
+def _json_files_in(folder: str) -> list[str]:
+    """The ``*.json`` files in ``folder`` and its subfolders (not through links to
+    folders); a folder that cannot be read is a UsageError, not a trace less replayed
+    (pathlib's ``rglob`` skipped it without a word: a suite passed with part of it unread)."""
+    def refuse(exc: OSError):
+        raise UsageError(f"{folder}: cannot read {exc.filename or folder}: {exc.strerror or exc}")
+
+    found = []
+    for top, _dirs, names in os.walk(folder, onerror=refuse):
+        found += [p for p in (os.path.join(top, n) for n in names if n.endswith(".json")) if os.path.isfile(p)]
+    return found

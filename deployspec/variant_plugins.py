@@ -236,7 +236,7 @@ def _bounds(where: str, v: Any, field: str, model: Any, base: Any, given: Mappin
         raise UsageError(f"variants from {where}: {exc}") from None
 
 
-def fault(variant: str, exc: Exception) -> str | None:
+def fault(variant: str, exc: BaseException) -> str | None:
     """One line for an exception a variant handed in from outside raised (its rules are
     the user's code), naming where in that code; None for a shipped variant's (a bug of
     deployspec's own, whose traceback is wanted)."""
@@ -277,7 +277,8 @@ def _frames(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
 
     own = tuple(os.path.dirname(m.__file__) for m in (deployspec, reference, spec))
     libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
-    frames = traceback.extract_tb(exc.__traceback__)
+    # raised in an explore worker (--workers): its frames there, not those re-raising it here
+    frames = getattr(exc, "worker_frames", None) or traceback.extract_tb(exc.__traceback__)
     return frames, [f for f in frames if not f.filename.startswith(("<", *libraries))], own
 
 

@@ -1,6 +1,8 @@
 """``deployspec serve --python MODULE:FACTORY``: a Python object behind the protocol, in a
 process of its own, so ``contract --exec`` isolates it as it isolates any program."""
 
+import io
+import json
 import shlex
 import subprocess
 import sys
@@ -117,3 +119,63 @@ def test_sigterm_while_the_object_is_being_made_ends_serving_with_0(tmp_path):
     os.kill(proc.pid, signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out, err) == (0, "", "")
+
+
+class _Unprintable(Exception):
+    def __str__(self):
+        raise ValueError("no text")
+
+
+class _Raises:
+    """Accepts a reset, then raises ``exc`` from perform."""
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+    def reset(self, config):
+        pass
+
+    def perform(self, action):
+        raise self.exc
+
+    def observe(self):
+        return {"app": None, "droplets": [], "processes": [], "deployments": []}
+
+
+def _answers(impl) -> list[dict]:
+    from deployspec.contract.server import serve
+
+    requests = io.BytesIO(b'{"id": 0, "type": "reset", "protocol": 1, "model": "capi", "config": {}}\n'
+                          b'{"id": 1, "type": "action", "action": {"type": "push", "instances": 1}}\n')
+    replies = io.BytesIO()
+    assert serve(impl, "capi", stdin=requests, stdout=replies) == 0
+    return [json.loads(line) for line in replies.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("exc, message", [
+    # an object's exit ended serve with status 2, the status of a usage error, and nothing said
+    (SystemExit("bye"), "SystemExit: bye"),
+    # any other BaseException was a traceback of serve
+    (GeneratorExit(), "GeneratorExit"),
+    (type("Custom", (BaseException,), {})("custom"), "Custom: custom"),
+    # an exception that cannot say what it is was a traceback too
+    (_Unprintable(), "_Unprintable: (an unprintable _Unprintable)"),
+])
+def test_whatever_a_served_object_raises_is_an_error_reply(exc, message):
+    assert _answers(_Raises(exc))[1] == {"id": 1, "type": "error", "message": message}
+
+
+def test_an_interruption_still_ends_serving():
+    """Ctrl-C in a call is not the object's error (as in process)."""
+    with pytest.raises(KeyboardInterrupt):
+        _answers(_Raises(KeyboardInterrupt()))
+
+
+def test_a_served_object_that_exits_is_reported_as_its_error(capsys):
+    """Through the wire as in process: a fault saying what the object raised, not an exit
+    status 2 of the served process."""
+    status = main(["contract", "--exec", _served("exits"), "--model", "capi",
+                   "--property", "single_active_deployment", "--examples", "20", "--seed", "0"])
+    err = capsys.readouterr().err
+    assert status == 3 and err.count("\n") == 1, err
+    assert "the implementation reported an error on action deploy: SystemExit: 0" in err

@@ -6,7 +6,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from deployspec import models, variant_plugins
+from deployspec import models, partitioned, variant_plugins
 
 from .cli_runs import run, valid_json_output
 from .designs_handed_in import FINDINGS, MINE
@@ -100,7 +100,8 @@ def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, 
     import sys
 
     (tmp_path / "noisy.py").write_text("print('hello from import')\n" + EVOLVED.format("name='noisy'"))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # for serve's process
+    monkeypatch.syspath_prepend(str(tmp_path))  # for contract's (not only after the test above)
     outside("noisy")
     served = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant noisy"
     status, out, _ = run(capsys, "contract", "--exec", served, "--model", "capi", "--examples", "5",
@@ -108,11 +109,15 @@ def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, 
     assert status == 0, out
 
 
-def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, hand_in):
-    hand_in("rulebroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+@pytest.mark.parametrize("module, body, raised", [
+    ("rulebroken", "raise RuntimeError('my rule is broken')", "RuntimeError: my rule is broken"),
+    # its exit is not deployspec's: check and contract ended with status 4, nothing said
+    ("ruleexits", "import sys; sys.exit(4)", "SystemExit: 4"),
+])
+def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, hand_in, module, body, raised):
+    hand_in(module, f"def boom(state):\n    {body}\n"
             + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
-    why = ("variant raises (DEPLOYSPEC_VARIANTS module rulebroken) raised RuntimeError: my rule is broken "
-           "at rulebroken.py:2")
+    why = f"variant raises (DEPLOYSPEC_VARIANTS module {module}) raised {raised} at {module}.py:2"
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
                          "--property", "single_active_deployment", "--json")
     (result,) = valid_json_output(json.loads(out))["results"]  # (an error's stats are empty)
@@ -125,6 +130,21 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
                            "capi", "--reference", "raises", "--property", "conforms_to_raises", "--examples", "3",
                            "--json")
     assert (status, out) == (2, "") and err.endswith(f"deployspec: error: --reference: {why}\n")
+
+
+@pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")
+def test_a_rule_that_raises_in_an_explore_worker_is_named_by_its_own_line(capsys, hand_in):
+    """--workers: the exception comes back from a worker process; it was named by the line of
+    deployspec's that raised it again ('in deployspec's partitioned.py: does a rule of yours
+    take the arguments…?'), not by the user's."""
+    hand_in("workerbroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+            + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
+                         "--workers", "2", "--property", "single_active_deployment", "--json")
+    (result,) = json.loads(out)["results"]
+    why = ("variant raises (DEPLOYSPEC_VARIANTS module workerbroken) raised RuntimeError: my rule is broken "
+           "at workerbroken.py:2")
+    assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -15,7 +15,7 @@ import threading
 import time
 
 from deployspec import traces
-from deployspec.adapter import ImplementationError
+from deployspec.adapter import ImplementationError, StopServing
 from deployspec.models import UsageError, bounds_given, get_model
 from deployspec.text import printable_line
 
@@ -199,7 +199,7 @@ def cmd_contract(args) -> int:
                                   budget=args.budget, max_examples=args.examples, seed=args.seed,
                                   out_dir=out_dir, timeout=args.timeout, bounds=bounds,
                                   on_start=progress.start, on_result=heard)
-            except Exception as exc:  # a --reference design of one's own failed: no verdict
+            except (Exception, SystemExit) as exc:  # a --reference design of one's own failed (sys.exit too)
                 why = variant_plugins.fault(args.reference, exc) if args.reference else None
                 if why is None:
                     raise
@@ -361,9 +361,9 @@ def _protocol_channel():
     return requests, replies
 
 
-class _Terminated(BaseException):
-    """SIGTERM reached ``serve`` (a BaseException: the server turns every Exception
-    of a request into an error reply, and would serve on)."""
+class _Terminated(StopServing):
+    """SIGTERM reached ``serve`` (a StopServing: the server turns whatever else a call
+    raises into an error reply, and would serve on)."""
 
 
 @contextlib.contextmanager

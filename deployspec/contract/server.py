@@ -5,7 +5,9 @@ here, so implementers have a working peer to read transcripts from, and the
 protocol is tested end to end. A request that cannot be served gets an
 ``error`` reply (id null when even the id is unreadable), never a crash: that
 includes JSON nested too deeply or with numbers too long for Python to read,
-and a reply the implementation made unwritable. A refusal of the model is
+a reply the implementation made unwritable, and whatever the implementation
+raises (SystemExit and GeneratorExit too: its exit is not the server's to take,
+as in process) but KeyboardInterrupt and :class:`StopServing`. A refusal of the model is
 ``rejected``. The server ends at end of input.
 """
 
@@ -15,6 +17,7 @@ import json
 import sys
 from typing import Any, BinaryIO
 
+from deployspec.adapter import StopServing
 from deployspec.contract import protocol
 from deployspec.contract.python_adapter import wrong_answer
 
@@ -85,8 +88,10 @@ class Server:
         rid = rid if isinstance(rid, int) and not isinstance(rid, bool) and rid >= 0 else None
         try:
             return self.handle(request)
-        except Exception as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
-            message = str(exc) if isinstance(exc, _Unanswerable) else f"{type(exc).__name__}: {exc}"
+        except (KeyboardInterrupt, StopServing):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
+            message = str(exc) if isinstance(exc, _Unanswerable) else _described(exc)
             return {"id": rid, "type": "error", "message": message}
 
     def answer(self, line: bytes) -> bytes:
@@ -98,6 +103,16 @@ class Server:
             why = protocol.unreadable(exc) if not isinstance(exc, TypeError) else str(exc)
             return _dumps({"id": reply.get("id"), "type": "error",
                            "message": f"the reply cannot be written as JSON: {why}"}).encode() + b"\n"
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message`` (``Type`` without one) of what the implementation raised, whatever
+    its ``__str__`` does."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a raising __str__ is the implementation's, not a crash
+        text = f"(an unprintable {type(exc).__name__})"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
