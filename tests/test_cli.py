@@ -340,3 +340,11 @@ def test_a_second_trace_of_a_shown_cause_is_not_called_longer_when_it_is_as_shor
     assert "saved: hypothesis.json" in out
     assert "also saved (another trace, no shorter, of a cause shown above): explore.json" in out
     assert "longer" not in out
+
+
+@pytest.mark.parametrize("command", ["check", "contract"])
+def test_the_help_says_what_the_seed_is_and_its_default(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--seed SEED seed of the random" in text and "(default 0)" in text
