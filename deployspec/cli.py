@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search time per variant and property (default: hypothesis 2, z3 10, "
                         "explore 120; with --variant, each search for a further cause: "
                         "hypothesis 10, explore 5)")
-    c.add_argument("--seed", type=_nonneg_int, default=0)
+    c.add_argument("--seed", type=_nonneg_int, default=0,
+                   help="seed of the random (Hypothesis) search (default 0)")
     c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
                    help="change one bound of the model configuration (repeatable; VALUE is JSON), "
                         "e.g. max_deployments=3 or 'max_in_flight=[1,2]'; a wrong NAME lists the names")

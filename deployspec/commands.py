@@ -117,7 +117,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         hidden = list(dict.fromkeys(r.counterexample for r in violated
                                     if r.counterexample and r.counterexample not in on_screen))
         if hidden:
-            print(f"also saved (a longer trace of a cause shown above): {', '.join(hidden)}")
+            print(f"also saved (another trace, no shorter, of a cause shown above): {', '.join(hidden)}")
         if shown and not args.out:
             print("(use --out DIR to save the counterexamples)")
         for r in results:

@@ -343,3 +343,30 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
     assert "capi-2022: n/a (z3) for capacity_within_bound: the selection rule does not bear on" in out
     status, out, err = run(capsys, "check", "--model", "slots", "--engine", "z3")  # the matrix too
     assert status == 2 and "every variant shows exactly" not in out and "nothing was judged" in err
+
+
+def test_a_second_trace_of_a_shown_cause_is_not_called_longer_when_it_is_as_short(capsys):
+    """Hypothesis and the explorer may find one cause in traces of the same length: the
+    first is shown, the other saved, and the line naming it must not say it is longer."""
+    import types
+
+    from deployspec.commands import _print_check
+    from deployspec.engines.result import Result
+
+    trace = json.loads(SEED.read_text())
+    found = [Result("capi", "capi-2022", "app_stays_available", engine, "violated", counterexample=f"{engine}.json",
+                    trace_length=6, cause="cancel-keeps-unstarted", trace=trace) for engine in ("hypothesis", "explore")]
+    args = types.SimpleNamespace(json=False, variant=["capi-2022"], out="found")
+    _print_check(args, found, 1, False)
+    out = capsys.readouterr().out
+    assert "saved: hypothesis.json" in out
+    assert "also saved (another trace, no shorter, of a cause shown above): explore.json" in out
+    assert "longer" not in out
+
+
+@pytest.mark.parametrize("command", ["check", "contract"])
+def test_the_help_says_what_the_seed_is_and_its_default(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--seed SEED seed of the random" in text and "(default 0)" in text

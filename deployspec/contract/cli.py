@@ -57,7 +57,8 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
                    help="change one bound of the configuration sent in every reset (repeatable), e.g. "
                         "'canary_plans=[]'; it starts from --reference's own configuration, else the "
                         "model's default (shown in the summary)")
-    c.add_argument("--seed", type=nonneg_int, default=0)
+    c.add_argument("--seed", type=nonneg_int, default=0,
+                   help="seed of the random search (default 0); with --examples N, the same verdicts on any machine")
     c.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="longest wait for one reply, or one call of a --python object (default 10); "
                         "the first reply after start, or the import and factory, get 30 or this if longer")
