@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from deployspec.reference.capi import VARIANTS, from_observation, observe
 from deployspec.reference.capi.actions import Tick
+from deployspec.reference.core import Rejected
+from deployspec.reference.slots.model import SlotsConfig
+from deployspec.reference.slots.model import initial_state as slots_initial_state
 from deployspec.spec.core import Monitor, Step
 
 from deployspec.explorer import Graph
@@ -86,3 +89,13 @@ class Tree(Graph):
 def two_active(_state, obs) -> bool:
     """A goal for ``explorer.bfs``: two deployments active at once."""
     return sum(d["state"] in ("DEPLOYING", "CANCELING") for d in obs["deployments"]) > 1
+
+
+def run_slots(variant, actions, config=None):
+    """The slots state after ``actions``, each of which the variant must accept."""
+    state = slots_initial_state(config or SlotsConfig())
+    for a in actions:
+        result = variant.step(state, a)
+        assert not isinstance(result, Rejected), (a, result)
+        state = result
+    return state

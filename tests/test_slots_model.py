@@ -29,18 +29,13 @@ from deployspec.reference.slots.state import Webhook
 
 from deployspec.models import get_model
 
+from .helpers import run_slots as run
+
 SLOTS = get_model("slots")
 WEBHOOK, TAG, IMMUTABLE = (VARIANTS[n] for n in
                            ("slots-webhook-tag", "slots-pipeline-tag", "slots-pipeline-immutable"))
 
 
-def run(variant, actions, config=None):
-    state = initial_state(config or SlotsConfig())
-    for a in actions:
-        result = variant.step(state, a)
-        assert not isinstance(result, Rejected), (a, result)
-        state = result
-    return state
 
 
 def served(state, slot):

@@ -8,16 +8,9 @@ import pytest
 from deployspec.reference.core import Rejected
 from deployspec.reference.slots import VARIANTS
 from deployspec.reference.slots.actions import CrashRetry, Push, Recycle, SetImage
-from deployspec.reference.slots.model import SlotsConfig, initial_state
+from deployspec.reference.slots.model import SlotsConfig
 
-
-def run(variant, actions, config=None):
-    state = initial_state(config or SlotsConfig())
-    for a in actions:
-        result = variant.step(state, a)
-        assert not isinstance(result, Rejected), (a, result)
-        state = result
-    return state
+from .helpers import run_slots as run
 
 
 @pytest.mark.parametrize("action", [Recycle, CrashRetry])
