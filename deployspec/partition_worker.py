@@ -67,8 +67,11 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
         exc.add_note(f"(in explore worker {w + 1} of {search.workers})\n"
                      + "".join(traceback.format_tb(exc.__traceback__)).rstrip())
         # where it was raised, which the parent's traceback no longer shows (the fault
-        # of a design's rule names its file and line: variant_plugins)
-        exc.worker_frames = traceback.extract_tb(exc.__traceback__)
+        # of a design's rule names its file and line: variant_plugins); frames made
+        # anew, with no code object in them (Python 3.14's FrameSummary keeps its
+        # frame's, which does not pickle: the exception would come back a RuntimeError)
+        exc.worker_frames = [traceback.FrameSummary(f.filename, f.lineno, f.name, lookup_line=False)
+                             for f in traceback.extract_tb(exc.__traceback__)]
         try:
             try:
                 conn.send(("error", exc))

@@ -75,6 +75,9 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
                     return 3
                 except (Exception, SystemExit) as exc:  # a design of the user's own failed: no verdict (not 1)
+                    # unless it failed of an interruption it caught (a bare except: then sys.exit):
+                    # the run was stopped, as when a rule swallows it
+                    interruption.raise_if_pending()
                     why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
                     if why is None:
                         raise

@@ -39,3 +39,13 @@ def test_it_conforms_to_capi_2022(capsys):
                    "--property", "conforms_to_capi-2022", "--examples", "40", "--seed", "1"])
     out = capsys.readouterr().out
     assert status == 0, out
+
+
+def test_it_conforms_to_capi_2022_with_rollbacks(capsys):
+    """Its ``cf rollback`` (``deploy(revision=K)``, offered with the bound ``rollback``):
+    the run without the bound never sends one, so nothing else checks that code."""
+    status = main(["contract", "--exec", f"node {SERVER}", "--model", "capi", "--reference", "capi-2022",
+                   "--property", "conforms_to_capi-2022", "--examples", "40", "--seed", "1",
+                   "--bound", "rollback=true"])
+    out = capsys.readouterr().out
+    assert status == 0, out

@@ -255,6 +255,23 @@ VARIANTS = [attrs.evolve(CAPI_SAFE, name="safe-swallow", previous_deployment=swa
 '''
 
 
+EXITING = SWALLOWING.replace("safe-swallow", "safe-exit").replace(
+    "        except BaseException:\n            pass\n",
+    "        except BaseException:  # turned into an exit\n            raise SystemExit(1)\n")
+
+
+def test_an_interruption_a_design_s_rule_turns_into_an_exit_still_stops_a_replay(tmp_path):
+    """The rule catches the SIGTERM meant for the run and calls sys.exit: replay reported
+    the design's error (exit 2, 'raised SystemExit: 1'), not the interruption."""
+    assert "raise SystemExit(1)" in EXITING
+    (tmp_path / "exiting.py").write_text(EXITING)
+    env = dict(os.environ, DEPLOYSPEC_VARIANTS="exiting", PYTHONPATH=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "replay", str(SEED), "--variant", "safe-exit"],
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert proc.returncode == 130, (proc.stdout, proc.stderr)
+    assert proc.stderr.rstrip().endswith("deployspec: interrupted") and "SystemExit" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("argv", [
     # (a search of 10 s or more, which the last resort would end after 5 s without the report)
     ["check", "--model", "capi", "--variant", "safe-swallow", "--engine", "explore",

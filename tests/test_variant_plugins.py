@@ -147,6 +147,38 @@ def test_a_rule_that_raises_in_an_explore_worker_is_named_by_its_own_line(capsys
     assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
 
 
+@pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")
+def test_a_worker_s_exception_comes_back_whole_when_its_frames_hold_code(capsys, hand_in, monkeypatch):
+    """Python 3.14's ``traceback.extract_tb`` keeps each frame's code object in its
+    FrameSummary (``_code``), which does not pickle: the frames sent with a worker's
+    exception must not carry it, or the exception comes back a RuntimeError of its text,
+    named by deployspec's line. Simulated here on any Python."""
+    import traceback
+
+    class Frame314(traceback.FrameSummary):
+        __slots__ = ("_code",)
+
+    real = traceback.extract_tb
+
+    def extract_tb(tb, limit=None):
+        out = traceback.StackSummary()
+        for f, (frame, _) in zip(real(tb, limit), traceback.walk_tb(tb)):
+            g = Frame314(f.filename, f.lineno, f.name, lookup_line=False)
+            g._code = frame.f_code
+            out.append(g)
+        return out
+
+    monkeypatch.setattr(traceback, "extract_tb", extract_tb)  # the workers fork with it
+    hand_in("workercode", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+            + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
+                         "--workers", "2", "--property", "single_active_deployment", "--json")
+    (result,) = json.loads(out)["results"]
+    why = ("variant raises (DEPLOYSPEC_VARIANTS module workercode) raised RuntimeError: my rule is broken "
+           "at workercode.py:2")
+    assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_what_a_design_prints_goes_to_stderr_not_into_the_report(capfd, hand_in, tmp_path, monkeypatch, jobs):
     """A rule is the user's code and may print; stdout is --json's (and the matrix's).

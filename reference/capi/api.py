@@ -123,7 +123,10 @@ def _refuse_rollback(state: CapiState, action: Deploy) -> str | None:
     the message names one droplet source (``DeploymentCreateMessage``), the revision
     exists (``DeploymentTargetState#droplet``), and it differs from the latest
     (``RevisionResolver.rollback_app_revision``: no rollback to what is deployed).
-    Each rolls the whole transaction back. Files at 4528366a and 3bbba90."""
+    The first is the message's validation, before the transaction (upstream with its
+    other checks: at 3bbba90 before the ``options`` ones ``deployment_options`` makes,
+    which this model's variants refuse first); the other two roll the transaction back.
+    Files at 4528366a and 3bbba90."""
     if action.revision is None:
         return None
     if action.new_droplet is not None:
