@@ -99,3 +99,18 @@ def run_slots(variant, actions, config=None):
         assert not isinstance(result, Rejected), (a, result)
         state = result
     return state
+
+
+def capi_state(variant, *actions, **bounds):
+    """The capi state after ``actions`` under the variant's configuration with ``bounds``
+    changed; the variant must accept each action."""
+    import attrs
+
+    from deployspec.models import get_model
+
+    capi = get_model("capi")
+    state = capi.initial_state(attrs.evolve(capi.default_config(variant), **bounds))
+    for action in actions:
+        state = variant.step(state, action)
+        assert not isinstance(state, Rejected), (action, state)
+    return state

@@ -5,21 +5,17 @@
 import attrs
 import pytest
 from deployspec.reference.capi import Cancel, Deploy, Push, Runtime, Tick
-from deployspec.reference.core import Rejected
 
 from deployspec.models import get_model
+
+from .helpers import capi_state
 
 CAPI = get_model("capi")
 VARIANTS = ["capi-2022", "capi-pr3072", "capi-pr3084", "capi-current", "capi-safe"]
 
 
 def _run(variant, *actions):
-    config = attrs.evolve(CAPI.default_config(variant), push_rolling=True)
-    state = CAPI.initial_state(config)
-    for action in actions:
-        state = variant.step(state, action)
-        assert not isinstance(state, Rejected), (action, state)
-    return CAPI.observe(state)
+    return CAPI.observe(capi_state(variant, *actions, push_rolling=True))
 
 
 @pytest.mark.parametrize("name", VARIANTS)

@@ -11,18 +11,15 @@ from deployspec.reference.core import ActionError, Rejected
 from deployspec.engines.explore import explore_config, search
 from deployspec.models import get_model
 
+from .helpers import capi_state
+
 CAPI = get_model("capi")
 VARIANTS = ["capi-2022", "capi-pr3072", "capi-pr3084", "capi-current", "capi-safe"]
 SAME = "Unable to rollback. The code and configuration you are rolling back to is the same as the deployed revision."
 
 
 def _state(variant, *actions):
-    config = attrs.evolve(CAPI.default_config(variant), rollback=True)
-    state = CAPI.initial_state(config)
-    for action in actions:
-        state = variant.step(state, action)
-        assert not isinstance(state, Rejected), (action, state)
-    return state
+    return capi_state(variant, *actions, rollback=True)
 
 
 def _refusal(variant, state, action) -> str:

@@ -137,13 +137,18 @@ def test_a_rule_that_raises_in_an_explore_worker_is_named_by_its_own_line(capsys
     """--workers: the exception comes back from a worker process; it was named by the line of
     deployspec's that raised it again ('in deployspec's partitioned.py: does a rule of yours
     take the arguments…?'), not by the user's."""
-    hand_in("workerbroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+    _the_worker_s_error_names_the_rule(capsys, hand_in, "workerbroken")
+
+
+def _the_worker_s_error_names_the_rule(capsys, hand_in, module: str) -> None:
+    """A rule of ``module`` raises in an explore worker: the error names the rule's line."""
+    hand_in(module, "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
             + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
                          "--workers", "2", "--property", "single_active_deployment", "--json")
     (result,) = json.loads(out)["results"]
-    why = ("variant raises (DEPLOYSPEC_VARIANTS module workerbroken) raised RuntimeError: my rule is broken "
-           "at workerbroken.py:2")
+    why = (f"variant raises (DEPLOYSPEC_VARIANTS module {module}) raised RuntimeError: my rule is broken "
+           f"at {module}.py:2")
     assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
 
 
@@ -169,14 +174,7 @@ def test_a_worker_s_exception_comes_back_whole_when_its_frames_hold_code(capsys,
         return out
 
     monkeypatch.setattr(traceback, "extract_tb", extract_tb)  # the workers fork with it
-    hand_in("workercode", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
-            + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
-    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
-                         "--workers", "2", "--property", "single_active_deployment", "--json")
-    (result,) = json.loads(out)["results"]
-    why = ("variant raises (DEPLOYSPEC_VARIANTS module workercode) raised RuntimeError: my rule is broken "
-           "at workercode.py:2")
-    assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
+    _the_worker_s_error_names_the_rule(capsys, hand_in, "workercode")
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

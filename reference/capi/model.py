@@ -191,8 +191,8 @@ def probe_actions(obs: dict, config: CapiConfig) -> list:
     deployment (nothing happens but what the dispatcher does before the steps,
     which a plain ``tick`` does too), ``cancel`` with nothing to cancel or while
     CANCELING with no newer droplet, ``continue`` with no PAUSED deployment,
-    ``scale`` while a deployment progresses, a rollback to the latest revision. So a probe reaches no state the
-    candidates do not. What the bounds leave out (a stage past ``max_droplets``,
+    ``scale`` while a deployment progresses, a rollback to the latest revision.
+    So a probe reaches no state the candidates do not. What the bounds leave out (a stage past ``max_droplets``,
     a deploy past ``max_deployments``) is no probe: the reference accepts it."""
     probes: list = []
     _actions(obs, config, probes)
@@ -252,7 +252,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         out += fixed["deploy"]
         if len(obs["droplets"]) < config.max_droplets:
             out += fixed["push_rolling"]
-        if config.rollback:  # to each revision but the latest (the one refused, a probe)
+        if config.rollback:  # to each revision but the latest (refused: a probe), as
+            # api.revisions reads them from the state: the push's and each deployment's
             latest = deployments[-1]["droplet"] if deployments else 0
             for droplet in sorted({0, *(d["droplet"] for d in deployments)} - {latest}):
                 out += _rollbacks(config.max_in_flight, droplet)
