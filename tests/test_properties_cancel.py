@@ -42,17 +42,19 @@ def test_cancel_restores_owic():
     assert v is not None and "not the original 3" in v.message
 
 
-def cancel_story(*kept, owic=1, droplets=(True, True), old=None):
-    """Push P0 (droplet 0, or ``old``), deploy droplet 1 (P1), cancel, and a cancel step
-    that leaves the web processes ``kept``: observations and actions for ``run``."""
+def cancel_story(*kept, owic=1, droplets=(True, True), old=None, web_instances=0):
+    """Push P0 (droplet 0, or ``old``), deploy droplet 1 (P1; asking for ``web_instances``
+    if not 0), cancel, and a cancel step that leaves the web processes ``kept``:
+    observations and actions for ``run``."""
     old = old or proc(0, owic)
-    d0 = dep(0, "DEPLOYING", "DEPLOYING", 1, owic, droplet=1)
+    asked = {"web_instances": web_instances} if web_instances else {}
+    d0 = dep(0, "DEPLOYING", "DEPLOYING", 1, owic, droplet=1, **asked)
     pushed = app([old], [], droplets)
     deploying = app([old, proc(1, 1, running=0, starting=1, droplet=1)], [d0], droplets)
     cancel = app(deploying["processes"], [{**d0, "state": "CANCELING", "status_reason": "CANCELING"}], droplets)
     done = app(list(kept), [{**d0, "state": "CANCELED", "status_value": "FINALIZED", "status_reason": "CANCELED"}],
                droplets)
-    return [pushed, deploying, cancel, done], [("push", {"instances": owic}), ("deploy", {}), ("cancel", {}),
+    return [pushed, deploying, cancel, done], [("push", {"instances": owic}), ("deploy", asked), ("cancel", {}),
                                               ("tick", {})]
 
 
@@ -72,6 +74,13 @@ def test_cancel_must_leave_exactly_one_web_process():
 
 def test_cancel_must_restore_the_original_instance_count():
     assert cancel_verdict(proc(0, 2)) == "cancel of d0 left P0 with 2 instances, not the original 1"
+
+
+def test_cancel_must_restore_the_original_count_not_the_one_the_canceled_deployment_asked_for():
+    """The original count is owic, what the app had before the deployment: a deployment
+    that asked for more with web_instances gives its count up when it is canceled."""
+    assert cancel_verdict(proc(0, 1), web_instances=3) is None
+    assert cancel_verdict(proc(0, 3), web_instances=3) == "cancel of d0 left P0 with 3 instances, not the original 1"
 
 
 def test_cancel_must_restore_a_healthy_droplet_the_app_ran_when_the_deployment_was_created():

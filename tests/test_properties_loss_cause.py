@@ -90,6 +90,14 @@ def test_loss_on_a_user_action_is_named_by_its_verb():
     assert loss_cause(SERVING, app([proc(0, 1, running=0, starting=1)], []), kind="restart") == "restart"
 
 
+def test_an_instance_crashing_on_its_own_while_a_cancel_is_pending_is_not_the_cancel_step():
+    """Only the updater's tick runs a cancel (or scale) step: Diego reporting the last
+    routable instance crashed (a runtime step, the platform's too) is named by its verb."""
+    before = canceling(proc(0, 1), proc(1, 1, running=0, starting=1))
+    after = canceling(proc(0, 1, running=0, crashed=1), proc(1, 1, running=0, starting=1))
+    assert loss_cause(before, after, kind="runtime", process=0) == "runtime"
+
+
 def test_a_process_the_cancel_step_creates_is_not_one_it_kept():
     """An implementation may replace the web processes on a cancel: a process that did
     not exist before the step survived nothing, and is judged apart from the kept ones."""

@@ -77,12 +77,32 @@ def test_a_deploy_with_web_instances_asks_for_a_new_count_and_stops_the_watch():
                [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("tick", {})]) is None
 
 
+def test_a_deploy_with_web_instances_that_is_canceled_leaves_no_count_to_honour():
+    """The watch stops at the deploy rather than moving to its count: a cancel takes the
+    app back to its original instances, so the canceled deployment's 3 were never a
+    request the app must end with."""
+    d0 = dep(0, "DEPLOYING", "DEPLOYING", 1, 1, web_instances=3)
+    deploying = app([proc(0, 1), proc(1, 3, running=0, starting=3)], [d0])
+    cancel = {**deploying, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 1, web_instances=3)]}
+    done = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1, web_instances=3)])
+    assert run(spec.user_scale_not_lost, [SERVING, deploying, cancel, done],
+               [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("cancel", {}), ("tick", {})]) is None
+
+
 def test_a_deploy_without_web_instances_keeps_the_watch():
     deploying = app([proc(0, 2), proc(1, 1, running=0, starting=1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 2)])
     deployed = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 2)])
     v = run(spec.user_scale_not_lost, [app([proc(0, 2)], []), deploying, deployed],
             [("push", {"instances": 2}), ("deploy", {"web_instances": 0, "max_in_flight": 1}), ("tick", {})])
     assert v is not None and "asked for 2" in v.message
+
+
+def test_a_complaint_names_a_scale_to_zero_with_its_zero():
+    """A step's description leaves out only empty arguments: scale(instances=0) asks for
+    0 instances, and the complaint about it must say so, not "scale()"."""
+    v = run(spec.user_scale_not_lost, [SERVING, SERVING], [("push", {"instances": 1}), ("scale", {"instances": 0})])
+    assert v is not None and v.message == (
+        "the app has 1 web instance(s) after step 1 (scale(instances=0)), but the last accepted scale asked for 0")
 
 
 def test_the_watch_starts_at_the_first_accepted_push_or_scale():

@@ -236,6 +236,17 @@ def test_a_swap_back_withdraws_the_release_it_rolls_back():
     assert "production runs d1 after step 2 (restart)" in v.message and "released: d0" in v.message
 
 
+def test_a_swap_back_whose_own_restart_pulls_the_rolled_back_digest_runs_it_unreleased():
+    """cobalt #316 scenario 1 as this property sees it: the swap back restarts site A
+    (staging, still on d0) with production's settings, and the moved tag pulls d1. The
+    swap back released what staging ran (d0) and withdrew d1, so d1 in production right
+    after it is unreleased, though production ran d1 (then released) just before."""
+    back_on_d1 = world(slot("A", 1), slot("B", 1), tag=1, last_swap="completed")
+    v = run("production_runs_only_released_images", RELEASED, (SWAP, SWAPPED), (SWAP, back_on_d1))
+    assert v is not None and v.message == ("production runs d1 after step 1 (swap), never released to it "
+                                           "(released: d0; validated in staging: nothing)")
+
+
 def test_a_new_set_image_on_production_replaces_the_release_before_it():
     """d0 ran from the start, then d1 was released: a restart that brings d0 back is no
     release. The reference's tags only move forward, so this guards implementations
@@ -290,6 +301,14 @@ def test_an_aborted_swap_is_neither_a_rollback_nor_a_new_previous():
     aborted = {**SWAPPED, "last_swap": "aborted"}
     back = world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")
     assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, aborted), (SWAP, back)) is None
+
+
+def test_a_swap_completes_when_production_moves_to_the_other_site_not_when_the_observation_says_so():
+    """docs/properties.md: a swap completed when the name production routes to the other
+    site. A second swap that left production on site B (last_swap still saying
+    "completed") is no swap back, and the real one after it, which restores d0, is."""
+    back = world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (SWAP, SWAPPED), (SWAP, back)) is None
 
 
 def test_a_refused_set_image_does_not_change_what_the_rollback_must_restore():
