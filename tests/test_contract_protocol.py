@@ -94,6 +94,23 @@ def test_observation_checker_reports_the_path_and_remembers_valid_observations()
     assert len(checker.check(huge)) < 400  # jsonschema quotes the value: clipped to one readable line
 
 
+
+def test_a_running_container_must_name_the_digest_it_runs():
+    """A slots container is ``running`` only after pulling a healthy digest (docs/protocol.md);
+    one without a digest is said to be the schema's problem at its path, instead of
+    ``slot_runs_one_version`` failing to sort ``None`` with a digest later on."""
+    impl = ReferenceImplementation("slots", "slots-pipeline-immutable")
+    impl.reset({"start": "release"})
+    obs = impl.observe()
+    checker = protocol.ObservationChecker(get_model("slots"))
+    assert checker.check(obs) is None
+    name = next(k for k, v in obs["slots"].items() if v["instances"][0]["status"] == "running")
+    bad = json.loads(json.dumps(obs))
+    bad["slots"][name]["instances"][0]["digest"] = None
+    assert checker.check(bad).startswith(f"slots/{name}/instances/0/digest: None is not of type")
+    bad["slots"][name]["instances"][0]["status"] = "crash_loop"  # a tag with nothing behind it yet
+    assert checker.check(bad) is None
+
 def test_server_transcript():
     server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="ref")
     ask = lambda obj: server.reply_to(json.dumps(obj).encode())
