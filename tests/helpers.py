@@ -114,3 +114,26 @@ def capi_state(variant, *actions, **bounds):
         state = variant.step(state, action)
         assert not isinstance(state, Rejected), (action, state)
     return state
+
+
+class Grid(Graph):
+    """The points of a ``size`` x ``size`` grid, moving right or up from (0, 0). A node
+    is ``(x, y, route)``: it carries the route that reached it, which its key leaves
+    out, so the many routes to a point must make one node. ``moves`` is the number
+    of moves between points."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.moves = 2 * size * (size - 1)
+
+    def root(self):
+        return (0, 0, "")
+
+    def key(self, node):
+        return node[:2]
+
+    def expand(self, node):
+        x, y, route = node
+        for e, (nx, ny, step) in enumerate(((x + 1, y, "R"), (x, y + 1, "U"))):
+            if nx < self.size and ny < self.size:
+                yield e, (nx, ny, route + step), None

@@ -37,7 +37,7 @@ def test_the_path_to_a_node_is_its_binary_digits():
 def test_the_root_can_be_the_goal():
     search = Layered(Tree(64))
     assert search.run(lambda n, depth, number: n == 1) == 0
-    assert search.path_to(0) == [] and search.states == 1
+    assert search.path_to(0) == [] and search.states == 1 and search.depth == 0
 
 
 @pytest.mark.parametrize("max_states", [1, 2, 10, 63])

@@ -19,7 +19,7 @@ from deployspec import partition_worker, partitioned
 from deployspec.explorer import Graph
 from deployspec.partitioned import Partitioned, WorkerLost
 
-from .helpers import Tree
+from .helpers import Grid, Tree
 
 pytestmark = [
     pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)"),
@@ -56,6 +56,7 @@ def test_the_root_can_be_the_goal():
     search = Partitioned(Tree(64), 3)
     number = search.run(lambda n, depth, number: n == 1)
     assert number is not None and search.path_to(number) == [] and search.states == 1
+    assert search.depth == 0  # no layer was expanded
 
 
 def test_a_move_can_be_the_goal():
@@ -87,6 +88,15 @@ def test_a_state_bound_above_the_total_still_gives_a_proof(workers):
     search = Partitioned(Tree(64), workers, max_states=64)  # 63 nodes
     assert search.run(lambda n, d, k: False) is None
     assert search.exhausted and search.stopped is None and search.states == 63
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_nodes_are_told_apart_by_their_key_alone(workers):
+    # the many routes to a point of the grid make one node (its key leaves the route out)
+    grid = Grid(4)
+    search = Partitioned(grid, workers)
+    assert search.run(lambda n, d, k: False) is None
+    assert (search.states, search.depth, search.transitions) == (16, 6, grid.moves)
 
 
 class Line(Graph):
@@ -138,6 +148,25 @@ def test_a_time_budget_stops_every_worker():
     search = Partitioned(Endless(), 2, time_budget=0.5)
     assert search.run(lambda n, d, k: False) is None
     assert search.stopped == "time" and time.perf_counter() - t < 10
+
+
+class EndlessInOneWorker(Endless):
+    """:class:`Endless` with every node owned by the second of two workers."""
+
+    def __init__(self):
+        self.owned_by_the_second = next(k for k in range(100) if _owner(k, 2) == 1)
+
+    def owner_key(self, node):
+        return self.owned_by_the_second
+
+
+def test_a_budget_spent_in_one_worker_stops_the_whole_search():
+    # the second worker owns every node and runs out of time; the first, with nothing to
+    # expand, never looks at the clock. Were the second's stop not heard, the frontier it
+    # left unexpanded would be lost and the search would look exhausted: a false proof
+    search = Partitioned(EndlessInOneWorker(), 2, time_budget=0.2)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.stopped == "time" and not search.exhausted
 
 
 class Failing(Tree):

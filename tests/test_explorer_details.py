@@ -1,0 +1,235 @@
+"""Details of the exhaustive search that a wrong search would get wrong quietly.
+
+Each answer here is worked out by hand on a tiny graph (``helpers.Tree``,
+``helpers.Grid``, a table of ``toy.py``) or by a plain search that keeps whole
+states: the last state a state bound admits is judged; nodes are told apart by
+their key alone; moves that change nothing are no transitions, in ``bfs`` and in
+a property's search; a model's canonical form applies to the root, to every
+move and to the rebuilt path; a settled property's search stops at the first
+layer after which no deeper state can give a shorter trace (not before), and
+says when a bound stopped it earlier.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+import pytest
+from deployspec.reference.core import Rejected
+from deployspec.spec.core import settled_property, state_property, trace_property
+
+from deployspec.engines.explore import explore_config, search
+from deployspec.explorer import Layered, bfs
+from deployspec.models import get_model
+
+from .helpers import Grid, Tree
+from .toy import Move, Run, toy_model
+
+
+def explore(model, config, prop, **kw):
+    return search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config, **kw)
+
+
+def labels(result) -> list[str]:
+    return [s["action"].get("label", s["action"]["type"]) for s in result.trace["steps"]]
+
+
+@state_property("toy")
+def anything_goes(_obs):
+    """Never breaks: a search for it visits every reachable state."""
+
+
+# --- the generic search ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [2, 5, 63])
+def test_a_state_bound_judges_the_last_state_it_admits(k):
+    # the tree's nodes are found in the order 1, 2, 3, ...: node k is the k-th state. A bound
+    # checked before judging it would stop with k states and miss the goal among them
+    search = Layered(Tree(64), max_states=k)
+    assert search.run(lambda n, depth, number: n == k) == k - 1
+    assert search.states == k and search.stopped is None
+    assert search.path_to(k - 1) == [int(b) for b in bin(k)[3:]]
+
+
+def test_nodes_are_told_apart_by_their_key_alone():
+    # every point of a 4 x 4 grid is reached by many routes; each node carries its route,
+    # which its key leaves out: one node per point, judged once, at its distance
+    grid = Grid(4)
+    judged = Counter()
+    search = Layered(grid)
+    assert search.run(lambda node, depth, number: judged.update([(node[:2], depth)])) is None
+    assert judged == Counter({((x, y), x + y): 1 for x in range(4) for y in range(4)})
+    assert (search.states, search.depth, search.transitions) == (16, 6, grid.moves)
+    assert search.exhausted
+
+
+# --- what is a transition ---------------------------------------------------------------
+
+
+def copies_and_refusals():
+    """From `start`: `stay` gives back an equal copy of the state (not the same object),
+    `knock` is refused, `go` moves to `end`; from `end`, `back` returns to `start`."""
+    copy = "".join(["st", "art"])  # noqa: FLY002 - equal to "start", but not the same object
+    start = "start"
+    assert copy == start and copy is not start
+    return toy_model({"start": [(Move("stay"), copy), (Move("knock"), Rejected("closed")), (Move("go"), "end")],
+                      "end": [(Move("back"), "start")]})
+
+
+def test_a_move_to_an_equal_copy_of_the_state_is_no_transition():
+    # two states, two moves (go, back): the copy is the same state, the refusal no move
+    model, config = copies_and_refusals()
+    r = bfs(model, model.variant("toy"), config, goal=lambda s, o: False)
+    assert (r.states, r.transitions, r.depth, r.complete) == (2, 2, 1, True)
+    assert r.by_kind == {"move": 2}
+    p = explore(model, config, anything_goes)
+    assert p.verdict == "holds" and p.stats["complete"]
+    assert (p.stats["states"], p.stats["transitions"], p.stats["depth"]) == (2, 2, 1)
+    assert p.stats["by_action"] == {"move": 2, "tick": 0, "run": 0}
+    assert p.stats["rejected_by_action"] == {"move": 1, "tick": 0, "run": 0}  # knock, tried once
+    assert p.stats["never_enabled"] == ["tick", "run"]
+
+
+def test_bfs_and_a_proof_count_what_a_plain_search_counts_on_capi():
+    """States, transitions (accepted actions that change the state), moves and refusals
+    per action kind and the depth, against a plain search that keeps whole states."""
+    capi = get_model("capi")
+    variant = capi.variant("capi-safe")
+    config = attrs.evolve(explore_config(capi, variant), max_instances=1, max_deployments=1, max_droplets=1)
+    root = capi.initial_state(config)
+    distance, layer = {root: 0}, [root]
+    moved, refused, transitions = Counter(), Counter(), 0
+    while layer:
+        nxt = []
+        for s in layer:
+            for a in capi.candidate_actions(capi.observe(s), config):
+                t = variant.step(s, a)
+                if isinstance(t, Rejected):
+                    refused[a.kind] += 1
+                    continue
+                if t == s:
+                    continue
+                transitions += 1
+                moved[a.kind] += 1
+                if t not in distance:
+                    distance[t] = distance[s] + 1
+                    nxt.append(t)
+        layer = nxt
+    expected = (len(distance), transitions, max(distance.values()))
+
+    r = bfs(capi, variant, config, goal=lambda s, o: False)
+    assert (r.states, r.transitions, r.depth) == expected and r.complete
+    assert r.by_kind == dict(moved)
+    prop = capi.property("single_active_deployment")
+    p = search(capi, "capi-safe", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert p.verdict == "holds" and p.stats["complete"]
+    assert (p.stats["states"], p.stats["transitions"], p.stats["depth"]) == expected
+    assert p.stats["by_action"] == {k: moved[k] for k in capi.vocabulary}
+    assert p.stats["rejected_by_action"] == {k: refused[k] for k in capi.vocabulary}
+    assert p.stats["never_enabled"] == [k for k in capi.vocabulary if not moved[k]]
+
+
+# --- a model's canonical form --------------------------------------------------------------
+
+
+def canonical_toy():
+    """States `name~tag` are `name` in canonical form. The model starts at `start~0`;
+    `a` and `b` lead to `mid~1` and `mid~2` (both `mid`); from `mid`, `go` leads to
+    `end~1` and `back` to `start~0`. The table answers alike for every tag."""
+    from_start = [(Move("a"), "mid~1"), (Move("b"), "mid~2")]
+    from_mid = [(Move("go"), "end~1"), (Move("back"), "start~0")]
+    model, config = toy_model({"start": from_start, "start~0": from_start, "mid": from_mid,
+                               "mid~1": from_mid, "mid~2": from_mid})
+    model = attrs.evolve(model, initial_state=lambda _config: "start~0",
+                         canonical=lambda s: s.split("~")[0])
+    return model, config
+
+
+@state_property("toy")
+def never_at_the_end(obs):
+    """Breaks at `end`, whatever its tag."""
+    return "at the end" if obs["at"].startswith("end") else None
+
+
+def test_the_canonical_form_applies_to_the_root_to_every_move_and_to_the_rebuilt_path():
+    # canonical states: start, mid, end; moves a, b, go, back. Were the root left as it is,
+    # `back` would reach a fourth state (start besides start~0); were moves, mid~1 and mid~2
+    model, config = canonical_toy()
+    variant = model.variant("toy")
+    whole = bfs(model, variant, config, goal=lambda s, o: False)
+    assert (whole.states, whole.transitions, whole.depth) == (3, 4, 2)
+    found = bfs(model, variant, config, goal=lambda s, o: s == "end")
+    assert [a.label for a in found.path] == ["a", "go"]
+    assert found.goal_state == "end"  # the state the goal judged, not end~1
+    p = explore(model, config, anything_goes)
+    assert p.verdict == "holds" and (p.stats["states"], p.stats["transitions"]) == (3, 4)
+    v = explore(model, config, never_at_the_end)
+    assert v.verdict == "violated" and labels(v) == ["a", "go"]
+
+
+# --- the path of a trace property ----------------------------------------------------------
+
+
+@trace_property("toy", initial=None)
+def no_go_after_a_late_mark(when, step):
+    """``go`` must not follow a mark made after the first step (memory: when the last mark was)."""
+    label = step.action.get("label")
+    if label == "mark":
+        return ("first" if step.index == 0 else "later"), None
+    return when, ("go after a late mark" if label == "go" and when == "later" else None)
+
+
+def test_the_rebuilt_path_gives_each_move_the_index_the_search_gave_it():
+    # mark (0: first), mark (1: later), go: breaks. Rebuilt one step off, the second mark
+    # would see index 2, leave "later" as it was and be no move at all
+    model, config = toy_model({"start": [(Move("mark"), "start"), (Move("go"), "end")]})
+    r = explore(model, config, no_go_after_a_late_mark)
+    assert r.verdict == "violated", r.message
+    assert labels(r) == ["mark", "mark", "go"] and r.stats["shortest"]
+
+
+# --- how far a settled property's search goes ------------------------------------------
+
+
+@settled_property("toy")
+def comes_to_rest(obs):
+    """Once the platform is left alone, it must not be stuck."""
+    return f"settled at {obs['at']}" if obs["at"].startswith("stuck") else None
+
+
+def test_a_settled_search_goes_one_layer_deeper_for_a_shorter_trace():
+    # `a` reaches x, which the platform takes to stuck-x in 2 steps (3 in all); `b`, `c`
+    # reach stuck-z, stuck already (2 in all). After layer 1 the best is 3: a state of
+    # layer 2 may still give 2, so the search must look at layer 2
+    model, config = toy_model({"start": [(Move("a"), "x"), (Move("b"), "y")], "y": [(Move("c"), "stuck-z")]},
+                              {"x": (Run(), "x1"), "x1": (Run(), "stuck-x")})
+    r = explore(model, config, comes_to_rest)
+    assert r.verdict == "violated" and r.stats["shortest"]
+    assert labels(r) == ["b", "c"] and r.message == "settled at stuck-z"
+
+
+def test_a_settled_search_stops_once_no_deeper_state_can_give_a_shorter_trace():
+    # `a` reaches z, which the platform takes to stuck in 1 step: 2 in all, found in layer 1.
+    # Any state of layer 2 or deeper gives 2 or more: the search stops after layer 1
+    # (two states), not at the end of the chain w1, w2, w3
+    model, config = toy_model({"start": [(Move("a"), "z")], "z": [(Move("d"), "w1")],
+                               "w1": [(Move("e"), "w2")], "w2": [(Move("f"), "w3")]},
+                              {"z": (Run(), "stuck")})
+    r = explore(model, config, comes_to_rest)
+    assert r.verdict == "violated" and labels(r) == ["a", "run"]
+    assert (r.stats["states"], r.stats["depth"], r.stats["complete"]) == (2, 1, True)
+    assert r.stats["shortest"] and r.stats["stopped"] is None
+
+
+def test_a_settled_violation_found_before_a_bound_stopped_the_search_is_not_called_shortest():
+    # layer 1: x settles at stuck-x in 3 steps (4 in all); layer 2 holds stuck-z (2 in all),
+    # which a depth bound of 1 keeps out of reach: the trace found is not known shortest
+    model, config = toy_model({"start": [(Move("a"), "x"), (Move("b"), "y")], "y": [(Move("c"), "stuck-z")]},
+                              {"x": (Run(), "x1"), "x1": (Run(), "x2"), "x2": (Run(), "stuck-x")})
+    cut = explore(model, config, comes_to_rest, max_depth=1)
+    assert cut.verdict == "violated" and labels(cut) == ["a", "run", "run", "run"]
+    assert cut.stats["stopped"] == "max_depth" and cut.stats["shortest"] is False
+    whole = explore(model, config, comes_to_rest)
+    assert labels(whole) == ["b", "c"] and whole.stats["shortest"] is True
