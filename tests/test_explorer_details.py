@@ -1,13 +1,15 @@
 """Details of the exhaustive search that a wrong search would get wrong quietly.
 
-Each answer here is worked out by hand on a tiny graph (``helpers.Tree``,
+Each answer is worked out by hand on a tiny graph (``helpers.Tree``,
 ``helpers.Grid``, a table of ``toy.py``) or by a plain search that keeps whole
-states: the last state a state bound admits is judged; nodes are told apart by
-their key alone; moves that change nothing are no transitions, in ``bfs`` and in
-a property's search; a model's canonical form applies to the root, to every
-move and to the rebuilt path; a settled property's search stops at the first
-layer after which no deeper state can give a shorter trace (not before), and
-says when a bound stopped it earlier.
+states: every state a state bound admits is judged; nodes are told apart by their
+key alone; a step to an equal state (with an equal memory) is no transition, in
+``bfs`` and in a property's search, and the counts per action kind are a plain
+search's; a model's canonical form applies to the root, to every move and to the
+rebuilt path, which gives each move the step index the search gave it; a settled
+property is judged from the initial state too, and its search stops at the first
+layer after which no deeper state can give a shorter trace (not before) and says
+when a bound stopped it earlier.
 """
 
 from __future__ import annotations
@@ -44,13 +46,16 @@ def anything_goes(_obs):
 
 
 @pytest.mark.parametrize("k", [2, 5, 63])
-def test_a_state_bound_judges_the_last_state_it_admits(k):
-    # the tree's nodes are found in the order 1, 2, 3, ...: node k is the k-th state. A bound
-    # checked before judging it would stop with k states and miss the goal among them
+def test_every_state_a_state_bound_admits_is_judged(k):
+    # a bound checked before judging the k-th state would keep it (k states) unjudged: a
+    # goal there would be missed
+    judged = []
     search = Layered(Tree(64), max_states=k)
-    assert search.run(lambda n, depth, number: n == k) == k - 1
-    assert search.states == k and search.stopped is None
-    assert search.path_to(k - 1) == [int(b) for b in bin(k)[3:]]
+    assert search.run(lambda n, depth, number: judged.append(number)) is None
+    assert search.states == k and judged == list(range(k))
+    assert search.stopped == "max_states"
+    last = Layered(Tree(64), max_states=k)
+    assert last.run(lambda n, depth, number: number == k - 1) == k - 1 and last.stopped is None
 
 
 def test_nodes_are_told_apart_by_their_key_alone():
@@ -69,12 +74,12 @@ def test_nodes_are_told_apart_by_their_key_alone():
 
 
 def copies_and_refusals():
-    """From `start`: `stay` gives back an equal copy of the state (not the same object),
-    `knock` is refused, `go` moves to `end`; from `end`, `back` returns to `start`."""
-    copy = "".join(["st", "art"])  # noqa: FLY002 - equal to "start", but not the same object
+    """From `start`: `knock` is refused, `stay` gives back an equal copy of the state
+    (not the same object), `go` moves to `end`; from `end`, `back` returns to `start`."""
+    copy = "START".lower()  # made afresh
     start = "start"
     assert copy == start and copy is not start
-    return toy_model({"start": [(Move("stay"), copy), (Move("knock"), Rejected("closed")), (Move("go"), "end")],
+    return toy_model({"start": [(Move("knock"), Rejected("closed")), (Move("stay"), copy), (Move("go"), "end")],
                       "end": [(Move("back"), "start")]})
 
 
@@ -90,6 +95,24 @@ def test_a_move_to_an_equal_copy_of_the_state_is_no_transition():
     assert p.stats["by_action"] == {"move": 2, "tick": 0, "run": 0}
     assert p.stats["rejected_by_action"] == {"move": 1, "tick": 0, "run": 0}  # knock, tried once
     assert p.stats["never_enabled"] == ["tick", "run"]
+
+
+@trace_property("toy", initial=())
+def kinds_seen(kinds, step):
+    """Never breaks; remembers the kinds of action seen so far (a tuple built afresh each step)."""
+    return tuple(sorted({*kinds, step.action["type"]})), None
+
+
+def test_a_step_to_an_equal_state_and_an_equal_memory_is_no_transition():
+    # root (start, ()); every step makes the memory ("move",): knock (refused) moves to
+    # A = (start, ("move",)), stay reaches A again, go reaches B = (end, ("move",)). From A,
+    # knock and stay give an equal state and an equal (not the same) memory: no moves;
+    # go reaches B again; from B, back reaches A. Moves: 3 + 2; accepted: stay, go, go, back
+    model, config = copies_and_refusals()
+    p = explore(model, config, kinds_seen)
+    assert p.verdict == "holds" and p.stats["complete"]
+    assert (p.stats["states"], p.stats["transitions"], p.stats["depth"]) == (3, 5, 1)
+    assert p.stats["by_action"]["move"] == 4 and p.stats["rejected_by_action"]["move"] == 2
 
 
 def test_bfs_and_a_proof_count_what_a_plain_search_counts_on_capi():
@@ -197,6 +220,14 @@ def test_the_rebuilt_path_gives_each_move_the_index_the_search_gave_it():
 def comes_to_rest(obs):
     """Once the platform is left alone, it must not be stuck."""
     return f"settled at {obs['at']}" if obs["at"].startswith("stuck") else None
+
+
+def test_the_settle_phase_from_the_initial_state_is_judged_too():
+    # left alone from the start, the platform gets stuck: a trace of no user action at all
+    model, config = toy_model({"start": [(Move("go"), "elsewhere")]}, {"start": (Run(), "stuck")})
+    r = explore(model, config, comes_to_rest)
+    assert r.verdict == "violated" and labels(r) == ["run"]
+    assert r.trace["settle_from"] == 0 and r.message == "settled at stuck"
 
 
 def test_a_settled_search_goes_one_layer_deeper_for_a_shorter_trace():
