@@ -184,10 +184,11 @@ class Layered:
         add, append_parent, append_edge = index.add, parent.append, edge.append
         try:
             while frontier:
+                # asked first: a goal provably shortest at the bound is no bound's cut
+                if stop_after_depth is not None and stop_after_depth(self.depth):
+                    return None
                 if self.max_depth is not None and self.depth >= self.max_depth:
                     self.stopped = "max_depth"
-                    return None
-                if stop_after_depth is not None and stop_after_depth(self.depth):
                     return None
                 self.depth += 1
                 depth = self.depth

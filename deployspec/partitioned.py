@@ -185,10 +185,11 @@ class _Driver:
         depth = 0
         while True:
             interruption.raise_if_pending()  # dropped in a callback: a stop, at the next layer
+            # asked first: a goal provably shortest at the bound is no bound's cut
+            if stop_after_depth is not None and stop_after_depth(depth):
+                return None
             if s.max_depth is not None and depth >= s.max_depth:
                 s.stopped = "max_depth"
-                return None
-            if stop_after_depth is not None and stop_after_depth(depth):
                 return None
             s.depth = depth + 1
             reports = self._round([("expand", depth)] * len(self.conns))

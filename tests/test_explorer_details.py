@@ -8,8 +8,9 @@ key alone; a step to an equal state (with an equal memory) is no transition, in
 search's; a model's canonical form applies to the root, to every move and to the
 rebuilt path, which gives each move the step index the search gave it; a settled
 property is judged from the initial state too, and its search stops at the first
-layer after which no deeper state can give a shorter trace (not before) and says
-when a bound stopped it earlier.
+layer after which no deeper state can give a shorter trace (not before), says
+when a bound stopped it earlier and calls a trace shortest when the bound cut
+nothing shorter.
 """
 
 from __future__ import annotations
@@ -264,3 +265,14 @@ def test_a_settled_violation_found_before_a_bound_stopped_the_search_is_not_call
     assert cut.stats["stopped"] == "max_depth" and cut.stats["shortest"] is False
     whole = explore(model, config, comes_to_rest)
     assert labels(whole) == ["b", "c"] and whole.stats["shortest"] is True
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_settled_violation_provably_shortest_at_the_depth_bound_is_called_shortest(workers):
+    # layer 1 holds z, stuck after 1 step: 2 in all. A state of layer 2 or deeper gives 2 or
+    # more, so the bound of 1 cut nothing: the trace is shortest, not one the bound stopped
+    model, config = toy_model({"start": [(Move("a"), "z")], "z": [(Move("d"), "w1")]},
+                              {"z": (Run(), "stuck")})
+    r = explore(model, config, comes_to_rest, max_depth=1, workers=workers)
+    assert r.verdict == "violated" and labels(r) == ["a", "run"]
+    assert r.stats["stopped"] is None and r.stats["shortest"] is True and r.stats["complete"]
