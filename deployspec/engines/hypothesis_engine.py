@@ -77,7 +77,6 @@ def check_property(
     max_examples: int = 300,
     seed: int = 0,
     out_dir: str | None = None,
-    deadline_s: float | None = None,
     engine_name: str = "hypothesis",
     skip_causes: frozenset[str] = frozenset(),
     probes: bool = False,

@@ -52,13 +52,6 @@ class Symbolic:
             self._cache[key] = term
         return self._cache[key]
 
-    def owner_state(self, i: int) -> z3.ArithRef:
-        """The state of the deployment that created process i (-1 if pushed)."""
-        return self._at(self.state, self.owner[i])
-
-    def owner_reason(self, i: int) -> z3.ArithRef:
-        return self._at(self.reason, self.owner[i])
-
     def is_(self, j, state: str, reason: str | None = None) -> z3.BoolRef:
         """Deployment j (an index or a term) is in ``state`` (with ``reason``)."""
         st = self.state[j] if isinstance(j, int) else self._at(self.state, j)
