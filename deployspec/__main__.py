@@ -1,5 +1,5 @@
 """``python -m deployspec``: the command line, for when ``deployspec`` is not on PATH."""
 
-from deployspec.cli import run
+from deployspec.program import run
 
 run()

@@ -18,9 +18,11 @@ import os
 import re
 import signal
 import sys
+import time
 from typing import NoReturn
 
 from deployspec import commands, replay_command
+from deployspec import junit as report
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
@@ -192,8 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=ESCAPE)
     args = None
+    started = HELD[2] if HELD is not None else time.time()
+    report.tried = False
     try:
         args = build_parser().parse_args(argv)
+        _take_over_signals()
         if args.command is None:
             build_parser().print_help()
             return 2
@@ -205,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say("interrupted")
+        _report_interrupted_start(args, started)
         if not OWN_PROCESS and not _handed_back():
             raise
         return 130
@@ -229,6 +235,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
         return _out_of_memory(args, exc)
+
+
+def _report_interrupted_start(args, started: float) -> None:
+    """``--junit``'s report of a command interrupted before it got as far as writing its
+    own (while it loaded its engines, planned, or read its traces): one error case saying
+    so, as the run's status does. Never written over a trace the command was to replay."""
+    named = getattr(args, "junit", None)
+    if named is None or report.tried:
+        return
+    title = f"deployspec {args.command}"
+    try:
+        path = report.path_of(named, json_on_stdout=bool(getattr(args, "json", False)))
+        for f in getattr(args, "files", None) or ():
+            if os.path.isfile(f) and path.exists() and os.path.samefile(f, path):
+                raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
+        report.save(path, named, title, [report.interrupted(title, started, "before it judged anything")], started)
+    except UsageError as exc:  # the interruption stays the news
+        _say(f"error: {exc}")
+    except OSError as exc:
+        _say(f"error: {getattr(exc, 'filename', None) or named}: {exc.strerror or exc}")
 
 
 def _cwd_exists() -> bool:
@@ -335,8 +361,13 @@ def _say(line: str) -> None:
         pass
 
 
-def run() -> NoReturn:
+def run(held: list[int] | None = None, entry: dict | None = None, started: float | None = None) -> NoReturn:
     """The ``deployspec`` program: :func:`main`, then leave without freeing each object.
+
+    ``held``: the signals :mod:`deployspec.program` held while this module loaded,
+    ``entry`` the handlers it found (SIGTERM, SIGINT; one ignored on entry is not
+    there); :func:`main` takes them over once the arguments are read. ``started``:
+    when the program started (the time an interrupted run's report counts from).
 
     A large exploration leaves hundreds of MiB of states in its caches; the
     interpreter freed them one by one at exit, 3-4 s after a 12 s search
@@ -345,16 +376,21 @@ def run() -> NoReturn:
     streams are flushed; only the freeing is skipped."""
     import deployspec.cli  # noqa: PLW0406 - this module also when it runs as __main__ (-m deployspec.cli)
 
-    deployspec.cli.OWN_PROCESS = True
-    entry = _sigterm_interrupts()
+    own = deployspec.cli
+    own.OWN_PROCESS = True
+    if entry is None:  # started otherwise (-m deployspec.cli): nothing was held
+        entry = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)
+                 if signal.getsignal(sig) is not signal.SIG_IGN}
+    own.HELD = (held if held is not None else [], entry, started or time.time())
     made_blocking = _blocking_streams()
     try:
-        status = main()
+        status = own.main()
     except SystemExit as exc:  # argparse's --help: its text may not have reached stdout yet
         status = exc.code if isinstance(exc.code, int) else 2
         status = _help_written(status)
     # from here on (exit handlers), dying is enough
-    signal.signal(signal.SIGTERM, signal.SIG_DFL if entry is None else entry)
+    for sig, handler in entry.items():
+        signal.signal(sig, signal.SIG_DFL if handler is None else handler)
     _flush()
     atexit._run_exitfuncs()
     _flush()  # what the exit handlers wrote
@@ -385,19 +421,30 @@ def _set_blocking(fd: int, blocking: bool) -> None:
         pass
 
 
-def _sigterm_interrupts():
-    """SIGTERM (a CI timeout, ``kill``) stops any command as Ctrl-C does: "interrupted",
-    status 130. ``check`` and ``contract`` add to this while they run (their search
-    processes, or the implementation, are ended too: ``contract.cli.sigterm_interrupts``).
-    A SIGTERM ignored on entry stays ignored. Returns the handler of entry."""
-    entry = signal.getsignal(signal.SIGTERM)
+#: (the program only) the signals held since it started, the handlers found then and
+#: when it started (:func:`run`), None in a host's process
+HELD: tuple[list[int], dict, float] | None = None
+
+
+def _take_over_signals() -> None:
+    """Once the arguments are read (the program only): SIGTERM (a CI timeout, ``kill``)
+    stops any command as Ctrl-C does, "interrupted", status 130, and Ctrl-C is Python's
+    again. ``check`` and ``contract`` add to this while they run (their search processes,
+    or the implementation, are ended too: ``contract.cli.sigterm_interrupts``). A signal
+    held since the start interrupts the command now, where ``--junit`` can say so; one
+    ignored on entry stays ignored."""
+    global HELD
+    if HELD is None:
+        return
+    (held, entry, _), HELD = HELD, None
 
     def stop(signum, frame):
         interrupt(signum)
 
-    if entry is not signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, stop)
-    return entry
+    for sig, handler in entry.items():
+        signal.signal(sig, stop if sig == signal.SIGTERM else handler)
+    if held:
+        interrupt(held[0])
 
 
 def _help_written(status: int) -> int:

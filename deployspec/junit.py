@@ -105,8 +105,15 @@ def save(path: Path, named: str, title: str, suites: list[Suite], started: float
     (should it fail to save: exit 2, the verdicts already said)."""
     from deployspec.outputs import write_output
 
+    global tried
+    tried = True
     sys.stdout.flush()
     write_output(path, report(title, suites, started), "--junit", named)
+
+
+#: whether this run wrote its report, or tried to (:func:`save`; reset by ``cli.main``):
+#: if not, an interruption leaves ``cli`` to write one saying when it came
+tried = False
 
 
 #: why a case was not run, in a run that was stopped
@@ -125,19 +132,19 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     except KeyboardInterrupt:
         if path is not None:
             try:
-                save(path, named, title, [*so_far(), _interrupted(title, started)], started)
+                save(path, named, title, [*so_far(), interrupted(title, started)], started)
             except UsageError as exc:  # the interruption stays the news: said, and it goes on
                 print(f"deployspec: error: {exc}", file=sys.stderr)
         raise
 
 
-def _interrupted(title: str, started: float) -> Suite:
+def interrupted(title: str, started: float, when: str = "what it had not judged is skipped") -> Suite:
+    """The suite of one error case saying the run was stopped, by what, after how long."""
     from deployspec import cli
 
     by = "Ctrl-C" if cli.INTERRUPTED_BY in (None, signal.SIGINT) else signal.Signals(cli.INTERRUPTED_BY).name
     seconds = max(0.0, time.time() - started)
-    return run_error(title, "interrupted", f"interrupted ({by}) after {seconds:.1f} s; what it had not "
-                     "judged is skipped")
+    return run_error(title, "interrupted", f"interrupted ({by}) after {seconds:.1f} s; {when}")
 
 
 def run_error(title: str, name: str, line: str) -> Suite:

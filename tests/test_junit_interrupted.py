@@ -135,3 +135,111 @@ def test_sigterm_stops_check_with_its_report_written(tmp_path):
     assert "interrupted (SIGTERM)" in next(suite.iter("testcase")).find("error").get("message")
     outcomes = [outcome_of(c) for c in root.iter("testcase")]
     assert outcomes.count(junit.SKIPPED) >= 1 and len(outcomes) - outcomes.count(junit.SKIPPED) >= 2
+
+
+# --- a run stopped while it starts ---------------------------------------------------
+
+
+def _start_holding_signals(*argv: str):
+    """``deployspec ARGV`` as a program, returned once it catches SIGTERM: from then on a
+    signal is held while its modules load (about 0.3 s) and its command plans its searches."""
+    import signal
+    import subprocess
+    import time
+
+    from .cli_runs import deployspec
+
+    proc = deployspec(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(f"/proc/{proc.pid}/status") as status:
+            caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return proc
+        time.sleep(0.001)
+    proc.kill()
+    raise AssertionError("the program never caught SIGTERM")
+
+
+def _stopped(proc, signum) -> tuple[int, str]:
+    proc.send_signal(signum)
+    status = proc.wait(60)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    return status, err
+
+
+LINUX_PROC = pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"),
+                                reason="sees when the program catches SIGTERM in /proc (Linux)")
+
+
+@LINUX_PROC
+def test_sigterm_while_the_program_starts_still_writes_the_report(tmp_path):
+    """A CI job's timeout landing while the program loads its modules and engines: it
+    ended the run without a report (an earlier run's could pass for it); now exit 130
+    and a report of one error case saying the run was stopped before it judged anything."""
+    import signal
+
+    report = tmp_path / "check.xml"
+    report.write_text("<testsuites/>")  # an earlier run's
+    proc = _start_holding_signals("check", "--model", "capi", "--variant", "capi-safe", "--junit", str(report))
+    status, err = _stopped(proc, signal.SIGTERM)
+    assert (status, err) == (130, "deployspec: interrupted\n")
+    outcomes = {name: outcome_of(c) for name, c in cases_of(report).items()}
+    assert outcomes == {"interrupted": junit.ERROR}
+    message = cases_of(report)["interrupted"].find("error").get("message")
+    assert "interrupted (SIGTERM) after" in message and message.endswith("before it judged anything")
+
+
+@LINUX_PROC
+def test_ctrl_c_while_the_program_starts_is_one_line_not_a_traceback():
+    import signal
+
+    proc = _start_holding_signals("check", "--model", "capi", "--variant", "capi-safe")
+    assert _stopped(proc, signal.SIGINT) == (130, "deployspec: interrupted\n")
+
+
+def test_a_check_interrupted_while_it_plans_writes_a_report_saying_so(capsys, tmp_path, monkeypatch):
+    from deployspec import check
+
+    report = tmp_path / "check.xml"
+    report.write_text("<testsuites/>")  # an earlier run's
+    _interrupting(monkeypatch, check, "searches", after=0)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "capi", "--junit", str(report))
+    assert _after_interruption(report, "check") == {"interrupted": junit.ERROR}
+    assert cases_of(report)["interrupted"].find("error").get("message").endswith("before it judged anything")
+
+
+def test_a_report_written_is_not_replaced_by_an_interruption_after_it(capsys, tmp_path, monkeypatch):
+    """The verdicts' report saved, then a signal: the verdicts stay in the report, beside
+    the error saying the run was stopped (its status is 130), not replaced by a report
+    of a run stopped before it judged anything."""
+    report = tmp_path / "check.xml"
+    real = junit.save
+
+    def save_then_interrupted(*a, **k):
+        real(*a, **k)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(junit, "save", save_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+            "--property", "single_active_deployment", "--junit", str(report))
+    assert _after_interruption(report, "check") == \
+        {"single_active_deployment": junit.FAILURE, "interrupted": junit.ERROR}
+    assert "what it had not judged is skipped" in cases_of(report)["interrupted"].find("error").get("message")
+
+
+def test_an_interrupted_replay_never_writes_its_report_over_a_trace(capsys, tmp_path, monkeypatch):
+    """``--junit`` naming a trace given to replay (a name not .json): interrupted while the
+    traces load, the trace is kept and the report not written, said in one line."""
+    from deployspec import traces
+
+    trace = tmp_path / "finding.trace"
+    trace.write_bytes(SEED.read_bytes())
+    _interrupting(monkeypatch, traces, "load", after=0)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "replay", str(trace), "--junit", str(trace))
+    assert trace.read_bytes() == SEED.read_bytes()
+    assert "is a trace being replayed; no report written" in capsys.readouterr().err
