@@ -195,10 +195,14 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors=ESCAPE)
     args = None
     started = HELD[2] if HELD is not None else time.time()
-    report.tried = False
+    report.tried = report.began = False
     try:
         args = build_parser().parse_args(argv)
-        _take_over_signals()
+        held = _take_over_signals()
+        if held == signal.SIGTERM and args.command == "serve":
+            return 0  # a server's normal stop (``serve``'s own), before it served
+        if held is not None:
+            interrupt(held)
         if args.command is None:
             build_parser().print_help()
             return 2
@@ -210,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say("interrupted")
-        _report_interrupted_start(args, started)
+        try:
+            _report_interrupted_start(args, started)
+        except KeyboardInterrupt:  # a second signal while it is written: stopped, already said
+            pass
         if not OWN_PROCESS and not _handed_back():
             raise
         return 130
@@ -245,12 +252,14 @@ def _report_interrupted_start(args, started: float) -> None:
     if named is None or report.tried:
         return
     title = f"deployspec {args.command}"
+    when = "before its report was written" if report.began else "before it judged anything"
     try:
         path = report.path_of(named, json_on_stdout=bool(getattr(args, "json", False)))
-        for f in getattr(args, "files", None) or ():
-            if os.path.isfile(f) and path.exists() and os.path.samefile(f, path):
-                raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
-        report.save(path, named, title, [report.interrupted(title, started, "before it judged anything")], started)
+        if getattr(args, "files", None) and path.exists():
+            for f in replay_command.trace_files(args.files):  # (a folder: its traces)
+                if os.path.isfile(f) and os.path.samefile(f, path):
+                    raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
+        report.save(path, named, title, [report.interrupted(title, started, when)], started)
     except UsageError as exc:  # the interruption stays the news
         _say(f"error: {exc}")
     except OSError as exc:
@@ -391,6 +400,9 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
     # from here on (exit handlers), dying is enough
     for sig, handler in entry.items():
         signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+    if own.HELD is not None and own.HELD[0]:  # held while a command line was refused, or --help
+        _say("interrupted")
+        status = 130
     _flush()
     atexit._run_exitfuncs()
     _flush()  # what the exit handlers wrote
@@ -426,16 +438,16 @@ def _set_blocking(fd: int, blocking: bool) -> None:
 HELD: tuple[list[int], dict, float] | None = None
 
 
-def _take_over_signals() -> None:
+def _take_over_signals() -> int | None:
     """Once the arguments are read (the program only): SIGTERM (a CI timeout, ``kill``)
     stops any command as Ctrl-C does, "interrupted", status 130, and Ctrl-C is Python's
     again. ``check`` and ``contract`` add to this while they run (their search processes,
-    or the implementation, are ended too: ``contract.cli.sigterm_interrupts``). A signal
-    held since the start interrupts the command now, where ``--junit`` can say so; one
-    ignored on entry stays ignored."""
+    or the implementation, are ended too: ``contract.cli.sigterm_interrupts``). One
+    ignored on entry stays ignored. Returns the signal held since the start, if any:
+    it interrupts the command now, where ``--junit`` can say so."""
     global HELD
     if HELD is None:
-        return
+        return None
     (held, entry, _), HELD = HELD, None
 
     def stop(signum, frame):
@@ -443,8 +455,7 @@ def _take_over_signals() -> None:
 
     for sig, handler in entry.items():
         signal.signal(sig, stop if sig == signal.SIGTERM else handler)
-    if held:
-        interrupt(held[0])
+    return held[0] if held else None
 
 
 def _help_written(status: int) -> int:

@@ -111,9 +111,10 @@ def save(path: Path, named: str, title: str, suites: list[Suite], started: float
     write_output(path, report(title, suites, started), "--junit", named)
 
 
-#: whether this run wrote its report, or tried to (:func:`save`; reset by ``cli.main``):
-#: if not, an interruption leaves ``cli`` to write one saying when it came
-tried = False
+#: whether this run wrote its report, or tried to (:func:`save`), and whether it began
+#: judging (:func:`saved_if_interrupted`); reset by ``cli.main``: if it did not try, an
+#: interruption leaves ``cli`` to write a report saying when it came
+tried = began = False
 
 
 #: why a case was not run, in a run that was stopped
@@ -127,6 +128,8 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     the suites of what was judged (the rest skipped), and a suite of one error
     case saying it was stopped, so the report fails as the run did (exit 130) and
     a report of an earlier run is not taken for this one's."""
+    global began
+    began = True
     try:
         yield
     except KeyboardInterrupt:

@@ -20,7 +20,7 @@ from deployspec.text import escaped
 def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
-    loaded = [(f, traces.load(f)) for f in _trace_files(args.files)]  # validate all before running any
+    loaded = [(f, traces.load(f)) for f in trace_files(args.files)]  # validate all before running any
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = report.path_of(args.junit)
@@ -178,7 +178,7 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str]:
     return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}")
 
 
-def _trace_files(paths: list[str]) -> list[str]:
+def trace_files(paths: list[str]) -> list[str]:
     """The files named, a folder standing for its ``*.json`` files (a regression
     suite such as ``counterexamples/``), in name order."""
     files = []

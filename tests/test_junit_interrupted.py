@@ -24,14 +24,14 @@ def _interrupting(monkeypatch, module, name: str, after: int) -> None:
     monkeypatch.setattr(module, name, call)
 
 
-def _after_interruption(report, command: str) -> dict[str, str]:
+def _after_interruption(report, command: str, by: str = "Ctrl-C") -> dict[str, str]:
     """The outcome of each case of an interrupted run's report, once its totals and its
-    one error case saying it was interrupted are checked."""
+    one error case saying it was interrupted (``by``) are checked."""
     root = totals_agree(report)
     (suite,) = [s for s in root.iter("testsuite") if s.get("name") == f"deployspec {command}: interrupted"]
     (case,) = suite.iter("testcase")
     error = case.find("error")
-    assert error is not None and "interrupted (Ctrl-C) after" in error.get("message")
+    assert error is not None and f"interrupted ({by}) after" in error.get("message")
     return {name: outcome_of(c) for name, c in cases_of(report).items()}
 
 
@@ -139,64 +139,86 @@ def test_sigterm_stops_check_with_its_report_written(tmp_path):
 
 # --- a run stopped while it starts ---------------------------------------------------
 
+#: the program (``python -m deployspec``'s entry), sent a signal from within while it
+#: loads deployspec.commands (as a CI timeout might land); with SECOND, a second signal
+#: as the report of the first is being saved
+PROGRAM = """
+import os, signal, sys
+first, second, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 
-def _start_holding_signals(*argv: str):
-    """``deployspec ARGV`` as a program, returned once it catches SIGTERM: from then on a
-    signal is held while its modules load (about 0.3 s) and its command plans its searches."""
-    import signal
+class SignalAtImport:
+    def find_spec(self, name, path=None, target=None):
+        if name == "deployspec.commands":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), first)
+
+sys.meta_path.insert(0, SignalAtImport())
+if second:
+    import deployspec.junit as junit
+    real = junit.save
+    def save(*a, **k):
+        os.kill(os.getpid(), second)
+        return real(*a, **k)
+    junit.save = save
+sys.argv = ["deployspec", *argv]
+from deployspec.program import run
+run()
+"""
+
+
+def _program(*argv: str, first, second=0) -> tuple[int, str, str]:
     import subprocess
-    import time
+    import sys
 
-    from .cli_runs import deployspec
-
-    proc = deployspec(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with open(f"/proc/{proc.pid}/status") as status:
-            caught = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
-        if caught >> (signal.SIGTERM - 1) & 1:
-            return proc
-        time.sleep(0.001)
-    proc.kill()
-    raise AssertionError("the program never caught SIGTERM")
+    done = subprocess.run([sys.executable, "-c", PROGRAM, str(int(first)), str(int(second)), *argv],
+                          check=False, capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout, done.stderr
 
 
-def _stopped(proc, signum) -> tuple[int, str]:
-    proc.send_signal(signum)
-    status = proc.wait(60)
-    err = proc.stderr.read()
-    proc.stderr.close()
-    return status, err
-
-
-LINUX_PROC = pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"),
-                                reason="sees when the program catches SIGTERM in /proc (Linux)")
-
-
-@LINUX_PROC
 def test_sigterm_while_the_program_starts_still_writes_the_report(tmp_path):
-    """A CI job's timeout landing while the program loads its modules and engines: it
-    ended the run without a report (an earlier run's could pass for it); now exit 130
-    and a report of one error case saying the run was stopped before it judged anything."""
+    """A CI job's timeout landing while the program loads its modules: it ended the run
+    without a report (an earlier run's could pass for it); now exit 130 and a report of
+    one error case saying the run was stopped before it judged anything."""
     import signal
 
     report = tmp_path / "check.xml"
     report.write_text("<testsuites/>")  # an earlier run's
-    proc = _start_holding_signals("check", "--model", "capi", "--variant", "capi-safe", "--junit", str(report))
-    status, err = _stopped(proc, signal.SIGTERM)
+    status, _out, err = _program("check", "--model", "capi", "--junit", str(report), first=signal.SIGTERM)
     assert (status, err) == (130, "deployspec: interrupted\n")
-    outcomes = {name: outcome_of(c) for name, c in cases_of(report).items()}
-    assert outcomes == {"interrupted": junit.ERROR}
-    message = cases_of(report)["interrupted"].find("error").get("message")
-    assert "interrupted (SIGTERM) after" in message and message.endswith("before it judged anything")
+    assert _after_interruption(report, "check", by="SIGTERM") == {"interrupted": junit.ERROR}
+    assert cases_of(report)["interrupted"].find("error").get("message").endswith("before it judged anything")
 
 
-@LINUX_PROC
 def test_ctrl_c_while_the_program_starts_is_one_line_not_a_traceback():
     import signal
 
-    proc = _start_holding_signals("check", "--model", "capi", "--variant", "capi-safe")
-    assert _stopped(proc, signal.SIGINT) == (130, "deployspec: interrupted\n")
+    status, out, err = _program("check", "--model", "capi", first=signal.SIGINT)
+    assert (status, out, err) == (130, "", "deployspec: interrupted\n")
+
+
+def test_a_second_signal_while_the_report_is_saved_is_no_traceback(tmp_path):
+    import signal
+
+    report = tmp_path / "check.xml"
+    status, _out, err = _program("check", "--model", "capi", "--junit", str(report),
+                                 first=signal.SIGTERM, second=signal.SIGINT)
+    assert (status, err) == (130, "deployspec: interrupted\n")
+
+
+def test_sigterm_while_serve_starts_is_a_normal_stop():
+    """``serve`` ends with 0 on SIGTERM, quietly, also before it served."""
+    import signal
+
+    assert _program("serve", "--model", "capi", "--variant", "capi-safe", first=signal.SIGTERM) == (0, "", "")
+
+
+def test_a_signal_held_while_the_program_starts_is_not_lost_when_it_prints_its_version():
+    import signal
+
+    from deployspec import __version__
+
+    status, out, err = _program("--version", first=signal.SIGTERM)
+    assert (status, out, err) == (130, f"deployspec {__version__}\n", "deployspec: interrupted\n")
 
 
 def test_a_check_interrupted_while_it_plans_writes_a_report_saying_so(capsys, tmp_path, monkeypatch):
@@ -209,6 +231,22 @@ def test_a_check_interrupted_while_it_plans_writes_a_report_saying_so(capsys, tm
         run(capsys, "check", "--model", "capi", "--junit", str(report))
     assert _after_interruption(report, "check") == {"interrupted": junit.ERROR}
     assert cases_of(report)["interrupted"].find("error").get("message").endswith("before it judged anything")
+
+
+def test_a_replay_interrupted_after_its_verdicts_does_not_say_it_judged_nothing(capsys, tmp_path, monkeypatch):
+    report = tmp_path / "replay.xml"
+    real = junit.replay_suites
+
+    def interrupted_once_judged(*a, **k):
+        if not k.get("interrupted"):
+            raise KeyboardInterrupt  # between the verdicts and the report
+        return real(*a, **k)
+
+    monkeypatch.setattr(junit, "replay_suites", interrupted_once_judged)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "replay", str(SEED), "--junit", str(report))
+    assert _after_interruption(report, "replay") == {"interrupted": junit.ERROR}
+    assert cases_of(report)["interrupted"].find("error").get("message").endswith("before its report was written")
 
 
 def test_a_report_written_is_not_replaced_by_an_interruption_after_it(capsys, tmp_path, monkeypatch):
@@ -231,15 +269,22 @@ def test_a_report_written_is_not_replaced_by_an_interruption_after_it(capsys, tm
     assert "what it had not judged is skipped" in cases_of(report)["interrupted"].find("error").get("message")
 
 
-def test_an_interrupted_replay_never_writes_its_report_over_a_trace(capsys, tmp_path, monkeypatch):
-    """``--junit`` naming a trace given to replay (a name not .json): interrupted while the
-    traces load, the trace is kept and the report not written, said in one line."""
+@pytest.mark.parametrize("in_a_folder", [False, True])
+def test_an_interrupted_replay_never_writes_its_report_over_a_trace(capsys, tmp_path, monkeypatch, in_a_folder):
+    """``--junit`` naming a trace to replay (a name not .json; or, through a link, one a
+    folder holds): interrupted while the traces load, the trace is kept, the report not
+    written, said in one line."""
     from deployspec import traces
 
     trace = tmp_path / "finding.trace"
     trace.write_bytes(SEED.read_bytes())
+    given = trace
+    if in_a_folder:
+        given = tmp_path / "suite"
+        given.mkdir()
+        (given / "finding.json").symlink_to(trace)
     _interrupting(monkeypatch, traces, "load", after=0)
     with pytest.raises(KeyboardInterrupt):
-        run(capsys, "replay", str(trace), "--junit", str(trace))
+        run(capsys, "replay", str(given), "--junit", str(trace))
     assert trace.read_bytes() == SEED.read_bytes()
     assert "is a trace being replayed; no report written" in capsys.readouterr().err
