@@ -406,3 +406,19 @@ def test_a_violation_on_a_settle_step_is_what_settling_answers():
     v = session.settle()
     assert v is not None and v is session.violation
     assert v.step == trace["violation"]["step"] == 5 and len(session.steps) == 6
+
+
+def test_a_bound_the_matrix_s_proof_of_a_design_handed_in_cannot_take_is_a_usage_error(capsys, hand_in, tmp_path):
+    """The matrix explores a design handed in (check.searches) from its own exploration bounds:
+    `instances=3` fits the random search's configuration, not that one (max_instances 2). It
+    is refused before any search, not blamed on the design as an error of its rules (exit 1,
+    after every search ran)."""
+    from .cli_runs import run
+
+    hand_in("mine_slots", "import attrs\nfrom deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
+                          "VARIANTS = [attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name='mine-slots')]\n")
+    out_dir = tmp_path / "found"
+    status, out, err = run(capsys, "check", "--model", "slots", "--engine", "hypothesis", "--bound", "instances=3",
+                           "--property", "slot_runs_one_version", "--budget", "0.001", "--out", str(out_dir))
+    assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances\n")
+    assert not out_dir.exists()
