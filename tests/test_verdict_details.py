@@ -102,18 +102,6 @@ def test_a_search_that_ended_in_error_fails_the_matrix_even_where_another_showed
     assert status == 1 and "MISMATCH" in out
 
 
-def test_every_search_giving_a_cell_s_verdict_must_agree_not_just_one(capsys):
-    """capi-pr3084 livelocks beyond the default search: a random search's "holds" agrees, but
-    the explorer's complete proof within bounds that include the livelock does not, and the
-    cell (both "holds") is a mismatch."""
-    where = get_model("capi").variant("capi-pr3084").violates_beyond["deployment_converges"]
-    cell = [_r("capi-pr3084", "deployment_converges", "hypothesis", "holds"),
-            _r("capi-pr3084", "deployment_converges", "explore", "holds", complete=True, bounds=where.config)]
-    assert matches_declarations(cell[:1]) and not matches_declarations(cell)
-    status, out, _ = _conclude(capsys, cell)
-    assert status == 1 and "MISMATCH" in out
-
-
 def _replay_line(capsys, tmp_path, edit=None, *more):
     """``replay`` of the shipped capi-2022 trace (edited by ``edit``): (status, stdout)."""
     import json
