@@ -30,8 +30,12 @@ def cmd_check(args) -> int:
         check.check_property_names(pairs, args.property)
     bounds = bounds_given(args.bound)
     if bounds:
+        from deployspec.variant_plugins import source_of
+
         for (m, v) in pairs:
-            for e in set(engines) | ({"explore"} if args.variant else set()):
+            # a close look explores too, and so does the matrix a design handed in (check.searches)
+            explored = args.variant or source_of(v) is not None
+            for e in set(engines) | ({"explore"} if explored else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     junit = report.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
     if args.out is not None:
