@@ -14,18 +14,20 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
+import attrs
 import pytest
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
-from deployspec.spec.core import Breach, Violation, settled_property
+from deployspec.spec import selection as sel
+from deployspec.spec.core import Breach, Violation, settled_property, state_property
 
 from deployspec import traces
-from deployspec.engines import explore
+from deployspec.engines import explore, z3_engine
 from deployspec.minimize import minimize
 from deployspec.models import UsageError, get_model
 from deployspec.replay import ReplayOutcome, replay
 from deployspec.scenario import record
 
-from .toy import Move, Run, toy_model
+from .toy import Move, Run, ToyConfig, toy_model
 
 CAPI = get_model("capi")
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
@@ -242,3 +244,89 @@ def test_a_settled_trace_found_deeper_but_no_shorter_does_not_replace_the_first(
         r = _explore(moves, settle, rests_well, workers=workers)
         assert r.verdict == "violated" and r.cause == "one", k
         assert _labels_or_kind(r.trace) == ["a", "run", "run"]
+
+
+def test_a_replay_that_settles_in_more_steps_than_the_search_saw_is_an_error(monkeypatch):
+    # a non-deterministic platform: the search saw x settle at once, the replay takes a detour.
+    # The file would not be the shortest trace the search vouches for: an error, not a finding
+    model, config = toy_model({"start": [(Move("a"), "x")]}, {"x": (Run(), "stuck-one"), "mid": (Run(), "stuck-one")})
+    variant = model.variant("toy")
+    real, calls = type(variant).step, []
+
+    def step(self, state, action):
+        if state == "x":
+            calls.append(state)
+            return "stuck-one" if len(calls) == 1 else "mid"
+        return real(self, state, action)
+
+    monkeypatch.setattr(type(variant), "step", step)
+    r = explore.search(model, "toy", rests_well, budget=60, seed=0, out_dir=None, config=config)
+    assert r.verdict == "error" and r.trace is None
+    assert "does not match the search" in r.message and "3 steps, expected 2" in r.message
+
+
+# --- the Z3 engine's confirming search --------------------------------------------------------
+
+
+def test_the_cancel_dispatch_fails_only_steps_of_other_active_deployments():
+    # capi-pr3072's dead interim: d0 (DEPLOYED/SUPERSEDED) has no step left to fail, so the
+    # dispatch that runs d1's cancel step is a plain tick in the trace
+    r = z3_engine.search(CAPI, "capi-pr3072", CAPI.property("app_stays_available"), budget=10, seed=0,
+                         out_dir=None)
+    assert r.verdict == "violated"
+    cancel = r.trace["extra"]["selection"]["cancel_step"]
+    action = r.trace["steps"][cancel]["action"]
+    assert action["type"] == "tick" and action["failed"] == [] and action["reports_unavailable"] == []
+
+
+def test_the_confirming_search_allows_as_many_deployments_as_the_view_has():
+    # the view fixes the number of deployments: the search (and the trace's config) allow no more
+    r = z3_engine.search(CAPI, "capi-2022", CAPI.property("app_stays_available"), budget=10, seed=0,
+                         out_dir=None)
+    assert r.verdict == "violated" and r.stats["counterexample"]["deployments"] == 2
+    assert r.trace["config"]["max_deployments"] == 2 and r.trace["config"]["max_instances"] == 1
+    assert r.trace["extra"]["selection"]["search"]["config"] == r.trace["config"]
+
+
+def test_the_confirming_trace_reaches_a_view_equivalent_to_the_symbolic_one():
+    # the trace confirms the symbolic counterexample only if its cancel step saw the same
+    # owners, deployment states, canceled deployment, reports and running processes
+    def shape(view):
+        return ([(p["created_by"], p["running"] > 0, p["crashed"] > 0) for p in view["processes"]],
+                view["deployments"], view["canceled"], view["reports_available"])
+
+    for variant, prop in (("capi-2022", "deployment_converges"), ("capi-pr3072", "app_stays_available")):
+        r = z3_engine.search(CAPI, variant, CAPI.property(prop), budget=10, seed=0, out_dir=None)
+        assert r.verdict == "violated", variant
+        selection = r.trace["extra"]["selection"]
+        assert shape(selection["reached"]) == shape(selection["view"]), variant
+
+
+@state_property("capi")
+def no_app_at_all(obs):
+    """Breaks as soon as an app exists: at the push, long before any cancel step."""
+    return "there is an app" if obs["app"] is not None else None
+
+
+def test_a_trace_that_breaks_the_property_before_the_cancel_step_confirms_nothing():
+    # every state showing the seed's view breaks no_app_at_all from its start, but each
+    # trace reaching one broke it at the push already: the cancel step is not the cause
+    variant, encoding = CAPI.variant("capi-2022"), sel.VARIANTS["capi-2022"]
+    rule = z3_engine.problem(encoding, 8, 7, sel.traits(variant, encoding))
+    view = rule.minimal(sel.selection_property("survivor_not_newer"))
+    outcome = z3_engine.confirm(CAPI, variant, view, no_app_at_all, budget=30, max_depth=5)
+    assert outcome.session is None
+    assert "did not break no_app_at_all given their history" in outcome.why
+
+
+@pytest.mark.parametrize("own, explore_bounds, expected", [
+    ({}, {}, 3),                                    # the model's exploration bound
+    ({"settle_steps": 7}, {}, 7),                   # a variant's own setting wins over it
+    ({"settle_steps": 7}, {"settle_steps": 5}, 5),  # and its own exploration bound over both
+])
+def test_explore_config_layers_the_model_s_bounds_the_variant_s_config_and_its_explore(
+        monkeypatch, own, explore_bounds, expected):
+    monkeypatch.setattr(ToyConfig, "EXPLORE", {"settle_steps": 3}, raising=False)
+    model, _ = toy_model({"start": []})
+    variant = attrs.evolve(model.variant("toy"), config=own, explore=explore_bounds)
+    assert explore.explore_config(model, variant).settle_steps == expected
