@@ -19,13 +19,16 @@ import pytest
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
 from deployspec.spec import selection as sel
 from deployspec.spec.core import Breach, Violation, settled_property, state_property
+from deployspec.stateful_tests.machine import PropertyViolated
 
 from deployspec import traces
-from deployspec.engines import explore, z3_engine
+from deployspec.adapter import ReferenceAdapter
+from deployspec.engines import explore, hypothesis_engine, z3_engine
 from deployspec.minimize import minimize
 from deployspec.models import UsageError, get_model
 from deployspec.replay import ReplayOutcome, replay
 from deployspec.scenario import record
+from deployspec.session import Session
 
 from .toy import Move, Run, ToyConfig, toy_model
 
@@ -330,3 +333,51 @@ def test_explore_config_layers_the_model_s_bounds_the_variant_s_config_and_its_e
     model, _ = toy_model({"start": []})
     variant = attrs.evolve(model.variant("toy"), config=own, explore=explore_bounds)
     assert explore.explore_config(model, variant).settle_steps == expected
+
+
+# --- the Hypothesis engine ----------------------------------------------------------------------
+
+
+def test_a_random_search_runs_and_records_the_variant_s_own_configuration():
+    # capi-2022's configuration opens the dispatcher's snapshot window: the search uses it,
+    # and the trace says so (replay runs under the trace's config)
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("single_active_deployment"),
+                                         max_examples=100, seed=0)
+    assert r.verdict == "violated"
+    assert r.trace["config"] == CAPI.default_config(CAPI.variant("capi-2022")).to_json()
+    assert r.trace["config"]["snapshot_window"] is True
+    assert r.trace_length == len(r.trace["steps"]) and replay(r.trace).reproduced
+    assert r.trace["extra"]["minimized_by_replay"] is True  # shortened by replay on the reference
+
+
+@state_property("toy")
+def never_bad(obs):
+    """Nodes named bad... break it."""
+    return f"at {obs['at']}" if obs["at"].startswith("bad") else None
+
+
+def test_a_state_property_s_search_stops_at_the_first_violation():
+    # a and b both lead to a bad node: the trace is a's, the first found, and b's node is
+    # never judged (the search stops there)
+    r = _explore({"start": [(Move("a"), "bad1"), (Move("b"), "bad2")]}, {}, never_bad)
+    assert r.verdict == "violated" and r.trace_length == 1 and r.stats["bfs_depth"] == 1
+    assert _labels_or_kind(r.trace) == ["a"] and r.message == "at bad1"
+
+
+def test_of_the_violations_seen_the_shortest_is_remembered():
+    # what a search that cannot finish (an implementation's fault, non-determinism) keeps
+    prop = CAPI.property("app_stays_available")
+    config = CAPI.default_config(CAPI.variant("capi-2022"))
+
+    def violated(story):
+        session = Session(CAPI, ReferenceAdapter(CAPI, CAPI.variant("capi-2022")), (prop,), config)
+        for action in story:
+            session.perform(action)
+        return PropertyViolated(session.violation, session)
+
+    longer, shortest = violated([Push(1), Tick(), *SEED_STORY[1:]]), violated(SEED_STORY)
+    seen = {}
+    for exc in (longer, shortest, longer):
+        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen):
+            raise exc
+    assert seen["violation"] is shortest and len(shortest.session.steps) == 6
