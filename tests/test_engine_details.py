@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import attrs
 import pytest
+import z3
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
 from deployspec.spec import selection as sel
 from deployspec.spec.core import Breach, Violation, settled_property, state_property
@@ -381,3 +382,46 @@ def test_of_the_violations_seen_the_shortest_is_remembered():
         with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen):
             raise exc
     assert seen["violation"] is shortest and len(shortest.session.steps) == 6
+
+
+def test_a_search_on_an_implementation_shortens_with_what_it_is_given():
+    # on an implementation (an adapter factory) the caller's shrink replaces minimize
+    variant = CAPI.variant("capi-2022")
+    shrunk = []
+
+    def shrink(trace):
+        shrunk.append(trace)
+        return dict(trace, title="shrunk by the caller")
+
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("single_active_deployment"),
+                                         config=CAPI.default_config(variant), max_examples=100, seed=0,
+                                         adapter_factory=lambda: ReferenceAdapter(CAPI, variant), shrink=shrink)
+    assert r.verdict == "violated" and len(shrunk) == 1
+    assert r.trace["title"] == "shrunk by the caller" and "minimized_by_replay" not in r.trace.get("extra", {})
+
+
+def test_capi_safe_s_proof_covers_states_with_crashed_instances_and_the_others_do_not_need_to():
+    # only capi-safe's rule reads CRASHED counts, so only its proof ranges over them
+    for name, crashes in (("capi-safe", z3.sat), ("capi-pr3084", z3.unsat)):
+        variant, encoding = CAPI.variant(name), sel.VARIANTS[name]
+        rule = z3_engine.problem(encoding, 8, 7, sel.traits(variant, encoding))
+        solver = z3.Solver()
+        solver.add(rule.base + [rule.s.crashed[0] > 0])
+        assert solver.check() == crashes, name
+
+
+def test_a_random_search_saves_its_counterexample_under_out(tmp_path):
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("single_active_deployment"),
+                                         max_examples=100, seed=0, out_dir=str(tmp_path))
+    assert r.verdict == "violated" and r.unsaved is None
+    assert r.counterexample is not None and Path(r.counterexample).parent == tmp_path
+    assert traces.load(r.counterexample)["steps"] == json.loads(json.dumps(r.trace["steps"]))
+
+
+def test_keeping_the_canceled_deployment_s_own_process_while_another_serves_is_newer():
+    # P0 pushed and running, P1 of d0 (canceled) running: keeping P1 breaks survivor_not_newer
+    view = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(1, 1),
+                             deployments=(("CANCELING", "CANCELING"),), canceled=0, reports=True)
+    s = sel.Symbolic(2, 1)
+    assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(1)), view) is False
+    assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(0)), view) is True
