@@ -425,3 +425,14 @@ def test_keeping_the_canceled_deployment_s_own_process_while_another_serves_is_n
     s = sel.Symbolic(2, 1)
     assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(1)), view) is False
     assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(0)), view) is True
+
+
+def test_the_canceled_deployment_s_own_process_is_no_candidate_and_no_exception_without_a_crash():
+    # P0 pushed, still starting (no crash); P1 of d0 (canceled) running
+    view = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(0, 1),
+                             deployments=(("CANCELING", "CANCELING"),), canceled=0, reports=True)
+    s = sel.Symbolic(2, 1)
+    # nothing that may rightly survive runs, so keeping the oldest is what survivor_runs asks
+    assert s.evaluate(sel._survivor_runs(s, z3.IntVal(0)), view) is True
+    # the oldest does not crash: keeping the canceled deployment's own process is not allowed
+    assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(1)), view) is False
