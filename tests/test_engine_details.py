@@ -436,3 +436,35 @@ def test_the_canceled_deployment_s_own_process_is_no_candidate_and_no_exception_
     assert s.evaluate(sel._survivor_runs(s, z3.IntVal(0)), view) is True
     # the oldest does not crash: keeping the canceled deployment's own process is not allowed
     assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(1)), view) is False
+
+
+def test_once_a_newer_deployment_replaced_the_canceled_process_keeping_it_is_not_newer():
+    # d0 (canceled) lost its process to d1's scale step earlier in the dispatch: nothing to undo
+    view = sel.SelectionView(owners=(-1, 1), desired=(0, 1), running=(0, 1),
+                             deployments=(("CANCELING", "CANCELING"), ("DEPLOYING", "DEPLOYING")),
+                             canceled=0, reports=True)
+    s = sel.Symbolic(2, 2)
+    assert s.evaluate(sel._survivor_not_newer(s, z3.IntVal(1)), view) is True
+
+
+def test_views_that_differ_in_which_process_runs_are_not_the_same_class():
+    # the Z3 engine excludes a refuted view's class: one that differs in what runs is another try
+    one = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(1, 0),
+                            deployments=(("CANCELING", "CANCELING"),), canceled=0, reports=True)
+    other = attrs.evolve(one, running=(0, 1))
+    s = sel.Symbolic(2, 1)
+    assert s.evaluate(s.same_class(one), one) is True and s.evaluate(s.same_class(one), other) is False
+
+
+def test_no_view_in_a_z3_problem_runs_more_instances_than_it_wants():
+    variant, encoding = CAPI.variant("capi-safe"), sel.VARIANTS["capi-safe"]
+    rule = z3_engine.problem(encoding, 8, 7, sel.traits(variant, encoding))
+    solver = z3.Solver()
+    solver.add(rule.base + [rule.s.running[0] + rule.s.crashed[0] > rule.s.desired[0]])
+    assert solver.check() == z3.unsat
+
+
+def test_capi_pr3072_s_dead_interim_breaks_cancel_restores_last_good_by_survivor_runs():
+    r = z3_engine.search(CAPI, "capi-pr3072", CAPI.property("cancel_restores_last_good"), budget=10, seed=0,
+                         out_dir=None)
+    assert r.verdict == "violated" and r.stats["counterexample"]["selection_property"] == "survivor_runs"
