@@ -468,3 +468,27 @@ def test_capi_pr3072_s_dead_interim_breaks_cancel_restores_last_good_by_survivor
     r = z3_engine.search(CAPI, "capi-pr3072", CAPI.property("cancel_restores_last_good"), budget=10, seed=0,
                          out_dir=None)
     assert r.verdict == "violated" and r.stats["counterexample"]["selection_property"] == "survivor_runs"
+
+
+def test_an_implementation_fault_after_a_violation_carries_the_violation_seen():
+    # the implementation stops answering at its 31st step, once the search has seen a
+    # violation (seed 0) and while Hypothesis shortens it: the fault carries that trace
+    # as it was, so the finding is not lost with the implementation
+    from deployspec.contract.guard import ImplementationFault
+
+    variant, steps = CAPI.variant("capi-2022"), []
+
+    class FailsLater(ReferenceAdapter):
+        def perform(self, action):
+            steps.append(action)
+            if len(steps) > 30:
+                raise ImplementationFault("the program stopped answering", where=f"step {len(steps)}")
+            return super().perform(action)
+
+    with pytest.raises(ImplementationFault) as fault:
+        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("single_active_deployment"),
+                                         config=CAPI.default_config(variant), max_examples=100, seed=0,
+                                         adapter_factory=lambda: FailsLater(CAPI, variant), shrink=lambda t: t)
+    found = fault.value.found
+    assert found is not None and found.verdict == "violated" and found.stats["shrunk"] is False
+    assert found.trace["property"] == "single_active_deployment" and found.trace_length == len(found.trace["steps"])
