@@ -24,7 +24,7 @@ def run() -> NoReturn:
         held.append(signum)
 
     entry = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):  # (SIGTERM's last: a test waits for it)
+    for sig in (signal.SIGINT, signal.SIGTERM):
         handler = signal.getsignal(sig)
         if handler is not signal.SIG_IGN:  # a signal ignored on entry stays ignored
             entry[sig] = handler
