@@ -464,6 +464,96 @@ def test_no_view_in_a_z3_problem_runs_more_instances_than_it_wants():
     assert solver.check() == z3.unsat
 
 
+def _wellformed_at(view, family, N=None, M=None):
+    """Each well-formedness constraint of a design of ``family`` (every other trait
+    present) on ``view``, with bounds as tight as the view (unless given)."""
+    s = sel.Symbolic(N or view.n, M or view.m)
+    traits = frozenset({family, sel.DESTROYS_AT_END, sel.FINALIZE_WHOLE, sel.SNAPSHOT_CLOSED})
+    return {c.name: s.evaluate(c.build(s), view) for c in sel.WELLFORMED if c.needs <= traits}
+
+
+def test_a_cancel_step_runs_for_a_canceling_canceling_deployment_only():
+    view = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(1, 0),
+                             deployments=(("CANCELING", "CANCELING"),), canceled=0, reports=True)
+    assert all(_wellformed_at(view, sel.ONE_ACTIVE).values())
+    other = attrs.evolve(view, deployments=(("CANCELING", "SUPERSEDED"),))
+    assert _wellformed_at(other, sel.ONE_ACTIVE)["canceled_is_canceling"] is False
+
+
+def test_a_finalize_by_the_last_deployment_slot_wipes_the_pushed_process():
+    # capi-2022: d0 canceled, then d1 deployed and finalized, destroying P0 and d0's process
+    view = sel.SelectionView(owners=(1,), desired=(1,), running=(1,),
+                             deployments=(("CANCELING", "CANCELING"), ("DEPLOYED", "DEPLOYED")),
+                             canceled=0, reports=True)
+    assert all(_wellformed_at(view, sel.TWO_ACTIVE).values())
+
+
+def test_canceled_superseded_is_written_from_pr_3072_on_only():
+    # d0 was canceled and then superseded by d1, now canceled itself
+    view = sel.SelectionView(owners=(-1, 1), desired=(1, 1), running=(1, 0),
+                             deployments=(("CANCELED", "SUPERSEDED"), ("CANCELING", "CANCELING")),
+                             canceled=1, reports=True)
+    assert all(_wellformed_at(view, sel.ONE_ACTIVE).values())
+    assert _wellformed_at(view, sel.TWO_ACTIVE)["statuses_before_3072"] is False
+
+
+def test_the_canceled_process_is_gone_only_after_a_running_replacement_took_the_last_instance():
+    # capi-2022: d1's scale step, earlier in the dispatch, took the last instance of d0's process
+    replaced = sel.SelectionView(owners=(-1, 1), desired=(0, 1), running=(0, 1),
+                                 deployments=(("CANCELING", "CANCELING"), ("DEPLOYING", "DEPLOYING")),
+                                 canceled=0, reports=True)
+    assert all(_wellformed_at(replaced, sel.TWO_ACTIVE).values())
+    # the step moves an instance only when the deploying process's instances all run
+    not_running = attrs.evolve(replaced, running=(0, 0))
+    assert _wellformed_at(not_running, sel.TWO_ACTIVE)["canceled_process_gone_only_if_replaced"] is False
+    # and the canceled process was then the oldest with instances: P0 wants none
+    older_wants_one = attrs.evolve(replaced, desired=(1, 1))
+    assert _wellformed_at(older_wants_one, sel.TWO_ACTIVE)["canceled_process_gone_only_if_replaced"] is False
+
+
+def test_from_pr_3072_on_no_other_deployment_is_still_deploying():
+    view = sel.SelectionView(owners=(-1, 0, 1), desired=(1, 1, 1), running=(1, 0, 0),
+                             deployments=(("DEPLOYED", "SUPERSEDED"), ("CANCELING", "CANCELING")),
+                             canceled=1, reports=True)
+    assert all(_wellformed_at(view, sel.ONE_ACTIVE).values())
+    deploying = attrs.evolve(view, deployments=(("DEPLOYING", "DEPLOYING"), ("CANCELING", "CANCELING")))
+    assert _wellformed_at(deploying, sel.ONE_ACTIVE)["single_active_deployment"] is False
+
+
+def test_views_that_differ_in_reports_or_the_canceled_deployment_are_not_equivalent():
+    one = sel.SelectionView(owners=(-1, 0, 1), desired=(1, 1, 1), running=(1, 0, 0),
+                            deployments=(("CANCELING", "CANCELING"), ("CANCELING", "CANCELING")),
+                            canceled=0, reports=True)
+    assert one.key() == attrs.evolve(one, desired=(2, 1, 1), running=(2, 0, 0)).key()
+    assert one.key() != attrs.evolve(one, reports=False).key()
+    assert one.key() != attrs.evolve(one, canceled=1).key()
+
+
+def test_views_that_differ_in_a_deployment_or_a_crash_are_not_the_same_class():
+    one = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(1, 0),
+                            deployments=(("CANCELING", "CANCELING"),), canceled=0, reports=True)
+    s = sel.Symbolic(3, 2)
+    assert s.evaluate(s.same_class(one), attrs.evolve(one, desired=(2, 1), running=(2, 0))) is True
+    others = [
+        attrs.evolve(one, deployments=(("CANCELING", "CANCELING"), ("CANCELING", "CANCELING"))),
+        attrs.evolve(one, deployments=(("CANCELING", "SUPERSEDED"),)),
+        attrs.evolve(one, crashed=(0, 1)),
+    ]
+    for other in others:
+        assert one.key() != other.key()
+        assert s.evaluate(s.same_class(one), other) is False, other
+
+
+def test_the_canceled_deployment_s_process_counts_as_live_in_the_first_slot_too():
+    # capi-2022: another cancel kept only d0's process (deployment_converges' counterexample)
+    view = sel.SelectionView(owners=(0,), desired=(1,), running=(1,),
+                             deployments=(("CANCELING", "CANCELING"), ("CANCELED", "CANCELED")),
+                             canceled=0, reports=True)
+    s = sel.Symbolic(2, 2)
+    assert s.evaluate(s.canceled_process_live(), view) is True
+    assert all(_wellformed_at(view, sel.TWO_ACTIVE).values())
+
+
 def test_capi_pr3072_s_dead_interim_breaks_cancel_restores_last_good_by_survivor_runs():
     r = z3_engine.search(CAPI, "capi-pr3072", CAPI.property("cancel_restores_last_good"), budget=10, seed=0,
                          out_dir=None)
