@@ -255,10 +255,8 @@ def _report_interrupted_start(args, started: float) -> None:
     when = "before its report was written" if report.began else "before it judged anything"
     try:
         path = report.path_of(named, json_on_stdout=bool(getattr(args, "json", False)))
-        if getattr(args, "files", None) and path.exists():
-            for f in replay_command.trace_files(args.files):  # (a folder: its traces)
-                if os.path.isfile(f) and os.path.samefile(f, path):
-                    raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
+        if getattr(args, "files", None) and replay_command.is_a_trace(path, replay_command.trace_files(args.files)):
+            raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
         report.save(path, named, title, [report.interrupted(title, started, when)], started)
     except UsageError as exc:  # the interruption stays the news
         _say(f"error: {exc}")

@@ -24,7 +24,7 @@ def cmd_replay(args) -> int:
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = report.path_of(args.junit)
-    if junit is not None and junit.exists() and any(junit.samefile(path) for path, _ in loaded):
+    if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     started = time.time()
     verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
@@ -176,6 +176,12 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str]:
     rejected = sum(1 for s in outcome.session.steps if s["rejected"])
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
     return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}")
+
+
+def is_a_trace(report: Path | None, files: list[str]) -> bool:
+    """Whether ``--junit``'s path is one of the trace ``files`` to replay (by any name)."""
+    return report is not None and report.exists() and any(
+        os.path.isfile(f) and report.samefile(f) for f in files)
 
 
 def trace_files(paths: list[str]) -> list[str]:

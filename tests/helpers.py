@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deployspec.reference.capi import VARIANTS, from_observation, observe
-from deployspec.reference.capi.actions import Tick
+from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
 from deployspec.reference.core import Rejected
 from deployspec.reference.slots.model import SlotsConfig
 from deployspec.reference.slots.model import initial_state as slots_initial_state
@@ -137,3 +137,12 @@ class Grid(Graph):
         for e, (nx, ny, step) in enumerate(((x + 1, y, "R"), (x, y + 1, "U"))):
             if nx < self.size and ny < self.size:
                 yield e, (nx, ny, route + step), None
+
+
+#: the seed bug's user actions (cloud_controller_ng #3019): push, start, deploy, cancel, deploy, tick
+SEED_STORY = [Push(1), Runtime(0), Deploy(), Cancel(), Deploy(), Tick()]
+
+
+def action_labels(trace: dict) -> list[str]:
+    """Each step's action as a toy model labels it, or its type."""
+    return [s["action"].get("label", s["action"]["type"]) for s in trace["steps"]]

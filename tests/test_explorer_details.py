@@ -26,16 +26,12 @@ from deployspec.engines.explore import explore_config, search
 from deployspec.explorer import Layered, bfs
 from deployspec.models import get_model
 
-from .helpers import Grid, Tree
+from .helpers import Grid, Tree, action_labels
 from .toy import Move, Run, toy_model
 
 
 def explore(model, config, prop, **kw):
     return search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config, **kw)
-
-
-def labels(result) -> list[str]:
-    return [s["action"].get("label", s["action"]["type"]) for s in result.trace["steps"]]
 
 
 @state_property("toy")
@@ -190,7 +186,7 @@ def test_the_canonical_form_applies_to_the_root_to_every_move_and_to_the_rebuilt
     p = explore(model, config, anything_goes)
     assert p.verdict == "holds" and (p.stats["states"], p.stats["transitions"]) == (3, 4)
     v = explore(model, config, never_at_the_end)
-    assert v.verdict == "violated" and labels(v) == ["a", "go"]
+    assert v.verdict == "violated" and action_labels(v.trace) == ["a", "go"]
 
 
 # --- the path of a trace property ----------------------------------------------------------
@@ -211,7 +207,7 @@ def test_the_rebuilt_path_gives_each_move_the_index_the_search_gave_it():
     model, config = toy_model({"start": [(Move("mark"), "start"), (Move("go"), "end")]})
     r = explore(model, config, no_go_after_a_late_mark)
     assert r.verdict == "violated", r.message
-    assert labels(r) == ["mark", "mark", "go"] and r.stats["shortest"]
+    assert action_labels(r.trace) == ["mark", "mark", "go"] and r.stats["shortest"]
 
 
 # --- how far a settled property's search goes ------------------------------------------
@@ -227,7 +223,7 @@ def test_the_settle_phase_from_the_initial_state_is_judged_too():
     # left alone from the start, the platform gets stuck: a trace of no user action at all
     model, config = toy_model({"start": [(Move("go"), "elsewhere")]}, {"start": (Run(), "stuck")})
     r = explore(model, config, comes_to_rest)
-    assert r.verdict == "violated" and labels(r) == ["run"]
+    assert r.verdict == "violated" and action_labels(r.trace) == ["run"]
     assert r.trace["settle_from"] == 0 and r.message == "settled at stuck"
 
 
@@ -239,7 +235,7 @@ def test_a_settled_search_goes_one_layer_deeper_for_a_shorter_trace():
                               {"x": (Run(), "x1"), "x1": (Run(), "stuck-x")})
     r = explore(model, config, comes_to_rest)
     assert r.verdict == "violated" and r.stats["shortest"]
-    assert labels(r) == ["b", "c"] and r.message == "settled at stuck-z"
+    assert action_labels(r.trace) == ["b", "c"] and r.message == "settled at stuck-z"
 
 
 def test_a_settled_search_stops_once_no_deeper_state_can_give_a_shorter_trace():
@@ -250,7 +246,7 @@ def test_a_settled_search_stops_once_no_deeper_state_can_give_a_shorter_trace():
                                "w1": [(Move("e"), "w2")], "w2": [(Move("f"), "w3")]},
                               {"z": (Run(), "stuck")})
     r = explore(model, config, comes_to_rest)
-    assert r.verdict == "violated" and labels(r) == ["a", "run"]
+    assert r.verdict == "violated" and action_labels(r.trace) == ["a", "run"]
     assert (r.stats["states"], r.stats["depth"], r.stats["complete"]) == (2, 1, True)
     assert r.stats["shortest"] and r.stats["stopped"] is None
 
@@ -261,10 +257,10 @@ def test_a_settled_violation_found_before_a_bound_stopped_the_search_is_not_call
     model, config = toy_model({"start": [(Move("a"), "x"), (Move("b"), "y")], "y": [(Move("c"), "stuck-z")]},
                               {"x": (Run(), "x1"), "x1": (Run(), "x2"), "x2": (Run(), "stuck-x")})
     cut = explore(model, config, comes_to_rest, max_depth=1)
-    assert cut.verdict == "violated" and labels(cut) == ["a", "run", "run", "run"]
+    assert cut.verdict == "violated" and action_labels(cut.trace) == ["a", "run", "run", "run"]
     assert cut.stats["stopped"] == "max_depth" and cut.stats["shortest"] is False
     whole = explore(model, config, comes_to_rest)
-    assert labels(whole) == ["b", "c"] and whole.stats["shortest"] is True
+    assert action_labels(whole.trace) == ["b", "c"] and whole.stats["shortest"] is True
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -274,5 +270,5 @@ def test_a_settled_violation_provably_shortest_at_the_depth_bound_is_called_shor
     model, config = toy_model({"start": [(Move("a"), "z")], "z": [(Move("d"), "w1")]},
                               {"z": (Run(), "stuck")})
     r = explore(model, config, comes_to_rest, max_depth=1, workers=workers)
-    assert r.verdict == "violated" and labels(r) == ["a", "run"]
+    assert r.verdict == "violated" and action_labels(r.trace) == ["a", "run"]
     assert r.stats["stopped"] is None and r.stats["shortest"] is True and r.stats["complete"]
