@@ -3,13 +3,15 @@
 from pathlib import Path
 
 import pytest
-from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Stage, Tick
+from deployspec.reference.capi.actions import Stage
 
 from deployspec import traces
 from deployspec.minimize import minimize
 from deployspec.models import get_model
 from deployspec.replay import replay
 from deployspec.scenario import record
+
+from .helpers import SEED_STORY
 
 CAPI = get_model("capi")
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
@@ -35,7 +37,7 @@ def test_minimize_keeps_a_trace_that_does_not_reproduce():
 def test_a_scenario_must_show_what_it_claims():
     prop = CAPI.property("app_stays_available")
     config = CAPI.default_config(CAPI.variant("capi-2022"))
-    story = [Push(1), Runtime(0), Deploy(), Cancel(), Deploy(), Tick()]
+    story = SEED_STORY
     trace = record(CAPI, "capi-2022", config, prop, story, title="the seed")
     assert trace["engine"] == "scenario" and trace["title"] == "the seed"
     assert replay(trace).reproduced
