@@ -1,5 +1,7 @@
-"""The ``deployspec`` program: its arguments, streams and exit statuses (the
-commands themselves are :mod:`deployspec.commands` and :mod:`deployspec.contract.cli`).
+"""The ``deployspec`` program: its arguments and exit statuses (the commands
+themselves are :mod:`deployspec.commands` and :mod:`deployspec.contract.cli`; the
+signals that stop a run :mod:`deployspec.interruption`; the standard streams
+:mod:`deployspec.streams`).
 
 Exit status: 0 everything checked holds (or a replay no longer reproduces),
 1 a property is violated (found or reproduced) or a search ended in error,
@@ -21,7 +23,7 @@ import sys
 import time
 from typing import NoReturn
 
-from deployspec import commands, replay_command
+from deployspec import commands, interruption, replay_command, streams
 from deployspec import junit as report
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
@@ -180,9 +182,8 @@ _examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
-    global CLOSED_AT_START, INTERRUPTED_BY
-    INTERRUPTED_BY = None
-    CLOSED_AT_START = {name for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if stream is None}
+    interruption.by = None
+    streams.CLOSED_AT_START = {name for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if stream is None}
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     if sys.stdout is None:  # started with stdout closed
@@ -194,15 +195,15 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=ESCAPE)
     args = None
-    started = HELD[2] if HELD is not None else time.time()
+    started = interruption.HELD[2] if interruption.HELD is not None else time.time()
     report.tried = report.began = False
     try:
         args = build_parser().parse_args(argv)
-        held = _take_over_signals()
+        held = interruption.take_over_signals()
         if held == signal.SIGTERM and args.command == "serve":
             return 0  # a server's normal stop (``serve``'s own), before it served
         if held is not None:
-            interrupt(held)
+            interruption.interrupt(held)
         if args.command is None:
             build_parser().print_help()
             return 2
@@ -218,11 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             _report_interrupted_start(args, started)
         except KeyboardInterrupt:  # a second signal while it is written: stopped, already said
             pass
-        if not OWN_PROCESS and not _handed_back():
+        if not interruption.OWN_PROCESS and not interruption.handed_back():
             raise
         return 130
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-        _drop_stdout()
+        streams.drop_stdout()
         # a verdict cut short is not a success: the status of a process killed by SIGPIPE
         return CUT_SHORT if getattr(args, "command", None) in VERDICTS else 0
     except OSError as exc:
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, FileNotFoundError) and not _cwd_exists():  # (Hypothesis asks at import)
             _say("error: the current folder no longer exists (deleted?): cd to one that does")
             return 2
-        _drop_stdout()  # e.g. stdout on a full disk (/dev/full)
+        streams.drop_stdout()  # e.g. stdout on a full disk (/dev/full)
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         return 2
     except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
@@ -298,59 +299,6 @@ def _writes_elsewhere(argv: list[str] | None) -> bool:
     return args.command == "show" and bool(args.out)  # (-o /dev/stdout: closed_stream_named)
 
 
-#: the standard streams the process started without ("stdout", "stderr"): /dev/null
-#: stands in their place, so that no file opened later takes their descriptor
-CLOSED_AT_START: set[str] = set()
-_STREAM_NAMES = {"stdout": ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"),
-                 "stderr": ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2")}
-
-
-def standard_stream_named(path: str) -> str | None:
-    """"stdout" or "stderr" if ``path`` names this process's standard output or error."""
-    where = os.path.abspath(path)
-    return next((name for name, names in _STREAM_NAMES.items() if where in names), None)
-
-
-def closed_stream_named(path: str) -> str | None:
-    """The standard stream ``path`` names if the process started without it (writing
-    there would write into the /dev/null in its place), else None."""
-    where = os.path.abspath(path)
-    return next((name for name in CLOSED_AT_START if where in _STREAM_NAMES[name]), None)
-
-
-#: True in the ``deployspec`` program (``run``), whose process is deployspec's own
-#: (not pytest's, nor a user's program calling ``main``)
-OWN_PROCESS = False
-#: the signal that interrupted the command in progress (:func:`interrupt`), None: Ctrl-C
-#: by Python's own handler, or none yet
-INTERRUPTED_BY: int | None = None
-
-
-def interrupt(signum: int) -> NoReturn:
-    """Unwind the command as Ctrl-C does (the implementation and search processes are
-    ended on the way), remembering which signal it was for :func:`main`."""
-    global INTERRUPTED_BY
-    INTERRUPTED_BY = signum
-    raise KeyboardInterrupt
-
-
-def _handed_back() -> bool:
-    """In a host's process (pytest, a user's program calling :func:`main`), the
-    interruption is the host's: the signal goes to the host's own handler for it
-    (SIGTERM's default ends the process), as if deployspec had not been there,
-    instead of ending as a status the host would carry on after (a CI job's timeout
-    would not stop the job). False: Python's own Ctrl-C handler is the host's, or no
-    signal of ours was behind it: the caller re-raises the KeyboardInterrupt."""
-    if INTERRUPTED_BY is None:
-        return False
-    handler = signal.getsignal(INTERRUPTED_BY)
-    if handler is signal.default_int_handler:
-        return False
-    if handler is not signal.SIG_IGN:
-        signal.raise_signal(INTERRUPTED_BY)
-    return True  # the host's handler let it pass (or ignores it): the status stands
-
-
 #: commands whose exit status is a verdict (not only "it worked")
 VERDICTS = ("check", "replay", "contract")
 #: the exit status of a verdict whose output was cut short (a closed pipe), as SIGPIPE's
@@ -381,79 +329,29 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
     (capi-safe at ``max_instances=3``). The exit handlers still run (``atexit``:
     contract implementations are stopped, Hypothesis and logging finish) and the
     streams are flushed; only the freeing is skipped."""
-    import deployspec.cli  # noqa: PLW0406 - this module also when it runs as __main__ (-m deployspec.cli)
-
-    own = deployspec.cli
-    own.OWN_PROCESS = True
+    interruption.OWN_PROCESS = True
     if entry is None:  # started otherwise (-m deployspec.cli): nothing was held
         entry = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)
                  if signal.getsignal(sig) is not signal.SIG_IGN}
-    own.HELD = (held if held is not None else [], entry, started or time.time())
-    made_blocking = _blocking_streams()
+    interruption.HELD = (held if held is not None else [], entry, started or time.time())
+    made_blocking = streams.blocking_streams()
     try:
-        status = own.main()
+        status = main()
     except SystemExit as exc:  # argparse's --help: its text may not have reached stdout yet
         status = exc.code if isinstance(exc.code, int) else 2
         status = _help_written(status)
     # from here on (exit handlers), dying is enough
     for sig, handler in entry.items():
         signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-    if own.HELD is not None and own.HELD[0]:  # held while a command line was refused, or --help
+    if interruption.HELD is not None and interruption.HELD[0]:  # held while a command line was refused, or --help
         _say("interrupted")
         status = 130
-    _flush()
+    streams.flush()
     atexit._run_exitfuncs()
-    _flush()  # what the exit handlers wrote
+    streams.flush()  # what the exit handlers wrote
     for fd in made_blocking:  # the parent's, as it left them
-        _set_blocking(fd, False)
+        streams.set_blocking(fd, False)
     os._exit(status)
-
-
-def _blocking_streams() -> list[int]:
-    """Make stdout and stderr blocking if a parent left them non-blocking (Node.js and
-    some CI runners share theirs): Python then drops what a full pipe refuses, and a
-    report came out cut at the pipe's size with status 0. Returns the descriptors changed."""
-    changed = []
-    for fd in (1, 2):
-        try:
-            if not os.get_blocking(fd):
-                os.set_blocking(fd, True)
-                changed.append(fd)
-        except OSError:  # closed (said where it matters), or not a descriptor
-            pass
-    return changed
-
-
-def _set_blocking(fd: int, blocking: bool) -> None:
-    try:
-        os.set_blocking(fd, blocking)
-    except OSError:
-        pass
-
-
-#: (the program only) the signals held since it started, the handlers found then and
-#: when it started (:func:`run`), None in a host's process
-HELD: tuple[list[int], dict, float] | None = None
-
-
-def _take_over_signals() -> int | None:
-    """Once the arguments are read (the program only): SIGTERM (a CI timeout, ``kill``)
-    stops any command as Ctrl-C does, "interrupted", status 130, and Ctrl-C is Python's
-    again. ``check`` and ``contract`` add to this while they run (their search processes,
-    or the implementation, are ended too: ``contract.cli.sigterm_interrupts``). One
-    ignored on entry stays ignored. Returns the signal held since the start, if any:
-    it interrupts the command now, where ``--junit`` can say so."""
-    global HELD
-    if HELD is None:
-        return None
-    (held, entry, _), HELD = HELD, None
-
-    def stop(signum, frame):
-        interrupt(signum)
-
-    for sig, handler in entry.items():
-        signal.signal(sig, stop if sig == signal.SIGTERM else handler)
-    return held[0] if held else None
 
 
 def _help_written(status: int) -> int:
@@ -462,29 +360,12 @@ def _help_written(status: int) -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _drop_stdout()
+        streams.drop_stdout()
     except (OSError, ValueError) as exc:
-        _drop_stdout()
+        streams.drop_stdout()
         _say(f"error: cannot write the output: {getattr(exc, 'strerror', None) or exc}")
         return 2
     return status
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):  # a closed or broken stream: nothing more to say
-            pass
-
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 # ---------------------------------------------------------------------------

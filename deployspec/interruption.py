@@ -1,20 +1,87 @@
-"""An interruption a search must not lose.
+"""How a run is interrupted: Ctrl-C and SIGTERM, from the program's first moments
+until the command's last step.
 
-Within ``contract.cli.sigterm_interrupts`` Ctrl-C and SIGTERM raise
-KeyboardInterrupt wherever the main thread is. Python cannot raise it from a
-garbage-collector callback (Hypothesis registers one to time its draws) or a
-``__del__``: there it is printed as "Exception ignored" and dropped, and the
-search would run on until the last resort ended the process without its report.
-So the signal is also kept here until the block ends, and a search asks at each
-step (:func:`raise_if_pending`) whether it was stopped.
+- The ``deployspec`` program (:mod:`deployspec.program`) holds both signals while
+  its modules load; :func:`take_over_signals` takes them over once the arguments
+  are read, and a signal held so far interrupts the command there, where ``--junit``
+  can say so.
+- :func:`interrupt` unwinds a command as Ctrl-C does, remembering which signal it
+  was (:data:`by`, for the report).
+- Within ``contract.cli.sigterm_interrupts`` the signals raise KeyboardInterrupt
+  wherever the main thread is. Python cannot raise it from a garbage-collector
+  callback (Hypothesis registers one to time its draws) or a ``__del__``: there it
+  is printed as "Exception ignored" and dropped, and the search would run on until
+  the last resort ended the process without its report. So the signal is also
+  kept (:data:`pending`) until the block ends, and a search asks at each step
+  (:func:`raise_if_pending`) whether it was stopped.
+- In a host's process (pytest, a user's program calling ``cli.main``) the
+  interruption is handed back (:func:`handed_back`).
 """
 
 from __future__ import annotations
 
+import signal
+from typing import NoReturn
+
+#: True in the ``deployspec`` program (``cli.run``), whose process is deployspec's own:
+#: its interruption ends it with a status, a last resort may end it, and it adopts the
+#: implementation's children; False in pytest's process or a user's program
+OWN_PROCESS = False
+#: the signal that interrupted the command in progress (:func:`interrupt`), None: Ctrl-C
+#: by Python's own handler, or none yet
+by: int | None = None
 #: the signal that stopped the command in progress, until ``sigterm_interrupts`` ends
 pending: int | None = None
+#: (the program only) the signals held since it started, the handlers found then and
+#: when it started (``cli.run``), None in a host's process or once taken over
+HELD: tuple[list[int], dict, float] | None = None
 
 
 def raise_if_pending() -> None:
     if pending is not None:
         raise KeyboardInterrupt
+
+
+def interrupt(signum: int) -> NoReturn:
+    """Unwind the command as Ctrl-C does (the implementation and search processes are
+    ended on the way), remembering which signal it was."""
+    global by
+    by = signum
+    raise KeyboardInterrupt
+
+
+def take_over_signals() -> int | None:
+    """Once the arguments are read (the program only): SIGTERM (a CI timeout, ``kill``)
+    stops any command as Ctrl-C does, "interrupted", status 130, and Ctrl-C is Python's
+    again. ``check`` and ``contract`` add to this while they run (their search processes,
+    or the implementation, are ended too: ``contract.cli.sigterm_interrupts``). One
+    ignored on entry stays ignored. Returns the signal held since the start, if any:
+    it interrupts the command now, where ``--junit`` can say so."""
+    global HELD
+    if HELD is None:
+        return None
+    (held, entry, _), HELD = HELD, None
+
+    def stop(signum, frame):
+        interrupt(signum)
+
+    for sig, handler in entry.items():
+        signal.signal(sig, stop if sig == signal.SIGTERM else handler)
+    return held[0] if held else None
+
+
+def handed_back() -> bool:
+    """In a host's process (pytest, a user's program calling ``cli.main``), the
+    interruption is the host's: the signal goes to the host's own handler for it
+    (SIGTERM's default ends the process), as if deployspec had not been there,
+    instead of ending as a status the host would carry on after (a CI job's timeout
+    would not stop the job). False: Python's own Ctrl-C handler is the host's, or no
+    signal of ours was behind it: the caller re-raises the KeyboardInterrupt."""
+    if by is None:
+        return False
+    handler = signal.getsignal(by)
+    if handler is signal.default_int_handler:
+        return False
+    if handler is not signal.SIG_IGN:
+        signal.raise_signal(by)
+    return True  # the host's handler let it pass (or ignores it): the status stands

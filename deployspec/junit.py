@@ -88,8 +88,8 @@ def path_of(named: str | None, *, json_on_stdout: bool = False) -> Path | None:
     output when ``--json`` prints there: a JSON document followed by XML is neither."""
     if named is None:
         return None
-    from deployspec.cli import standard_stream_named
     from deployspec.outputs import output_path
+    from deployspec.streams import standard_stream_named
 
     path = output_path(named, "--junit")
     if json_on_stdout and standard_stream_named(str(path)) == "stdout":
@@ -143,9 +143,10 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
 
 def interrupted(title: str, started: float, when: str = "what it had not judged is skipped") -> Suite:
     """The suite of one error case saying the run was stopped, by what, after how long."""
-    from deployspec import cli
+    from deployspec import interruption
 
-    by = "Ctrl-C" if cli.INTERRUPTED_BY in (None, signal.SIGINT) else signal.Signals(cli.INTERRUPTED_BY).name
+    signum = interruption.by
+    by = "Ctrl-C" if signum in (None, signal.SIGINT) else signal.Signals(signum).name
     seconds = max(0.0, time.time() - started)
     return run_error(title, "interrupted", f"interrupted ({by}) after {seconds:.1f} s; {when}")
 

@@ -40,7 +40,7 @@ STDOUT = "/dev/stdout"
 
 
 def _stdout(flag: str) -> Path:
-    from deployspec.cli import closed_stream_named
+    from deployspec.streams import closed_stream_named
 
     if closed_stream_named(STDOUT):
         raise UsageError(f"{flag} -: standard output is closed")
@@ -59,7 +59,7 @@ def output_path(named: str, flag: str, empty: str = "give a file name") -> Path:
         raise UsageError(f"{flag} {named}: ends with /, a folder; give a file name")
     if not named:  # (Path("") is ".", the current folder)
         raise UsageError(f"{flag}: empty ({empty})")
-    from deployspec.cli import closed_stream_named
+    from deployspec.streams import closed_stream_named
 
     stream = closed_stream_named(named)
     if stream is not None:  # (with stderr closed, said nowhere: the status alone)
@@ -85,7 +85,7 @@ _DESCRIPTORS = ("/dev/fd/", "/proc/self/fd/")
 
 def _descriptor(path: Path) -> bool:
     """Whether ``path`` names one of this process's open files (standard streams included)."""
-    from deployspec.cli import standard_stream_named
+    from deployspec.streams import standard_stream_named
 
     return standard_stream_named(str(path)) is not None or os.path.abspath(path).startswith(_DESCRIPTORS)
 
@@ -97,7 +97,7 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
     Standard output and error are written through their streams, in order with what
     was printed: their names resolve to whatever they were redirected to, a file
     that must keep what it holds."""
-    from deployspec.cli import standard_stream_named
+    from deployspec.streams import standard_stream_named
 
     try:
         stream = standard_stream_named(str(path))

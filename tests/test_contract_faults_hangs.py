@@ -149,9 +149,9 @@ def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
 
 
 def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
-    """In pytest or a user's program (``cli.OWN_PROCESS`` False), an overdue call that
+    """In pytest or a user's program (``interruption.OWN_PROCESS`` False), an overdue call that
     swallows the interruption is not met with ``os._exit``: that would end their process."""
-    from deployspec import cli
+    from deployspec import interruption
     from deployspec.contract import python_adapter
 
     armed = []
@@ -164,7 +164,7 @@ def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
         return "returned"
 
     assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
-    monkeypatch.setattr(cli, "OWN_PROCESS", True)
+    monkeypatch.setattr(interruption, "OWN_PROCESS", True)
     assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
     not_own, own = armed
     assert not_own is None and own is not None

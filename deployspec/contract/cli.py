@@ -108,10 +108,8 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
         # then the deployspec program ends anyway, GRACE seconds later
         if not timers and own_process():
             timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
-        from deployspec.cli import interrupt
-
         interruption.pending = signum
-        interrupt(signum)
+        interruption.interrupt(signum)
 
     def swallowed(unraisable) -> None:
         # the interruption raised where Python cannot raise it (a gc callback, Hypothesis

@@ -22,9 +22,9 @@ def own_process() -> bool:
     may a last resort end it. In pytest or a user's program, ending the process
     would take their results with it; there a swallowed interruption waits, as
     any hung test does, for pytest-timeout or its user."""
-    from deployspec import cli
+    from deployspec import interruption
 
-    return cli.OWN_PROCESS
+    return interruption.OWN_PROCESS
 
 
 def last_resort(line: str, status: int) -> threading.Timer:

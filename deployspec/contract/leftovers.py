@@ -82,9 +82,9 @@ def adopting() -> bool:
     Only in the ``deployspec`` program itself (``cli.run``): in a pytest process
     or a user's own program, other children are not deployspec's to end."""
     global _ADOPTING
-    from deployspec import cli
+    from deployspec import interruption
 
-    if _ADOPTING is None and cli.OWN_PROCESS:
+    if _ADOPTING is None and interruption.OWN_PROCESS:
         _ADOPTING = False
         if sys.platform.startswith("linux"):
             try:

@@ -1,0 +1,66 @@
+"""The program's standard streams: which paths name them, which were closed when it
+started, and keeping them writable to the end (non-blocking pipes a parent shared,
+a failed final flush)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: the standard streams the process started without ("stdout", "stderr"): /dev/null
+#: stands in their place, so that no file opened later takes their descriptor
+CLOSED_AT_START: set[str] = set()
+_STREAM_NAMES = {"stdout": ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"),
+                 "stderr": ("/dev/stderr", "/dev/fd/2", "/proc/self/fd/2")}
+
+
+def standard_stream_named(path: str) -> str | None:
+    """"stdout" or "stderr" if ``path`` names this process's standard output or error."""
+    where = os.path.abspath(path)
+    return next((name for name, names in _STREAM_NAMES.items() if where in names), None)
+
+
+def closed_stream_named(path: str) -> str | None:
+    """The standard stream ``path`` names if the process started without it (writing
+    there would write into the /dev/null in its place), else None."""
+    where = os.path.abspath(path)
+    return next((name for name in CLOSED_AT_START if where in _STREAM_NAMES[name]), None)
+
+
+def blocking_streams() -> list[int]:
+    """Make stdout and stderr blocking if a parent left them non-blocking (Node.js and
+    some CI runners share theirs): Python then drops what a full pipe refuses, and a
+    report came out cut at the pipe's size with status 0. Returns the descriptors changed."""
+    changed = []
+    for fd in (1, 2):
+        try:
+            if not os.get_blocking(fd):
+                os.set_blocking(fd, True)
+                changed.append(fd)
+        except OSError:  # closed (said where it matters), or not a descriptor
+            pass
+    return changed
+
+
+def set_blocking(fd: int, blocking: bool) -> None:
+    try:
+        os.set_blocking(fd, blocking)
+    except OSError:
+        pass
+
+
+def flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: nothing more to say
+            pass
+
+
+def drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
