@@ -1,0 +1,150 @@
+"""Trace outputs in detail: the text table (what `show` and `check` print), the HTML
+page and the ITF export (what Apalache/Quint tooling loads). Each pins a detail a
+reader acts on: which step broke, what was refused, how a number is encoded."""
+
+from __future__ import annotations
+
+import json
+
+from deployspec import render_itf
+from deployspec.models import get_model
+from deployspec.render_text import action_label, capi_state, render, render_steps
+
+
+def proc(pid, instances, droplet=0):
+    return {"id": pid, "droplet": droplet, "instances": list(instances)}
+
+
+def dep(did, state, reason=None):
+    return {"id": did, "state": state, "status_reason": reason or state}
+
+
+def obs(processes=(), deployments=()):
+    return {"app": None, "droplets": [], "processes": list(processes), "deployments": list(deployments)}
+
+
+def trace(n=3, *, bad=1, settle_from=None, rejected=(), **fields):
+    """A capi trace of ``n`` ticks, breaking at step ``bad``."""
+    steps = [{"action": {"type": "tick"}, "rejected": "refused here" if i in rejected else None,
+              "observation": obs([proc(0, ["RUNNING"])])} for i in range(n)]
+    return {"model": "capi", "variant": "v", "property": "p", "engine": "explore", "seed": 7,
+            "violation": {"step": bad, "message": "it broke"}, "initial": obs(), "steps": steps,
+            "settle_from": settle_from, **fields}
+
+
+# -- the text table ----------------------------------------------------------
+
+
+def test_action_labels_leave_out_defaults_and_name_things_as_the_table_does():
+    """`deploy()` is the rolling, one-at-a-time deploy; anything else is spelled out,
+    processes and droplets by the names the lanes use (P3, d1)."""
+    assert action_label({"type": "deploy", "strategy": "rolling", "max_in_flight": 1, "canary_steps": [],
+                         "web_instances": 0}) == "deploy()"
+    assert action_label({"type": "deploy", "strategy": "canary", "max_in_flight": 2, "web_instances": 3}) == \
+        "deploy(strategy=canary, max_in_flight=2, web_instances=3)"
+    assert action_label({"type": "tick", "failed": [1, 2], "reports_unavailable": [0]}) == \
+        "tick(failed=d1,d2, reports_unavailable=d0)"
+    assert action_label({"type": "runtime", "process": 3}) == "runtime(process=P3)"
+
+
+def test_the_state_line_abbreviates_instances_and_shows_a_reason_that_differs():
+    """R/s/x as the heading explains, 0 for none; a reason only when it adds something."""
+    lanes, deps = capi_state(obs([proc(0, ["RUNNING", "STARTING", "CRASHED"], droplet=1), proc(2, [])],
+                                 [dep(0, "CANCELED", "SUPERSEDED"), dep(1, "DEPLOYED")]))
+    assert lanes == "P0[d1]:Rsx P2[d0]:0"
+    assert deps == "d0:CANCELED/SUPERSEDED d1:DEPLOYED"
+
+
+def test_the_table_marks_the_break_the_settle_phase_and_a_refusal():
+    """The settle line comes right before the first settle step; a refused step says
+    REJECTED and, on the next line, why."""
+    lines = render_steps(get_model("capi"), trace(4, rejected=(1,))["steps"], 2, 3)[2:]
+    assert [ln[:5] for ln in lines] == ["    0", "    1", "     ", ">>  2", "     ", "    3"]
+    assert "REJECTED" in lines[1] and lines[2].strip() == "rejected: refused here"
+    assert lines[4].strip() == "-- users stop; the platform settles --"
+
+
+def test_the_head_says_title_seed_and_cause_and_a_settled_violation_comes_last():
+    """The seed reproduces the run, the cause names the mechanism; a violation seen
+    only after settling is marked after the last step, not at one."""
+    text = render(trace(2, bad=-1, title="the seed bug", violation={"step": -1, "message": "never settled",
+                                                                     "cause": "a lost tick"})).splitlines()
+    assert text[0] == "capi / v: p violated (engine explore, seed 7)"
+    assert text[1:4] == ["  the seed bug", "  never settled", "  cause: a lost tick"]
+    assert text[-1] == ">> after settling: never settled"
+    assert not any(ln.startswith(">>") for ln in text[:-1])
+
+
+# -- ITF ---------------------------------------------------------------------
+
+
+def test_itf_integers_beyond_2_to_the_53_are_bigints_both_ways():
+    """JSON readers (JavaScript, Quint) lose digits past 2**53: ITF says those as strings."""
+    edge = 2**53 - 1
+    assert render_itf.value(edge) == edge and render_itf.value(-edge) == -edge
+    assert render_itf.value(edge + 1) == {"#bigint": str(edge + 1)}
+    assert render_itf.value(-edge - 1) == {"#bigint": str(-edge - 1)}
+    assert render_itf.value([None, {"k": 2**64}]) == [{"#unserializable": "null"}, {"k": {"#bigint": str(2**64)}}]
+
+
+def test_itf_states_are_indexed_and_the_violation_points_at_the_state_after_its_step():
+    """State 0 is the initial one, so step k's state is k + 1; a settled violation is
+    the last state. Seeds and actions are ITF values too (bigints, no nulls)."""
+    t = trace(3, bad=1, seed=2**63)
+    t["steps"][0]["action"]["failed"] = None
+    itf = render_itf.render(t, source="here.json")
+    assert [s["#meta"]["index"] for s in itf["states"]] == [0, 1, 2, 3]
+    assert itf["states"][0]["action"] == {"type": "init"}
+    assert itf["states"][1]["action"] == {"type": "tick", "failed": {"#unserializable": "null"}}
+    meta = itf["#meta"]
+    assert meta["deployspec"]["violation_state"] == 2 and meta["deployspec"]["seed"] == {"#bigint": str(2**63)}
+    assert meta["source"] == "here.json" and meta["description"] == "p violated: it broke"
+    settled = render_itf.render(trace(3, bad=-1))
+    assert settled["#meta"]["deployspec"]["violation_state"] == 3 == len(settled["states"]) - 1
+    assert settled["#meta"]["source"] == "deployspec capi/v"
+    json.dumps(itf, allow_nan=False)
+
+
+# -- HTML ----------------------------------------------------------------------
+
+
+def test_the_html_table_marks_the_break_a_refusal_and_a_settled_violation():
+    """One row is marked bad (here the after-settling row); a refusal is greyed with its reason."""
+    from deployspec import render_html
+
+    page = render_html.render(trace(3, bad=-1, rejected=(1,)))
+    assert '<tr class="rejected"><td>1</td><td>tick() — rejected: refused here</td>' in page
+    assert page.count('class="bad"') == 1 and '<tr class="bad"><td></td><td colspan="3">after settling: it broke' in page
+
+
+def test_every_text_of_a_trace_stays_text_in_the_html_page():
+    """A trace file is anyone's: its names, message, refusals and states must not
+    become markup (a ``<script>`` in a variant's name would run in the reader's browser)."""
+    import html
+
+    from deployspec import render_html
+
+    bad = "<script>x&y</script>"
+    t = trace(2, bad=-1, rejected=(0,), variant=bad, property=bad, engine=bad)
+    t["violation"]["message"] = t["steps"][0]["rejected"] = bad
+    t["steps"][1]["observation"]["deployments"] = [dep(0, bad)]
+    page = render_html.render(t)
+    assert "<script>" not in page
+    e = html.escape(bad)
+    assert f"<title>{e}: {e} violated</title>" in page and f"<h1>{e}: {e} violated</h1>" in page
+    assert f"<p><strong>{e}</strong></p>" in page and f"engine {e}," in page
+    assert f"<td>tick() — rejected: {e}</td>" in page and f"<code>d0:{e}</code>" in page
+    assert f"after settling: {e}</td>" in page
+
+
+def test_a_slot_s_tag_stays_text_in_the_html_table():
+    """A tag name is any string a registry holds; the state column shows it."""
+    import html
+    from pathlib import Path
+
+    from deployspec import render_html, traces
+
+    t = traces.load(Path(__file__).parent.parent / "counterexamples" / "slots" / "scenario-1-rollback-by-swap.json")
+    t["steps"][-1]["observation"]["slots"]["production"]["image"] = {"tag": "<img src=x>"}
+    page = render_html.render(t)
+    assert "<img" not in page and html.escape("<img src=x>") in page

@@ -1,0 +1,83 @@
+"""Where outputs go, in detail (deployspec.outputs): what a name that cannot take
+the output is told, and that an open log named by its descriptor keeps what it holds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deployspec.models import UsageError
+from deployspec.outputs import output_path, writable_dir, write_output
+
+
+def test_an_out_that_is_a_file_is_named_so(tmp_path):
+    """Not "cannot create: File exists": the user gave a file where a folder goes."""
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(UsageError, match=r"^--out .*/f: exists and is not a directory$"):
+        writable_dir(str(tmp_path / "f"))
+
+
+def test_output_named_by_an_open_descriptor_is_added_to_not_replaced(tmp_path):
+    """``--junit /dev/fd/3`` with 3 a CI job's log: what the log held stays, the report follows it."""
+    log = tmp_path / "log"
+    log.write_text("earlier lines\n")
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+    try:
+        named = f"/dev/fd/{fd}"
+        path = output_path(named, "--junit")
+        write_output(path, "<report/>\n", "--junit", named)
+    finally:
+        os.close(fd)
+    assert log.read_text() == "earlier lines\n<report/>\n"
+
+
+def refusing(monkeypatch):
+    """Folders refuse new files (as a read-only one does; the tests may run as root)."""
+    from deployspec import files
+
+    def refuse(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(files, "check_writable_dir", refuse)
+
+
+def test_a_file_in_a_folder_that_takes_no_files_is_refused_before_the_work(tmp_path, monkeypatch):
+    """The report is written atomically (a new file, renamed): its folder must take
+    files, known before the search, not after an hour of it."""
+    refusing(monkeypatch)
+    with pytest.raises(UsageError, match=r"^-o .*/r\.svg: cannot write: Permission denied$"):
+        output_path(str(tmp_path / "r.svg"), "-o")
+
+
+def test_a_device_is_written_into_whatever_its_folder_takes(monkeypatch):
+    """``-o /dev/null`` opens the device: /dev itself need not take files."""
+    refusing(monkeypatch)
+    assert output_path("/dev/null", "-o") == Path("/dev/null")
+
+
+def test_a_dash_for_a_closed_standard_output_is_refused(monkeypatch):
+    from deployspec import streams
+
+    monkeypatch.setattr(streams, "CLOSED_AT_START", ("stdout",))
+    with pytest.raises(UsageError, match="^--junit -: standard output is closed$"):
+        output_path("-", "--junit")
+
+
+def test_a_name_that_is_not_utf8_reaches_a_descriptor_escaped(tmp_path):
+    """A trace file's name with a byte that is not UTF-8 (a lone surrogate in Python)
+    is written as its escape, not a crash after the work is done."""
+    log = tmp_path / "log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        write_output(output_path(f"/dev/fd/{fd}", "-o"), "seed-\udcff.json\n", "-o", f"/dev/fd/{fd}")
+    finally:
+        os.close(fd)
+    assert log.read_text() == "seed-\\udcff.json\n"
+
+
+def test_an_out_folder_is_made_with_its_parents(tmp_path):
+    """``--out findings/2024/run-1`` in a fresh CI checkout: no folder of it exists yet."""
+    writable_dir(str(tmp_path / "a" / "b" / "c"))
+    assert (tmp_path / "a" / "b" / "c").is_dir()

@@ -1,0 +1,160 @@
+"""The SVG timeline in detail: which column breaks, where the settle phase starts,
+how lanes stack and are named, which colour says what, and that every text a trace
+file carries (anyone's) stays text in the picture. Built from small made-up traces,
+rendered without a model (``lane_name`` given)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from deployspec import render_svg
+from deployspec.render_svg import CELL_H, COL, LEFT, STATE_COLOURS, STATUS_COLOURS
+
+NS = "{http://www.w3.org/2000/svg}"
+#: a name that breaks the document unless escaped (and no space: some texts keep a last word)
+HOSTILE = 'a<b&c"d'
+
+
+def proc(pid, *instances, droplet=0):
+    return {"id": pid, "droplet": droplet, "instances": list(instances)}
+
+
+def dep(did, state, reason=None):
+    return {"id": did, "state": state, "status_reason": reason or state}
+
+
+def trace(observations, *, bad=1, settle_from=None, rejected=(), **fields):
+    """A trace of one step per observation (actions ``a0``, ``a1``, ...), breaking at ``bad``."""
+    steps = [{"action": {"type": f"a{i}"}, "rejected": "refused" if i in rejected else None, "observation": o}
+             for i, o in enumerate(observations)]
+    return {"model": "capi", "variant": "v", "property": "p", "engine": "explore", "seed": 0,
+            "violation": {"step": bad, "message": "m"}, "initial": {"processes": [], "deployments": []},
+            "steps": steps, "settle_from": settle_from, **fields}
+
+
+def svg(t) -> ET.Element:
+    return ET.fromstring(render_svg.render(t, lane_name="process"))
+
+
+def titled(root, prefix: str) -> list[ET.Element]:
+    """The rects whose tooltip starts with ``prefix``."""
+    return [r for r in root.iter(f"{NS}rect")
+            if r.find(f"{NS}title") is not None and r.find(f"{NS}title").text.startswith(prefix)]
+
+
+def texts(root) -> list[str]:
+    return ["".join(t.itertext()) for t in root.iter(f"{NS}text")]
+
+
+THREE = [{"processes": [proc(0, "RUNNING")], "deployments": []}] * 3
+
+
+def test_the_breaking_step_s_column_is_outlined_and_its_label_red():
+    """Step k is column k + 1 (the initial state is column 0); a settled violation
+    (step -1) is the last column. An outline one column off points at the wrong action."""
+    for bad, column in ((0, 1), (1, 2), (-1, 3)):
+        root = svg(trace(THREE, bad=bad))
+        outline = [r for r in root.iter(f"{NS}rect") if r.get("stroke") == "#c92a2a"]
+        assert [int(r.get("x")) for r in outline] == [LEFT + column * COL + 1]
+        red = [t.text for t in root.iter(f"{NS}text") if t.get("fill") == "#c92a2a" and t.get("transform")]
+        assert red == [f"{column - 1}: a{column - 1}()"]
+
+
+def test_the_settle_phase_is_shaded_from_the_first_settle_step_on():
+    """``settle_from`` is the first platform-only step; with nothing to settle
+    (``settle_from`` = the number of steps) nothing is shaded or said."""
+    root = svg(trace(THREE, settle_from=1))
+    shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == "#f1f3f5"]
+    assert [(int(r.get("x")), int(r.get("width"))) for r in shade] == [(LEFT + 2 * COL, 2 * COL)]
+    root = svg(trace(THREE, settle_from=3))
+    assert not [r for r in root.iter(f"{NS}rect") if r.get("fill") == "#f1f3f5"]
+    assert not any("settles" in t for t in texts(root))
+
+
+def test_a_rejected_step_is_greyed_and_says_so():
+    """A refused action changed nothing: drawn as one, it reads as a cause."""
+    root = svg(trace(THREE, rejected=(0,), bad=2))
+    labels = {t.text: t.get("fill") for t in root.iter(f"{NS}text") if t.get("transform")}
+    assert labels["0: a0() (rejected)"] == "#adb5bd" and labels["1: a1()"] == "#212529"
+
+
+def test_each_status_and_state_has_its_own_colour():
+    """A crashed instance drawn in the running colour hides the bug the picture is for."""
+    for table in (STATUS_COLOURS, STATE_COLOURS):
+        upper = {k: v for k, v in table.items() if k.isupper()}
+        assert len(set(upper.values())) == len(upper)
+    root = svg(trace([{"processes": [proc(0, "RUNNING", "CRASHED", "STARTING")],
+                       "deployments": [dep(0, "CANCELED", "SUPERSEDED")]}], bad=0))
+    for status in ("RUNNING", "CRASHED", "STARTING"):
+        (cell,) = [r for r in titled(root, "P0 instance") if f": {status} " in r.find(f"{NS}title").text]
+        assert cell.get("fill") == STATUS_COLOURS[status]
+    (band,) = titled(root, "d0: ")
+    assert band.find(f"{NS}title").text == "d0: CANCELED/SUPERSEDED"
+    assert band.get("fill") == STATE_COLOURS["CANCELED"]  # coloured by the state, not state/reason
+    assert "CANCELED" in texts(root) and "CANCELED/SUPERSEDED" in texts(root)  # legend, band
+
+
+def test_lanes_are_named_by_id_and_a_reason_shown_only_when_it_differs():
+    """After a process is gone, the others keep their names (P3 is not renamed P0)."""
+    obs = {"processes": [proc(3, "RUNNING", droplet=1)], "deployments": [dep(2, "DEPLOYED"), dep(5, "CANCELED")]}
+    assert render_svg.lanes(obs) == {"P3": ("droplet 1", ["RUNNING"], [""])}
+    assert render_svg.bands(obs) == {"d2": "DEPLOYED", "d5": "CANCELED"}
+    assert render_svg.bands({"deployments": [dep(5, "CANCELED", "SUPERSEDED")]}) == {"d5": "CANCELED/SUPERSEDED"}
+
+
+def test_an_instance_note_leaves_out_empty_fields_and_is_its_tooltip():
+    """What an instance runs (a digest) is its tooltip; a field with no value is not noise in it."""
+    obs = {"slots": {"prod": {"instances": [{"status": "running", "digest": 7, "tag": None}]}}}
+    assert render_svg.lanes(obs)["prod"][2] == ["digest 7"]
+    t = trace([{"slots": {"prod": {"site": "A", "instances": [{"status": "running", "digest": 7}]}}}], bad=0)
+    (cell,) = titled(svg(t), "prod instance 0")
+    assert cell.find(f"{NS}title").text == "prod instance 0: running (digest 7)"
+
+
+def test_a_lane_is_labelled_by_its_last_state():
+    """The label beside a lane is what it ended as (the droplet it runs at the break)."""
+    t = trace([{"processes": [proc(0, "RUNNING", droplet=0)]}, {"processes": [proc(0, "RUNNING", droplet=1)]}])
+    said = texts(svg(t))
+    assert "droplet 1" in said and "droplet 0" not in said
+
+
+def test_instances_stack_upwards_inside_their_own_lane():
+    """Eight instances in one lane, none in the next: no bar leaves its lane (the
+    lanes' floors are their lines), instance 0 at the bottom."""
+    t = trace([{"processes": [proc(0, *["RUNNING"] * 8), proc(1)]}], bad=0)
+    root = svg(t)
+    floors = sorted(int(ln.get("y1")) for ln in root.iter(f"{NS}line"))
+    tops = {t.text: int(t.get("y")) - 10 for t in root.iter(f"{NS}text") if t.text in ("P0", "P1")}
+    cells = titled(root, "P0 instance")
+    ys = [int(r.get("y")) for r in cells]
+    assert ys == sorted(ys, reverse=True) and len(set(ys)) == 8
+    assert tops["P0"] <= min(ys) and max(ys) + CELL_H <= floors[0] < tops["P1"]
+    (empty,) = titled(root, "P1: 0 instances")
+    assert tops["P1"] <= int(empty.get("y")) <= floors[1]
+
+
+def test_a_band_names_its_state_once_per_run():
+    """The state's word where it changes, and again after the deployment was away."""
+    d = lambda *ds: {"processes": [proc(0, "RUNNING")], "deployments": list(ds)}
+    t = trace([d(dep(0, "DEPLOYING")), d(dep(0, "DEPLOYING")), d(), d(dep(0, "DEPLOYING"))], bad=3)
+    assert texts(svg(t)).count("DEPLOYING") == 2 + 1  # the band's two runs, the legend
+
+
+def test_every_text_of_a_trace_stays_text_in_the_picture():
+    """Names, messages, actions, states and statuses come from a file anyone may
+    hand over: unescaped, one ``<`` breaks the document or writes markup into it."""
+    obs = {"slots": {HOSTILE: {"site": HOSTILE, "instances": [{"status": HOSTILE, "digest": HOSTILE}]}},
+           "deployments": [dep(0, HOSTILE)]}
+    t = trace([obs], bad=0, model=HOSTILE, variant=HOSTILE, property=HOSTILE, engine=HOSTILE)
+    t["steps"][0]["action"]["arg"] = HOSTILE
+    t["violation"]["message"] = HOSTILE
+    root = svg(t)  # well-formed
+    said = texts(root) + ["".join(e.itertext()) for e in root.iter(f"{NS}title")]
+    assert sum(HOSTILE in s for s in said) >= 12
+    assert f"{HOSTILE}: {HOSTILE} violated" in said  # the document's title
+    assert f"{HOSTILE} / {HOSTILE}: {HOSTILE} violated" in said
+    assert f"engine {HOSTILE}, 1 steps; one row per process" in said
+    assert f'0: a0(arg={HOSTILE})' in said
+    assert HOSTILE in said and f"site {HOSTILE}" in said  # the lane's name and its label
+    assert f"{HOSTILE} instance 0: {HOSTILE} (digest {HOSTILE})" in said
+    assert f"d0: {HOSTILE}" in said

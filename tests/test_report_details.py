@@ -1,0 +1,97 @@
+"""The matrix and the variants table in detail: which cells a mark goes on, what the
+notes under the table say, and that a line stays one line (an implementation's
+error is anyone's text)."""
+
+from __future__ import annotations
+
+from deployspec.engines.result import Result
+from deployspec.report import matrix, variants_table
+
+from .designs_handed_in import MINE
+
+
+def R(variant, prop, verdict, engine="explore", **kw):
+    return Result("capi", variant, prop, engine, verdict, **kw)
+
+
+def row(table: str, variant: str) -> str:
+    return next(line for line in table.splitlines() if line.startswith(variant + " "))
+
+
+def test_a_close_look_marks_no_disagreement():
+    """Without declarations (one variant looked at closely) a violation is the news,
+    not a mismatch: no ``!`` and no note; the matrix marks and explains it."""
+    rs = [R("capi-safe", "single_active_deployment", "violated")]
+    assert "!" not in matrix(rs, declared=False)
+    table = matrix(rs, declared=True)
+    assert row(table, "capi-safe").split()[1:] == ["VIOLATED", "!"]
+    assert "! capi-safe · single_active_deployment: VIOLATED (explore), declared to hold; a close look: " \
+        "deployspec check --model capi --variant capi-safe --property single_active_deployment" in table
+
+
+def test_the_columns_are_the_properties_judged_and_line_up_under_their_heads():
+    """A cell starts under its property's name, whatever the variants' names' lengths."""
+    rs = [R("capi-current", "app_stays_available", "violated"), R("capi-safe", "deployment_converges", "holds")]
+    lines = matrix(rs, declared=True).splitlines()
+    assert lines[1].split() == ["variant", "app_stays_available", "deployment_converges"]
+    assert row("\n".join(lines), "capi-current").index("VIOLATED") == lines[1].index("app_stays_available")
+    assert row("\n".join(lines), "capi-safe").index("holds") == lines[1].index("deployment_converges")
+
+
+def test_a_cell_disagrees_when_any_search_that_gave_its_verdict_disagrees():
+    """Two proofs of a property capi-pr3072 breaks beyond the default search: one
+    within bounds that include the counterexample's must have met it."""
+    from deployspec.models import get_model
+
+    where = get_model("capi").variant("capi-pr3072").violates_beyond["deployment_converges"]
+    met = {"complete": True, "bounds": dict(where.config)}
+    rs = [R("capi-pr3072", "deployment_converges", "holds", stats=met),
+          R("capi-pr3072", "deployment_converges", "holds", engine="z3", stats={})]
+    assert row(matrix(rs, declared=True), "capi-pr3072").split()[1:] == ["holds", "+", "!"]
+    assert row(matrix(rs[1:], declared=True), "capi-pr3072").split()[1:] == ["holds", "+"]
+
+
+def test_a_cell_is_judged_by_the_searches_that_gave_its_verdict(outside):
+    """A design of one's own must be proven where it claims to hold; a budget-stopped
+    search that proved nothing ("unconfirmed") beside a complete proof is no disagreement."""
+    outside("finalize_in_txn")
+    stopped = {"complete": False, "stopped": "time"}
+    rs = [R(MINE, "single_active_deployment", "holds", stats={"complete": True}),
+          R(MINE, "single_active_deployment", "unconfirmed", engine="z3", stats=stopped)]
+    assert "!" not in matrix(rs, declared=True)
+
+
+def test_an_error_note_names_two_cells_then_counts_and_quotes_one_safe_line():
+    """An implementation's error may carry terminal escapes, line breaks and megabytes:
+    under the table it is one printable line; only results that ended in error count."""
+    boom = "\x1b[2Jboom\nsecond line " + "x" * 1000
+    rs = [R("capi-safe", p, "error", message=boom) for p in ("app_stays_available", "deployment_converges")]
+    rs.append(R("capi-safe", "deployment_converges", "holds", engine="z3", message="holds for all"))
+    notes = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
+    assert len(notes) == 1
+    (note,) = notes
+    assert note.startswith("error in capi-safe · app_stays_available, capi-safe · deployment_converges: "
+                           "\\x1b[2Jboom\\nsecond line xxx")
+    assert note.endswith("…") and len(note) < 400 and "more" not in note
+
+
+def test_the_variants_table_aligns_a_long_name_of_one_s_own(outside):
+    """A design's name longer than the shipped ones: its summary and its "violates:"
+    line start in the same column."""
+    outside("finalize_in_txn")
+    lines = variants_table().splitlines()
+    from deployspec.models import get_model
+
+    i = next(i for i, ln in enumerate(lines) if ln.startswith(f"  {MINE} "))
+    assert lines[i + 1].index("violates:") == lines[i].index(get_model("capi").variant(MINE).summary)
+    assert lines[i + 3].strip().startswith("from: DEPLOYSPEC_VARIANTS module finalize_in_txn")
+
+
+def test_the_variants_table_says_what_breaks_beyond_the_default_search_and_what_declares_nothing():
+    """A fixed design declares nothing (so every property must hold); a property it breaks
+    only past the default bounds is said with where, so nobody takes the green cell for proof."""
+    lines = variants_table().splitlines()
+    safe = next(i for i, ln in enumerate(lines) if ln.startswith("  capi-safe "))
+    assert lines[safe + 1].split("violates: ")[1] == "nothing (must hold every property)"
+    assert any(ln.strip().startswith("and beyond the default search, single_active_deployment: --engine explore")
+               for ln in lines)
