@@ -83,6 +83,12 @@ BAD = {
     "beyondunknown": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
         "name='x', violates_beyond={'fast': Beyond(config={}, trace='t.json', why='w')}")),
         "x declares unknown properties fast (known: "),
+    # the bounds a violation beyond the default search was found with: check's matrix compares
+    # a proof's bounds with them (declarations.covers), where a dict raised TypeError
+    "beyondbound": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config={'max_instances': {'a': 1}}, "
+        "trace=None, why='w')}")),
+        "x's violates_beyond['single_active_deployment'] config max_instances: expected int like 3, got {\"a\": 1}"),
     "boundnumbername": (EVOLVED.format("name='x', config={1: 2}"), "x's config: 1 is not a bound's name"),
     "boundnan": (EVOLVED.format("name='x', config={'max_instances': float('nan')}"),
                  "x's config max_instances: nan is not a value a bound takes"),
@@ -99,6 +105,26 @@ def test_what_is_not_a_variant_is_one_line_exit_2(capsys, hand_in, module):
     source, message = BAD[module]
     hand_in(module, source)
     refused(capsys, message, f"DEPLOYSPEC_VARIANTS module {module}")
+
+
+def test_where_a_design_breaks_beyond_the_search_is_compared_as_a_trace_s_bounds(hand_in):
+    """``Beyond(config=...)`` written with tuples, as the configuration holds them: a complete
+    proof within bounds that include them must disagree with the declaration (the search
+    would have met the trace), not pass as if those bounds were never reached."""
+    from deployspec.declarations import matches
+
+    hand_in("beyondtuples", "import attrs\nfrom deployspec.reference.core import Beyond\n"
+            "from deployspec.reference.capi.variants import CAPI_SAFE\n"
+            "VARIANTS = [attrs.evolve(CAPI_SAFE, name='tupled', declares=frozenset(), violates_beyond={\n"
+            "    'single_active_deployment': Beyond(config={'max_in_flight': (1, 2), 'max_deployments': 3},\n"
+            "                                       trace=None, why='w')})]\n")
+    capi = models.get_model("capi")
+    assert capi.variant("tupled").violates_beyond["single_active_deployment"].config == {
+        "max_in_flight": [1, 2], "max_deployments": 3}
+    proof = {"complete": True, "bounds": {**capi.default_config().to_json(), "max_in_flight": [1, 2, 3]}}
+    assert not matches(capi, "tupled", "single_active_deployment", "holds", proof)
+    short = {**proof, "bounds": {**proof["bounds"], "max_deployments": 2}}
+    assert matches(capi, "tupled", "single_active_deployment", "holds", short)
 
 
 def test_a_rule_that_calls_deployspec_s_code_wrongly_is_named_by_that_place(hand_in):
