@@ -188,3 +188,34 @@ def test_a_model_is_built_once_per_process(outside):
     """Not rebuilt, with every design handed in checked again, at each look-up (find_variant
     asks every model; a command looks a model up many times). Only the cost is at stake."""
     assert models.get_model("capi") is models.get_model("capi")
+
+
+def test_a_configuration_that_is_not_an_object_is_refused():
+    """An empty list read field by field is a configuration with no field changed: taken
+    for the default one instead of refused (a trace's is checked by its schema first; the
+    Python API's callers are not)."""
+    with pytest.raises(TypeError, match="configuration must be a JSON object"):
+        models.get_model("capi").config_from_json([])
+
+
+def test_a_slots_design_is_found_in_the_slots_model():
+    """``replay`` and ``serve`` look a design up by its name alone: a slots design run as a
+    capi one would be stepped on the wrong model's states."""
+    model, variant = models.find_variant("slots-pipeline-immutable")
+    assert (model.name, variant.name) == ("slots", "slots-pipeline-immutable")
+
+
+def test_a_slots_proof_without_a_swap_is_vacuous():
+    """Its properties are about what a swap does: a proof in which no swap took effect
+    (or no push) says nothing, and must say so."""
+    assert models.get_model("slots").essential == ("push", "swap")
+    assert models.get_model("capi").essential == ("deploy",)
+
+
+def test_a_slots_trace_shown_as_html_calls_its_lanes_slots(capsys):
+    """The picture's column is the model's lanes: slots, not web processes."""
+    from .designs_handed_in import FINDINGS
+
+    trace = FINDINGS.parent / "slots" / "scenario-1-rollback-by-swap.json"
+    status, out, _ = run(capsys, "show", str(trace), "--format", "html")
+    assert status == 0 and "<th>slots</th>" in out and "web process" not in out
