@@ -62,3 +62,24 @@ def test_a_reset_run_has_no_settle_phase_yet():
     assert s.settle_from == 0
     s.reset()
     assert (s.settle_from, s.steps, s.violation) == (None, [], None)
+
+
+def test_a_settle_phase_finished_on_its_last_allowed_step_was_not_cut():
+    """The platform done on the step the bound allowed: the verdict is the design's, and
+    saying "the settle phase was cut" would send the user raising settle_steps for nothing."""
+    s = session(rests_home, settle={"start": (Run(), "n1"), "n1": (Run(), "n2")}, settle_steps=2)
+    assert s.settle().message == "settled at n2" and len(s.steps) == 2
+    cut = session(rests_home, settle={"start": (Run(), "n1"), "n1": (Run(), "n2")}, settle_steps=1)
+    assert cut.settle().message == ("settled at n1 (the settle phase was cut at settle_steps=1: "
+                                    "the platform was still busy)")
+
+
+def test_each_step_is_recorded_with_the_observation_after_it():
+    """A trace file holds, for each step, what was seen after it (replay and the
+    properties read it so); the one before would shift every picture by a step."""
+    s = session(never_bad, moves={"start": [(Move("a"), "x")], "x": [(Move("b"), "y")]})
+    s.perform(Move("a"))
+    s.perform(Move("b"))
+    assert [(step["action"]["label"], step["rejected"], step["observation"]) for step in s.steps] == [
+        ("a", None, {"at": "x"}), ("b", None, {"at": "y"})]
+    assert s.initial == {"at": "start"}

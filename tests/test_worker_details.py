@@ -157,6 +157,22 @@ def test_the_owner_cache_stays_bounded(monkeypatch):
     assert owners == [partition_worker.stable_hash(n) % 3 for n in range(100)]
 
 
+class OneOwner(Tree):
+    """A tree whose every node has one owner key: a model's partition that no move changes."""
+
+    def owner_key(self, node):
+        return "the app"
+
+
+def test_workers_own_nodes_by_the_graph_s_owner_key():
+    """A model's partition decides the owner (few moves then cross workers): here every
+    node is one worker's, none the other's, and the search is the same."""
+    search = Partitioned(OneOwner(1 << 7), 2)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.exhausted and search.states == (1 << 7) - 1
+    assert sorted(len(parents) for parents in search.parents) == [0, (1 << 7) - 1]
+
+
 class Conn:
     """The worker's end of its pipe: the parent's messages, and what it sent back."""
 
@@ -181,3 +197,25 @@ def test_a_worker_s_held_bytes_count_what_it_sent_too():
     assert kind == "final" and len(w.sent) > 0 and len(w.index) > 1
     assert held == (sys.getsizeof(w.index) + sys.getsizeof(w.sent) + 32 * (len(w.index) + len(w.sent))
                     + 8 * len(w.parent) + 4 * len(w.edge))
+
+
+def test_a_node_reached_by_many_moves_is_sent_to_its_owner_once():
+    """What crosses between workers is what a partition costs: a node found again (from
+    its other children, a layer later) is not sent again, only the first time."""
+    from deployspec.batches import loads
+
+    search = Partitioned(Tree(1 << 8), 2)
+    w = worker(search, w=partition_worker.stable_hash(1) % 2)  # the root's
+    conn = Conn(*[("expand", depth) for depth in range(4)], ("finish",))
+    w.serve(conn)
+    sent = [fp for kind, report in conn.sent if kind == "report" and report.batches
+            for blob in report.batches if blob is not None for fp, *_ in loads(blob)]
+    assert len(sent) > 1 and len(sent) == len(set(sent)) == len(w.sent)
+
+
+def test_the_first_goal_found_in_a_layer_is_the_one_kept():
+    """Two goals at one depth: the search stops at the first, as one process's does (the
+    same trace whatever ``--workers``), not at the last the layer reached."""
+    search = Partitioned(Tree(64), 1)
+    goal = search.run(lambda n, depth, number: n in (4, 6))
+    assert search.path_to(goal) == [0, 0]  # 1 -> 2 -> 4, not 1 -> 3 -> 6
