@@ -207,6 +207,12 @@ def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:
 
     config = _bounds(where, v, "config", model, model.config_type(), v.config)
     v = attrs.evolve(v, config={name: getattr(config, name) for name in v.config})
+    # what check's matrix compares a proof's bounds with (declarations.covers): bounds, as JSON
+    beyond = {}
+    for prop, b in v.violates_beyond.items():
+        given = _bounds(where, v, f"violates_beyond[{prop!r}] config", model, model.config_type(), b.config)
+        beyond[prop] = attrs.evolve(b, config={name: given.to_json()[name] for name in b.config})
+    v = attrs.evolve(v, violates_beyond=beyond)
     own = getattr(v, "explore", None)
     if own is None:  # (slots variants): the exploration bounds with the config over them
         added = [f"{k}={val}" for k, val in getattr(model.config_type, "EXPLORE", {}).items() if k not in v.config]

@@ -1,0 +1,221 @@
+"""Details of handing in designs of one's own (deployspec.variant_plugins) that the mutation
+pass found unpinned: what loads once, and what is refused in one line with exit status 2
+instead of a traceback or a silent acceptance."""
+
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from deployspec import models, variant_plugins
+
+from .cli_runs import run
+from .designs_handed_in import MINE
+from .test_variant_plugins import EVOLVED
+
+
+def refused(capsys, message: str, where: str) -> None:
+    """``deployspec variants`` ends with one line, exit 2, saying ``message`` of ``where``."""
+    status, out, err = run(capsys, "variants")
+    assert (status, out) == (2, ""), err
+    assert err.count("\n") == 1 and err.startswith(f"deployspec: error: variants from {where}: {message}"), err
+
+
+def test_a_module_named_twice_in_the_variable_is_loaded_once(capsys, outside):
+    """``DEPLOYSPEC_VARIANTS=a,a`` (a script adding its module to what is set): one load, not
+    a refusal of the design as taken by itself."""
+    outside("finalize_in_txn, finalize_in_txn")
+    status, out, err = run(capsys, "variants")
+    assert (status, err) == (0, "") and out.count(f"  {MINE} ") == 1
+
+
+def test_an_entry_point_naming_its_list_and_the_variable_its_module_load_once(capsys, outside, monkeypatch):
+    """The entry point ``mod:VARIANTS`` and ``DEPLOYSPEC_VARIANTS=mod`` are the same module."""
+    point = EntryPoint("mine", "finalize_in_txn:VARIANTS", variant_plugins.GROUP)
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [point])
+    outside("finalize_in_txn")
+    status, out, err = run(capsys, "variants")
+    assert (status, err) == (0, "") and out.count(f"  {MINE} ") == 1
+
+
+def test_a_file_name_whose_module_lacks_a_dependency_names_the_dependency(capsys, hand_in, outside):
+    """``DEPLOYSPEC_VARIANTS=mine.py`` imports ``mine`` before it fails; when that fails for a
+    missing dependency, the dependency is what to install, not the name to change."""
+    hand_in("needsdep", "import no_such_dependency_here\n")
+    outside("needsdep.py")
+    status, _, err = run(capsys, "variants")
+    assert status == 2 and err.count("\n") == 1
+    assert "No module named 'no_such_dependency_here'" in err and "is not a module name" not in err
+
+
+def test_variants_given_as_a_dict_by_name_are_its_values(capsys, hand_in):
+    """``VARIANTS = {"name": variant}`` (a registry, as capi.VARIANTS is) hands in the designs,
+    not their names (which were each refused as "str ... is not a variant")."""
+    hand_in("registry", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                        "VARIANTS = {'mine-by-name': attrs.evolve(CAPI_CURRENT, name='mine-by-name')}\n")
+    status, out, err = run(capsys, "variants")
+    assert (status, err) == (0, "") and "mine-by-name" in out
+    assert models.find_variant("mine-by-name")[0].name == "capi"
+
+
+def test_two_suppliers_handing_in_one_name_are_refused_naming_the_first(capsys, hand_in, tmp_path, outside):
+    """Two designs of one name: the later would silently replace the earlier in every command."""
+    (tmp_path / "first.py").write_text(EVOLVED.format("name='twin'"))
+    hand_in("second", EVOLVED.format("name='twin'"))
+    outside("first,second")
+    refused(capsys, "the name 'twin' is taken (DEPLOYSPEC_VARIANTS module first); give yours its own",
+            "DEPLOYSPEC_VARIANTS module second")
+
+
+BAD = {
+    # a name that is not text: it names trace files, and a regular expression of it raised TypeError
+    "numbername": (EVOLVED.format("name=3"), "name 3 must be 1-64 letters"),
+    # text is iterable: its letters were each said not to be a variant
+    "variantsastext": ("VARIANTS = 'capi-safe'\n", "VARIANTS must be a list of variants, not str"),
+    # a capi design claiming to be of the slots model would run slots' rules on capi's state
+    "wrongmodel": (EVOLVED.format("name='x', model='slots'"), "CapiVariant "),
+    "beyondalist": (EVOLVED.format("name='x', violates_beyond=[]"),
+                    "x's violates_beyond must map property names to Beyond(...)"),
+    "noupstream": (EVOLVED.format("name='x', upstream=None"), "x's upstream must be text"),
+    "noexplore": (EVOLVED.format("name='x', explore=None"), "x's explore must be a dict"),
+    "beyondconfignone": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config=None, trace='t.json', why='w')}")),
+        "x's violates_beyond['single_active_deployment'] must be Beyond(config=dict"),
+    "beyondunknown": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'fast': Beyond(config={}, trace='t.json', why='w')}")),
+        "x declares unknown properties fast (known: "),
+    # the bounds a violation beyond the default search was found with: check's matrix compares
+    # a proof's bounds with them (declarations.covers), where a dict raised TypeError
+    "beyondbound": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config={'max_instances': {'a': 1}}, "
+        "trace=None, why='w')}")),
+        "x's violates_beyond['single_active_deployment'] config max_instances: expected int like 3, got {\"a\": 1}"),
+    "boundnumbername": (EVOLVED.format("name='x', config={1: 2}"), "x's config: 1 is not a bound's name"),
+    "boundnan": (EVOLVED.format("name='x', config={'max_instances': float('nan')}"),
+                 "x's config max_instances: nan is not a value a bound takes"),
+    # names are unique across models: a capi design may not take a slots design's name
+    "slotsname": (EVOLVED.format("name='slots-pipeline-immutable'"),
+                  "the name 'slots-pipeline-immutable' is taken (a shipped variant); give yours its own"),
+}
+
+
+@pytest.mark.parametrize("module", BAD)
+def test_what_is_not_a_variant_is_one_line_exit_2(capsys, hand_in, module):
+    """A design refused must be refused in one line naming what to fix: a traceback, or a
+    design run as another, would be read as deployspec's fault or as a verdict on it."""
+    source, message = BAD[module]
+    hand_in(module, source)
+    refused(capsys, message, f"DEPLOYSPEC_VARIANTS module {module}")
+
+
+def test_where_a_design_breaks_beyond_the_search_is_compared_as_a_trace_s_bounds(hand_in):
+    """``Beyond(config=...)`` written with tuples, as the configuration holds them: a complete
+    proof within bounds that include them must disagree with the declaration (the search
+    would have met the trace), not pass as if those bounds were never reached."""
+    from deployspec.declarations import matches
+
+    hand_in("beyondtuples", "import attrs\nfrom deployspec.reference.core import Beyond\n"
+            "from deployspec.reference.capi.variants import CAPI_SAFE\n"
+            "VARIANTS = [attrs.evolve(CAPI_SAFE, name='tupled', declares=frozenset(), violates_beyond={\n"
+            "    'single_active_deployment': Beyond(config={'max_in_flight': (1, 2), 'max_deployments': 3},\n"
+            "                                       trace=None, why='w')})]\n")
+    capi = models.get_model("capi")
+    assert capi.variant("tupled").violates_beyond["single_active_deployment"].config == {
+        "max_in_flight": [1, 2], "max_deployments": 3}
+    proof = {"complete": True, "bounds": {**capi.default_config().to_json(), "max_in_flight": [1, 2, 3]}}
+    assert not matches(capi, "tupled", "single_active_deployment", "holds", proof)
+    short = {**proof, "bounds": {**proof["bounds"], "max_deployments": 2}}
+    assert matches(capi, "tupled", "single_active_deployment", "holds", short)
+
+
+def test_a_rule_that_calls_deployspec_s_code_wrongly_is_named_by_that_place(hand_in):
+    """A rule of one's own raising inside a shipped rule it calls: the place in deployspec's
+    code and the question to ask of the rule (its arguments, what it returns), not only the
+    user's line, which reads as if that line were wrong by itself."""
+    hand_in("callsshipped", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+            "def mine(state):\n    return CAPI_CURRENT.previous_deployment(None)\n"
+            "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='calls', previous_deployment=mine)]\n")
+    rule = models.get_model("capi").variant("calls").previous_deployment
+    with pytest.raises(AttributeError) as caught:
+        rule(None)
+    said = variant_plugins.fault("calls", caught.value)
+    assert said.startswith("variant calls (DEPLOYSPEC_VARIANTS module callsshipped) raised AttributeError: ")
+    assert "(in deployspec's " in said and "callsshipped.py" not in said
+
+
+def test_an_interrupt_while_a_design_loads_is_an_interrupt(outside):
+    """Ctrl-C during a slow import stops the run as an interrupt (exit 130), not as a
+    usage error blaming the design."""
+
+    def load():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        variant_plugins._load("somewhere", load, {})
+
+
+def test_a_shipped_design_s_fault_is_deployspec_s_own(outside):
+    """An exception from a shipped design's rules is a bug of deployspec: its traceback is
+    wanted, not the one line said of a design handed in."""
+    models.get_model("capi")
+    assert variant_plugins.fault("capi-safe", RuntimeError("boom")) is None
+
+
+# --- the registry of models (deployspec.models) ---------------------------------------
+
+
+def test_a_conformance_property_starts_from_the_configuration_it_is_given():
+    """``contract --bound start=release`` compares the implementation with the reference
+    started as asked, not from the model's default start."""
+    import attrs
+
+    slots = models.get_model("slots")
+    released = attrs.evolve(slots.default_config(), start="release")
+    prop = slots.property("conforms_to_slots-pipeline-immutable", released)
+    assert prop.initial == slots.initial_state(released) != slots.initial_state(slots.default_config())
+
+
+def test_each_model_splits_partitioned_searches_by_its_own_partition():
+    """``--workers`` keeps most moves inside one worker by owning states by the part few
+    moves change; without it the whole state decides and most moves cross workers."""
+    from deployspec.reference.capi import model as capi_model
+    from deployspec.reference.slots import model as slots_model
+
+    assert models.get_model("capi").partition is capi_model.partition
+    assert models.get_model("slots").partition is slots_model.partition
+
+
+def test_a_model_is_built_once_per_process(outside):
+    """Not rebuilt, with every design handed in checked again, at each look-up (find_variant
+    asks every model; a command looks a model up many times). Only the cost is at stake."""
+    assert models.get_model("capi") is models.get_model("capi")
+
+
+def test_a_configuration_that_is_not_an_object_is_refused():
+    """An empty list read field by field is a configuration with no field changed: taken
+    for the default one instead of refused (a trace's is checked by its schema first; the
+    Python API's callers are not)."""
+    with pytest.raises(TypeError, match="configuration must be a JSON object"):
+        models.get_model("capi").config_from_json([])
+
+
+def test_a_slots_design_is_found_in_the_slots_model():
+    """``replay`` and ``serve`` look a design up by its name alone: a slots design run as a
+    capi one would be stepped on the wrong model's states."""
+    model, variant = models.find_variant("slots-pipeline-immutable")
+    assert (model.name, variant.name) == ("slots", "slots-pipeline-immutable")
+
+
+def test_a_slots_proof_without_a_swap_is_vacuous():
+    """Its properties are about what a swap does: a proof in which no swap took effect
+    (or no push) says nothing, and must say so."""
+    assert models.get_model("slots").essential == ("push", "swap")
+    assert models.get_model("capi").essential == ("deploy",)
+
+
+def test_a_slots_trace_shown_as_html_calls_its_lanes_slots(capsys):
+    """The picture's column is the model's lanes: slots, not web processes."""
+    from .designs_handed_in import FINDINGS
+
+    trace = FINDINGS.parent / "slots" / "scenario-1-rollback-by-swap.json"
+    status, out, _ = run(capsys, "show", str(trace), "--format", "html")
+    assert status == 0 and "<th>slots</th>" in out and "web process" not in out
