@@ -115,7 +115,9 @@ def _described(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+# allow_nan=False: NaN and Infinity are not JSON (docs/protocol.md: UTF-8 JSON both ways); a
+# float the implementation made one is an unwritable reply, not a line a JSON parser refuses
+_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 def serve(impl: Any, model_name: str, name: str | None = None,

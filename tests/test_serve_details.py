@@ -1,0 +1,210 @@
+"""``deployspec serve``'s details a mutation pass found unpinned (contract/server.py):
+which requests it refuses and how, what it writes, and when."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from deployspec.contract import protocol
+from deployspec.contract.examples import ReferenceImplementation
+from deployspec.contract.server import Server, serve
+
+RESET = {"id": 0, "type": "reset", "protocol": 1, "model": "capi", "config": {}}
+
+
+def _server(impl=None, name=None) -> Server:
+    return Server(impl or ReferenceImplementation("capi", "capi-safe"), "capi", name)
+
+
+def _ask(server: Server, request) -> dict:
+    return server.reply_to(json.dumps(request).encode())
+
+
+def _ready(impl=None) -> Server:
+    server = _server(impl)
+    assert _ask(server, RESET)["type"] == "reset_ok"
+    return server
+
+
+@pytest.mark.parametrize("request_", [[1, 2], "observe", 3, None])
+def test_a_request_that_is_not_an_object_is_said_to_be_one(request_):
+    """JSON that is not an object gets the protocol's own words, not an AttributeError of Python's."""
+    assert _ask(_ready(), request_) == {"id": None, "type": "error", "message": "a request must be a JSON object"}
+
+
+@pytest.mark.parametrize("rid", [True, False, -1, "1", 1.0, None])
+def test_an_id_that_is_not_an_integer_from_0_is_an_error_with_id_null(rid):
+    """A bool (an int to Python), a negative or a float id is unreadable: the reply cannot carry it back."""
+    assert _ask(_ready(), {"id": rid, "type": "observe"}) == {
+        "id": None, "type": "error", "message": "a request needs an integer id >= 0"}
+
+
+def test_id_0_is_an_id_and_comes_back_in_an_error_reply():
+    """0 is the lowest id: an error for request 0 must still say it is request 0's."""
+    reply = _ask(_server(), {"id": 0, "type": "observe"})
+    assert reply == {"id": 0, "type": "error", "message": "observe before reset"}
+
+
+@pytest.mark.parametrize("config", [[], "x", 1, None])
+def test_a_reset_whose_config_is_not_an_object_is_refused(config):
+    """The implementation is never handed a config it would index as a dict."""
+    assert _ask(_server(), {**RESET, "config": config}) == {
+        "id": 0, "type": "error", "message": "reset needs a config object"}
+
+
+def test_a_reset_naming_no_model_is_refused():
+    """A reset must name the model it means: a missing one is not taken for this server's."""
+    request = {k: v for k, v in RESET.items() if k != "model"}
+    assert _ask(_server(), request)["message"] == "this server implements model 'capi', not None"
+
+
+@pytest.mark.parametrize("kind", ["observation", "performed", None])
+def test_an_unknown_request_type_is_an_error_naming_the_known_ones(kind):
+    """A reply's type sent as a request (or none) is refused, listing reset, action and observe."""
+    assert _ask(_ready(), {"id": 1, "type": kind}) == {
+        "id": 1, "type": "error", "message": f"unknown request type {kind!r} (known: reset, action, observe)"}
+
+
+def test_the_type_member_alone_says_what_a_request_is():
+    """Only ``type`` is read: a stray ``kind`` member changes nothing."""
+    assert _ask(_server(), {"id": 1, "type": "reset", "kind": "observe", "protocol": 1, "model": "capi",
+                            "config": {}})["type"] == "reset_ok"
+
+
+class _Answers:
+    """Accepts a reset; its methods return what the test sets."""
+
+    def __init__(self, reset=None, perform=None, observe=None):
+        self.answers = {"reset": reset, "perform": perform}
+        self.observed = observe or {"app": None, "droplets": [], "processes": [], "deployments": []}
+
+    def reset(self, config):
+        return self.answers["reset"]
+
+    def perform(self, action):
+        return self.answers["perform"]
+
+    def observe(self):
+        return self.observed() if callable(self.observed) else self.observed
+
+
+async def _coroutine():
+    return {}
+
+
+def test_a_reset_that_returns_something_is_an_error_reply():
+    """A reset answering a value is a misunderstood method, said at once, not served as reset_ok."""
+    assert _ask(_server(_Answers(reset="done")), RESET) == {
+        "id": 0, "type": "error", "message": "reset() returned 'done'; expected None"}
+
+
+@pytest.mark.parametrize("outcome, why", [
+    ("", "perform() returned ''; expected None (accepted) or a reason string (rejected)"),
+    (422, "perform() returned 422; expected None (accepted) or a reason string (rejected)"),
+])
+def test_a_perform_answer_that_is_not_an_outcome_is_an_error_reply(outcome, why):
+    """An empty reason is neither accepted nor rejected: not served as 'performed'."""
+    server = _ready(_Answers(perform=outcome))
+    assert _ask(server, protocol.action(1, {"type": "tick"})) == {"id": 1, "type": "error", "message": why}
+
+
+def test_an_async_observe_is_an_error_reply_not_a_coroutine_written_as_json():
+    """An async observe's coroutine said as such, as in process."""
+    server = _ready()
+    server.impl = _Answers(observe=_coroutine)
+    reply = _ask(server, {"id": 1, "type": "observe"})
+    assert reply["type"] == "error" and reply["message"].startswith("observe() returned an awaitable (coroutine)")
+
+
+def test_an_error_whose_text_cannot_be_made_for_any_reason_is_still_said():
+    """A __str__ raising anything (here a RuntimeError) is not a crash of serve."""
+
+    class Odd(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    class Raises(_Answers):
+        def perform(self, action):
+            raise Odd
+
+    assert _ask(_ready(Raises()), protocol.action(1, {"type": "tick"})) == {
+        "id": 1, "type": "error", "message": "Odd: (an unprintable Odd)"}
+
+
+def test_a_reply_that_refers_to_itself_is_an_error_reply_keeping_its_id():
+    """A circular observation (a ValueError when written) is one error reply, not a crash."""
+    looped: dict = {}
+    looped["self"] = looped
+    server = _ready()
+    server.impl = _Answers(observe=looped)
+    line = server.answer(b'{"id": 5, "type": "observe"}\n')
+    assert json.loads(line) == {"id": 5, "type": "error",
+                                "message": "the reply cannot be written as JSON: Circular reference detected"}
+
+
+def test_a_reply_nested_too_deeply_to_write_says_so():
+    """Past the recursion limit the reason is in the protocol's words, as for a request."""
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    server = _ready()
+    server.impl = _Answers(observe={"x": deep})
+    line = server.answer(b'{"id": 5, "type": "observe"}\n')
+    assert json.loads(line)["message"] == "the reply cannot be written as JSON: it is nested too deeply"
+
+
+def test_replies_are_compact_json_lines():
+    """One line per reply, without spaces after separators, as docs/protocol.md shows transcripts."""
+    line = _server(name="ref").answer(json.dumps(RESET).encode() + b"\n")
+    assert line == b'{"id":0,"type":"reset_ok","protocol":1,"implementation":"ref"}\n'
+
+
+class _Pipe(io.BytesIO):
+    """A stdout counting flushes, and what had been flushed each time."""
+
+    def __init__(self):
+        super().__init__()
+        self.flushed: list[int] = []
+
+    def flush(self):
+        self.flushed.append(len(self.getvalue()))
+
+
+def test_each_reply_is_flushed_before_the_next_request_is_read():
+    """A harness waits for each reply before it sends the next request: an unflushed one is a hang."""
+    out = _Pipe()
+    seen = []
+
+    def requests():
+        for request in (RESET, {"id": 1, "type": "observe"}):
+            seen.append(list(out.flushed))
+            yield json.dumps(request).encode() + b"\n"
+
+    assert serve(ReferenceImplementation("capi", "capi-safe"), "capi", stdin=requests(), stdout=out) == 0
+    assert seen[1] == [len(out.getvalue().splitlines(keepends=True)[0])]
+    assert len(out.flushed) == 2
+
+
+def test_a_harness_that_went_away_ends_serving_with_0():
+    """A closed pipe on stdout is the end of the session, not a traceback."""
+
+    class Gone(io.BytesIO):
+        def write(self, data):
+            raise BrokenPipeError
+
+    requests = io.BytesIO(json.dumps(RESET).encode() + b"\n")
+    assert serve(ReferenceImplementation("capi", "capi-safe"), "capi", stdin=requests, stdout=Gone()) == 0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_float_that_json_cannot_say_is_an_error_reply_not_a_nan_on_the_wire(value):
+    """Was: ``"x":NaN`` written as is, which no JSON parser but Python's reads (a harness in JS or Go fails)."""
+    server = _ready()
+    server.impl = _Answers(observe={"app": None, "droplets": [], "processes": [], "deployments": [], "x": value})
+    line = server.answer(b'{"id": 5, "type": "observe"}\n')
+    reply = json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} written"))
+    assert (reply["id"], reply["type"]) == (5, "error")
+    assert reply["message"].startswith("the reply cannot be written as JSON: Out of range float values")
