@@ -1,0 +1,139 @@
+"""The pytest plugin's details a mutation pass found unpinned (contract/plugin.py), in
+process: its defaults, the options it checks at start, and what a failed check says."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from deployspec.contract import harness, plugin
+from deployspec.contract.guard import ImplementationFault
+from deployspec.models import UsageError
+
+SAFE = "deployspec.contract.examples:capi_safe"
+
+
+class _Config:
+    """A pytest config holding these options (the rest at the plugin's defaults)."""
+
+    def __init__(self, **options):
+        self.options = {"--deployspec-exec": None, "--deployspec-python": None, "--deployspec-model": "capi",
+                        "--deployspec-reference": None, "--deployspec-examples": 100, "--deployspec-seed": 0,
+                        "--deployspec-timeout": 10.0, "--deployspec-out": None}
+        self.options.update({f"--deployspec-{k.replace('_', '-')}": v for k, v in options.items()})
+
+    def getoption(self, name):
+        return self.options[name]
+
+
+def test_the_options_defaults_are_the_documented_ones(pytestconfig):
+    """100 examples, seed 0, 10 s, model capi: what the help promises and the CLI uses."""
+    got = {name: pytestconfig.getoption(name) for name in (
+        "--deployspec-model", "--deployspec-examples", "--deployspec-seed", "--deployspec-timeout")}
+    assert got == {"--deployspec-model": "capi", "--deployspec-examples": 100, "--deployspec-seed": 0,
+                   "--deployspec-timeout": 10.0}
+
+
+def test_a_session_searches_as_its_options_say():
+    """Examples, seed, timeout and out given on the command line reach the search."""
+    s = plugin.ContractSession(_Config(python=SAFE, examples=7, seed=3, timeout=2.5, out="found"))
+    assert (s.examples, s.seed, s.timeout, s.out) == (7, 3, 2.5, "found")
+    assert (s.target.kind, s.target.spec) == ("python", SAFE)
+    assert (plugin.ContractSession(_Config(exec="prog")).target.kind) == "exec"
+
+
+def test_closing_a_session_closes_its_implementation():
+    """The program (or object) under test is ended with the session, not left running."""
+    closed = []
+    s = plugin.ContractSession(_Config(python=SAFE))
+    s._conn = type("Conn", (), {"close": lambda self: closed.append(True)})()
+    s.close()
+    assert closed == [True]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"model": "bogus"}, "--deployspec-model: unknown model 'bogus'"),
+    ({"reference": "capi-9"}, "--deployspec-reference: unknown variant 'capi-9'"),
+    ({"exec": "true", "python": SAFE}, "--deployspec-exec and --deployspec-python exclude each other"),
+    ({"exec": ""}, "--deployspec-exec: empty"),
+    ({"python": "no-colon"}, "--deployspec-python 'no-colon': expected MODULE:FACTORY"),
+])
+def test_a_bad_option_is_a_usage_error_at_configure(options, message):
+    """Checked once before collection, each naming the plugin's own option once."""
+    with pytest.raises(pytest.UsageError) as caught:
+        plugin.pytest_configure(_Config(**options))
+    assert str(caught.value).startswith(message)
+    assert str(caught.value).count("--deployspec-") == message.count("--deployspec-")
+
+
+def test_an_out_folder_is_not_judged_without_an_implementation(tmp_path):
+    """Without one every test skips: an --deployspec-out there is no reason to create is no error."""
+    (tmp_path / "a-file").write_text("")
+    plugin.pytest_configure(_Config(out=str(tmp_path / "a-file" / "found")))
+    with pytest.raises(pytest.UsageError, match="cannot create"):
+        plugin.pytest_configure(_Config(python=SAFE, out=str(tmp_path / "a-file" / "found")))
+
+
+def test_the_cli_s_options_are_named_as_the_plugin_s():
+    """A CLI message naming --exec, --python or --out must not send a pytest user to an option pytest lacks."""
+    assert plugin.ours("cannot save: --out x (or --exec y, --python z:f)") == \
+        "cannot save: --deployspec-out x (or --deployspec-exec y, --deployspec-python z:f)"
+
+
+def test_looking_a_factory_up_gives_sigalrm_back():
+    """The import's timer is released: a user's own SIGALRM handler is theirs again."""
+    from deployspec.contract import python_adapter
+
+    plugin._find_factory(SAFE)
+    assert signal.getsignal(signal.SIGALRM) is not python_adapter._overdue
+
+
+def test_a_factory_not_found_when_opening_fails_the_test_in_the_plugin_s_words(monkeypatch):
+    """A usage error met at the connection fails the test naming --deployspec-python, not the CLI's --python."""
+
+    def refuse(*args, **kwargs):
+        raise UsageError("--python m:f: module m has no 'f'")
+
+    monkeypatch.setattr(harness, "Connection", refuse)
+    s = plugin.ContractSession(_Config(python="m:f"))
+    with pytest.raises(pytest.fail.Exception) as caught:
+        s.connection()
+    assert str(caught.value) == "--deployspec-python m:f: module m has no 'f'"
+
+
+class _Conn:
+    def __init__(self):
+        self.revived = 0
+
+    def revive(self):
+        self.revived += 1
+
+
+def test_a_fault_restarts_the_implementation_for_the_next_test(monkeypatch):
+    """The next check must not meet the same broken process: the fault fails this test and revives it."""
+
+    def fails(*args, **kwargs):
+        raise ImplementationFault("it crashed", where="reset")
+
+    monkeypatch.setattr(harness, "check_one", fails)
+    s = plugin.ContractSession(_Config(python=SAFE))
+    s._conn = conn = _Conn()
+    with pytest.raises(pytest.fail.Exception, match="it crashed"):
+        s.check("single_active_deployment")
+    assert conn.revived == 1
+
+
+def test_a_conformance_failure_shows_where_the_views_diverge_and_where_it_was_saved(tmp_path):
+    """capi-2022 against capi-safe: the failure has both views at the diverging step and the saved file."""
+    s = plugin.ContractSession(_Config(python="deployspec.contract.examples:capi_2022", reference="capi-safe",
+                                       examples=30, seed=0, out=str(tmp_path)))
+    try:
+        with pytest.raises(pytest.fail.Exception) as caught:
+            s.check("conforms_to_capi-safe")
+    finally:
+        s.close()
+    text = str(caught.value)
+    (saved,) = tmp_path.iterdir()
+    assert f"\nsaved: {saved}" in text
+    assert "\nfirst divergence from capi-safe at step 1 (deploy(max_in_flight=2)):\n" in text

@@ -1,0 +1,112 @@
+"""The explorer's text a mutation pass found unpinned (engines/explore_text.py): progress
+lines, bounds, proofs, vacuity and the ``check`` statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+from deployspec.engines.explore_text import (
+    bounds_text,
+    progress_text,
+    proof_text,
+    summary,
+    vacuity_text,
+)
+from deployspec.engines.result import Result
+
+STATS = {"complete": True, "states": 1234, "transitions": 5678, "depth": 9, "seconds": 2.25,
+         "states_per_second": 548, "bounds": {"max_depth": 9, "instances": 2}, "stopped": None, "vacuous": []}
+
+
+def test_a_progress_line_shows_a_rate_from_half_a_second_on():
+    """Before 0.5 s a rate is noise; from then on it is the speed the user watches, digits grouped."""
+    assert progress_text(3, 12345, 0.49) == "depth 3 · 12,345 states"
+    assert progress_text(3, 12345, 0.5) == "depth 3 · 12,345 states · 24,690/s"
+
+
+def test_bounds_leave_out_what_is_off_or_empty_and_keep_zero():
+    """False, None and empty lists are bounds not set; 0 is a bound and must be shown."""
+    assert bounds_text({"a": 0, "b": False, "c": None, "d": [], "e": (), "f": True, "g": [1]}) == \
+        "a=0, f=True, g=[1]"
+
+
+def test_a_complete_proof_says_every_number():
+    """The claim's extent: states, bounds, transitions, depth, time and speed, in that order."""
+    assert proof_text(STATS) == ("holds for all 1234 states reachable within bounds (max_depth=9, instances=2): "
+                                 "5678 transitions, depth 9, 2.2 s, 548 states/s")
+
+
+@pytest.mark.parametrize("stopped, why", [
+    ("time", "time budget spent"), ("memory", "memory budget spent"), ("max_depth", "depth bound reached"),
+    ("max_states", "state bound reached"), ("interrupted", "interrupted"),
+])
+def test_an_incomplete_search_says_why_it_stopped(stopped, why):
+    """An incomplete search is no proof: the text says so and why, an unknown reason as it is."""
+    stats = {**STATS, "complete": False, "stopped": stopped}
+    assert proof_text(stats) == (f"no violation within 1234 states explored within bounds (max_depth=9, "
+                                 f"instances=2) (incomplete: {why} at depth 9, 2.2 s)")
+
+
+def test_an_incomplete_vacuous_search_says_both():
+    """Vacuity is said of a bounded search too, after why it stopped."""
+    stats = {**STATS, "complete": False, "stopped": "time", "vacuous": ["deploy", "cancel"]}
+    assert proof_text(stats).endswith("2.2 s); vacuous: no deploy or cancel ever took effect within these "
+                                      "bounds (every one was refused or changed nothing)")
+
+
+@pytest.mark.parametrize("stats", [{}, {"vacuous": []}, {"vacuous": None}])
+def test_no_vacuity_is_no_text(stats):
+    """A proof where every essential action moved (or none was asked about) says nothing more."""
+    assert vacuity_text(stats) == ""
+
+
+def _result(verdict="violated", **kw) -> Result:
+    stats = {"states": 1234, "transitions": 5678, "depth": 9, "seconds": 2.25, "states_per_second": 548,
+             "peak_memory_mb": 40, "by_action": {"push": 3, "deploy": 0, "tick": 7}, "never_enabled": []}
+    stats.update(kw.pop("stats", {}))
+    return Result("capi", "capi-2022", "single_active_deployment", "explore", verdict, stats=stats, **kw)
+
+
+def test_a_violations_summary_says_its_cause_length_and_statistics():
+    """One line of verdict, one of counts, one of moves by action (those that never moved left out)."""
+    text = summary(_result(cause="cancel_then_deploy", trace_length=6))
+    assert text.splitlines() == [
+        "capi-2022 · single_active_deployment · explore: violated (cause cancel_then_deploy), shortest trace 6 steps",
+        "  1234 states, 5678 transitions, max depth 9, 2.2 s (548 states/s), peak memory 40 MiB",
+        "  transitions by action: push 3, tick 7",
+    ]
+
+
+def test_a_one_step_trace_is_one_step_and_no_cause_says_none():
+    """Singular for one step; no '(cause None)'."""
+    assert summary(_result(trace_length=1)).splitlines()[0].endswith("explore: violated, shortest trace 1 step")
+
+
+def test_an_error_is_said_as_one():
+    """An engine error is not dressed as a violation with a trace length of None."""
+    first = summary(_result("error", message="out of memory")).splitlines()[0]
+    assert first == "capi-2022 · single_active_deployment · explore: error: out of memory"
+
+
+def test_a_search_that_never_ran_is_one_line():
+    """Its process was lost: no statistics to show, and no KeyError either."""
+    r = Result("capi", "capi-2022", "p", "explore", "error", message="lost", stats={})
+    assert summary(r) == "capi-2022 · p · explore: error: lost"
+
+
+def test_workers_memory_and_actions_never_taking_effect_are_said():
+    """A partitioned search's memory per worker, and the actions the bounds never let move."""
+    text = summary(_result("holds", message="holds for all", stats={
+        "worker_added_memory_mb": [5, 7], "workers": 2, "never_enabled": ["cancel", "rollback"]}))
+    lines = text.splitlines()
+    assert lines[1].endswith("peak memory 40 MiB (+ 5 + 7 MiB added by 2 workers)")
+    assert lines[3] == ("  never took effect: cancel, rollback (refused wherever tried, or not offered: the model "
+                        "leaves out actions that would change nothing there)")
+
+
+def test_a_complete_but_vacuous_proof_says_so():
+    """'holds for all states' is hollow when no deploy ever moved: the proof must say it."""
+    text = proof_text({**STATS, "vacuous": ["deploy"]})
+    assert text.startswith("holds for all 1234 states") and text.endswith(
+        "548 states/s; vacuous: no deploy ever took effect within these bounds "
+        "(every one was refused or changed nothing)")
