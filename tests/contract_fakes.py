@@ -28,6 +28,7 @@ from fakes_garbage import (
     inconsistent,
     logs_for_ever,
     logs_from_a_thread,
+    nan_observation,
     not_an_implementation,
     odd_observation,
     odd_reason,
@@ -56,7 +57,7 @@ from deployspec.contract.server import serve
 #: that __getattr__ makes
 __all__ = [
     "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "chatty", "counting", "deep_observation", "drifting", "ends_the_process", "exits",
-    "factory_exits", "fickle", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody",
+    "factory_exits", "fickle", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody", "nan_observation",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
     "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",
     "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable", "wanders",

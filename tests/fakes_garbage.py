@@ -55,6 +55,20 @@ def deep_observation():
     return DeepObservation("capi", "capi-safe")
 
 
+class NanObservation(ReferenceImplementation):
+    """A float no JSON holds (Python's json writes and reads it as NaN)."""
+
+    def observe(self):
+        obs = super().observe()
+        for d in obs["deployments"]:
+            d["id"] = float("nan")
+        return obs
+
+
+def nan_observation():
+    return NanObservation("capi", "capi-safe")
+
+
 class Inconsistent(ReferenceImplementation):
     """Valid by the schema, but deployments are numbered from 1, not by position."""
 

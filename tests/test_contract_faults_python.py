@@ -29,6 +29,10 @@ from .fault_runs import FAKES
     ("deep_observation", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
                                                 "observe() returned something that is not JSON: it is nested "
                                                 "too deeply")),
+    # NaN is no JSON: not compared with the model's observation (NaN equals nothing) as if it were
+    ("nan_observation", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
+                                               "observe() returned something that is not JSON: Out of range "
+                                               "float values are not JSON compliant")),
     ("inconsistent", "cancel_restores_last_good", ("the observation is inconsistent: cancel_restores_last_good "
                                                   "cannot read it (IndexError: ")),
     ("forgetful", "app_stays_available", ("at the initial observation while checking app_stays_available: "

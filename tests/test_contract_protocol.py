@@ -72,6 +72,11 @@ def test_parse_reply_accepts_each_legal_reply():
      "violates the protocol (rejected schema): top level: 'reason' is a required property"),
     (_reply({"id": 4, "type": "performed", "observation": OBS, "extra": 1}),
      "Additional properties are not allowed"),
+    # what Python's json reads but JSON does not have: a float no other parser takes
+    (b'{"id": 4, "type": "performed", "observation": {"x": NaN}}\n',
+     "reply to action cancel cannot be read: NaN is not a JSON value"),
+    (b'{"id": 4, "type": "performed", "observation": {"x": -Infinity}}\n',
+     "reply to action cancel cannot be read: -Infinity is not a JSON value"),
     # valid JSON that Python cannot read: a fault naming why, not a RecursionError or ValueError
     (b"[" * 100_000 + b"]" * 100_000 + b"\n", "reply to action cancel cannot be read: it is nested too deeply"),
     (b'{"id": ' + b"4" * 5000 + b', "type": "performed"}\n',

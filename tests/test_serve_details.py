@@ -208,3 +208,11 @@ def test_a_float_that_json_cannot_say_is_an_error_reply_not_a_nan_on_the_wire(va
     reply = json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} written"))
     assert (reply["id"], reply["type"]) == (5, "error")
     assert reply["message"].startswith("the reply cannot be written as JSON: Out of range float values")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_request_holding_a_float_json_has_not_is_refused(constant):
+    """A request is JSON: ``NaN`` (which Python's json reads) is not taken as a number of instances."""
+    line = b'{"id": 1, "type": "action", "action": {"type": "scale", "instances": ' + constant.encode() + b"}}"
+    assert _ready().reply_to(line) == {"id": None, "type": "error",
+                                       "message": f"the request cannot be read: {constant} is not a JSON value"}

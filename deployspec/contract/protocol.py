@@ -82,7 +82,7 @@ def parse_reply(line: bytes, request: dict) -> dict:
     """
     what = describe(request)
     try:
-        reply = json.loads(line)
+        reply = loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ImplementationError(f"reply to {what} is not JSON: {_clip(line)}") from None
     except (ValueError, RecursionError) as exc:
@@ -141,6 +141,17 @@ def first_error(v: Any, instance: Any) -> str | None:
     e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     where = "/".join(str(p) for p in e.absolute_path) or "top level"
     return f"{where}: {validation.explained(e)}"
+
+
+def loads(text: bytes | str) -> Any:
+    """One message as the protocol reads it: JSON, so not the NaN, Infinity and -Infinity
+    Python's json reads (a float no other parser takes, and NaN equals nothing, not
+    even the model's NaN); those raise ValueError, as another value Python cannot hold."""
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def unreadable(exc: ValueError | RecursionError) -> str:

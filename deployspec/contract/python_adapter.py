@@ -341,7 +341,7 @@ class PythonAdapter:
         obs = self._call("observe")
         try:
             # a copy in plain JSON: the object may mutate what it returned
-            obs = json.loads(json.dumps(obs))
+            obs = json.loads(json.dumps(obs, allow_nan=False))
         except (TypeError, ValueError, RecursionError) as exc:
             why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
             raise self._failed(f"observe() returned something that is not JSON: {why}") from None

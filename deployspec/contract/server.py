@@ -77,7 +77,7 @@ class Server:
 
     def reply_to(self, line: bytes) -> dict:
         try:
-            request = json.loads(line)
+            request = protocol.loads(line)
         except UnicodeDecodeError:
             return {"id": None, "type": "error", "message": "the request is not UTF-8"}
         except json.JSONDecodeError:
