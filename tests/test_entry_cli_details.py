@@ -144,3 +144,9 @@ def test_a_signal_held_while_loading_interrupts_the_command_once_it_is_read(caps
     assert cli.main(argv) == status
     assert ("interrupted" in capsys.readouterr().err) == (status == 130)
 
+
+@pytest.mark.parametrize("text", ["--5", "+-5", "²", "1.5"])
+def test_a_malformed_integer_is_not_called_too_large(text):
+    """--seed=--5 is a typo to fix, not a number too large: the message must say which."""
+    with pytest.raises(argparse.ArgumentTypeError, match="not an integer"):
+        _int_at_least(0)(text)
