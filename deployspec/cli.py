@@ -151,7 +151,7 @@ def _int_at_least(least: int):
         try:
             value = int(text)
         except ValueError:
-            too_long = text.strip().lstrip("+-").isdigit()  # beyond Python's 4,300 digits
+            too_long = re.fullmatch(r"\s*[+-]?\d+\s*", text) is not None  # beyond Python's 4,300 digits
             raise argparse.ArgumentTypeError(
                 f"too large: {_quoted(text)}" if too_long else f"not an integer: {_quoted(text)}") from None
         if value < least:
