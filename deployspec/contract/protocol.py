@@ -155,8 +155,9 @@ def _not_json(name: str) -> Any:
 
 
 def unreadable(exc: ValueError | RecursionError) -> str:
-    """Why JSON that is valid could not be read or written in Python: nesting past
-    the recursion limit, or an integer past ``sys.get_int_max_str_digits()``."""
+    """Why a message could not be read or written in Python although it parsed: nesting
+    past the recursion limit, an integer past ``sys.get_int_max_str_digits()``, or a
+    NaN or Infinity, which JSON does not have (:func:`loads`)."""
     if isinstance(exc, RecursionError):
         return "it is nested too deeply"
     return str(exc).split(";")[0]
