@@ -106,7 +106,7 @@ def cause_of(message: str | None) -> str | None:
 @attrs.frozen
 class Violation:
     property: str
-    step: int  # index into the trace's steps; -1 for the settled check
+    step: int  # index into the trace's steps; the settled check gives the last step's (-1: no step)
     message: str
     #: the mechanism, when the property names one (see :class:`Breach`)
     cause: str | None = None
