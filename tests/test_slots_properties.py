@@ -1,6 +1,5 @@
 """The slots properties judge observations; short runs pin down their edges."""
 
-import jsonschema
 import pytest
 from deployspec.reference.slots.actions import (
     CrashRetry,
@@ -19,7 +18,7 @@ from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
 from deployspec.session import Session
 
-from .helpers import feed
+from .slots_property_traces import SCHEMA, run, slot, world
 
 SLOTS = get_model("slots")
 
@@ -123,35 +122,6 @@ def test_every_property_has_a_summary_citing_its_source(prop):
 
 
 # --- hand-built steps: one branch of one property at a time -------------------
-
-SCHEMA = jsonschema.Draft202012Validator(SLOTS.schema())
-PLATFORM = ("deliver_webhook", "recycle", "crash_retry")
-RELEASE = {"tag": "release"}
-
-
-def slot(site, *digests, image=RELEASE):
-    """A slot whose instances run ``digests`` (None: an empty container; a dict: as given)."""
-    instances = [d if isinstance(d, dict) else {"digest": d, "status": "running" if d is not None else "empty"}
-                 for d in digests]
-    return {"site": site, "image": image, "settings": [], "instances": instances}
-
-
-def world(production, staging, *, tag=None, validated=(), last_swap=None):
-    """Two slots fed by a registry where d0..d2 were pushed and ``:release`` points to ``tag``."""
-    return {
-        "registry": {"digests": [{"id": i, "healthy": True} for i in range(3)],
-                     "tags": {} if tag is None else {"release": tag}, "webhook": None, "pending_deliveries": 0},
-        "slots": {"production": production, "staging": staging},
-        "validated": list(validated),
-        "last_swap": last_swap,
-    }
-
-
-def run(prop, start, *steps):
-    """Feed one property steps from the observation ``start``; each step is
-    ``(action, after)`` or ``(action, after, refusal)``. The first violation or None."""
-    return feed(SLOTS.property(prop), SCHEMA, start, steps, PLATFORM)
-
 
 def state(prop, obs):
     SCHEMA.validate(obs)

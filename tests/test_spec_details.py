@@ -40,8 +40,8 @@ from deployspec.spec.core import Step, settled_property, state_property, trace_p
 
 from .helpers import app, dep, proc
 from .property_traces import run
-from .test_slots_properties import run as slots_run
-from .test_slots_properties import slot, world
+from .slots_property_traces import run as slots_run
+from .slots_property_traces import slot, world
 
 # --- capi: cancel_restores_last_good ------------------------------------------
 
