@@ -1,0 +1,370 @@
+"""Details of the searches that a bug would get wrong quietly.
+
+Found missing by a mutation pass over deployspec/engines/hypothesis_engine.py,
+stateful_tests/machine.py, deployspec/engines/product.py and
+deployspec/partitioned.py (see the end of this docstring for the counts).
+"""
+
+from __future__ import annotations
+
+import attrs
+import hypothesis.core
+import pytest
+from deployspec.spec.core import Breach, settled_property, state_property, trace_property
+from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_machine
+from hypothesis import Phase, Verbosity, find, settings
+from hypothesis.errors import NoSuchExample
+
+from deployspec.adapter import ReferenceAdapter
+from deployspec.engines import explore, hypothesis_engine, product
+from deployspec.engines.product import ProductGraph
+from deployspec.engines.result import Result
+from deployspec.models import get_model
+from deployspec.session import Session
+
+from .helpers import SEED_STORY, action_labels
+from .toy import Move, toy_model
+
+CAPI = get_model("capi")
+SINGLE_ACTIVE = CAPI.property("single_active_deployment")
+
+
+# --- the Hypothesis engine's rounds ------------------------------------------------------
+
+
+def _rounds(monkeypatch, *results):
+    """Stub ``check_property`` with ``results``, one per round; return its calls' keywords."""
+    calls = []
+
+    def stub(model, variant, prop, **kw):
+        calls.append(kw)
+        return results[len(calls) - 1]
+
+    monkeypatch.setattr(hypothesis_engine, "check_property", stub)
+    return calls
+
+
+def test_a_round_is_the_documented_100_examples(monkeypatch):
+    # docs/ci.md: "a fixed first round of 100 examples per property"
+    calls = _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "holds"))
+    hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=0, seed=5, out_dir=None)
+    assert [(c["max_examples"], c["seed"]) for c in calls] == [(100, 5)]
+
+
+def test_a_round_that_reports_no_counts_adds_none(monkeypatch):
+    # an error before any example ran carries no counts: the search's are zero, not one
+    _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "error", message="broken"))
+    r = hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=600, seed=0, out_dir=None)
+    assert r.verdict == "error"
+    assert (r.stats["examples"], r.stats["steps"], r.stats["rounds"]) == (0, 0, 1)
+
+
+
+class Clock:
+    """``perf_counter`` for the engine: the given readings, one per call."""
+
+    def __init__(self, *readings):
+        self.readings = list(readings)
+
+    def perf_counter(self) -> float:
+        return self.readings.pop(0)
+
+
+def test_a_search_s_seconds_are_rounded_to_milliseconds_and_its_speed_to_steps(monkeypatch):
+    monkeypatch.setattr(hypothesis_engine, "time", Clock(10.0, 11.23456))
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, max_examples=5, seed=0)
+    assert r.verdict == "holds" and r.stats["steps"] > 0
+    assert r.stats["seconds"] == 1.235
+    assert r.stats["steps_per_second"] == round(r.stats["steps"] / 1.23456)
+
+
+def test_a_search_that_took_no_time_has_no_speed(monkeypatch):
+    monkeypatch.setattr(hypothesis_engine, "time", Clock(10.0, 10.0))
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, max_examples=5, seed=0)
+    assert r.stats["seconds"] == 0 and r.stats["steps_per_second"] is None
+
+
+
+def test_a_search_s_settings_by_default(monkeypatch):
+    # what a bare check_property runs under: 300 examples of 40 steps, seed 0, no probes,
+    # no example database (nothing written to .hypothesis/), generation and shrinking only,
+    # Hypothesis silent (the search reports itself); the global seed given back after
+    ran = {}
+
+    def run(machine, settings):
+        ran.update(settings=settings, machine=machine, seed=hypothesis.core.global_force_seed)
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    before = hypothesis.core.global_force_seed
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE)
+    assert r.verdict == "holds" and r.stats["seed"] == 0
+    s = ran["settings"]
+    assert (s.max_examples, s.stateful_step_count, s.deadline, s.database) == (300, 40, None, None)
+    assert (s.derandomize, s.report_multiple_bugs, s.print_blob) == (False, False, False)
+    assert s.phases == (Phase.generate, Phase.shrink) and s.verbosity == Verbosity.quiet
+    assert ran["seed"] == 0 and hypothesis.core.global_force_seed == before
+    assert not hasattr(ran["machine"], PROBE)
+    assert ran["machine"].__name__ == "Counted"
+
+
+
+def test_of_equally_short_violations_seen_the_first_is_remembered():
+    prop = CAPI.property("app_stays_available")
+    config = CAPI.default_config(CAPI.variant("capi-2022"))
+
+    def violated():
+        session = Session(CAPI, ReferenceAdapter(CAPI, CAPI.variant("capi-2022")), (prop,), config)
+        for action in SEED_STORY:
+            session.perform(action)
+        return PropertyViolated(session.violation, session)
+
+    first, second = violated(), violated()
+    seen = {}
+    for exc in (first, second):
+        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen):
+            raise exc
+    assert seen["violation"] is first
+
+
+
+def test_a_search_on_the_reference_runs_under_the_configuration_it_is_given(monkeypatch):
+    # the variant's own configuration is only the default
+    ran = {}
+
+    def run(machine, settings):
+        ran["config"] = machine().session.config
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    config = attrs.evolve(CAPI.default_config(CAPI.variant("capi-2022")), max_instances=2)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, config=config)
+    assert ran["config"] is config
+
+
+
+def test_a_search_on_an_implementation_given_no_configuration_runs_under_the_model_s(monkeypatch):
+    ran = {}
+
+    def run(machine, settings):
+        ran["config"] = machine().session.config
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE,
+                                     adapter_factory=lambda: ReferenceAdapter(CAPI, CAPI.variant("capi-2022")))
+    assert ran["config"] == CAPI.default_config()
+
+
+def test_a_search_counts_its_examples_and_their_steps(monkeypatch):
+    def run(machine, settings):  # two examples, one step in all
+        machine().push(pick=0)
+        machine()
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE)
+    assert r.verdict == "holds" and (r.stats["examples"], r.stats["steps"]) == (2, 1)
+
+
+
+def test_the_causes_already_found_are_passed_over_for_this_property(monkeypatch):
+    ran = {}
+
+    def run(machine, settings):
+        ran["skip"] = machine().session.skip
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, skip_causes=frozenset({"a", "b"}))
+    assert ran["skip"] == {("single_active_deployment", "a"), ("single_active_deployment", "b")}
+
+
+# --- the state machine -------------------------------------------------------------------
+
+
+class Recorded(ReferenceAdapter):
+    """A reference variant that records what it is asked, refuses ``fail_on`` by raising,
+    and says when it is closed."""
+
+    def __init__(self, variant="capi-safe", fail_on=None):
+        super().__init__(CAPI, CAPI.variant(variant))
+        self.performed, self.closed, self.fail_on = [], False, fail_on
+
+    def perform(self, action):
+        self.performed.append(action)
+        if action.kind == self.fail_on:
+            raise RuntimeError(f"{action.kind} failed")
+        return super().perform(action)
+
+    def close(self):
+        self.closed = True
+
+
+def _machine(adapter, props=(SINGLE_ACTIVE,), **kw):
+    config = CAPI.default_config(CAPI.variant("capi-safe"))
+    return build_machine(CAPI, lambda: adapter, props, config, **kw)()
+
+
+def _may(machine, rule):
+    """Whether Hypothesis may run ``rule`` on ``machine`` now (its preconditions)."""
+    return all(p(machine) for p in getattr(type(machine), rule).hypothesis_stateful_rule.preconditions)
+
+
+def test_a_step_that_raised_is_not_followed_by_a_settle_phase():
+    # the implementation failed mid-step: teardown closes it without driving it again
+    adapter = Recorded(fail_on="push")
+    m = _machine(adapter)
+    with pytest.raises(RuntimeError, match="push failed"):
+        m.push(pick=0)
+    m.teardown()
+    assert [a.kind for a in adapter.performed] == ["push"] and adapter.closed
+
+
+def test_teardown_settles_after_steps_that_went_through():
+    adapter = Recorded()
+    m = _machine(adapter)
+    m.push(pick=0)
+    m.teardown()
+    assert [a.kind for a in adapter.performed] == ["push", "runtime"] and adapter.closed  # the instance started
+
+
+@settled_property("capi")
+def never_at_rest(obs):
+    """Breaks wherever the platform comes to rest."""
+    return f"at rest with {len(obs['processes'])} process(es)"
+
+
+@state_property("toy")
+def never_bad(obs):
+    """Nodes named bad-<cause> break it."""
+    at = obs["at"]
+    return Breach(at.split("-")[1], f"at {at}") if at.startswith("bad") else None
+
+
+@trace_property("toy", initial=None)
+def never_into_bad(memory, step):
+    """A move into a node named bad-<cause> breaks it."""
+    at = step.after["at"]
+    return memory, (Breach(at.split("-")[1], f"into {at}") if at.startswith("bad") else None)
+
+
+def test_teardown_closes_the_adapter_when_the_settled_property_breaks():
+    adapter = Recorded()
+    m = _machine(adapter, props=(never_at_rest,))
+    m.push(pick=0)
+    with pytest.raises(PropertyViolated, match=r"^never_at_rest: at rest with 1 process\(es\) \(step 1\)"):
+        m.teardown()
+    assert adapter.closed
+
+
+def test_a_probe_s_number_picks_a_verb_then_one_of_its_probes():
+    # before the push every verb but push is probed; 8 verbs: choice = verb + 8 * pick,
+    # a verb with no probe here gives way to the next one of the vocabulary
+    def probed(choice):
+        adapter = Recorded()
+        m = _machine(adapter, probes=True)
+        m.probe(verbs=tuple(CAPI.vocabulary), choice=choice)
+        return str(adapter.performed[0])
+
+    assert probed(0) == "stage(healthy=True)"  # push has none: stage, the next verb
+    assert probed(7) == "stage(healthy=True)"  # runtime neither: round to push, then stage
+    assert probed(2 + 8 * 3) == "deploy(max_in_flight=2, strategy='canary')"
+    assert probed(5 + 8 * 5) == "scale(instances=1)"  # the pick wraps round scale's 4 probes
+
+
+def test_a_probe_never_follows_a_probe():
+    m = _machine(Recorded(), probes=True)
+    assert _may(m, "probe")
+    m.probe(verbs=tuple(CAPI.vocabulary), choice=0)
+    assert not _may(m, "probe") and _may(m, "push")
+    m.push(pick=0)
+    assert _may(m, "probe")
+
+
+def test_there_is_no_probe_where_the_model_probes_nothing():
+    model = attrs.evolve(CAPI, probe_actions=lambda obs, config: [])
+    config = CAPI.default_config(CAPI.variant("capi-safe"))
+    m = build_machine(model, Recorded, (SINGLE_ACTIVE,), config, probes=True)()
+    assert not _may(m, "probe") and _may(m, "push")
+
+
+def test_a_verb_runs_only_where_the_model_offers_it_and_its_pick_wraps_round_the_offers():
+    adapter = Recorded()
+    m = _machine(adapter)
+    assert _may(m, "push") and not _may(m, "deploy") and not _may(m, "tick")
+    m.push(pick=4)  # three pushes are offered (1, 2 or 3 instances): the second
+    assert str(adapter.performed[0]) == "push(instances=2)"
+    assert not _may(m, "push") and _may(m, "deploy")  # offers computed afresh after the step
+
+
+def test_a_verb_s_simplest_pick_is_its_first_offer_and_a_probe_number_reaches_64_per_verb():
+    # shrinking lowers the numbers: to pick 0, the first (simplest) action offered;
+    # a probe's number covers the same 64 picks for each of the 8 verbs, no more
+    rules = build_machine(CAPI, Recorded, (SINGLE_ACTIVE,), CAPI.default_config(CAPI.variant("capi-safe")),
+                          probes=True)
+    quiet = settings(database=None, max_examples=200)
+    assert find(rules.push.hypothesis_stateful_rule.arguments["pick"], lambda p: True, settings=quiet) == 0
+    choice = rules.probe.hypothesis_stateful_rule.arguments["choice"]
+    assert find(choice, lambda c: True, settings=quiet) == 0
+    assert find(choice, lambda c: c >= 8 * 64 - 1, settings=quiet) == 8 * 64 - 1
+    with pytest.raises(NoSuchExample):
+        find(choice, lambda c: c >= 8 * 64, settings=quiet)
+
+
+
+# --- the exhaustive engine's graph -------------------------------------------------------
+
+
+def _toy_graph(moves, prop, **kw):
+    model, config = toy_model(moves)
+    return ProductGraph(model, model.variant("toy"), config, prop, **kw)
+
+
+def test_observations_are_kept_for_re_use_until_the_cache_is_full(monkeypatch):
+    g = _toy_graph({"start": []}, never_bad)
+    a, b = g.observe("a"), g.observe("b")
+    assert g.observe("a") is a and g.observe("b") is b and a == {"at": "a"}
+    monkeypatch.setattr(product, "CACHE_CAP", 2)
+    c = g.observe("c")  # full: it starts afresh
+    assert g.observe("c") is c and g.observe("a") is not a and g.observe("a") == a
+
+
+#: a bad-one node one move away, a bad-two node beyond it, and another two moves away
+TWO_WAYS = {"start": [(Move("a"), "bad-one"), (Move("b"), "x")],
+            "bad-one": [(Move("c"), "bad-two")], "x": [(Move("d"), "y")], "y": [(Move("e"), "bad-two")]}
+
+
+@pytest.mark.parametrize("prop", [never_bad, never_into_bad], ids=["state", "trace"])
+def test_a_node_broken_a_way_already_found_is_a_dead_end(prop):
+    # with `one` found, the search does not go on through bad-one: bad-two, the other
+    # way, is reported by the long route
+    model, config = toy_model(TWO_WAYS)
+    r = explore.search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert r.cause == "one" and action_labels(r.trace) == ["a"]
+    r = explore.search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config,
+                       skip_causes=frozenset({"one"}))
+    assert r.verdict == "violated" and r.cause == "two" and action_labels(r.trace) == ["b", "d", "e"]
+
+
+@state_property("toy")
+def anywhere(obs):
+    """Holds everywhere."""
+
+
+@trace_property("toy", initial=None)
+def any_move(memory, step):
+    """Holds for every move."""
+    return memory, None
+
+
+def test_a_second_property_s_search_replays_the_first_one_s_moves(monkeypatch):
+    model, config = toy_model(TWO_WAYS)
+    variant = model.variant("toy")
+    real, steps = type(variant).step, []
+
+    def step(self, state, action):
+        steps.append((state, action.label))
+        return real(self, state, action)
+
+    monkeypatch.setattr(type(variant), "step", step)
+    assert explore.search(model, "toy", anywhere, budget=60, seed=0, out_dir=None, config=config).verdict == "holds"
+    assert sorted(steps) == [("bad-one", "c"), ("start", "a"), ("start", "b"), ("x", "d"), ("y", "e")]
+    r = explore.search(model, "toy", any_move, budget=60, seed=0, out_dir=None, config=config)
+    assert r.verdict == "holds" and r.stats["states"] == 5
+    assert len(steps) == 5  # none computed again
