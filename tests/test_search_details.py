@@ -7,22 +7,26 @@ deployspec/partitioned.py (see the end of this docstring for the counts).
 
 from __future__ import annotations
 
+import signal
+
 import attrs
 import hypothesis.core
 import pytest
 from deployspec.spec.core import Breach, settled_property, state_property, trace_property
 from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_machine
 from hypothesis import Phase, Verbosity, find, settings
-from hypothesis.errors import NoSuchExample
+from hypothesis.errors import Flaky, NoSuchExample
 
+from deployspec import interruption
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines import explore, hypothesis_engine, product
 from deployspec.engines.product import ProductGraph
 from deployspec.engines.result import Result
 from deployspec.models import get_model
+from deployspec.partitioned import Partitioned, WorkerLost, _Driver
 from deployspec.session import Session
 
-from .helpers import SEED_STORY, action_labels
+from .helpers import SEED_STORY, Tree, action_labels
 from .toy import Move, toy_model
 
 CAPI = get_model("capi")
@@ -173,6 +177,74 @@ def test_the_causes_already_found_are_passed_over_for_this_property(monkeypatch)
     monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
     hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, skip_causes=frozenset({"a", "b"}))
     assert ran["skip"] == {("single_active_deployment", "a"), ("single_active_deployment", "b")}
+
+
+
+def test_a_stop_kept_pending_ends_the_search_before_the_next_step_reaches_the_implementation(monkeypatch):
+    # a signal Python dropped in Hypothesis's gc callback, kept by interruption.pending
+    adapter = Recorded()
+    monkeypatch.setattr(interruption, "pending", signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, max_examples=5, seed=0,
+                                         adapter_factory=lambda: adapter)
+    assert adapter.performed == []
+
+
+
+def test_a_search_that_did_not_repeat_is_an_error_with_its_counts_and_time(monkeypatch):
+    def run(machine, settings):
+        machine().push(pick=0)
+        raise Flaky("the same example failed, then passed")
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    monkeypatch.setattr(hypothesis_engine, "time", Clock(10.0, 11.23456))
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, seed=4)
+    assert r.verdict == "error" and r.trace is None and r.cause is None
+    assert r.message == "non-deterministic behaviour: the same example failed, then passed"
+    assert r.stats == {"examples": 1, "steps": 1, "seed": 4, "seconds": 1.235}
+
+
+
+class Fault(Exception):
+    """An implementation's failure; ``found``: the violation it carries (see ImplementationFault)."""
+
+    def __init__(self, found):
+        super().__init__("failed")
+        self.found = found
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("a bug"), Fault(found="what it carried")],
+                         ids=["no found", "found already"])
+def test_only_a_fault_carrying_nothing_yet_takes_the_violation_seen(monkeypatch, failure):
+    def run(machine, settings):
+        m = machine()
+        with pytest.raises(PropertyViolated):
+            for action in SEED_STORY:
+                m.do(action)
+        raise failure
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    with pytest.raises(type(failure)):
+        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+    assert getattr(failure, "found", None) == (None if isinstance(failure, RuntimeError) else "what it carried")
+
+
+def test_a_fault_carrying_nothing_takes_the_violation_seen_as_it_was(monkeypatch):
+    failure = Fault(found=None)
+
+    def run(machine, settings):
+        m = machine()
+        with pytest.raises(PropertyViolated):
+            for action in SEED_STORY:
+                m.do(action)
+        raise failure
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    with pytest.raises(Fault):
+        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"), seed=3)
+    found = failure.found
+    assert (found.verdict, found.cause, found.trace_length) == ("violated", found.trace["violation"]["cause"], 6)
+    assert found.stats == {"examples": 1, "steps": 6, "seed": 3, "shrunk": False}
 
 
 # --- the state machine -------------------------------------------------------------------
@@ -368,3 +440,56 @@ def test_a_second_property_s_search_replays_the_first_one_s_moves(monkeypatch):
     r = explore.search(model, "toy", any_move, budget=60, seed=0, out_dir=None, config=config)
     assert r.verdict == "holds" and r.stats["states"] == 5
     assert len(steps) == 5  # none computed again
+
+
+# --- the partitioned search --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 64])
+def test_a_search_may_use_from_one_to_64_workers(workers):
+    assert Partitioned(Tree(8), workers=workers).workers == workers
+
+
+@pytest.mark.parametrize("workers", [0, 65])
+def test_more_than_64_workers_or_none_are_refused(workers):
+    with pytest.raises(ValueError, match=rf"^workers must be between 1 and 64, got {workers}$"):
+        Partitioned(Tree(8), workers=workers)
+
+
+
+def test_a_search_s_storage_is_what_its_workers_hold():
+    search = Partitioned(Tree(64), workers=2)
+    assert search.run(lambda n, d, k: False) is None and search.exhausted
+    assert len(search.worker_bytes) == 2 and min(search.worker_bytes) > 0
+    assert search.storage_bytes() == sum(search.worker_bytes)
+
+
+@pytest.mark.parametrize("max_states, states", [(5, 5), (10, 13), (20, 24), (40, 47)])
+def test_a_state_bound_reached_while_expanding_stops_before_the_sends_are_taken_in(max_states, states):
+    # the same counts in every run for two workers (owners come from a stable hash)
+    search = Partitioned(Tree(1 << 12), workers=2, max_states=max_states)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.stopped == "max_states" and search.states == states
+
+
+class BrokenPipe:
+    """A worker's end of the pipe that fails as the system does when the worker is gone."""
+
+    def recv(self):
+        raise ConnectionResetError("Connection reset by peer")
+
+
+class Ended:
+    """A worker process killed by SIGKILL."""
+
+    exitcode = -signal.SIGKILL
+
+    def join(self, timeout=None):
+        pass
+
+
+def test_a_pipe_failing_under_a_read_is_a_worker_stopped_without_answering():
+    driver = _Driver(Partitioned(Tree(8), workers=2), [None, BrokenPipe()], [None, Ended()], lambda shares: None)
+    with pytest.raises(WorkerLost, match=r"^explore worker 2 of 2 stopped without answering "
+                                         r"\(exit code -9\) \(killed: out of memory\?\)$"):
+        driver._read(1)
