@@ -12,6 +12,7 @@ import signal
 import attrs
 import hypothesis.core
 import pytest
+from deployspec.reference.capi.actions import Push, Tick
 from deployspec.spec.core import Breach, settled_property, state_property, trace_property
 from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_machine
 from hypothesis import Phase, Verbosity, find, settings
@@ -279,13 +280,28 @@ def _may(machine, rule):
 
 
 def test_a_step_that_raised_is_not_followed_by_a_settle_phase():
-    # the implementation failed mid-step: teardown closes it without driving it again
-    adapter = Recorded(fail_on="push")
+    # the implementation failed mid-step, with an instance still starting: teardown
+    # closes it without driving it again (a settle phase would start the instance)
+    adapter = Recorded(fail_on="tick")
     m = _machine(adapter)
-    with pytest.raises(RuntimeError, match="push failed"):
-        m.push(pick=0)
+    m.do(Push(1))
+    with pytest.raises(RuntimeError, match="tick failed"):
+        m.do(Tick())
     m.teardown()
-    assert [a.kind for a in adapter.performed] == ["push"] and adapter.closed
+    assert [a.kind for a in adapter.performed] == ["push", "tick"] and adapter.closed
+
+
+def test_a_machine_without_a_step_still_settles_and_judges_at_teardown():
+    m = _machine(Recorded(), props=(never_at_rest,))
+    with pytest.raises(PropertyViolated, match=r"^never_at_rest: at rest with 0 process\(es\) \(step -1\)"):
+        m.teardown()
+
+
+def test_a_machine_class_is_named_for_hypothesis_s_reports():
+    args = (CAPI, Recorded, (SINGLE_ACTIVE,), CAPI.default_config(CAPI.variant("capi-safe")))
+    assert build_machine(*args).__name__ == "DeploymentMachine"
+    named = build_machine(*args, name="single_active_deployment_machine")
+    assert named.__name__ == named.__qualname__ == "single_active_deployment_machine"
 
 
 def test_teardown_settles_after_steps_that_went_through():
@@ -365,13 +381,17 @@ def test_a_verb_runs_only_where_the_model_offers_it_and_its_pick_wraps_round_the
     assert not _may(m, "push") and _may(m, "deploy")  # offers computed afresh after the step
 
 
-def test_a_verb_s_simplest_pick_is_its_first_offer_and_a_probe_number_reaches_64_per_verb():
+def test_a_verb_s_pick_runs_from_0_its_first_offer_to_63_and_a_probe_s_over_64_per_verb():
     # shrinking lowers the numbers: to pick 0, the first (simplest) action offered;
     # a probe's number covers the same 64 picks for each of the 8 verbs, no more
     rules = build_machine(CAPI, Recorded, (SINGLE_ACTIVE,), CAPI.default_config(CAPI.variant("capi-safe")),
                           probes=True)
     quiet = settings(database=None, max_examples=200)
-    assert find(rules.push.hypothesis_stateful_rule.arguments["pick"], lambda p: True, settings=quiet) == 0
+    pick = rules.push.hypothesis_stateful_rule.arguments["pick"]
+    assert find(pick, lambda p: True, settings=quiet) == 0
+    assert find(pick, lambda p: p >= 63, settings=quiet) == 63
+    with pytest.raises(NoSuchExample):
+        find(pick, lambda p: p >= 64, settings=quiet)
     choice = rules.probe.hypothesis_stateful_rule.arguments["choice"]
     assert find(choice, lambda c: True, settings=quiet) == 0
     assert find(choice, lambda c: c >= 8 * 64 - 1, settings=quiet) == 8 * 64 - 1
