@@ -21,14 +21,14 @@ from hypothesis.errors import Flaky, NoSuchExample
 from deployspec import interruption
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines import explore, hypothesis_engine, product
-from deployspec.engines.product import ProductGraph
+from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
 from deployspec.models import get_model
 from deployspec.partitioned import Partitioned, WorkerLost, _Driver
 from deployspec.session import Session
 
 from .helpers import SEED_STORY, Tree, action_labels
-from .toy import Move, toy_model
+from .toy import Move, Run, toy_model
 
 CAPI = get_model("capi")
 SINGLE_ACTIVE = CAPI.property("single_active_deployment")
@@ -513,3 +513,24 @@ def test_a_pipe_failing_under_a_read_is_a_worker_stopped_without_answering():
     with pytest.raises(WorkerLost, match=r"^explore worker 2 of 2 stopped without answering "
                                          r"\(exit code -9\) \(killed: out of memory\?\)$"):
         driver._read(1)
+
+
+@settled_property("toy")
+def rests_well(obs):
+    """Stuck nodes break it."""
+    return f"settled at {obs['at']}" if obs["at"].startswith("stuck") else None
+
+
+def test_the_settle_phase_counts_the_steps_it_ran_not_those_it_remembered():
+    model, config = toy_model({"start": []}, {"x": (Run(), "mid"), "mid": (Run(), "stuck")})
+    settler = Settler(model, model.variant("toy"), config, rests_well)
+    assert settler.outcome("x") == ("settled at stuck", 2) and settler.steps_taken == 2
+    assert settler.outcome("mid") == ("settled at stuck", 1) and settler.outcome("x") == ("settled at stuck", 2)
+    assert settler.steps_taken == 2
+
+
+def test_a_remembered_settle_phase_that_ends_exactly_at_the_bound_is_not_run_again():
+    model, config = toy_model({"start": []}, {"x": (Run(), "mid"), "mid": (Run(), "stuck")}, settle_steps=2)
+    settler = Settler(model, model.variant("toy"), config, rests_well)
+    assert settler.outcome("x") == settler.outcome("x") == ("settled at stuck", 2)
+    assert settler.steps_taken == 2
