@@ -18,7 +18,7 @@ from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_mac
 from hypothesis import Phase, Verbosity, find, settings
 from hypothesis.errors import Flaky, NoSuchExample
 
-from deployspec import interruption
+from deployspec import interruption, partitioned
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines import explore, hypothesis_engine, product
 from deployspec.engines.product import ProductGraph, Settler
@@ -534,3 +534,13 @@ def test_a_remembered_settle_phase_that_ends_exactly_at_the_bound_is_not_run_aga
     settler = Settler(model, model.variant("toy"), config, rests_well)
     assert settler.outcome("x") == settler.outcome("x") == ("settled at stuck", 2)
     assert settler.steps_taken == 2
+
+
+@pytest.mark.parametrize("budget, allowance", [(300.0, 100.0), (50.0, 0.0)])
+def test_the_workers_share_what_the_memory_budget_leaves_beyond_the_parent_s(monkeypatch, budget, allowance):
+    # the parent holds 100 MiB (which its two workers inherit): what is left of the budget
+    # is split between them, nothing when the parent already holds more than the budget
+    monkeypatch.setattr(partitioned, "current_rss_mb", lambda: 100.0)
+    search = Partitioned(Tree(8), workers=2, memory_budget_mb=budget)
+    search.run(lambda n, d, k: False)
+    assert search._allowance_mb == allowance
