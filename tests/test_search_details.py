@@ -484,12 +484,14 @@ def test_a_search_s_storage_is_what_its_workers_hold():
     assert search.storage_bytes() == sum(search.worker_bytes)
 
 
-@pytest.mark.parametrize("max_states, states", [(5, 5), (10, 13), (20, 24), (40, 47)])
-def test_a_state_bound_reached_while_expanding_stops_before_the_sends_are_taken_in(max_states, states):
-    # the same counts in every run for two workers (owners come from a stable hash)
+@pytest.mark.parametrize("max_states, states, depth", [(1, 1, 0), (5, 5, 2), (10, 13, 3), (20, 24, 4), (40, 47, 5)])
+def test_a_state_bound_reached_in_a_phase_stops_the_search_there(max_states, states, depth):
+    # reached by the root (no layer is expanded) or while expanding a layer (the sends
+    # are not taken in); the same counts in every run for two workers (owners come from
+    # a stable hash)
     search = Partitioned(Tree(1 << 12), workers=2, max_states=max_states)
     assert search.run(lambda n, d, k: False) is None
-    assert search.stopped == "max_states" and search.states == states
+    assert search.stopped == "max_states" and (search.states, search.depth) == (states, depth)
 
 
 class BrokenPipe:
