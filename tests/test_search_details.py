@@ -46,6 +46,7 @@ from deployspec.engines import explore, hypothesis_engine, product
 from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
 from deployspec.models import get_model
+from deployspec.partition_worker import Report
 from deployspec.partitioned import Partitioned, WorkerLost, _Driver
 from deployspec.session import Session
 
@@ -568,3 +569,15 @@ def test_the_workers_share_what_the_memory_budget_leaves_beyond_the_parent_s(mon
     search = Partitioned(Tree(8), workers=2, memory_budget_mb=budget)
     search.run(lambda n, d, k: False)
     assert search._allowance_mb == allowance
+
+
+def test_of_workers_stopped_for_different_reasons_the_lowest_s_is_the_search_s():
+    # and the round's counts and shares are the workers' sums, handed to absorb in worker order
+    absorbed = []
+    search = Partitioned(Tree(8), workers=3)
+    driver = _Driver(search, [None] * 3, [None] * 3, absorbed.append)
+    reports = [Report(None, None, None, 1, 4, 6, "w1"), Report(None, "memory", None, 0, 5, 7, "w2"),
+               Report(None, "time", None, 0, 6, 8, "w3")]
+    assert driver._settle(reports) is None
+    assert search.stopped == "memory" and (search.states, search.transitions) == (15, 21)
+    assert absorbed == [["w1", "w2", "w3"]]
