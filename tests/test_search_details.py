@@ -19,12 +19,15 @@ elements dropped) run against each module's targeted tests:
   afresh; ``after is state or after == state`` without the ``is``, a fast path
   twice), 8 killed here (the observation cache, a dead end for a cause already
   found, moves shared between searches, the settle phase's step count and memo).
-- deployspec/partitioned.py: 65 mutants, 13 survived; 5 equivalent (two in
+- deployspec/partitioned.py: 65 mutants, 17 survived; 8 equivalent (two in
   annotations; the parent's copy of a worker's pipe end closed at once or in the
-  ``finally``: a lost worker is seen by its sentinel either way; how long a finished
-  or stopped search waits for its workers to leave), 8 killed here (the range of
-  workers, storage, a state bound reached by the root or while expanding, a pipe
-  failing under a read, the memory budget's split).
+  ``finally``, a lost worker being seen by its sentinel either way; how long a finished
+  or stopped search waits for its workers to leave, twice; three variants of when a
+  round reads a worker's pipe: ``wait`` lists a pipe holding an answer with its
+  sentinel, and reading an ended worker's empty pipe reports it lost as the sentinel
+  does), 9 killed here (the range of workers, storage, a state bound reached by the
+  root, while expanding or exactly, a pipe failing under a read, the memory budget's
+  split, which worker's stop reason is the search's).
 """
 
 from __future__ import annotations
