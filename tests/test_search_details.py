@@ -10,7 +10,10 @@ elements dropped) run against each module's targeted tests:
   way), 21 killed here (the round size, the counts, the rounding of the time, the
   default settings and the global seed given back, the configuration and the causes
   reaching the machine, a pending stop, the non-repeating search's error, which fault
-  takes the violation seen).
+  takes the violation seen). Then 18 more (keyword arguments dropped, arguments
+  swapped), run with this file as it was: 9 survived, all killed here (what each
+  round is given, the settings Hypothesis's own default profile would change, the
+  machine's name, a finding's cause and why it was not saved).
 - stateful_tests/machine.py: 55 mutants (annotations left out), 7 survived, all
   killed here (teardown after a failed step and on a machine without steps, the
   adapter closed, the class's name, the ranges of a pick and of a probe's number).
@@ -40,7 +43,7 @@ import pytest
 from deployspec.reference.capi.actions import Push, Tick
 from deployspec.spec.core import Breach, settled_property, state_property, trace_property
 from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_machine
-from hypothesis import Phase, Verbosity, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import Flaky, NoSuchExample
 
 from deployspec import interruption, partitioned
@@ -80,6 +83,14 @@ def test_a_round_is_the_documented_100_examples(monkeypatch):
     calls = _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "holds"))
     hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=0, seed=5, out_dir=None)
     assert [(c["max_examples"], c["seed"]) for c in calls] == [(100, 5)]
+
+
+def test_each_round_is_given_where_to_save_the_causes_already_found_and_the_rest(monkeypatch):
+    calls = _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "holds"))
+    hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=0, seed=5, out_dir="saved here",
+                             skip_causes=frozenset({"known"}), probes=True)
+    assert calls == [{"max_examples": 100, "seed": 5, "out_dir": "saved here",
+                      "skip_causes": frozenset({"known"}), "probes": True}]
 
 
 def test_a_round_that_reports_no_counts_adds_none(monkeypatch):
@@ -127,15 +138,22 @@ def test_a_search_s_settings_by_default(monkeypatch):
 
     monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
     monkeypatch.setattr(hypothesis.core, "global_force_seed", 12345)  # a host's own
-    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE)
+    profile = settings.get_current_profile_name()
+    settings.load_profile("default")  # Hypothesis's own defaults, as in the CLI (not this pytest's)
+    try:
+        r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE)
+    finally:
+        settings.load_profile(profile)
     assert r.verdict == "holds" and r.stats["seed"] == 0
     s = ran["settings"]
     assert (s.max_examples, s.stateful_step_count, s.deadline, s.database) == (300, 40, None, None)
     assert (s.derandomize, s.report_multiple_bugs, s.print_blob) == (False, False, False)
     assert s.phases == (Phase.generate, Phase.shrink) and s.verbosity == Verbosity.quiet
+    assert set(s.suppress_health_check) == set(HealthCheck)  # the search is the product, not a test
     assert ran["seed"] == 0 and hypothesis.core.global_force_seed == 12345
     assert not hasattr(ran["machine"], PROBE)
     assert ran["machine"].__name__ == "Counted"
+    assert ran["machine"].__mro__[1].__name__ == "single_active_deployment_machine"  # in Hypothesis's reports
 
 
 
@@ -270,8 +288,51 @@ def test_a_fault_carrying_nothing_takes_the_violation_seen_as_it_was(monkeypatch
     with pytest.raises(Fault):
         hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"), seed=3)
     found = failure.found
+    assert (found.model, found.variant, found.property) == ("capi", "capi-2022", "app_stays_available")
     assert (found.verdict, found.cause, found.trace_length) == ("violated", found.trace["violation"]["cause"], 6)
     assert found.stats == {"examples": 1, "steps": 6, "seed": 3, "shrunk": False}
+
+
+
+def test_a_search_that_did_not_repeat_a_violation_keeps_it_as_it_was_with_its_cause(monkeypatch):
+    def run(machine, settings):
+        m = machine()
+        with pytest.raises(PropertyViolated):
+            for action in SEED_STORY:
+                m.do(action)
+        raise Flaky("it did not happen again")
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+    assert r.verdict == "error" and r.message == "non-deterministic behaviour: it did not happen again"
+    assert len(r.trace["steps"]) == 6 and r.cause is not None and r.cause == r.trace["violation"]["cause"]
+
+
+
+def _finds_the_seed_story(monkeypatch):
+    """Stub the search: its one example is the seed bug's story, which breaks app_stays_available."""
+    def run(machine, settings):
+        m = machine()
+        for action in SEED_STORY:
+            m.do(action)
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+
+
+def test_a_random_search_s_finding_names_its_cause(monkeypatch):
+    _finds_the_seed_story(monkeypatch)
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+    assert r.verdict == "violated" and r.cause == r.trace["violation"]["cause"] == "cancel-keeps-unstarted"
+
+
+def test_a_random_search_s_finding_that_cannot_be_saved_is_reported_with_why(monkeypatch, tmp_path):
+    _finds_the_seed_story(monkeypatch)
+    (tmp_path / "a-file").write_text("")
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"),
+                                         out_dir=str(tmp_path / "a-file"))
+    assert r.verdict == "violated" and r.counterexample is None
+    assert r.unsaved.startswith(f"cannot save {tmp_path / 'a-file'}/capi-2022--app_stays_available--")
+    assert r.unsaved.endswith(f".json: {tmp_path / 'a-file'} is not a folder")
 
 
 # --- the state machine -------------------------------------------------------------------
