@@ -1,0 +1,647 @@
+"""Details of the searches that a bug would get wrong quietly.
+
+Found missing by a mutation pass (ast-based: comparisons flipped, and/or swapped,
+conditions negated, constants changed, statements deleted, returns emptied, tuple
+elements dropped) run against each module's targeted tests:
+
+- deployspec/engines/hypothesis_engine.py: 110 mutants, 25 survived; 4 equivalent
+  (three in annotations, never evaluated under ``from __future__ import annotations``;
+  ``getattr(exc, "found", True)``: an exception without ``found`` is not None either
+  way), 21 killed here (the round size, the counts, the rounding of the time, the
+  default settings and the global seed given back, the configuration and the causes
+  reaching the machine, a pending stop, the non-repeating search's error, which fault
+  takes the violation seen). Then 18 more (keyword arguments dropped, arguments
+  swapped), run with this file as it was: 9 survived, all killed here (what each
+  round is given, the settings Hypothesis's own default profile would change, the
+  machine's name, a finding's cause and why it was not saved).
+- stateful_tests/machine.py: 55 mutants (annotations left out), 7 survived, all
+  killed here (teardown after a failed step and on a machine without steps, the
+  adapter closed, the class's name, the ranges of a pick and of a probe's number).
+- deployspec/engines/product.py: 88 mutants, 18 survived; 10 equivalent (seven in
+  annotations; the observation of a state property's node taken from the cache or
+  afresh; ``after is state or after == state`` without the ``is``, a fast path
+  twice), 8 killed here (the observation cache, a dead end for a cause already
+  found, moves shared between searches, the settle phase's step count and memo).
+- deployspec/partitioned.py: 65 mutants, 17 survived; 8 equivalent (two in
+  annotations; the parent's copy of a worker's pipe end closed at once or in the
+  ``finally``, a lost worker being seen by its sentinel either way; how long a finished
+  or stopped search waits for its workers to leave, twice; three variants of when a
+  round reads a worker's pipe: ``wait`` lists a pipe holding an answer with its
+  sentinel, and reading an ended worker's empty pipe reports it lost as the sentinel
+  does), 9 killed here (the range of workers, storage, a state bound reached by the
+  root, while expanding or exactly, a pipe failing under a read, the memory budget's
+  split, which worker's stop reason is the search's).
+"""
+
+from __future__ import annotations
+
+import signal
+
+import attrs
+import hypothesis.core
+import pytest
+from deployspec.reference.capi.actions import Push, Tick
+from deployspec.spec.core import Breach, settled_property, state_property, trace_property
+from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_machine
+from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis.errors import Flaky, NoSuchExample
+
+from deployspec import interruption, partitioned
+from deployspec.adapter import ReferenceAdapter
+from deployspec.engines import explore, hypothesis_engine, product
+from deployspec.engines.product import ProductGraph, Settler
+from deployspec.engines.result import Result
+from deployspec.models import get_model
+from deployspec.partition_worker import Report
+from deployspec.partitioned import Partitioned, WorkerLost, _Driver
+from deployspec.session import Session
+
+from .helpers import SEED_STORY, Tree, action_labels
+from .toy import Move, Run, toy_model
+
+CAPI = get_model("capi")
+SINGLE_ACTIVE = CAPI.property("single_active_deployment")
+
+
+# --- the Hypothesis engine's rounds ------------------------------------------------------
+
+
+def _rounds(monkeypatch, *results):
+    """Stub ``check_property`` with ``results``, one per round; return its calls' keywords."""
+    calls = []
+
+    def stub(model, variant, prop, **kw):
+        calls.append(kw)
+        return results[len(calls) - 1]
+
+    monkeypatch.setattr(hypothesis_engine, "check_property", stub)
+    return calls
+
+
+def test_a_round_is_the_documented_100_examples(monkeypatch):
+    # docs/ci.md: "a fixed first round of 100 examples per property"
+    calls = _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "holds"))
+    hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=0, seed=5, out_dir=None)
+    assert [(c["max_examples"], c["seed"]) for c in calls] == [(100, 5)]
+
+
+def test_each_round_is_given_where_to_save_the_causes_already_found_and_the_rest(monkeypatch):
+    calls = _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "holds"))
+    hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=0, seed=5, out_dir="saved here",
+                             skip_causes=frozenset({"known"}), probes=True)
+    assert calls == [{"max_examples": 100, "seed": 5, "out_dir": "saved here",
+                      "skip_causes": frozenset({"known"}), "probes": True}]
+
+
+def test_a_round_that_reports_no_counts_adds_none(monkeypatch):
+    # an error before any example ran carries no counts: the search's are zero, not one
+    _rounds(monkeypatch, Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "error", message="broken"))
+    r = hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=600, seed=0, out_dir=None)
+    assert r.verdict == "error"
+    assert (r.stats["examples"], r.stats["steps"], r.stats["rounds"]) == (0, 0, 1)
+
+
+
+class Clock:
+    """``perf_counter`` for the engine: the given readings, one per call."""
+
+    def __init__(self, *readings):
+        self.readings = list(readings)
+
+    def perf_counter(self) -> float:
+        return self.readings.pop(0)
+
+
+def test_a_search_s_seconds_are_rounded_to_milliseconds_and_its_speed_to_steps(monkeypatch):
+    monkeypatch.setattr(hypothesis_engine, "time", Clock(10.0, 11.23456))
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, max_examples=5, seed=0)
+    assert r.verdict == "holds" and r.stats["steps"] > 0
+    assert r.stats["seconds"] == 1.235
+    assert r.stats["steps_per_second"] == round(r.stats["steps"] / 1.23456)
+
+
+def test_a_search_that_took_no_time_has_no_speed(monkeypatch):
+    monkeypatch.setattr(hypothesis_engine, "time", Clock(10.0, 10.0))
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, max_examples=5, seed=0)
+    assert r.stats["seconds"] == 0 and r.stats["steps_per_second"] is None
+
+
+
+def test_a_search_s_settings_by_default(monkeypatch):
+    # what a bare check_property runs under: 300 examples of 40 steps, seed 0, no probes,
+    # no example database (nothing written to .hypothesis/), generation and shrinking only,
+    # Hypothesis silent (the search reports itself); the global seed given back after
+    ran = {}
+
+    def run(machine, settings):
+        ran.update(settings=settings, machine=machine, seed=hypothesis.core.global_force_seed)
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    monkeypatch.setattr(hypothesis.core, "global_force_seed", 12345)  # a host's own
+    profile = settings.get_current_profile_name()
+    settings.load_profile("default")  # Hypothesis's own defaults, as in the CLI (not this pytest's)
+    try:
+        r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE)
+    finally:
+        settings.load_profile(profile)
+    assert r.verdict == "holds" and r.stats["seed"] == 0
+    s = ran["settings"]
+    assert (s.max_examples, s.stateful_step_count, s.deadline, s.database) == (300, 40, None, None)
+    assert (s.derandomize, s.report_multiple_bugs, s.print_blob) == (False, False, False)
+    assert s.phases == (Phase.generate, Phase.shrink) and s.verbosity == Verbosity.quiet
+    assert set(s.suppress_health_check) == set(HealthCheck)  # the search is the product, not a test
+    assert ran["seed"] == 0 and hypothesis.core.global_force_seed == 12345
+    assert not hasattr(ran["machine"], PROBE)
+    assert ran["machine"].__name__ == "Counted"
+    assert ran["machine"].__mro__[1].__name__ == "single_active_deployment_machine"  # in Hypothesis's reports
+
+
+
+def test_of_equally_short_violations_seen_the_first_is_remembered():
+    prop = CAPI.property("app_stays_available")
+    config = CAPI.default_config(CAPI.variant("capi-2022"))
+
+    def violated():
+        session = Session(CAPI, ReferenceAdapter(CAPI, CAPI.variant("capi-2022")), (prop,), config)
+        for action in SEED_STORY:
+            session.perform(action)
+        return PropertyViolated(session.violation, session)
+
+    first, second = violated(), violated()
+    seen = {}
+    for exc in (first, second):
+        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen):
+            raise exc
+    assert seen["violation"] is first
+
+
+
+def test_a_search_on_the_reference_runs_under_the_configuration_it_is_given(monkeypatch):
+    # the variant's own configuration is only the default
+    ran = {}
+
+    def run(machine, settings):
+        ran["config"] = machine().session.config
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    config = attrs.evolve(CAPI.default_config(CAPI.variant("capi-2022")), max_instances=2)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, config=config)
+    assert ran["config"] is config
+
+
+
+def test_a_search_on_an_implementation_given_no_configuration_runs_under_the_model_s(monkeypatch):
+    ran = {}
+
+    def run(machine, settings):
+        ran["config"] = machine().session.config
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE,
+                                     adapter_factory=lambda: ReferenceAdapter(CAPI, CAPI.variant("capi-2022")))
+    assert ran["config"] == CAPI.default_config()
+
+
+def test_a_search_counts_its_examples_and_their_steps(monkeypatch):
+    def run(machine, settings):  # two examples, one step in all
+        machine().push(pick=0)
+        machine()
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE)
+    assert r.verdict == "holds" and (r.stats["examples"], r.stats["steps"]) == (2, 1)
+
+
+
+def test_the_causes_already_found_are_passed_over_for_this_property(monkeypatch):
+    ran = {}
+
+    def run(machine, settings):
+        ran["skip"] = machine().session.skip
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, skip_causes=frozenset({"a", "b"}))
+    assert ran["skip"] == {("single_active_deployment", "a"), ("single_active_deployment", "b")}
+
+
+
+def test_a_stop_kept_pending_ends_the_search_before_the_next_step_reaches_the_implementation(monkeypatch):
+    # a signal Python dropped in Hypothesis's gc callback, kept by interruption.pending
+    adapter = Recorded()
+    monkeypatch.setattr(interruption, "pending", signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt):
+        hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, max_examples=5, seed=0,
+                                         adapter_factory=lambda: adapter)
+    assert adapter.performed == []
+
+
+
+def test_a_search_that_did_not_repeat_is_an_error_with_its_counts_and_time(monkeypatch):
+    def run(machine, settings):
+        machine().push(pick=0)
+        raise Flaky("the same example failed, then passed")
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    monkeypatch.setattr(hypothesis_engine, "time", Clock(10.0, 11.23456))
+    r = hypothesis_engine.check_property(CAPI, "capi-safe", SINGLE_ACTIVE, seed=4)
+    assert r.verdict == "error" and r.trace is None and r.cause is None
+    assert r.message == "non-deterministic behaviour: the same example failed, then passed"
+    assert r.stats == {"examples": 1, "steps": 1, "seed": 4, "seconds": 1.235}
+
+
+
+class Fault(Exception):
+    """An implementation's failure; ``found``: the violation it carries (see ImplementationFault)."""
+
+    def __init__(self, found):
+        super().__init__("failed")
+        self.found = found
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("a bug"), Fault(found="what it carried")],
+                         ids=["no found", "found already"])
+def test_only_a_fault_carrying_nothing_yet_takes_the_violation_seen(monkeypatch, failure):
+    def run(machine, settings):
+        m = machine()
+        with pytest.raises(PropertyViolated):
+            for action in SEED_STORY:
+                m.do(action)
+        raise failure
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    with pytest.raises(type(failure)):
+        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+    assert getattr(failure, "found", None) == (None if isinstance(failure, RuntimeError) else "what it carried")
+
+
+def test_a_fault_carrying_nothing_takes_the_violation_seen_as_it_was(monkeypatch):
+    failure = Fault(found=None)
+
+    def run(machine, settings):
+        m = machine()
+        with pytest.raises(PropertyViolated):
+            for action in SEED_STORY:
+                m.do(action)
+        raise failure
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    with pytest.raises(Fault):
+        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"), seed=3)
+    found = failure.found
+    assert (found.model, found.variant, found.property) == ("capi", "capi-2022", "app_stays_available")
+    assert (found.verdict, found.cause, found.trace_length) == ("violated", found.trace["violation"]["cause"], 6)
+    assert found.stats == {"examples": 1, "steps": 6, "seed": 3, "shrunk": False}
+
+
+
+def test_a_search_that_did_not_repeat_a_violation_keeps_it_as_it_was_with_its_cause(monkeypatch):
+    def run(machine, settings):
+        m = machine()
+        with pytest.raises(PropertyViolated):
+            for action in SEED_STORY:
+                m.do(action)
+        raise Flaky("it did not happen again")
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+    assert r.verdict == "error" and r.message == "non-deterministic behaviour: it did not happen again"
+    assert len(r.trace["steps"]) == 6 and r.cause is not None and r.cause == r.trace["violation"]["cause"]
+
+
+
+def _finds_the_seed_story(monkeypatch):
+    """Stub the search: its one example is the seed bug's story, which breaks app_stays_available."""
+    def run(machine, settings):
+        m = machine()
+        for action in SEED_STORY:
+            m.do(action)
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+
+
+def test_a_random_search_s_finding_names_its_cause(monkeypatch):
+    _finds_the_seed_story(monkeypatch)
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+    assert r.verdict == "violated" and r.cause == r.trace["violation"]["cause"] == "cancel-keeps-unstarted"
+
+
+def test_a_random_search_s_finding_that_cannot_be_saved_is_reported_with_why(monkeypatch, tmp_path):
+    _finds_the_seed_story(monkeypatch)
+    (tmp_path / "a-file").write_text("")
+    r = hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"),
+                                         out_dir=str(tmp_path / "a-file"))
+    assert r.verdict == "violated" and r.counterexample is None
+    assert r.unsaved.startswith(f"cannot save {tmp_path / 'a-file'}/capi-2022--app_stays_available--")
+    assert r.unsaved.endswith(f".json: {tmp_path / 'a-file'} is not a folder")
+
+
+# --- the state machine -------------------------------------------------------------------
+
+
+class Recorded(ReferenceAdapter):
+    """A reference variant that records what it is asked, refuses ``fail_on`` by raising,
+    and says when it is closed."""
+
+    def __init__(self, variant="capi-safe", fail_on=None):
+        super().__init__(CAPI, CAPI.variant(variant))
+        self.performed, self.closed, self.fail_on = [], False, fail_on
+
+    def perform(self, action):
+        self.performed.append(action)
+        if action.kind == self.fail_on:
+            raise RuntimeError(f"{action.kind} failed")
+        return super().perform(action)
+
+    def close(self):
+        self.closed = True
+
+
+def _machine(adapter, props=(SINGLE_ACTIVE,), **kw):
+    config = CAPI.default_config(CAPI.variant("capi-safe"))
+    return build_machine(CAPI, lambda: adapter, props, config, **kw)()
+
+
+def _may(machine, rule):
+    """Whether Hypothesis may run ``rule`` on ``machine`` now (its preconditions)."""
+    return all(p(machine) for p in getattr(type(machine), rule).hypothesis_stateful_rule.preconditions)
+
+
+def test_a_step_that_raised_is_not_followed_by_a_settle_phase():
+    # the implementation failed mid-step, with an instance still starting: teardown
+    # closes it without driving it again (a settle phase would start the instance)
+    adapter = Recorded(fail_on="tick")
+    m = _machine(adapter)
+    m.do(Push(1))
+    with pytest.raises(RuntimeError, match="tick failed"):
+        m.do(Tick())
+    m.teardown()
+    assert [a.kind for a in adapter.performed] == ["push", "tick"] and adapter.closed
+
+
+def test_a_machine_without_a_step_still_settles_and_judges_at_teardown():
+    m = _machine(Recorded(), props=(never_at_rest,))
+    with pytest.raises(PropertyViolated, match=r"^never_at_rest: at rest with 0 process\(es\) \(step -1\)"):
+        m.teardown()
+
+
+def test_a_machine_class_is_named_for_hypothesis_s_reports():
+    args = (CAPI, Recorded, (SINGLE_ACTIVE,), CAPI.default_config(CAPI.variant("capi-safe")))
+    assert build_machine(*args).__name__ == "DeploymentMachine"
+    named = build_machine(*args, name="single_active_deployment_machine")
+    assert named.__name__ == named.__qualname__ == "single_active_deployment_machine"
+
+
+def test_teardown_settles_after_steps_that_went_through():
+    adapter = Recorded()
+    m = _machine(adapter)
+    m.push(pick=0)
+    m.teardown()
+    assert [a.kind for a in adapter.performed] == ["push", "runtime"] and adapter.closed  # the instance started
+
+
+@settled_property("capi")
+def never_at_rest(obs):
+    """Breaks wherever the platform comes to rest."""
+    return f"at rest with {len(obs['processes'])} process(es)"
+
+
+def test_teardown_closes_the_adapter_when_the_settled_property_breaks():
+    adapter = Recorded()
+    m = _machine(adapter, props=(never_at_rest,))
+    m.push(pick=0)
+    with pytest.raises(PropertyViolated, match=r"^never_at_rest: at rest with 1 process\(es\) \(step 1\)"):
+        m.teardown()
+    assert adapter.closed
+
+
+def test_a_probe_s_number_picks_a_verb_then_one_of_its_probes():
+    # before the push every verb but push is probed; 8 verbs: choice = verb + 8 * pick,
+    # a verb with no probe here gives way to the next one of the vocabulary
+    def probed(choice):
+        adapter = Recorded()
+        m = _machine(adapter, probes=True)
+        m.probe(verbs=tuple(CAPI.vocabulary), choice=choice)
+        return str(adapter.performed[0])
+
+    assert probed(0) == "stage(healthy=True)"  # push has none: stage, the next verb
+    assert probed(7) == "stage(healthy=True)"  # runtime neither: round to push, then stage
+    assert probed(2 + 8 * 3) == "deploy(max_in_flight=2, strategy='canary')"
+    assert probed(5 + 8 * 5) == "scale(instances=1)"  # the pick wraps round scale's 4 probes
+
+
+def test_a_probe_never_follows_a_probe():
+    m = _machine(Recorded(), probes=True)
+    assert _may(m, "probe")
+    m.probe(verbs=tuple(CAPI.vocabulary), choice=0)
+    assert not _may(m, "probe") and _may(m, "push")
+    m.push(pick=0)
+    assert _may(m, "probe")
+
+
+def test_there_is_no_probe_where_the_model_probes_nothing():
+    model = attrs.evolve(CAPI, probe_actions=lambda obs, config: [])
+    config = CAPI.default_config(CAPI.variant("capi-safe"))
+    m = build_machine(model, Recorded, (SINGLE_ACTIVE,), config, probes=True)()
+    assert not _may(m, "probe") and _may(m, "push")
+
+
+def test_a_verb_runs_only_where_the_model_offers_it_and_its_pick_wraps_round_the_offers():
+    adapter = Recorded()
+    m = _machine(adapter)
+    assert _may(m, "push") and not _may(m, "deploy") and not _may(m, "tick")
+    m.push(pick=4)  # three pushes are offered (1, 2 or 3 instances): the second
+    assert str(adapter.performed[0]) == "push(instances=2)"
+    assert not _may(m, "push") and _may(m, "deploy")  # offers computed afresh after the step
+
+
+def test_a_verb_s_pick_runs_from_0_its_first_offer_to_63_and_a_probe_s_over_64_per_verb():
+    # shrinking lowers the numbers: to pick 0, the first (simplest) action offered;
+    # a probe's number covers the same 64 picks for each of the 8 verbs, no more
+    rules = build_machine(CAPI, Recorded, (SINGLE_ACTIVE,), CAPI.default_config(CAPI.variant("capi-safe")),
+                          probes=True)
+    quiet = settings(database=None, max_examples=200)
+    pick = rules.push.hypothesis_stateful_rule.arguments["pick"]
+    assert find(pick, lambda p: True, settings=quiet) == 0
+    assert find(pick, lambda p: p >= 63, settings=quiet) == 63
+    with pytest.raises(NoSuchExample):
+        find(pick, lambda p: p >= 64, settings=quiet)
+    choice = rules.probe.hypothesis_stateful_rule.arguments["choice"]
+    assert find(choice, lambda c: True, settings=quiet) == 0
+    assert find(choice, lambda c: c >= 8 * 64 - 1, settings=quiet) == 8 * 64 - 1
+    with pytest.raises(NoSuchExample):
+        find(choice, lambda c: c >= 8 * 64, settings=quiet)
+
+
+
+# --- the exhaustive engine's graph -------------------------------------------------------
+
+
+@state_property("toy")
+def never_bad(obs):
+    """Nodes named bad-<cause> break it."""
+    at = obs["at"]
+    return Breach(at.split("-")[1], f"at {at}") if at.startswith("bad") else None
+
+
+@trace_property("toy", initial=None)
+def never_into_bad(memory, step):
+    """A move into a node named bad-<cause> breaks it."""
+    at = step.after["at"]
+    return memory, (Breach(at.split("-")[1], f"into {at}") if at.startswith("bad") else None)
+
+
+def _toy_graph(moves, prop, **kw):
+    model, config = toy_model(moves)
+    return ProductGraph(model, model.variant("toy"), config, prop, **kw)
+
+
+def test_observations_are_kept_for_re_use_until_the_cache_is_full(monkeypatch):
+    g = _toy_graph({"start": []}, never_bad)
+    a, b = g.observe("a"), g.observe("b")
+    assert g.observe("a") is a and g.observe("b") is b and a == {"at": "a"}
+    monkeypatch.setattr(product, "CACHE_CAP", 2)
+    c = g.observe("c")  # full: it starts afresh
+    assert g.observe("c") is c and g.observe("a") is not a and g.observe("a") == a
+
+
+#: a bad-one node one move away, a bad-two node beyond it, and another two moves away
+TWO_WAYS = {"start": [(Move("a"), "bad-one"), (Move("b"), "x")],
+            "bad-one": [(Move("c"), "bad-two")], "x": [(Move("d"), "y")], "y": [(Move("e"), "bad-two")]}
+
+
+@pytest.mark.parametrize("prop", [never_bad, never_into_bad], ids=["state", "trace"])
+def test_a_node_broken_a_way_already_found_is_a_dead_end(prop):
+    # with `one` found, the search does not go on through bad-one: bad-two, the other
+    # way, is reported by the long route
+    model, config = toy_model(TWO_WAYS)
+    r = explore.search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config)
+    assert r.cause == "one" and action_labels(r.trace) == ["a"]
+    r = explore.search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config,
+                       skip_causes=frozenset({"one"}))
+    assert r.verdict == "violated" and r.cause == "two" and action_labels(r.trace) == ["b", "d", "e"]
+
+
+@state_property("toy")
+def anywhere(obs):
+    """Holds everywhere."""
+
+
+@trace_property("toy", initial=None)
+def any_move(memory, step):
+    """Holds for every move."""
+    return memory, None
+
+
+def test_a_second_property_s_search_replays_the_first_one_s_moves(monkeypatch):
+    model, config = toy_model(TWO_WAYS)
+    variant = model.variant("toy")
+    real, steps = type(variant).step, []
+
+    def step(self, state, action):
+        steps.append((state, action.label))
+        return real(self, state, action)
+
+    monkeypatch.setattr(type(variant), "step", step)
+    assert explore.search(model, "toy", anywhere, budget=60, seed=0, out_dir=None, config=config).verdict == "holds"
+    assert sorted(steps) == [("bad-one", "c"), ("start", "a"), ("start", "b"), ("x", "d"), ("y", "e")]
+    r = explore.search(model, "toy", any_move, budget=60, seed=0, out_dir=None, config=config)
+    assert r.verdict == "holds" and r.stats["states"] == 5
+    assert len(steps) == 5  # none computed again
+
+
+@settled_property("toy")
+def rests_well(obs):
+    """Stuck nodes break it."""
+    return f"settled at {obs['at']}" if obs["at"].startswith("stuck") else None
+
+
+def test_the_settle_phase_counts_the_steps_it_ran_not_those_it_remembered():
+    model, config = toy_model({"start": []}, {"x": (Run(), "mid"), "mid": (Run(), "stuck")})
+    settler = Settler(model, model.variant("toy"), config, rests_well)
+    assert settler.outcome("x") == ("settled at stuck", 2) and settler.steps_taken == 2
+    assert settler.outcome("mid") == ("settled at stuck", 1) and settler.outcome("x") == ("settled at stuck", 2)
+    assert settler.steps_taken == 2
+
+
+def test_a_remembered_settle_phase_that_ends_exactly_at_the_bound_is_not_run_again():
+    model, config = toy_model({"start": []}, {"x": (Run(), "mid"), "mid": (Run(), "stuck")}, settle_steps=2)
+    settler = Settler(model, model.variant("toy"), config, rests_well)
+    assert settler.outcome("x") == settler.outcome("x") == ("settled at stuck", 2)
+    assert settler.steps_taken == 2
+
+
+# --- the partitioned search --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [1, 64])
+def test_a_search_may_use_from_one_to_64_workers(workers):
+    assert Partitioned(Tree(8), workers=workers).workers == workers
+
+
+@pytest.mark.parametrize("workers", [0, 65])
+def test_more_than_64_workers_or_none_are_refused(workers):
+    with pytest.raises(ValueError, match=rf"^workers must be between 1 and 64, got {workers}$"):
+        Partitioned(Tree(8), workers=workers)
+
+
+
+def test_a_search_s_storage_is_what_its_workers_hold():
+    search = Partitioned(Tree(64), workers=2)
+    assert search.run(lambda n, d, k: False) is None and search.exhausted
+    assert len(search.worker_bytes) == 2 and min(search.worker_bytes) > 0
+    assert search.storage_bytes() == sum(search.worker_bytes)
+
+
+@pytest.mark.parametrize("max_states, states, depth", [(1, 1, 0), (5, 5, 2), (10, 13, 3), (20, 24, 4), (40, 47, 5)])
+def test_a_state_bound_reached_in_a_phase_stops_the_search_there(max_states, states, depth):
+    # reached by the root (no layer is expanded) or while expanding a layer (the sends
+    # are not taken in); the same counts in every run for two workers (owners come from
+    # a stable hash)
+    search = Partitioned(Tree(1 << 12), workers=2, max_states=max_states)
+    assert search.run(lambda n, d, k: False) is None
+    assert search.stopped == "max_states" and (search.states, search.depth) == (states, depth)
+
+
+class BrokenPipe:
+    """A worker's end of the pipe that fails as the system does when the worker is gone."""
+
+    def recv(self):
+        raise ConnectionResetError("Connection reset by peer")
+
+
+class Ended:
+    """A worker process killed by SIGKILL."""
+
+    exitcode = -signal.SIGKILL
+
+    def join(self, timeout=None):
+        pass
+
+
+def test_a_pipe_failing_under_a_read_is_a_worker_stopped_without_answering():
+    driver = _Driver(Partitioned(Tree(8), workers=2), [None, BrokenPipe()], [None, Ended()], lambda shares: None)
+    with pytest.raises(WorkerLost, match=r"^explore worker 2 of 2 stopped without answering "
+                                         r"\(exit code -9\) \(killed: out of memory\?\)$"):
+        driver._read(1)
+
+
+@pytest.mark.parametrize("budget, allowance", [(300.0, 100.0), (50.0, 0.0)])
+def test_the_workers_share_what_the_memory_budget_leaves_beyond_the_parent_s(monkeypatch, budget, allowance):
+    # the parent holds 100 MiB (which its two workers inherit): what is left of the budget
+    # is split between them, nothing when the parent already holds more than the budget
+    monkeypatch.setattr(partitioned, "current_rss_mb", lambda: 100.0)
+    search = Partitioned(Tree(8), workers=2, memory_budget_mb=budget)
+    search.run(lambda n, d, k: False)
+    assert search._allowance_mb == allowance
+
+
+def test_of_workers_stopped_for_different_reasons_the_lowest_s_is_the_search_s():
+    # and the round's counts and shares are the workers' sums, handed to absorb in worker order
+    absorbed = []
+    search = Partitioned(Tree(8), workers=3)
+    driver = _Driver(search, [None] * 3, [None] * 3, absorbed.append)
+    reports = [Report(None, None, None, 1, 4, 6, "w1"), Report(None, "memory", None, 0, 5, 7, "w2"),
+               Report(None, "time", None, 0, 6, 8, "w3")]
+    assert driver._settle(reports) is None
+    assert search.stopped == "memory" and (search.states, search.transitions) == (15, 21)
+    assert absorbed == [["w1", "w2", "w3"]]
