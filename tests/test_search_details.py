@@ -175,31 +175,28 @@ def test_of_equally_short_violations_seen_the_first_is_remembered():
     assert seen["violation"] is first
 
 
+def _configuration_seen(monkeypatch, **kwargs):
+    """The configuration the machine's session ran under, for ``check_property(**kwargs)``."""
+    ran = {}
+
+    def run(machine, settings):
+        ran["config"] = machine().session.config
+
+    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
+    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, **kwargs)
+    return ran["config"]
+
 
 def test_a_search_on_the_reference_runs_under_the_configuration_it_is_given(monkeypatch):
     # the variant's own configuration is only the default
-    ran = {}
-
-    def run(machine, settings):
-        ran["config"] = machine().session.config
-
-    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
     config = attrs.evolve(CAPI.default_config(CAPI.variant("capi-2022")), max_instances=2)
-    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE, config=config)
-    assert ran["config"] is config
-
+    assert _configuration_seen(monkeypatch, config=config) is config
 
 
 def test_a_search_on_an_implementation_given_no_configuration_runs_under_the_model_s(monkeypatch):
-    ran = {}
-
-    def run(machine, settings):
-        ran["config"] = machine().session.config
-
-    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
-    hypothesis_engine.check_property(CAPI, "capi-2022", SINGLE_ACTIVE,
-                                     adapter_factory=lambda: ReferenceAdapter(CAPI, CAPI.variant("capi-2022")))
-    assert ran["config"] == CAPI.default_config()
+    seen = _configuration_seen(
+        monkeypatch, adapter_factory=lambda: ReferenceAdapter(CAPI, CAPI.variant("capi-2022")))
+    assert seen == CAPI.default_config()
 
 
 def test_a_search_counts_its_examples_and_their_steps(monkeypatch):
@@ -258,9 +255,8 @@ class Fault(Exception):
         self.found = found
 
 
-@pytest.mark.parametrize("failure", [RuntimeError("a bug"), Fault(found="what it carried")],
-                         ids=["no found", "found already"])
-def test_only_a_fault_carrying_nothing_yet_takes_the_violation_seen(monkeypatch, failure):
+def _fail_after_the_seed(monkeypatch, failure, **kwargs):
+    """A search that sees the seed's violation, then fails with ``failure`` (which it raises)."""
     def run(machine, settings):
         m = machine()
         with pytest.raises(PropertyViolated):
@@ -270,23 +266,19 @@ def test_only_a_fault_carrying_nothing_yet_takes_the_violation_seen(monkeypatch,
 
     monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
     with pytest.raises(type(failure)):
-        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"))
+        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"), **kwargs)
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("a bug"), Fault(found="what it carried")],
+                         ids=["no found", "found already"])
+def test_only_a_fault_carrying_nothing_yet_takes_the_violation_seen(monkeypatch, failure):
+    _fail_after_the_seed(monkeypatch, failure)
     assert getattr(failure, "found", None) == (None if isinstance(failure, RuntimeError) else "what it carried")
 
 
 def test_a_fault_carrying_nothing_takes_the_violation_seen_as_it_was(monkeypatch):
     failure = Fault(found=None)
-
-    def run(machine, settings):
-        m = machine()
-        with pytest.raises(PropertyViolated):
-            for action in SEED_STORY:
-                m.do(action)
-        raise failure
-
-    monkeypatch.setattr(hypothesis_engine, "run_state_machine_as_test", run)
-    with pytest.raises(Fault):
-        hypothesis_engine.check_property(CAPI, "capi-2022", CAPI.property("app_stays_available"), seed=3)
+    _fail_after_the_seed(monkeypatch, failure, seed=3)
     found = failure.found
     assert (found.model, found.variant, found.property) == ("capi", "capi-2022", "app_stays_available")
     assert (found.verdict, found.cause, found.trace_length) == ("violated", found.trace["violation"]["cause"], 6)
