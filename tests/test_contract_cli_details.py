@@ -1,0 +1,340 @@
+"""``deployspec contract``'s command line: details a mutation pass over
+deployspec/contract/cli.py found unpinned (the options' requirements and
+defaults, the order of its checks, the summary and a violation's text, the
+replay command it prints, the signals it takes over while it runs)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from deployspec import interruption, traces
+from deployspec.cli import build_parser, main
+from deployspec.contract import cli as contract_cli
+from deployspec.contract import harness
+from deployspec.contract.guard import ImplementationFault
+from deployspec.engines.result import Result
+from deployspec.models import get_model
+
+SAFE = ("--python", "deployspec.contract.examples:capi_safe")
+SEED_BUG = ("--python", "deployspec.contract.examples:capi_2022")
+SEED = Path(__file__).parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def refused(capsys, *argv) -> str:
+    """The one line of a usage error (exit 2, nothing on stdout)."""
+    status, out, err = run(capsys, "contract", *argv)
+    assert (status, out) == (2, ""), err
+    (line,) = err.strip().splitlines()
+    return line
+
+
+# --- the options: what is required, what each takes, their defaults -----------------
+
+
+def test_an_implementation_and_a_model_are_required(capsys):
+    assert "one of the arguments --exec --python is required" in refused(capsys, "--model", "capi")
+    assert "the following arguments are required: --model" in refused(capsys, *SAFE)
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--examples", "-1", "argument --examples: must be >= 0, got -1"),
+    ("--seed", "-1", "argument --seed: must be >= 0, got -1"),
+    ("--timeout", "0", "argument --timeout: must be more than 0"),
+    ("--budget", "0", "argument --budget: must be more than 0 and less than 86400 seconds"),
+])
+def test_a_number_out_of_range_is_refused_by_the_parser(capsys, option, value, says):
+    assert says in refused(capsys, *SAFE, "--model", "capi", option, value)
+
+
+def test_the_defaults_are_those_the_help_gives():
+    args = build_parser().parse_args(["contract", *SAFE, "--model", "capi"])
+    assert (args.budget, args.examples, args.seed, args.timeout, args.name) == (2.0, None, 0, 10.0, "implementation")
+    assert (args.property, args.bound, args.reference, args.out, args.junit, args.json) == (
+        None, None, None, None, None, False)
+    assert contract_cli.DEFAULT_TIMEOUT == 10.0
+
+
+def test_examples_is_refused_past_the_most_and_taken_at_it(capsys, monkeypatch):
+    assert contract_cli.MAX_EXAMPLES == 10_000_000
+    monkeypatch.setattr(contract_cli, "MAX_EXAMPLES", 2)  # (a regression must not start a long run)
+    line = refused(capsys, *SAFE, "--model", "capi", "--property", "capacity_within_bound", "--examples", "3")
+    assert line == "deployspec: error: --examples: at most 2 (days of work); a long hunt is --budget"
+    status, out, _ = run(capsys, "contract", *SAFE, "--model", "capi", "--property", "capacity_within_bound",
+                         "--examples", "2", "--json")
+    assert status == 0 and json.loads(out)["results"][0]["verdict"] == "holds"
+
+
+# --- the order of the checks: nothing is made, nothing is run, for a refused line --------
+
+
+def test_a_refused_report_leaves_no_out_folder_made(capsys, tmp_path):
+    line = refused(capsys, *SAFE, "--model", "capi", "--out", tmp_path / "new", "--junit", tmp_path / "r.json")
+    assert "--junit" in line and "name it .xml" in line
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_before_the_run(capsys, tmp_path):
+    (tmp_path / "taken").write_text("kept\n")
+    line = refused(capsys, *SAFE, "--model", "capi", "--out", tmp_path / "taken")
+    assert line.endswith("taken: exists and is not a directory")
+    assert (tmp_path / "taken").read_text() == "kept\n"
+
+
+# --- what the run is given ---------------------------------------------------------
+
+
+def test_seed_and_checks_reach_the_search(capsys):
+    status, out, _ = run(capsys, "contract", *SAFE, "--model", "capi", "--property", "capacity_within_bound",
+                         "--examples", "2", "--seed", "7", "--json")
+    assert status == 0
+    (result,) = json.loads(out)["results"]
+    assert result["property"] == "capacity_within_bound" and result["stats"]["seed"] == 7
+
+
+def test_a_reference_s_conformance_check_runs_with_its_configuration(capsys):
+    status, out, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--reference", "capi-2022",
+                         "--property", "conforms_to_capi-2022", "--examples", "3", "--json")
+    doc = json.loads(out)
+    model = get_model("capi")
+    assert doc["config"] == harness.config_for(model, "capi-2022").to_json() != harness.config_for(model, None).to_json()
+    assert [(r["property"], r["verdict"]) for r in doc["results"]] == [("conforms_to_capi-2022", "holds")]
+    assert status == 0
+
+
+# --- the report ----------------------------------------------------------------------
+
+
+def test_the_json_report_is_indented_and_names_the_target_by_its_kind(capsys):
+    status, out, _ = run(capsys, "contract", "--exec", "true", "--model", "capi", "--name", "mine", "--json")
+    assert status == 3
+    assert out.startswith('{\n "model": "capi",\n "target": {\n  "exec": "true",\n  "name": "mine"\n }')
+    doc = json.loads(out)
+    assert doc["fault"]["checking"] == "single_active_deployment" and doc["exit_status"] == 3
+
+
+def test_the_name_is_that_of_a_python_object_too(capsys, tmp_path):
+    status, out, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--property", "capacity_within_bound",
+                         "--examples", "5", "--name", "mine", "--out", tmp_path, "--json")
+    doc = json.loads(out)
+    assert status == 1 and doc["target"]["name"] == "mine" and doc["results"][0]["variant"] == "mine"
+    (path,) = tmp_path.glob("mine--capacity_within_bound--*.json")
+    assert traces.load(path)["variant"] == "mine"
+
+
+def test_a_run_that_holds_says_nothing_of_out(capsys):
+    status, out, err = run(capsys, "contract", *SAFE, "--model", "capi", "--property", "capacity_within_bound",
+                           "--examples", "2")
+    assert status == 0
+    assert "--out" not in out and "replay" not in out
+    assert err.startswith("[1/1] implementation · capacity_within_bound · contract: holds (")  # its progress
+
+
+def test_a_violation_is_followed_by_a_blank_line_before_the_summary(capsys, tmp_path):
+    status, out, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--property", "capacity_within_bound",
+                         "--examples", "5", "--out", tmp_path)
+    assert status == 1
+    lines = out.splitlines()
+    at = lines.index("contract capi · --python 'deployspec.contract.examples:capi_2022'")
+    assert lines[at - 1] == "" and lines[at - 2].startswith("replay: deployspec replay ")
+
+
+def test_the_junit_report_s_replay_command_has_the_run_s_timeout(capsys, tmp_path):
+    status, _, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--property", "capacity_within_bound",
+                       "--examples", "5", "--timeout", "20", "--out", tmp_path, "--junit", tmp_path / "r.xml")
+    assert status == 1
+    text = (tmp_path / "r.xml").read_text()
+    assert "replay: deployspec replay " in text and " --python deployspec.contract.examples:capi_2022 --timeout 20" in text
+
+
+def _summary_run(**kw) -> harness.ContractRun:
+    model = get_model("capi")
+    run = harness.ContractRun("capi", harness.Target("exec", "./impl --serve"),
+                              harness.config_for(model, None, {"max_instances": 2}),
+                              planned=("single_active_deployment", "app_stays_available", "deployment_converges",
+                                       "capacity_within_bound"))
+    run.results = [
+        Result("capi", "implementation", "single_active_deployment", "contract", "holds",
+               stats={"examples": 100, "steps": 1234, "steps_per_second": 567}),
+        Result("capi", "implementation", "app_stays_available", "contract", "violated",
+               stats={"found_by": "sweep", "examples": 0, "steps": 0}, **kw)]
+    return run
+
+
+HEAD = ["contract capi · --exec './impl --serve'",
+        ("config: max_instances=2, max_deployments=3, max_droplets=3, max_in_flight=[1], canary_plans=[], "
+         "settle_steps=80, max_depth=null")]
+
+
+def test_the_summary_table_exactly():
+    """Two spaces between columns, each as wide as its widest cell, a rule as wide as
+    the table, no trailing spaces; what the sweep found reads 'first step'."""
+    assert contract_cli.summary(_summary_run()).splitlines() == [
+        *HEAD,
+        "check                     verdict   examples    steps  steps/s",
+        "--------------------------------------------------------------",
+        "single_active_deployment  holds     100         1234   567",
+        "app_stays_available       VIOLATED  first step",
+        "VIOLATED: see the counterexample(s) above"]
+    assert contract_cli.summary(_summary_run(unsaved="why")).splitlines()[-1] == (
+        "VIOLATED: see the counterexample(s) above (not all could be saved)")
+
+
+def test_the_summary_of_a_fault_names_the_check_it_ended_and_those_not_run():
+    run = _summary_run()
+    run.fault = ImplementationFault("boom", where="reset", checking="deployment_converges")
+    assert contract_cli.summary(run).splitlines()[2:] == [
+        "check                     verdict   examples    steps  steps/s",
+        "--------------------------------------------------------------",
+        "single_active_deployment  holds     100         1234   567",
+        "app_stays_available       VIOLATED  first step",
+        "deployment_converges      FAULT",
+        "capacity_within_bound     not run",
+        "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"]
+    run.results, run.fault = [], ImplementationFault("boom", where="start")
+    assert [line.split()[:2] for line in contract_cli.summary(run).splitlines()[4:-1]] == [
+        ["start", "FAULT"], *[[name, "not", "run"][:2] for name in run.planned]]
+
+
+def _violation(**kw) -> Result:
+    trace = traces.load(SEED)
+    return Result("capi", "implementation", trace["property"], "contract", "violated", trace=trace, **kw)
+
+
+def test_a_violation_not_saved_says_why_and_one_not_shrunk_says_so():
+    target = harness.Target("python", "m:f")
+    text = contract_cli.violation_text(_violation(unsaved="out: full", stats={"shrunk": False}), target, 10.0)
+    assert text.splitlines()[-2:] == [harness.NOT_SHRUNK, "not saved: out: full"]
+    assert "saved: " not in text.replace("not saved: ", "") and "replay:" not in text
+    assert "first divergence" not in text  # a property of the spec, not a conformance check
+    text = contract_cli.violation_text(_violation(counterexample="out/x.json"), target, 10.0)
+    assert text.splitlines()[-2:] == ["saved: out/x.json", "replay: deployspec replay out/x.json --python m:f"]
+    assert harness.NOT_SHRUNK not in text
+
+
+@pytest.mark.parametrize("kind, timeout, tail", [
+    ("exec", 10.0, ["--exec", "./impl --serve"]),
+    ("python", 10.0, ["--python", "impl:serve"]),
+    ("exec", 0.5, ["--exec", "./impl --serve", "--timeout", "0.5"]),
+    ("exec", 20.0, ["--exec", "./impl --serve", "--timeout", "20"]),
+])
+def test_the_replay_command_names_the_target_and_a_timeout_other_than_the_default(kind, timeout, tail):
+    import shlex
+
+    spec = "./impl --serve" if kind == "exec" else "impl:serve"
+    line = contract_cli.replay_command("out dir/x.json", harness.Target(kind, spec), timeout)
+    assert shlex.split(line) == ["deployspec", "replay", "out dir/x.json", *tail]
+
+
+def test_the_replay_command_escapes_what_a_terminal_would_act_on():
+    line = contract_cli.replay_command("out/\x1b[2Jx.json", harness.Target("exec", "impl"), 10.0)
+    assert line == "deployspec replay 'out/\\x1b[2Jx.json' --exec impl"
+
+
+def test_the_configuration_is_shown_compact_as_bound_takes_it():
+    config = harness.config_for(get_model("capi"), "capi-safe")
+    assert contract_cli.config_text(config).startswith("max_instances=3, max_deployments=3, ")
+    assert "max_in_flight=[1,2], canary_plans=[[],[50],[100]]" in contract_cli.config_text(config)
+
+
+# --- the signals, while a run goes on ----------------------------------------------
+
+
+def test_sigterm_and_ctrl_c_interrupt_within_and_are_given_back_after():
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    with contract_cli.sigterm_interrupts():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(sig)
+            assert interruption.pending == sig
+    assert interruption.pending is None
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+
+
+def test_a_signal_ignored_on_entry_stays_ignored(monkeypatch):
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with contract_cli.sigterm_interrupts():
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+            signal.raise_signal(signal.SIGTERM)  # nothing happens
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_inactive_or_off_the_main_thread_nothing_is_taken_over():
+    import threading
+
+    before = signal.getsignal(signal.SIGTERM)
+    with contract_cli.sigterm_interrupts(active=False):
+        assert signal.getsignal(signal.SIGTERM) is before
+    seen = []
+
+    def other():
+        with contract_cli.sigterm_interrupts():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert seen == [before]
+
+
+def test_the_interruption_raised_where_python_cannot_raise_it_is_not_reported(monkeypatch):
+    import sys
+
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+
+    class Unraisable:
+        exc_value = KeyboardInterrupt()
+
+    class Other:
+        exc_value = ValueError("x")
+
+    with contract_cli.sigterm_interrupts():
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        sys.unraisablehook(Unraisable)  # pending: swallowed
+        sys.unraisablehook(Other)  # anything else: reported
+    assert reported == [Other]
+    assert sys.unraisablehook == reported.append  # given back
+
+
+def test_the_last_resort_is_armed_once_only_in_the_deployspec_program(monkeypatch):
+    from deployspec.contract import last_resort
+
+    armed = []
+
+    class Timer:
+        def __init__(self, line, status):
+            armed.append(self)
+            self.said, self.cancelled = (line, status), False
+
+        def cancel(self):
+            self.cancelled = True
+
+    monkeypatch.setattr(last_resort, "last_resort", Timer)
+    monkeypatch.setattr(interruption, "by", None)
+    with contract_cli.sigterm_interrupts(holdout="X"):
+        for _ in range(2):
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGTERM)
+    assert armed == [] and interruption.by == signal.SIGTERM  # pytest's process is not to be ended
+    monkeypatch.setattr(interruption, "OWN_PROCESS", True)
+    with contract_cli.sigterm_interrupts(holdout="X"):
+        for _ in range(2):
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGTERM)
+        (timer,) = armed
+        assert timer.said == ("interrupted, and X did not let go", 130) and not timer.cancelled
+    assert timer.cancelled  # it unwound: nothing to force
