@@ -6,7 +6,10 @@ replay command it prints, the signals it takes over while it runs)."""
 from __future__ import annotations
 
 import json
+import shlex
 import signal
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ import pytest
 from deployspec import interruption, traces
 from deployspec.cli import build_parser, main
 from deployspec.contract import cli as contract_cli
-from deployspec.contract import harness
+from deployspec.contract import harness, last_resort
 from deployspec.contract.guard import ImplementationFault
 from deployspec.engines.result import Result
 from deployspec.models import get_model
@@ -122,15 +125,6 @@ def test_the_json_report_is_indented_and_names_the_target_by_its_kind(capsys):
     assert doc["fault"]["checking"] == "single_active_deployment" and doc["exit_status"] == 3
 
 
-def test_the_name_is_that_of_a_python_object_too(capsys, tmp_path):
-    status, out, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--property", "capacity_within_bound",
-                         "--examples", "5", "--name", "mine", "--out", tmp_path, "--json")
-    doc = json.loads(out)
-    assert status == 1 and doc["target"]["name"] == "mine" and doc["results"][0]["variant"] == "mine"
-    (path,) = tmp_path.glob("mine--capacity_within_bound--*.json")
-    assert traces.load(path)["variant"] == "mine"
-
-
 def test_a_run_that_holds_says_nothing_of_out(capsys):
     status, out, err = run(capsys, "contract", *SAFE, "--model", "capi", "--property", "capacity_within_bound",
                            "--examples", "2")
@@ -139,21 +133,22 @@ def test_a_run_that_holds_says_nothing_of_out(capsys):
     assert err.startswith("[1/1] implementation · capacity_within_bound · contract: holds (")  # its progress
 
 
-def test_a_violation_is_followed_by_a_blank_line_before_the_summary(capsys, tmp_path):
+def test_a_violation_s_report_its_file_and_the_junit_report_follow_the_options(capsys, tmp_path):
+    """The trace file and the report name the implementation as --name does (for a
+    --python object too); the replay command, on screen and in the report, has the
+    run's --timeout; a blank line parts the violation from the summary."""
     status, out, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--property", "capacity_within_bound",
-                         "--examples", "5", "--out", tmp_path)
+                         "--examples", "5", "--name", "mine", "--timeout", "20", "--out", tmp_path,
+                         "--junit", tmp_path / "r.xml")
     assert status == 1
+    (path,) = tmp_path.glob("mine--capacity_within_bound--*.json")
+    assert traces.load(path)["variant"] == "mine"
+    replay = f"replay: deployspec replay {path} --python deployspec.contract.examples:capi_2022 --timeout 20"
     lines = out.splitlines()
     at = lines.index("contract capi · --python 'deployspec.contract.examples:capi_2022'")
-    assert lines[at - 1] == "" and lines[at - 2].startswith("replay: deployspec replay ")
-
-
-def test_the_junit_report_s_replay_command_has_the_run_s_timeout(capsys, tmp_path):
-    status, _, _ = run(capsys, "contract", *SEED_BUG, "--model", "capi", "--property", "capacity_within_bound",
-                       "--examples", "5", "--timeout", "20", "--out", tmp_path, "--junit", tmp_path / "r.xml")
-    assert status == 1
-    text = (tmp_path / "r.xml").read_text()
-    assert "replay: deployspec replay " in text and " --python deployspec.contract.examples:capi_2022 --timeout 20" in text
+    assert lines[at - 2:at] == [replay, ""]
+    report = (tmp_path / "r.xml").read_text()
+    assert replay in report and 'classname="deployspec.contract.capi.mine"' in report
 
 
 def _summary_run(**kw) -> harness.ContractRun:
@@ -201,8 +196,8 @@ def test_the_summary_of_a_fault_names_the_check_it_ended_and_those_not_run():
         "capacity_within_bound     not run",
         "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"]
     run.results, run.fault = [], ImplementationFault("boom", where="start")
-    assert [line.split()[:2] for line in contract_cli.summary(run).splitlines()[4:-1]] == [
-        ["start", "FAULT"], *[[name, "not", "run"][:2] for name in run.planned]]
+    assert [line.split(None, 1) for line in contract_cli.summary(run).splitlines()[4:-1]] == [
+        ["start", "FAULT"], *[[name, "not run"] for name in run.planned]]
 
 
 def _violation(**kw) -> Result:
@@ -228,8 +223,6 @@ def test_a_violation_not_saved_says_why_and_one_not_shrunk_says_so():
     ("exec", 20.0, ["--exec", "./impl --serve", "--timeout", "20"]),
 ])
 def test_the_replay_command_names_the_target_and_a_timeout_other_than_the_default(kind, timeout, tail):
-    import shlex
-
     spec = "./impl --serve" if kind == "exec" else "impl:serve"
     line = contract_cli.replay_command("out dir/x.json", harness.Target(kind, spec), timeout)
     assert shlex.split(line) == ["deployspec", "replay", "out dir/x.json", *tail]
@@ -249,7 +242,13 @@ def test_the_configuration_is_shown_compact_as_bound_takes_it():
 # --- the signals, while a run goes on ----------------------------------------------
 
 
-def test_sigterm_and_ctrl_c_interrupt_within_and_are_given_back_after():
+@pytest.fixture
+def signals(monkeypatch):
+    """Which signal interrupted (``interruption.by``) is put back after the test."""
+    monkeypatch.setattr(interruption, "by", None)
+
+
+def test_sigterm_and_ctrl_c_interrupt_within_and_are_given_back_after(signals):
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     with contract_cli.sigterm_interrupts():
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -260,7 +259,7 @@ def test_sigterm_and_ctrl_c_interrupt_within_and_are_given_back_after():
     assert {sig: signal.getsignal(sig) for sig in before} == before
 
 
-def test_a_signal_ignored_on_entry_stays_ignored(monkeypatch):
+def test_a_signal_ignored_on_entry_stays_ignored(signals):
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         with contract_cli.sigterm_interrupts():
@@ -272,8 +271,6 @@ def test_a_signal_ignored_on_entry_stays_ignored(monkeypatch):
 
 
 def test_inactive_or_off_the_main_thread_nothing_is_taken_over():
-    import threading
-
     before = signal.getsignal(signal.SIGTERM)
     with contract_cli.sigterm_interrupts(active=False):
         assert signal.getsignal(signal.SIGTERM) is before
@@ -289,9 +286,7 @@ def test_inactive_or_off_the_main_thread_nothing_is_taken_over():
     assert seen == [before]
 
 
-def test_the_interruption_raised_where_python_cannot_raise_it_is_not_reported(monkeypatch):
-    import sys
-
+def test_the_interruption_raised_where_python_cannot_raise_it_is_not_reported(monkeypatch, signals):
     reported = []
     monkeypatch.setattr(sys, "unraisablehook", reported.append)
 
@@ -310,9 +305,7 @@ def test_the_interruption_raised_where_python_cannot_raise_it_is_not_reported(mo
     assert sys.unraisablehook == reported.append  # given back
 
 
-def test_the_last_resort_is_armed_once_only_in_the_deployspec_program(monkeypatch):
-    from deployspec.contract import last_resort
-
+def test_the_last_resort_is_armed_once_only_in_the_deployspec_program(monkeypatch, signals):
     armed = []
 
     class Timer:
@@ -324,7 +317,6 @@ def test_the_last_resort_is_armed_once_only_in_the_deployspec_program(monkeypatc
             self.cancelled = True
 
     monkeypatch.setattr(last_resort, "last_resort", Timer)
-    monkeypatch.setattr(interruption, "by", None)
     with contract_cli.sigterm_interrupts(holdout="X"):
         for _ in range(2):
             with pytest.raises(KeyboardInterrupt):
