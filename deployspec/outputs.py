@@ -17,9 +17,13 @@ from deployspec.models import UsageError
 
 
 def writable_dir(path: str) -> None:
-    """``--out``: made if missing, and checked to take files before any search."""
+    """``--out``: made if missing, and checked to take files before any search.
+    Not ``-``: it names standard output for a file (``-o``, ``--junit``), which
+    cannot hold a folder of traces; a folder named ``-`` is not what was meant."""
     if not path:
         raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
+    if path == "-":
+        raise UsageError("--out -: standard output cannot hold a folder of traces; give a directory")
     p = Path(path)
     try:  # (exists() itself fails on a name too long)
         if p.exists() and not p.is_dir():

@@ -24,6 +24,23 @@ def test_an_out_folder_that_cannot_be_written_is_refused_before_the_search(capsy
     assert "cannot write there: Read-only file system" in err and err.count("\n") == 1
 
 
+#: the commands with --out, each as quick as it gets (should a refusal fail to come)
+OUT_COMMANDS = {"check": ["check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                          "--property", "single_active_deployment"],
+                "contract": ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                             "--property", "single_active_deployment", "--examples", "3"]}
+
+
+@pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
+def test_out_dash_is_refused_not_a_folder_named_dash(capsys, tmp_path, monkeypatch, command):
+    """``-`` is standard output, which cannot hold a folder of traces; it made a folder named ``-``."""
+    monkeypatch.chdir(tmp_path)
+    status, stdout, err = run(capsys, *OUT_COMMANDS[command], "--out", "-")
+    assert (status, stdout) == (2, "")
+    assert err == "deployspec: error: --out -: standard output cannot hold a folder of traces; give a directory\n"
+    assert not (tmp_path / "-").exists()
+
+
 def test_show_writes_into_a_fifo_or_through_a_symlink_without_replacing_it(tmp_path):
     fifo, real, link = tmp_path / "fifo", tmp_path / "real.txt", tmp_path / "link.txt"
     os.mkfifo(fifo)

@@ -104,6 +104,7 @@ SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
     ((*SAFE, "--deployspec-reference", "capi-9999"), "--deployspec-reference: unknown variant 'capi-9999'"),
     ((*SAFE, "--deployspec-out", "{tmp}/a-file/found"), "--deployspec-out {tmp}/a-file/found: cannot create"),
     ((*SAFE, "--deployspec-out", "{tmp}/" + "a" * 300), ": cannot create: File name too long"),  # was INTERNALERROR
+    ((*SAFE, "--deployspec-out", "-"), "--deployspec-out -: standard output cannot hold a folder of traces"),
     # without an implementation the tests skip, but a typo is still said (was: a traceback, or nothing)
     (("--deployspec-model", "bogus"), "--deployspec-model: unknown model 'bogus'"),
     (("--deployspec-reference", "capi-9"), "--deployspec-reference: unknown variant 'capi-9'"),
