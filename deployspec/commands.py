@@ -39,7 +39,7 @@ def cmd_check(args) -> int:
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     junit = report.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
     if args.out is not None:
-        writable_dir(args.out)
+        writable_dir(args.out, report=junit)
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
     started = time.time()
     from deployspec.contract.cli import sigterm_interrupts

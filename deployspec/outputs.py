@@ -16,14 +16,19 @@ from deployspec import files
 from deployspec.models import UsageError
 
 
-def writable_dir(path: str) -> None:
+def writable_dir(path: str, report: Path | None = None) -> None:
     """``--out``: made if missing, and checked to take files before any search.
     Not ``-``: it names standard output for a file (``-o``, ``--junit``), which
-    cannot hold a folder of traces; a folder named ``-`` is not what was meant."""
+    cannot hold a folder of traces; a folder named ``-`` is not what was meant. Not the file ``report`` (``--junit``,
+    checked first by :func:`deployspec.junit.path_of`): a name not taken yet passes
+    as a report to be, and --out would make it a folder the report, written last,
+    could not replace; refused here, before the run, not after it."""
     if not path:
         raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
     if path == "-":
         raise UsageError("--out -: standard output cannot hold a folder of traces; give a directory")
+    if report is not None and _same_file(path, report):
+        raise UsageError(f"--out {path}: also the --junit report's name; give the report a file of its own")
     p = Path(path)
     try:  # (exists() itself fails on a name too long)
         if p.exists() and not p.is_dir():
@@ -37,6 +42,14 @@ def writable_dir(path: str) -> None:
         files.check_writable_dir(p)
     except OSError as exc:
         raise UsageError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
+
+
+def _same_file(named: str, path: Path) -> bool:
+    """Whether ``named`` (a folder to be) and ``path`` are one name, links followed."""
+    try:
+        return os.path.realpath(named) == os.path.realpath(path)
+    except (OSError, ValueError):  # (a name too long; a NUL): not the report's, which passed
+        return os.path.abspath(named) == os.path.abspath(path)
 
 
 #: what ``-`` names

@@ -32,6 +32,18 @@ OUT_COMMANDS = {"check": ["check", "--model", "capi", "--variant", "capi-2022", 
 
 
 @pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
+def test_out_and_junit_naming_one_new_path_are_refused_before_the_run(capsys, tmp_path, monkeypatch, command):
+    """Was: the run went through, --out made the folder, and only then the report
+    could not be saved ("cannot write: Is a directory"), the work's report lost."""
+    monkeypatch.chdir(tmp_path)
+    for out, report in (("d", "d"), ("./e", "e"), ("f/", str(tmp_path / "f"))):
+        status, stdout, err = run(capsys, *OUT_COMMANDS[command], "--out", out, "--junit", report)
+        assert (status, stdout) == (2, "")
+        assert err == f"deployspec: error: --out {out}: also the --junit report's name; give the report a file of its own\n"
+    assert list(tmp_path.iterdir()) == []  # nothing made, nothing run
+
+
+@pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
 def test_out_dash_is_refused_not_a_folder_named_dash(capsys, tmp_path, monkeypatch, command):
     """``-`` is standard output, which cannot hold a folder of traces; it made a folder named ``-``."""
     monkeypatch.chdir(tmp_path)
@@ -39,6 +51,15 @@ def test_out_dash_is_refused_not_a_folder_named_dash(capsys, tmp_path, monkeypat
     assert (status, stdout) == (2, "")
     assert err == "deployspec: error: --out -: standard output cannot hold a folder of traces; give a directory\n"
     assert not (tmp_path / "-").exists()
+
+
+def test_a_report_inside_the_out_folder_is_still_fine(capsys, tmp_path):
+    """Only the very same name clashes: a report saved among the traces is the user's choice."""
+    (tmp_path / "d").mkdir()
+    status, _, err = run(capsys, *OUT_COMMANDS["check"], "--out", str(tmp_path / "d"),
+                         "--junit", str(tmp_path / "d" / "report.xml"))
+    assert status == 1, err
+    assert (tmp_path / "d" / "report.xml").is_file() and list((tmp_path / "d").glob("*.json"))
 
 
 def test_show_writes_into_a_fifo_or_through_a_symlink_without_replacing_it(tmp_path):

@@ -174,7 +174,7 @@ def cmd_contract(args) -> int:
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     report = junit.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
     if args.out is not None:
-        writable_dir(args.out)
+        writable_dir(args.out, report=report)
     # saved where the user meant, even if a --python object changes this process's folder
     out_dir = os.path.abspath(args.out) if args.out else args.out
     started = time.time()
