@@ -19,6 +19,16 @@ def test_bad_bound_is_a_usage_error(bound: str, capsys) -> None:
     assert err.startswith("deployspec: error:") and len(err.strip().splitlines()) == 1
 
 
+def test_canary_plans_are_refused_in_the_words_of_the_rule_they_break(capsys) -> None:
+    """Upstream's DeploymentCreateMessage wants the weights sorted, so equal neighbours
+    pass; the message said "ascending", which [[50, 50]] (accepted) is not."""
+    assert main(["check", "--model", "capi", "--variant", "capi-current", "--bound", "canary_plans=[[50,20]]"]) == 2
+    assert capsys.readouterr().err == ("deployspec: error: --bound: canary_plans must be lists of non-decreasing "
+                                       "weights 1..100, as DeploymentCreateMessage requires, got [[50, 20]]\n")
+    config = check.configure(get_model("capi"), "capi-current", "hypothesis", {"canary_plans": [[50, 50], [1, 100]]})
+    assert config.canary_plans == ((50, 50), (1, 100))
+
+
 def test_bounds_apply_on_top_of_the_variant_config() -> None:
     model = get_model("capi")
     config = check.configure(model, "capi-current", "hypothesis", {"max_deployments": 1})

@@ -92,8 +92,10 @@ class CapiConfig:
                 and list(p) == sorted(p)
                 for p in plans
             ):
+                # sorted, as DeploymentCreateMessage checks: equal neighbours ([50, 50]) pass
                 raise ValueError(
-                    f"canary_plans must be lists of ascending weights 1..100, got {plans!r}"
+                    f"canary_plans must be lists of non-decreasing weights 1..100, as "
+                    f"DeploymentCreateMessage requires, got {plans!r}"
                 )
             check_bound("canary_plans' length", len(plans))
             check_bound("a canary plan's length", max(map(len, plans), default=0))
