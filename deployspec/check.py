@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from deployspec import declarations, interruption
 from deployspec.engines.result import Result
 from deployspec.models import UsageError, find_variant, get_model, model_names
+from deployspec.text import quoted
 
 ENGINES = ("hypothesis", "z3", "explore")
 #: seconds per variant and property when --budget is not given
@@ -41,7 +42,7 @@ def engine_function(name: str) -> Callable[..., Result]:
         from deployspec.engines.explore import search
 
         return search
-    raise UsageError(f"unknown engine {name!r} (known: {', '.join(ENGINES)}, all)")
+    raise UsageError(f"unknown engine {quoted(name)} (known: {', '.join(ENGINES)}, all)")
 
 
 def plan(model: str | None, variants: list[str] | None) -> list[tuple[object, str]]:
@@ -219,7 +220,7 @@ def check_property_names(pairs: list[tuple[object, str]], properties: list[str])
     known = [p.name for m in models for p in m.properties]
     for name in properties:
         if name not in known:
-            raise UsageError(f"unknown property {name!r} (known: {', '.join(dict.fromkeys(known))})")
+            raise UsageError(f"unknown property {quoted(name)} (known: {', '.join(dict.fromkeys(known))})")
 
 
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,

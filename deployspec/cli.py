@@ -28,7 +28,7 @@ from deployspec import junit as report
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
-from deployspec.text import ESCAPE
+from deployspec.text import ESCAPE, quoted
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,7 +143,7 @@ def _bound(text: str) -> tuple[str, object]:
 
 def _quoted(text: str, limit: int = 60) -> str:
     """``text`` quoted for an error message, cut short: a pasted megabyte stays off the screen."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
+    return quoted(text) if len(text) <= limit else quoted(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def _int_at_least(least: int):

@@ -15,6 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from deployspec.text import ESCAPE
+
 #: the machine's limit on open files met (``ulimit -n``): no file's fault, nor a program's
 OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 #: the machine's limits: open files, and memory (a fork refused)
@@ -28,12 +30,13 @@ def write_atomically(path: str | os.PathLike, text: str, *, replace: bool = True
     The new file gets the permissions a plain ``open`` would give it (the
     umask's), or those of the file it replaces, not ``mkstemp``'s 0600.
     Text that cannot be encoded (a lone surrogate read from JSON) is written
-    with backslash escapes rather than failing. Raises OSError as ``open`` would.
+    escaped rather than failing, as on the output streams (``\\xff`` for a byte
+    of a name that was not UTF-8: :data:`deployspec.text.ESCAPE`). Raises OSError as ``open`` would.
     """
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=ESCAPE) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -16,6 +16,7 @@ import attrs
 
 from deployspec.reference.core import Action, ActionError, action_from_json
 from deployspec.spec.core import Property
+from deployspec.text import quoted
 
 
 class UsageError(Exception):
@@ -69,7 +70,7 @@ class Model:
             return self.variants[name]
         except KeyError:
             raise UsageError(
-                f"unknown variant {name!r} for model {self.name} "
+                f"unknown variant {quoted(name)} for model {self.name} "
                 f"(known: {', '.join(self.variants)}; a design of your own is handed in: docs/variants.md)"
             ) from None
 
@@ -85,7 +86,7 @@ class Model:
             return conformance_property(self, name[len(PREFIX):],
                                         self.default_config() if config is None else config, subject)
         raise UsageError(
-            f"unknown property {name!r} for model {self.name} "
+            f"unknown property {quoted(name)} for model {self.name} "
             f"(known: {', '.join(p.name for p in self.properties)})"
         )
 
@@ -112,7 +113,7 @@ class Model:
         try:  # the bounds chosen for one design may not fit another's own (instances > max)
             return self.config_from_json(combined.to_json())
         except (ValueError, TypeError) as exc:
-            given = ", ".join(f"{k}={v!r}" for k, v in sorted(chosen.items())) or "none"
+            given = ", ".join(f"{k}={quoted(v)}" for k, v in sorted(chosen.items())) or "none"
             raise UsageError(f"cannot replay on {target}: the trace's bounds ({given}) with "
                              f"{target}'s own configuration are invalid: {exc}") from None
 
@@ -236,7 +237,7 @@ def model_names() -> list[str]:
 
 def get_model(name: str) -> Model:
     if name not in _LOADERS:
-        raise UsageError(f"unknown model {name!r} (known: {', '.join(_LOADERS)})")
+        raise UsageError(f"unknown model {quoted(name)} (known: {', '.join(_LOADERS)})")
     if name not in _CACHE:
         _CACHE[name] = _with_outside_variants(_LOADERS[name]())
     return _CACHE[name]
@@ -249,7 +250,7 @@ def find_variant(name: str) -> tuple[Model, Any]:
         if name in model.variants:
             return model, model.variants[name]
     known = [v for m in model_names() for v in get_model(m).variants]
-    raise UsageError(f"unknown variant {name!r} (known: {', '.join(known)}; "
+    raise UsageError(f"unknown variant {quoted(name)} (known: {', '.join(known)}; "
                      "a design of your own is handed in: docs/variants.md)")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from deployspec import files
 from deployspec.models import UsageError
+from deployspec.text import ESCAPE
 
 
 def writable_dir(path: str, report: Path | None = None) -> None:
@@ -123,7 +124,7 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
             out.write(text)
             out.flush()
         elif _descriptor(path) or (path.exists() and not path.resolve().is_file()):
-            with open(path, "a" if _descriptor(path) else "w", encoding="utf-8", errors="backslashreplace") as f:
+            with open(path, "a" if _descriptor(path) else "w", encoding="utf-8", errors=ESCAPE) as f:
                 f.write(text)
         else:  # through a symlink to the file it names: the link stays a link
             files.write_atomically(path.resolve() if path.is_symlink() else path, text)

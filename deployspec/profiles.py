@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from deployspec.text import quoted
+
 #: the profiles ``DEPLOYSPEC_PROFILE`` may name
 PROFILES = ("ci", "thorough")
 
@@ -18,7 +20,7 @@ def unknown_profile() -> str | None:
     pytest plugin says it in one line before collection (a conftest that raised while
     pytest imports it would be a traceback)."""
     name = os.environ.get("DEPLOYSPEC_PROFILE") or "ci"
-    return None if name in PROFILES else f"DEPLOYSPEC_PROFILE={name!r}: unknown profile (known: {', '.join(PROFILES)})"
+    return None if name in PROFILES else f"DEPLOYSPEC_PROFILE={quoted(name)}: unknown profile (known: {', '.join(PROFILES)})"
 
 
 def register() -> None:

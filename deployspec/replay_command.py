@@ -14,7 +14,7 @@ from deployspec import interruption, traces
 from deployspec import junit as report
 from deployspec.contract import cli as contract_cli
 from deployspec.models import UsageError, bounds_given
-from deployspec.text import escaped
+from deployspec.text import escaped, quoted
 
 
 def cmd_replay(args) -> int:
@@ -116,8 +116,8 @@ def _check_replay_configs(args, loaded, bounds) -> None:
                 from deployspec.replay import recorded_on
 
                 started = recorded_on(trace, model) or trace["variant"]
-                found = (f"found on implementation {trace['variant']!r} run with --reference {started!r}"
-                         if started != trace["variant"] else f"found on variant {started!r}")
+                found = (f"found on implementation {quoted(trace['variant'])} run with --reference {quoted(started)}"
+                         if started != trace["variant"] else f"found on variant {quoted(started)}")
                 raise UsageError(f"{path}: {found}, which is not known here: its own configuration decides "
                                  f"what the trace replays with on {on} (a design of your own? hand it in again: "
                                  "DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
@@ -145,9 +145,9 @@ def _from_known_start(trace, model) -> bool:
 def _no_target(path, trace) -> str:
     """Why a trace recorded on a variant not known here cannot replay by itself."""
     if isinstance((trace.get("extra") or {}).get("implementation"), dict):
-        return (f"{path}: found on implementation {trace['variant']!r}; replay it with --exec/--python, "
+        return (f"{path}: found on implementation {quoted(trace['variant'])}; replay it with --exec/--python, "
                 "or on a reference with --variant")
-    return (f"{path}: found on variant {trace['variant']!r}, which is not known here (a design of your own? "
+    return (f"{path}: found on variant {quoted(trace['variant'])}, which is not known here (a design of your own? "
             "hand it in again: DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
 
 

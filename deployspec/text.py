@@ -7,16 +7,19 @@ escapes (``\\x1b``); :func:`printable_line` also clips to one short line.
 
 A file name that is not UTF-8 reaches Python with each bad byte as a lone
 surrogate (U+DC80-U+DCFF, PEP 383); it is shown as the byte it stands for
-(``\\xff``), as Python shows bytes, not as ``\\udcff``. The output streams use
-the same rule (the ``deployspec-escape`` error handler), so a name reads the same
-on stdout and stderr. ``--json`` keeps JSON's own escape (``"\\udcff"``), which
-``json.loads`` and ``os.fsencode`` turn back into the very bytes.
+(``\\xff``), as Python shows bytes, not as ``\\udcff``. The output streams and
+the files written use the same rule (the ``deployspec-escape`` error handler), so
+a name reads the same on stdout, on stderr and in a file; so does a name in a
+message's quotes (:func:`quoted`, not ``repr``) and a byte an implementation wrote
+(:func:`decoded`, not U+FFFD). ``--json`` keeps JSON's own escape (``"\\udcff"``),
+which ``json.loads`` and ``os.fsencode`` turn back into the very bytes.
 """
 
 from __future__ import annotations
 
 import codecs
 import html
+import re
 
 #: the error handler for text streams: undecodable bytes as ``\\xNN``, what else a stream cannot take as ``\\uNNNN``
 ESCAPE = "deployspec-escape"
@@ -50,6 +53,29 @@ def escaped(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
+
+
+#: in ``repr``'s text: an escaped backslash (kept), or the escape of a byte of a name that was not UTF-8
+_REPR_ESCAPE = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")
+
+
+def _byte_for(match: re.Match) -> str:
+    escape = match.group(1)
+    return "\\\\" if escape == "\\" else "\\x" + escape[3:]
+
+
+def quoted(value: object) -> str:
+    """``repr(value)``, as a message quotes a name it was given (``unknown model 'x'``),
+    but with a byte of a name that was not UTF-8 as ``\\xff``, as :func:`escaped` and the
+    streams show it, not as ``repr``'s ``\\udcff``: one name, one spelling, quoted or not."""
+    return _REPR_ESCAPE.sub(_byte_for, repr(value))
+
+
+def decoded(raw: bytes) -> str:
+    """Bytes another program wrote (a reply, its stderr) as text: a byte that is not UTF-8
+    kept as the lone surrogate that stands for it (PEP 383), so it is shown as the byte
+    (``\\xff``), like a file name's, not as U+FFFD, which says only that one was there."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def printable_line(text: str, n: int = 300) -> str:

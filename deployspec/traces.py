@@ -21,6 +21,7 @@ from typing import Any
 from deployspec import __version__, validation
 from deployspec.files import write_atomically
 from deployspec.models import UsageError, get_model
+from deployspec.text import quoted
 
 #: a name a trace file is named by (``NAME--PROPERTY--HASH.json``): a variant's, or an
 #: implementation's (``contract --name``). It starts with a letter or digit (on a command
@@ -199,7 +200,7 @@ def load(path: str | os.PathLike) -> dict:
         raise UsageError(f"{path}: not a deployspec trace ({where}: {e.message})")
     model = get_model(data["model"]) if data["model"] in _known_models() else None
     if model is None:
-        raise UsageError(f"{path}: unknown model {data['model']!r}")
+        raise UsageError(f"{path}: unknown model {quoted(data['model'])}")
     observations = _observation_validator(model.name)
     for where, obs in [("initial", data["initial"])] + [
             (f"steps/{i}/observation", step["observation"]) for i, step in enumerate(data["steps"])]:

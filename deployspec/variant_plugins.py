@@ -33,6 +33,7 @@ from typing import Any
 
 from deployspec.models import UsageError
 from deployspec.reference.core import InvalidVariant
+from deployspec.text import quoted
 from deployspec.traces import NAME, NAME_RULE
 from deployspec.user_code import cwd_first_on_path, is_module_name
 
@@ -66,7 +67,7 @@ def _import(name: str) -> ModuleType:
     """The module ``name``. A file name is refused with what to give instead, also when it
     reads as a dotted name (``mydesigns.py``: module ``py`` of a package ``mydesigns``)
     that is not found, as ``./mydesigns.py`` is."""
-    not_a_module = UsageError(f"{ENV}: {name!r} is not a module name (a dotted name importable from the "
+    not_a_module = UsageError(f"{ENV}: {quoted(name)} is not a module name (a dotted name importable from the "
                               "current folder or PYTHONPATH, without .py or a path)")
     if not is_module_name(name):
         raise not_a_module
@@ -110,7 +111,7 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
                     raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}")
                 if v.name in taken or v.name in found:
                     by = found[v.name][0] if v.name in found else "a shipped variant"
-                    raise UsageError(f"variants from {where}: the name {v.name!r} is taken ({by}); "
+                    raise UsageError(f"variants from {where}: the name {quoted(v.name)} is taken ({by}); "
                                      "give yours its own")
                 found[v.name] = (where, v)
         _handed_in = found
@@ -141,7 +142,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except (UsageError, KeyboardInterrupt):
         raise
     except SystemExit as exc:
-        raise UsageError(f"variants from {where}: cannot load: it called sys.exit({exc.code!r})") from None
+        raise UsageError(f"variants from {where}: cannot load: it called sys.exit({quoted(exc.code)})") from None
     except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made
         raise UsageError(f"variants from {where}: {exc}{_at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
@@ -185,7 +186,7 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
               if not isinstance(getattr(v, field, {}), Mapping)]  # (slots variants have no explore)
     for prop, b in v.violates_beyond.items():
         if not isinstance(b.why, str) or not isinstance(b.trace, (str, type(None))) or not isinstance(b.config, Mapping):
-            wrong.append(f"violates_beyond[{prop!r}] must be Beyond(config=dict, trace=text or None, why=text)")
+            wrong.append(f"violates_beyond[{quoted(prop)}] must be Beyond(config=dict, trace=text or None, why=text)")
     if wrong:
         raise UsageError(f"variants from {where}: {v.name}'s {wrong[0]}")
     unknown = sorted(str(p) for p in (set(v.declares) | set(v.violates_beyond)) - known)
@@ -210,7 +211,7 @@ def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:
     # what check's matrix compares a proof's bounds with (declarations.covers): bounds, as JSON
     beyond = {}
     for prop, b in v.violates_beyond.items():
-        given = _bounds(where, v, f"violates_beyond[{prop!r}] config", model, model.config_type(), b.config)
+        given = _bounds(where, v, f"violates_beyond[{quoted(prop)}] config", model, model.config_type(), b.config)
         beyond[prop] = attrs.evolve(b, config={name: given.to_json()[name] for name in b.config})
     v = attrs.evolve(v, violates_beyond=beyond)
     own = getattr(v, "explore", None)
@@ -291,4 +292,4 @@ def _frames(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
 def _short(value: Any) -> str:
     from deployspec.text import printable_line
 
-    return printable_line(repr(value), 80)
+    return printable_line(quoted(value), 80)

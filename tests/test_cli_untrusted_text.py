@@ -124,3 +124,62 @@ def test_on_an_ascii_stream_a_character_and_a_byte_read_differently(tmp_path):
     assert proc.returncode == 1, err
     assert out.startswith(f"{tmp_path}/\\u00e9-\\xe9.json: reproduces on capi-2022"), out
 
+
+
+# --- a byte that is not UTF-8, in every message alike ---------------------------------------
+# one spelling, \xff, whether the name is quoted, said bare, written to a file or came from an
+# implementation; it was \udcff in quotes (repr), U+FFFD from an implementation, ? at the last resort
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("\udcff", "'\\xff'"), ("a\udc80b", "'a\\x80b'"), (["\udcfe", 1], "['\\xfe', 1]"),
+    ("\\udcff", "'\\\\udcff'"),  # a backslash typed before "udcff" stays what it was
+    ("\udc7f", "'\\udc7f'"), ("é\x1b", "'é\\x1b'"), ("it's", '"it\'s"'),  # otherwise as repr
+])
+def test_a_quoted_name_shows_a_byte_that_is_not_utf8_as_the_byte(value, shown):
+    from deployspec.text import quoted
+
+    assert quoted(value) == shown
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["check", "--model", "m\udcff"], "unknown model 'm\\xff' (known: capi, slots)"),
+    (["check", "--engine", "e\udcff"], "unknown engine 'e\\xff' (known: "),
+    (["check", "--model", "capi", "--property", "p\udcff"], "unknown property 'p\\xff'"),
+    (["check", "--variant", "v\udcff"], "unknown variant 'v\\xff'"),
+    (["check", "--bound", "max_instances=\udcff"], "max_instances: not a JSON value: '\\xff'"),
+    (["contract", "--model", "capi", "--python", "m\udcff:f"], "--python m\\xff:f: no module named 'm\\xff' ("),
+    (["contract", "--model", "capi", "--python", "m\udcff"], "--python 'm\\xff': expected MODULE:FACTORY"),
+])
+def test_a_name_given_that_is_not_utf8_reads_the_same_quoted_or_not(capsys, argv, says):
+    """An argument with the byte 0xff (as the shell passes ``$'\\xff'``): quoted, it read
+    ``'\\udcff'`` beside the ``\\xff`` of the same name unquoted."""
+    status, out, err = run(capsys, *argv)
+    assert (status, out) == (2, "") and err.count("\n") == 1, ascii(err)  # (ascii: a failure's report
+    assert says in err and "udc" not in err, ascii(err)  # holding a lone surrogate stops pytest-xdist)
+
+
+def test_the_contract_header_shows_such_a_command_by_its_bytes():
+    from deployspec.contract.harness import Target
+
+    assert Target("exec", "/bin/\udcff").describe() == "--exec '/bin/\\xff'"
+
+
+@pytest.mark.parametrize("program, says", [
+    ("printf '\\377\\n'; cat >/dev/null", "reply to reset is not JSON: '\\xff'"),
+    ("printf '{\"ok\": \"\\377\"}\\n'; cat >/dev/null", "reply to reset is not JSON: '{\"ok\": \"\\xff\"}'"),
+    ("printf 'a\\377b\\n' >&2; exit 1", "; its stderr ends with: a\\xffb"),
+])
+def test_a_byte_an_implementation_wrote_that_is_not_utf8_is_shown_as_the_byte(capsys, program, says):
+    """Was U+FFFD (decoded with "replace"): that a byte was there, not which."""
+    status, _, err = run(capsys, "contract", "--model", "capi", "--exec", program, "--examples", "1",
+                         "--property", "single_active_deployment")
+    assert status == 3 and says in err.splitlines()[0], ascii(err)
+
+
+def test_a_file_written_shows_such_a_name_by_its_bytes_as_the_streams_do(tmp_path):
+    """write_atomically (traces, pictures, show -o) wrote ``\\udcff`` where stdout says ``\\xff``."""
+    from deployspec.files import write_atomically
+
+    write_atomically(tmp_path / "out.txt", "seed-\udcff.json \ud800\n")
+    assert (tmp_path / "out.txt").read_text() == "seed-\\xff.json \\ud800\n"  # (U+D800 stands for no byte)

@@ -31,7 +31,7 @@ def test_stderr_keeps_4096_bytes_by_default_and_reads_bytes_that_are_not_utf8():
     assert tail.keep == 4096
     os.write(tail.write_end, b"a\xffb\n")
     tail.started()
-    assert tail.tail(settle=True) == "a\ufffdb\n"  # what it wrote last, though it wrote it just now
+    assert tail.tail(settle=True) == "a\udcffb\n"  # what it wrote last, though it wrote it just now (the byte kept)
     assert not tail._reader.is_alive()
     tail.close()  # again: nothing closed twice
     assert _open_fds() == fds  # both ends closed
@@ -183,7 +183,7 @@ def test_the_last_resort_flushes_what_was_printed_says_one_line_and_ends_with_it
     """)
     assert done.returncode == 7
     assert done.stdout.decode() == "the verdict so far\nand what the object printed\n"
-    assert done.stderr == b"deployspec: x ? y: stopping\n"
+    assert done.stderr == b"deployspec: x \\xff y: stopping\n"  # the byte, as the streams show it
 
 
 def test_the_last_resort_ends_the_process_though_stdout_and_stderr_fail():

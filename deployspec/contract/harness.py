@@ -54,6 +54,7 @@ from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError
 from deployspec.reference.core import ActionError
 from deployspec.replay import replay
+from deployspec.text import quoted
 
 OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
 
@@ -88,11 +89,11 @@ class Target:
         if self.kind == "python":
             split_spec(self.spec)
         if not traces.NAME.fullmatch(self.name):
-            raise UsageError(f"--name {self.name[:64]!r}{'...' if len(self.name) > 64 else ''}: must be "
+            raise UsageError(f"--name {quoted(self.name[:64])}{'...' if len(self.name) > 64 else ''}: must be "
                              f"{traces.NAME_RULE}")
 
     def describe(self) -> str:
-        return f"--{self.kind} {self.spec!r}"
+        return f"--{self.kind} {quoted(self.spec)}"
 
 
 class Connection:
@@ -185,7 +186,7 @@ def plan_checks(model, reference: str | None, properties: list[str] | None, conf
     for name in names:
         if name not in available:
             hint = "" if reference or not name.startswith("conforms_to_") else " (give --reference)"
-            raise UsageError(f"unknown check {name!r} for model {model.name}{hint} "
+            raise UsageError(f"unknown check {quoted(name)} for model {model.name}{hint} "
                              f"(known: {', '.join(available)})")
         if reference and name == name_for(reference):
             out.append(conformance_property(model, reference, config))

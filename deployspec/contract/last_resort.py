@@ -13,6 +13,8 @@ import os
 import sys
 import threading
 
+from deployspec.text import ESCAPE
+
 #: how long an interrupted call may go on ignoring it before the process ends
 GRACE = 5.0
 
@@ -46,7 +48,7 @@ def _end(line: str, status: int) -> None:
         except Exception:  # noqa: BLE001, S110 - leaving anyway
             pass
     try:
-        os.write(2, f"deployspec: {line}: stopping\n".encode(errors="replace"))
+        os.write(2, f"deployspec: {line}: stopping\n".encode(errors=ESCAPE))
     except OSError:  # stderr closed, or a pipe no one reads: the timer thread must not die here
         pass
     os._exit(status)

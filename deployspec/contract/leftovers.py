@@ -15,6 +15,8 @@ import signal
 import sys
 import threading
 
+from deployspec.text import decoded
+
 
 class StderrTail:
     """The program's stderr, of which only the last ``keep`` bytes are kept: a
@@ -60,7 +62,7 @@ class StderrTail:
         if settle:
             self._reader.join(0.3)
         with self._lock:
-            return self._data.decode("utf-8", "replace")
+            return decoded(self._data)
 
     def close(self) -> None:
         """Stop reading (a process the program detached may hold the pipe open for

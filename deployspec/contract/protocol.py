@@ -23,7 +23,7 @@ import attrs
 
 from deployspec import validation
 from deployspec.adapter import ImplementationError
-from deployspec.text import printable_line
+from deployspec.text import decoded, printable_line, quoted
 
 VERSION = 1
 REQUESTS = ("reset", "action", "observe")
@@ -93,7 +93,7 @@ def parse_reply(line: bytes, request: dict) -> dict:
     rid = reply.get("id")
     if not (kind == "error" and rid is None) and rid != request["id"]:
         raise ImplementationError(
-            f"reply to {what} carries id {printable_line(repr(rid), 80)}, but the request's id is {request['id']}"
+            f"reply to {what} carries id {printable_line(quoted(rid), 80)}, but the request's id is {request['id']}"
         )
     if kind not in EXPECTED[request["type"]]:
         expected = " or ".join(EXPECTED[request["type"]])
@@ -164,9 +164,9 @@ def unreadable(exc: ValueError | RecursionError) -> str:
 
 
 def _clip(raw: bytes | str, n: int = 80) -> str:
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    text = decoded(raw) if isinstance(raw, bytes) else raw
     text = text.rstrip("\n")
-    return repr(text if len(text) <= n else text[:n] + "…")
+    return quoted(text if len(text) <= n else text[:n] + "…")
 
 
 @attrs.define

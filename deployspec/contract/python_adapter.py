@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
-from deployspec.text import printable_line
+from deployspec.text import printable_line, quoted
 from deployspec.user_code import cwd_first_on_path, is_module_name
 
 #: the import and the factory may be slow, as a program's first reply may be
@@ -78,7 +78,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     """``MODULE:FACTORY`` → (module, factory); a malformed one is a usage error."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise UsageError(f"--python {spec!r}: expected MODULE:FACTORY, e.g. mypkg.impl:make_controller")
+        raise UsageError(f"--python {quoted(spec)}: expected MODULE:FACTORY, e.g. mypkg.impl:make_controller")
     return module_name, attr
 
 
@@ -99,7 +99,7 @@ def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -
     try:
         factory = getattr(module, attr)
     except AttributeError:
-        raise UsageError(f"--python {spec}: module {module_name} has no {attr!r}") from None
+        raise UsageError(f"--python {spec}: module {module_name} has no {quoted(attr)}") from None
     if not callable(factory):
         raise UsageError(f"--python {spec}: {attr} is not callable")
     return factory
@@ -121,7 +121,7 @@ def not_found(spec: str, missing: str) -> UsageError:
         meant, where = ".".join([*parts, name]), ""
     if meant != module_name and all(p.isidentifier() for p in meant.split(".")):
         hint += f": did you mean --python {meant}:{attr}{where}?"
-    return UsageError(f"--python {spec}: no module named {missing!r} ({hint})")
+    return UsageError(f"--python {spec}: no module named {quoted(missing)} ({hint})")
 
 
 def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None, passing: tuple = ()) -> Any:

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 from deployspec.adapter import StopServing
 from deployspec.contract import protocol
 from deployspec.contract.python_adapter import wrong_answer
+from deployspec.text import quoted
 
 
 class _Unanswerable(Exception):
@@ -42,11 +43,11 @@ class Server:
             raise _Unanswerable("a request needs an integer id >= 0")
         if kind == "reset":
             if request.get("protocol") != protocol.VERSION:
-                raise _Unanswerable(f"unsupported protocol version {request.get('protocol')!r} "
+                raise _Unanswerable(f"unsupported protocol version {quoted(request.get('protocol'))} "
                                     f"(this server speaks {protocol.VERSION})")
             if request.get("model") != self.model_name:
-                raise _Unanswerable(f"this server implements model {self.model_name!r}, "
-                                    f"not {request.get('model')!r}")
+                raise _Unanswerable(f"this server implements model {quoted(self.model_name)}, "
+                                    f"not {quoted(request.get('model'))}")
             config = request.get("config")
             if not isinstance(config, dict):
                 raise _Unanswerable("reset needs a config object")
@@ -57,7 +58,7 @@ class Server:
                 reply["implementation"] = self.name
             return reply
         if kind not in ("action", "observe"):
-            raise _Unanswerable(f"unknown request type {kind!r} (known: {', '.join(protocol.REQUESTS)})")
+            raise _Unanswerable(f"unknown request type {quoted(kind)} (known: {', '.join(protocol.REQUESTS)})")
         if not self.ready:
             raise _Unanswerable(f"{kind} before reset")
         if kind == "observe":

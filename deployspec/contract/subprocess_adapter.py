@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
 from deployspec.adapter import ImplementationError
 from deployspec.contract import leftovers, protocol
 from deployspec.files import MACHINE_LIMITS
-from deployspec.text import printable_line
+from deployspec.text import printable_line, quoted
 
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = 8 * 1024 * 1024
@@ -85,7 +85,7 @@ class Program:
             self._stderr.close()
             if exc.errno in MACHINE_LIMITS:  # this machine's, not the program's
                 raise
-            raise ImplementationError(f"cannot start {self.command!r}: {exc.strerror}") from None
+            raise ImplementationError(f"cannot start {quoted(self.command)}: {exc.strerror}") from None
         finally:
             self._stderr.started()
         self._buf.clear()
