@@ -179,3 +179,28 @@ def test_a_served_object_that_exits_is_reported_as_its_error(capsys):
     err = capsys.readouterr().err
     assert status == 3 and err.count("\n") == 1, err
     assert "the implementation reported an error on action deploy: SystemExit: 0" in err
+
+
+@pytest.mark.parametrize("variant, model", [("capi-safe", "capi"), ("slots-pipeline-immutable", "slots")])
+def test_a_served_variant_brings_its_model_as_check_does(variant, model):
+    """``serve --variant V`` needed ``--model`` too, though a variant's name says its model
+    (``check --variant V`` finds it); the reset names the model, which must be the variant's."""
+    reset = json.dumps({"type": "reset", "id": 0, "protocol": 1, "model": model, "config": {}})
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "serve", "--variant", variant], input=reset + "\n",
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout) == {"id": 0, "type": "reset_ok", "protocol": 1,
+                                       "implementation": f"deployspec {variant}"}
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["serve", "--python", "contract_fakes:chatty"],
+     "serve --python needs --model: the model the object implements (capi, slots)"),
+    (["serve", "--variant", "nope"], "unknown variant 'nope' (known: capi-2022"),
+    (["serve", "--model", "slots", "--variant", "capi-safe"], "unknown variant 'capi-safe' for model slots"),
+])
+def test_what_serve_cannot_serve_is_said_in_one_line(argv, says):
+    proc = subprocess.run([sys.executable, "-m", "deployspec", *argv], cwd=TESTS, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.startswith(f"deployspec: error: {says}") and proc.stderr.count("\n") == 1, proc.stderr

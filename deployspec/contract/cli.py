@@ -16,7 +16,7 @@ import time
 
 from deployspec import traces
 from deployspec.adapter import ImplementationError, StopServing
-from deployspec.models import UsageError, bounds_given, get_model
+from deployspec.models import UsageError, bounds_given, find_variant, get_model
 from deployspec.text import printable_line
 
 #: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
@@ -72,7 +72,8 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
 
     s = sub.add_parser("serve", help="a reference variant or a Python object behind the JSON-lines protocol "
                                      "(stdin/stdout)")
-    s.add_argument("--model", required=True, help="the model it implements (capi, slots)")
+    s.add_argument("--model", help="the model it implements (capi, slots); with --variant, the variant's own "
+                                    "by default")
     what = s.add_mutually_exclusive_group(required=True)
     what.add_argument("--variant", help="a reference variant")
     what.add_argument("--python", metavar="MODULE:FACTORY",
@@ -321,8 +322,10 @@ def cmd_serve(args) -> int:
 
     if sys.stdin is None:
         raise UsageError("standard input is closed: serve reads its requests there")
+    if args.model is None and args.python is not None:
+        raise UsageError("serve --python needs --model: the model the object implements (capi, slots)")
     requests, replies = _protocol_channel()  # first: loading a model loads the user's designs too
-    model = get_model(args.model)
+    model = get_model(args.model) if args.model is not None else find_variant(args.variant)[0]
     with _sigterm_ends_serving():
         try:
             if args.python is not None:
