@@ -64,8 +64,9 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     environment (cloud_controller_ng #3531). A deployment of a droplet the request
     names (``cf push --strategy rolling`` stages one, then creates the deployment
     with it: ``action.new_droplet``) makes that droplet the app's current one
-    (``DeploymentTargetState#apply_to_app`` in ``app/actions/deployment_create.rb``
-    at 4528366a and 3bbba90), so a cancel puts the previous one back. ``cf rollback``
+    (``DeploymentTargetState#apply_to_app``, ``lib/cloud_controller/deployments/
+    deployment_target_state.rb``, called by ``app/actions/deployment_create.rb`` at
+    4528366a and 3bbba90), so a cancel puts the previous one back. ``cf rollback``
     names a revision instead (``action.revision``, :func:`_refuse_rollback`): its
     droplet becomes current the same way.
     """

@@ -90,7 +90,7 @@ def finish_deferred(state: CapiState) -> CapiState:
       then the deployment is written DEPLOYED/FINALIZED/DEPLOYED over whatever it
       became (SUPERSEDED, CANCELING).
     * The PAUSED write (``deployment.update``: Sequel saves only the columns that
-      differ from the copy the scale step read, DEPLOYING/ACTIVE/DEPLOYING): state
+      differ from the copy the scale step read, PREPAUSED/ACTIVE/DEPLOYING): state
       and reason become PAUSED, the status value stays as it is now, so a canary
       superseded meanwhile is PAUSED again with FINALIZED.
     """

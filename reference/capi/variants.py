@@ -53,7 +53,8 @@ class CapiVariant:
                                                 validator=states(DEPLOYMENT_STATES))
     scale_step: Step = attrs.field(default=updater.scale_step_one_at_a_time, validator=rule)
     #: a finished scale step commits before Finalize or the PAUSED write run
-    #: (capi-current, since PR #4212), so ``tick(finish_later=…)`` opens that window
+    #: (capi-current: Finalize since PR #4212, the PAUSED write since PR #4219), so
+    #: ``tick(finish_later=…)`` opens that window
     finish_after_commit: bool = attrs.field(default=False, validator=flag)
     #: the down-scaler counts the older processes as read before the canceled ones
     #: were zeroed (capi-current, ``actions/scale.rb``; see ``scaling``)
@@ -247,7 +248,8 @@ CAPI_CURRENT = attrs.evolve(
         "so cancel after a 100 % canary step leaves nothing routable (docs-dev-guide #563). "
         "Scale is refused while DEPLOYING, PREPAUSED or PAUSED, not while CANCELING. "
         "A finished step commits its scale before Finalize or the PAUSED write run, with no "
-        "lock and no second look (updater.rb, PR #4212 cfd3d29904; a reading of the code, "
+        "lock and no second look (updater.rb: Finalize since PR #4212 cfd3d29904, the PAUSED write "
+        "since PR #4219 78d93d458d; a reading of the code, "
         "no upstream test covers it): a canary superseded in between is written PAUSED "
         "again beside the new deployment; when the step zeroed no old process, a deployment "
         "created in between loses its new web process to Finalize and stays DEPLOYING for "
@@ -322,7 +324,7 @@ CAPI_SAFE = attrs.evolve(
         "scaled while any deployment is active, CANCELING included: the newest process then "
         "is the one cancel destroys, so the scale would be lost. (8) A finished step "
         "finalizes or pauses inside its scale transaction, under the deployment's lock, "
-        "as before PR #4212, so nothing created or canceled meanwhile is overwritten."
+        "as before PRs #4212 and #4219, so nothing created or canceled meanwhile is overwritten."
     ),
     declares=frozenset(),
     select_prior=rules.running_interim_or_oldest_that_can_serve,
