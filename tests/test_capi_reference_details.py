@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import pytest
 from deployspec.reference.capi import VARIANTS, from_observation, observe
-from deployspec.reference.capi.actions import Cancel, Continue, Deploy, Push, Runtime, Stage, Tick
+from deployspec.reference.capi.actions import (
+    Cancel,
+    Continue,
+    Deploy,
+    Push,
+    Runtime,
+    Scale,
+    Stage,
+    Tick,
+)
 from deployspec.reference.capi.state import CapiState
 
 from .helpers import app, dep, proc, tick
@@ -125,6 +134,45 @@ def test_finalize_after_the_commit_destroys_only_what_the_step_listed_when_it_ze
     assert [p.id for p in state.processes] == [1, 2]
     assert row(state.deployments[0]) == ("DEPLOYED", "FINALIZED", "DEPLOYED")
     assert state.deployments[1].deploying_process == 2
+
+
+#: capi-current, plain ticks: D1 finishes but Finalize stops on P1 (the interim the step
+#: destroyed), so D1 stays DEPLOYING with P2 alone; cancel; a new deployment supersedes it
+#: (D1 CANCELED/SUPERSEDED, P2 its process and now the app's oldest); P3 grows
+ZEROED_ORIGINAL = [Push(1), Runtime(0), Stage(), Deploy(), Stage(), Deploy(), Runtime(2), Tick(), Cancel(),
+                   Deploy(new_droplet=True), Tick(), Runtime(3)]
+
+
+def test_an_oldest_process_the_clean_up_zeroed_is_destroyed_as_an_interim():
+    """[reading] 3bbba90 ``actions/scale_down_old_process.rb``: "the original" is
+    ``process == app.oldest_web_process``, and Sequel's ``Model#==`` compares every value.
+    The down-scaler's copy of P2 was read before ``ScaleDownCanceledProcesses`` zeroed it,
+    the app's list after, so the two differ and P2 is destroyed, not kept at 0. Finalize,
+    over the list loaded there, then stops on the row already gone: D2 stays DEPLOYING,
+    a cancel is taken, a scale refused; the cancel then keeps P3 on the new droplet."""
+    state = run("capi-current", ZEROED_ORIGINAL)
+    assert {p.id: p.desired for p in state.processes} == {2: 1, 3: 1}
+    assert row(state.deployments[1]) == ("CANCELED", "FINALIZED", "SUPERSEDED")
+    state = run("capi-current", [Tick()], state)
+    assert [p.id for p in state.processes] == [3]  # P2 destroyed (the model kept it at 0, then finalized)
+    assert row(state.deployments[2]) == ("DEPLOYING", "ACTIVE", "DEPLOYING")
+    assert VARIANTS["capi-current"].step(state, Scale(2)).__class__ is not CapiState  # refused while DEPLOYING
+    state = run("capi-current", [Cancel(), Tick()], state)
+    assert [(p.id, p.droplet) for p in state.processes] == [(3, 3)] and state.app.droplet == 2
+
+
+def test_an_oldest_process_the_clean_up_left_alone_stays_at_zero():
+    """The same comparison when the clean-up wrote nothing to the oldest process: its copy
+    and the app's agree, so it is the original and stays, at 0 (here P0, while the
+    clean-up zeroes P1, the process of a canceled, superseded deployment; Finalize left for
+    later, so the step's own result shows)."""
+    state = run("capi-current", [Push(1), Runtime(0), Stage(), Deploy(), Cancel(), Stage(), Deploy(new_droplet=True),
+                                 Runtime(2), Tick(finish_later=(1,))])
+    assert {p.id: p.desired for p in state.processes} == {0: 0, 2: 1}
+    assert row(state.deployments[0]) == ("CANCELED", "FINALIZED", "SUPERSEDED")
+    state = run("capi-current", [Tick()], state)  # the finish: Finalize over the list, P0 there
+    assert [p.id for p in state.processes] == [2]
+    assert row(state.deployments[1]) == ("DEPLOYED", "FINALIZED", "DEPLOYED")
 
 
 # --- capi-safe's documented rules ---------------------------------------------

@@ -109,7 +109,15 @@ def scale_down_with_stale_counts(state: CapiState, read: list[Process], keep: in
     """``DownScaler#scale_down`` oldest first over ``read``, the copies of the old
     processes loaded before the clean-up, writing into ``state``: a count equal to
     the copy's is not written (``save_changes``), any other one is, over whatever
-    the clean-up wrote; a process taken to 0 is destroyed unless it is the original."""
+    the clean-up wrote; a process taken to 0 is destroyed unless it is the original.
+
+    "The original" is asked of the copy: ``ScaleDownOldProcess#is_original_web_process?``
+    (``actions/scale_down_old_process.rb`` at 3bbba90) is ``process == app.oldest_web_process``,
+    and Sequel's ``Model#==`` compares every column's value, not the key. The other side
+    is loaded after the clean-up (``deployment.lock!`` cleared ``deployment.app``, loaded
+    again by ``ScaleDownCanceledProcesses``), so an oldest process the clean-up zeroed in
+    this step (a canceled deployment's, become the oldest once Finalize destroyed the
+    ones before it) no longer equals its copy: it is destroyed as an interim one."""
     reduce = sum(p.desired for p in read) - keep
     if reduce <= 0:
         return state
@@ -121,7 +129,7 @@ def scale_down_with_stale_counts(state: CapiState, read: list[Process], keep: in
                 state = state.with_process(now.scaled_to(p.desired - reduce))
             return state
         reduce -= p.desired
-        state = scale_down_old_process(state, now, original)
+        state = scale_down_old_process(state, now, original if now.desired == p.desired else None)
     return state
 
 
@@ -136,9 +144,10 @@ def _note_listing(listed: list[int] | None, state: CapiState, read: list[Process
         listed.extend(p.id for p in state.processes)
 
 
-def scale_down_old_process(state: CapiState, process: Process, original: Process) -> CapiState:
-    """``ScaleDownOldProcess`` to 0: the original web process stays (at 0), an interim one goes."""
-    if process.id == original.id:
+def scale_down_old_process(state: CapiState, process: Process, original: Process | None) -> CapiState:
+    """``ScaleDownOldProcess`` to 0: the original web process stays (at 0), an interim one
+    goes (``original`` None: none is taken for it)."""
+    if original is not None and process.id == original.id:
         return state.with_process(process.scaled_to(0))
     return state.without_processes([process.id])
 
