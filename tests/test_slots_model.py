@@ -68,7 +68,7 @@ def test_swap_trades_names_and_restarts_both_sites():
     state = run(TAG, [Push(), SetImage("production"), Push(), SetImage("staging"), Push(), Swap()])
     assert (state.site("production").name, state.site("staging").name) == ("B", "A")
     assert served(state, "production") == [(2, "running")] * 2  # phase 1: the source pulled again
-    assert served(state, "staging") == [(2, "running")] * 2  # phase 5: the old production did too
+    assert served(state, "staging") == [(2, "running")] * 2  # step 6: the old production did too
     assert state.last_swap == "completed"
 
 

@@ -28,7 +28,8 @@ def _non_negative(_inst, attribute, value):
 class Push(Action):
     """A build pushed as ``:release``: the tag moves to a new digest, healthy or not.
 
-    A registry webhook, if any, queues one delivery (its scope is registry-wide).
+    A registry webhook, if any, queues one delivery when its scope matches ``:release``
+    (cobalt's has no scope: registry-wide, so every push).
     """
 
     kind = "push"

@@ -64,7 +64,8 @@ def scale_out(state: SlotsState) -> SlotsState:
 
 
 def push(state: SlotsState, healthy: bool) -> SlotsState:
-    """``docker push :release``: a new digest, the tag moved to it; the webhook fires."""
+    """``docker push :release``: a new digest, the tag moved to it; the webhook fires
+    if its scope matches."""
     digest = len(state.registry.digests)
     tags = tuple((t, d) for t, d in state.registry.tags if t != RELEASE) + ((RELEASE, digest),)
     hook = state.registry.webhook

@@ -49,7 +49,7 @@ SCENARIOS = (
             Swap(),                   # the rollback: A back in production, running bar
         ),
         note=(
-            "'A (now staging) unexpectedly picks up the latest image. I'm not sure why': phase 5 "
+            "'A (now staging) unexpectedly picks up the latest image. I'm not sure why': step 6 "
             "of a swap restarts the former production instances, which pull :release again. "
             "The deliveries queued by both pushes are left pending."
         ),

@@ -15,7 +15,8 @@ import attrs
 # Container status of one instance.
 RUNNING = "running"        # pulled a healthy digest and started
 CRASH_LOOP = "crash_loop"  # failed to start (bad image, or nothing to pull); retried forever
-EMPTY = "empty"            # no image configured: the placeholder ``DOCKER`` (c4127ba app-service/main.tf, for ase.tf's image = "")
+EMPTY = "empty"            # no image configured: the placeholder ``DOCKER`` (c4127ba app-service/main.tf, for ase.tf's
+                           # image = ""), or no site_config at all (the staging slot at 242e0a9: not a container app)
 INSTANCE_STATUSES = (RUNNING, CRASH_LOOP, EMPTY)
 
 PRODUCTION = "production"

@@ -1,5 +1,6 @@
-"""Swap staging into production, phase by phase as "Set up staging environments in
-Azure App Service" (``deploy-staging-slots.md``, "What happens during a swap") has it.
+"""Swap staging into production, step by step as "Set up staging environments in
+Azure App Service" (``deploy-staging-slots.md``, "What happens during a swap") has it,
+numbered as there (its step 3, local cache, is not modelled).
 
 1. The target's (production's) slot-specific settings are applied to every source
    (staging) instance, which restarts them: they pull their reference again. The
@@ -10,13 +11,13 @@ Azure App Service" (``deploy-staging-slots.md``, "What happens during a swap") h
    settings (another restart, another pull) and abort. Production is untouched. A
    slot with no content (the ``DOCKER`` placeholder) counts as started: the sources
    do not say what a placeholder app does.
-3. Warm-up: a request to each instance (any response counts; not modelled further).
-4. Routing switch: the names trade sites. Content (image reference, non-sticky
+4. Warm-up: a request to each instance (any response counts; not modelled further).
+5. Routing switch: the names trade sites. Content (image reference, non-sticky
    settings) stays with its site, so it moves with the name it now answers to.
-5. The former production site, now ``staging``, gets the source's old slot-specific
+6. The former production site, now ``staging``, gets the source's old slot-specific
    settings and restarts: it pulls its reference again.
 
-The phases run within one action: pushes do not interleave inside a swap.
+The steps run within one action: pushes do not interleave inside a swap.
 """
 
 from __future__ import annotations
@@ -40,15 +41,15 @@ def swap(state: SlotsState) -> SlotsState:
     names = state.slot_setting_names
     source, target = state.site(STAGING), state.site(PRODUCTION)
     source_sticky, target_sticky = _sticky(source, names), _sticky(target, names)
-    # Phase 1: target's slot settings on the source, which restarts and pulls.
+    # Step 1: target's slot settings on the source, which restarts and pulls.
     moved = restart_site(state, _with_sticky(source, names, target_sticky))
-    # Phase 2: any instance failing to start reverts the source and aborts.
+    # Step 2: any instance failing to start reverts the source and aborts.
     if any(i.status == CRASH_LOOP for i in moved.instances):
         reverted = restart_site(state, source)
         return attrs.evolve(state.with_site(STAGING, reverted), last_swap="aborted")
-    # Phases 3-4: warm-up, then the names trade sites.
+    # Steps 4-5: warm-up, then the names trade sites.
     state = state.with_site(STAGING, moved)
     state = attrs.evolve(state, production=1 - state.production, last_swap="completed")
-    # Phase 5: the former production site, now staging, gets its settings and restarts.
+    # Step 6: the former production site, now staging, gets its settings and restarts.
     old = _with_sticky(state.site(STAGING), names, source_sticky)
     return state.with_site(STAGING, restart_site(state, old))
