@@ -6,7 +6,11 @@ instances into three counts, and the updater reads nothing else:
 
 * routable: RUNNING and routable (the model's ``RUNNING``);
 * starting: healthy but not yet routable (the model's ``STARTING``; upstream
-  also RUNNING-but-not-routable, which the model folds into STARTING);
+  also RUNNING-but-not-routable, which the model folds into STARTING; one reader
+  differs: capi-current's cancel step keeps an interim with any RUNNING instance,
+  routable or not, ``has_running_instance?`` in ``actions/cancel.rb`` at 3bbba90,
+  where the model's keeps only one that serves; readiness checks, 2023-08, make
+  such instances possible only there, whose cancel already breaks the properties);
 * unhealthy: everything else (the model's ``CRASHED``; upstream also DOWN,
   i.e. missing or unplaced, and UNKNOWN).
 

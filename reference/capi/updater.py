@@ -1,9 +1,17 @@
 """The deployment updater (``lib/cloud_controller/deployment_updater/``).
 
 One ``tick`` is one dispatch: the scheduler snapshots the deployments to scale
-and to cancel and runs a step for each. A step is a transaction under the app
-lock; when it raises (lock contention, instance reports unavailable, a missing
-process) it rolls back and the deployment is retried on the next dispatch.
+and to cancel and submits a step for each to a work pool (``dispatcher.rb``,
+``WorkPool``), which runs them at once; the model runs them one after another,
+in one of their orders (where a verdict is at stake an app has at most one active
+deployment, so one order covers them). A step is a transaction under the
+deployment's and the app's locks; when it raises (lock contention, a missing
+process: ``tick(failed=…)``) it rolls back and the deployment is retried on the
+next dispatch. Instance reports Diego cannot give (``tick(reports_unavailable=…)``)
+end a scale step of 2019-2023 with ``false`` inside its transaction, so what it
+wrote before (the clean-up of canceled processes) commits; at 3bbba90 the scale
+step reads them before its transaction and writes nothing. A cancel step, in every
+era that asks, reads an unavailable report as "no running instance".
 """
 
 from __future__ import annotations
@@ -38,7 +46,9 @@ if TYPE_CHECKING:
 
 def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
     """Scale steps for deployments being rolled out, then cancel steps, as the
-    dispatcher submits them to its work pool; each on the snapshot taken first."""
+    dispatcher submits them to its work pool; each on the snapshot taken first.
+    The pool runs them concurrently; this is one serialization of them (another
+    order: ``tick(late=…)``, ``tick(failed=…)`` and a later tick)."""
     if state.pending:  # the rest of the previous dispatch comes first
         # (then this one: a tick that does only that could change nothing one can
         # observe, and the settle phase would take it for the platform at rest)
