@@ -136,6 +136,20 @@ def test_finalize_after_the_commit_destroys_only_what_the_step_listed_when_it_ze
     assert state.deployments[1].deploying_process == 2
 
 
+@pytest.mark.parametrize("variant", PRE_CANARY)
+def test_a_degenerate_deployment_is_chosen_by_its_status_value_not_its_state(variant):
+    """``Dispatcher#finalize_degenerate_deployments`` (dispatcher.rb at 4528366a) selects the
+    rows with status value ACTIVE whose deploying process is gone. A row whose state still
+    reads active but whose status value is FINALIZED is left alone, and one with status
+    value ACTIVE is finalized whatever its state (no design here writes the two apart: the
+    rule as upstream wrote it)."""
+    final = app([proc(0, 1)], [dep(0, "DEPLOYING", "DEPLOYING", 5, 1, value="FINALIZED")])
+    assert tick(variant, final)["deployments"][0]["status_reason"] == "DEPLOYING"
+    active = app([proc(0, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 5, 1, value="ACTIVE")])
+    assert [tick(variant, active)["deployments"][0][k] for k in ("state", "status_value", "status_reason")] == [
+        "DEPLOYED", "FINALIZED", "DEGENERATE"]
+
+
 #: capi-current, plain ticks: D1 finishes but Finalize stops on P1 (the interim the step
 #: destroyed), so D1 stays DEPLOYING with P2 alone; cancel; a new deployment supersedes it
 #: (D1 CANCELED/SUPERSEDED, P2 its process and now the app's oldest); P3 grows

@@ -114,10 +114,12 @@ def finish_deferred(state: CapiState) -> CapiState:
 
 
 def finalize_degenerate(state: CapiState) -> CapiState:
-    """Until b94a64fbfb (2023-12): an active deployment whose deploying process
-    row is gone is finalized as DEPLOYED/DEGENERATE before anything else."""
+    """Until b94a64fbfb (2023-12): a deployment whose status value is ACTIVE and whose
+    deploying process row is gone is finalized as DEPLOYED/DEGENERATE before anything
+    else (``Dispatcher#finalize_degenerate_deployments``, ``dispatcher.rb`` at 4528366a:
+    selected by status value, not by state)."""
     for d in state.deployments:
-        if d.active and state.process(d.deploying_process) is None:
+        if d.status_value == ACTIVE and state.process(d.deploying_process) is None:
             state = state.with_deployment(d.moved_to(DEPLOYED, FINALIZED, DEGENERATE))
     return state
 
