@@ -23,13 +23,18 @@ def writable_dir(path: str, report: Path | None = None) -> None:
     cannot hold a folder of traces; a folder named ``-`` is not what was meant. Not the file ``report`` (``--junit``,
     checked first by :func:`deployspec.junit.path_of`): a name not taken yet passes
     as a report to be, and --out would make it a folder the report, written last,
-    could not replace; refused here, before the run, not after it."""
+    could not replace; nor a folder under it (making it makes the report's name a
+    folder too); refused here, before the run, not after it."""
     if not path:
         raise UsageError("--out: empty (give a directory, or leave --out out to save nothing)")
     if path == "-":
         raise UsageError("--out -: standard output cannot hold a folder of traces; give a directory")
-    if report is not None and _same_file(path, report):
+    clash = None if report is None else _report_clash(path, report)
+    if clash == "same":
         raise UsageError(f"--out {path}: also the --junit report's name; give the report a file of its own")
+    if clash == "inside":
+        raise UsageError(f"--out {path}: under the --junit report's name, which would have to become a "
+                         "folder; give the report a file of its own")
     p = Path(path)
     try:  # (exists() itself fails on a name too long)
         if p.exists() and not p.is_dir():
@@ -45,12 +50,17 @@ def writable_dir(path: str, report: Path | None = None) -> None:
         raise UsageError(f"--out {path}: cannot write there: {exc.strerror or exc}") from None
 
 
-def _same_file(named: str, path: Path) -> bool:
-    """Whether ``named`` (a folder to be) and ``path`` are one name, links followed."""
+def _report_clash(named: str, report: Path) -> str | None:
+    """"same" when ``named`` (a folder to be) is the report's name, links followed;
+    "inside" when it lies under it (``--junit a --out a/b``: making it makes ``a`` a
+    folder); None otherwise (a report inside the folder is fine)."""
     try:
-        return os.path.realpath(named) == os.path.realpath(path)
+        folder, file = os.path.realpath(named), os.path.realpath(report)
     except (OSError, ValueError):  # (a name too long; a NUL): not the report's, which passed
-        return os.path.abspath(named) == os.path.abspath(path)
+        folder, file = os.path.abspath(named), os.path.abspath(report)
+    if folder == file:
+        return "same"
+    return "inside" if folder.startswith(file.rstrip(os.sep) + os.sep) else None
 
 
 #: what ``-`` names

@@ -55,20 +55,30 @@ def escaped(text: str, keep: str = "") -> str:
     return "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
 
 
-#: in ``repr``'s text: an escaped backslash (kept), or the escape of a byte of a name that was not UTF-8
-_REPR_ESCAPE = re.compile(r"\\(\\|udc[89a-f][0-9a-f])")
+#: in ``repr``'s text: an escaped backslash (kept), the escape of a byte of a name that was
+#: not UTF-8 (``\\udcff``), or of a character U+0080-U+00FF (``\\xa0``; ASCII's ``\\x1b`` is
+#: no byte's spelling past ASCII, so it stays)
+_REPR_ESCAPE = re.compile(r"\\(\\|udc[89a-f][0-9a-f]|x[89a-f][0-9a-f])")
 
 
-def _byte_for(match: re.Match) -> str:
+def _as_escaped(match: re.Match) -> str:
     escape = match.group(1)
-    return "\\\\" if escape == "\\" else "\\x" + escape[3:]
+    if escape == "\\":
+        return "\\\\"
+    if escape[0] == "u":  # a byte: \xff, as the streams show it
+        return "\\x" + escape[3:]
+    return "\\u00" + escape[1:]  # a character: \u00a0, as escaped() shows it, never \xa0
 
 
 def quoted(value: object) -> str:
     """``repr(value)``, as a message quotes a name it was given (``unknown model 'x'``),
-    but with a byte of a name that was not UTF-8 as ``\\xff``, as :func:`escaped` and the
-    streams show it, not as ``repr``'s ``\\udcff``: one name, one spelling, quoted or not."""
-    return _REPR_ESCAPE.sub(_byte_for, repr(value))
+    but spelled as :func:`escaped` and the streams spell it: a byte of a name that was not
+    UTF-8 as ``\\xff`` (``repr``: ``\\udcff``), a character as ``\\u00a0`` (``repr``:
+    ``\\xa0``, which would read as the byte): one name, one spelling, quoted or not.
+    Bytes keep ``repr``'s own ``\\xff``, which there is a byte."""
+    if isinstance(value, (bytes, bytearray)):
+        return repr(value)
+    return _REPR_ESCAPE.sub(_as_escaped, repr(value))
 
 
 def decoded(raw: bytes) -> str:

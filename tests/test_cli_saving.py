@@ -44,6 +44,18 @@ def test_out_and_junit_naming_one_new_path_are_refused_before_the_run(capsys, tm
 
 
 @pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
+def test_out_inside_the_junit_reports_name_is_refused_before_the_run(capsys, tmp_path, monkeypatch, command):
+    """``--junit a --out a/b``: making the folder made ``a`` a folder, and the report, written
+    after the whole run, failed ("cannot write: Is a directory")."""
+    monkeypatch.chdir(tmp_path)
+    status, stdout, err = run(capsys, *OUT_COMMANDS[command], "--out", "a/b", "--junit", "a")
+    assert (status, stdout) == (2, "")
+    assert err == ("deployspec: error: --out a/b: under the --junit report's name, which would have to "
+                   "become a folder; give the report a file of its own\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
 def test_out_dash_is_refused_not_a_folder_named_dash(capsys, tmp_path, monkeypatch, command):
     """``-`` is standard output, which cannot hold a folder of traces; it made a folder named ``-``."""
     monkeypatch.chdir(tmp_path)

@@ -135,6 +135,9 @@ def test_on_an_ascii_stream_a_character_and_a_byte_read_differently(tmp_path):
     ("\udcff", "'\\xff'"), ("a\udc80b", "'a\\x80b'"), (["\udcfe", 1], "['\\xfe', 1]"),
     ("\\udcff", "'\\\\udcff'"),  # a backslash typed before "udcff" stays what it was
     ("\udc7f", "'\\udc7f'"), ("é\x1b", "'é\\x1b'"), ("it's", '"it\'s"'),  # otherwise as repr
+    # a character U+0080-U+00FF that repr writes \xNN reads as itself, not as the byte
+    ("capi\u00a0safe", "'capi\\u00a0safe'"), (["\xad", "\udca0"], "['\\u00ad', '\\xa0']"),
+    (b"\xa0", "b'\\xa0'"),  # in bytes, \xa0 is the byte
 ])
 def test_a_quoted_name_shows_a_byte_that_is_not_utf8_as_the_byte(value, shown):
     from deployspec.text import quoted
