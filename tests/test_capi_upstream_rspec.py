@@ -1,4 +1,6 @@
-"""capi-current against cloud_controller_ng's own RSpec examples at 3bbba9069894b1b74652c7b88fdfd4171136c8c4.
+"""capi-current's deployment updater against cloud_controller_ng's own RSpec examples at
+3bbba9069894b1b74652c7b88fdfd4171136c8c4 (spec/unit/lib/cloud_controller/deployment_updater/;
+the API actions' examples: test_capi_upstream_rspec_api.py).
 
 Each test is one upstream ``it`` block (file:line in its docstring), translated to a
 model state and a model action. Stubbed instance reports are mapped onto the model's
@@ -15,15 +17,12 @@ with capi-current's rules; examples on the Updater or the API use ``VARIANTS['ca
 from __future__ import annotations
 
 from deployspec.reference.capi import VARIANTS, observe, rules, scaling, updater
-from deployspec.reference.capi.actions import Cancel, Continue, Deploy, Scale, Tick
+from deployspec.reference.capi.actions import Tick
 from deployspec.reference.capi.instances import InstanceSummary
-from deployspec.reference.core import Rejected
 
-from .upstream_rspec import D, P, R, S, build, counts, statuses
+from .upstream_rspec import D, P, R, S, build, counts, statuses, step
 
 CURRENT = VARIANTS["capi-current"]
-UPD = "spec/unit/lib/cloud_controller/deployment_updater/"
-ACT = "spec/unit/actions/"
 
 
 def scale_action(state, did: int, target: int, interim: int | None = None, reports: bool = True):
@@ -33,12 +32,6 @@ def scale_action(state, did: int, target: int, interim: int | None = None, repor
         target=target, interim=target if interim is None else interim,
         scale_down=CURRENT.scale_down, cleanup=CURRENT.cleanup, stale_counts=CURRENT.down_counts_stale,
     )
-
-
-def step(state, action):
-    out = CURRENT.step(state, action)
-    assert not isinstance(out, Rejected), out
-    return out
 
 
 def upscale(summary: InstanceSummary, n: int, mif: int, interim: int) -> int:
@@ -55,7 +48,6 @@ def scale_spec_state(web=6, deploying=0, mif=1):
 
 
 # ================================================================ scale_spec.rb
-SCALE = UPD + "actions/scale_spec.rb"
 
 
 def test_scale_after_a_new_instance_has_been_brought_up_scales_the_old_web_process_down_by_one():
@@ -188,7 +180,7 @@ def test_scale_when_diego_is_unavailable_does_not_scale_the_process():
     before = scale_spec_state(deploying=3)
     after, finished = scale_action(before, 0, 6, reports=False)
     assert after == before and not finished
-    assert observe(step(before, Tick(reports_unavailable=(0,)))) == observe(before)
+    assert observe(step(CURRENT, before, Tick(reports_unavailable=(0,)))) == observe(before)
 
 
 def test_scale_legacy_webish_process_scales_up_the_coerced_web_process():
@@ -359,13 +351,13 @@ def cancel_state(web=2, deploying=0):
 
 def test_cancel_deletes_the_deploying_process_and_rolls_back_to_the_correct_number_of_instances():
     """cancel_spec.rb:67, :72"""
-    after = step(cancel_state(), Tick())
+    after = step(CURRENT, cancel_state(), Tick())
     assert counts(after) == {0: 6}
 
 
 def test_cancel_sets_the_deployment_to_canceled():
     """cancel_spec.rb:78"""
-    after = step(cancel_state(), Tick())
+    after = step(CURRENT, cancel_state(), Tick())
     assert statuses(after, 0) == ("CANCELED", "FINALIZED", "CANCELED")
 
 
@@ -373,7 +365,7 @@ def test_cancel_interim_deployments_scales_up_the_most_recent_interim_as_the_onl
     """cancel_spec.rb:103, :109: web 2, interim 1 (DEPLOYED/SUPERSEDED, running), deploying 0."""
     before = build([P(0, 2), P(1, 1), P(2, 0)],
                    [D(0, 1, "DEPLOYED", reason="SUPERSEDED"), D(1, 2, "CANCELING")])
-    after = step(before, Tick())
+    after = step(CURRENT, before, Tick())
     assert counts(after) == {1: 6}
     assert statuses(after, 1) == ("CANCELED", "FINALIZED", "CANCELED")
 
@@ -383,7 +375,7 @@ def test_cancel_sets_the_most_recent_interim_of_a_superseded_deployed_deployment
     before = build([P(0, 2), P(1, 1), P(2, 1), P(3, 0)],
                    [D(0, 1, "DEPLOYED", reason="SUPERSEDED"), D(1, 2, "CANCELED", reason="SUPERSEDED"),
                     D(2, 3, "CANCELING")])
-    after = step(before, Tick())
+    after = step(CURRENT, before, Tick())
     assert counts(after) == {1: 6}
 
 
@@ -393,7 +385,7 @@ def test_cancel_sets_the_most_recent_interim_having_a_running_instance_as_the_on
         before = build([P(0, 2), P(1, 1), P(2, report), P(3, 0)],
                        [D(0, 1, "DEPLOYED", reason="SUPERSEDED"), D(1, 2, "DEPLOYED", reason="SUPERSEDED"),
                         D(2, 3, "CANCELING")])
-        after = step(before, Tick())
+        after = step(CURRENT, before, Tick())
         assert counts(after) == {1: 6}, report
 
 
@@ -405,7 +397,7 @@ def test_cancel_deployment_got_superseded_skips_execution():
 
 def test_cancel_when_the_app_is_at_a_quota_limit_can_still_be_cancelled_succesfully():
     """cancel_spec.rb:184 (the quota is not modelled; web 1, deploying 6 -> web 6)"""
-    after = step(cancel_state(web=1, deploying=6), Tick())
+    after = step(CURRENT, cancel_state(web=1, deploying=6), Tick())
     assert counts(after) == {0: 6}
 
 
@@ -430,20 +422,20 @@ def test_finalize_cleans_up_extra_processes_and_replaces_the_web_process_with_th
 # ================================================================ updater_spec.rb
 def test_updater_scale_reached_owic_finalizes_the_deployment():
     """updater_spec.rb:93"""
-    after = step(build([P(0, 2), P(1, 6)], [D(0, 1)]), Tick())
+    after = step(CURRENT, build([P(0, 2), P(1, 6)], [D(0, 1)]), Tick())
     assert statuses(after, 0) == ("DEPLOYED", "FINALIZED", "DEPLOYED")
     assert counts(after) == {1: 6}
 
 
 def test_updater_scale_with_web_instances_scales_to_web_instances_instead_of_owic():
     """updater_spec.rb:130 (web_instances 10, max_in_flight 100)"""
-    after = step(build([P(0, 2), P(1, 0)], [D(0, 1, max_in_flight=100, web_instances=10)]), Tick())
+    after = step(CURRENT, build([P(0, 2), P(1, 0)], [D(0, 1, max_in_flight=100, web_instances=10)]), Tick())
     assert counts(after)[1] == 10
 
 
 def test_updater_scale_without_web_instances_scales_to_owic():
     """updater_spec.rb:142"""
-    after = step(build([P(0, 2), P(1, 0)], [D(0, 1, max_in_flight=100)]), Tick())
+    after = step(CURRENT, build([P(0, 2), P(1, 0)], [D(0, 1, max_in_flight=100)]), Tick())
     assert counts(after)[1] == 6
 
 
@@ -454,7 +446,7 @@ def canary_state(web, report, steps=(50, 80), owic=10):
 
 def test_updater_canary_steps_current_step_reached_transitions_state_to_paused():
     """updater_spec.rb:224: owic 10, steps 50/80 -> step 1 is 5 canary + 6 original"""
-    after = step(canary_state(8, 5), Tick())
+    after = step(CURRENT, canary_state(8, 5), Tick())
     assert statuses(after, 0)[0] == "PAUSED"
     assert counts(after) == {0: 6, 1: 5}
 
@@ -463,13 +455,13 @@ def test_updater_canary_steps_not_paused_when_the_step_is_not_reached_or_an_inst
     """updater_spec.rb:243 (4 routable), :261 (one RUNNING not routable: RRRSR),
     :278 (5 instances, 4 reported: the fifth mapped to C)"""
     for report in ("RRRR", "RRRSR", "RRRRC"):
-        after = step(canary_state(2, report), Tick())
+        after = step(CURRENT, canary_state(2, report), Tick())
         assert statuses(after, 0)[0] != "PAUSED", report
 
 
 def test_updater_canary_instance_starts_succesfully_transitions_state_to_paused():
     """updater_spec.rb:292 (no steps: 1 canary beside owic 6 originals)"""
-    after = step(build([P(0, 2), P(1, 1)], [D(0, 1, "PREPAUSED", strategy="canary")]), Tick())
+    after = step(CURRENT, build([P(0, 2), P(1, 1)], [D(0, 1, "PREPAUSED", strategy="canary")]), Tick())
     assert statuses(after, 0) == ("PAUSED", "ACTIVE", "PAUSED")
 
 
@@ -477,7 +469,7 @@ def test_updater_canary_not_routable_starting_or_failing_skips_the_deployment_up
     """updater_spec.rb:319 (RUNNING not routable -> S), :334 (STARTING -> S), :357 (FAILING -> C)"""
     for report in ("S", "C"):
         before = build([P(0, 2), P(1, report)], [D(0, 1, "PREPAUSED", strategy="canary")])
-        after = step(before, Tick())
+        after = step(CURRENT, before, Tick())
         assert statuses(after, 0) == ("PREPAUSED", "ACTIVE", "DEPLOYING"), report
         assert counts(after) == {0: 2, 1: 1}
 
@@ -486,190 +478,12 @@ def test_updater_canary_not_routable_starting_or_failing_skips_the_deployment_up
 def test_dispatcher_when_there_are_no_deployments_does_nothing():
     """dispatcher_spec.rb:26"""
     before = build([P(0, 3)], [])
-    assert step(before, Tick()) == before
+    assert step(CURRENT, before, Tick()) == before
 
 
 def test_dispatcher_scales_a_deploying_deployment_canaries_a_prepaused_one_and_cancels_a_canceling_one():
     """dispatcher_spec.rb:39, :50, :61"""
-    assert counts(step(build([P(0, 6), P(1, 0)], [D(0, 1)]), Tick()))[1] == 1
+    assert counts(step(CURRENT, build([P(0, 6), P(1, 0)], [D(0, 1)]), Tick()))[1] == 1
     prepaused = build([P(0, 2), P(1, 1)], [D(0, 1, "PREPAUSED", strategy="canary")])
-    assert statuses(step(prepaused, Tick()), 0)[0] == "PAUSED"
-    assert statuses(step(cancel_state(), Tick()), 0)[0] == "CANCELED"
-
-
-# ================================================================ deployment_cancel_spec.rb
-def deployment_cancel_state(state):
-    # the deployment ships droplet 1; the previous droplet 0; the app's droplet is 1
-    return build([P(0, 1), P(1, 6, droplet=1)], [D(0, 1, state, droplet=1, previous=0)],
-                 droplets=(True, True), app_droplet=1)
-
-
-def test_deployment_cancel_deploying_sets_the_deployments_status_to_canceling():
-    """deployment_cancel_spec.rb:38"""
-    after = step(deployment_cancel_state("DEPLOYING"), Cancel())
-    assert statuses(after, 0) == ("CANCELING", "ACTIVE", "CANCELING")
-
-
-def test_deployment_cancel_resets_the_apps_current_droplet_to_the_previous_droplet():
-    """deployment_cancel_spec.rb:49"""
-    assert step(deployment_cancel_state("DEPLOYING"), Cancel()).app.droplet == 0
-
-
-def test_deployment_cancel_canceling_does_not_fail_idempotent_canceling():
-    """deployment_cancel_spec.rb:114"""
-    after = step(deployment_cancel_state("CANCELING"), Cancel())
-    assert statuses(after, 0) == ("CANCELING", "ACTIVE", "CANCELING")
-
-
-def test_deployment_cancel_deployed_or_canceled_raises_an_error():
-    """deployment_cancel_spec.rb:129, :141 (refused; the model's message differs)"""
-    for state in ("DEPLOYED", "CANCELED"):
-        assert isinstance(CURRENT.step(deployment_cancel_state(state), Cancel()), Rejected), state
-
-
-# ================================================================ deployment_continue_spec.rb
-def continue_state(state, reason="DEPLOYING", **extra):
-    value = "FINALIZED" if state in ("DEPLOYED", "CANCELED") else "ACTIVE"
-    return build([P(0, 1), P(1, 6)], [D(0, 1, state, value=value, reason=reason, strategy="canary", **extra)])
-
-
-def test_deployment_continue_paused_no_steps_sets_the_deployments_status_to_deploying():
-    """deployment_continue_spec.rb:33 (no steps) and :78 (canary_current_step 2, no steps)"""
-    for extra in ({}, {"canary_step": 2}):
-        after = step(continue_state("PAUSED", **extra), Continue())
-        assert statuses(after, 0) == ("DEPLOYING", "ACTIVE", "DEPLOYING")
-
-
-def test_deployment_continue_remaining_steps_sets_prepaused_and_increments_the_current_canary_step():
-    """deployment_continue_spec.rb:124, :135"""
-    after = step(continue_state("PAUSED", canary_steps=[10, 40], canary_step=1), Continue())
-    assert statuses(after, 0) == ("PREPAUSED", "ACTIVE", "DEPLOYING")
-    assert after.deployments[0].canary_step == 2
-
-
-def test_deployment_continue_prepaused_or_deploying_raises_an_error():
-    """deployment_continue_spec.rb:172, :184 (the model's message is upstream's)"""
-    for state in ("PREPAUSED", "DEPLOYING"):
-        out = CURRENT.step(continue_state(state), Continue())
-        assert isinstance(out, Rejected)
-        assert out.reason == "Cannot continue a deployment with status: ACTIVE and reason: DEPLOYING"
-
-
-def test_deployment_continue_deployed_or_canceled_raises_an_error():
-    """deployment_continue_spec.rb:196, :208 (refused; the model's message differs)"""
-    for state, reason in (("DEPLOYED", "DEPLOYED"), ("CANCELED", "CANCELED")):
-        assert isinstance(CURRENT.step(continue_state(state, reason), Continue()), Rejected), state
-
-
-# ================================================================ deployment_create_spec.rb
-def create_state(*instances):
-    return build([P(i, n) for i, n in enumerate(instances)], [])
-
-
-def test_deployment_create_creates_a_deployment_with_the_provided_droplet():
-    """deployment_create_spec.rb:73 (and :167: the app's current droplet is the provided one)"""
-    after = step(create_state(3), Deploy(new_droplet=True))
-    d = after.deployments[0]
-    assert statuses(after, 0) == ("DEPLOYING", "ACTIVE", "DEPLOYING")
-    assert (d.droplet, d.previous_droplet, d.owic) == (1, 0, 3)
-    assert after.app.droplet == 1
-
-
-def test_deployment_create_creates_a_web_process_with_one_instance_saved_on_the_deployment():
-    """deployment_create_spec.rb:173 (instances 1), :294 (two web processes, the newest deploys)"""
-    after = step(create_state(3), Deploy(new_droplet=True))
-    assert counts(after) == {0: 3, 1: 1}
-    assert after.deployments[0].deploying_process == after.newest_process.id
-
-
-def test_deployment_create_multiple_web_processes_creates_one_like_the_newer_web_process():
-    """deployment_create_spec.rb:265 (restart; instances 1)"""
-    after = step(create_state(3, 4), Deploy())
-    assert counts(after) == {0: 3, 1: 4, 2: 1}
-
-
-def test_deployment_create_existing_deploying_deployment_is_superseded_and_lends_its_owic():
-    """deployment_create_spec.rb:429, :445"""
-    before = build([P(0, 5), P(1, 1)], [D(0, 1, owic=10)])
-    after = step(before, Deploy(new_droplet=True))
-    assert statuses(after, 1) == ("DEPLOYING", "ACTIVE", "DEPLOYING")
-    assert after.deployments[1].owic == 10 and after.deployments[1].previous_droplet == 0
-    assert statuses(after, 0) == ("DEPLOYED", "FINALIZED", "SUPERSEDED")
-
-
-def test_deployment_create_existing_canceling_deployment_is_set_to_canceled_superseded():
-    """deployment_create_spec.rb:458"""
-    before = build([P(0, 5), P(1, 1)], [D(0, 1, "CANCELING", owic=10)])
-    after = step(before, Deploy(new_droplet=True))
-    assert statuses(after, 0) == ("CANCELED", "FINALIZED", "SUPERSEDED")
-
-
-def test_deployment_create_saves_max_in_flight_and_web_instances():
-    """deployment_create_spec.rb:817 (10), :828 (default 1), :837 (web_instances 12), :845 (nil)"""
-    d = step(create_state(3), Deploy(max_in_flight=10)).deployments[0]
-    assert d.max_in_flight == 10 and d.web_instances is None
-    assert step(create_state(3), Deploy()).deployments[0].max_in_flight == 1
-    assert step(create_state(3), Deploy(web_instances=12)).deployments[0].web_instances == 12
-
-
-def test_deployment_create_web_instances_creates_a_web_process_with_web_instances():
-    """deployment_create_spec.rb:856 (mif 200, web_instances 10, original 5 -> 10),
-    :867 (web_instances 5, original 10 -> 5)"""
-    assert counts(step(create_state(5), Deploy(max_in_flight=200, web_instances=10)))[1] == 10
-    assert counts(step(create_state(10), Deploy(max_in_flight=200, web_instances=5)))[1] == 5
-
-
-def rollback_state():
-    # droplet 0: the rollback revision's (pushed); 1: the latest revision's (deployed, d0);
-    # 2: the app's current droplet, staged, no revision (the spec's original_droplet)
-    return build([P(0, 3, droplet=1)], [D(0, 0, "DEPLOYED", owic=3, droplet=1, previous=0)],
-                 droplets=(True, True, True), app_droplet=2)
-
-
-def test_deployment_create_rollback_creates_a_deployment_with_the_revisions_droplet():
-    """deployment_create_spec.rb:1173 (and :1199: the app's current droplet is the revision's)"""
-    after = step(rollback_state(), Deploy(revision=0))
-    d = after.deployments[1]
-    assert d.state == "DEPLOYING" and (d.droplet, d.previous_droplet, d.owic) == (0, 2, 3)
-    assert after.app.droplet == 0
-
-
-def test_deployment_create_rollback_to_the_same_code_and_configuration_raises():
-    """deployment_create_spec.rb:1298 (the model's message is upstream's)"""
-    out = CURRENT.step(rollback_state(), Deploy(revision=1))
-    assert isinstance(out, Rejected) and out.reason.startswith("Unable to rollback.")
-
-
-def test_deployment_create_rolling_strategy():
-    """deployment_create_spec.rb:1402 (rolling), :1412 (mif 2 -> 2 instances), :1419 (DEPLOYING),
-    :1432 (mif 100 -> 3), :1519 (no strategy: rolling)"""
-    after = step(create_state(3), Deploy(max_in_flight=2, new_droplet=True))
-    assert after.deployments[0].strategy == "rolling" and statuses(after, 0)[0] == "DEPLOYING"
-    assert counts(after)[1] == 2
-    assert counts(step(create_state(3), Deploy(max_in_flight=100, new_droplet=True)))[1] == 3
-
-
-def test_deployment_create_canary_strategy():
-    """deployment_create_spec.rb:1444 (canary), :1454 (1 instance), :1461 (PREPAUSED),
-    :1484 (steps saved), :1496 (steps 33/99, mif 1 -> 1), :1506 (mif 100 -> first step: 1)"""
-    after = step(create_state(3), Deploy(strategy="canary", new_droplet=True))
-    assert after.deployments[0].strategy == "canary" and statuses(after, 0)[0] == "PREPAUSED"
-    assert counts(after)[1] == 1
-    for mif in (1, 100):
-        after = step(create_state(3), Deploy(max_in_flight=mif, strategy="canary", canary_steps=(33, 99),
-                                             new_droplet=True))
-        assert after.deployments[0].canary_steps == (33, 99) and counts(after)[1] == 1
-
-
-# ================================================================ process_scale_spec.rb
-def test_process_scale_scales_the_process_record():
-    """process_scale_spec.rb:21 (instances 1 -> 2; memory/disk/log are not modelled)"""
-    assert counts(step(create_state(1), Scale(2))) == {0: 2}
-
-
-def test_process_scale_fails_if_the_process_is_web_while_the_app_is_being_deployed():
-    """process_scale_spec.rb:151"""
-    before = build([P(0, 1), P(1, 1)], [D(0, 1)])
-    out = CURRENT.step(before, Scale(2))
-    assert isinstance(out, Rejected)
-    assert out.reason == "Cannot scale this process while a deployment is in flight."
+    assert statuses(step(CURRENT, prepaused, Tick()), 0)[0] == "PAUSED"
+    assert statuses(step(CURRENT, cancel_state(), Tick()), 0)[0] == "CANCELED"

@@ -32,7 +32,7 @@ from deployspec.reference.capi import VARIANTS
 from deployspec.reference.capi.actions import Cancel, Deploy, Scale, Tick
 from deployspec.reference.core import Rejected
 
-from .upstream_rspec import D, P, build, counts, statuses
+from .upstream_rspec import D, P, build, counts, statuses, step
 
 V2022, V3072, V3084 = VARIANTS["capi-2022"], VARIANTS["capi-pr3072"], VARIANTS["capi-pr3084"]
 ALL = (V2022, V3072, V3084)
@@ -40,12 +40,6 @@ SINCE_3072 = (V3072, V3084)
 
 all_variants = pytest.mark.parametrize("v", ALL, ids=lambda v: v.name)
 since_3072 = pytest.mark.parametrize("v", SINCE_3072, ids=lambda v: v.name)
-
-
-def step(v, state, action):
-    out = v.step(state, action)
-    assert not isinstance(out, Rejected), out
-    return out
 
 
 def scale_call(v, state, did: int = 0, reports: bool = True):

@@ -1,5 +1,6 @@
 """Details of the partitioned search (deployspec/partitioned.py) that a bug would get
-wrong quietly; the other searches' are in test_search_details.py.
+wrong quietly; the random search's are in test_search_details.py, the exhaustive
+engine's graph's in test_product_details.py.
 
 Found missing by the mutation pass that found those of test_search_details.py
 (ast-based: comparisons flipped, and/or swapped, conditions negated, constants

@@ -1,9 +1,11 @@
-"""Details of the searches that a bug would get wrong quietly.
+"""Details of the random search that a bug would get wrong quietly: the Hypothesis
+engine's rounds and the state machine it drives.
 
 Found missing by a mutation pass (ast-based: comparisons flipped, and/or swapped,
 conditions negated, constants changed, statements deleted, returns emptied, tuple
 elements dropped) run against each module's targeted tests, over four modules; those
-of the fourth, deployspec/partitioned.py, are in test_partitioned_details.py:
+of deployspec/engines/product.py are in test_product_details.py, those of
+deployspec/partitioned.py in test_partitioned_details.py:
 
 - deployspec/engines/hypothesis_engine.py: 110 mutants, 25 survived; 4 equivalent
   (three in annotations, never evaluated under ``from __future__ import annotations``;
@@ -18,11 +20,6 @@ of the fourth, deployspec/partitioned.py, are in test_partitioned_details.py:
 - stateful_tests/machine.py: 55 mutants (annotations left out), 7 survived, all
   killed here (teardown after a failed step and on a machine without steps, the
   adapter closed, the class's name, the ranges of a pick and of a probe's number).
-- deployspec/engines/product.py: 88 mutants, 18 survived; 10 equivalent (seven in
-  annotations; the observation of a state property's node taken from the cache or
-  afresh; ``after is state or after == state`` without the ``is``, a fast path
-  twice), 8 killed here (the observation cache, a dead end for a cause already
-  found, moves shared between searches, the settle phase's step count and memo).
 """
 
 from __future__ import annotations
@@ -33,21 +30,19 @@ import attrs
 import hypothesis.core
 import pytest
 from deployspec.reference.capi.actions import Push, Tick
-from deployspec.spec.core import Breach, settled_property, state_property, trace_property
+from deployspec.spec.core import settled_property
 from deployspec.stateful_tests.machine import PROBE, PropertyViolated, build_machine
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import Flaky, NoSuchExample
 
 from deployspec import interruption
 from deployspec.adapter import ReferenceAdapter
-from deployspec.engines import explore, hypothesis_engine, product
-from deployspec.engines.product import ProductGraph, Settler
+from deployspec.engines import hypothesis_engine
 from deployspec.engines.result import Result
 from deployspec.models import get_model
 from deployspec.session import Session
 
-from .helpers import SEED_STORY, action_labels
-from .toy import Move, Run, toy_model
+from .helpers import SEED_STORY
 
 CAPI = get_model("capi")
 SINGLE_ACTIVE = CAPI.property("single_active_deployment")
@@ -139,7 +134,9 @@ def test_a_search_s_settings_by_default(monkeypatch):
     assert (s.max_examples, s.stateful_step_count, s.deadline, s.database) == (300, 40, None, None)
     assert (s.derandomize, s.report_multiple_bugs, s.print_blob) == (False, False, False)
     assert s.phases == (Phase.generate, Phase.shrink) and s.verbosity == Verbosity.quiet
-    assert set(s.suppress_health_check) == set(HealthCheck)  # the search is the product, not a test
+    # pins the engine's own setting (hypothesis_engine: the search is the product, not a test);
+    # this test suppresses nothing itself
+    assert set(s.suppress_health_check) == set(HealthCheck)
     assert ran["seed"] == 0 and hypothesis.core.global_force_seed == 12345
     assert not hasattr(ran["machine"], PROBE)
     assert ran["machine"].__name__ == "Counted"
@@ -452,101 +449,3 @@ def test_a_verb_s_pick_runs_from_0_its_first_offer_to_63_and_a_probe_s_over_64_p
     assert find(choice, lambda c: c >= 8 * 64 - 1, settings=quiet) == 8 * 64 - 1
     with pytest.raises(NoSuchExample):
         find(choice, lambda c: c >= 8 * 64, settings=quiet)
-
-
-
-# --- the exhaustive engine's graph -------------------------------------------------------
-
-
-@state_property("toy")
-def never_bad(obs):
-    """Nodes named bad-<cause> break it."""
-    at = obs["at"]
-    return Breach(at.split("-")[1], f"at {at}") if at.startswith("bad") else None
-
-
-@trace_property("toy", initial=None)
-def never_into_bad(memory, step):
-    """A move into a node named bad-<cause> breaks it."""
-    at = step.after["at"]
-    return memory, (Breach(at.split("-")[1], f"into {at}") if at.startswith("bad") else None)
-
-
-def _toy_graph(moves, prop, **kw):
-    model, config = toy_model(moves)
-    return ProductGraph(model, model.variant("toy"), config, prop, **kw)
-
-
-def test_observations_are_kept_for_re_use_until_the_cache_is_full(monkeypatch):
-    g = _toy_graph({"start": []}, never_bad)
-    a, b = g.observe("a"), g.observe("b")
-    assert g.observe("a") is a and g.observe("b") is b and a == {"at": "a"}
-    monkeypatch.setattr(product, "CACHE_CAP", 2)
-    c = g.observe("c")  # full: it starts afresh
-    assert g.observe("c") is c and g.observe("a") is not a and g.observe("a") == a
-
-
-#: a bad-one node one move away, a bad-two node beyond it, and another two moves away
-TWO_WAYS = {"start": [(Move("a"), "bad-one"), (Move("b"), "x")],
-            "bad-one": [(Move("c"), "bad-two")], "x": [(Move("d"), "y")], "y": [(Move("e"), "bad-two")]}
-
-
-@pytest.mark.parametrize("prop", [never_bad, never_into_bad], ids=["state", "trace"])
-def test_a_node_broken_a_way_already_found_is_a_dead_end(prop):
-    # with `one` found, the search does not go on through bad-one: bad-two, the other
-    # way, is reported by the long route
-    model, config = toy_model(TWO_WAYS)
-    r = explore.search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config)
-    assert r.cause == "one" and action_labels(r.trace) == ["a"]
-    r = explore.search(model, "toy", prop, budget=60, seed=0, out_dir=None, config=config,
-                       skip_causes=frozenset({"one"}))
-    assert r.verdict == "violated" and r.cause == "two" and action_labels(r.trace) == ["b", "d", "e"]
-
-
-@state_property("toy")
-def anywhere(obs):
-    """Holds everywhere."""
-
-
-@trace_property("toy", initial=None)
-def any_move(memory, step):
-    """Holds for every move."""
-    return memory, None
-
-
-def test_a_second_property_s_search_replays_the_first_one_s_moves(monkeypatch):
-    model, config = toy_model(TWO_WAYS)
-    variant = model.variant("toy")
-    real, steps = type(variant).step, []
-
-    def step(self, state, action):
-        steps.append((state, action.label))
-        return real(self, state, action)
-
-    monkeypatch.setattr(type(variant), "step", step)
-    assert explore.search(model, "toy", anywhere, budget=60, seed=0, out_dir=None, config=config).verdict == "holds"
-    assert sorted(steps) == [("bad-one", "c"), ("start", "a"), ("start", "b"), ("x", "d"), ("y", "e")]
-    r = explore.search(model, "toy", any_move, budget=60, seed=0, out_dir=None, config=config)
-    assert r.verdict == "holds" and r.stats["states"] == 5
-    assert len(steps) == 5  # none computed again
-
-
-@settled_property("toy")
-def rests_well(obs):
-    """Stuck nodes break it."""
-    return f"settled at {obs['at']}" if obs["at"].startswith("stuck") else None
-
-
-def test_the_settle_phase_counts_the_steps_it_ran_not_those_it_remembered():
-    model, config = toy_model({"start": []}, {"x": (Run(), "mid"), "mid": (Run(), "stuck")})
-    settler = Settler(model, model.variant("toy"), config, rests_well)
-    assert settler.outcome("x") == ("settled at stuck", 2) and settler.steps_taken == 2
-    assert settler.outcome("mid") == ("settled at stuck", 1) and settler.outcome("x") == ("settled at stuck", 2)
-    assert settler.steps_taken == 2
-
-
-def test_a_remembered_settle_phase_that_ends_exactly_at_the_bound_is_not_run_again():
-    model, config = toy_model({"start": []}, {"x": (Run(), "mid"), "mid": (Run(), "stuck")}, settle_steps=2)
-    settler = Settler(model, model.variant("toy"), config, rests_well)
-    assert settler.outcome("x") == settler.outcome("x") == ("settled at stuck", 2)
-    assert settler.steps_taken == 2

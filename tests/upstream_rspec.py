@@ -5,6 +5,7 @@ the specs set them up, and what the examples assert on."""
 from __future__ import annotations
 
 from deployspec.reference.capi import from_observation
+from deployspec.reference.core import Rejected
 
 R, S, C = "RUNNING", "STARTING", "CRASHED"
 
@@ -41,3 +42,10 @@ def counts(state) -> dict:
 def statuses(state, did: int) -> tuple:
     d = state.deployments[did]
     return d.state, d.status_value, d.status_reason
+
+
+def step(variant, state, action):
+    """``variant``'s step, which must accept the action (a refusal fails the test, saying why)."""
+    out = variant.step(state, action)
+    assert not isinstance(out, Rejected), out
+    return out
