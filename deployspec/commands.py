@@ -101,7 +101,7 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
 def _print_check(args, results, status: int, ok: bool) -> None:
     """``check``'s report on stdout: JSON, a close look at some variants, or the matrix;
     ``ok``: every verdict as declared (matrix) or nothing violated (a close look)."""
-    from deployspec.report import matrix
+    from deployspec.report import declared_by, matrix
 
     if args.json:
         print(json.dumps(_check_json(results, status, ok, judged=not args.variant), indent=1))
@@ -132,6 +132,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
                       f"({r.engine}): {r.stats['other_causes']}")
         _print_unjudged(results)
         print(matrix(results, declared=False))
+        print(declared_by(results))
         return
     _print_statistics(results)
     print(matrix(results, declared=True))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+
 from deployspec.engines.result import Result
 from deployspec.models import get_model, model_names
 from deployspec.text import printable_line
-from deployspec.variant_plugins import source_of
+from deployspec.variant_plugins import ENV, source_of
 
 
 def matrix(results: list[Result], declared: bool) -> str:
@@ -43,7 +46,7 @@ def matrix(results: list[Result], declared: bool) -> str:
                     r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
                 ):
                     cell += "*"
-                    unfinished.append(f"deployspec check --model {model_name} --variant {v} "
+                    unfinished.append(f"{handing_in(v)}deployspec check --model {model_name} --variant {v} "
                                       f"--engine explore --property {p} --budget {DEFAULT_BUDGET['explore']:g}")
                 vacuous = sorted({k for r in rs if r.variant == v and r.property == p and r.verdict == "holds"
                                   for k in r.stats.get("vacuous", ())})
@@ -62,7 +65,7 @@ def matrix(results: list[Result], declared: bool) -> str:
                     by = sorted({r.engine for r in rs if r.variant == v and r.property == p and r.verdict == verdict})
                     notes.append(f"! {v} · {p}: {'VIOLATED' if verdict == 'violated' else verdict} "
                                  f"({', '.join(by)}), {disagreement(model, v, p, stats)}; a close look: "
-                                 f"deployspec check --model {model_name} --variant {v} --property {p}")
+                                 f"{handing_in(v)}deployspec check --model {model_name} --variant {v} --property {p}")
                 cells.append(f"{cell:{w}}")
             lines.append(f"{v:{width}}  " + "  ".join(cells))
         if unfinished:
@@ -75,6 +78,40 @@ def matrix(results: list[Result], declared: bool) -> str:
             lines.append(f"error in {where}: {printable_line(message, 300)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def handing_in(variant: str) -> str:
+    """What a command printed for another shell needs before it to know ``variant``: the
+    variable that handed it in (``DEPLOYSPEC_VARIANTS=mydesigns ``), or nothing."""
+    where = source_of(variant)
+    value = os.environ.get(ENV, "")
+    if where is None or not where.startswith(ENV) or not value:
+        return ""
+    return f"{ENV}={shlex.quote(value)} "
+
+
+def declared_by(results: list[Result]) -> str:
+    """Under a close look's table (``check --variant``), which exits 1 on any violation:
+    what each variant declares, which only the matrix (``check`` without ``--variant``) judges by."""
+    lines = []
+    for model_name, name in dict.fromkeys((r.model, r.variant) for r in results):
+        variant = get_model(model_name).variant(name)
+        says = ", ".join(sorted(variant.declares)) or "nothing (every property must hold)"
+        beyond = sorted(getattr(variant, "violates_beyond", {}))
+        if beyond:
+            says += f", and beyond the default search {', '.join(beyond)}"
+        lines.append(f"{name} declares it violates {says}; to judge it (and every other variant) by "
+                     f"that: {handing_in(name)}deployspec check --model {model_name}"
+                     f"{_properties_of(results, model_name)}")
+    return "\n".join(lines)
+
+
+def _properties_of(results: list[Result], model_name: str) -> str:
+    asked = list(dict.fromkeys(r.property for r in results if r.model == model_name))
+    model = get_model(model_name)
+    if len(asked) == len(model.properties):
+        return ""
+    return "".join(f" --property {p}" for p in asked)
 
 
 def variants_table() -> str:

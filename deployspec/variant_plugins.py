@@ -33,6 +33,7 @@ from typing import Any
 
 from deployspec.models import UsageError
 from deployspec.reference.core import InvalidVariant
+from deployspec.rule_results import RuleResultError, checked
 from deployspec.text import quoted
 from deployspec.traces import NAME, NAME_RULE
 from deployspec.user_code import cwd_first_on_path, is_module_name
@@ -90,7 +91,7 @@ def with_outside_variants(model: Any, classes: Mapping[str, type], taken: Iterab
     for where, v in _all_handed_in(classes, set(taken)).values():
         if v.model == model.name:
             _check_declarations(where, v, known)
-            variants[v.name] = _with_checked_bounds(where, v, model)
+            variants[v.name] = checked(_with_checked_bounds(where, v, model))
     return variants
 
 
@@ -250,6 +251,8 @@ def fault(variant: str, exc: BaseException) -> str | None:
     where = source_of(variant)
     if where is None:
         return None
+    if isinstance(exc, RuleResultError):  # no fault of the code where it was noticed
+        return f"variant {variant} ({where}): {exc}"
     return f"variant {variant} ({where}) raised {type(exc).__name__}: {exc}{_in_user_code(exc)}"
 
 

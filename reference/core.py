@@ -66,6 +66,19 @@ def rule(instance: Any, attribute: Any, value: Any) -> None:
                              f"not {type(value).__name__} {_brief(value)}")
 
 
+#: a rule field's metadata key: the types its results may have (what the shipped rules return)
+RETURNS = "returns"
+
+
+def rule_field(*returns: type | None, **kwargs: Any) -> Any:
+    """A variant's rule: a field holding a function (validated by ``rule``) whose results
+    are of the types ``returns`` (None for None). A rule handed in from outside is held to
+    them at each call (``variant_plugins``), so one returning another kind of thing is
+    named where it returned, not where deployspec first used the result."""
+    kinds = tuple(type(None) if r is None else r for r in returns)
+    return attrs.field(validator=rule, metadata={RETURNS: kinds}, **kwargs)
+
+
 def frozen(value: Any) -> Any:
     """attrs converter of a set field: a ``{...}`` written in a design becomes the frozenset
     the shipped ones hold (a variant is hashed: a search memoises by it); anything else is

@@ -26,7 +26,9 @@ def test_the_program_flushes_its_output_and_keeps_its_exit_status():
                            "capi-2022", "--engine", "explore", "--property", "capacity_within_bound"],
                           capture_output=True, text=True, check=False, env=env)
     assert proc.returncode == 1, proc.stderr
-    assert proc.stdout.rstrip().endswith("capi-2022  VIOLATED") and "Traceback" not in proc.stderr
+    assert "\ncapi-2022  VIOLATED" in proc.stdout and "Traceback" not in proc.stderr
+    assert proc.stdout.endswith("to judge it (and every other variant) by that: deployspec check --model capi "
+                                "--property capacity_within_bound\n")  # the last line, whole
 
 
 def test_the_program_still_runs_exit_handlers():

@@ -98,7 +98,8 @@ def test_a_claimed_fix_the_explorer_breaks_is_marked_with_the_command_to_look(ou
     text = matrix(results, declared=True)
     assert "VIOLATED !" in text
     assert (f"! {MINE} · single_active_deployment: VIOLATED (explore), declared to hold; a close look: "
-            f"deployspec check --model capi --variant {MINE} --property single_active_deployment") in text
+            f"DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi --variant {MINE} "
+            "--property single_active_deployment") in text
 
 
 def test_a_claimed_fix_whose_proof_did_not_finish_is_no_agreement(outside):

@@ -95,7 +95,8 @@ def test_a_replay_that_settles_in_more_steps_than_the_search_saw_is_an_error(mon
     monkeypatch.setattr(type(variant), "step", step)
     r = explore.search(model, "toy", rests_well, budget=60, seed=0, out_dir=None, config=config)
     assert r.verdict == "error" and r.trace is None
-    assert "does not match the search" in r.message and "3 steps, expected 2" in r.message
+    assert "does not match the search" in r.message and "in 3 steps, expected one in 2" in r.message
+    assert "not a function of the state alone" in r.message
 
 
 @pytest.mark.parametrize("own, explore_bounds, expected", [

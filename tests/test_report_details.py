@@ -5,7 +5,7 @@ error is anyone's text)."""
 from __future__ import annotations
 
 from deployspec.engines.result import Result
-from deployspec.report import matrix, variants_table
+from deployspec.report import declared_by, matrix, variants_table
 
 from .designs_handed_in import MINE
 
@@ -27,6 +27,22 @@ def test_a_close_look_marks_no_disagreement():
     assert row(table, "capi-safe").split()[1:] == ["VIOLATED", "!"]
     assert "! capi-safe · single_active_deployment: VIOLATED (explore), declared to hold; a close look: " \
         "deployspec check --model capi --variant capi-safe --property single_active_deployment" in table
+
+
+def test_under_a_close_look_each_variant_says_what_it_declares_and_how_to_judge_it_by_that():
+    """A close look exits 1 on any violation: a design of one's own claiming a fix saw
+    VIOLATED there with no word of its claim (the matrix's ``!`` comes only without --variant)."""
+    rs = [R("capi-safe", "single_active_deployment", "violated"), R("capi-current", "app_stays_available", "holds"),
+          R("capi-safe", "app_stays_available", "holds")]
+    assert declared_by(rs).splitlines() == [
+        ("capi-safe declares it violates nothing (every property must hold); to judge it (and every other "
+        "variant) by that: deployspec check --model capi --property single_active_deployment --property "
+        "app_stays_available"),
+        ("capi-current declares it violates app_stays_available, capacity_within_bound, user_scale_not_lost, "
+        "and beyond the default search cancel_restores_last_good, deployment_converges, "
+        "single_active_deployment; to judge it (and every other variant) by that: deployspec check --model "
+        "capi --property single_active_deployment --property app_stays_available"),
+    ]
 
 
 def test_the_columns_are_the_properties_judged_and_line_up_under_their_heads():
@@ -95,3 +111,18 @@ def test_the_variants_table_says_what_breaks_beyond_the_default_search_and_what_
     assert lines[safe + 1].split("violates: ")[1] == "nothing (must hold every property)"
     assert any(ln.strip().startswith("and beyond the default search, single_active_deployment: --engine explore")
                for ln in lines)
+
+
+def test_a_command_printed_for_a_design_handed_in_by_the_variable_carries_the_variable(outside):
+    """Copied into a fresh shell, ``deployspec check --variant mine`` said "unknown variant"."""
+    outside("finalize_in_txn")
+    from deployspec.models import get_model
+
+    get_model("capi")  # loads the designs
+    rs = [R(MINE, "single_active_deployment", "holds", stats={"complete": False}),
+          R("capi-safe", "single_active_deployment", "holds", stats={"complete": False})]
+    table = matrix(rs, declared=True)
+    assert f"  DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi --variant {MINE} " in table
+    assert "  deployspec check --model capi --variant capi-safe " in table
+    assert declared_by(rs[:1]).endswith(": DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi "
+                                        "--property single_active_deployment")

@@ -64,7 +64,7 @@ def documented_designs() -> dict[str, str]:
 def test_the_documented_designs_are_handed_in_as_written(capsys, hand_in):
     """The docs' examples, copied into a file by a reader, load (a capi and an App Service one)."""
     designs = documented_designs()
-    assert set(designs) == {"mydesigns", "myslots"}
+    assert set(designs) == {"mydesigns", "myslots", "myrule"}
     for module, source in designs.items():
         hand_in(module, source)
         status, out, err = run(capsys, "variants")
@@ -358,19 +358,6 @@ def test_a_file_name_is_not_a_module_name(capsys, outside, given):
     assert (status, err) == (2, (f"deployspec: error: DEPLOYSPEC_VARIANTS: {given!r} is not a module "
                                 "name (a dotted name importable from the current folder or PYTHONPATH, without "
                                 ".py or a path)\n"))
-
-
-def test_a_rule_called_with_other_arguments_is_named_by_where_deployspec_called_it(capsys, hand_in):
-    hand_in("badsig", "def prior(state):\n    return None\n"
-            + EVOLVED.format("name='badsig', violates_beyond={}, select_prior=prior"))
-    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "badsig", "--engine", "explore",
-                         "--property", "app_stays_available", "--json")
-    (result,) = json.loads(out)["results"]
-    assert status == 1 and result["verdict"] == "error"
-    assert result["message"].startswith("variant badsig (DEPLOYSPEC_VARIANTS module badsig) raised TypeError: "
-                                        "prior() takes 1 positional argument but 3 were given (in deployspec's ")
-    assert result["message"].endswith(": does a rule of yours take the arguments, and return what, "
-                                      "the rule it replaces does?)")
 
 
 def test_a_module_both_installed_and_named_in_the_variable_is_loaded_once(capsys, outside, monkeypatch):

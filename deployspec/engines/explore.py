@@ -194,9 +194,12 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     v = session.violation
     expected = found["total"]
     if v is None or v.property != prop.name or len(session.steps) != expected:
+        seen = "no violation" if v is None else f"a violation of {v.property}"
         raise InternalError(
             f"explore: the replayed trace of {prop.name} on {variant_name} does not match the "
-            f"search (violation {v}, {len(session.steps)} steps, expected {expected})"
+            f"search ({seen} in {len(session.steps)} steps, expected one in {expected}): the same "
+            "steps gave another result, so a step is not a function of the state alone "
+            "(a rule that reads the clock, randomness or a variable of its own?)"
         )
     stats["bfs_depth"] = len(actions)
     trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),

@@ -7,18 +7,20 @@ commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 from deployspec.reference.core import (
     Action,
     Beyond,
+    InvalidVariant,
     Rejected,
     flag,
     frozen,
     not_declared,
-    rule,
+    rule_field,
     states,
 )
 
@@ -26,9 +28,53 @@ from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
 from .model import CapiConfig
 from .runtime import settle_instance
-from .state import ACTIVE_STATES, CANCELING, DEPLOYING, DEPLOYMENT_STATES, CapiState, Deployment
+from .state import (
+    ACTIVE_STATES,
+    CANCELING,
+    DEPLOYING,
+    DEPLOYMENT_STATES,
+    CapiState,
+    Deployment,
+    Process,
+)
 
+#: a cancel step: ``(variant, state, deployment, reports) -> state`` (``reports``: Diego answered)
 Step = Callable[["CapiVariant", CapiState, Deployment, bool], CapiState]
+
+
+class ScaleStep(Protocol):
+    """A scale step: a cancel step's arguments and ``finish``, which the dispatcher gives
+    as False (a finished step leaves Finalize or the PAUSED write to the next tick) only
+    to a design with ``finish_after_commit``."""
+
+    def __call__(self, variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool,
+                 finish: bool = True) -> CapiState: ...
+
+
+def _finish_taken(instance: Any, attribute: Any, value: bool) -> None:
+    """With ``finish_after_commit`` the dispatcher calls ``scale_step(…, finish=False)``:
+    a step that cannot take it would fail at the first finished step, not where it was made."""
+    step = instance.scale_step
+    try:
+        params = inspect.signature(step).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): left to the call
+        return
+    if value and not any(p.name == "finish" or p.kind is p.VAR_KEYWORD for p in params):
+        raise InvalidVariant(
+            f"{instance.name}: finish_after_commit=True has the dispatcher call scale_step with "
+            f"finish=False, which {getattr(step, '__name__', step)!s} does not take "
+            "(a scale step of the kind of updater.scale_or_canary_step does)")
+
+
+def _stale_counts_oldest_first(instance: Any, attribute: Any, value: bool) -> None:
+    """``down_counts_stale`` is a reading of upstream's DownScaler, which goes oldest first
+    over the copies it read (``scaling.scale_down_with_stale_counts``): with it, a design's
+    own ``scale_down`` would run only in the steps whose clean-up wrote nothing."""
+    if value and instance.scale_down is not scaling.scale_down_oldest_first:
+        raise InvalidVariant(
+            f"{instance.name}: down_counts_stale=True models upstream's oldest-first DownScaler, so it "
+            f"cannot go with scale_down={getattr(instance.scale_down, '__name__', instance.scale_down)!s}; "
+            "give down_counts_stale=False with a scale_down of your own (as capi-safe does)")
 
 
 @attrs.frozen
@@ -41,44 +87,69 @@ class CapiVariant:
     #: properties this design is known to violate (historic designs keep their bugs).
     declares: frozenset[str] = attrs.field(converter=frozen)
     # (each rule, switch and set of states is of its kind when the variant is made:
-    # a design of one's own is refused where it was written, not run as another)
-    previous_deployment: Callable[[CapiState], Deployment | None] = attrs.field(validator=rule)
-    select_prior: rules.PriorSelection = attrs.field(validator=rule)
+    # a design of one's own is refused where it was written, not run as another).
+    # Each rule's comment gives its arguments and result; the docstrings of the shipped
+    # functions (rules.py, updater.py, scaling.py, canary.py, api.py) cite the upstream code.
+    #: (state) -> the deployment a new one supersedes, or None (``rules.previous_*``)
+    previous_deployment: Callable[[CapiState], Deployment | None] = rule_field(Deployment, None)
+    #: (state, the canceling deployment, Diego answered) -> the web process a cancel keeps
+    #: (``rules.*_or_oldest``: the prior web process rule, which ``--engine z3`` checks)
+    select_prior: rules.PriorSelection = rule_field(Process)
+    #: deployment states in which ``ProcessScale`` of the web process is refused
     scale_blocked_in: frozenset[str] = attrs.field(converter=frozen, validator=states(DEPLOYMENT_STATES))
-    cleanup: Callable[[CapiState, Deployment], CapiState] = attrs.field(validator=rule)
+    #: (state, the deployment being scaled) -> state: what a scale step first does to the
+    #: processes of canceled and superseded deployments (``rules.zero_canceled_superseded``)
+    cleanup: Callable[[CapiState, Deployment], CapiState] = rule_field(CapiState)
+    #: the historic steps read the deployment's state again under its lock and stop if it
+    #: changed since the dispatcher's snapshot (``updater.scale_step_one_at_a_time``)
     recheck_under_lock: bool = attrs.field(validator=flag)
+    #: deployment states ``cancel`` accepts (``api.cancel``)
     cancelable_states: frozenset[str] = attrs.field(default=frozenset({DEPLOYING, CANCELING}), converter=frozen,
                                                     validator=states(DEPLOYMENT_STATES))
+    #: deployment states the dispatcher sends to ``scale_step`` (CANCELING ones go to ``cancel_step``)
     scaled_states: frozenset[str] = attrs.field(default=updater.SCALED_BEFORE_CANARY, converter=frozen,
                                                 validator=states(DEPLOYMENT_STATES))
-    scale_step: Step = attrs.field(default=updater.scale_step_one_at_a_time, validator=rule)
+    #: (variant, state, deployment, Diego answered, finish=True) -> state: one scale step
+    #: (``updater.scale_step_one_at_a_time``, ``updater.scale_or_canary_step``); raise
+    #: ``rules.Retry`` to roll it back
+    scale_step: ScaleStep = rule_field(CapiState, default=updater.scale_step_one_at_a_time)
     #: a finished scale step commits before Finalize or the PAUSED write run
     #: (capi-current: Finalize since PR #4212, the PAUSED write since PR #4219), so
     #: ``tick(finish_later=…)`` opens that window
-    finish_after_commit: bool = attrs.field(default=False, validator=flag)
+    finish_after_commit: bool = attrs.field(default=False, validator=[flag, _finish_taken])
     #: the down-scaler counts the older processes as read before the canceled ones
-    #: were zeroed (capi-current, ``actions/scale.rb``; see ``scaling``)
-    down_counts_stale: bool = attrs.field(default=False, validator=flag)
-    cancel_step: Step = attrs.field(default=updater.cancel_step_scale_then_destroy, validator=rule)
+    #: were zeroed (capi-current, ``actions/scale.rb``; see ``scaling``); oldest first,
+    #: so only with ``scaling.scale_down_oldest_first``
+    down_counts_stale: bool = attrs.field(default=False, validator=[flag, _stale_counts_oldest_first])
+    #: (variant, state, the canceling deployment, Diego answered) -> state: one cancel step
+    #: (``updater.cancel_step_*``); raise ``rules.Retry`` to roll it back
+    cancel_step: Step = rule_field(CapiState, default=updater.cancel_step_scale_then_destroy)
     doc: str = ""
     model: str = "capi"
     # --- rules with the historic behaviour as default (capi-current chooses others) ---
-    #: the refusal's reason for a deployment's options, or None (DeploymentCreateMessage)
-    refuse_deploy: Callable[[Deploy], str | None] = attrs.field(default=rules.rolling_only, validator=rule)
+    #: (deploy action) -> the refusal's reason for a deployment's options, or None
+    #: (DeploymentCreateMessage; ``rules.rolling_only``, ``rules.deployment_options``)
+    refuse_deploy: Callable[[Deploy], str | None] = rule_field(str, None, default=rules.rolling_only)
     #: (state, deploy action, owic) -> instances the new web process starts with
-    starting_instances: Callable[[CapiState, Deploy, int], int] = attrs.field(
-        default=rules.one_starting_instance, validator=rule)
-    supersede: Callable[[Deployment], Deployment] = attrs.field(default=rules.superseded, validator=rule)
-    after_create: Callable[[CapiState, Deployment], CapiState] = attrs.field(default=rules.created_as_is,
-                                                                             validator=rule)
-    continue_: Callable[[CapiState], CapiState | Rejected] = attrs.field(default=api.no_canary_to_continue,
-                                                                          validator=rule)
-    before_dispatch: Callable[[CapiState], CapiState] = attrs.field(default=updater.finalize_degenerate,
-                                                                    validator=rule)
-    #: today's scale action: how the older web processes are scaled down
-    scale_down: scaling.DownScale = attrs.field(default=scaling.scale_down_oldest_first, validator=rule)
-    #: today's canary step plan
-    canary_plan: canary.PlanRule = attrs.field(default=canary.step_plan, validator=rule)
+    starting_instances: Callable[[CapiState, Deploy, int], int] = rule_field(
+        int, default=rules.one_starting_instance)
+    #: (the superseded deployment) -> it as a new deployment leaves it (``rules.superseded``)
+    supersede: Callable[[Deployment], Deployment] = rule_field(Deployment, default=rules.superseded)
+    #: (state, the deployment just created) -> state (``rules.canary_starts_prepaused``)
+    after_create: Callable[[CapiState, Deployment], CapiState] = rule_field(CapiState,
+                                                                            default=rules.created_as_is)
+    #: (state) -> state, or Rejected: ``continue`` (``api.continue_canary``)
+    continue_: Callable[[CapiState], CapiState | Rejected] = rule_field(
+        CapiState, Rejected, default=api.no_canary_to_continue)
+    #: (state) -> state: what the dispatcher does before the steps (``updater.finalize_degenerate``)
+    before_dispatch: Callable[[CapiState], CapiState] = rule_field(CapiState,
+                                                                   default=updater.finalize_degenerate)
+    #: today's scale action: (state, deploying process id, instances to keep in the others)
+    #: -> state: how the older web processes are scaled down
+    scale_down: scaling.DownScale = rule_field(CapiState, default=scaling.scale_down_oldest_first)
+    #: today's canary step plan: (owic, web_instances or None, the steps' weights) ->
+    #: ((canary, original) instances per step, …) (``canary.step_plan``)
+    canary_plan: canary.PlanRule = rule_field(tuple, default=canary.step_plan)
     #: per-variant bounds for the engines (evolves the model's CapiConfig)
     config: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
-from deployspec.reference.core import Action, Beyond, Rejected, flag, frozen, not_declared, rule
+from deployspec.reference.core import (
+    Action,
+    Beyond,
+    Rejected,
+    flag,
+    frozen,
+    not_declared,
+    rule_field,
+)
 
 from . import platform
 from .actions import (
@@ -79,7 +87,8 @@ class SlotsVariant:
     upstream: str
     #: properties this design is known to violate
     declares: frozenset[str] = attrs.field(converter=frozen)
-    reference: ReferenceRule = attrs.field(validator=rule)
+    #: (state) -> the Image ``set_image`` writes, or Rejected (``mutable_tag``, ``immutable_reference``)
+    reference: ReferenceRule = rule_field(Image, Rejected)
     #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
     #: a registry-wide webhook at production's CI/CD URL, if there is none (cobalt
     #: before PR #324: Terraform owned production's image, its ``app_settings`` and the

@@ -1,0 +1,77 @@
+"""The rules of a design handed in from outside, held to what the rules they replace return.
+
+A rule that returns another kind of thing (None from one that forgot its ``return``, a
+process's id where the process is meant) would fail later, wherever deployspec first
+used the result, in a file of deployspec's that names no rule. So when a design is
+loaded, each of its own rules is wrapped once to check its result at every call against
+its field's ``RETURNS`` (``reference.core.rule_field``). The shipped rules are not
+wrapped: they are deployspec's own, and the explorer's hot path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from deployspec.reference.core import RETURNS
+from deployspec.text import printable_line, quoted
+
+#: set on a wrapped rule, so that loading a design twice does not wrap it twice
+_CHECKED = "__deployspec_checked__"
+
+
+class RuleResultError(TypeError):
+    """A rule handed in returned what the rule it replaces never does, or cannot be called
+    as that one is."""
+
+
+def checked(variant: Any) -> Any:
+    """``variant`` with each rule of its own (not deployspec's) checking its results."""
+    changes = {}
+    for field in attrs.fields(type(variant)):
+        kinds = field.metadata.get(RETURNS)
+        fn = getattr(variant, field.name)
+        if kinds is None or _shipped(fn) or getattr(fn, _CHECKED, False):
+            continue
+        changes[field.name] = _wrapped(f"{type(variant).__name__}.{field.name}", fn, kinds)
+    return attrs.evolve(variant, **changes) if changes else variant
+
+
+def _shipped(fn: Callable) -> bool:
+    return (getattr(fn, "__module__", None) or "").startswith("deployspec.")
+
+
+def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
+    """``fn`` checking its results; ``field`` is ``Class.field``, whose comment (in the
+    variant class's module) gives the arguments and the result."""
+    name = field.split(".")[-1]
+    at = _defined_at(fn)
+    wanted = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+
+    @functools.wraps(fn)
+    def rule(*args: Any, **kwargs: Any) -> Any:
+        try:
+            out = fn(*args, **kwargs)
+        except TypeError as exc:
+            if exc.__traceback__ is not None and exc.__traceback__.tb_next is None:  # not into fn: the call
+                raise RuleResultError(f"its rule {name}{at} does not take the arguments the rule it replaces "
+                                      f"does ({exc}; the comment on {field} gives them)") from None
+            raise
+        if isinstance(out, kinds):
+            return out
+        what = "None" if out is None else f"{type(out).__name__} {printable_line(quoted(out), 60)}"
+        raise RuleResultError(f"its rule {name}{at} returned {what}, where the rule it replaces "
+                              f"returns {wanted}")
+
+    setattr(rule, _CHECKED, True)
+    return rule
+
+
+def _defined_at(fn: Callable) -> str:
+    """`` (at FILE:LINE)`` where the function was written, if it says."""
+    code = getattr(fn, "__code__", None)
+    return f" (at {os.path.basename(code.co_filename)}:{code.co_firstlineno})" if code else ""

@@ -1,0 +1,124 @@
+"""The rules of a design handed in: each is held to what the rule it replaces takes and
+returns, at every call (``deployspec.rule_results``), and combinations of rules and
+switches that cannot run as the design means are refused where the design is made."""
+
+import json
+
+import attrs
+import pytest
+from deployspec.reference.capi import rules
+from deployspec.reference.capi.variants import CAPI_CURRENT
+
+from deployspec import models, rule_results
+
+from .cli_runs import run
+from .test_variant_plugins import EVOLVED, EVOLVED_SLOTS
+
+
+def _error(capsys, variant, prop="cancel_restores_last_good", model="capi"):
+    status, out, _ = run(capsys, "check", "--model", model, "--variant", variant, "--engine", "explore",
+                         "--property", prop, "--json")
+    (result,) = json.loads(out)["results"]
+    assert status == 1 and result["verdict"] == "error", result
+    return result["message"]
+
+
+def test_a_rule_called_with_other_arguments_is_named_with_where_it_was_written(capsys, hand_in):
+    hand_in("badsig", "def prior(state):\n    return None\n"
+            + EVOLVED.format("name='badsig', violates_beyond={}, select_prior=prior"))
+    assert _error(capsys, "badsig") == (
+        "variant badsig (DEPLOYSPEC_VARIANTS module badsig): its rule select_prior (at badsig.py:1) does not "
+        "take the arguments the rule it replaces does (prior() takes 1 positional argument but 3 were given; "
+        "the comment on CapiVariant.select_prior gives them)")
+
+
+def test_a_rule_that_returns_none_is_named_where_it_returned_not_where_deployspec_used_it(capsys, hand_in):
+    """It was reported in deployspec's updater.py (or observe.py, for a state rule), naming no rule."""
+    hand_in("forgot", "from deployspec.reference.capi import rules\n"
+            "def prior(state, canceling, reports):\n"
+            "    rules.running_interim_or_oldest(state, canceling, reports)\n"
+            + EVOLVED.format("name='forgot', violates_beyond={}, select_prior=prior"))
+    assert _error(capsys, "forgot") == (
+        "variant forgot (DEPLOYSPEC_VARIANTS module forgot): its rule select_prior (at forgot.py:2) returned "
+        "None, where the rule it replaces returns Process")
+
+
+def test_a_rule_that_returns_another_kind_of_thing_is_named_with_what_it_returned(capsys, hand_in):
+    hand_in("texted", "def reference(state):\n    return 'myapp:release'\n"
+            + EVOLVED_SLOTS.format("name='texted', reference=reference"))
+    assert _error(capsys, "texted", "no_latent_drift", "slots") == (
+        "variant texted (DEPLOYSPEC_VARIANTS module texted): its rule reference (at texted.py:1) returned "
+        "str 'myapp:release', where the rule it replaces returns Image or Rejected")
+
+
+def test_a_type_error_inside_a_rule_is_its_own_line_not_a_call_with_other_arguments(capsys, hand_in):
+    hand_in("inner", "def prior(state, canceling, reports):\n    return len(reports)\n"
+            + EVOLVED.format("name='inner', violates_beyond={}, select_prior=prior"))
+    assert _error(capsys, "inner") == (
+        "variant inner (DEPLOYSPEC_VARIANTS module inner) raised TypeError: object of type 'bool' has no "
+        "len() at inner.py:2")
+
+
+def test_shipped_rules_are_not_wrapped_and_a_design_s_own_are_wrapped_once(hand_in):
+    """deployspec's own rules are the explorer's hot path; loading a design again (another
+    model's turn, a fresh cache) must not stack checks."""
+    def prior(state, canceling, reports):
+        return rules.running_interim_or_oldest(state, canceling, reports)
+
+    mine = attrs.evolve(CAPI_CURRENT, name="mine", select_prior=prior, violates_beyond={})
+    once = rule_results.checked(mine)
+    assert once.select_prior is not prior and once.select_prior.__wrapped__ is prior
+    assert once.scale_step is CAPI_CURRENT.scale_step and once.cancel_step is CAPI_CURRENT.cancel_step
+    assert rule_results.checked(once).select_prior is once.select_prior
+    assert rule_results.checked(CAPI_CURRENT) is CAPI_CURRENT
+
+
+def test_a_checked_rule_gives_what_the_rule_gave(hand_in):
+    hand_in("same", "from deployspec.reference.capi import rules\n"
+            "def prior(state, canceling, reports):\n"
+            "    return rules.running_interim_or_oldest(state, canceling, reports)\n"
+            + EVOLVED.format("name='same', violates_beyond={}, select_prior=prior"))
+    model = models.get_model("capi")
+    mine, shipped = model.variant("same"), model.variant("capi-current")
+    assert mine.select_prior is not shipped.select_prior  # wrapped
+    from deployspec.engines.explore import explore_config
+    from deployspec.explorer import bfs
+
+    config = attrs.evolve(explore_config(model, shipped), max_deployments=1)
+    counts = [(r.states, r.transitions) for r in
+              (bfs(model, v, config, goal=lambda s, o: False) for v in (mine, shipped))]
+    assert counts[0] == counts[1] and counts[0][0] > 100
+
+
+@pytest.mark.parametrize(("changes", "refusal"), [
+    ("scale_down=scaling.scale_down_idle_first",
+     ("down_counts_stale=True models upstream's oldest-first DownScaler, so it cannot go with "
+     "scale_down=scale_down_idle_first; give down_counts_stale=False with a scale_down of your own")),
+    ("scale_step=updater.scale_step_one_at_a_time",
+     ("finish_after_commit=True has the dispatcher call scale_step with finish=False, which "
+     "scale_step_one_at_a_time does not take")),
+])
+def test_a_switch_that_would_leave_a_rule_unused_or_uncallable_is_refused_where_it_was_written(
+        capsys, hand_in, changes, refusal):
+    """On capi-current, a scale_down of one's own ran only in steps whose clean-up wrote nothing
+    (the stale-count path goes oldest first), without a word; a four-argument scale step failed
+    at the first finished step."""
+    hand_in("combined", "import attrs\nfrom deployspec.reference.capi import scaling, updater\n"
+            "from deployspec.reference.capi.variants import CAPI_CURRENT\n"
+            f"VARIANTS = [attrs.evolve(CAPI_CURRENT, name='combined', {changes})]\n")
+    status, _, err = run(capsys, "variants")
+    assert status == 2 and refusal in err and err.rstrip().endswith("at combined.py:4")
+    assert err.count("\n") == 1
+
+
+def test_the_documented_rule_of_one_s_own_runs_in_every_engine(capsys, hand_in):
+    """docs/variants.md's example of a rule written by hand (not a shipped one recombined)."""
+    from .test_variant_plugins import documented_designs
+
+    hand_in("myrule", documented_designs()["myrule"])
+    for engine in ("explore", "hypothesis"):
+        status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-current-most-running",
+                             "--engine", engine, "--property", "cancel_restores_last_good", "--budget", "2",
+                             "--bound", "max_deployments=1", "--json")
+        (result,) = [r for r in json.loads(out)["results"] if r["engine"] == engine]
+        assert result["verdict"] in ("holds", "violated"), result
