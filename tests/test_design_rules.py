@@ -121,4 +121,4 @@ def test_the_documented_rule_of_one_s_own_runs_in_every_engine(capsys, hand_in):
                              "--engine", engine, "--property", "cancel_restores_last_good", "--budget", "2",
                              "--bound", "max_deployments=1", "--json")
         (result,) = [r for r in json.loads(out)["results"] if r["engine"] == engine]
-        assert result["verdict"] in ("holds", "violated"), result
+        assert result["verdict"] in ("holds", "violated") and status == (result["verdict"] == "violated"), result

@@ -183,7 +183,13 @@ def test_each_reply_is_flushed_before_the_next_request_is_read():
             seen.append(list(out.flushed))
             yield json.dumps(request).encode() + b"\n"
 
-    assert serve(ReferenceImplementation("capi", "capi-safe"), "capi", stdin=requests(), stdout=out) == 0
+    class Stdin:  # a line each time one is asked for, noting what was flushed by then
+        lines = requests()
+
+        def readline(self, limit=-1):
+            return next(self.lines, b"")
+
+    assert serve(ReferenceImplementation("capi", "capi-safe"), "capi", stdin=Stdin(), stdout=out) == 0
     assert seen[1] == [len(out.getvalue().splitlines(keepends=True)[0])]
     assert len(out.flushed) == 2
 
@@ -216,3 +222,27 @@ def test_a_request_holding_a_float_json_has_not_is_refused(constant):
     line = b'{"id": 1, "type": "action", "action": {"type": "scale", "instances": ' + constant.encode() + b"}}"
     assert _ready().reply_to(line) == {"id": None, "type": "error",
                                        "message": f"the request cannot be read: {constant} is not a JSON value"}
+
+
+def test_a_request_line_over_the_protocol_s_limit_is_refused_and_skipped_not_held():
+    """``serve < /dev/zero`` took all 23 GB of the machine, and a SIGTERM waited for the read."""
+    long = b"x" * (protocol.MAX_LINE + 5) + b"\n"
+    stdin = io.BytesIO(long + json.dumps(RESET).encode() + b"\n")
+    stdout = io.BytesIO()
+    assert serve(ReferenceImplementation("capi", "capi-safe"), "capi", stdin=stdin, stdout=stdout) == 0
+    first, second = (json.loads(line) for line in stdout.getvalue().splitlines())
+    assert first == {"id": None, "type": "error",
+                     "message": f"the request is a line of over {protocol.MAX_LINE} bytes (skipped)"}
+    assert second["type"] == "reset_ok"
+
+
+@pytest.mark.parametrize(("data", "lines"), [
+    (b"abcd\nefgh\n", [b"abcd\n", b"efgh\n"]),            # at the limit, with its newline: a request
+    (b"abcde\nfg", [None, b"fg"]),                         # over it; then a last line with no newline
+    (b"abcdefghijklmnop\nq\n", [None, b"q\n"]),            # read past in pieces, the next one whole
+    (b"abcdefghijklmnop", [None]),                         # endless input ends as one skipped line
+])
+def test_requests_are_lines_of_at_most_the_limit_the_rest_read_past(data, lines):
+    from deployspec.contract.server import requests
+
+    assert list(requests(io.BytesIO(data), limit=4)) == lines

@@ -26,6 +26,8 @@ from deployspec.adapter import ImplementationError
 from deployspec.text import decoded, printable_line, quoted
 
 VERSION = 1
+#: a line longer than this (a request, or a reply) is garbage, not a message: neither side holds more
+MAX_LINE = 8 * 1024 * 1024
 REQUESTS = ("reset", "action", "observe")
 REPLIES = ("reset_ok", "performed", "rejected", "observation", "error")
 #: the replies each request may get (``error`` always may)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from deployspec.adapter import StopServing
@@ -128,11 +129,31 @@ def serve(impl: Any, model_name: str, name: str | None = None,
     stdout = stdout or sys.stdout.buffer
     server = Server(impl, model_name, name)
     try:
-        for line in stdin:
-            if not line.strip():
+        for line in requests(stdin):
+            if line is None:
+                stdout.write(_dumps({"id": None, "type": "error", "message": (
+                    f"the request is a line of over {protocol.MAX_LINE} bytes (skipped)")}).encode() + b"\n")
+            elif line.strip():
+                stdout.write(server.answer(line))
+            else:
                 continue
-            stdout.write(server.answer(line))
             stdout.flush()
     except BrokenPipeError:  # the harness went away: nothing left to answer
         pass
     return 0
+
+
+def requests(stdin: BinaryIO, limit: int = protocol.MAX_LINE) -> Iterator[bytes | None]:
+    """The lines of ``stdin``; None for one longer than ``limit`` bytes, which is read past in
+    pieces and never held whole (endless input without a newline, ``/dev/zero``, would
+    otherwise take all the memory there is, and a signal would wait for the read to end)."""
+    while True:
+        line = stdin.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stdin.readline(limit)
+        yield None

@@ -31,7 +31,7 @@ from deployspec.files import MACHINE_LIMITS
 from deployspec.text import printable_line, quoted
 
 #: a reply line longer than this is garbage, not an observation
-MAX_LINE = 8 * 1024 * 1024
+MAX_LINE = protocol.MAX_LINE
 #: the least the first reply after start is given (the program may still be loading);
 #: --timeout, when longer, gives it more
 STARTUP_TIMEOUT = 30.0
