@@ -1,10 +1,13 @@
 """Code the user hands in by module name (``--python MODULE:FACTORY``, a design of their own):
-found as ``python -m`` would find it, from the current folder first, then PYTHONPATH."""
+found as ``python -m`` would find it, from the current folder first, then PYTHONPATH; and
+run with streams it cannot close and an ``os._exit`` it cannot end deployspec with."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from typing import Any
 
 
 def cwd_first_on_path() -> None:
@@ -16,3 +19,73 @@ def cwd_first_on_path() -> None:
 def is_module_name(name: str) -> bool:
     """``pkg.mod``, not a file name or a path (``./mod.py``), which no import can take."""
     return all(part.isidentifier() for part in name.split("."))
+
+
+class ExitCalled(BaseException):
+    """``os._exit`` called by the user's code while deployspec ran it: said, not obeyed
+    (it would end deployspec at once with the code's status, 0 read as a pass)."""
+
+    def __init__(self, status: Any):
+        super().__init__(status)
+        self.status = status
+
+
+@contextlib.contextmanager
+def exit_refused():
+    """While the user's code runs, ``os._exit`` in this process raises :class:`ExitCalled`;
+    in a child it forked (multiprocessing ends its children so) it exits as ever."""
+    real, pid = os._exit, os.getpid()
+
+    def refused(status: Any = 0) -> None:
+        if os.getpid() != pid:
+            real(status)
+        raise ExitCalled(status)
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
+@contextlib.contextmanager
+def lent_streams(stdout: Any = None):
+    """While the user's code runs, ``sys.stdout`` (``stdout``'s lender; by default the
+    current stdout's) and ``sys.stderr`` are lenders it may write to and flush, not close:
+    deployspec's own messages and results still go out after it."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = borrowed(out if stdout is None else stdout), borrowed(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def borrowed(stream: Any) -> Lent:
+    """The one lender of ``stream`` (itself if it is one), kept for the life of the
+    process: a thread of the user's code may be inside ``print`` on it when the main
+    thread puts the real stream back, and ``print`` does not hold a reference of its own
+    (CPython 3.11, gh-130163), so a lender freed then would crash the process."""
+    if isinstance(stream, Lent):
+        return stream
+    lender = _LENDERS.get(id(stream))
+    if lender is None or lender._stream is not stream:
+        lender = _LENDERS[id(stream)] = Lent(stream)
+    return lender
+
+
+class Lent:
+    """A stream lent to the user's code: it may write and flush, not close it."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+#: the lenders made, by id of the stream lent (they and their streams are never freed)
+_LENDERS: dict[int, Lent] = {}

@@ -21,7 +21,6 @@ process, for every model at once.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import sys
@@ -36,7 +35,13 @@ from deployspec.reference.core import InvalidVariant
 from deployspec.rule_results import RuleResultError, checked
 from deployspec.text import quoted
 from deployspec.traces import NAME, NAME_RULE
-from deployspec.user_code import cwd_first_on_path, is_module_name
+from deployspec.user_code import (
+    ExitCalled,
+    cwd_first_on_path,
+    exit_refused,
+    is_module_name,
+    lent_streams,
+)
 
 GROUP = "deployspec.variants"
 ENV = "DEPLOYSPEC_VARIANTS"
@@ -124,7 +129,9 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
 def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> list[Any]:
     """What one supplier hands in: its list of variants, each a variant of a shipped model."""
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # stdout is --json's, and serve's replies'
+        # stdout is --json's (and serve's replies'): what it prints goes to stderr; it may close
+        # neither, nor end deployspec with os._exit (a silent exit 0 read as a pass in CI)
+        with lent_streams(stdout=sys.stderr), exit_refused():
             obj = load()
             if isinstance(obj, ModuleType):
                 if not hasattr(obj, "VARIANTS"):
@@ -144,6 +151,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
         raise
     except SystemExit as exc:
         raise UsageError(f"variants from {where}: cannot load: it called sys.exit({quoted(exc.code)})") from None
+    except ExitCalled as exc:
+        raise UsageError(f"variants from {where}: cannot load: it called os._exit({quoted(exc.status)})") from None
     except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made
         raise UsageError(f"variants from {where}: {exc}{_at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line

@@ -46,6 +46,21 @@ def ends_the_process():
     return EndsTheProcess("capi", "capi-safe")
 
 
+class ClosesItsStreams(ReferenceImplementation):
+    """Closes ``sys.stdout`` and ``sys.stderr`` at a deploy, as a library tidying up might,
+    and answers on: deployspec's own output must still go out."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            sys.stdout.close()
+            sys.stderr.close()
+        return super().perform(action)
+
+
+def closes_its_streams():
+    return ClosesItsStreams("capi", "capi-safe")
+
+
 class GeneratorExits(ReferenceImplementation):
     def observe(self):
         if self.state is not None and self.model.observe(self.state)["deployments"]:

@@ -62,6 +62,9 @@ from .fault_runs import FAKES
     ("generator_exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
                                                "observe() raised GeneratorExit\n")),
     ("factory_exits", "app_stays_available", "at start: contract_fakes:factory_exits() raised SystemExit: 4"),
+    # os._exit during a call is refused and said (it ended deployspec with the object's status: 0 read as a pass)
+    ("ends_the_process", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: "
+                                                "perform() called os._exit(7)")),
     ("async_perform", "app_stays_available", ("step 0 (push(instances=1)) while checking app_stays_available: perform() "
                                              "returned an awaitable (coroutine): an async method?")),
     ("reset_answers", "app_stays_available", "reset() returned 'reset done'; expected None"),
@@ -157,6 +160,18 @@ def test_what_a_python_implementation_prints_stays_off_the_json_output(capfd, mo
     assert status == 0
     assert json.loads(out)["results"][0]["verdict"] == "holds"
     assert "DEBUG perform" in err
+
+
+def test_an_object_that_closes_its_streams_leaves_deployspec_s_output_whole(capfd, monkeypatch):
+    """Its sys.stderr was deployspec's: closing it exited 1 (read as "violated") with CPython's
+    "lost sys.stderr", and replay said "does not reproduce" with the status for "reproduces"."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:closes_its_streams", "--model", "capi", "--examples",
+                   "30", "--property", "single_active_deployment", "--json"])
+    out, err = capfd.readouterr()
+    assert status == 0 and json.loads(out)["results"][0]["verdict"] == "holds"
+    assert "single_active_deployment · contract: holds" in err and "lost sys.stderr" not in err
 
 
 def test_what_an_implementations_own_thread_prints_stays_off_the_json_output():

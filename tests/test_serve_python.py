@@ -31,7 +31,8 @@ def test_what_a_served_object_prints_stays_off_the_protocol(capfd):
 
 
 def test_an_object_that_ends_its_process_is_a_fault_not_the_end_of_the_run(capsys):
-    """In process (--python) os._exit would end deployspec too, verdict and all."""
+    """In process (--python) os._exit is refused during a call; here it ends the served
+    process, as any program's end, and the run reports it."""
     status = main(["contract", "--exec", _served("ends_the_process"), "--model", "capi",
                    "--property", "single_active_deployment", "--examples", "50", "--seed", "0"])
     captured = capsys.readouterr()
@@ -204,3 +205,15 @@ def test_what_serve_cannot_serve_is_said_in_one_line(argv, says):
                           capture_output=True, text=True, timeout=60, check=False)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith(f"deployspec: error: {says}") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_a_served_object_that_closes_its_streams_ends_serving_quietly():
+    """It closed the served process's sys.stdout: both replies went out, then a traceback and exit 1."""
+    requests = [{"id": 1, "type": "reset", "protocol": 1, "model": "capi", "config": {}},
+                {"id": 2, "type": "action", "action": {"type": "push", "instances": 1}},
+                {"id": 3, "type": "action", "action": {"type": "deploy", "max_in_flight": 1}}]
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "serve", "--model", "capi", "--python",
+                           "contract_fakes:closes_its_streams"], cwd=TESTS, capture_output=True, text=True,
+                          input="".join(json.dumps(r) + "\n" for r in requests), check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert [json.loads(line)["type"] for line in proc.stdout.splitlines()] == ["reset_ok", "performed", "performed"]

@@ -300,6 +300,8 @@ BAD = {
                  "VARIANTS maps 'a' to a variant of another name (keys must be the names)"),
     "asksforamodel": ("from deployspec.models import get_model\nget_model('capi')\nVARIANTS = []\n",
                       "a supplier asked for a model while its own variants were being loaded"),
+    # it ended deployspec with status 0, nothing checked and no --junit report: a pass in CI
+    "endsdeployspec": ("import os\nos._exit(0)\n", "cannot load: it called os._exit(0)"),
 }
 
 
@@ -380,3 +382,12 @@ def test_a_set_written_with_braces_is_held_as_the_shipped_frozensets_are(capsys,
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "safe-braces", "--engine", "explore",
                          "--property", "capacity_within_bound")
     assert status == 0 and "holds for all" in out, out
+
+
+def test_a_module_that_closes_the_streams_as_it_loads_leaves_deployspec_s_output_whole(capsys, hand_in):
+    """Its stdout is deployspec's stderr while it loads: closing either lost check's --json."""
+    hand_in("closer", "import sys\nsys.stdout.close()\nsys.stderr.close()\nVARIANTS = []\n")
+    status, out, err = run(capsys, "check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                           "--property", "capacity_within_bound", "--json")
+    assert status == 0 and json.loads(out)["results"][0]["verdict"] == "holds"
+    assert "capacity_within_bound · explore: holds" in err

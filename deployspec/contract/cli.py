@@ -18,6 +18,7 @@ from deployspec import traces
 from deployspec.adapter import ImplementationError, StopServing
 from deployspec.models import UsageError, bounds_given, find_variant, get_model
 from deployspec.text import printable_line
+from deployspec.user_code import lent_streams
 
 #: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
 DEFAULT_TIMEOUT = 10.0
@@ -326,7 +327,7 @@ def cmd_serve(args) -> int:
         raise UsageError("serve --python needs --model: the model the object implements (capi, slots)")
     requests, replies = _protocol_channel()  # first: loading a model loads the user's designs too
     model = get_model(args.model) if args.model is not None else find_variant(args.variant)[0]
-    with _sigterm_ends_serving():
+    with _sigterm_ends_serving(), lent_streams():  # the served object may not close deployspec's streams
         try:
             if args.python is not None:
                 impl, name = _served_object(args.python), args.python

@@ -30,7 +30,14 @@ from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
 from deployspec.text import printable_line, quoted
-from deployspec.user_code import cwd_first_on_path, is_module_name
+from deployspec.user_code import (
+    ExitCalled,
+    borrowed,
+    cwd_first_on_path,
+    exit_refused,
+    is_module_name,
+    lent_streams,
+)
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
@@ -159,7 +166,8 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     global _armed, _calling
     timed = timeout is not None and _take_alarm()
     try:
-        with contextlib.redirect_stdout(_borrowed(sys.stderr)):  # lent for the call; lending(): for a run
+        # lent for the call (lending(): stdout for a run); os._exit refused, as a crash reads 0
+        with lent_streams(stdout=sys.stderr), exit_refused():
             try:
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
@@ -177,6 +185,8 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
         raise
     except passing:
         raise
+    except ExitCalled as exc:
+        raise ImplementationError(f"{what} called os._exit({shown(exc.status)})") from None
     except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
         raise ImplementationError(f"{what} raised {describe(exc)}") from None
 
@@ -220,7 +230,7 @@ def lending(active: bool = True):
     if not active:
         yield out
         return
-    sys.stdout = _borrowed(sys.stderr)
+    sys.stdout = borrowed(sys.stderr)
     try:
         yield out
     except BaseException:
@@ -230,38 +240,10 @@ def lending(active: bool = True):
         sys.stdout = out
 
 
-def _borrowed(stream) -> _Borrowed:
-    """The one lender of ``stream``, kept for the life of the process: a thread of
-    the object may be inside ``print`` on it when the main thread puts the real
-    stdout back, and ``print`` does not hold a reference of its own (CPython
-    3.11, gh-130163), so a lender freed then would crash the process."""
-    lender = _LENDERS.get(id(stream))
-    if lender is None or lender._stream is not stream:
-        lender = _LENDERS[id(stream)] = _Borrowed(stream)
-    return lender
-
-
-class _Borrowed:
-    """A stream lent to the implementation as its stdout: it may write and flush,
-    not close it (deployspec's stderr stays open for its own messages)."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def close(self) -> None:
-        pass
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
 class _Overdue(BaseException):
     """Raised by SIGALRM in a call that outlived its timeout (a BaseException, so
     an implementation's ``except Exception`` does not swallow it)."""
 
-
-#: the lenders made, by id of the stream lent (they and their streams are never freed)
-_LENDERS: dict[int, _Borrowed] = {}
 
 _armed = False
 _calling = ""

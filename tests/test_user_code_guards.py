@@ -1,0 +1,53 @@
+"""What the user's code may not do to deployspec while it runs (``deployspec.user_code``):
+close the streams deployspec writes its results and messages to, or end the process with
+``os._exit``; and what it still may: exit a child it forked."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+import pytest
+
+from deployspec.user_code import ExitCalled, Lent, borrowed, exit_refused, lent_streams
+
+
+def test_os_exit_is_refused_in_this_process_and_the_real_one_is_back_after():
+    real = os._exit
+    with pytest.raises(ExitCalled) as caught, exit_refused():
+        os._exit(0)
+    assert caught.value.status == 0 and os._exit is real
+
+
+def test_a_child_the_code_forked_exits_as_ever():
+    """multiprocessing ends its forked children with os._exit: refused there, the child
+    would run on in deployspec's code."""
+    with exit_refused():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(5)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 5
+
+
+def test_lent_streams_cannot_be_closed_and_the_real_ones_are_back_after():
+    out, err = io.StringIO(), io.StringIO()
+    real = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = out, err
+    try:
+        with lent_streams(stdout=err):
+            print("to stderr")
+            sys.stdout.close()
+            sys.stderr.close()
+            print("still", file=sys.stderr)
+        assert (sys.stdout, sys.stderr) == (out, err)
+    finally:
+        sys.stdout, sys.stderr = real
+    assert not err.closed and err.getvalue() == "to stderr\nstill\n" and out.getvalue() == ""
+
+
+def test_a_stream_has_one_lender_and_a_lender_is_not_lent_again():
+    stream = io.StringIO()
+    lender = borrowed(stream)
+    assert isinstance(lender, Lent) and borrowed(stream) is lender and borrowed(lender) is lender
