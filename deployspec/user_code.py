@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from typing import Any
 
 
@@ -32,12 +33,14 @@ class ExitCalled(BaseException):
 
 @contextlib.contextmanager
 def exit_refused():
-    """While the user's code runs, ``os._exit`` in this process raises :class:`ExitCalled`;
-    in a child it forked (multiprocessing ends its children so) it exits as ever."""
-    real, pid = os._exit, os.getpid()
+    """While the user's code runs, ``os._exit`` in this thread raises :class:`ExitCalled`;
+    in another thread (deployspec's last resort ending a run the code hangs, a thread of
+    the code's own) or in a child it forked (multiprocessing ends its children so) it
+    exits as ever."""
+    real, pid, thread = os._exit, os.getpid(), threading.get_ident()
 
     def refused(status: Any = 0) -> None:
-        if os.getpid() != pid:
+        if os.getpid() != pid or threading.get_ident() != thread:
             real(status)
         raise ExitCalled(status)
 

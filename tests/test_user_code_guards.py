@@ -31,6 +31,24 @@ def test_a_child_the_code_forked_exits_as_ever():
     assert os.waitstatus_to_exitcode(status) == 5
 
 
+def test_another_thread_exits_as_ever():
+    """deployspec's last resort ends a run whose call swallowed its timeout with os._exit from
+    a timer thread: refused, the run hung for ever."""
+    import threading
+
+    real = os._exit
+    pid = os.fork()
+    if pid == 0:  # a process of its own: a second thread tries it while the main one is in the block
+        try:
+            with exit_refused():
+                threading.Thread(target=os._exit, args=(6,)).start()
+                threading.Event().wait(10)
+        finally:
+            real(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 6
+
+
 def test_lent_streams_cannot_be_closed_and_the_real_ones_are_back_after():
     out, err = io.StringIO(), io.StringIO()
     real = sys.stdout, sys.stderr
