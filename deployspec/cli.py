@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("variants", help="list the variants and what they declare")
     v.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
-    contract_cli.add_parsers(sub, _seconds, _nonneg_int)
+    contract_cli.add_parsers(sub, _seconds, _nonneg_int, _positive_int)
     return p
 
 
@@ -177,7 +177,7 @@ def _int_between(least: int, most: int):
 MAX_JOBS = 64
 _nonneg_int = _int_at_least(0)
 _positive_int = _int_at_least(1)
-#: pytest's --deployspec-examples (contract's --examples says its own words for 0)
+#: pytest's --deployspec-examples (contract's --examples is held to its most after parsing)
 _examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 
@@ -255,7 +255,8 @@ def _report_interrupted_start(args, started: float) -> None:
     title = f"deployspec {args.command}"
     when = "before its report was written" if report.began else "before it judged anything"
     try:
-        path = report.path_of(named, json_on_stdout=bool(getattr(args, "json", False)))
+        path = report.path_of(named, json_on_stdout=bool(getattr(args, "json", False)),
+                              out=getattr(args, "out", None))
         if getattr(args, "files", None) and replay_command.is_a_trace(path, replay_command.trace_files(args.files)):
             raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
         report.save(path, named, title, [report.interrupted(title, started, when)], started)

@@ -37,7 +37,7 @@ def cmd_check(args) -> int:
             explored = args.variant or source_of(v) is not None
             for e in set(engines) | ({"explore"} if explored else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
-    junit = report.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
+    junit = report.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=junit)
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)

@@ -81,8 +81,9 @@ def report(title: str, suites: list[Suite], started: float | None = None) -> str
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def path_of(named: str | None, *, json_on_stdout: bool = False) -> Path | None:
-    """Where ``--junit`` writes its report (:func:`output_path`), None without it.
+def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None = None) -> Path | None:
+    """Where ``--junit`` writes its report (:func:`output_path`; in ``out``, the ``--out``
+    folder, also before that is made), None without it.
     Not a ``.json`` name: a folder's ``*.json`` files are replayed as traces, and
     a trace saved under ``--out`` would be overwritten by the report. Not standard
     output when ``--json`` prints there: a JSON document followed by XML is neither."""
@@ -91,7 +92,7 @@ def path_of(named: str | None, *, json_on_stdout: bool = False) -> Path | None:
     from deployspec.outputs import output_path
     from deployspec.streams import standard_stream_named
 
-    path = output_path(named, "--junit")
+    path = output_path(named, "--junit", made=out)
     if json_on_stdout and standard_stream_named(str(path)) == "stdout":
         raise UsageError(f"--junit {named}: standard output carries --json; write the report to a file")
     if path.suffix.lower() == ".json":

@@ -69,6 +69,10 @@ class Model:
         try:
             return self.variants[name]
         except KeyError:
+            other = next((m for m in model_names() if m != self.name and name in get_model(m).variants), None)
+            if other is not None:  # (names are unique across models)
+                raise UsageError(f"{quoted(name)} is a variant of model {other}, not {self.name} "
+                                 f"(known for {self.name}: {', '.join(self.variants)})") from None
             raise UsageError(
                 f"unknown variant {quoted(name)} for model {self.name} "
                 f"(known: {', '.join(self.variants)}; a design of your own is handed in: docs/variants.md)"

@@ -75,9 +75,11 @@ def _stdout(flag: str) -> Path:
     return Path(STDOUT)
 
 
-def output_path(named: str, flag: str, empty: str = "give a file name") -> Path:
+def output_path(named: str, flag: str, empty: str = "give a file name", made: str | None = None) -> Path:
     """The file an option names to write to, checked before any work: not empty, not
-    a folder, not a closed standard stream, in a folder that exists and takes files.
+    a folder, not a closed standard stream, in a folder that exists and takes files
+    (or is ``made``, the ``--out`` folder the command makes and checks next:
+    ``--out results --junit results/junit.xml`` in a fresh checkout).
     Returned absolute: written where it was named, whatever folder the run moves to
     (a --python object shares the process). ``-`` is standard output, as for most tools."""
     if named == "-":
@@ -96,6 +98,9 @@ def output_path(named: str, flag: str, empty: str = "give a file name") -> Path:
         if path.is_dir():
             raise UsageError(f"{flag} {named}: is a directory")
         folder = path.resolve().parent
+        if not folder.is_dir() and made is not None and not os.path.lexists(made) and \
+                str(folder) == os.path.realpath(made):
+            return Path(os.path.abspath(named))
         if not folder.is_dir():
             raise UsageError(f"{flag} {named}: no folder {folder}")
         if not _descriptor(path) and not (path.exists() and not path.resolve().is_file()):

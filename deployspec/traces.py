@@ -158,7 +158,7 @@ def _regular_or_absent(path: Path) -> None:
 def _finding_at(path: Path) -> str | None:
     """The fingerprint of the trace stored at ``path``, or None if there is none readable."""
     try:
-        return fingerprint(json.loads(path.read_text(encoding="utf-8")))
+        return fingerprint(json.loads(path.read_text(encoding="utf-8-sig")))
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
         return None
 
@@ -177,7 +177,7 @@ def load(path: str | os.PathLike) -> dict:
             raw = f.read(MAX_TRACE_BYTES + 1)
         if len(raw) > MAX_TRACE_BYTES:
             raise UsageError(f"{path}: over {MAX_TRACE_BYTES >> 20} MiB: not a trace file")
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # (a byte-order mark, as Windows editors write one, is not the trace)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:

@@ -29,6 +29,7 @@ def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -
     if mode == "hang":
         child = subprocess.Popen(["sleep", "600"])
         _note(pidfile, child.pid)
+        print("fake: waiting for the database lock", file=sys.stderr, flush=True)
         time.sleep(600)
     if mode in ("closes-stdin", "closes-stdin-late"):  # answers, then stops reading and goes on running
         out.write(json.dumps(server.reply_to(json.dumps(request).encode())).encode() + b"\n")

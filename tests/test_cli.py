@@ -313,6 +313,15 @@ def test_replay_says_when_the_violation_comes_at_another_step_than_recorded(caps
     assert status == 1 and f"at step {at} (cause " in out and ", not at the recorded step 0: " in out
 
 
+def test_a_trace_saved_with_a_byte_order_mark_reads_as_the_trace(capsys, tmp_path):
+    """An editor on Windows writes one: "not JSON (Unexpected UTF-8 BOM …)", though the
+    protocol's replies are read past one."""
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + SEED.read_bytes())
+    status, out, err = run(capsys, "show", str(marked))
+    assert (status, err) == (0, "") and out == run(capsys, "show", str(SEED))[1]
+
+
 def test_a_truncated_trace_file_says_where_it_ends(capsys, tmp_path):
     """Cut off mid-string (a partial download): json's own wording, once ("… starting at at line")."""
     cut = tmp_path / "cut.json"

@@ -74,6 +74,19 @@ def test_a_report_inside_the_out_folder_is_still_fine(capsys, tmp_path):
     assert (tmp_path / "d" / "report.xml").is_file() and list((tmp_path / "d").glob("*.json"))
 
 
+@pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
+def test_a_report_inside_an_out_folder_not_made_yet_is_fine_too(capsys, tmp_path, monkeypatch, command):
+    """``--out results --junit results/junit.xml`` in a fresh checkout: "no folder", though
+    --out makes it. A report in a folder --out does not make is still refused before the run."""
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(capsys, *OUT_COMMANDS[command], "--out", "results", "--junit", "results/junit.xml")
+    assert status == 1, err
+    assert (tmp_path / "results" / "junit.xml").is_file() and list((tmp_path / "results").glob("*.json"))
+    status, _, err = run(capsys, *OUT_COMMANDS[command], "--out", "new", "--junit", "other/junit.xml")
+    assert (status, err) == (2, f"deployspec: error: --junit other/junit.xml: no folder {tmp_path / 'other'}\n")
+    assert not (tmp_path / "new").exists()
+
+
 def test_show_writes_into_a_fifo_or_through_a_symlink_without_replacing_it(tmp_path):
     fifo, real, link = tmp_path / "fifo", tmp_path / "real.txt", tmp_path / "link.txt"
     os.mkfifo(fifo)

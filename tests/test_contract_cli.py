@@ -122,7 +122,7 @@ def test_conformance_holds_for_the_same_variant(capsys):
                                             "starting with a letter or digit, with no '--' and no '-' at the end")),
     (["--exec", "true", "--name", "impl-"], "--name 'impl-': must be 1-64 letters"),
     (["--exec", "true", "--name", "capi-safe"], "--name capi-safe: the name of a reference variant"),
-    (["--exec", "true", "--examples", "0"], "--examples must be at least 1"),
+    (["--exec", "true", "--examples", "0"], "argument --examples: must be >= 1, got 0"),
     (["--exec", ""], "--exec: empty"),
     (["--python", ""], "--python: empty"),
 ])

@@ -50,7 +50,7 @@ def test_an_implementation_and_a_model_are_required(capsys):
 
 
 @pytest.mark.parametrize("option, value, says", [
-    ("--examples", "-1", "argument --examples: must be >= 0, got -1"),
+    ("--examples", "-1", "argument --examples: must be >= 1, got -1"),  # as 0 is told
     ("--seed", "-1", "argument --seed: must be >= 0, got -1"),
     ("--timeout", "0", "argument --timeout: must be more than 0"),
     ("--budget", "0", "argument --budget: must be more than 0 and less than 86400 seconds"),
@@ -330,3 +330,12 @@ def test_the_last_resort_is_armed_once_only_in_the_deployspec_program(monkeypatc
         (timer,) = armed
         assert timer.said == ("interrupted, and X did not let go", 130) and not timer.cancelled
     assert timer.cancelled  # it unwound: nothing to force
+
+
+def test_a_reference_of_another_model_is_named_as_such(capsys):
+    """It said "unknown variant 'slots-webhook-tag'", a variant that exists, of model slots."""
+    from .cli_runs import run
+
+    status, _, err = run(capsys, "contract", "--exec", "true", "--model", "capi", "--reference", "slots-webhook-tag")
+    assert (status, err) == (2, ("deployspec: error: 'slots-webhook-tag' is a variant of model slots, not capi "
+                                "(known for capi: capi-2022, capi-pr3072, capi-pr3084, capi-current, capi-safe)\n"))

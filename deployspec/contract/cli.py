@@ -24,7 +24,7 @@ from deployspec.user_code import lent_streams
 DEFAULT_TIMEOUT = 10.0
 
 
-def add_parsers(sub, seconds, nonneg_int) -> None:
+def add_parsers(sub, seconds, nonneg_int, positive_int) -> None:
     from deployspec.cli import _bound as bound  # check's parser: the same syntax and messages
 
     c = sub.add_parser(
@@ -48,7 +48,7 @@ def add_parsers(sub, seconds, nonneg_int) -> None:
     amount.add_argument("--budget", type=seconds, default=2.0, metavar="SECONDS",
                         help="search time per check (default 2; the first 100 examples always run), "
                              "after the sweep of every first step (once per run)")
-    amount.add_argument("--examples", type=nonneg_int, metavar="N",
+    amount.add_argument("--examples", type=positive_int, metavar="N",
                         help="instead of --budget: at most N valid examples per check (Hypothesis's "
                              "max_examples), the same on any machine for a --seed (for CI). The examples "
                              "column counts every example run, so it can show more: those Hypothesis "
@@ -164,8 +164,6 @@ def cmd_contract(args) -> int:
     from deployspec.outputs import writable_dir
     from deployspec.progress import Progress
 
-    if args.examples == 0:
-        raise UsageError("--examples must be at least 1")
     if args.examples is not None and args.examples > MAX_EXAMPLES:
         raise UsageError(f"--examples: at most {MAX_EXAMPLES:,} (days of work); a long hunt is --budget")
     model = get_model(args.model)
@@ -174,7 +172,7 @@ def cmd_contract(args) -> int:
     bounds = bounds_given(args.bound)
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
-    report = junit.path_of(args.junit, json_on_stdout=args.json)  # before --out's folder is made
+    report = junit.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=report)
     # saved where the user meant, even if a --python object changes this process's folder

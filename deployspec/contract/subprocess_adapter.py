@@ -201,8 +201,9 @@ class Program:
                 if remaining <= 0.2:
                     if self._stdin_closed():  # it stopped reading: the request may never have reached it
                         raise ImplementationError(self._gone(request, "closed its stdin"))
-                    raise ImplementationError(
+                    raise ImplementationError(  # (its last words: often what it waits for)
                         f"no reply to {protocol.describe(request)} within {timeout:g} s ({hint})"
+                        f"{self._stderr_tail()}"
                     )
                 continue
             chunk = os.read(fd, 65536)
