@@ -11,6 +11,7 @@ without code of its own; ``model.lanes`` names the rows.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,6 +43,10 @@ CELL_W, CELL_H, GAP = 40, 11, 2
 LEFT = 150  # lane labels
 HEAD = 64  # title lines above the rotated action labels
 BAND_H = 16
+#: the most instance cells one lane shows at a step; the rest are one cell, "+N", their
+#: statuses counted in its tooltip (a trace may hold 10,000 instances a process: drawn
+#: one by one, a 44 MB trace became a 527 MB picture)
+MAX_CELLS = 40
 
 
 def _colour(table: dict[str, str], value: str) -> str:
@@ -116,7 +121,8 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
-    depth = {k: max(1, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)) for k in lane_keys}
+    depth = {k: min(MAX_CELLS, max(1, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)))
+             for k in lane_keys}
     n = len(observations)
     longest = max(len(label) + 14 for label in labels)
     TOP = HEAD + int(longest * 6.2 * 0.82) + 16
@@ -181,6 +187,16 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
             if not statuses:
                 out.append(f'<rect x="{cx}" y="{base - 2}" width="{CELL_W}" height="2" fill="#adb5bd">'
                            f"<title>{escape(k)}: 0 instances</title></rect>")
+            if len(statuses) > MAX_CELLS:  # the first ones, then the rest counted in one cell
+                rest = statuses[MAX_CELLS - 1:]
+                counts = ", ".join(f"{n} {escape(st)}" for st, n in Counter(rest).items())
+                iy = base - MAX_CELLS * (CELL_H + GAP)
+                out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" fill="#495057">'
+                           f"<title>{escape(k)} instances {MAX_CELLS - 1}-{len(statuses) - 1}: {counts}</title>"
+                           "</rect>")
+                out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
+                           f'text-anchor="middle" fill="white">+{len(rest)}</text>')
+                statuses = statuses[:MAX_CELLS - 1]
             for i, status in enumerate(statuses):
                 iy = base - (i + 1) * (CELL_H + GAP)
                 out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" '

@@ -133,6 +133,23 @@ def test_instances_stack_upwards_inside_their_own_lane():
     assert tops["P1"] <= int(empty.get("y")) <= floors[1]
 
 
+def test_a_lane_draws_at_most_max_cells_the_rest_counted_in_one():
+    """A trace may hold 10,000 instances a process: drawn one by one, a 44 MB trace became a
+    527 MB picture. The first MAX_CELLS - 1 are drawn, the rest are one cell, inside the lane."""
+    many = ["RUNNING"] * 60 + ["CRASHED"] * 40 + ["STARTING"]
+    t = trace([{"processes": [proc(0, *many), proc(1, "RUNNING")]}], bad=0)
+    root = svg(t)
+    cells = titled(root, "P0 instance ")
+    (rest,) = titled(root, "P0 instances ")
+    last = render_svg.MAX_CELLS - 1
+    assert len(cells) == last and f"+{len(many) - last}" in texts(root)
+    assert rest.find(f"{NS}title").text == f"P0 instances {last}-100: 21 RUNNING, 40 CRASHED, 1 STARTING"
+    floors = sorted(int(ln.get("y1")) for ln in root.iter(f"{NS}line"))
+    tops = {x.text: int(x.get("y")) - 10 for x in root.iter(f"{NS}text") if x.text in ("P0", "P1")}
+    assert tops["P0"] <= int(rest.get("y")) < min(int(c.get("y")) for c in cells)  # on top, in its lane
+    assert max(int(c.get("y")) for c in cells) + CELL_H <= floors[0] < tops["P1"]
+
+
 def test_a_band_names_its_state_once_per_run():
     """The state's word where it changes, and again after the deployment was away."""
     d = lambda *ds: {"processes": [proc(0, "RUNNING")], "deployments": list(ds)}
