@@ -69,7 +69,7 @@ class Model:
         try:
             return self.variants[name]
         except KeyError:
-            other = next((m for m in model_names() if m != self.name and name in get_model(m).variants), None)
+            other = self._model_of(name)
             if other is not None:  # (names are unique across models)
                 raise UsageError(f"{quoted(name)} is a variant of model {other}, not {self.name} "
                                  f"(known for {self.name}: {', '.join(self.variants)})") from None
@@ -77,6 +77,19 @@ class Model:
                 f"unknown variant {quoted(name)} for model {self.name} "
                 f"(known: {', '.join(self.variants)}; a design of your own is handed in: docs/variants.md)"
             ) from None
+
+    def _model_of(self, name: str) -> str | None:
+        """The other model with a variant ``name``, if one loads (a design of one's own for
+        another model, its bounds refused, must not stop this one: docs/variants.md)."""
+        for m in model_names():
+            if m == self.name:
+                continue
+            try:
+                if name in get_model(m).variants:
+                    return m
+            except UsageError:
+                continue
+        return None
 
     def property(self, name: str, config: Any = None, subject: str = "implementation") -> Property:
         """The property ``name``; a ``conforms_to_<variant>`` one is built here, its

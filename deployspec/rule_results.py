@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ import attrs
 
 from deployspec.reference.core import RETURNS
 from deployspec.text import printable_line, quoted
+from deployspec.user_code import ExitCalled, exit_refused
 
 #: set on a wrapped rule, so that loading a design twice does not wrap it twice
 _CHECKED = "__deployspec_checked__"
@@ -55,9 +57,15 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
         try:
-            out = fn(*args, **kwargs)
+            with exit_refused():  # as while its module loaded: a silent exit 0 reads as a pass
+                out = fn(*args, **kwargs)
+        except ExitCalled as exc:
+            raise RuleResultError(f"its rule {name}{at} called os._exit({quoted(exc.status)})") from None
         except TypeError as exc:
-            if exc.__traceback__ is not None and exc.__traceback__.tb_next is None:  # not into fn: the call
+            # not into fn: the call itself failed, and deployspec made it (a call from the design's
+            # own code, one rule of it calling another, is that code's fault, said at its line)
+            if exc.__traceback__ is not None and exc.__traceback__.tb_next is None and \
+                    sys._getframe(1).f_globals.get("__name__", "").startswith("deployspec."):
                 raise RuleResultError(f"its rule {name}{at} does not take the arguments the rule it replaces "
                                       f"does ({exc}; the comment on {field} gives them)") from None
             raise

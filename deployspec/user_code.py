@@ -33,7 +33,8 @@ class ExitCalled(BaseException):
 
 @contextlib.contextmanager
 def exit_refused():
-    """While the user's code runs, ``os._exit`` in this thread raises :class:`ExitCalled`;
+    """While the user's code runs, ``os._exit`` in this thread raises :class:`ExitCalled`
+    (deployspec enters it from its main thread only: the blocks nest, never overlap);
     in another thread (deployspec's last resort ending a run the code hangs, a thread of
     the code's own) or in a child it forked (multiprocessing ends its children so) it
     exits as ever."""
@@ -78,7 +79,8 @@ def borrowed(stream: Any) -> Lent:
 
 
 class Lent:
-    """A stream lent to the user's code: it may write and flush, not close it."""
+    """A stream lent to the user's code: it may write and flush, not close it (nor the
+    binary stream under it, ``.buffer``)."""
 
     def __init__(self, stream: Any):
         self._stream = stream
@@ -86,7 +88,12 @@ class Lent:
     def close(self) -> None:
         pass
 
+    def detach(self) -> Any:
+        raise ValueError("this stream is deployspec's, lent: it cannot be detached")
+
     def __getattr__(self, name: str) -> Any:
+        if name == "buffer":
+            return borrowed(self._stream.buffer)
         return getattr(self._stream, name)
 
 

@@ -30,6 +30,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
+from deployspec import rule_results
 from deployspec.models import UsageError
 from deployspec.reference.core import InvalidVariant
 from deployspec.rule_results import RuleResultError, checked
@@ -298,6 +299,10 @@ def _frames(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
     libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
     # raised in an explore worker (--workers): its frames there, not those re-raising it here
     frames = getattr(exc, "worker_frames", None) or traceback.extract_tb(exc.__traceback__)
+    # the check around each rule of the user's (rule_results) is no place of its own: left out,
+    # a call one rule of theirs makes of another with other arguments is said at their line
+    wrapper = os.path.splitext(rule_results.__file__)[0]
+    frames = [f for f in frames if os.path.splitext(f.filename)[0] != wrapper]
     return frames, [f for f in frames if not f.filename.startswith(("<", *libraries))], own
 
 

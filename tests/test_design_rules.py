@@ -122,3 +122,39 @@ def test_the_documented_rule_of_one_s_own_runs_in_every_engine(capsys, hand_in):
                              "--bound", "max_deployments=1", "--json")
         (result,) = [r for r in json.loads(out)["results"] if r["engine"] == engine]
         assert result["verdict"] in ("holds", "violated") and status == (result["verdict"] == "violated"), result
+
+
+def test_a_rule_of_one_s_own_calling_another_with_other_arguments_is_said_at_its_line(capsys, hand_in):
+    """The call is the caller's fault: it was blamed on the rule called, and no line was named."""
+    hand_in("callswrong", "import attrs\nfrom deployspec.reference.capi import rules, updater\n"
+            "from deployspec.reference.capi.variants import CAPI_CURRENT\n"
+            "def cleanup(state, deployment):\n    return rules.zero_canceled_superseded(state, deployment)\n"
+            "def step(variant, state, deployment, reports, finish=True):\n"
+            "    variant.cleanup(state)\n"
+            "    return updater.scale_or_canary_step(variant, state, deployment, reports, finish=finish)\n"
+            "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='callswrong', violates_beyond={}, cleanup=cleanup, "
+            "scale_step=step)]\n")
+    assert _error(capsys, "callswrong", "deployment_converges") == (
+        "variant callswrong (DEPLOYSPEC_VARIANTS module callswrong) raised TypeError: cleanup() missing 1 "
+        "required positional argument: 'deployment' at callswrong.py:7")
+
+
+def test_a_rule_that_calls_os_exit_is_an_error_not_a_silent_pass(capsys, hand_in, tmp_path):
+    """It ended check at once with status 0, no output and no --junit report."""
+    hand_in("exitsinrule", "import os\ndef prior(state, canceling, reports):\n    os._exit(0)\n"
+            + EVOLVED.format("name='exits', violates_beyond={}, select_prior=prior"))
+    report = tmp_path / "junit.xml"
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "exits", "--engine", "explore",
+                         "--property", "cancel_restores_last_good", "--json", "--junit", str(report))
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"]) == (1, "error") and report.is_file()
+    assert result["message"] == ("variant exits (DEPLOYSPEC_VARIANTS module exitsinrule): its rule select_prior "
+                                 "(at exitsinrule.py:2) called os._exit(0)")
+
+
+def test_a_design_of_another_model_refused_does_not_stop_a_typo_being_told(capsys, hand_in):
+    """Asking the other models whose a misspelt name is loaded them, a slots design's refusal
+    taking the place of "unknown variant"."""
+    hand_in("badslots", EVOLVED_SLOTS.format("name='my-slots', config={'max_pushes': -1}"))
+    status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-saf")
+    assert status == 2 and err.startswith("deployspec: error: unknown variant 'capi-saf' for model capi")

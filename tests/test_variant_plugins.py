@@ -386,7 +386,8 @@ def test_a_set_written_with_braces_is_held_as_the_shipped_frozensets_are(capsys,
 
 def test_a_module_that_closes_the_streams_as_it_loads_leaves_deployspec_s_output_whole(capsys, hand_in):
     """Its stdout is deployspec's stderr while it loads: closing either lost check's --json."""
-    hand_in("closer", "import sys\nsys.stdout.close()\nsys.stderr.close()\nVARIANTS = []\n")
+    hand_in("closer", "import sys\nsys.stdout.buffer.close()\nsys.stdout.close()\nsys.stderr.close()\n"
+                      "VARIANTS = []\n")
     status, out, err = run(capsys, "check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
                            "--property", "capacity_within_bound", "--json")
     assert status == 0 and json.loads(out)["results"][0]["verdict"] == "holds"
