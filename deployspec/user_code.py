@@ -5,6 +5,7 @@ run with streams it cannot close and an ``os._exit`` it cannot end deployspec wi
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import threading
@@ -89,7 +90,7 @@ class Lent:
         pass
 
     def detach(self) -> Any:
-        raise ValueError("this stream is deployspec's, lent: it cannot be detached")
+        raise io.UnsupportedOperation("this stream is deployspec's, lent: it cannot be detached")
 
     def __getattr__(self, name: str) -> Any:
         if name == "buffer":

@@ -69,3 +69,16 @@ def test_a_stream_has_one_lender_and_a_lender_is_not_lent_again():
     stream = io.StringIO()
     lender = borrowed(stream)
     assert isinstance(lender, Lent) and borrowed(stream) is lender and borrowed(lender) is lender
+
+
+def test_the_binary_stream_under_a_lent_one_is_lent_too_and_neither_detaches():
+    """``sys.stdout.buffer.close()`` in a design module silenced deployspec's stderr."""
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    lender = borrowed(stream)
+    lender.buffer.close()
+    assert not stream.buffer.closed and isinstance(lender.buffer, Lent)
+    with pytest.raises(io.UnsupportedOperation):
+        lender.detach()
+    lender.write("still")
+    lender.flush()
+    assert stream.buffer.getvalue() == b"still"
