@@ -158,3 +158,20 @@ def test_a_design_of_another_model_refused_does_not_stop_a_typo_being_told(capsy
     hand_in("badslots", EVOLVED_SLOTS.format("name='my-slots', config={'max_pushes': -1}"))
     status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-saf")
     assert status == 2 and err.startswith("deployspec: error: unknown variant 'capi-saf' for model capi")
+
+
+def test_the_documented_rule_of_one_s_own_is_judged_as_it_declares(capsys, hand_in):
+    """It gave violates_beyond={} though it keeps capi-current's finish window: its own
+    page's judged command said MISMATCH (cancel_restores_last_good broken, declared to hold)."""
+    from deployspec.declarations import matches
+
+    from .test_variant_plugins import documented_designs
+
+    hand_in("myrule", documented_designs()["myrule"])
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-current-most-running",
+                         "--engine", "explore", "--property", "cancel_restores_last_good", "--json")
+    (result,) = json.loads(out)["results"]
+    model = models.get_model("capi")
+    assert result["verdict"] in ("holds", "violated") and status == (result["verdict"] == "violated")
+    assert matches(model, "capi-current-most-running", "cancel_restores_last_good", result["verdict"],
+                   result["stats"])
