@@ -268,8 +268,9 @@ def fault(variant: str, exc: BaseException) -> str | None:
 
 def _in_user_code(exc: BaseException) -> str:
     """`` at FILE:LINE`` of the innermost frame of the user's code; raised in deployspec's
-    own code instead (a rule called with the arguments of the one it replaces, or
-    returning what that one does not), that place, and the question to ask."""
+    own code instead, that place, and the question to ask (a rule's result of the right
+    kind but not of the right sense, a process not in the state, fails there; the wrong
+    kind or a call it cannot take is caught at the rule: ``rule_results``)."""
     frames, mine, own = _frames(exc)
     if frames and mine and frames[-1] is mine[-1]:
         return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}"
