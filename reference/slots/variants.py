@@ -68,9 +68,11 @@ def mutable_tag(state: SlotsState) -> Image | Rejected:
 def immutable_reference(state: SlotsState) -> Image | Rejected:
     """The digest (or never-reused build tag) ``:release`` points to when the pipeline
     sets the image, as "Image tag best practices" recommends for deployments. That is
-    the pipeline's own build unless another push came in between; cobalt's pipelines
-    (#387, 4c5de79c31, ``acr-push.yml`` then ``function-deploy.yml``) deploy their own
-    ``$(Build.BuildId)`` tag instead. The model resolves the tag at that moment: either
+    the pipeline's own build unless another push came in between. cobalt's one pipeline
+    that deploys a container by a never-reused tag (#387, 4c5de79c31, the Maven Function
+    App template: ``tasks/acr-push.yml`` pushes ``$(Build.BuildId)-<env>-release``, then
+    ``tasks/function-deploy.yml`` sets it with ``az functionapp config container set``)
+    targets a Function App without slots or swap: the same pinning, not this design whole. The model resolves the tag at that moment: either
     way the slot is pinned to one digest, which is what is then validated and swapped."""
     digest = state.registry.resolve(Image(tag=RELEASE))
     if digest is None:
@@ -92,7 +94,10 @@ class SlotsVariant:
     #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
     #: a registry-wide webhook at production's CI/CD URL, if there is none (cobalt
     #: before PR #324: Terraform owned production's image, its ``app_settings`` and the
-    #: webhook's ``null_resource``, re-run when the image changes)
+    #: webhook's ``null_resource``, whose triggers are the image setting's text and
+    #: ``uses_acr``, ``main.tf`` at 242e0a9a76: a push moving ``:release`` re-runs nothing;
+    #: the model's ``set_image`` restarts production even where Terraform would find no
+    #: change, which no verdict depends on: a ``set_image`` on production is a release)
     terraform_webhook: bool = attrs.field(validator=flag)
     doc: str = ""
     model: str = "slots"
