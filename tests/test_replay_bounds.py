@@ -72,7 +72,7 @@ def test_a_bound_that_does_not_fit_is_said_before_any_program_starts(capsys, tmp
     status, out, err = run(capsys, "replay", str(WEBHOOK), "--exec", f"touch {started}; cat", "--bound", "start=nowhere")
     assert status == 2 and out == "" and not started.exists()
     assert err == (f"deployspec: error: {WEBHOOK}: --bound: start must be one of empty, release, "
-                   "release-unbuilt, webhook, got 'nowhere'\n")
+                   "release-unbuilt, webhook, webhook-staging, got 'nowhere'\n")
 
 
 def test_a_bound_of_the_other_model_names_the_file(capsys):

@@ -147,6 +147,9 @@ def test_variants_differ_only_in_the_reference_rule_and_the_webhook():
     assert diff(WEBHOOK, TAG) - shared == {"terraform_webhook", "config"}
     assert (WEBHOOK.config, TAG.config) == ({"start": "webhook"}, {})
     assert diff(TAG, IMMUTABLE) - shared == {"reference"}
+    # the design proposal's webhook is where its app starts, not what Terraform applies
+    designed = VARIANTS["slots-webhook-staging-tag"]
+    assert diff(designed, TAG) - shared == {"config"} and designed.config == {"start": "webhook-staging"}
 
 
 def test_observation_matches_schema_and_round_trips():
@@ -249,6 +252,37 @@ def test_the_webhook_start_is_cobalt_before_pr_324():
     assert [i.digest for i in delivered.site("production").instances] == [0]
 
 
+def test_the_webhook_staging_start_is_the_design_proposal_and_scenario_4():
+    """#212 (35e73dae): the release tag's webhook deploys to the staging slot; both slots
+    on :release with DOCKER_ENABLE_CI, nothing built yet. #316 scenario 4 as the issue
+    tells it: the push fires B's webhook, B runs the build, and A's own retry takes it
+    into production; the delivery itself leaves production alone."""
+    designed = VARIANTS["slots-webhook-staging-tag"]
+    assert SLOTS.default_config(designed).start == "webhook-staging"
+    state = initial_state(SlotsConfig(start="webhook-staging", instances=1))
+    obs = observe(state)
+    assert obs["registry"]["webhook"] == {"target": "staging", "scope": "app:release"}
+    for slot in ("production", "staging"):
+        assert obs["slots"][slot]["image"] == {"tag": "release"}
+        assert obs["slots"][slot]["settings"] == [{"name": "DOCKER_ENABLE_CI", "value": True, "sticky": False}]
+        assert obs["slots"][slot]["instances"] == [{"digest": None, "status": "crash_loop"}]
+    pushed = designed.step(state, Push(True))
+    delivered = designed.step(pushed, DeliverWebhook())
+    assert served(delivered, "staging") == [(0, "running")]
+    assert served(delivered, "production") == served(pushed, "production") == [(None, "crash_loop")]
+    retried = designed.step(delivered, CrashRetry("production", 0))
+    assert served(retried, "production") == [(0, "running")]
+    from deployspec.scenario import record
+
+    config, story = SLOTS.default_config(designed), (Push(True), DeliverWebhook(), CrashRetry("production", 0))
+    trace = record(SLOTS, designed.name, config, SLOTS.property("production_runs_only_released_images"),
+                   story, title="scenario 4 as told", settle=False)
+    assert len(trace["steps"]) == 3  # broken at the retry, not before
+    with pytest.raises(ValueError, match="holds"):
+        record(SLOTS, designed.name, config, SLOTS.property("push_does_not_touch_production"), story,
+               title="scenario 4 as told")
+
+
 def test_the_immutable_design_needs_terraform_to_leave_no_mutable_tag():
     """From the single-region start production keeps :release until the first
     release: push, swap, swap back ends on the new build. From the empty start
@@ -269,13 +303,16 @@ def test_the_immutable_design_needs_terraform_to_leave_no_mutable_tag():
 
 
 @pytest.mark.parametrize("name, start", [
-    *(("slots-webhook-tag", s) for s in STARTS),
-    *(("slots-pipeline-tag", s) for s in STARTS if s != "webhook"),
+    *(("slots-webhook-tag", s) for s in STARTS if s != "webhook-staging"),
+    *(("slots-webhook-staging-tag", s) for s in STARTS if s != "webhook"),
+    *(("slots-pipeline-tag", s) for s in STARTS if not s.startswith("webhook")),
 ])
 def test_the_tag_designs_break_what_they_declare_from_every_start(name, start):
     """Where Terraform leaves the slots (no content, both on :release built or not,
-    or cobalt's app before PR #324) does not change the tag designs' verdicts. (PR #324's
-    design on the app as it was before PR #324, webhook and all, is not one of its starts.)"""
+    or cobalt's app before PR #324) does not change the tag designs' verdicts. (A start
+    with another design's webhook is not one of a design's starts: PR #324's design on the
+    app as it was before PR #324, or the coded webhook's Terraform, which adds its webhook
+    only where there is none, on the app of the design proposal's staging webhook.)"""
     from deployspec.engines.explore import explore_config, search
     from deployspec.models import get_model
 

@@ -256,7 +256,7 @@ BAD = {
         "x's violates_beyond['single_active_deployment'] must be Beyond("),
     # bounds, checked as --bound checks them, over the model's defaults (and exploration bounds)
     "unknownstart": (EVOLVED_SLOTS.format("name='x', config={'start': 'prod'}"),
-                     "x's config: start must be one of empty, release, release-unbuilt, webhook, got 'prod'"),
+                     "x's config: start must be one of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod'"),
     "boundoftext": (EVOLVED.format("name='x', config={'max_instances': 'three'}"),
                     'x\'s config max_instances: expected int like 3, got "three"'),
     "boundoutofrange": (EVOLVED.format("name='x', config={'max_instances': 0}"),
@@ -326,7 +326,7 @@ def test_a_design_with_bounds_the_search_cannot_take_is_refused_before_it(capsys
                            "--property", "no_latent_drift")
     assert (status, out) == (2, "") and err == (
         "deployspec: error: variants from DEPLOYSPEC_VARIANTS module slotsstart: sc's config: start must be one "
-        "of empty, release, release-unbuilt, webhook, got 'prod'\n")
+        "of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod'\n")
 
 
 def test_a_design_s_bounds_are_held_as_the_configuration_holds_them(hand_in):

@@ -109,8 +109,13 @@ class SlotsConfig:
 #: app-service module's ``main.tf``): production on ``:release`` with
 #: DOCKER_ENABLE_CI=true and the registry-wide webhook at its CD URL, the tag not
 #: built yet, so production fails to start; the staging slot with no content
-#: (no ``site_config``). slots-webhook-tag's start.
-STARTS = ("empty", "release", "release-unbuilt", "webhook")
+#: (no ``site_config``). slots-webhook-tag's start;
+#: ``webhook-staging``: the design proposal before that code (#212, 35e73dae,
+#: ``devops/providers/azure-devops/templates/container-deployment/README.md``): the
+#: webhook deploys the release tag to the staging slot; both slots on ``:release``
+#: with DOCKER_ENABLE_CI, the tag not built yet, so both fail to start (#316
+#: scenario 4: "webhook for 'B' fires"). slots-webhook-staging-tag's start.
+STARTS = ("empty", "release", "release-unbuilt", "webhook", "webhook-staging")
 
 
 def initial_state(config: SlotsConfig) -> SlotsState:
@@ -129,6 +134,11 @@ def initial_state(config: SlotsConfig) -> SlotsState:
         registry = Registry(webhook=Webhook(target=PRODUCTION, scope=None))
         a = site("A", release, None, CRASH_LOOP, ((DOCKER_ENABLE_CI, True),))
         b = site("B", None, None, EMPTY)
+    elif config.start == "webhook-staging":  # scoped to the release tag, as the proposal's
+        # webhooks deploy "images tagged with release-<environment>"
+        registry = Registry(webhook=Webhook(target=STAGING, scope=f"app:{RELEASE}"))
+        ci = ((DOCKER_ENABLE_CI, True),)
+        a, b = site("A", release, None, CRASH_LOOP, ci), site("B", release, None, CRASH_LOOP, ci)
     else:
         a, b = site("A", None, None, EMPTY), site("B", None, None, EMPTY)
     sticky = (DOCKER_ENABLE_CI,) if config.ci_sticky else ()

@@ -174,6 +174,29 @@ SLOTS_WEBHOOK_TAG = SlotsVariant(
     config={"start": "webhook"},
 )
 
+SLOTS_WEBHOOK_STAGING_TAG = attrs.evolve(
+    SLOTS_WEBHOOK_TAG,
+    name="slots-webhook-staging-tag",
+    summary="cobalt's design proposal: the release tag's webhook deploys to the staging slot, then a swap",
+    upstream=(
+        "microsoft/cobalt 35e73dae (#212, Container CI/CD Technical Design Proposal): "
+        "devops/providers/azure-devops/templates/container-deployment/README.md, stages Staging "
+        "and Production: creating the release tag in ACR 'triggers the webhook deployment to the "
+        "staging app service slot', tests, a gate, then a swap; rollback by swapping back"
+    ),
+    declares=ALL_PROPERTIES - {"push_does_not_touch_production"},
+    terraform_webhook=False,
+    doc=(
+        "As designed, not as coded (slots-webhook-tag): the webhook posts to the staging slot's "
+        "CD URL and fires on the release tag only, and both slots carry DOCKER_ENABLE_CI and the "
+        "tag. A push then restarts staging alone, but production still sits on the same mutable "
+        "tag: its own restarts, retries and scale-outs, and the swap's restarts, pull whatever "
+        "the tag points to now. It starts as the first deployment of #316 scenario 4 "
+        "(start=webhook-staging: both slots on :release, nothing built yet)."
+    ),
+    config={"start": "webhook-staging"},
+)
+
 SLOTS_PIPELINE_TAG = attrs.evolve(
     SLOTS_WEBHOOK_TAG,
     name="slots-pipeline-tag",
@@ -217,5 +240,5 @@ SLOTS_PIPELINE_IMMUTABLE = attrs.evolve(
 )
 
 VARIANTS: dict[str, SlotsVariant] = {
-    v.name: v for v in (SLOTS_WEBHOOK_TAG, SLOTS_PIPELINE_TAG, SLOTS_PIPELINE_IMMUTABLE)
+    v.name: v for v in (SLOTS_WEBHOOK_TAG, SLOTS_WEBHOOK_STAGING_TAG, SLOTS_PIPELINE_TAG, SLOTS_PIPELINE_IMMUTABLE)
 }
