@@ -13,7 +13,12 @@ from deployspec.reference.core import Action, Rejected
 
 
 class ImplementationError(Exception):
-    """The implementation under test failed (crashed, hung, answered garbage)."""
+    """The implementation under test failed (crashed, hung, answered garbage).
+
+    ``during``: the request it failed on, when an adapter sends several at once (a
+    reset with its observation): a report names that one, not the first."""
+
+    during: str | None = None
 
 
 class StopServing(BaseException):

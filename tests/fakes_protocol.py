@@ -12,7 +12,8 @@ from deployspec.contract.examples import ReferenceImplementation
 from deployspec.contract.server import Server
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
-         "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late", "dirty-refusal")
+         "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late", "dirty-refusal",
+         "double-reply", "exit-after-reply", "bad-initial-observation")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -> None:
@@ -83,10 +84,22 @@ def serve_then_misbehave(argv: list[str]) -> int:
     actions = 0
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        if mode == "bad-initial-observation" and request.get("type") == "observe":
+            out.write(json.dumps({"id": request["id"], "type": "observation", "observation": {"app": None}}).encode()
+                      + b"\n")
+            out.flush()
+            continue
+        reply = json.dumps(server.reply_to(line)).encode() + b"\n"
         if request.get("type") == "action":
             actions += 1
-            if actions == n:
+            if actions == n and mode == "double-reply":  # the N-th action's reply, twice
+                out.write(reply)
+            elif actions == n and mode == "exit-after-reply":
+                out.write(reply)
+                out.flush()
+                sys.exit(0)
+            elif actions == n:
                 misbehave(mode, request, out, pidfile, server)
-        out.write(json.dumps(server.reply_to(line)).encode() + b"\n")
+        out.write(reply)
         out.flush()
     return 0

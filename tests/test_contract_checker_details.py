@@ -335,7 +335,7 @@ for line in sys.stdin.buffer:
 """
 
 
-@pytest.mark.parametrize("tampered, where", [("observation", "reset"), ("rejected", "step 0 (tick())")])
+@pytest.mark.parametrize("tampered, where", [("observation", "the initial observation"), ("rejected", "step 0 (tick())")])
 def test_an_observation_outside_the_schema_is_a_fault_in_every_reply_that_carries_one(tmp_path, tampered, where):
     """The initial observation (the reply to ``observe`` after a reset) and a ``rejected``
     reply's are checked as a ``performed`` one's is (``bad-schema``, test_contract_faults_exec.py),

@@ -89,8 +89,32 @@ def test_a_program_slow_to_start_is_told_that_a_longer_timeout_waits_longer(caps
     err = capsys.readouterr().err
     assert status == 3
     assert err.strip() == ("deployspec: implementation fault at reset while checking single_active_deployment: "
-                           f"no reply to reset within {waited} s (hung? the first reply after start is given "
+                           f"no reply to reset within {waited} s (hung, or its replies wait in its output "
+                           "buffer (flush after each line)? the first reply after start is given "
                            "0.6 s, or --timeout if longer)")
+
+
+@pytest.mark.parametrize("mode, where, cause", [
+    # the cancel ends the sweep's example: the stale second reply answers the next reset
+    ("double-reply", "reset", ("reply to reset carries the id of the request before it, 32: "
+                               "a second reply to action cancel, which had its reply already")),
+    # it exits once it has answered: the next request is the reset of the next example
+    ("exit-after-reply", "reset", ("the implementation exited with status 0 before replying to reset, after "
+                                   "its reply to action cancel")),
+])
+def test_a_reply_too_many_or_an_exit_after_one_names_the_request_it_follows(capsys, tmp_path, mode, where, cause):
+    status, err = contract(capsys, fake(mode, tmp_path / "pids"))
+    assert status == 3
+    assert err.splitlines()[0].startswith(
+        f"deployspec: implementation fault at {where} while checking single_active_deployment: {cause}"), err
+
+
+def test_a_bad_initial_observation_is_said_as_such_not_as_the_reset(capsys, tmp_path):
+    """The adapter asks for it with the reset, in one write: the fault is the observation's."""
+    status, err = contract(capsys, fake("bad-initial-observation", tmp_path / "pids"))
+    assert status == 3
+    assert err.startswith("deployspec: implementation fault at the initial observation while checking "
+                          "single_active_deployment: observation violates the capi observation schema: "), err
 
 
 def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):

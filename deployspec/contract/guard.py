@@ -128,7 +128,10 @@ class GuardedAdapter:
         self._last_reason: str | None = None
 
     def _fault(self, exc: ImplementationError) -> ImplementationFault:
-        fault = ImplementationFault(str(exc), where=self.phase, history=tuple(self.history),
+        where = self.phase
+        if where == "reset" and exc.during == "observe":  # an adapter asks for it with the reset
+            where = "the initial observation"
+        fault = ImplementationFault(str(exc), where=where, history=tuple(self.history),
                                     checking=self.checking)
         return self.box.record(fault)
 

@@ -75,11 +75,11 @@ def describe(request: dict) -> str:
 # --- replies ------------------------------------------------------------------
 
 
-def parse_reply(line: bytes, request: dict) -> dict:
+def parse_reply(line: bytes, request: dict, previous: dict | None = None) -> dict:
     """Decode and check one reply line against the request it answers.
 
     Raises :class:`ImplementationError` with the cause in one line: not JSON,
-    the wrong id, a type this request cannot get, or a schema violation. An
+    the wrong id (the id of ``previous``, the request answered last: a second reply to it), a type this request cannot get, or a schema violation. An
     ``error`` reply is returned (the caller decides what it means).
     """
     what = describe(request)
@@ -94,6 +94,11 @@ def parse_reply(line: bytes, request: dict) -> dict:
     kind = reply.get("type")
     rid = reply.get("id")
     if not (kind == "error" and rid is None) and rid != request["id"]:
+        if previous is not None and rid == previous["id"]:  # the request before this one had its reply
+            raise ImplementationError(
+                f"reply to {what} carries the id of the request before it, {rid}: a second reply to "
+                f"{describe(previous)}, which had its reply already"
+            )
         raise ImplementationError(
             f"reply to {what} carries id {printable_line(quoted(rid), 80)}, but the request's id is {request['id']}"
         )

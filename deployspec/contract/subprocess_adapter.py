@@ -63,6 +63,9 @@ class Program:
         self._buf = bytearray()
         self._stderr = None
         self._children_before: set[int] | None = None
+        #: the last request this run of the program replied to (None: none yet), which a
+        #: report of what went wrong after it names
+        self._answered: dict | None = None
 
     # --- process lifecycle ----------------------------------------------------
     def start(self) -> None:
@@ -90,6 +93,7 @@ class Program:
             self._stderr.started()
         self._buf.clear()
         self.dead = None
+        self._answered = None
         self._started = True
         _RUNNING.add(self)
 
@@ -142,12 +146,17 @@ class Program:
             self._write(data, requests[0])
             replies = []
             for request in requests:
-                reply = protocol.parse_reply(self._readline(request), request)
+                try:
+                    reply = protocol.parse_reply(self._readline(request), request, self._answered)
+                except ImplementationError as exc:
+                    exc.during = request["type"]
+                    raise
                 if reply["type"] == "error":
                     raise ImplementationError(
                         f"the implementation reported an error on {protocol.describe(request)}: "
                         f"{printable_line(reply['message'])}"
                     )
+                self._answered = request
                 replies.append(reply)
             return replies
         except ImplementationError as exc:
@@ -178,7 +187,8 @@ class Program:
             timeout, self._started = max(self.timeout, self.startup_timeout), False
             # the limit is the longer of the two: say so, or a user whose program loads
             # slowly would not know that a --timeout over it raises it
-            hint = f"hung? the first reply after start is given {self.startup_timeout:g} s, or --timeout if longer"
+            hint = (f"hung, or its replies wait in its output buffer (flush after each line)? the first "
+                    f"reply after start is given {self.startup_timeout:g} s, or --timeout if longer")
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while True:
@@ -233,9 +243,17 @@ class Program:
         try:
             status = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
-            return f"the implementation {closed} before replying to {what}{self._stderr_tail()}"
+            return f"the implementation {closed} before replying to {what}{self._after(request)}{self._stderr_tail()}"
         how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
-        return f"the implementation {how} before replying to {what}{self._stderr_tail()}"
+        return f"the implementation {how} before replying to {what}{self._after(request)}{self._stderr_tail()}"
+
+    def _after(self, request: dict) -> str:
+        """What it last replied to, if ``request`` is a reset: a program that ends right after
+        a reply is reported at the next request, and the steps since the reset (which a
+        report lists) are none then; the example it ended on is gone from view."""
+        if request["type"] != "reset" or self._answered is None:
+            return ""
+        return f", after its reply to {protocol.describe(self._answered)}"
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
@@ -266,7 +284,11 @@ class SubprocessAdapter:
         if ok["protocol"] != protocol.VERSION:  # pragma: no cover - the schema pins it
             raise ImplementationError(f"the implementation speaks protocol {ok['protocol']}")
         p.implementation = ok.get("implementation", p.implementation)
-        self._observation = self._checked(obs)
+        try:
+            self._observation = self._checked(obs)
+        except ImplementationError as exc:  # asked with the reset, but it is the observation's
+            exc.during = "observe"
+            raise
 
     def perform(self, action) -> str | None:
         p = self.program
