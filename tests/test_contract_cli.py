@@ -151,3 +151,36 @@ def test_the_harness_is_model_generic_slots_over_the_wire(capsys):
                          "--property", "production_runs_only_released_images", "--examples", "10", "--seed", "1")
     assert status == 1, out
     assert "production_runs_only_released_images violated" in out
+
+
+REFUSES_EVERYTHING = """
+import json, sys
+empty = {"app": None, "droplets": [], "processes": [], "deployments": []}
+for line in sys.stdin:
+    request = json.loads(line)
+    reply = {"reset": {"type": "reset_ok", "protocol": 1},
+             "observe": {"type": "observation", "observation": empty},
+             "action": {"type": "rejected", "reason": "frozen", "observation": empty}}[request["type"]]
+    print(json.dumps({"id": request["id"], **reply}), flush=True)
+"""
+
+
+def test_a_controller_that_refuses_everything_holds_vacuously_and_is_told_so(capsys, tmp_path):
+    """It breaks no spec property (a refusal breaks none), so the checks hold, marked ``?``
+    with a note, and ``stats.vacuous`` in --json; one that deploys has no such mark."""
+    program = tmp_path / "frozen.py"
+    program.write_text(REFUSES_EVERYTHING)
+    argv = ("contract", "--exec", f"{PY} {program}", "--model", "capi", "--examples", "5",
+            "--property", "single_active_deployment", "--property", "capacity_within_bound")
+    status, out, _ = run(capsys, *argv)
+    assert status == 0
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines()
+            if line.startswith(("single_active_deployment ", "capacity_within_bound "))}
+    assert rows == {"single_active_deployment": "holds?", "capacity_within_bound": "holds?"}
+    assert ("? every check: vacuous, no deploy took effect in any example (each was refused or changed "
+            "nothing), so nothing they do was judged; --reference VARIANT asks what they must do") in out
+    status, out, _ = run(capsys, *argv, "--json")
+    assert status == 0 and [r["stats"]["vacuous"] for r in json.loads(out)["results"]] == [["deploy"]] * 2
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
+                         "capi", "--examples", "5", "--property", "single_active_deployment", "--json")
+    assert status == 0 and "vacuous" not in json.loads(out)["results"][0]["stats"]

@@ -290,7 +290,7 @@ def config_text(config) -> str:
 
 def summary(run) -> str:
     # found by the sweep of the initial state, before any example: no search, so no steps of one
-    rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict,
+    rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict + ("?" if r.stats.get("vacuous") else ""),
              *(("first step", "", "") if r.stats.get("found_by") == "sweep" else
                (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
                 str(r.stats.get("steps_per_second", "")))))
@@ -306,6 +306,7 @@ def summary(run) -> str:
              fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
+    lines += vacuity_notes(run.results)
     verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
                   "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
@@ -313,6 +314,19 @@ def summary(run) -> str:
                3: "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"}
     lines.append(verdict[run.exit_status])
     return "\n".join(lines)
+
+
+def vacuity_notes(results) -> list[str]:
+    """One line per set of actions that never took effect in the checks that held (``?``):
+    a controller that refuses every push and swap breaks no property of the spec."""
+    checks: dict[tuple[str, ...], list[str]] = {}
+    for r in results:
+        if r.stats.get("vacuous"):
+            checks.setdefault(tuple(r.stats["vacuous"]), []).append(r.property)
+    every = len(checks) == 1 and len(next(iter(checks.values()))) == len(results) > 1
+    return [f"? {'every check' if every else ', '.join(names)}: vacuous, no {' or '.join(kinds)} took effect in "
+            "any example (each was refused or changed nothing), so nothing they do was judged; --reference "
+            "VARIANT asks what they must do" for kinds, names in checks.items()]
 
 
 def cmd_serve(args) -> int:

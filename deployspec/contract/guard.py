@@ -110,10 +110,16 @@ class GuardedAdapter:
     state), so the implementation's accounts of the step contradict each other.
     """
 
-    def __init__(self, inner, box: FaultBox | None = None, checking: str | None = None):
+    def __init__(self, inner, box: FaultBox | None = None, checking: str | None = None,
+                 took_effect: dict[str, int] | None = None):
         self.inner = inner
         self.box = box or FaultBox()
         self.checking = checking
+        #: accepted actions that changed the observation, by kind (shared over a run: what
+        #: a check that holds judged; ``harness.check_one``'s ``vacuous``)
+        self.took_effect = {} if took_effect is None else took_effect
+        #: the kind of the action just accepted and the observation before it
+        self._accepted: tuple[str, dict] | None = None
         self.history: list[str] = []
         self.phase = "reset"
         self._config = ""  # the configuration of the last reset (``_config_key``)
@@ -159,6 +165,7 @@ class GuardedAdapter:
         except ImplementationError as exc:
             raise self._fault(exc) from None
         self._last_refused, self._last_reason = reason is not None, reason
+        self._accepted = (action.kind, before) if reason is None and before is not None else None
         if reason is not None:
             self.history[-1] += " REJECTED"  # as the trace table marks it: runs of refused deploy()s read apart
             if before is not None:
@@ -177,6 +184,9 @@ class GuardedAdapter:
             self._changed_by_refusal(*refused, obs)
         if self._last_refused is not None and self._run is not None:
             self._same_as_before(obs)
+        accepted, self._accepted = self._accepted, None
+        if accepted is not None and obs != accepted[1]:
+            self.took_effect[accepted[0]] = self.took_effect.get(accepted[0], 0) + 1
         self._last_refused = None
         self._seen = obs
         return obs

@@ -110,6 +110,8 @@ class Connection:
         self.impl: Any = None
         #: the variant whose configuration the run sends (``--reference``; None: the model's default)
         self.reference: str | None = None
+        #: accepted actions that changed the observation, by kind, over the run (``GuardedAdapter``)
+        self.took_effect: dict[str, int] = {}
         if target.kind == "exec":
             self.program = Program(target.spec, model=model, timeout=timeout)
         else:
@@ -126,7 +128,7 @@ class Connection:
 
     def adapter(self, checking: str | None = None) -> GuardedAdapter:
         inner = SubprocessAdapter(self.program) if self.program else self._python
-        return GuardedAdapter(inner, self.box, checking)
+        return GuardedAdapter(inner, self.box, checking, self.took_effect)
 
     @property
     def implementation(self) -> str | None:
@@ -244,6 +246,7 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     # reference; the implementation must do with them what the reference does
     kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
               "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
+    effects_before = dict(conn.took_effect)
     try:
         r, swept = _from_sweep(conn, prop, config, seed, shrink)  # every first step, once
         if r is None:
@@ -279,6 +282,10 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         fault = conn.box.first or failed[0]
         fault.found = r
         raise fault
+    if r.verdict == "holds":  # a hold in which no push or swap (no deploy) did anything judged none
+        vacuous = [k for k in model.essential if conn.took_effect.get(k, 0) == effects_before.get(k, 0)]
+        if vacuous:
+            r.stats["vacuous"] = vacuous
     return r
 
 
