@@ -90,10 +90,10 @@ def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None 
     if named is None:
         return None
     from deployspec.outputs import output_path
-    from deployspec.streams import standard_stream_named
+    from deployspec.streams import is_stdout
 
     path = output_path(named, "--junit", made=out)
-    if json_on_stdout and standard_stream_named(str(path)) == "stdout":
+    if json_on_stdout and is_stdout(str(path)):
         raise UsageError(f"--junit {named}: standard output carries --json; write the report to a file")
     if path.suffix.lower() == ".json":
         raise UsageError(f"--junit {named}: a .json name, for an XML report (a folder's *.json files "

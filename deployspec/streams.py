@@ -20,6 +20,25 @@ def standard_stream_named(path: str) -> str | None:
     return next((name for name, names in _STREAM_NAMES.items() if where in names), None)
 
 
+def is_stdout(path: str) -> bool:
+    """Whether writing to ``path`` writes where standard output goes: it names it
+    (:func:`standard_stream_named`), or it is the very file (a link to /dev/stdout, the
+    file the shell sends stdout to). /dev/null is no one's: anything may write there."""
+    if standard_stream_named(path) == "stdout":
+        return True
+    try:
+        there, out = os.stat(path), os.fstat(1)
+    except (OSError, ValueError):  # not there yet, or no stdout: not the same file
+        return False
+    if (there.st_dev, there.st_ino) != (out.st_dev, out.st_ino):
+        return False
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return True
+    return (there.st_dev, there.st_ino) != (null.st_dev, null.st_ino)
+
+
 def closed_stream_named(path: str) -> str | None:
     """The standard stream ``path`` names if the process started without it (writing
     there would write into the /dev/null in its place), else None."""

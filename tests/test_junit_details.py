@@ -188,3 +188,31 @@ def test_a_violation_followed_by_a_fault_says_both():
     assert (failed.outcome, failed.message) == (junit.FAILURE, "VIOLATED: two active")
     assert failed.details.endswith("\nthen: hung after tick()") and "  two active" in failed.details
     assert (faulted.name, faulted.outcome) == ("single_active_deployment: implementation fault", junit.ERROR)
+
+
+def test_a_report_that_is_the_file_stdout_goes_to_is_refused_beside_json(tmp_path, monkeypatch):
+    """Not only the names of standard output: a link to it, or the very file the shell
+    sends stdout to (``--json --junit r.xml > r.xml``); /dev/null takes both."""
+    import os
+
+    target = tmp_path / "r.xml"
+    target.write_text("")
+    link = tmp_path / "so.xml"
+    link.symlink_to(target)
+    fd = os.open(target, os.O_WRONLY)
+    saved = os.dup(1)
+    try:
+        os.dup2(fd, 1)
+        for named in (str(target), str(link)):
+            with pytest.raises(UsageError, match="standard output carries --json"):
+                junit.path_of(named, json_on_stdout=True)
+        assert junit.path_of(str(tmp_path / "other.xml"), json_on_stdout=True) is not None
+        assert junit.path_of(str(target)) is not None  # without --json: XML alone on stdout
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+        assert junit.path_of(os.devnull, json_on_stdout=True) is not None
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(fd)
