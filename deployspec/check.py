@@ -104,7 +104,12 @@ def run(
         for task in tasks:
             _model, variant, engine, prop = task
             on_start(f"{variant} · {prop} · {engine}")
-            found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
+            try:
+                found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
+            except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
+                if getattr(stop, "found", None):
+                    on_found(task, stop.found)
+                raise
             interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
             on_found(task, found)  # kept before it is said: what the progress line said is in the report
             on_result(found[0])
@@ -270,9 +275,19 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         # its first search is the proof where the random search found nothing: as long
         # as --engine explore gives it (a violation, if any, is found shortest and soon)
         first, more = budgets("explore", budget)
-        found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
-                        budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
+        try:
+            found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
+                            budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
+        except KeyboardInterrupt as stop:
+            _interrupted_after(stop, [r for r in found if r.verdict == "violated"] + getattr(stop, "found", []))
+            raise
     return found
+
+
+def _interrupted_after(stop: KeyboardInterrupt, violations: list[Result]) -> None:
+    """Carry the violations a search found before it was interrupted on ``stop``:
+    ``run`` reports them (a counterexample saved under --out is a verdict)."""
+    stop.found = violations
 
 
 def budgets(engine: str, budget: float | None) -> tuple[float, float]:
@@ -300,10 +315,14 @@ def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_bu
     skip: frozenset[str] = frozenset()
     while True:
         t = time.perf_counter()
-        if skip:
-            r = fn(model, variant, prop, budget=cause_budget, skip_causes=skip, **kwargs)
-        else:
-            r = fn(model, variant, prop, budget=budget, **kwargs)
+        try:
+            if skip:
+                r = fn(model, variant, prop, budget=cause_budget, skip_causes=skip, **kwargs)
+            else:
+                r = fn(model, variant, prop, budget=budget, **kwargs)
+        except KeyboardInterrupt as stop:
+            _interrupted_after(stop, [f for f in found if f.verdict == "violated"])
+            raise
         r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
         if found and r.verdict == "holds":
             found[-1].stats["other_causes"] = r.message or f"none found in {r.stats['seconds']} s"

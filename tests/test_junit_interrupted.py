@@ -1,6 +1,7 @@
 """``--junit`` of an interrupted run (Ctrl-C; SIGTERM: a CI job's timeout or cancel): what
 it judged, judged; the rest skipped; one error case saying it was stopped."""
 
+import functools
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -15,6 +16,7 @@ def _interrupting(monkeypatch, module, name: str, after: int) -> None:
     """``module.name`` raises KeyboardInterrupt on its call number ``after + 1``."""
     real, calls = getattr(module, name), []
 
+    @functools.wraps(real)  # (its signature too: check.causes asks whether it can skip causes)
     def call(*a, **k):
         calls.append(1)
         if len(calls) > after:
@@ -288,3 +290,20 @@ def test_an_interrupted_replay_never_writes_its_report_over_a_trace(capsys, tmp_
         run(capsys, "replay", str(given), "--junit", str(trace))
     assert trace.read_bytes() == SEED.read_bytes()
     assert "is a trace being replayed; no report written" in capsys.readouterr().err
+
+
+def test_a_violation_found_before_the_search_for_another_cause_was_interrupted_is_judged(
+        capsys, tmp_path, monkeypatch):
+    """A close look searches again for each further cause; interrupted there, the
+    violations it had found (saved under --out) are its verdict: failed, not skipped."""
+    from deployspec.engines import explore
+
+    report, out = tmp_path / "check.xml", tmp_path / "found"
+    _interrupting(monkeypatch, explore, "search", after=1)  # the first search ends, the next is stopped
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+            "--property", "app_stays_available", "--out", str(out), "--junit", str(report))
+    outcomes = _after_interruption(report, "check")
+    assert outcomes == {"app_stays_available": junit.FAILURE, "interrupted": junit.ERROR}
+    (saved,) = out.glob("capi-2022--app_stays_available--*.json")
+    assert saved.name in cases_of(report)["app_stays_available"].find("failure").text
