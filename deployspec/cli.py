@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import errno
 import json
 import os
@@ -207,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             build_parser().print_help()
             return 2
-        status = COMMANDS[args.command](args)
-        sys.stdout.flush()  # a failure to write the output is this command's failure
+        with streams.document_only() if getattr(args, "json", False) else contextlib.nullcontext():
+            status = COMMANDS[args.command](args)
+            sys.stdout.flush()  # a failure to write the output is this command's failure
         return status
     except UsageError as exc:
         _say(f"error: {exc}")

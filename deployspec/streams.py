@@ -4,8 +4,11 @@ a failed final flush)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
+from collections.abc import Iterator
 
 #: the standard streams the process started without ("stdout", "stderr"): /dev/null
 #: stands in their place, so that no file opened later takes their descriptor
@@ -27,7 +30,7 @@ def is_stdout(path: str) -> bool:
     if standard_stream_named(path) == "stdout":
         return True
     try:
-        there, out = os.stat(path), os.fstat(1)
+        there, out = os.stat(path), os.fstat(1 if DOCUMENT_FD is None else DOCUMENT_FD)
     except (OSError, ValueError):  # not there yet, or no stdout: not the same file
         return False
     if (there.st_dev, there.st_ino) != (out.st_dev, out.st_ino):
@@ -37,6 +40,46 @@ def is_stdout(path: str) -> bool:
     except OSError:
         return True
     return (there.st_dev, there.st_ino) != (null.st_dev, null.st_ino)
+
+
+#: where standard output went when :func:`document_only` took file descriptor 1 over
+#: (None: it did not)
+DOCUMENT_FD: int | None = None
+
+
+@contextlib.contextmanager
+def document_only() -> Iterator[None]:
+    """Standard output carries the ``--json`` document alone: meanwhile file descriptor 1
+    is stderr's, so what writes to it below Python's ``sys.stdout`` (``os.write(1, …)``
+    in a design of one's own or a ``--python`` object, a C library, a worker process)
+    goes to stderr, and ``sys.stdout`` writes to where stdout went."""
+    global DOCUMENT_FD
+    real = sys.stdout
+    try:
+        real.flush()
+        document = os.dup(real.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor to move (a test's capture)
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr to send it to: as it was
+        os.close(document)
+        yield
+        return
+    sys.stdout = io.TextIOWrapper(io.FileIO(document, "w", closefd=False), encoding=real.encoding,
+                                  errors=real.errors, line_buffering=real.line_buffering)
+    DOCUMENT_FD = document
+    try:
+        yield
+    finally:
+        DOCUMENT_FD = None
+        try:
+            sys.stdout.flush()  # (a closed pipe: BrokenPipeError, said by cli.main as ever)
+        finally:
+            sys.stdout = real
+            os.dup2(document, 1)
+            os.close(document)
 
 
 def closed_stream_named(path: str) -> str | None:

@@ -82,3 +82,63 @@ def test_the_binary_stream_under_a_lent_one_is_lent_too_and_neither_detaches():
     lender.write("still")
     lender.flush()
     assert stream.buffer.getvalue() == b"still"
+
+
+LOUD_DESIGN = """
+import os
+import attrs
+from deployspec.reference.slots import VARIANTS as SHIPPED
+
+os.write(1, b"loading: fd 1\\n")
+
+
+def loud(state):
+    os.write(1, b"rule: fd 1\\n")
+    return SHIPPED["slots-pipeline-immutable"].reference(state)
+
+
+VARIANTS = [attrs.evolve(SHIPPED["slots-pipeline-immutable"], name="loud", reference=loud)]
+"""
+
+LOUD_OBJECT = """
+import os
+from deployspec.contract.examples import capi_safe
+
+
+class Loud:
+    def __init__(self):
+        self.inner = capi_safe()
+
+    def __getattr__(self, name):
+        os.write(1, b"object: fd 1\\n")
+        return getattr(self.inner, name)
+
+
+def factory():
+    return Loud()
+"""
+
+
+@pytest.mark.parametrize("argv, module, source", [
+    (["check", "--model", "slots", "--variant", "loud", "--property", "no_latent_drift", "--budget", "0.3"],
+     "louddesign", LOUD_DESIGN),
+    (["check", "--model", "slots", "--variant", "loud", "--property", "no_latent_drift", "--budget", "0.3",
+      "--jobs", "2", "--engine", "all"], "louddesign", LOUD_DESIGN),
+    (["contract", "--python", "loudobject:factory", "--model", "capi", "--examples", "3",
+      "--property", "single_active_deployment"], "loudobject", LOUD_OBJECT),
+])
+def test_what_user_code_writes_to_file_descriptor_1_stays_out_of_the_json_document(tmp_path, argv, module, source):
+    """Not only ``print``: ``os.write(1, …)`` (or a C library) in a design handed in or a
+    ``--python`` object went into the document on stdout; it goes to stderr now."""
+    import json
+    import subprocess
+
+    (tmp_path / f"{module}.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    if module == "louddesign":
+        env["DEPLOYSPEC_VARIANTS"] = module
+    run = subprocess.run([sys.executable, "-m", "deployspec", *argv, "--json"], capture_output=True,
+                         text=True, cwd=tmp_path, env=env, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["exit_status"] == 0
+    assert ": fd 1" in run.stderr and ": fd 1" not in run.stdout
