@@ -81,7 +81,8 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
     lost = traces.unsaved(results)
     unjudged = all(r.verdict in declarations.INCONCLUSIVE for r in results)
     status = traces.UNSAVED if lost else NOTHING_JUDGED if unjudged else 0 if ok else 1
-    _print_check(args, results, status, ok)
+    # a run that judged nothing (every cell n/a) agrees with nothing, though no cell contradicts
+    _print_check(args, results, status, ok and not unjudged)
     if lost:  # said after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)

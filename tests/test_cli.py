@@ -352,6 +352,11 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
     assert "capi-2022: n/a (z3) for capacity_within_bound: the selection rule does not bear on" in out
     status, out, err = run(capsys, "check", "--model", "slots", "--engine", "z3")  # the matrix too
     assert status == 2 and "every variant shows exactly" not in out and "nothing was judged" in err
+    # nor does --json say the declarations were met: no cell contradicts them, none was judged
+    status, out, _ = run(capsys, "check", "--model", "slots", "--engine", "z3", "--json")
+    doc = json.loads(out)
+    assert (status, doc["exit_status"], doc["matches_declarations"]) == (2, 2, False)
+    assert all(r["matches_declaration"] for r in doc["results"])
 
 
 def test_a_second_trace_of_a_shown_cause_is_not_called_longer_when_it_is_as_short(capsys):
