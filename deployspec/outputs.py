@@ -132,9 +132,10 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
     that must keep what it holds."""
     from deployspec.streams import standard_stream_named
 
+    stream = None
     try:
         stream = standard_stream_named(str(path))
-        if stream is not None:
+        if stream is not None:  # a closed pipe (``| head``) stays BrokenPipeError: output cut short, 141
             out = getattr(sys, stream)
             out.write(text)
             out.flush()
@@ -143,6 +144,10 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
                 f.write(text)
         else:  # through a symlink to the file it names: the link stays a link
             files.write_atomically(path.resolve() if path.is_symlink() else path, text)
+    except BrokenPipeError:
+        if stream is None:  # a pipe named by path (/dev/fd/N of another one): not the output's
+            raise UsageError(f"{flag} {named}: cannot write: Broken pipe") from None
+        raise
     except OSError as exc:
         raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
     except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)

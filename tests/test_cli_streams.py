@@ -67,6 +67,38 @@ def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
     proc.stderr.close()
 
 
+def test_a_junit_report_cut_short_by_a_closed_pipe_is_141_not_a_usage_error(monkeypatch, capsys):
+    """``--junit /dev/stdout | head``: the verdicts fit in the pipe, then head left and the
+    report's write failed. It is the output cut short (141), as the verdicts' would be; it
+    was "cannot write: Broken pipe", exit 2, or 141, as the timing fell."""
+    from pathlib import Path
+
+    from deployspec import outputs
+    from deployspec.cli import main
+
+    class Closed:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    with pytest.raises(BrokenPipeError):
+        outputs.write_output(Path("/dev/stdout"), "<testsuites/>", "--junit", "/dev/stdout")
+    monkeypatch.undo()
+    real = outputs.write_output
+
+    def cut(path, text, flag, named):  # the verdicts went through; the report finds the pipe closed
+        if flag == "--junit":
+            raise BrokenPipeError(32, "Broken pipe")
+        return real(path, text, flag, named)
+
+    monkeypatch.setattr(outputs, "write_output", cut)
+    assert main(["replay", str(SEED), "--junit", "/dev/stdout"]) == 141
+    assert "cannot write" not in capsys.readouterr().err
+
+
 def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
     """``show TRACE -o FILE >&-`` draws into FILE; a command that writes to stdout is refused."""
     drawn = tmp_path / "seed.svg"
