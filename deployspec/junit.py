@@ -259,7 +259,8 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     if violated:
         causes = sorted({r.cause for r in violated if r.cause})
         also = f" ({len(causes)} causes: {', '.join(causes)})" if len(causes) > 1 else ""
-        return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}")
+        lost = f"; not saved: {unsaved[0]}" if unsaved else ""  # (the violation is the news: a failure)
+        return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}{lost}")
     return attrs.evolve(case, message=shown)
 
 
