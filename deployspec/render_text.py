@@ -66,18 +66,23 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     state_of = model.render_state or capi_state
     lanes_label, other = getattr(model, "render_titles", None) or (
         f"{model.lanes_plural} (R routable, s starting, x crashed)", "deployments")
-    lines = [f"{'':2}{'#':>3}  {'action':34} {lanes_label:48} {other}"]
+    rows = []
+    for step in steps:
+        lanes, deps = state_of(step["observation"])
+        label = action_label(step["action"]) + (" REJECTED" if step.get("rejected") else "")
+        rows.append((label, lanes, deps))
+    # columns as wide as their widest cell (a slot's crash_retry(slot=production, instance=0)),
+    # within reason: an implementation's thousand instances overflow rather than widen every row
+    aw = max([34] + [len(label) for label, _, _ in rows if len(label) <= 60])
+    lw = max([48] + [len(lanes) for _, lanes, _ in rows if len(lanes) <= 90])
+    lines = [f"{'':2}{'#':>3}  {'action':{aw}} {lanes_label:{lw}} {other}"]
     key_lanes, key_other = model.render_key  # (capi: "d" names droplets on the left, deployments on the right)
-    lines.append(f"{'':2}{'':>3}  {'':34} {key_lanes:48} {key_other}")
-    for i, step in enumerate(steps):
+    lines.append(f"{'':2}{'':>3}  {'':{aw}} {key_lanes:{lw}} {key_other}")
+    for i, (step, (label, lanes, deps)) in enumerate(zip(steps, rows)):
         if settle_from is not None and i == settle_from:
             lines.append(f"{'':6}-- users stop; the platform settles --")
-        lanes, deps = state_of(step["observation"])
-        label = action_label(step["action"])
-        if step.get("rejected"):
-            label += " REJECTED"
         mark = ">>" if i == bad else "  "
-        lines.append(f"{mark}{i:>3}  {label:34} {lanes:48} {deps}")
+        lines.append(f"{mark}{i:>3}  {label:{aw}} {lanes:{lw}} {deps}")
         if step.get("rejected"):
             lines.append(f"{'':6}  rejected: {step['rejected']}")
     return lines

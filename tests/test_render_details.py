@@ -175,3 +175,17 @@ def test_every_text_of_a_trace_stays_text_in_the_picture():
     assert HOSTILE in said and f"site {HOSTILE}" in said  # the lane's name and its label
     assert f"{HOSTILE} instance 0: {HOSTILE} (digest {HOSTILE})" in said
     assert f"d0: {HOSTILE}" in said
+
+
+def test_the_action_column_is_as_wide_as_its_widest_action():
+    """slots' crash_retry(slot=production, instance=0) is 40 characters: the other rows
+    line up with it rather than its row being pushed right (the column was 34 wide)."""
+    from pathlib import Path
+
+    from deployspec import traces
+    from deployspec.render_text import render
+
+    trace = traces.load(Path(__file__).parent.parent / "counterexamples" / "slots"
+                        / "scenario-2-production-already-down.json")
+    rows = [line for line in render(trace).splitlines() if line[2:5].strip().isdigit()]
+    assert len({row.index(" prod ") for row in rows}) == 1, rows
