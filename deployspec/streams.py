@@ -67,17 +67,22 @@ def document_only() -> Iterator[None]:
         os.close(document)
         yield
         return
-    sys.stdout = io.TextIOWrapper(io.FileIO(document, "w", closefd=False), encoding=real.encoding,
-                                  errors=real.errors, line_buffering=real.line_buffering)
+    ours = sys.stdout = io.TextIOWrapper(io.FileIO(document, "w", closefd=False), encoding=real.encoding,
+                                         errors=real.errors, line_buffering=real.line_buffering)
     DOCUMENT_FD = document
     try:
         yield
     finally:
         DOCUMENT_FD = None
         try:
-            sys.stdout.flush()  # (a closed pipe: BrokenPipeError, said by cli.main as ever)
+            ours.flush()  # (a closed pipe: BrokenPipeError, said by cli.main as ever)
+        except BaseException:
+            with contextlib.suppress(Exception):  # closed, so no flush at its collection fails again
+                ours.close()
+            raise
         finally:
-            sys.stdout = real
+            if sys.stdout is ours:  # (a --python run leaves its lender there: python_adapter.lending)
+                sys.stdout = real
             os.dup2(document, 1)
             os.close(document)
 
