@@ -110,7 +110,7 @@ class SlotsConfig:
 #: DOCKER_ENABLE_CI=true and the registry-wide webhook at its CD URL, the tag not
 #: built yet, so production fails to start; the staging slot with no content
 #: (no ``site_config``). slots-webhook-tag's start;
-#: ``webhook-staging``: the design proposal before that code (#212, 35e73dae,
+#: ``webhook-staging``: the design proposal before that code (#212, 35e73daea4,
 #: ``devops/providers/azure-devops/templates/container-deployment/README.md``): the
 #: webhook deploys the release tag to the staging slot; both slots on ``:release``
 #: with DOCKER_ENABLE_CI, the tag not built yet, so both fail to start (#316

@@ -179,7 +179,7 @@ SLOTS_WEBHOOK_STAGING_TAG = attrs.evolve(
     name="slots-webhook-staging-tag",
     summary="cobalt's design proposal: the release tag's webhook deploys to the staging slot, then a swap",
     upstream=(
-        "microsoft/cobalt 35e73dae (#212, Container CI/CD Technical Design Proposal): "
+        "microsoft/cobalt 35e73daea4231bd8ded378fc3d386ac06f7e39d7 (#212, Container CI/CD Technical Design Proposal, 2019-07-16): "
         "devops/providers/azure-devops/templates/container-deployment/README.md, stages Staging "
         "and Production: creating the release tag in ACR 'triggers the webhook deployment to the "
         "staging app service slot', tests, a gate, then a swap; rollback by swapping back"
