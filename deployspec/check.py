@@ -110,7 +110,13 @@ def run(
                 if getattr(stop, "found", None):
                     on_found(task, stop.found)
                 raise
-            interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
+            try:
+                interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
+            except KeyboardInterrupt:  # but what it found before is one, as when judge is interrupted
+                violations = [r for r in found if r.verdict == "violated"]
+                if violations:
+                    on_found(task, violations)
+                raise
             on_found(task, found)  # kept before it is said: what the progress line said is in the report
             on_result(found[0])
             results += found

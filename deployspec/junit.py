@@ -315,7 +315,9 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -
         elif faulted:
             cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds))
         elif rs:
-            cases.append(Case(classname, name, PASSED, "", _contract_stats(rs[0]), seconds))
+            vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do
+            said = f"holds ?: vacuous, no {' or '.join(vacuous)} took effect in any example" if vacuous else ""
+            cases.append(Case(classname, name, PASSED, said, _contract_stats(rs[0]), seconds))
         elif interrupted and fault is None:
             cases.append(Case(classname, name, SKIPPED, f"not run: {INTERRUPTED}"))
         else:

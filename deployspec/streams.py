@@ -23,11 +23,25 @@ def standard_stream_named(path: str) -> str | None:
     return next((name for name, names in _STREAM_NAMES.items() if where in names), None)
 
 
+def _names_stdout(path: str) -> bool:
+    """Whether ``path``, or a link it leads through, names standard output (a link to
+    /dev/stdout: its target is not a file of its own, and while :func:`document_only`
+    holds descriptor 1 for stderr, it leads there)."""
+    where = os.path.abspath(path)
+    for _ in range(40):  # (a loop of links ends here)
+        if standard_stream_named(where) == "stdout" or where == f"/proc/{os.getpid()}/fd/1":
+            return True
+        if not os.path.islink(where):
+            return False
+        where = os.path.normpath(os.path.join(os.path.dirname(where), os.readlink(where)))
+    return False
+
+
 def is_stdout(path: str) -> bool:
     """Whether writing to ``path`` writes where standard output goes: it names it
-    (:func:`standard_stream_named`), or it is the very file (a link to /dev/stdout, the
-    file the shell sends stdout to). /dev/null is no one's: anything may write there."""
-    if standard_stream_named(path) == "stdout":
+    (:func:`standard_stream_named`, through links too), or it is the very file (the file
+    the shell sends stdout to). /dev/null is no one's: anything may write there."""
+    if _names_stdout(path):
         return True
     try:
         there, out = os.stat(path), os.fstat(1 if DOCUMENT_FD is None else DOCUMENT_FD)
@@ -57,10 +71,13 @@ def document_only() -> Iterator[None]:
     real = sys.stdout
     try:
         real.flush()
-        document = os.dup(real.fileno())
-    except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor to move (a test's capture)
-        yield
+        moved = real.fileno() == 1
+    except (OSError, ValueError, io.UnsupportedOperation):  # no descriptor (a test's capture)
+        moved = False
+    if not moved:  # sys.stdout is not descriptor 1 (a program's redirect_stdout, a --json inside one):
+        yield      # what writes to descriptor 1 is not the document's
         return
+    document = os.dup(1)
     try:
         os.dup2(2, 1)
     except OSError:  # no stderr to send it to: as it was

@@ -13,7 +13,7 @@ from deployspec.contract.server import Server
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
          "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late", "dirty-refusal",
-         "double-reply", "exit-after-reply", "bad-initial-observation")
+         "double-reply", "exit-after-reply", "bad-initial-observation", "error-initial-observation")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -> None:
@@ -84,9 +84,10 @@ def serve_then_misbehave(argv: list[str]) -> int:
     actions = 0
     for line in sys.stdin.buffer:
         request = json.loads(line)
-        if mode == "bad-initial-observation" and request.get("type") == "observe":
-            out.write(json.dumps({"id": request["id"], "type": "observation", "observation": {"app": None}}).encode()
-                      + b"\n")
+        if mode.endswith("initial-observation") and request.get("type") == "observe":
+            reply = ({"type": "observation", "observation": {"app": None}} if mode.startswith("bad") else
+                     {"type": "error", "message": "observe not ready"})
+            out.write(json.dumps({"id": request["id"], **reply}).encode() + b"\n")
             out.flush()
             continue
         reply = json.dumps(server.reply_to(line)).encode() + b"\n"

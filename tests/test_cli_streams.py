@@ -1,6 +1,7 @@
 """The program's own streams and process: stdout or stderr closed, full, cut short or
 non-blocking, help that cannot be written, exit handlers, a deleted current folder."""
 
+import json
 import os
 import subprocess
 import sys
@@ -67,14 +68,13 @@ def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
     proc.stderr.close()
 
 
-def test_a_junit_report_cut_short_by_a_closed_pipe_is_141_not_a_usage_error(monkeypatch, capsys):
+def test_a_junit_report_cut_short_by_a_closed_pipe_is_141_not_a_usage_error(monkeypatch):
     """``--junit /dev/stdout | head``: the verdicts fit in the pipe, then head left and the
     report's write failed. It is the output cut short (141), as the verdicts' would be; it
     was "cannot write: Broken pipe", exit 2, or 141, as the timing fell."""
     from pathlib import Path
 
     from deployspec import outputs
-    from deployspec.cli import main
 
     class Closed:
         def write(self, text):
@@ -84,19 +84,37 @@ def test_a_junit_report_cut_short_by_a_closed_pipe_is_141_not_a_usage_error(monk
             pass
 
     monkeypatch.setattr(sys, "stdout", Closed())
-    with pytest.raises(BrokenPipeError):
+    with pytest.raises(BrokenPipeError):  # (which cli.main turns into 141)
         outputs.write_output(Path("/dev/stdout"), "<testsuites/>", "--junit", "/dev/stdout")
-    monkeypatch.undo()
-    real = outputs.write_output
 
-    def cut(path, text, flag, named):  # the verdicts went through; the report finds the pipe closed
-        if flag == "--junit":
-            raise BrokenPipeError(32, "Broken pipe")
-        return real(path, text, flag, named)
 
-    monkeypatch.setattr(outputs, "write_output", cut)
-    assert main(["replay", str(SEED), "--junit", "/dev/stdout"]) == 141
-    assert "cannot write" not in capsys.readouterr().err
+def test_with_json_a_junit_link_to_stdout_is_refused_while_descriptor_1_is_stderrs(tmp_path):
+    """Descriptor 1 points at stderr while a --json command runs (streams.document_only),
+    so a link to /dev/stdout leads there: it is refused by the names it leads through."""
+    link = tmp_path / "so.xml"
+    link.symlink_to("/dev/stdout")
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "check", "--model", "slots", "--variant",
+                           "slots-pipeline-immutable", "--property", "no_latent_drift", "--budget", "0.1",
+                           "--json", "--junit", str(link)], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"deployspec: error: --junit {link}: standard output carries --json; write the report to a file\n"
+
+
+def test_json_inside_a_program_that_redirected_stdout_leaves_its_descriptor_1_alone(tmp_path):
+    """A program calling cli.main with sys.stdout sent to a file: the document goes to the
+    file, and descriptor 1 is the program's as before (it was left on that file)."""
+    program = tmp_path / "host.py"
+    program.write_text(
+        "import contextlib, os\n"
+        "from deployspec.cli import main\n"
+        "with open('doc.json', 'w') as f, contextlib.redirect_stdout(f):\n"
+        "    main(['variants', '--json'])\n"
+        "os.write(1, b'host: after main\\n')\n")
+    proc = subprocess.run([sys.executable, str(program)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "host: after main\n"
+    assert json.loads((tmp_path / "doc.json").read_text())["slots"]["variants"][1]["name"] == "slots-webhook-staging-tag"
 
 
 def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):

@@ -167,20 +167,22 @@ for line in sys.stdin:
 
 def test_a_controller_that_refuses_everything_holds_vacuously_and_is_told_so(capsys, tmp_path):
     """It breaks no spec property (a refusal breaks none), so the checks hold, marked ``?``
-    with a note, and ``stats.vacuous`` in --json; one that deploys has no such mark."""
+    as check's matrix marks a vacuous proof, with a note, ``stats.vacuous`` in --json and
+    the JUnit case's message; one that deploys has no such mark."""
     program = tmp_path / "frozen.py"
     program.write_text(REFUSES_EVERYTHING)
     argv = ("contract", "--exec", f"{PY} {program}", "--model", "capi", "--examples", "5",
             "--property", "single_active_deployment", "--property", "capacity_within_bound")
     status, out, _ = run(capsys, *argv)
     assert status == 0
-    rows = {line.split()[0]: line.split()[1] for line in out.splitlines()
+    rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines()
             if line.startswith(("single_active_deployment ", "capacity_within_bound "))}
-    assert rows == {"single_active_deployment": "holds?", "capacity_within_bound": "holds?"}
+    assert rows == {"single_active_deployment": ["holds", "?"], "capacity_within_bound": ["holds", "?"]}
     assert ("? every check: vacuous, no deploy took effect in any example (each was refused or changed "
             "nothing), so nothing they do was judged; --reference VARIANT asks what they must do") in out
-    status, out, _ = run(capsys, *argv, "--json")
+    status, out, _ = run(capsys, *argv, "--json", "--junit", str(tmp_path / "r.xml"))
     assert status == 0 and [r["stats"]["vacuous"] for r in json.loads(out)["results"]] == [["deploy"]] * 2
+    assert (tmp_path / "r.xml").read_text().count("holds ?: vacuous, no deploy took effect in any example") == 2
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
                          "capi", "--examples", "5", "--property", "single_active_deployment", "--json")
-    assert status == 0 and "vacuous" not in json.loads(out)["results"][0]["stats"]
+    assert status == 0 and json.loads(out)["results"][0]["stats"]["vacuous"] == []

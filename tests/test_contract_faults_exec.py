@@ -109,12 +109,16 @@ def test_a_reply_too_many_or_an_exit_after_one_names_the_request_it_follows(caps
         f"deployspec: implementation fault at {where} while checking single_active_deployment: {cause}"), err
 
 
-def test_a_bad_initial_observation_is_said_as_such_not_as_the_reset(capsys, tmp_path):
+@pytest.mark.parametrize("mode, cause", [
+    ("bad-initial-observation", "observation violates the capi observation schema: "),
+    ("error-initial-observation", "the implementation reported an error on observe: observe not ready"),
+])
+def test_a_bad_initial_observation_is_said_as_such_not_as_the_reset(capsys, tmp_path, mode, cause):
     """The adapter asks for it with the reset, in one write: the fault is the observation's."""
-    status, err = contract(capsys, fake("bad-initial-observation", tmp_path / "pids"))
+    status, err = contract(capsys, fake(mode, tmp_path / "pids"))
     assert status == 3
     assert err.startswith("deployspec: implementation fault at the initial observation while checking "
-                          "single_active_deployment: observation violates the capi observation schema: "), err
+                          f"single_active_deployment: {cause}"), err
 
 
 def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):

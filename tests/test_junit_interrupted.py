@@ -307,3 +307,24 @@ def test_a_violation_found_before_the_search_for_another_cause_was_interrupted_i
     assert outcomes == {"app_stays_available": junit.FAILURE, "interrupted": junit.ERROR}
     (saved,) = out.glob("capi-2022--app_stays_available--*.json")
     assert saved.name in cases_of(report)["app_stays_available"].find("failure").text
+
+
+def test_a_stop_a_search_swallowed_still_keeps_the_violations_it_found(monkeypatch):
+    """A signal whose KeyboardInterrupt was swallowed on the way (a __del__) is noted as
+    pending and raised after the search: its violations are verdicts all the same."""
+    import signal
+
+    from deployspec import check, interruption
+    from deployspec.engines.result import Result
+
+    def judge(model, variant, engine, prop, **kwargs):
+        monkeypatch.setattr(interruption, "pending", signal.SIGTERM)  # the swallowed stop
+        return [Result(model, variant, prop, engine, "violated", message="found"),
+                Result(model, variant, prop, engine, "holds")]
+
+    monkeypatch.setattr(check, "judge", judge)
+    heard = []
+    with pytest.raises(KeyboardInterrupt):
+        check.run(check.plan("capi", ["capi-2022"]), ("explore",), budget=1, seed=0, out_dir=None,
+                  properties=["app_stays_available"], on_found=lambda task, found: heard.append(found))
+    assert [[r.verdict for r in found] for found in heard] == [["violated"]]

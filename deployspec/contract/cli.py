@@ -290,7 +290,7 @@ def config_text(config) -> str:
 
 def summary(run) -> str:
     # found by the sweep of the initial state, before any example: no search, so no steps of one
-    rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict + ("?" if r.stats.get("vacuous") else ""),
+    rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict + (" ?" if r.stats.get("vacuous") else ""),
              *(("first step", "", "") if r.stats.get("found_by") == "sweep" else
                (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
                 str(r.stats.get("steps_per_second", "")))))

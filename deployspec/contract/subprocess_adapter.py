@@ -148,14 +148,14 @@ class Program:
             for request in requests:
                 try:
                     reply = protocol.parse_reply(self._readline(request), request, self._answered)
+                    if reply["type"] == "error":
+                        raise ImplementationError(
+                            f"the implementation reported an error on {protocol.describe(request)}: "
+                            f"{printable_line(reply['message'])}"
+                        )
                 except ImplementationError as exc:
-                    exc.during = request["type"]
+                    exc.during = request["type"]  # (one of several asked at once: its own)
                     raise
-                if reply["type"] == "error":
-                    raise ImplementationError(
-                        f"the implementation reported an error on {protocol.describe(request)}: "
-                        f"{printable_line(reply['message'])}"
-                    )
                 self._answered = request
                 replies.append(reply)
             return replies
