@@ -155,7 +155,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except ExitCalled as exc:
         raise UsageError(f"variants from {where}: cannot load: it called os._exit({quoted(exc.status)})") from None
     except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made
-        raise UsageError(f"variants from {where}: {exc}{_at_user_line(exc)}") from None
+        raise UsageError(f"variants from {where}: {exc}{at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
         hint = (f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
                 if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc) + _fields_of(exc, classes))
@@ -278,10 +278,10 @@ def _in_user_code(exc: BaseException) -> str:
         last = frames[-1]
         return (f" (in deployspec's {os.path.basename(last.filename)}:{last.lineno}: does a rule of yours "
                 "take the arguments, and return what, the rule it replaces does?)")
-    return _at_user_line(exc)
+    return at_user_line(exc)
 
 
-def _at_user_line(exc: BaseException) -> str:
+def at_user_line(exc: BaseException) -> str:
     """`` at FILE:LINE`` of the innermost frame of the user's code, wherever it raised."""
     mine = _frames(exc)[1]
     return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}" if mine else ""

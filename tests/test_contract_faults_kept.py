@@ -35,7 +35,7 @@ def test_counterexamples_found_before_a_fault_are_kept(tmp_path):
                       on_result=lambda r: state.update(broken=True))
     assert run.exit_status == 3
     assert run.fault.line() == ("implementation fault at reset while checking app_stays_available: "
-                                "reset() raised OSError: disk full")
+                                "reset() raised OSError: disk full at test_contract_faults_kept.py:28")
     (result,) = run.results
     assert result.verdict == "violated"
     assert traces.load(result.counterexample)["property"] == "single_active_deployment"

@@ -42,7 +42,12 @@ def test_a_violation_fails_its_test_with_the_shrunk_trace_and_saves_it(tmp_path)
     assert r.returncode == 1, r.stdout
     assert "1 failed" in r.stdout and "passed" not in r.stdout
     assert "2 active deployments: d0 CANCELING, d1 DEPLOYING" in r.stdout
-    assert len(list(out.glob("implementation--single_active_deployment--*.json"))) == 1
+    (saved,) = out.glob("implementation--single_active_deployment--*.json")
+    # the command to paste once it is fixed, as the CLI prints it
+    assert (f"replay: deployspec replay {saved} --python deployspec.contract.examples:capi_2022"
+            in r.stdout.replace("\n", " ")), r.stdout
+    r = pytest_run(tmp_path, *(a for a in r.args[len(PYTEST):] if a not in ("--deployspec-out", str(out))))
+    assert "(--deployspec-out DIR saves it, for deployspec replay and deployspec show)" in r.stdout
 
 
 def test_a_violation_that_cannot_be_saved_says_so_in_its_failure(tmp_path):
@@ -129,8 +134,9 @@ def test_a_module_that_fails_to_import_fails_each_test_in_one_line(tmp_path):
     (tmp_path / "breaks_on_import.py").write_text("raise RuntimeError('no database')\n")
     r = pytest_run(tmp_path, "--deployspec-python", "breaks_on_import:f", "-k", "single_active_deployment")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "\nimplementation fault at start: importing breaks_on_import raised RuntimeError: no database\n" \
-        in r.stdout
+    # where in the user's code, as for a design's rule: a traceback into it is what they need
+    assert ("\nimplementation fault at start: importing breaks_on_import raised RuntimeError: no database "
+            "at breaks_on_import.py:1\n") in r.stdout
     assert "Traceback" not in r.stdout and "UsageError" not in r.stdout
 
 
@@ -178,3 +184,42 @@ def test_an_unknown_profile_is_one_usage_error_before_collection(tmp_path, imple
     assert "Traceback" not in r.stdout + r.stderr
     r = pytest_run(tmp_path, env={"DEPLOYSPEC_PROFILE": ""})  # set but empty: the default
     assert r.returncode == 0 and f"{N_PROPERTIES} skipped" in r.stdout
+
+
+def test_another_projects_run_is_not_stopped_by_a_profile_it_never_reads(tmp_path):
+    """The plugin is loaded wherever deployspec is installed; the variable sets deployspec's
+    own tests only."""
+    (tmp_path / "test_theirs.py").write_text("def test_theirs():\n    assert True\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300, check=False,
+                       env={**os.environ, "DEPLOYSPEC_PROFILE": "thourough"})
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_check_that_holds_vacuously_warns_and_a_hang_names_the_plugins_option(tmp_path):
+    """A controller refusing every deploy passes every check: pytest's warnings summary
+    says so (the CLI's "holds ?"). A hang's hint names --deployspec-timeout, not the CLI's."""
+    (tmp_path / "frozen.py").write_text(
+        "class Frozen:\n"
+        "    def reset(self, config):\n        pass\n"
+        "    def perform(self, action):\n        return 'frozen'\n"
+        "    def observe(self):\n"
+        "        return {'app': None, 'droplets': [], 'processes': [], 'deployments': []}\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    r = pytest_run(tmp_path, "--deployspec-python", "frozen:Frozen", "--deployspec-examples", "5",
+                   "-k", "single_active_deployment", env=env)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout
+    assert ("VacuousHold: single_active_deployment holds vacuously: no deploy took effect in any of its "
+            "examples") in r.stdout.replace("\n", " ")
+    (tmp_path / "stuck.py").write_text(  # answers a reset and what it observes, then hangs on an action
+        "import json, sys, time\n"
+        "empty = {'app': None, 'droplets': [], 'processes': [], 'deployments': []}\n"
+        "for line in sys.stdin:\n"
+        "    r = json.loads(line)\n"
+        "    if r['type'] == 'action':\n        time.sleep(60)\n"
+        "    reply = {'type': 'reset_ok', 'protocol': 1} if r['type'] == 'reset' else "
+        "{'type': 'observation', 'observation': empty}\n"
+        "    print(json.dumps({'id': r['id'], **reply}), flush=True)\n")
+    r = pytest_run(tmp_path, "--deployspec-exec", f"{shlex.quote(sys.executable)} stuck.py",
+                   "--deployspec-timeout", "0.3", "-k", "single_active_deployment")
+    assert r.returncode == 1 and "(hung? see --deployspec-timeout)" in r.stdout, r.stdout

@@ -392,3 +392,17 @@ def test_a_module_that_closes_the_streams_as_it_loads_leaves_deployspec_s_output
                            "--property", "capacity_within_bound", "--json")
     assert status == 0 and json.loads(out)["results"][0]["verdict"] == "holds"
     assert "capacity_within_bound · explore: holds" in err
+
+
+def test_a_designs_module_may_import_the_example_objects_and_be_served_by_its_own_name(capsys, hand_in):
+    """``from deployspec.contract.examples import ReferenceImplementation`` (what
+    docs/contract.md offers to build on) asked the module for ``__path__``, which loaded
+    every model from inside the designs module being loaded: refused as "get_model at
+    import?". And a design named with ``_`` is served in process by that name."""
+    hand_in("ownimpl", "from deployspec.contract.examples import ReferenceImplementation\n"
+            + EVOLVED.format("name='most_running'"))
+    status, out, err = run(capsys, "variants")
+    assert status == 0 and "most_running" in out, err
+    status, out, err = run(capsys, "contract", "--python", "deployspec.contract.examples:most_running",
+                           "--model", "capi", "--examples", "3", "--property", "single_active_deployment")
+    assert status == 0, err

@@ -55,8 +55,17 @@ def factory_for(variant: str) -> Callable[[], ReferenceImplementation]:
 
 
 def __getattr__(name: str) -> Callable[[], ReferenceImplementation]:
-    """``capi_safe`` → the factory of variant ``capi-safe`` (PEP 562)."""
-    try:
-        return factory_for(name.replace("_", "-"))
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    """``capi_safe`` → the factory of variant ``capi-safe`` (PEP 562); a variant whose own
+    name has ``_`` in it (``safe_newest``) by that name first.
+
+    Not the names Python asks a module for itself (``__path__``, asked by ``from …
+    import``; ``__wrapped__``, by inspect): those would load every model, and so every
+    design handed in, from inside a designs module that imports this one."""
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    for variant in dict.fromkeys((name, name.replace("_", "-"))):
+        try:
+            return factory_for(variant)
+        except KeyError:
+            pass
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

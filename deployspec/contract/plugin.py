@@ -3,8 +3,7 @@
     pytest --pyargs deployspec.stateful_tests.test_contract --deployspec-exec "node server.js" [-n auto]
 
 (the module, not the package ``deployspec.stateful_tests``: that would also run
-the models' own machine tests; ``-n`` needs pytest-xdist, which deployspec does
-not depend on). ``stateful_tests/test_contract.py`` has one test per check of the model
+the models' own machine tests; ``-n`` is pytest-xdist's, installed with deployspec). ``stateful_tests/test_contract.py`` has one test per check of the model
 (``conforms_to_<reference>`` and every spec property), each searching with the
 Hypothesis machine against the implementation. Without ``--deployspec-exec`` or
 ``--deployspec-python`` those tests are skipped at once. Each pytest-xdist
@@ -22,6 +21,13 @@ from __future__ import annotations
 import re
 
 import pytest
+
+
+class VacuousHold(UserWarning):
+    """A contract check held although the model's essential actions (capi: deploy; slots:
+    push, swap) never took effect: pytest lists it in its warnings summary
+    (``-W error::deployspec.contract.plugin.VacuousHold`` makes it fail)."""
+
 
 NO_TARGET = ("no implementation given: pass --deployspec-exec COMMAND or "
              "--deployspec-python MODULE:FACTORY to run the contract tests")
@@ -51,7 +57,8 @@ def pytest_addoption(parser) -> None:
                 help="also check conformance to this reference variant")
     g.addoption("--deployspec-examples", type=_cli("_examples_count"), default=100, metavar="N",
                 help="examples per check (default 100)")
-    g.addoption("--deployspec-seed", type=_cli("_nonneg_int"), default=0, metavar="N")
+    g.addoption("--deployspec-seed", type=_cli("_nonneg_int"), default=0, metavar="N",
+                help="seed of the random search (default 0): the same seed, the same examples")
     g.addoption("--deployspec-timeout", type=_cli("_seconds"), default=10.0, metavar="SECONDS",
                 help="longest wait for one reply, or one call of a Python object (default 10)")
     g.addoption("--deployspec-out", metavar="DIR", help="save counterexamples here")
@@ -68,7 +75,7 @@ def pytest_configure(config) -> None:
     a model or reference given, and with an implementation everything else."""
     from deployspec.profiles import unknown_profile
 
-    problem = unknown_profile()
+    problem = unknown_profile() if _runs_deployspecs_own_tests(config) else None
     if problem is not None:
         raise pytest.UsageError(problem)
     opt = config.getoption
@@ -85,6 +92,17 @@ def pytest_configure(config) -> None:
             writable_dir(opt("--deployspec-out"))
         except UsageError as exc:
             raise pytest.UsageError(ours(str(exc))) from None
+
+
+def _runs_deployspecs_own_tests(config) -> bool:
+    """Whether this run may collect deployspec's own tests, the ones ``DEPLOYSPEC_PROFILE``
+    sets: in its source tree, or named with ``--pyargs deployspec.…``. Another project's
+    run, where the plugin is loaded only because deployspec is installed, is not stopped
+    by a variable it never reads."""
+    root = config.rootpath
+    if (root / "deployspec" / "profiles.py").is_file() and (root / "stateful_tests").is_dir():
+        return True
+    return any(str(arg).startswith("deployspec.") for arg in config.args)
 
 
 def _check_target(opt) -> None:
@@ -119,8 +137,8 @@ def _check_model_and_reference(opt) -> None:
 
 def ours(text: str) -> str:
     """A CLI message in the plugin's words: the CLI's options (--exec, --python, --out,
-    also in a hint) named as ours."""
-    return re.sub(r"(?<![\w-])--(exec|python|out)\b", r"--deployspec-\1", text)
+    --timeout, also in a hint) named as ours."""
+    return re.sub(r"(?<![\w-])--(exec|python|out|timeout)\b", r"--deployspec-\1", text)
 
 
 def _find_factory(spec: str) -> None:
@@ -220,12 +238,25 @@ class ContractSession:
                 text += "\n" + harness.NOT_SHRUNK
             if name.startswith(PREFIX):
                 text += "\n" + divergence_report(found.trace)
-            text += f"\nsaved: {found.counterexample}" if found.counterexample else ""
-            text += f"\nnot saved: {found.unsaved}" if found.unsaved else ""
+            if found.counterexample:
+                from deployspec.contract.cli import replay_command
+
+                text += f"\nsaved: {found.counterexample}"
+                text += f"\nreplay: {replay_command(found.counterexample, self.target, self.timeout)}"
+            elif found.unsaved:
+                text += f"\nnot saved: {found.unsaved}"
+            else:
+                text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:
-            text = fault.with_history() + ("\n\n" + text if text else "")
+            text = ours(fault.with_history()) + ("\n\n" + text if text else "")
         if text:
             pytest.fail(text, pytrace=False)
+        if r.stats.get("vacuous"):  # it held, having judged none of what these do: said, as the CLI's "?"
+            import warnings
+
+            warnings.warn(VacuousHold(f"{name} holds vacuously: no {' or '.join(r.stats['vacuous'])} took "
+                                      f"effect in any of its examples (each was refused or changed nothing), "
+                                      "so nothing they do was judged"), stacklevel=1)
 
     def close(self) -> None:
         if self._conn is not None:

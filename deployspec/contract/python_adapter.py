@@ -102,7 +102,7 @@ def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -
     except ModuleNotFoundError as exc:
         if exc.name and f"{module_name}.".startswith(f"{exc.name}."):  # the module itself, not a dependency
             raise not_found(spec, exc.name) from None
-        raise ImplementationError(f"importing {module_name} raised {describe(exc)}") from None
+        raise ImplementationError(f"importing {module_name} raised {describe(exc)}{at_user_line(exc)}") from None
     try:
         factory = getattr(module, attr)
     except AttributeError:
@@ -188,7 +188,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     except ExitCalled as exc:
         raise ImplementationError(f"{what} called os._exit({shown(exc.status)})") from None
     except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
-        raise ImplementationError(f"{what} raised {describe(exc)}") from None
+        raise ImplementationError(f"{what} raised {describe(exc)}{at_user_line(exc)}") from None
 
 
 def _attribute(impl: Any, name: str) -> Any:
@@ -198,6 +198,14 @@ def _attribute(impl: Any, name: str) -> Any:
         return getattr(impl, name, None)
     except Exception:  # noqa: BLE001
         return None
+
+
+def at_user_line(exc: BaseException) -> str:
+    """`` at FILE:LINE`` of the innermost frame of the implementation's own code that
+    raised (none in deployspec's: the shipped example objects), as for a design's rule."""
+    from deployspec.variant_plugins import at_user_line as innermost
+
+    return innermost(exc)
 
 
 def describe(exc: BaseException) -> str:
