@@ -18,6 +18,9 @@ class _Config:
     """A pytest config holding these options (the rest at the plugin's defaults)."""
 
     def __init__(self, **options):
+        from pathlib import Path
+
+        self.rootpath, self.args = Path(__file__).parent.parent, []  # deployspec's own tree, as its suite's
         self.options = {"--deployspec-exec": None, "--deployspec-python": None, "--deployspec-model": "capi",
                         "--deployspec-reference": None, "--deployspec-examples": 100, "--deployspec-seed": 0,
                         "--deployspec-timeout": 10.0, "--deployspec-out": None}
