@@ -291,6 +291,7 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -
     """One suite, a case per planned check: failed if violated, an error where the
     implementation failed (crash, hang, garbage), skipped for the checks a fault
     (or an interruption) left unrun; as the exit status (1 violated, 3 a fault) says."""
+    from deployspec.contract import harness
     from deployspec.contract.cli import config_text, violation_text
 
     target, fault = run.target, run.fault
@@ -316,7 +317,7 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -
             cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds))
         elif rs:
             vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do
-            said = f"holds ?: vacuous, no {' or '.join(vacuous)} took effect in any example" if vacuous else ""
+            said = f"holds ?: vacuous, {harness.not_taking_effect(vacuous)}" if vacuous else ""
             cases.append(Case(classname, name, PASSED, said, _contract_stats(rs[0]), seconds))
         elif interrupted and fault is None:
             cases.append(Case(classname, name, SKIPPED, f"not run: {INTERRUPTED}"))

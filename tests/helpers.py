@@ -9,6 +9,7 @@ from deployspec.reference.slots.model import SlotsConfig
 from deployspec.reference.slots.model import initial_state as slots_initial_state
 from deployspec.spec.core import Monitor, Step
 
+from deployspec.adapter import ReferenceAdapter
 from deployspec.explorer import Graph
 
 
@@ -146,3 +147,24 @@ SEED_STORY = [Push(1), Runtime(0), Deploy(), Cancel(), Deploy(), Tick()]
 def action_labels(trace: dict) -> list[str]:
     """Each step's action as a toy model labels it, or its type."""
     return [s["action"].get("label", s["action"]["type"]) for s in trace["steps"]]
+
+
+class Recorded(ReferenceAdapter):
+    """A reference variant that records what it is asked, refuses ``fail_on`` by raising,
+    and says when it is closed."""
+
+    def __init__(self, variant="capi-safe", fail_on=None):
+        from deployspec.models import get_model
+
+        capi = get_model("capi")
+        super().__init__(capi, capi.variant(variant))
+        self.performed, self.closed, self.fail_on = [], False, fail_on
+
+    def perform(self, action):
+        self.performed.append(action)
+        if action.kind == self.fail_on:
+            raise RuntimeError(f"{action.kind} failed")
+        return super().perform(action)
+
+    def close(self):
+        self.closed = True

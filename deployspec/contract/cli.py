@@ -324,9 +324,11 @@ def vacuity_notes(results) -> list[str]:
         if r.stats.get("vacuous"):
             checks.setdefault(tuple(r.stats["vacuous"]), []).append(r.property)
     every = len(checks) == 1 and len(next(iter(checks.values()))) == len(results) > 1
-    return [f"? {'every check' if every else ', '.join(names)}: vacuous, no {' or '.join(kinds)} took effect in "
-            "any example (each was refused or changed nothing), so nothing they do was judged; --reference "
-            "VARIANT asks what they must do" for kinds, names in checks.items()]
+    from deployspec.contract.harness import not_taking_effect
+
+    return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
+            "refused or changed nothing), so nothing they do was judged; --reference VARIANT asks what they "
+            "must do" for kinds, names in checks.items()]
 
 
 def cmd_serve(args) -> int:

@@ -287,6 +287,11 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     return r
 
 
+def not_taking_effect(kinds) -> str:
+    """How every report says a vacuous hold's ``stats["vacuous"]`` (``check_one``)."""
+    return f"no {' or '.join(kinds)} took effect in any example"
+
+
 def _not_deterministic(checking: str, *, seen: bool) -> str:
     """The cause of a fault Hypothesis reports as flaky, in the user's terms: its own
     words ("Inconsistent data generation! … Is your data generation depending on

@@ -3,7 +3,8 @@
     pytest --pyargs deployspec.stateful_tests.test_contract --deployspec-exec "node server.js" [-n auto]
 
 (the module, not the package ``deployspec.stateful_tests``: that would also run
-the models' own machine tests; ``-n`` is pytest-xdist's, installed with deployspec). ``stateful_tests/test_contract.py`` has one test per check of the model
+the models' own machine tests; ``-n`` is pytest-xdist's, installed with deployspec).
+``stateful_tests/test_contract.py`` has one test per check of the model
 (``conforms_to_<reference>`` and every spec property), each searching with the
 Hypothesis machine against the implementation. Without ``--deployspec-exec`` or
 ``--deployspec-python`` those tests are skipped at once. Each pytest-xdist
@@ -254,9 +255,9 @@ class ContractSession:
         if r.stats.get("vacuous"):  # it held, having judged none of what these do: said, as the CLI's "?"
             import warnings
 
-            warnings.warn(VacuousHold(f"{name} holds vacuously: no {' or '.join(r.stats['vacuous'])} took "
-                                      f"effect in any of its examples (each was refused or changed nothing), "
-                                      "so nothing they do was judged"), stacklevel=1)
+            warnings.warn(VacuousHold(f"{name} holds vacuously: {harness.not_taking_effect(r.stats['vacuous'])} "
+                                      "(each was refused or changed nothing), so nothing they do was judged"),
+                          stacklevel=1)
 
     def close(self) -> None:
         if self._conn is not None:
