@@ -15,12 +15,18 @@ until the command's last step.
   kept (:data:`pending`) until the block ends, and a search asks at each step
   (:func:`raise_if_pending`) whether it was stopped.
 - In a host's process (pytest, a user's program calling ``cli.main``) the
-  interruption is handed back (:func:`handed_back`).
+  interruption is handed back (:func:`handed_back`). pytest's contract tests keep
+  Ctrl-C the same way (:func:`kept`) while a check runs: dropped in the gc
+  callback, it let the search run its whole budget and the test pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn
 
 #: True in the ``deployspec`` program (``cli.run``), whose process is deployspec's own:
@@ -40,6 +46,40 @@ HELD: tuple[list[int], dict, float] | None = None
 def raise_if_pending() -> None:
     if pending is not None:
         raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signum: None) -> Iterator[None]:
+    """Within (the main thread only): each of ``signals`` not ignored on entry calls
+    ``on_signal`` and raises KeyboardInterrupt, and is kept :data:`pending` until the
+    block ends, so a search raises it again at its next step
+    (:func:`raise_if_pending`) if Python dropped it where it cannot raise (a gc
+    callback, a ``__del__``); that drop is not printed as "Exception ignored"."""
+    global pending
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        global pending
+        on_signal(signum)
+        pending = signum
+        raise KeyboardInterrupt
+
+    def swallowed(unraisable) -> None:
+        if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and pending is not None):
+            hook(unraisable)
+
+    # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
+    previous = {sig: signal.signal(sig, stop) for sig in signals if signal.getsignal(sig) is not signal.SIG_IGN}
+    hook, sys.unraisablehook = sys.unraisablehook, swallowed
+    try:
+        yield
+    finally:
+        pending = None
+        sys.unraisablehook = hook
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def interrupt(signum: int) -> NoReturn:

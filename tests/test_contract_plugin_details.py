@@ -9,6 +9,7 @@ import pytest
 
 from deployspec.contract import harness, plugin
 from deployspec.contract.guard import ImplementationFault
+from deployspec.engines.result import Result
 from deployspec.models import UsageError
 
 SAFE = "deployspec.contract.examples:capi_safe"
@@ -125,6 +126,51 @@ def test_a_fault_restarts_the_implementation_for_the_next_test(monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="it crashed"):
         s.check("single_active_deployment")
     assert conn.revived == 1
+
+
+class _CtrlCInADestructor:
+    """Ctrl-C landing where Python cannot raise it (Hypothesis's gc callback, a
+    ``__del__``): Python prints it as "Exception ignored" and goes on."""
+
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+
+def _holds_after_a_dropped_ctrl_c(*args, **kwargs):
+    _CtrlCInADestructor()
+    return Result("capi", "x", "single_active_deployment", "hypothesis", "holds", stats={})
+
+
+def test_ctrl_c_dropped_during_a_check_interrupts_the_run_instead_of_passing(monkeypatch):
+    """It had let the search run its whole budget (nine minutes for 3,000 examples) and the test pass."""
+    monkeypatch.setattr(harness, "check_one", _holds_after_a_dropped_ctrl_c)
+    monkeypatch.setattr(signal, "SIGINT", signal.SIGUSR1)  # this test's own signal: pytest keeps Ctrl-C
+    dropped = []
+    monkeypatch.setattr("sys.unraisablehook", dropped.append)
+    previous = signal.signal(signal.SIGUSR1, signal.default_int_handler)
+    try:
+        s = plugin.ContractSession(_Config(python=SAFE))
+        s._conn = _Conn()
+        with pytest.raises(KeyboardInterrupt):
+            s.check("single_active_deployment")
+        assert dropped == []  # not printed as "Exception ignored" either
+        assert signal.getsignal(signal.SIGUSR1) is signal.default_int_handler  # given back
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_hosts_own_ctrl_c_handler_is_left_alone(monkeypatch):
+    monkeypatch.setattr(harness, "check_one", _holds_after_a_dropped_ctrl_c)
+    monkeypatch.setattr(signal, "SIGINT", signal.SIGUSR1)
+    seen = []
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: seen.append(signum))
+    try:
+        s = plugin.ContractSession(_Config(python=SAFE))
+        s._conn = _Conn()
+        s.check("single_active_deployment")  # the host's handler took it; the check held
+        assert seen == [signal.SIGUSR1]
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
 
 
 def test_a_conformance_failure_shows_where_the_views_diverge_and_where_it_was_saved(tmp_path):

@@ -96,7 +96,7 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
     """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
     program under test is ended too instead of being orphaned; and neither waits
     for ever on a Python implementation that swallows the interruption."""
-    if not active or threading.current_thread() is not threading.main_thread():
+    if not active:
         yield
         return
 
@@ -105,32 +105,17 @@ def sigterm_interrupts(active: bool = True, holdout: str = "the implementation")
 
     timers = []
 
-    def stop(signum, frame):
+    def remembered(signum: int) -> None:
         # a Python implementation may swallow the KeyboardInterrupt (a bare except):
         # then the deployspec program ends anyway, GRACE seconds later
         if not timers and own_process():
             timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
-        interruption.pending = signum
-        interruption.interrupt(signum)
+        interruption.by = signum
 
-    def swallowed(unraisable) -> None:
-        # the interruption raised where Python cannot raise it (a gc callback, Hypothesis
-        # has one; a __del__) is dropped there: the search raises it again at its next
-        # step (``interruption``); not a traceback on stderr
-        if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and interruption.pending is not None):
-            hook(unraisable)
-
-    # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)
-                if signal.getsignal(sig) is not signal.SIG_IGN}
-    hook, sys.unraisablehook = sys.unraisablehook, swallowed
     try:
-        yield
+        with interruption.kept((signal.SIGTERM, signal.SIGINT), remembered):
+            yield
     finally:
-        interruption.pending = None
-        sys.unraisablehook = hook
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for timer in timers:  # it unwound: nothing to force
             timer.cancel()
 

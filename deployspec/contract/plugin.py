@@ -213,6 +213,7 @@ class ContractSession:
 
     def check(self, name: str) -> None:
         """Search for a violation of one check; fail the test with the shrunk trace."""
+        from deployspec import interruption
         from deployspec.contract import harness
         from deployspec.contract.conformance import PREFIX, divergence_report
         from deployspec.contract.guard import ImplementationFault
@@ -222,8 +223,10 @@ class ContractSession:
         conn = self.connection()
         fault = None
         try:
-            r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
-                                  max_examples=self.examples, out_dir=self.out)
+            with _ctrl_c_kept():
+                r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
+                                      max_examples=self.examples, out_dir=self.out)
+                interruption.raise_if_pending()  # dropped on the way: pytest's interruption, not a pass
         except ImplementationFault as exc:
             fault = exc
         found = None
@@ -262,6 +265,21 @@ class ContractSession:
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
+
+
+def _ctrl_c_kept():
+    """Ctrl-C stops the check wherever the search is (pytest then reports the run
+    interrupted), also when Python dropped it in Hypothesis's gc callback, where the
+    search would have run its whole budget and the test passed. Left alone when the
+    host has a SIGINT handler of its own (a conftest's)."""
+    import contextlib
+    import signal
+
+    from deployspec import interruption
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return contextlib.nullcontext()
+    return interruption.kept((signal.SIGINT,))
 
 
 @pytest.fixture(scope="session")
