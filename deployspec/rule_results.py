@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from deployspec import rule_watch
 from deployspec.reference.core import RETURNS
 from deployspec.text import printable_line, quoted
 from deployspec.user_code import ExitCalled, exit_refused
@@ -29,6 +30,11 @@ _CHECKED = "__deployspec_checked__"
 class RuleResultError(TypeError):
     """A rule handed in returned what the rule it replaces never does, or cannot be called
     as that one is."""
+
+
+class RuleHungError(RuleResultError):
+    """A rule handed in did not return within ``rule_watch.LIMIT`` seconds (a search does
+    not try that step again: each try would take as long)."""
 
 
 def checked(variant: Any) -> Any:
@@ -56,9 +62,16 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
+        timed = rule_watch.enter()
         try:
-            with exit_refused():  # as while its module loaded: a silent exit 0 reads as a pass
-                out = fn(*args, **kwargs)
+            try:
+                with exit_refused():  # as while its module loaded: a silent exit 0 reads as a pass
+                    out = fn(*args, **kwargs)
+            finally:
+                rule_watch.leave(timed)
+        except rule_watch.RuleHung as exc:
+            raise RuleHungError(f"its rule {name}{at} did not return within {rule_watch.LIMIT:g} s "
+                                  f"(stopped{_where_stopped(exc)})") from None
         except ExitCalled as exc:
             raise RuleResultError(f"its rule {name}{at} called os._exit({quoted(exc.status)})") from None
         except TypeError as exc:
@@ -77,6 +90,13 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
     setattr(rule, _CHECKED, True)
     return rule
+
+
+def _where_stopped(exc: BaseException) -> str:
+    """`` at FILE:LINE`` of the innermost frame of the user's code it was stopped in."""
+    from deployspec.variant_plugins import at_user_line
+
+    return at_user_line(exc)
 
 
 def _defined_at(fn: Callable) -> str:

@@ -21,6 +21,7 @@ from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
 from deployspec.engines.seeding import fixed_constants
 from deployspec.minimize import minimize
+from deployspec.rule_results import RuleHungError
 from deployspec.stateful_tests.machine import PropertyViolated, build_machine
 
 #: Steps per example. Long enough for deploy/cancel/redeploy with ticks between.
@@ -55,6 +56,15 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         round_seed += 1
 
 
+class _Abandoned(BaseException):
+    """Carries a :class:`RuleHungError` out of Hypothesis, which lets a BaseException
+    pass at once instead of shrinking: each example it tried again would hang as long."""
+
+    def __init__(self, error: RuleHungError):
+        super().__init__(error)
+        self.error = error
+
+
 @contextlib.contextmanager
 def _remembered(seen: dict):
     """Remember the shortest violation raised within (``seen["violation"]``)."""
@@ -65,6 +75,8 @@ def _remembered(seen: dict):
         if best is None or len(exc.session.steps) < len(best.session.steps):
             seen["violation"] = exc
         raise
+    except RuleHungError as exc:
+        raise _Abandoned(exc) from None
 
 
 def check_property(
@@ -162,6 +174,8 @@ def check_property(
                       trace=as_seen.trace if as_seen else None, cause=as_seen.cause if as_seen else None)
     except Unsatisfiable:  # every run broke in a way already found (skip_causes)
         pass
+    except _Abandoned as abandoned:
+        raise abandoned.error from None
     except BaseException as exc:
         # an implementation under contract failed (ImplementationFault, which carries
         # ``found``), perhaps while Hypothesis was shrinking a violation: keep the
