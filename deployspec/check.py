@@ -12,6 +12,8 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
+import attrs
+
 from deployspec import declarations, interruption
 from deployspec.engines.result import Result
 from deployspec.models import UsageError, find_variant, get_model, model_names
@@ -127,10 +129,11 @@ def run(
     # spawn, not fork: the parent may run a progress thread. Workers ignore Ctrl-C;
     # the parent stops them (and drops what is queued) when it is interrupted.
     pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=_pool_worker)
+    futures: dict = {}
+    done: list[list[Result]] = [[] for _ in tasks]
     try:
         on_start(f"{len(tasks)} searches in {jobs} processes")
-        futures = {pool.submit(judge, *task, **options): i for i, task in enumerate(tasks)}
-        done: list[list[Result]] = [[] for _ in tasks]
+        futures = {pool.submit(_judge_in_pool, *task, **options): i for i, task in enumerate(tasks)}
         for future in cf.as_completed(futures):
             try:
                 found = future.result()
@@ -144,16 +147,90 @@ def run(
             done[futures[future]] = found
             on_found(tasks[futures[future]], found)
             on_result(found[0])
-    except BaseException:
+    except BaseException as stop:
         workers = list((pool._processes or {}).values())  # no public way to stop a busy worker
         pool.shutdown(wait=False, cancel_futures=True)
-        for w in workers:
-            w.terminate()
-        for w in workers:
-            w.join(5)
+        try:
+            if isinstance(stop, KeyboardInterrupt):
+                _collect_stopped(workers, futures, tasks, done, on_found)
+        finally:
+            for w in workers:
+                w.terminate()
+            for w in workers:
+                w.join(5)
         raise
     pool.shutdown()
     return [r for found in done for r in found]
+
+
+#: whether an interrupted ``--jobs`` run can stop its searches and hear what they found
+#: (POSIX: SIGUSR1); elsewhere they are ended and what they found is lost
+STOPS_A_SEARCH = hasattr(__import__("signal"), "SIGUSR1")
+#: seconds an interrupted ``--jobs`` run waits for its running searches to stop and
+#: hand back what they found (a search stops at its next step; a solver call may not)
+STOP_GRACE = 3.0
+
+
+@attrs.frozen
+class _Stopped:
+    """What a search of the pool found before the parent stopped it."""
+
+    found: list[Result]
+
+
+#: (a ``--jobs`` process) the parent asked it to stop: the searches queued for it are not begun
+_stopping = False
+
+
+def _stop_in_pool(*args) -> None:
+    global _stopping
+    _stopping = True
+
+
+def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
+    """:func:`judge` in a ``--jobs`` process: SIGUSR1 from the interrupted parent stops it
+    as Ctrl-C stops a serial run, and the violations found by then come back (saved
+    under --out, they are verdicts all the same)."""
+    import signal
+
+    if _stopping:
+        return _Stopped([])
+    with interruption.kept([signal.SIGUSR1] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool):
+        try:
+            return judge(*task, **options)  # (one that ended, stopped or not, is complete)
+        except KeyboardInterrupt as stop:
+            return _Stopped(getattr(stop, "found", None) or [])
+
+
+def _collect_stopped(workers, futures: dict, tasks: list, done: list, on_found) -> None:
+    """An interrupted ``--jobs`` run: stop each running search (SIGUSR1) and hear, for
+    :data:`STOP_GRACE` seconds at most, what each had found (a second Ctrl-C ends the wait)."""
+    import concurrent.futures as cf
+    import contextlib
+    import os
+    import signal
+
+    if not STOPS_A_SEARCH:
+        return
+    running = {f: i for f, i in futures.items() if not f.cancelled() and not done[i]}
+    for w in workers:
+        if w.is_alive():
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                os.kill(w.pid, signal.SIGUSR1)
+    try:
+        for future in cf.as_completed(running, timeout=STOP_GRACE):
+            if future.cancelled() or future.exception() is not None:  # a process lost: nothing to hear
+                continue
+            answer = future.result()
+            i = running[future]
+            found = answer.found if isinstance(answer, _Stopped) else answer
+            if isinstance(answer, _Stopped):
+                found = [r for r in found if r.verdict == "violated"]
+            if found:
+                done[i] = found
+                on_found(tasks[i], found)
+    except (cf.TimeoutError, KeyboardInterrupt):
+        pass  # what did not answer in time is lost, as before
 
 
 def searches(pairs: list[tuple[object, str]], engines: tuple[str, ...], distinct: bool,
@@ -213,6 +290,10 @@ def _pool_worker() -> None:
     from deployspec.partition_worker import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the parent's stop (SIGUSR1) stops the search in progress (_judge_in_pool) and those
+    # queued for this process
+    if STOPS_A_SEARCH:
+        signal.signal(signal.SIGUSR1, _stop_in_pool)
     die_with_parent()
     sys.stdout = sys.stderr  # what a design of one's own prints: stdout is the parent's report
 

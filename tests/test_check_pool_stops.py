@@ -1,0 +1,89 @@
+"""An interrupted ``check --jobs``: the searches running in its processes are stopped
+(SIGUSR1) and what they had found comes back (``check._judge_in_pool``,
+``check._collect_stopped``). A violation saved under --out by a search still running
+had been reported "not judged" (an interrupted run of capi-current and capi-2022 with
+--jobs 2, cut after 13 s, lost capacity_within_bound in two runs of two)."""
+
+import concurrent.futures as cf
+import signal
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+
+from deployspec import check
+from deployspec.engines.result import Result
+
+VIOLATION = Result("capi", "capi-current", "capacity_within_bound", "explore", "violated")
+HOLDS = Result("capi", "capi-current", "single_active_deployment", "explore", "holds")
+
+
+@pytest.fixture
+def in_pool(monkeypatch):
+    """This process as a --jobs process: its stop handler, and not yet stopped."""
+    monkeypatch.setattr(check, "_stopping", False)
+    previous = signal.signal(signal.SIGUSR1, check._stop_in_pool)
+    yield
+    signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_stopped_search_hands_back_what_it_found_and_the_queued_ones_do_not_begin(monkeypatch, in_pool):
+    begun = []
+
+    def judge(*task, **options):
+        begun.append(task)
+        try:
+            signal.raise_signal(signal.SIGUSR1)  # the parent's stop, mid-search
+        except KeyboardInterrupt as stop:
+            stop.found = [VIOLATION]  # as check.judge carries them
+            raise
+        raise AssertionError("not stopped")
+
+    monkeypatch.setattr(check, "judge", judge)
+    assert check._judge_in_pool("capi", "capi-current", "explore", "capacity_within_bound") == \
+        check._Stopped([VIOLATION])
+    assert check._judge_in_pool("capi", "capi-current", "explore", "app_stays_available") == check._Stopped([])
+    assert len(begun) == 1
+    assert signal.getsignal(signal.SIGUSR1) is check._stop_in_pool  # the process's handler back
+
+
+def test_a_search_that_ends_unstopped_answers_as_ever(monkeypatch, in_pool):
+    monkeypatch.setattr(check, "judge", lambda *task, **options: [HOLDS])
+    assert check._judge_in_pool("capi", "capi-current", "explore", "single_active_deployment") == [HOLDS]
+
+
+class _Process:
+    def __init__(self, pid):
+        self.pid = pid
+
+    def is_alive(self):
+        return True
+
+
+def _future(result=None, cancelled=False, error=None):
+    f = cf.Future()
+    if cancelled:
+        f.cancel()
+    elif error is not None:
+        f.set_exception(error)
+    else:
+        f.set_result(result)
+    return f
+
+
+def test_the_interrupted_parent_stops_each_process_and_keeps_the_violations_it_hears(monkeypatch):
+    killed = []
+    monkeypatch.setattr("os.kill", lambda pid, sig: killed.append((pid, sig)))
+    tasks = [("capi", "capi-current", "explore", p) for p in ("a", "b", "c", "d", "e")]
+    done = [[HOLDS], [], [], [], []]  # a ended before the interruption
+    futures = {_future([HOLDS]): 0,
+               _future(check._Stopped([VIOLATION, HOLDS])): 1,  # b stopped, having found one
+               _future(check._Stopped([])): 2,  # c stopped, nothing found: not judged
+               _future(cancelled=True): 3,  # d never began
+               _future([HOLDS]): 4}  # e ended meanwhile: a verdict
+    futures[_future(error=BrokenProcessPool("killed"))] = 3
+    heard = []
+    check._collect_stopped([_Process(11), _Process(12)], futures, tasks, done,
+                           lambda task, found: heard.append((task[3], found)))
+    assert killed == [(11, signal.SIGUSR1), (12, signal.SIGUSR1)]
+    assert sorted(heard, key=lambda h: h[0]) == [("b", [VIOLATION]), ("e", [HOLDS])]
+    assert done == [[HOLDS], [VIOLATION], [], [], [HOLDS]]
