@@ -11,6 +11,7 @@ without code of its own; ``model.lanes`` names the rows.
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -125,8 +126,12 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
              for k in lane_keys}
     n = len(observations)
     longest = max(len(label) + 14 for label in labels)
-    TOP = HEAD + int(longest * 6.2 * 0.82) + 16
-    width = LEFT + n * COL + int(longest * 6.2 * 0.57) + 10
+    title = f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
+    # as wide as the steps need, or the title (bold, 15 px); the message wraps within that
+    width = max(LEFT + n * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
+    message = textwrap.wrap(str(trace["violation"]["message"]), max(30, int((width - 20) / 6.2))) or [""]
+    below = 14 * (len(message) - 1)  # what the message's further lines push down
+    TOP = HEAD + below + int(longest * 6.2 * 0.82) + 16
     y = TOP
     lane_y = {}
     for k in lane_keys:
@@ -148,10 +153,9 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
         f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
         f"<title>{escape(trace['variant'])}: {escape(trace['property'])} violated</title>",
         '<rect width="100%" height="100%" fill="white"/>',
-        (f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(trace["model"])} / '
-        f'{escape(trace["variant"])}: {escape(trace["property"])} violated</text>'),
-        f'<text x="10" y="38" fill="#c92a2a">{escape(trace["violation"]["message"])}</text>',
-        (f'<text x="10" y="54" fill="#555">engine {escape(str(trace.get("engine")))}, '
+        f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(title)}</text>',
+        *(f'<text x="10" y="{38 + 14 * i}" fill="#c92a2a">{escape(line)}</text>' for i, line in enumerate(message)),
+        (f'<text x="10" y="{54 + below}" fill="#555">engine {escape(str(trace.get("engine")))}, '
         f'{len(trace["steps"])} steps; one row per {escape(lane_name)}</text>'),
     ]
     x0 = LEFT

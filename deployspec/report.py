@@ -14,7 +14,6 @@ from deployspec.variant_plugins import ENV, source_of
 def matrix(results: list[Result], declared: bool) -> str:
     """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
     declare, ``+`` a property it violates beyond the default search (said under the table)."""
-    from deployspec.check import DEFAULT_BUDGET
     from deployspec.declarations import INCONCLUSIVE, beyond, disagreement, matches, shown_verdict
 
     by_model: dict[str, list[Result]] = {}
@@ -46,8 +45,8 @@ def matrix(results: list[Result], declared: bool) -> str:
                     r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
                 ):
                     cell += "*"
-                    unfinished.append(f"{handing_in(v)}deployspec check --model {model_name} --variant {v} "
-                                      f"--engine explore --property {p} --budget {DEFAULT_BUDGET['explore']:g}")
+                    unfinished += [finishing(model, v, p, r.stats) for r in rs if r.variant == v
+                                   and r.property == p and r.stats.get("complete") is False][:1]
                 vacuous = sorted({k for r in rs if r.variant == v and r.property == p and r.verdict == "holds"
                                   for k in r.stats.get("vacuous", ())})
                 if verdict == "holds" and vacuous:
@@ -70,7 +69,7 @@ def matrix(results: list[Result], declared: bool) -> str:
             lines.append(f"{v:{width}}  " + "  ".join(cells))
         if unfinished:
             lines.append("* incomplete: a bound or budget stopped an exhaustive search first; to finish it "
-                         "(a longer --budget, the same --bound options, or --workers):")
+                         "(its bounds, the one that stopped it lifted, a longer --budget):")
             lines += [f"  {command}" for command in unfinished]
         lines += notes
         for message, cells in errors.items():  # why: the cell alone does not say
@@ -78,6 +77,34 @@ def matrix(results: list[Result], declared: bool) -> str:
             lines.append(f"error in {where}: {printable_line(message, 300)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def finishing(model, variant: str, prop: str, stats: dict) -> str:
+    """The command that finishes an exhaustive search a bound or budget stopped: the
+    bounds it ran with (those not the variant's defaults), its ``--workers``, and what
+    stopped it lifted: no ``max_depth``, a ``--budget`` of twice the time it ran (at
+    least the default), twice the processes for memory."""
+    import json
+    import math
+
+    from deployspec.check import DEFAULT_BUDGET, configure
+
+    default = configure(model, variant, "explore", {})
+    defaults = default.to_json() | {"max_depth": getattr(default, "max_depth", None)}
+    given = {k: value for k, value in stats.get("bounds", {}).items() if defaults.get(k, value) != value}
+    if stats.get("stopped") == "max_depth":
+        given.pop("max_depth", None)
+    workers = stats.get("workers", 1)
+    if stats.get("stopped") == "memory":
+        workers = max(2, 2 * workers)
+    budget = max(DEFAULT_BUDGET["explore"], math.ceil(2 * stats.get("seconds", 0)))
+    words = ["--engine", "explore", "--property", prop]
+    words += [w for k, value in given.items()
+              for w in ("--bound", f"{k}={json.dumps(value, separators=(',', ':'))}")]
+    words += ["--workers", str(workers)] if workers > 1 else []
+    words += ["--budget", f"{budget:g}"]
+    return (f"{handing_in(variant)}deployspec check --model {model.name} --variant {shlex.quote(variant)} "
+            + " ".join(shlex.quote(w) for w in words))
 
 
 def handing_in(variant: str) -> str:

@@ -82,6 +82,14 @@ def test_a_one_step_trace_is_one_step_and_no_cause_says_none():
     assert summary(_result(trace_length=1)).splitlines()[0].endswith("explore: violated, shortest trace 1 step")
 
 
+def test_a_violation_found_before_a_budget_cut_is_not_called_the_shortest():
+    """It said "shortest trace 12 steps" where --json said ``shortest: false`` (stopped at depth 5)."""
+    text = summary(_result(trace_length=12, stats={"shortest": False, "stopped": "time", "depth": 5}))
+    assert text.splitlines()[0].endswith("explore: violated, trace 12 steps (not known to be the shortest: "
+                                         "time budget spent at depth 5)")
+    assert "shortest trace 6 steps" in summary(_result(trace_length=6, stats={"shortest": True}))
+
+
 def test_an_error_is_said_as_one():
     """An engine error is not dressed as a violation with a trace length of None."""
     first = summary(_result("error", message="out of memory")).splitlines()[0]

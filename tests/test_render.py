@@ -31,6 +31,20 @@ def test_svg_has_a_lane_per_process_a_band_per_deployment_and_the_break():
     assert len(outline) == 1
 
 
+@pytest.mark.parametrize("path", sorted((SEED.parent.parent).glob("*/*.json")), ids=lambda p: p.name)
+def test_the_heading_fits_the_picture_the_message_wrapping_within_it(path):
+    """12 of the 44 committed findings had a title or message running off the right edge
+    (a 181-character message, about 1000 px, in a picture 525 px wide)."""
+    trace = traces.load(path)
+    root = ET.fromstring(render_svg.render(trace))
+    width = int(root.get("width"))
+    heading = [t for t in root.iter(f"{NS}text") if t.get("x") == "10" and int(t.get("y")) < 120]
+    title, *message = heading[:-1]  # the last is the engine's line
+    assert len(title.text) * 9.2 + 10 <= width
+    assert " ".join(t.text for t in message) == " ".join(trace["violation"]["message"].split())
+    assert all(len(t.text) * 6.2 + 10 <= width for t in message)
+
+
 def test_lanes_are_generic_over_observations():
     obs = {"slots": {"production": {"site": "A", "instances": [{"digest": 1, "status": "running"}]},
                      "staging": {"site": "B", "instances": []}},

@@ -126,3 +126,30 @@ def test_a_command_printed_for_a_design_handed_in_by_the_variable_carries_the_va
     assert "  deployspec check --model capi --variant capi-safe " in table
     assert declared_by(rs[:1]).endswith(": DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi "
                                         "--property single_active_deployment")
+
+
+def _unfinished(**stats) -> str:
+    """The command under the matrix that finishes capi-safe's incomplete proof."""
+    from deployspec.check import configure
+    from deployspec.models import get_model
+
+    bounds = configure(get_model("capi"), "capi-safe", "explore", {}).to_json() | {"max_depth": None}
+    stats = {"complete": False, "seconds": 5.1, "stopped": "time"} | stats
+    stats["bounds"] = bounds | stats.get("bounds", {})
+    table = matrix([R("capi-safe", "single_active_deployment", "holds", stats=stats)], declared=False)
+    assert row(table, "capi-safe").split()[1:] == ["holds*"]
+    return table.split("to finish it (its bounds, the one that stopped it lifted, a longer --budget):\n  ")[1] \
+        .splitlines()[0]
+
+
+def test_the_command_that_finishes_a_proof_keeps_its_bounds_and_workers_and_lifts_what_stopped_it():
+    """It dropped --bound and --workers and always said --budget 120: pasted, it proved the
+    default bounds instead ("holds for all 47892 states"), as if the larger proof had finished."""
+    head = "deployspec check --model capi --variant capi-safe --engine explore --property single_active_deployment"
+    assert _unfinished(bounds={"max_deployments": 3}, workers=2) == \
+        f"{head} --bound max_deployments=3 --workers 2 --budget 120"
+    assert _unfinished(seconds=300.2, bounds={"max_in_flight": [1, 2]}) == \
+        f"{head} --bound 'max_in_flight=[1,2]' --budget 601"  # twice what it ran
+    assert _unfinished(stopped="max_depth", seconds=0.4, bounds={"max_depth": 3, "max_instances": 3}) == \
+        f"{head} --bound max_instances=3 --budget 120"  # the depth bound lifted
+    assert _unfinished(stopped="memory", workers=2) == f"{head} --workers 4 --budget 120"

@@ -15,6 +15,11 @@ def bounds_text(bounds: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in bounds.items() if v is not False and v not in (None, [], ()))
 
 
+#: what stopped an exhaustive search early (``stats["stopped"]``), in words
+WHY = {"time": "time budget spent", "memory": "memory budget spent",
+       "max_depth": "depth bound reached", "max_states": "state bound reached"}
+
+
 def proof_text(stats: dict) -> str:
     if stats["complete"]:
         return (
@@ -23,12 +28,10 @@ def proof_text(stats: dict) -> str:
             f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
             + vacuity_text(stats)
         )
-    why = {"time": "time budget spent", "memory": "memory budget spent",
-           "max_depth": "depth bound reached", "max_states": "state bound reached"}
     return (
         f"no violation within {stats['states']} states explored within bounds "
         f"({bounds_text(stats['bounds'])}) (incomplete: "
-        f"{why.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
+        f"{WHY.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
         f"{stats['seconds']:.1f} s)" + vacuity_text(stats)
     )
 
@@ -49,7 +52,11 @@ def summary(result: Result) -> str:
     else:
         cause = f" (cause {result.cause})" if result.cause else ""
         steps = "step" if result.trace_length == 1 else "steps"
-        verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} {steps}"
+        if s.get("shortest") is False:  # found before a budget cut the search: a shorter one may exist
+            verdict = (f"{result.verdict}{cause}, trace {result.trace_length} {steps} (not known to be the "
+                       f"shortest: {WHY.get(s.get('stopped'), s.get('stopped'))} at depth {s.get('depth')})")
+        else:
+            verdict = f"{result.verdict}{cause}, shortest trace {result.trace_length} {steps}"
     lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
     if "states" not in s:  # it never ran (its process was lost)
         return lines[0]
