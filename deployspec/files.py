@@ -23,6 +23,10 @@ OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 MACHINE_LIMITS = OUT_OF_FILES | {errno.ENOMEM}
 
 
+#: how the name of a file being written begins, until it is renamed into place
+TEMPORARY = ".tmp-"
+
+
 def write_atomically(path: str | os.PathLike, text: str, *, replace: bool = True) -> bool:
     """Write ``text`` (UTF-8) to ``path``; return False if ``replace`` is False and
     the name was taken meanwhile (the file there is left alone).
@@ -34,7 +38,9 @@ def write_atomically(path: str | os.PathLike, text: str, *, replace: bool = True
     of a name that was not UTF-8: :data:`deployspec.text.ESCAPE`). Raises OSError as ``open`` would.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=path.suffix, dir=path.parent)
+    # not named *.json: a crash (SIGKILL, power) leaves it, and a replay of the folder must
+    # not read it as a trace
+    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, suffix=path.suffix + ".part", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors=ESCAPE) as f:
             f.write(text)
@@ -67,6 +73,6 @@ def _mode_for(path: Path) -> int:
 
 def check_writable_dir(path: str | os.PathLike) -> None:
     """Raise OSError unless a file can be created in the folder ``path`` (which exists)."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path)
+    fd, tmp = tempfile.mkstemp(prefix=TEMPORARY, dir=path)
     os.close(fd)
     os.unlink(tmp)

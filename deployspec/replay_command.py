@@ -13,6 +13,7 @@ from pathlib import Path
 from deployspec import interruption, traces
 from deployspec import junit as report
 from deployspec.contract import cli as contract_cli
+from deployspec.files import TEMPORARY
 from deployspec.models import UsageError, bounds_given
 from deployspec.text import escaped, quoted
 
@@ -201,12 +202,23 @@ def trace_files(paths: list[str]) -> list[str]:
 
 def _json_files_in(folder: str) -> list[str]:
     """The ``*.json`` files in ``folder`` and its subfolders (not through links to
-    folders); a folder that cannot be read is a UsageError, not a trace less replayed
-    (pathlib's ``rglob`` skipped it without a word: a suite passed with part of it unread)."""
+    folders), but ITF exports (``*.itf.json``, ``show``'s name for them) and the
+    temporary files of a save a crash left (``.tmp-*``). A folder that cannot be read, or
+    a ``*.json`` that is no file (a link to nothing, a FIFO), is a UsageError, not a
+    trace less replayed (pathlib's ``rglob`` skipped them without a word: a suite passed
+    with part of it unread)."""
     def refuse(exc: OSError):
         raise UsageError(f"{folder}: cannot read {exc.filename or folder}: {exc.strerror or exc}")
 
     found = []
     for top, _dirs, names in os.walk(folder, onerror=refuse):
-        found += [p for p in (os.path.join(top, n) for n in names if n.endswith(".json")) if os.path.isfile(p)]
+        for n in names:
+            if not n.endswith(".json") or n.endswith(".itf.json") or n.startswith(TEMPORARY):
+                continue
+            path = os.path.join(top, n)
+            if not os.path.isfile(path):
+                what = "a link to nothing" if os.path.islink(path) and not os.path.exists(path) else \
+                    "not a regular file"
+                raise UsageError(f"{folder}: {path}: {what}, where a trace file was expected")
+            found.append(path)
     return found

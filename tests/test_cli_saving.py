@@ -214,3 +214,50 @@ def test_show_writes_no_json_name_a_replay_of_its_folder_would_read_as_a_trace(c
         status, _, err = run(capsys, "show", str(SEED), "-o", str(out), *argv)
         assert status == 2 and "a .json name would be read as a trace" in err and not out.exists()
     assert run(capsys, "show", str(SEED), "-o", str(tmp_path / "x.itf.json"))[0] == 0
+    # the name it suggests is one a replay of the folder leaves alone (it read it, and failed)
+    import shutil
+
+    shutil.copy(SEED, tmp_path / SEED.name)
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    assert (status, err) == (1, "") and out.count("reproduces on capi-2022") == 1
+
+
+def test_a_save_cut_short_leaves_no_file_a_replay_of_the_folder_would_read(capsys, tmp_path, monkeypatch):
+    """A crash between write and rename (SIGKILL, out of memory, power) left
+    ``.tmp-XXXX.json``, which a replay of the folder then read: a truncated one failed the
+    suite as 'not JSON', a whole one was replayed as an extra finding under a hidden name."""
+    from deployspec import files
+
+    def killed(src, dst):
+        raise SystemExit("killed before the rename")  # the finally that removes it never runs on SIGKILL
+
+    monkeypatch.setattr(os, "replace", killed)
+    monkeypatch.setattr(os, "unlink", lambda path: None)
+    with pytest.raises(SystemExit):
+        files.write_atomically(tmp_path / SEED.name, SEED.read_text())
+    monkeypatch.undo()
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(files.TEMPORARY) and not left.name.endswith(".json")
+    left.rename(tmp_path / ".tmp-abcd.json")  # as older versions named it
+    import shutil
+
+    shutil.copy(SEED, tmp_path / SEED.name)
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    assert (status, err) == (1, "") and out.count("reproduces on capi-2022") == 1
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "fifo"])
+def test_a_json_name_in_a_replayed_folder_that_is_no_file_is_an_error(capsys, tmp_path, kind):
+    """It was skipped without a word and the suite passed on the other traces."""
+    import shutil
+
+    shutil.copy(SEED, tmp_path / SEED.name)
+    odd = tmp_path / "regression.json"
+    if kind == "fifo":
+        os.mkfifo(odd)
+    else:
+        odd.symlink_to(tmp_path / "gone.json")
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    what = "a link to nothing" if kind != "fifo" else "not a regular file"
+    assert (status, out) == (2, "")
+    assert err == f"deployspec: error: {tmp_path}: {odd}: {what}, where a trace file was expected\n"
