@@ -186,3 +186,35 @@ def test_a_conformance_failure_shows_where_the_views_diverge_and_where_it_was_sa
     (saved,) = tmp_path.iterdir()
     assert f"\nsaved: {saved}" in text
     assert "\nfirst divergence from capi-safe at step 1 (deploy(max_in_flight=2)):\n" in text
+
+
+def test_a_reference_design_of_one_s_own_that_raises_fails_the_test_in_one_line(monkeypatch, hand_in):
+    """It was a 70-line traceback through deployspec's modules, the design's line at the bottom;
+    the CLI says one line (contract --reference)."""
+    from .test_variant_plugins import EVOLVED
+
+    hand_in("mine", "def prior(state, canceling, reports):\n    return ()[0]\n"
+            + EVOLVED.format("name='mine', violates_beyond={}, select_prior=prior"))
+
+    def steps_the_reference(*args, **kwargs):
+        from deployspec.models import get_model
+
+        get_model("capi").variant("mine").select_prior(None, None, None)
+
+    monkeypatch.setattr(harness, "check_one", steps_the_reference)
+    s = plugin.ContractSession(_Config(python=SAFE, reference="mine"))
+    s._conn = _Conn()
+    with pytest.raises(pytest.fail.Exception) as caught:
+        s.check("conforms_to_mine")
+    assert str(caught.value) == ("--deployspec-reference: variant mine (DEPLOYSPEC_VARIANTS module mine) raised "
+                                 "IndexError: tuple index out of range at mine.py:2")
+    assert not caught.value.pytrace and caught.value.__context__ is None
+
+
+def test_a_design_that_cannot_load_is_its_own_usage_error_not_the_implementation_s(hand_in):
+    """It read '--deployspec-python: variants from DEPLOYSPEC_VARIANTS module …': the user
+    went to check the factory."""
+    hand_in("broken", "raise RuntimeError('no database')\n")
+    with pytest.raises(pytest.UsageError) as caught:
+        plugin.pytest_configure(_Config(python=SAFE))
+    assert str(caught.value).startswith("variants from DEPLOYSPEC_VARIANTS module broken: cannot load: RuntimeError")

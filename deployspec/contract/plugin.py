@@ -81,6 +81,8 @@ def pytest_configure(config) -> None:
         raise pytest.UsageError(problem)
     opt = config.getoption
     configured = _configured(config)
+    if configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None:
+        _check_designs()
     if configured:
         _check_target(opt)
     if configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None:
@@ -104,6 +106,19 @@ def _runs_deployspecs_own_tests(config) -> bool:
     if (root / "deployspec" / "profiles.py").is_file() and (root / "stateful_tests").is_dir():
         return True
     return any(str(arg).startswith("deployspec.") for arg in config.args)
+
+
+def _check_designs() -> None:
+    """Designs of one's own (``DEPLOYSPEC_VARIANTS``, entry points) loaded first: one that
+    fails is said as the CLI says it, not as a fault of the option that loaded it first
+    (``--deployspec-python: variants from DEPLOYSPEC_VARIANTS module …``)."""
+    from deployspec.models import UsageError, get_model, model_names
+
+    try:
+        for name in model_names():
+            get_model(name)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _check_target(opt) -> None:
@@ -213,7 +228,7 @@ class ContractSession:
 
     def check(self, name: str) -> None:
         """Search for a violation of one check; fail the test with the shrunk trace."""
-        from deployspec import interruption
+        from deployspec import interruption, variant_plugins
         from deployspec.contract import harness
         from deployspec.contract.conformance import PREFIX, divergence_report
         from deployspec.contract.guard import ImplementationFault
@@ -221,7 +236,7 @@ class ContractSession:
 
         (prop,) = harness.plan_checks(self.model, self.reference, [name], self.config)
         conn = self.connection()
-        fault = None
+        fault = broken = None
         try:
             with _ctrl_c_kept():
                 r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
@@ -229,6 +244,12 @@ class ContractSession:
                 interruption.raise_if_pending()  # dropped on the way: pytest's interruption, not a pass
         except ImplementationFault as exc:
             fault = exc
+        except (Exception, SystemExit) as exc:  # a --deployspec-reference design of one's own failed
+            broken = variant_plugins.fault(self.reference, exc) if self.reference else None
+            if broken is None:
+                raise
+        if broken is not None:  # one line, as the CLI says it (not a traceback through deployspec)
+            pytest.fail(f"--deployspec-reference: {broken}", pytrace=False)
         found = None
         if fault is not None:
             conn.revive()  # the next test starts the implementation afresh
