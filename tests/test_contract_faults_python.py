@@ -317,3 +317,38 @@ def test_the_guard_keeps_each_distinct_observation_it_remembers_once():
     texts = [text for _, text in box.answers.values()]
     assert len(texts) > len(set(texts))  # the refused cancel and the idle tick answer as the push did
     assert len({id(t) for t in texts}) == len(set(texts))
+
+
+class _Observes:
+    """An object whose observation is ``obs``."""
+
+    def __init__(self, obs):
+        self.obs = obs
+
+    def reset(self, config):
+        pass
+
+    def perform(self, action):
+        return None
+
+    def observe(self):
+        return self.obs
+
+
+def test_an_observation_larger_than_a_reply_may_be_is_a_fault_and_is_copied_within_the_timeout(monkeypatch):
+    """Over --exec a reply over 8 MiB is a fault; in process one of millions of instances was
+    accepted, its copy taking 14 s past --timeout 1."""
+    from deployspec.adapter import ImplementationError
+    from deployspec.contract import protocol, python_adapter
+    from deployspec.models import get_model
+
+    model = get_model("capi")
+    armed, copy = [], python_adapter._as_json
+    monkeypatch.setattr(python_adapter, "_as_json", lambda obs: armed.append(python_adapter._armed) or copy(obs))
+    monkeypatch.setattr(protocol, "MAX_LINE", 1000)
+    adapter = python_adapter.PythonAdapter(_Observes({"app": "x" * 2000}), model, timeout=5.0)
+    with pytest.raises(ImplementationError) as caught:
+        adapter.observe()
+    assert str(caught.value) == ("observe() returned an observation of 2011 bytes as JSON, over the 1000 a "
+                                 "reply may have (as over --exec)")
+    assert armed == [True]  # the copy ran while the call's alarm was set

@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+import attrs
+
 from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort, protocol
 from deployspec.models import UsageError
@@ -328,16 +330,16 @@ class PythonAdapter:
         return printable_line(str.__str__(outcome))
 
     def observe(self) -> dict:
-        obs = self._call("observe")
-        try:
-            # a copy in plain JSON: the object may mutate what it returned
-            obs = json.loads(json.dumps(obs, allow_nan=False))
-        except (TypeError, ValueError, RecursionError) as exc:
-            why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
-            raise self._failed(f"observe() returned something that is not JSON: {why}") from None
-        except Exception as exc:  # noqa: BLE001 - its own mapping's methods raised
-            raise self._failed(f"observe() returned an object ({type(obs).__name__}) that raised "
-                               f"{describe(exc)} when read") from None
+        # a copy in plain JSON (the object may mutate what it returned), made within the
+        # call's --timeout and held to the size of a reply over --exec: an observation of
+        # millions of instances took 14 s past a --timeout of 1 and was accepted
+        copied = self._call("observe", then=_as_json)
+        if isinstance(copied, _NotJson):
+            raise self._failed(copied.why)
+        if len(copied) > protocol.MAX_LINE:
+            raise self._failed(f"observe() returned an observation of {len(copied)} bytes as JSON, over the "
+                               f"{protocol.MAX_LINE} a reply may have (as over --exec)")
+        obs = json.loads(copied)
         problem = self.checker.check(obs)
         if problem:
             raise self._failed(f"observation violates the {self.model.name} observation schema: {problem}")
@@ -354,14 +356,20 @@ class PythonAdapter:
             except ImplementationError:
                 pass  # the run's verdict stands
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def _call(self, method: str, *args: Any, then: Callable[[Any], Any] | None = None) -> Any:
+        """``method(*args)`` of the object; ``then(result)``, within the same timed call,
+        makes of a right answer what is returned."""
         if self.dead == INTERRUPTED:
             raise KeyboardInterrupt
         if self.dead is not None:
             raise ImplementationError(self.dead)
+
+        def answer(*a: Any) -> Any:
+            result = getattr(self.impl, method)(*a)
+            return result if then is None or wrong_answer(method, result) is not None else then(result)
+
         try:
-            result = call(lambda *a: getattr(self.impl, method)(*a), *args, what=f"{method}()",
-                          timeout=self.timeout)
+            result = call(answer, *args, what=f"{method}()", timeout=self.timeout)
         except ImplementationError as exc:
             raise self._failed(str(exc)) from None
         except KeyboardInterrupt:
@@ -374,6 +382,25 @@ class PythonAdapter:
     def _failed(self, cause: str) -> ImplementationError:
         self.dead = cause
         return ImplementationError(cause)
+
+
+@attrs.frozen
+class _NotJson:
+    """Why what ``observe()`` returned cannot be copied as JSON."""
+
+    why: str
+
+
+def _as_json(obs: Any) -> str | _NotJson:
+    """``obs`` as JSON text, or why not (said as the object's fault, not a crash of its call)."""
+    try:
+        return json.dumps(obs, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
+        return _NotJson(f"observe() returned something that is not JSON: {why}")
+    except Exception as exc:  # noqa: BLE001 - its own mapping's methods raised
+        return _NotJson(f"observe() returned an object ({type(obs).__name__}) that raised "
+                        f"{describe(exc)} when read")
 
 
 def wrong_answer(method: str, result: Any) -> str | None:
