@@ -187,3 +187,15 @@ def test_a_module_name_not_found_gets_the_hint_but_no_guess(capsys, in_tmp):
     status, _, err = run(capsys, "contract", "--python", "nosuch.mod:f", "--model", "capi")
     assert status == 2
     assert "no module named 'nosuch' (MODULE is a module name importable" in err and "did you mean" not in err
+
+
+def test_a_timeout_for_a_replay_on_a_design_is_refused_not_ignored(capsys):
+    """A replay on a design has no replies to wait for: --timeout was taken and did nothing."""
+    from .cli_runs import SEED
+
+    assert run(capsys, "replay", str(SEED), "--timeout", "5") == (
+        2, "", ("deployspec: error: replay: --timeout bounds an implementation's replies; give --exec or "
+                "--python, or leave it out\n"))
+    status, out, _ = run(capsys, "replay", str(SEED), "--python", "deployspec.contract.examples:capi_2022",
+                         "--timeout", "5")
+    assert status == 1 and "reproduces on --python" in out

@@ -86,7 +86,7 @@ def add_replay_options(r, seconds) -> None:
     how = r.add_mutually_exclusive_group()
     how.add_argument("--exec", dest="exec_", metavar="COMMAND", help="replay against this program")
     how.add_argument("--python", metavar="MODULE:FACTORY", help="replay against this Python object")
-    r.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    r.add_argument("--timeout", type=seconds, metavar="SECONDS",
                    help="longest wait for one reply, or one call of a --python object (default 10); "
                         "the first reply after start, or the import and factory, get 30 or this if longer")
 
@@ -394,11 +394,15 @@ def open_for_replay(args, traces_loaded):
 
     target = target_of(args)
     if target is None:
+        if args.timeout is not None:  # (a replay on a design has no replies to wait for)
+            raise UsageError("replay: --timeout bounds an implementation's replies; give --exec or --python, "
+                             "or leave it out")
         return None
     models = {trace["model"] for _, trace in traces_loaded}
     if len(models) > 1:
         raise UsageError("replay --exec/--python: the files are of different models")
     if args.variant:
         raise UsageError("replay: --variant and --exec/--python exclude each other")
-    return Connection(target, get_model(models.pop()), timeout=args.timeout)
+    return Connection(target, get_model(models.pop()),
+                      timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
 
