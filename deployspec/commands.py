@@ -14,6 +14,7 @@ from deployspec import junit as report
 from deployspec import traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
+from deployspec.text import printable_line
 
 
 def cmd_check(args) -> int:
@@ -57,7 +58,8 @@ def cmd_check(args) -> int:
     # objects do, for stdout is the report's (--json)
     # (the report of an interrupted run covers the verdicts' printing too: a signal then
     # would otherwise leave no report)
-    with report.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started):
+    with report.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started), \
+            _found_said_if_interrupted(finished, planned, args.out):
         with sigterm_interrupts(holdout="a search"), Progress(total=len(planned)) as progress, \
                 contextlib.redirect_stdout(sys.stderr):
             # one variant at a time is a close look: every way a property breaks, each
@@ -68,6 +70,28 @@ def cmd_check(args) -> int:
                                 properties=args.property, on_progress=progress.searching,
                                 on_found=finished.__setitem__)
         return _conclude_check(args, engines, results, junit, started)
+
+
+@contextlib.contextmanager
+def _found_said_if_interrupted(finished: dict, planned: list, out: str | None):
+    """An interrupted check says on stderr, before "interrupted", what it had judged: the
+    searches that ended, the properties found violated, what it saved (it said nothing,
+    though five counterexamples were saved and verdicts in)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        results = [r for found in finished.values() for r in found]
+        violated = list(dict.fromkeys(f"{r.variant} · {r.property}" for r in results if r.verdict == "violated"))
+        saved = {r.counterexample for r in results if r.counterexample}
+        line = f"judged before the interruption: {len(finished)} of {len(planned)} searches"
+        if violated:
+            shown = ", ".join(violated[:4]) + (f" and {len(violated) - 4} more" if len(violated) > 4 else "")
+            line += f"; violated: {shown}"
+        if saved:
+            line += f"; {len(saved)} counterexample{'s' if len(saved) > 1 else ''} saved under {out}"
+        sys.stdout.flush()
+        print(f"deployspec: {printable_line(line, 400)}", file=sys.stderr)
+        raise
 
 
 def _conclude_check(args, engines, results, junit, started: float) -> int:

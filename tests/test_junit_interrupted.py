@@ -57,6 +57,10 @@ def test_an_interrupted_check_reports_what_it_judged_and_skips_the_rest(capsys, 
                         "interrupted": junit.ERROR}
     assert cases_of(report)["capacity_within_bound"].find("skipped").get("message") == \
         "not judged: the run was interrupted"
+    # and said on stderr (it said only "interrupted", saved counterexamples and verdicts in)
+    assert capsys.readouterr().err.splitlines()[-2:] == [(
+        "deployspec: judged before the interruption: 2 of 4 searches; violated: capi-2022 · "
+        "single_active_deployment, capi-2022 · app_stays_available"), "deployspec: interrupted"]
 
 
 def test_an_interrupted_matrix_with_jobs_reports_the_searches_that_ended(capsys, tmp_path, monkeypatch):
