@@ -148,8 +148,12 @@ class Model:
             if was is not None and value is not None and type(value) is not type(was):
                 raise UsageError(f"{given} {name}: expected {type(was).__name__} like {json.dumps(was)}, "
                                  f"got {json.dumps(value)}")
+        merged = current | bounds
+        sized = getattr(self.config_type, "sized", None)  # bounds that follow others unless given
+        if sized is not None:
+            merged = sized(merged, bounds)
         try:
-            return self.config_from_json(current | bounds)
+            return self.config_from_json(merged)
         except (ValueError, TypeError) as exc:
             raise UsageError(f"{given}: {exc}") from None
 

@@ -34,3 +34,23 @@ def test_bounds_apply_on_top_of_the_variant_config() -> None:
     config = check.configure(model, "capi-current", "hypothesis", {"max_deployments": 1})
     assert config.max_deployments == 1
     assert config.max_in_flight == (1, 2)  # capi-current's own bound is kept
+
+
+@pytest.mark.parametrize("bounds, settle", [
+    ({"max_instances": 64}, 640),  # 80 cut the settle phase: capi-safe VIOLATED deployment_converges
+    ({"max_instances": 3}, 80),  # never below the default
+    ({"max_instances": 64, "settle_steps": 5}, 5),  # given: as given
+    ({"max_deployments": 3}, 80),
+])
+def test_the_settle_phase_grows_with_the_instances_unless_given(bounds, settle) -> None:
+    model = get_model("capi")
+    for engine in ("explore", "hypothesis"):
+        assert check.configure(model, "capi-safe", engine, bounds).settle_steps == settle
+
+
+def test_a_fixed_design_holds_at_64_instances_where_the_settle_bound_had_cut_it(capsys) -> None:
+    """`--bound max_instances=64` gave capi-safe an 82-step "counterexample": push, deploy, 80 settle steps."""
+    status = main(["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                   "--property", "deployment_converges", "--bound", "max_instances=64", "--bound", "max_depth=2"])
+    out = capsys.readouterr().out
+    assert status == 0 and "settle_steps=640" in out, out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -48,6 +49,21 @@ class CapiConfig:
     EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2, "max_deployments": 2}
     #: what a replay of recorded actions uses (``replay --bound``); the rest bound a search
     REPLAYED: ClassVar[tuple[str, ...]] = ("settle_steps",)
+
+    #: settle steps per instance a search may create, unless ``settle_steps`` is given: each
+    #: instance starts in a step of its own, so 80 cut capi-safe's settle phase at
+    #: ``max_instances=64`` (a false VIOLATED of deployment_converges); from any state
+    #: within ``max_depth=4``, 4n+4 sufficed at n = 4, 8 and 16, 3n did not
+    SETTLE_PER_INSTANCE: ClassVar[int] = 10
+
+    @classmethod
+    def sized(cls, data: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+        """``data`` with ``settle_steps`` raised for a ``max_instances`` given without it."""
+        n = data.get("max_instances")
+        if "settle_steps" in given or "max_instances" not in given or not _is_int(n) or not _is_int(
+                data.get("settle_steps")):
+            return data
+        return data | {"settle_steps": max(data["settle_steps"], cls.SETTLE_PER_INSTANCE * n)}
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
