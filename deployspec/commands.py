@@ -292,6 +292,8 @@ def cmd_variants(args) -> int:
     return 0
 
 
+#: names of pictures ``show`` does not draw (without --format, it wrote its text table there)
+IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff")
 #: what ``show -o NAME`` draws when --format is not given, by how NAME ends
 FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
 
@@ -301,6 +303,8 @@ def _show_format(given: str | None, out: str | None) -> str:
     table in a file a browser cannot show); a name asking for another is refused."""
     named = (out or "").lower()
     implied = next((f for suffix, f in FORMAT_OF_SUFFIX.items() if named.endswith(suffix)), None)
+    if given is None and named.endswith(IMAGES):  # it wrote the text table into x.png
+        raise UsageError(f"-o {out}: show draws svg, html, itf or text; name it .svg (or give --format)")
     if given is not None and implied is not None and implied != given:
         raise UsageError(f"-o {out}: a name for {implied}, not --format {given}")
     return given or implied or "text"

@@ -156,7 +156,7 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
         f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(title)}</text>',
         *(f'<text x="10" y="{38 + 14 * i}" fill="#c92a2a">{escape(line)}</text>' for i, line in enumerate(message)),
         (f'<text x="10" y="{54 + below}" fill="#555">engine {escape(str(trace.get("engine")))}, '
-        f'{len(trace["steps"])} steps; one row per {escape(lane_name)}</text>'),
+        f'{len(trace["steps"])} step{"" if len(trace["steps"]) == 1 else "s"}; one row per {escape(lane_name)}</text>'),
     ]
     x0 = LEFT
     if settle_from is not None and settle_from < len(trace["steps"]):

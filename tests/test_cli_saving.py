@@ -190,6 +190,14 @@ def test_show_refuses_a_name_that_asks_for_another_format(capsys, tmp_path):
     assert not out.exists()
 
 
+def test_show_refuses_a_picture_name_it_does_not_draw_rather_than_write_text_there(capsys, tmp_path):
+    out = tmp_path / "t.png"
+    assert run(capsys, "show", str(SEED), "-o", str(out)) == (
+        2, "", f"deployspec: error: -o {out}: show draws svg, html, itf or text; name it .svg (or give --format)\n")
+    assert not out.exists()
+    assert run(capsys, "show", str(SEED), "--format", "text", "-o", str(out))[0] == 0  # asked for: as asked
+
+
 def test_a_dash_is_standard_output_not_a_file_named_dash(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     status, out, _ = run(capsys, "show", str(SEED), "--format", "svg", "-o", "-")

@@ -72,7 +72,7 @@ def test_a_violations_summary_says_its_cause_length_and_statistics():
     text = summary(_result(cause="cancel_then_deploy", trace_length=6))
     assert text.splitlines() == [
         "capi-2022 · single_active_deployment · explore: violated (cause cancel_then_deploy), shortest trace 6 steps",
-        "  1234 states, 5678 transitions, max depth 9, 2.2 s (548 states/s), peak memory 40 MiB",
+        "  1234 states, 5678 transitions, max depth 9, 2.2 s (548 states/s), process peak memory 40 MiB",
         "  transitions by action: push 3, tick 7",
     ]
 
@@ -88,6 +88,11 @@ def test_a_violation_found_before_a_budget_cut_is_not_called_the_shortest():
     assert text.splitlines()[0].endswith("explore: violated, trace 12 steps (not known to be the shortest: "
                                          "time budget spent at depth 5)")
     assert "shortest trace 6 steps" in summary(_result(trace_length=6, stats={"shortest": True}))
+
+
+def test_a_search_that_moved_nothing_says_none():
+    assert summary(_result(trace_length=1, stats={"by_action": {"push": 0}})).splitlines()[2] == \
+        "  transitions by action: none"
 
 
 def test_an_error_is_said_as_one():

@@ -64,3 +64,12 @@ def test_on_a_terminal_the_bar_shows_the_check_and_is_cleared_without_lines(monk
     assert "capi-safe · p · explore" in drawn and "depth 3 · 120 states" in drawn
     assert "[1/1]" not in drawn
     assert drawn.endswith("\x1b[2K")  # the last line erased: the bar does not stay above the results
+
+
+def test_an_unfinished_proof_is_holds_star_as_in_the_table(capsys, clock):
+    """A budget-stopped search said 'holds' in a CI log, where the table said 'holds*'."""
+    p = Progress(total=2, every=10.0)
+    clock[0] = 5.0  # a long run: each line as it comes
+    p.done(SimpleNamespace(**{**vars(RESULT), "stats": {"seconds": 1.0, "complete": False}}))
+    p.done(SimpleNamespace(**{**vars(RESULT), "stats": {"seconds": 1.0, "complete": True}}))
+    assert capsys.readouterr().err.splitlines() == ["[1/2] v · p · e: holds* (1.0s)", "[2/2] v · p · e: holds (1.0s)"]

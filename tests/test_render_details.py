@@ -170,7 +170,7 @@ def test_every_text_of_a_trace_stays_text_in_the_picture():
     assert sum(HOSTILE in s for s in said) >= 12
     assert f"{HOSTILE}: {HOSTILE} violated" in said  # the document's title
     assert f"{HOSTILE} / {HOSTILE}: {HOSTILE} violated" in said
-    assert f"engine {HOSTILE}, 1 steps; one row per process" in said
+    assert f"engine {HOSTILE}, 1 step; one row per process" in said
     assert f'0: a0(arg={HOSTILE})' in said
     assert HOSTILE in said and f"site {HOSTILE}" in said  # the lane's name and its label
     assert f"{HOSTILE} instance 0: {HOSTILE} (digest {HOSTILE})" in said

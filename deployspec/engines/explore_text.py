@@ -62,12 +62,12 @@ def summary(result: Result) -> str:
         return lines[0]
     lines.append(
         f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
-        f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), peak memory {s['peak_memory_mb']} MiB"
+        f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), process peak memory {s['peak_memory_mb']} MiB"
         + (f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
            if s.get("worker_added_memory_mb") else "")
     )
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
-    lines.append(f"  transitions by action: {moves}")
+    lines.append(f"  transitions by action: {moves or 'none'}")
     if s["never_enabled"]:
         lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (refused wherever tried, or "
                      "not offered: the model leaves out actions that would change nothing there)")
