@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -62,13 +63,16 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
-        timed = rule_watch.enter()
+        me, this = threading.get_ident(), rule_watch.call(sys._getframe(), f"{name}{at}")
         try:
             try:
+                rule_watch.enter(me, this)
                 with exit_refused():  # as while its module loaded: a silent exit 0 reads as a pass
                     out = fn(*args, **kwargs)
-            finally:
-                rule_watch.leave(timed)
+            finally:  # left: no RuleHung raised after this, none pending (rule_watch)
+                with rule_watch.lock:
+                    this[2] = True
+                    rule_watch.left(me, this)
         except rule_watch.RuleHung as exc:
             raise RuleHungError(f"its rule {name}{at} did not return within {rule_watch.LIMIT:g} s "
                                   f"(stopped{_where_stopped(exc)})") from None

@@ -4,29 +4,47 @@ A search's budget is checked between steps, so a rule looping inside one step wo
 hold ``check`` past ``--budget`` (and ``replay`` for ever) saying nothing. Each call of
 a design's own rule (``rule_results``) is timed; a watcher thread, started in a process
 the first time a rule handed in runs there, raises :class:`RuleHung` in the thread of a
-call that has run :data:`LIMIT` seconds, at whatever line it loops on, and the rule's
-wrapper says so in one line. The thread costs nothing while no rule runs long, and no
-signal handler of the host's (pytest's, a ``--python`` object's ``SIGALRM``) is touched.
-What Python cannot interrupt, a rule blocked in a system call (``time.sleep``, a read),
-is not stopped: Ctrl-C or SIGTERM ends that run as ever.
+call that has run :data:`LIMIT` seconds, at whatever line it loops on (and again every
+half second, should the rule catch it), and the rule's wrapper says so in one line. A
+rule that swallows every exception in its loop (``except BaseException``, a bare
+``except:``; Ctrl-C cannot stop it either) ends the ``deployspec`` program ``GRACE``
+seconds later with one line and status 2, as an implementation under test that will not
+let go does (``contract.last_resort``); in a host's process (pytest) it is raised on. The
+thread costs nothing while no rule runs long, and no signal handler of the host's
+(pytest's, a ``--python`` object's ``SIGALRM``) is touched. What Python cannot
+interrupt, a rule blocked in a system call (a sleep, a read, a lock), is not stopped: Ctrl-C or
+SIGTERM ends that run as ever.
+
+The exception is asynchronous, so where it lands is guarded. A call is a list,
+``[began, wrapper frame, left, raised, rule]``. The watcher raises, holding :data:`lock`,
+only for a call not left whose wrapper frame is on its thread's stack. Once the rule is
+left, the wrapper, holding the lock, marks the call left (a store, where Python
+delivers no asynchronous exception); one raised before is delivered at the latest as
+:func:`left` is entered, still within: nothing lands in what the wrapper does after.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 import time
+from types import FrameType
+
+from deployspec.contract import last_resort
 
 #: seconds one call of a rule handed in may run (the shipped rules take microseconds)
 LIMIT = 10.0
 #: how often the watcher looks
 _EVERY = 0.5
 
-#: thread ident -> when its outermost running rule call began (time.monotonic)
-_running: dict[int, float] = {}
+#: thread ident -> its outermost running rule call, ``[began (time.monotonic), the
+#: frame of its wrapper, left, when first raised (or None), the rule's words]``
+running: dict[int, list] = {}
+#: held by the watcher while it raises, by a wrapper while it marks its call left
+lock = threading.Lock()
 _watcher: threading.Thread | None = None
-_lock = threading.Lock()
 
 
 class RuleHung(BaseException):
@@ -34,53 +52,86 @@ class RuleHung(BaseException):
     ``Exception``: a rule's ``except Exception`` inside its loop must not swallow it)."""
 
 
-def enter() -> bool:
-    """A rule call begins in this thread; True when it is the outermost (the one timed),
-    to be given to :func:`leave`."""
-    ident = threading.get_ident()
-    if ident in _running:
-        return False
+def call(frame: FrameType, rule: str) -> list:
+    """A call of ``rule`` (its words: name, where written) whose wrapper runs in
+    ``frame``, for :func:`enter`; the wrapper sets its ``[2]`` (left) holding
+    :data:`lock` once the rule is left, then calls :func:`left`."""
+    return [0.0, frame, False, None, rule]
+
+
+def left(ident: int, this: list) -> None:
+    """``this`` call in thread ``ident`` has ended (call it holding :data:`lock`, having
+    set ``this[2]``): the call is forgotten, with its frame (which holds its thread's
+    stack of frames and their variables: a test's, a caller's). A RuleHung raised and
+    not delivered yet is delivered as this function is entered (Python checks for one
+    there), so in the wrapper's ``try``. (Not taken back with ``SetAsyncExc(id, NULL)``:
+    with none pending, that leaves CPython 3.11's eval breaker set for good, and a later
+    Hypothesis search spun at 100 % CPU.)"""
+    if running.get(ident) is this:
+        del running[ident]
+    this[1] = None
+
+
+def enter(ident: int, this: list) -> None:
+    """``this`` call begins in thread ``ident``: timed unless the thread is in a rule
+    call already (one rule calling another)."""
+    this[0] = time.monotonic()
     if _watcher is None:
         _start()
-    _running[ident] = time.monotonic()
-    return True
-
-
-def leave(outermost: bool) -> None:
-    """The call :func:`enter` began has ended. Under the watcher's lock: once this has
-    returned, no :class:`RuleHung` is raised for that call; one raised before it is
-    raised at the latest here, inside the wrapper's ``try``."""
-    if outermost:
-        _lock.acquire()
-        _running.pop(threading.get_ident(), None)
-        _lock.release()
+    with lock:
+        current = running.get(ident)
+        if current is None or current[2]:
+            running[ident] = this
 
 
 def _start() -> None:
     global _watcher
-    with _lock:
+    with lock:
         if _watcher is None:
             _watcher = threading.Thread(target=_watch, name="deployspec rule watcher", daemon=True)
             _watcher.start()
 
 
 def _watch() -> None:
-    raised: dict[int, float] = {}  # ident -> the call it was raised in (once per call)
     while True:
         time.sleep(_EVERY)
-        now = time.monotonic()
-        with _lock:
-            for ident, began in list(_running.items()):
-                if now - began >= LIMIT and raised.get(ident) != began:
-                    raised[ident] = began
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(RuleHung))
+        if running:
+            _look(time.monotonic())
+
+
+def _look(now: float) -> None:
+    """One look at the calls running (a function of its own: the frames it holds, every
+    thread's stack, are let go when it returns, not kept while the watcher sleeps)."""
+    with lock:
+        tops = sys._current_frames()
+        for ident, this in list(running.items()):
+            began, frame, left, raised, rule = this
+            if left or not _on_stack(frame, tops.get(ident)):
+                del running[ident]  # (off the stack: its thread ended)
+            elif now - began >= LIMIT:
+                if raised is not None and now - raised >= last_resort.GRACE and last_resort.own_process():
+                    last_resort.end(f"error: its rule {rule} did not return within {LIMIT:g} s and "
+                                    "swallowed every interruption", 2)
+                if raised is None:
+                    this[3] = now
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(RuleHung))
+
+
+def _on_stack(frame: FrameType, top: FrameType | None) -> bool:
+    while top is not None:
+        if top is frame:
+            return True
+        top = top.f_back
+    return False
 
 
 def _forgotten_in_child() -> None:
-    """A forked child has none of its parent's threads: it starts its own watcher."""
-    global _watcher
+    """A forked child has none of its parent's threads, and perhaps the lock held: it
+    starts afresh."""
+    global _watcher, lock
     _watcher = None
-    _running.clear()
+    lock = threading.Lock()
+    running.clear()
 
 
 if hasattr(os, "register_at_fork"):

@@ -65,3 +65,91 @@ def test_a_rule_that_returns_in_time_is_not_stopped(monkeypatch, hand_in):
     for _ in range(2):  # select_prior called at least twice, 0.3 s each
         outcome = replay(trace, "slow")
     assert outcome.violation is not None  # as on capi-current: slow, not stopped
+
+
+def test_a_rule_that_swallows_every_interruption_ends_the_program_with_one_line(monkeypatch):
+    """``except BaseException`` inside its loop (or Python blocked where it cannot raise):
+    the raise never gets out of the rule, and Ctrl-C's would not either. In the deployspec
+    program the watcher then ends the process GRACE seconds after its first raise, one line
+    and status 2, as for an implementation that will not let go. Here a call blocked in a
+    wait stands for it (no asynchronous exception is delivered there), and the ending,
+    recorded, lets it go."""
+    import threading
+
+    from deployspec.contract import last_resort
+
+    monkeypatch.setattr(rule_watch, "LIMIT", 0.3)
+    monkeypatch.setattr(rule_watch, "_EVERY", 0.05)
+    monkeypatch.setattr(last_resort, "GRACE", 0.3)
+    monkeypatch.setattr(last_resort, "own_process", lambda: True)
+    ended, let_go, seen = [], threading.Event(), []
+    monkeypatch.setattr(last_resort, "end", lambda line, status: ended.append((line, status)) or let_go.set())
+
+    def a_call_that_will_not_let_go():
+        this = rule_watch.call(sys._getframe(), "select_prior (at mine.py:4)")
+        try:
+            rule_watch.enter(threading.get_ident(), this)
+            let_go.wait(10)
+            for _ in range(1000):  # the RuleHung raised meanwhile arrives once it runs again
+                pass
+        except rule_watch.RuleHung:
+            seen.append("raised")
+        finally:
+            with rule_watch.lock:
+                this[2] = True
+                rule_watch.left(threading.get_ident(), this)
+
+    thread = threading.Thread(target=a_call_that_will_not_let_go)
+    thread.start()
+    thread.join(10)
+    said = "error: its rule select_prior (at mine.py:4) did not return within 0.3 s and swallowed every interruption"
+    assert ended and set(ended) == {(said, 2)}
+    assert seen == ["raised"]
+
+
+def test_no_frame_of_the_caller_is_kept_once_the_rule_returned(monkeypatch):
+    """The watcher held every thread's stack from one look to the next: a test's variables
+    outlived it (a multiprocessing Manager it made stayed alive, failing the next tests'
+    check that no process is left behind)."""
+    import time
+    import weakref
+
+    from deployspec.rule_results import _wrapped
+
+    monkeypatch.setattr(rule_watch, "_EVERY", 0.005)
+    rule = _wrapped("CapiVariant.select_prior", lambda state, canceling, reports: 1, (int,))
+
+    class Token:
+        pass
+
+    def caller():
+        token = Token()
+        assert rule(None, None, None) == 1
+        until = time.monotonic() + 0.1
+        while time.monotonic() < until:  # the watcher would look meanwhile, were a call running
+            pass
+        return weakref.ref(token)
+
+    assert caller()() is None
+    assert rule_watch.running == {}  # forgotten when it returned, not at the watcher's next look
+
+
+def test_python_runs_on_as_ever_after_a_rule_was_stopped(capsys, loops):
+    """Taking back a RuleHung with SetAsyncExc(id, NULL), none pending, left CPython 3.11's
+    eval breaker set for good: the next Hypothesis search in the process spun at 100 % CPU
+    (a whole test run hung)."""
+    import threading
+
+    from hypothesis import find, settings
+    from hypothesis import strategies as st
+
+    run(capsys, "check", "--model", "capi", "--variant", "loops", "--engine", "explore",
+        "--property", "cancel_restores_last_good", "--json")
+    assert len(loops) == 1  # it was stopped
+    found = []
+    search = threading.Thread(target=lambda: found.append(
+        find(st.integers(0, 100), lambda x: x >= 63, settings=settings(database=None, max_examples=200))),
+        daemon=True)
+    search.start()
+    search.join(30)
+    assert found == [63]

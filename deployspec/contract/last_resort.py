@@ -35,13 +35,14 @@ def last_resort(line: str, status: int) -> threading.Timer:
     only way out of a call that swallows every exception. Nothing saved is half
     written (files are written whole, then renamed). For the ``deployspec``
     program only (:func:`own_process`)."""
-    timer = threading.Timer(GRACE, _end, args=(line, status))
+    timer = threading.Timer(GRACE, end, args=(line, status))
     timer.daemon = True
     timer.start()
     return timer
 
 
-def _end(line: str, status: int) -> None:
+def end(line: str, status: int) -> None:
+    """Print ``deployspec: LINE: stopping`` on stderr and end the process with ``status``."""
     for stream in (sys.__stdout__, sys.stdout):  # the real stdout: sys.stdout may be lent out
         try:
             stream.flush()
