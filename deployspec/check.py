@@ -8,6 +8,8 @@ a pool. Whether their verdicts agree with what each variant declares is
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -133,7 +135,8 @@ def run(
     done: list[list[Result]] = [[] for _ in tasks]
     try:
         on_start(f"{len(tasks)} searches in {jobs} processes")
-        futures = {pool.submit(_judge_in_pool, *task, **options): i for i, task in enumerate(tasks)}
+        with _stop_held():  # a process spawned holds SIGUSR1 until it can take it (_pool_worker)
+            futures = {pool.submit(_judge_in_pool, *task, **options): i for i, task in enumerate(tasks)}
         for future in cf.as_completed(futures):
             try:
                 found = future.result()
@@ -165,7 +168,7 @@ def run(
 
 #: whether an interrupted ``--jobs`` run can stop its searches and hear what they found
 #: (POSIX: SIGUSR1); elsewhere they are ended and what they found is lost
-STOPS_A_SEARCH = hasattr(__import__("signal"), "SIGUSR1")
+STOPS_A_SEARCH = hasattr(signal, "SIGUSR1") and hasattr(signal, "pthread_sigmask")
 #: seconds an interrupted ``--jobs`` run waits for its running searches to stop and
 #: hand back what they found (a search stops at its next step; a solver call may not)
 STOP_GRACE = 3.0
@@ -190,28 +193,44 @@ def _stop_in_pool(*args) -> None:
 def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     """:func:`judge` in a ``--jobs`` process: SIGUSR1 from the interrupted parent stops it
     as Ctrl-C stops a serial run, and the violations found by then come back (saved
-    under --out, they are verdicts all the same)."""
-    import signal
+    under --out, they are verdicts all the same). A search that ended is complete,
+    whenever the stop came."""
+    found = None
+    try:
+        with interruption.kept([signal.SIGUSR1] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool):
+            if _stopping:  # (asked before the handler above was in place)
+                return _Stopped([])
+            found = judge(*task, **options)
+    except KeyboardInterrupt as stop:
+        return found if found is not None else _Stopped(getattr(stop, "found", None) or [])
+    return found
 
-    if _stopping:
-        return _Stopped([])
-    with interruption.kept([signal.SIGUSR1] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool):
-        try:
-            return judge(*task, **options)  # (one that ended, stopped or not, is complete)
-        except KeyboardInterrupt as stop:
-            return _Stopped(getattr(stop, "found", None) or [])
+
+@contextlib.contextmanager
+def _stop_held():
+    """SIGUSR1 blocked in this thread while ``--jobs`` processes are spawned: they inherit
+    the mask, so a stop sent before one installed its handler waits for it
+    (``_pool_worker`` unblocks it) rather than killing it by the signal's default."""
+    if not STOPS_A_SEARCH:
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
 
 
 def _collect_stopped(workers, futures: dict, tasks: list, done: list, on_found) -> None:
     """An interrupted ``--jobs`` run: stop each running search (SIGUSR1) and hear, for
     :data:`STOP_GRACE` seconds at most, what each had found (a second Ctrl-C ends the wait)."""
     import concurrent.futures as cf
-    import contextlib
     import os
-    import signal
 
     if not STOPS_A_SEARCH:
         return
+    for f in futures:  # the queued ones now (shutdown cancels them later, unheard by as_completed)
+        f.cancel()
     running = {f: i for f, i in futures.items() if not f.cancelled() and not done[i]}
     for w in workers:
         if w.is_alive():
@@ -285,8 +304,6 @@ def _pool_worker() -> None:
     """A search process of ``--jobs``: Ctrl-C is the parent's to handle, and it
     ends when the parent dies (killed: otherwise it would wait for ever on the
     task queue, whose write end it holds itself)."""
-    import signal
-
     from deployspec.partition_worker import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -294,6 +311,7 @@ def _pool_worker() -> None:
     # queued for this process
     if STOPS_A_SEARCH:
         signal.signal(signal.SIGUSR1, _stop_in_pool)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # held since spawned (_stop_held)
     die_with_parent()
     sys.stdout = sys.stderr  # what a design of one's own prints: stdout is the parent's report
 

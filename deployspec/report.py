@@ -83,7 +83,8 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     """The command that finishes an exhaustive search a bound or budget stopped: the
     bounds it ran with (those not the variant's defaults), its ``--workers``, and what
     stopped it lifted: no ``max_depth``, a ``--budget`` of twice the time it ran (at
-    least the default), twice the processes for memory."""
+    least the default). The memory budget no option lifts (more workers share it): said
+    so instead."""
     import json
     import math
 
@@ -96,7 +97,8 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
         given.pop("max_depth", None)
     workers = stats.get("workers", 1)
     if stats.get("stopped") == "memory":
-        workers = max(2, 2 * workers)
+        return (f"{variant} · {prop}: the memory budget stopped it, which no option lifts: narrower "
+                "--bound options finish sooner")
     budget = max(DEFAULT_BUDGET["explore"], math.ceil(2 * stats.get("seconds", 0)))
     words = ["--engine", "explore", "--property", prop]
     words += [w for k, value in given.items()

@@ -87,3 +87,19 @@ def test_the_interrupted_parent_stops_each_process_and_keeps_the_violations_it_h
     assert killed == [(11, signal.SIGUSR1), (12, signal.SIGUSR1)]
     assert sorted(heard, key=lambda h: h[0]) == [("b", [VIOLATION]), ("e", [HOLDS])]
     assert done == [[HOLDS], [VIOLATION], [], [], [HOLDS]]
+
+
+def test_the_queued_searches_are_cancelled_at_once_not_waited_for(monkeypatch):
+    """shutdown(cancel_futures=True) cancels them later, from the pool's thread, which
+    as_completed never hears: every interrupted run waited the whole STOP_GRACE."""
+    import threading
+
+    monkeypatch.setattr("os.kill", lambda pid, sig: None)
+    monkeypatch.setattr(check, "STOP_GRACE", 60.0)
+    queued = cf.Future()  # never begun
+    tasks = [("capi", "capi-current", "explore", "a")]
+    collecting = threading.Thread(target=check._collect_stopped,
+                                  args=([], {queued: 0}, tasks, [[]], lambda task, found: None), daemon=True)
+    collecting.start()
+    collecting.join(10)
+    assert not collecting.is_alive() and queued.cancelled()

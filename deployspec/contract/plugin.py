@@ -81,12 +81,14 @@ def pytest_configure(config) -> None:
         raise pytest.UsageError(problem)
     opt = config.getoption
     configured = _configured(config)
-    if configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None:
+    # (without an implementation the tests skip, but a typo is a typo)
+    named = configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None
+    if named:
         _check_designs()
     if configured:
         _check_target(opt)
-    if configured or opt("--deployspec-model") != "capi" or opt("--deployspec-reference") is not None:
-        _check_model_and_reference(opt)  # (without an implementation the tests skip: a typo is a typo)
+    if named:
+        _check_model_and_reference(opt)
     if configured and opt("--deployspec-out") is not None:
         from deployspec.models import UsageError
         from deployspec.outputs import writable_dir
