@@ -46,7 +46,9 @@ def cmd_check(args) -> int:
     from deployspec.contract.cli import sigterm_interrupts
 
     if args.jobs > 1:
-        check.quiet_resource_tracker()  # before the progress thread starts
+        from deployspec import pool
+
+        pool.quiet_resource_tracker()  # before the progress thread starts
     finished: dict[tuple, list] = {}  # search -> its results, as they end (for an interrupted run's report)
 
     def so_far() -> list:

@@ -73,10 +73,11 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
     # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
     previous = {sig: signal.signal(sig, stop) for sig in signals if signal.getsignal(sig) is not signal.SIG_IGN}
     hook, sys.unraisablehook = sys.unraisablehook, swallowed
+    before = pending  # (an enclosing block's, if any)
     try:
         yield
     finally:
-        pending = None
+        pending = before
         sys.unraisablehook = hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)

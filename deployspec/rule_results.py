@@ -63,7 +63,7 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
-        me, this = threading.get_ident(), rule_watch.call(sys._getframe(), f"{name}{at}")
+        me, this = threading.get_ident(), rule_watch.Call(sys._getframe(), f"{name}{at}")
         try:
             try:
                 rule_watch.enter(me, this)
@@ -71,8 +71,8 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
                     out = fn(*args, **kwargs)
             finally:  # left: no RuleHung raised after this, none pending (rule_watch)
                 with rule_watch.lock:
-                    this[2] = True
-                    rule_watch.left(me, this)
+                    this.left = True
+                    rule_watch.forget(me, this)
         except rule_watch.RuleHung as exc:
             raise RuleHungError(f"its rule {name}{at} did not return within {rule_watch.LIMIT:g} s "
                                   f"(stopped{_where_stopped(exc)})") from None

@@ -15,12 +15,12 @@ thread costs nothing while no rule runs long, and no signal handler of the host'
 interrupt, a rule blocked in a system call (a sleep, a read, a lock), is not stopped: Ctrl-C or
 SIGTERM ends that run as ever.
 
-The exception is asynchronous, so where it lands is guarded. A call is a list,
-``[began, wrapper frame, left, raised, rule]``. The watcher raises, holding :data:`lock`,
-only for a call not left whose wrapper frame is on its thread's stack. Once the rule is
-left, the wrapper, holding the lock, marks the call left (a store, where Python
-delivers no asynchronous exception); one raised before is delivered at the latest as
-:func:`left` is entered, still within: nothing lands in what the wrapper does after.
+The exception is asynchronous, so where it lands is guarded. The watcher raises,
+holding :data:`lock`, only for a :class:`Call` not left whose wrapper frame is on its
+thread's stack. Once the rule is left, the wrapper, holding the lock, marks the call
+left (a store, where Python delivers no asynchronous exception); one raised before is
+delivered at the latest as :func:`forget` is entered, still within: nothing lands in
+what the wrapper does after.
 """
 
 from __future__ import annotations
@@ -39,9 +39,8 @@ LIMIT = 10.0
 #: how often the watcher looks
 _EVERY = 0.5
 
-#: thread ident -> its outermost running rule call, ``[began (time.monotonic), the
-#: frame of its wrapper, left, when first raised (or None), the rule's words]``
-running: dict[int, list] = {}
+#: thread ident -> its outermost running rule call
+running: dict[int, Call] = {}
 #: held by the watcher while it raises, by a wrapper while it marks its call left
 lock = threading.Lock()
 _watcher: threading.Thread | None = None
@@ -52,36 +51,44 @@ class RuleHung(BaseException):
     ``Exception``: a rule's ``except Exception`` inside its loop must not swallow it)."""
 
 
-def call(frame: FrameType, rule: str) -> list:
-    """A call of ``rule`` (its words: name, where written) whose wrapper runs in
-    ``frame``, for :func:`enter`; the wrapper sets its ``[2]`` (left) holding
-    :data:`lock` once the rule is left, then calls :func:`left`."""
-    return [0.0, frame, False, None, rule]
+class Call:
+    """One call of a rule handed in, ``rule`` its words (name, where written), its
+    wrapper running in ``frame``. The wrapper sets ``left`` holding :data:`lock` once
+    the rule is left, then calls :func:`forget`."""
+
+    __slots__ = ("began", "frame", "left", "raised", "rule")
+
+    def __init__(self, frame: FrameType, rule: str):
+        self.began = 0.0  # time.monotonic() at :func:`enter`
+        self.frame: FrameType | None = frame
+        self.left = False
+        self.raised: float | None = None  # when the watcher first raised in it
+        self.rule = rule
 
 
-def left(ident: int, this: list) -> None:
+def enter(ident: int, this: Call) -> None:
+    """``this`` call begins in thread ``ident``: timed unless the thread is in a rule
+    call already (one rule calling another)."""
+    this.began = time.monotonic()
+    if _watcher is None:
+        _start()
+    with lock:
+        current = running.get(ident)
+        if current is None or current.left:
+            running[ident] = this
+
+
+def forget(ident: int, this: Call) -> None:
     """``this`` call in thread ``ident`` has ended (call it holding :data:`lock`, having
-    set ``this[2]``): the call is forgotten, with its frame (which holds its thread's
-    stack of frames and their variables: a test's, a caller's). A RuleHung raised and
-    not delivered yet is delivered as this function is entered (Python checks for one
+    set ``this.left``): it is forgotten, with its frame (which holds its thread's stack
+    of frames and their variables: a test's, a caller's). A RuleHung raised and not
+    delivered yet is delivered as this function is entered (Python checks for one
     there), so in the wrapper's ``try``. (Not taken back with ``SetAsyncExc(id, NULL)``:
     with none pending, that leaves CPython 3.11's eval breaker set for good, and a later
     Hypothesis search spun at 100 % CPU.)"""
     if running.get(ident) is this:
         del running[ident]
-    this[1] = None
-
-
-def enter(ident: int, this: list) -> None:
-    """``this`` call begins in thread ``ident``: timed unless the thread is in a rule
-    call already (one rule calling another)."""
-    this[0] = time.monotonic()
-    if _watcher is None:
-        _start()
-    with lock:
-        current = running.get(ident)
-        if current is None or current[2]:
-            running[ident] = this
+    this.frame = None
 
 
 def _start() -> None:
@@ -105,19 +112,18 @@ def _look(now: float) -> None:
     with lock:
         tops = sys._current_frames()
         for ident, this in list(running.items()):
-            began, frame, left, raised, rule = this
-            if left or not _on_stack(frame, tops.get(ident)):
+            if this.left or not _on_stack(this.frame, tops.get(ident)):
                 del running[ident]  # (off the stack: its thread ended)
-            elif now - began >= LIMIT:
-                if raised is not None and now - raised >= last_resort.GRACE and last_resort.own_process():
-                    last_resort.end(f"error: its rule {rule} did not return within {LIMIT:g} s and "
+            elif now - this.began >= LIMIT:
+                if this.raised is not None and now - this.raised >= last_resort.GRACE and last_resort.own_process():
+                    last_resort.end(f"error: its rule {this.rule} did not return within {LIMIT:g} s and "
                                     "swallowed every interruption", 2)
-                if raised is None:
-                    this[3] = now
+                if this.raised is None:
+                    this.raised = now
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(RuleHung))
 
 
-def _on_stack(frame: FrameType, top: FrameType | None) -> bool:
+def _on_stack(frame: FrameType | None, top: FrameType | None) -> bool:
     while top is not None:
         if top is frame:
             return True

@@ -86,7 +86,7 @@ def test_a_rule_that_swallows_every_interruption_ends_the_program_with_one_line(
     monkeypatch.setattr(last_resort, "end", lambda line, status: ended.append((line, status)) or let_go.set())
 
     def a_call_that_will_not_let_go():
-        this = rule_watch.call(sys._getframe(), "select_prior (at mine.py:4)")
+        this = rule_watch.Call(sys._getframe(), "select_prior (at mine.py:4)")
         try:
             rule_watch.enter(threading.get_ident(), this)
             let_go.wait(10)
@@ -96,8 +96,8 @@ def test_a_rule_that_swallows_every_interruption_ends_the_program_with_one_line(
             seen.append("raised")
         finally:
             with rule_watch.lock:
-                this[2] = True
-                rule_watch.left(threading.get_ident(), this)
+                this.left = True
+                rule_watch.forget(threading.get_ident(), this)
 
     thread = threading.Thread(target=a_call_that_will_not_let_go)
     thread.start()

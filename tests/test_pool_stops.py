@@ -1,6 +1,6 @@
 """An interrupted ``check --jobs``: the searches running in its processes are stopped
-(SIGUSR1) and what they had found comes back (``check._judge_in_pool``,
-``check._collect_stopped``). A violation saved under --out by a search still running
+(SIGUSR1) and what they had found comes back (``pool._judge_in_pool``,
+``pool._collect_stopped``). A violation saved under --out by a search still running
 had been reported "not judged" (an interrupted run of capi-current and capi-2022 with
 --jobs 2, cut after 13 s, lost capacity_within_bound in two runs of two)."""
 
@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from deployspec import check
+from deployspec import check, pool
 from deployspec.engines.result import Result
 
 VIOLATION = Result("capi", "capi-current", "capacity_within_bound", "explore", "violated")
@@ -20,8 +20,8 @@ HOLDS = Result("capi", "capi-current", "single_active_deployment", "explore", "h
 @pytest.fixture
 def in_pool(monkeypatch):
     """This process as a --jobs process: its stop handler, and not yet stopped."""
-    monkeypatch.setattr(check, "_stopping", False)
-    previous = signal.signal(signal.SIGUSR1, check._stop_in_pool)
+    monkeypatch.setattr(pool, "_stopping", False)
+    previous = signal.signal(signal.SIGUSR1, pool._stop_in_pool)
     yield
     signal.signal(signal.SIGUSR1, previous)
 
@@ -39,16 +39,16 @@ def test_a_stopped_search_hands_back_what_it_found_and_the_queued_ones_do_not_be
         raise AssertionError("not stopped")
 
     monkeypatch.setattr(check, "judge", judge)
-    assert check._judge_in_pool("capi", "capi-current", "explore", "capacity_within_bound") == \
-        check._Stopped([VIOLATION])
-    assert check._judge_in_pool("capi", "capi-current", "explore", "app_stays_available") == check._Stopped([])
+    assert pool._judge_in_pool("capi", "capi-current", "explore", "capacity_within_bound") == \
+        pool._Stopped([VIOLATION])
+    assert pool._judge_in_pool("capi", "capi-current", "explore", "app_stays_available") == pool._Stopped([])
     assert len(begun) == 1
-    assert signal.getsignal(signal.SIGUSR1) is check._stop_in_pool  # the process's handler back
+    assert signal.getsignal(signal.SIGUSR1) is pool._stop_in_pool  # the process's handler back
 
 
 def test_a_search_that_ends_unstopped_answers_as_ever(monkeypatch, in_pool):
     monkeypatch.setattr(check, "judge", lambda *task, **options: [HOLDS])
-    assert check._judge_in_pool("capi", "capi-current", "explore", "single_active_deployment") == [HOLDS]
+    assert pool._judge_in_pool("capi", "capi-current", "explore", "single_active_deployment") == [HOLDS]
 
 
 class _Process:
@@ -76,13 +76,13 @@ def test_the_interrupted_parent_stops_each_process_and_keeps_the_violations_it_h
     tasks = [("capi", "capi-current", "explore", p) for p in ("a", "b", "c", "d", "e")]
     done = [[HOLDS], [], [], [], []]  # a ended before the interruption
     futures = {_future([HOLDS]): 0,
-               _future(check._Stopped([VIOLATION, HOLDS])): 1,  # b stopped, having found one
-               _future(check._Stopped([])): 2,  # c stopped, nothing found: not judged
+               _future(pool._Stopped([VIOLATION, HOLDS])): 1,  # b stopped, having found one
+               _future(pool._Stopped([])): 2,  # c stopped, nothing found: not judged
                _future(cancelled=True): 3,  # d never began
                _future([HOLDS]): 4}  # e ended meanwhile: a verdict
     futures[_future(error=BrokenProcessPool("killed"))] = 3
     heard = []
-    check._collect_stopped([_Process(11), _Process(12)], futures, tasks, done,
+    pool._collect_stopped([_Process(11), _Process(12)], futures, tasks, done,
                            lambda task, found: heard.append((task[3], found)))
     assert killed == [(11, signal.SIGUSR1), (12, signal.SIGUSR1)]
     assert sorted(heard, key=lambda h: h[0]) == [("b", [VIOLATION]), ("e", [HOLDS])]
@@ -95,10 +95,10 @@ def test_the_queued_searches_are_cancelled_at_once_not_waited_for(monkeypatch):
     import threading
 
     monkeypatch.setattr("os.kill", lambda pid, sig: None)
-    monkeypatch.setattr(check, "STOP_GRACE", 60.0)
+    monkeypatch.setattr(pool, "STOP_GRACE", 60.0)
     queued = cf.Future()  # never begun
     tasks = [("capi", "capi-current", "explore", "a")]
-    collecting = threading.Thread(target=check._collect_stopped,
+    collecting = threading.Thread(target=pool._collect_stopped,
                                   args=([], {queued: 0}, tasks, [[]], lambda task, found: None), daemon=True)
     collecting.start()
     collecting.join(10)

@@ -1,0 +1,190 @@
+"""``check --jobs``: the searches in a pool of processes, and how an interrupted pool
+stops them and hears what they had found.
+
+The searches are :func:`deployspec.check.judge`, each independent and seeded, so the
+verdicts are those of a serial run (save for budget-bound searches on a loaded machine).
+Spawned, not forked: the parent may run a progress thread. The processes ignore Ctrl-C:
+an interrupted parent asks each to stop (SIGUSR1), keeps for :data:`STOP_GRACE` seconds
+the violations they answer with, and ends them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import multiprocessing as mp
+import os
+import signal
+import sys
+from collections.abc import Callable
+
+import attrs
+
+from deployspec import check, interruption
+from deployspec.engines.result import Result
+
+
+def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
+        on_start: Callable[[str], None], on_result: Callable[[Result], None],
+        on_found: Callable[[tuple, list[Result]], None]) -> list[Result]:
+    """Every task (a search of :func:`deployspec.check.searches`) judged in ``jobs``
+    processes; the callbacks as for :func:`deployspec.check.run`."""
+    pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=_pool_worker)
+    futures: dict = {}
+    done: list[list[Result]] = [[] for _ in tasks]
+    try:
+        on_start(f"{len(tasks)} searches in {jobs} processes")
+        with _stop_held():  # a process spawned holds SIGUSR1 until it can take it (_pool_worker)
+            futures = {pool.submit(_judge_in_pool, *task, **options): i for i, task in enumerate(tasks)}
+        for future in cf.as_completed(futures):
+            try:
+                found = future.result()
+            except cf.process.BrokenProcessPool:  # a process killed (out of memory?): the rest is lost
+                for i, task in enumerate(tasks):
+                    if not done[i]:
+                        done[i] = [_lost(*task)]
+                        on_found(task, done[i])
+                        on_result(done[i][0])
+                break
+            done[futures[future]] = found
+            on_found(tasks[futures[future]], found)
+            on_result(found[0])
+    except BaseException as stop:
+        workers = list((pool._processes or {}).values())  # no public way to stop a busy worker
+        pool.shutdown(wait=False, cancel_futures=True)
+        try:
+            if isinstance(stop, KeyboardInterrupt):
+                _collect_stopped(workers, futures, tasks, done, on_found)
+        finally:
+            for w in workers:
+                w.terminate()
+            for w in workers:
+                w.join(5)
+        raise
+    pool.shutdown()
+    return [r for found in done for r in found]
+
+
+#: whether an interrupted pool can stop its searches and hear what they found
+#: (POSIX: SIGUSR1); elsewhere they are ended and what they found is lost
+STOPS_A_SEARCH = hasattr(signal, "SIGUSR1") and hasattr(signal, "pthread_sigmask")
+#: seconds an interrupted ``--jobs`` run waits for its running searches to stop and
+#: hand back what they found (a search stops at its next step; a solver call may not)
+STOP_GRACE = 3.0
+
+
+@attrs.frozen
+class _Stopped:
+    """What a search of the pool found before the parent stopped it."""
+
+    found: list[Result]
+
+
+#: (a ``--jobs`` process) the parent asked it to stop: the searches queued for it are not begun
+_stopping = False
+
+
+def _stop_in_pool(*args) -> None:
+    global _stopping
+    _stopping = True
+
+
+def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
+    """:func:`deployspec.check.judge` in a ``--jobs`` process: SIGUSR1 from the
+    interrupted parent stops it as Ctrl-C stops a serial run, and the violations found
+    by then come back (saved under --out, they are verdicts all the same). A search
+    that ended is complete, whenever the stop came."""
+    found = None
+    try:
+        with interruption.kept([signal.SIGUSR1] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool):
+            if _stopping:  # (asked before the handler above was in place)
+                return _Stopped([])
+            found = check.judge(*task, **options)
+    except KeyboardInterrupt as stop:
+        return found if found is not None else _Stopped(getattr(stop, "found", None) or [])
+    return found
+
+
+@contextlib.contextmanager
+def _stop_held():
+    """SIGUSR1 blocked in this thread while ``--jobs`` processes are spawned: they inherit
+    the mask, so a stop sent before one installed its handler waits for it
+    (``_pool_worker`` unblocks it) rather than killing it by the signal's default."""
+    if not STOPS_A_SEARCH:
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+
+def _collect_stopped(workers, futures: dict, tasks: list, done: list, on_found) -> None:
+    """An interrupted ``--jobs`` run: stop each running search (SIGUSR1) and hear, for
+    :data:`STOP_GRACE` seconds at most, what each had found (a second Ctrl-C ends the wait)."""
+    if not STOPS_A_SEARCH:
+        return
+    for f in futures:  # the queued ones now (shutdown cancels them later, unheard by as_completed)
+        f.cancel()
+    running = {f: i for f, i in futures.items() if not f.cancelled() and not done[i]}
+    for w in workers:
+        if w.is_alive():
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                os.kill(w.pid, signal.SIGUSR1)
+    try:
+        for future in cf.as_completed(running, timeout=STOP_GRACE):
+            if future.cancelled() or future.exception() is not None:  # a process lost: nothing to hear
+                continue
+            answer = future.result()
+            i = running[future]
+            # stopped: what it had found that is a verdict; ended meanwhile: all it found
+            found = [r for r in answer.found if r.verdict == "violated"] if isinstance(answer, _Stopped) else answer
+            if found:
+                done[i] = found
+                on_found(tasks[i], found)
+    except (cf.TimeoutError, KeyboardInterrupt):
+        pass  # what did not answer in time is lost, as before
+
+
+def quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (the ``--jobs`` pool needs it) with
+    its stderr on /dev/null. When an interrupted run ends the pool's processes, the
+    tracker removes the semaphores they leave behind, which is its job, and warns
+    about each one on stderr, after deployspec's last line. Call it before any other
+    thread runs: for an instant, this process's own stderr is /dev/null too."""
+    from multiprocessing import resource_tracker
+
+    if os.name != "posix":  # elsewhere the tracker is not a process of its own
+        return
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(2)
+    try:
+        os.dup2(devnull, 2)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _lost(model: str, variant: str, engine: str, prop: str) -> Result:
+    return Result(model, variant, prop, engine, "error",
+                  message="a search process stopped without answering (killed: out of memory?)")
+
+
+def _pool_worker() -> None:
+    """A search process of ``--jobs``: Ctrl-C is the parent's to handle, and it
+    ends when the parent dies (killed: otherwise it would wait for ever on the
+    task queue, whose write end it holds itself)."""
+    from deployspec.partition_worker import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the parent's stop (SIGUSR1) stops the search in progress (_judge_in_pool) and those
+    # queued for this process
+    if STOPS_A_SEARCH:
+        signal.signal(signal.SIGUSR1, _stop_in_pool)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # held since spawned (_stop_held)
+    die_with_parent()
+    sys.stdout = sys.stderr  # what a design of one's own prints: stdout is the parent's report
