@@ -6,8 +6,8 @@ The timings of ``explore_bench.py`` and ``bare_bfs.py`` move by a factor of
 three between machines of the same kind and by a fifth between runs on a
 shared one (docs/performance.md), which hides a change of a few per cent in
 the code. The number of instructions hardly moves: the child's string hashes
-are fixed (``PYTHONHASHSEED=0``), so two runs agree to about one part in ten
-thousand. So a change to the explorer or a model
+are fixed (``PYTHONHASHSEED=0``), so two runs agree to within about 0.6 per cent
+(one part in ten thousand on some days). So a change to the explorer or a model
 is judged here, and the timings say what a machine makes of it.
 
 Each search runs in a fresh interpreter under ``valgrind --tool=callgrind``
