@@ -12,71 +12,96 @@ from deployspec.variant_plugins import ENV, source_of
 
 
 def matrix(results: list[Result], declared: bool) -> str:
-    """Rows are variants, columns properties; ``!`` marks a verdict the variant did not
-    declare, ``+`` a property it violates beyond the default search (said under the table)."""
-    from deployspec.declarations import INCONCLUSIVE, beyond, disagreement, matches, shown_verdict
+    """Rows are variants, columns properties; ``!`` marks a cell that does not agree with
+    what its variant declares (as ``check``'s exit status and its JUnit cases judge it:
+    :func:`declarations.cell_agrees`), ``+`` a property it violates beyond the default
+    search, ``*`` an unfinished proof, ``?`` a vacuous one (each said under the table)."""
+    from deployspec.declarations import cells
 
-    by_model: dict[str, list[Result]] = {}
-    for r in results:
-        by_model.setdefault(r.model, []).append(r)
+    grouped = cells(results)
     blocks = []
-    for model_name, rs in by_model.items():
+    for model_name in dict.fromkeys(model_name for model_name, _, _ in grouped):
         model = get_model(model_name)
-        props = [p.name for p in model.properties if any(r.property == p.name for r in rs)]
-        variants = list(dict.fromkeys(r.variant for r in rs))
+        mine = {(v, p): rs for (m, v, p), rs in grouped.items() if m == model_name}
+        props = [p.name for p in model.properties if any(prop == p.name for _, prop in mine)]
+        variants = list(dict.fromkeys(v for v, _ in mine))
         width = max(len(v) for v in variants + ["variant"])
         cols = [max(len(p), 9) for p in props]
         head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
         lines = [f"model {model_name}", head, "-" * len(head)]
-        unfinished: list[str] = []  # the command that finishes each incomplete proof
-        notes: list[str] = []
-        errors: dict[str, list[str]] = {}  # message -> the cells it decided
+        said = _Said()
         for v in variants:
-            cells = []
-            for p, w in zip(props, cols):
-                verdicts = {r.verdict for r in rs if r.variant == v and r.property == p}
-                verdict = shown_verdict(verdicts)
-                cell = "VIOLATED" if verdict == "violated" else verdict
-                if verdict == "error":
-                    for r in rs:
-                        if r.variant == v and r.property == p and r.verdict == "error":
-                            errors.setdefault(r.message or "no message", []).append(f"{v} · {p}")
-                if verdict == "holds" and any(
-                    r.stats.get("complete") is False for r in rs if r.variant == v and r.property == p
-                ):
-                    cell += "*"
-                    unfinished += [finishing(model, v, p, r.stats) for r in rs if r.variant == v
-                                   and r.property == p and r.stats.get("complete") is False][:1]
-                vacuous = sorted({k for r in rs if r.variant == v and r.property == p and r.verdict == "holds"
-                                  for k in r.stats.get("vacuous", ())})
-                if verdict == "holds" and vacuous:
-                    cell += " ?"
-                    notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect "
-                                 "within the bounds")
-                judged = verdict not in INCONCLUSIVE and verdict != "-"
-                where = beyond(model, v, p) if declared and judged else None
-                if where is not None:
-                    cell += " +"
-                    notes.append(f"+ {v} violates {p} beyond the default search: {where}")
-                stats = [r.stats for r in rs if r.variant == v and r.property == p and r.verdict == verdict]
-                if declared and judged and not all(matches(model, v, p, verdict, st) for st in stats):
-                    cell += " !"
-                    by = sorted({r.engine for r in rs if r.variant == v and r.property == p and r.verdict == verdict})
-                    notes.append(f"! {v} · {p}: {'VIOLATED' if verdict == 'violated' else verdict} "
-                                 f"({', '.join(by)}), {disagreement(model, v, p, stats)}; a close look: "
-                                 f"{handing_in(v)}deployspec check --model {model_name} --variant {v} --property {p}")
-                cells.append(f"{cell:{w}}")
-            lines.append(f"{v:{width}}  " + "  ".join(cells))
-        if unfinished:
-            lines.append("* incomplete: a bound or budget stopped an exhaustive search first; to finish it "
-                         "(its bounds, the one that stopped it lifted, a longer --budget):")
-            lines += [f"  {command}" for command in unfinished]
-        lines += notes
-        for message, cells in errors.items():  # why: the cell alone does not say
-            where = ", ".join(cells[:2]) + (f" and {len(cells) - 2} more" if len(cells) > 2 else "")
-            lines.append(f"error in {where}: {printable_line(message, 300)}")
-        blocks.append("\n".join(lines))
+            row = [f"{_cell(model, v, p, mine.get((v, p), []), declared, said):{w}}" for p, w in zip(props, cols)]
+            lines.append(f"{v:{width}}  " + "  ".join(row))
+        blocks.append("\n".join(lines + said.lines()))
     return "\n\n".join(blocks)
+
+
+class _Said:
+    """What a model's table says under it: the commands that finish unfinished proofs,
+    a note per marked cell, and each engine error with the cells it decided."""
+
+    def __init__(self) -> None:
+        self.unfinished: list[str] = []
+        self.notes: list[str] = []
+        self.errors: dict[str, list[str]] = {}  # message -> the cells it came from
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.unfinished:
+            out.append("* incomplete: a bound or budget stopped an exhaustive search first; to finish it "
+                       "(its bounds, the one that stopped it lifted, a longer --budget):")
+            out += [f"  {command}" for command in self.unfinished]
+        out += self.notes
+        for message, where in self.errors.items():  # why: the cell alone does not say
+            named = ", ".join(where[:2]) + (f" and {len(where) - 2} more" if len(where) > 2 else "")
+            out.append(f"error in {named}: {printable_line(message, 300)}")
+        return out
+
+
+def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) -> str:
+    """One cell's text (the verdict its searches give, with its markers); what it needs
+    said under the table goes to ``said``."""
+    from deployspec.declarations import (
+        INCONCLUSIVE,
+        beyond,
+        cell_agrees,
+        disagreement,
+        shown_verdict,
+    )
+
+    verdict = shown_verdict({r.verdict for r in rs})
+    cell = _word(verdict)
+    for r in rs:  # every engine's error, whichever verdict the cell shows
+        if r.verdict == "error":
+            said.errors.setdefault(r.message or "no message", []).append(f"{v} · {p} ({r.engine})")
+    gave = [r for r in rs if r.verdict == verdict]
+    if verdict == "holds" and any(r.stats.get("complete") is False for r in rs):
+        cell += "*"
+        said.unfinished += [finishing(model, v, p, r.stats) for r in rs if r.stats.get("complete") is False][:1]
+    vacuous = sorted({k for r in gave if verdict == "holds" for k in r.stats.get("vacuous", ())})
+    if vacuous:
+        cell += " ?"
+        said.notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect within the bounds")
+    judged = verdict not in INCONCLUSIVE and verdict != "-"
+    where = beyond(model, v, p) if declared and judged else None
+    if where is not None:
+        cell += " +"
+        said.notes.append(f"+ {v} violates {p} beyond the default search: {where}")
+    if declared and judged and not cell_agrees(model.name, v, p, rs):
+        cell += " !"
+        failed = sorted({r.engine for r in rs if r.verdict == "error"})
+        why = (f"but {', '.join(failed)} ended in error (below)" if failed and verdict != "error"
+               else disagreement(model, v, p, [r.stats for r in gave]))
+        said.notes.append(f"! {v} · {p}: {_word(verdict)} ({', '.join(sorted({r.engine for r in gave}))}), "
+                          f"{why}; a close look: {handing_in(v)}deployspec check --model {model.name} "
+                          f"--variant {v} --property {p}")
+    return cell
+
+
+def _word(verdict: str) -> str:
+    """A verdict as a table shows it: a violation in capitals."""
+    return "VIOLATED" if verdict == "violated" else verdict
 
 
 def finishing(model, variant: str, prop: str, stats: dict) -> str:

@@ -114,9 +114,32 @@ def test_an_error_cell_says_why_under_the_table_once_per_message():
            Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="hidden")]
     notes = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
     assert notes == [
-        "error in capi-safe · single_active_deployment, capi-safe · app_stays_available and 1 more: " + lost,
-        "error in capi-2022 · app_stays_available: boom",
-    ]  # a cell a violation decided says nothing of an error beside it
+        "error in capi-safe · single_active_deployment (hypothesis), capi-safe · app_stays_available "
+        "(hypothesis) and 1 more: " + lost,
+        "error in capi-2022 · single_active_deployment (explore): hidden",
+        "error in capi-2022 · app_stays_available (hypothesis): boom",
+    ]  # an error beside a violation is said too: it makes the run a mismatch
+
+
+def test_a_violation_beside_an_engine_error_is_marked_as_the_exit_status_judges_it():
+    """A cell whose random search found the declared violation and whose exhaustive search
+    ended in error: check exits 1 (MISMATCH … marked !) and its JUnit case is an error, but
+    the matrix showed a clean VIOLATED with no ``!`` and no word of the error."""
+    from deployspec.declarations import matches_declarations
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    rs = [Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated"),
+          Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="out of memory")]
+    text = matrix(rs, declared=True)
+    row = next(ln for ln in text.splitlines() if ln.startswith("capi-2022"))
+    assert row.split()[1:] == ["VIOLATED", "!"]
+    assert not matches_declarations(rs)
+    assert ("! capi-2022 · single_active_deployment: VIOLATED (hypothesis), but explore ended in error "
+            "(below); a close look:") in text
+    assert "error in capi-2022 · single_active_deployment (explore): out of memory" in text
+    agreed = matrix(rs[:1], declared=True)  # the same violation alone agrees: no mark
+    assert "!" not in agreed and matches_declarations(rs[:1])
 
 
 def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
