@@ -172,3 +172,15 @@ def test_a_declared_violation_the_random_search_missed_is_the_explorer_s_to_show
                Result("capi", MINE, "user_scale_not_lost", "explore", "violated")]
     assert "VIOLATED" in matrix(results, declared=True) and "!" not in matrix(results, declared=True)
     assert matches_declarations(results)
+
+
+def test_z3_judges_no_design_handed_in_and_says_what_does(capsys, hand_in):
+    """Even an unchanged copy of capi-safe: the well-formedness constraints were checked
+    against the shipped designs' reachable states only. The line says why and what judges it."""
+    hand_in("safecopy", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_SAFE\n"
+                        "VARIANTS = [attrs.evolve(CAPI_SAFE, name='safe-copy')]\n")
+    status, out, err = run(capsys, "check", "--model", "capi", "--variant", "safe-copy", "--engine", "z3",
+                           "--property", "cancel_restores_last_good")
+    assert status == 2, (out, err)  # nothing judged
+    assert "no Z3 encoding of safe-copy's selection rule" in out
+    assert "the shipped capi variants" in out and "--engine explore judges a design of your own" in out

@@ -315,8 +315,11 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         stats["of"] = "selection rule"  # a proof of the rule, not of the property (declarations.matches)
         return Result(model.name, variant_name, prop.name, "z3", verdict, message=message, stats=stats, **kw)
 
-    if encoding is None:
-        return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule (spec/selection/ VARIANTS)")
+    if encoding is None:  # a design handed in: the constraints were checked on the shipped ones only
+        return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule: --engine z3 proves the "
+                             "rules of the shipped capi variants, whose reachable states its well-formedness "
+                             "constraints are checked against (spec/selection/ VARIANTS); --engine explore "
+                             "judges a design of your own")
     if variant.select_prior is not encoding.rule.rule:
         return result("error", f"{variant_name} selects with {variant.select_prior.__name__}, but "
                                f"spec/selection/ encodes {encoding.rule.rule.__name__}")
