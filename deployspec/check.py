@@ -17,7 +17,8 @@ from deployspec.models import UsageError, find_variant, get_model, model_names
 from deployspec.text import quoted
 
 ENGINES = ("hypothesis", "z3", "explore")
-#: seconds per variant and property when --budget is not given
+#: seconds per search when --budget is not given (a close look runs several per property:
+#: one per cause, then the explorer's; shrinking a violation found comes on top)
 DEFAULT_BUDGET = {"hypothesis": 2.0, "z3": 10.0, "explore": 120.0}
 
 #: counterexamples per property at most when each cause is sought (``distinct``)
@@ -77,7 +78,8 @@ def run(
     on_progress: Callable[[str], None] | None = None,
     on_found: Callable[[tuple, list[Result]], None] = lambda task, found: None,
 ) -> list[Result]:
-    """Every (variant, engine, property) of ``pairs``, in that order.
+    """Every (variant, engine, property) of ``pairs``, in that order; then the exhaustive
+    searches the matrix adds for designs handed in (their claims proven).
 
     With ``distinct`` (a close look at some variants), a property that breaks
     in a way its spec names (a cause, ``spec.core.Breach``) is then explored for

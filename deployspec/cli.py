@@ -25,7 +25,7 @@ import time
 from typing import NoReturn
 
 from deployspec import commands, interruption, replay_command, streams
-from deployspec import junit as report
+from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
@@ -63,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hypothesis (default), z3 (the selection rule, symbolically), "
                         "explore (exhaustive, bounded), or all")
     c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
-                   help="search time per variant and property (default: hypothesis 2, z3 10, "
-                        "explore 120; with --variant, each search for a further cause: "
-                        "hypothesis 10, explore 5)")
+                   help="time of each search (default: hypothesis 2, z3 10, explore 120; with "
+                        "--variant, each search for a further cause: hypothesis 10, explore 5; "
+                        "shrinking a violation found comes on top)")
     c.add_argument("--seed", type=_nonneg_int, default=0,
                    help="seed of the random (Hypothesis) search (default 0)")
     c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors=ESCAPE)
     args = None
     started = interruption.HELD[2] if interruption.HELD is not None else time.time()
-    report.tried = report.began = False
+    junit_xml.tried = junit_xml.began = False
     try:
         args = build_parser().parse_args(argv)
         held = interruption.take_over_signals()
@@ -252,16 +252,16 @@ def _report_interrupted_start(args, started: float) -> None:
     own (while it loaded its engines, planned, or read its traces): one error case saying
     so, as the run's status does. Never written over a trace the command was to replay."""
     named = getattr(args, "junit", None)
-    if named is None or report.tried:
+    if named is None or junit_xml.tried:
         return
     title = f"deployspec {args.command}"
-    when = "before its report was written" if report.began else "before it judged anything"
+    when = "before its report was written" if junit_xml.began else "before it judged anything"
     try:
-        path = report.path_of(named, json_on_stdout=bool(getattr(args, "json", False)),
+        path = junit_xml.path_of(named, json_on_stdout=bool(getattr(args, "json", False)),
                               out=getattr(args, "out", None))
         if getattr(args, "files", None) and replay_command.is_a_trace(path, replay_command.trace_files(args.files)):
             raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
-        report.save(path, named, title, [report.interrupted(title, started, when)], started)
+        junit_xml.save(path, named, title, [junit_xml.interrupted(title, started, when)], started)
     except UsageError as exc:  # the interruption stays the news
         _say(f"error: {exc}")
     except OSError as exc:

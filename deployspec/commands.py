@@ -10,7 +10,7 @@ import json
 import sys
 import time
 
-from deployspec import junit as report
+from deployspec import junit as junit_xml
 from deployspec import traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
@@ -38,12 +38,12 @@ def cmd_check(args) -> int:
             explored = args.variant or source_of(v) is not None
             for e in set(engines) | ({"explore"} if explored else set()):
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
-    junit = report.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
+    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=junit)
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
     started = time.time()
-    from deployspec.contract.cli import sigterm_interrupts
+    from deployspec.interruption import sigterm_interrupts
 
     if args.jobs > 1:
         from deployspec import pool
@@ -53,14 +53,14 @@ def cmd_check(args) -> int:
 
     def so_far() -> list:
         results = [r for found in finished.values() for r in found]
-        return report.check_suites(results, declared=not args.variant, planned=planned, finished=finished)
+        return junit_xml.check_suites(results, declared=not args.variant, planned=planned, finished=finished)
 
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
     # a design of one's own is the user's code, which may print: to stderr, as contract's
     # objects do, for stdout is the report's (--json)
     # (the report of an interrupted run covers the verdicts' printing too: a signal then
     # would otherwise leave no report)
-    with report.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started), \
+    with junit_xml.saved_if_interrupted(junit, args.junit, "deployspec check", so_far, started), \
             _found_said_if_interrupted(finished, planned, args.out):
         with sigterm_interrupts(holdout="a search"), Progress(total=len(planned)) as progress, \
                 contextlib.redirect_stdout(sys.stderr):
@@ -118,10 +118,10 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
         sys.stdout.flush()
         print(f"deployspec: error: {unjudged_line}", file=sys.stderr)
     if junit is not None:
-        suites = report.check_suites(results, declared=not args.variant)
+        suites = junit_xml.check_suites(results, declared=not args.variant)
         if unjudged:  # every case skipped: the report fails as the status does
-            suites.append(report.run_error("deployspec check", "nothing judged", unjudged_line))
-        report.save(junit, args.junit, "deployspec check", suites, started)
+            suites.append(junit_xml.run_error("deployspec check", "nothing judged", unjudged_line))
+        junit_xml.save(junit, args.junit, "deployspec check", suites, started)
     return status
 
 

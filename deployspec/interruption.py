@@ -7,7 +7,7 @@ until the command's last step.
   can say so.
 - :func:`interrupt` unwinds a command as Ctrl-C does, remembering which signal it
   was (:data:`by`, for the report).
-- Within ``contract.cli.sigterm_interrupts`` the signals raise KeyboardInterrupt
+- Within :func:`sigterm_interrupts` the signals raise KeyboardInterrupt
   wherever the main thread is. Python cannot raise it from a garbage-collector
   callback (Hypothesis registers one to time its draws) or a ``__del__``: there it
   is printed as "Exception ignored" and dropped, and the search would run on until
@@ -95,7 +95,7 @@ def take_over_signals() -> int | None:
     """Once the arguments are read (the program only): SIGTERM (a CI timeout, ``kill``)
     stops any command as Ctrl-C does, "interrupted", status 130, and Ctrl-C is Python's
     again. ``check`` and ``contract`` add to this while they run (their search processes,
-    or the implementation, are ended too: ``contract.cli.sigterm_interrupts``). One
+    or the implementation, are ended too: ``sigterm_interrupts``). One
     ignored on entry stays ignored. Returns the signal held since the start, if any:
     it interrupts the command now, where ``--junit`` can say so."""
     global HELD
@@ -126,3 +126,32 @@ def handed_back() -> bool:
     if handler is not signal.SIG_IGN:
         signal.raise_signal(by)
     return True  # the host's handler let it pass (or ignores it): the status stands
+
+
+@contextlib.contextmanager
+def sigterm_interrupts(active: bool = True, holdout: str = "the implementation"):
+    """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
+    program under test is ended too instead of being orphaned; and neither waits
+    for ever on a Python implementation that swallows the interruption."""
+    if not active:
+        yield
+        return
+
+    from deployspec.contract.last_resort import last_resort, own_process
+
+    timers = []
+
+    def remembered(signum: int) -> None:
+        # a Python implementation may swallow the KeyboardInterrupt (a bare except):
+        # then the deployspec program ends anyway, GRACE seconds later
+        if not timers and own_process():
+            timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
+        global by
+        by = signum
+
+    try:
+        with kept((signal.SIGTERM, signal.SIGINT), remembered):
+            yield
+    finally:
+        for timer in timers:  # it unwound: nothing to force
+            timer.cancel()

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from deployspec import interruption, traces
-from deployspec import junit as report
+from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
 from deployspec.files import TEMPORARY
 from deployspec.models import UsageError, bounds_given
@@ -24,18 +24,18 @@ def cmd_replay(args) -> int:
     loaded = [(f, traces.load(f)) for f in trace_files(args.files)]  # validate all before running any
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
-    junit = report.path_of(args.junit)
+    junit = junit_xml.path_of(args.junit)
     if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     started = time.time()
     verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
     target = _replay_target(args)
-    with report.saved_if_interrupted(junit, args.junit, "deployspec replay",
-                                     lambda: report.replay_suites(verdicts, loaded, target, interrupted=True),
+    with junit_xml.saved_if_interrupted(junit, args.junit, "deployspec replay",
+                                     lambda: junit_xml.replay_suites(verdicts, loaded, target, interrupted=True),
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
     if junit is not None:  # (not after a usage error: it raises)
-        report.save(junit, args.junit, "deployspec replay", report.replay_suites(verdicts, loaded, target), started)
+        junit_xml.save(junit, args.junit, "deployspec replay", junit_xml.replay_suites(verdicts, loaded, target), started)
     return status
 
 
@@ -65,7 +65,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
     # (a design of one's own runs in this process too: its rule may swallow the interruption)
     holdout = "the implementation" if conn is not None else "a design's rule"
-    with lending as out, contract_cli.sigterm_interrupts(holdout=holdout):
+    with lending as out, interruption.sigterm_interrupts(holdout=holdout):
         try:
             for path, trace in loaded:
                 started = time.perf_counter()

@@ -208,7 +208,7 @@ def test_an_interruption_python_could_not_raise_stops_the_search_at_its_next_ste
     import signal
 
     from deployspec import check, interruption
-    from deployspec.contract.cli import sigterm_interrupts
+    from deployspec.interruption import sigterm_interrupts
 
     sent, returned = [], []
 

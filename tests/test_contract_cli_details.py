@@ -250,7 +250,7 @@ def signals(monkeypatch):
 
 def test_sigterm_and_ctrl_c_interrupt_within_and_are_given_back_after(signals):
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
-    with contract_cli.sigterm_interrupts():
+    with interruption.sigterm_interrupts():
         for sig in (signal.SIGTERM, signal.SIGINT):
             with pytest.raises(KeyboardInterrupt):
                 signal.raise_signal(sig)
@@ -262,7 +262,7 @@ def test_sigterm_and_ctrl_c_interrupt_within_and_are_given_back_after(signals):
 def test_a_signal_ignored_on_entry_stays_ignored(signals):
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        with contract_cli.sigterm_interrupts():
+        with interruption.sigterm_interrupts():
             assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
             signal.raise_signal(signal.SIGTERM)  # nothing happens
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
@@ -272,12 +272,12 @@ def test_a_signal_ignored_on_entry_stays_ignored(signals):
 
 def test_inactive_or_off_the_main_thread_nothing_is_taken_over():
     before = signal.getsignal(signal.SIGTERM)
-    with contract_cli.sigterm_interrupts(active=False):
+    with interruption.sigterm_interrupts(active=False):
         assert signal.getsignal(signal.SIGTERM) is before
     seen = []
 
     def other():
-        with contract_cli.sigterm_interrupts():
+        with interruption.sigterm_interrupts():
             seen.append(signal.getsignal(signal.SIGTERM))
 
     thread = threading.Thread(target=other)
@@ -296,7 +296,7 @@ def test_the_interruption_raised_where_python_cannot_raise_it_is_not_reported(mo
     class Other:
         exc_value = ValueError("x")
 
-    with contract_cli.sigterm_interrupts():
+    with interruption.sigterm_interrupts():
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGINT)
         sys.unraisablehook(Unraisable)  # pending: swallowed
@@ -317,13 +317,13 @@ def test_the_last_resort_is_armed_once_only_in_the_deployspec_program(monkeypatc
             self.cancelled = True
 
     monkeypatch.setattr(last_resort, "last_resort", Timer)
-    with contract_cli.sigterm_interrupts(holdout="X"):
+    with interruption.sigterm_interrupts(holdout="X"):
         for _ in range(2):
             with pytest.raises(KeyboardInterrupt):
                 signal.raise_signal(signal.SIGTERM)
     assert armed == [] and interruption.by == signal.SIGTERM  # pytest's process is not to be ended
     monkeypatch.setattr(interruption, "OWN_PROCESS", True)
-    with contract_cli.sigterm_interrupts(holdout="X"):
+    with interruption.sigterm_interrupts(holdout="X"):
         for _ in range(2):
             with pytest.raises(KeyboardInterrupt):
                 signal.raise_signal(signal.SIGTERM)

@@ -16,6 +16,7 @@ import time
 
 from deployspec import traces
 from deployspec.adapter import ImplementationError, StopServing
+from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bounds_given, find_variant, get_model
 from deployspec.text import printable_line
 from deployspec.user_code import lent_streams
@@ -89,35 +90,6 @@ def add_replay_options(r, seconds) -> None:
     r.add_argument("--timeout", type=seconds, metavar="SECONDS",
                    help="longest wait for one reply, or one call of a --python object (default 10); "
                         "the first reply after start, or the import and factory, get 30 or this if longer")
-
-
-@contextlib.contextmanager
-def sigterm_interrupts(active: bool = True, holdout: str = "the implementation"):
-    """Within: SIGTERM (a CI timeout, ``kill``) unwinds like Ctrl-C, so the
-    program under test is ended too instead of being orphaned; and neither waits
-    for ever on a Python implementation that swallows the interruption."""
-    if not active:
-        yield
-        return
-
-    from deployspec import interruption
-    from deployspec.contract.last_resort import last_resort, own_process
-
-    timers = []
-
-    def remembered(signum: int) -> None:
-        # a Python implementation may swallow the KeyboardInterrupt (a bare except):
-        # then the deployspec program ends anyway, GRACE seconds later
-        if not timers and own_process():
-            timers.append(last_resort(f"interrupted, and {holdout} did not let go", 130))
-        interruption.by = signum
-
-    try:
-        with interruption.kept((signal.SIGTERM, signal.SIGINT), remembered):
-            yield
-    finally:
-        for timer in timers:  # it unwound: nothing to force
-            timer.cancel()
 
 
 def target_of(args):

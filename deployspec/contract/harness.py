@@ -179,7 +179,8 @@ class ContractRun:
 
 
 def plan_checks(model, reference: str | None, properties: list[str] | None, config) -> list:
-    """The checks to run: conformance first (it finds divergences fastest), then spec properties."""
+    """The checks to run: those named, in the order named; else conformance first (it finds
+    divergences fastest), then spec properties."""
     if reference is not None:
         model.variant(reference)  # validates the name
     available = ([name_for(reference)] if reference else []) + [p.name for p in model.properties]

@@ -1,7 +1,8 @@
 """The Cloud Controller designs worth knowing, as variants of one model.
 
-A variant is a choice of rules (``rules.py``) and updater steps
-(``updater.py``); everything else is shared. Each docstring cites the upstream
+A variant is a choice of rules and steps (``rules.py``, ``updater.py``,
+``scaling.py``, ``canary.py``, ``api.py``) and of a few switches; everything else
+is shared. Each docstring cites the upstream
 commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 """
 

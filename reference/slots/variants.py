@@ -1,10 +1,12 @@
-"""The three slot designs of cobalt #316, as variants of one model.
+"""The four slot designs of cobalt #316 (the webhook as coded and as designed, the
+pipeline with a tag, the pipeline with immutable references), as variants of one model.
 
-They differ in two rules only: how ``set_image`` writes the image reference
-(the mutable ``:release`` tag, or the digest the pipeline just built), and
-whether applying production's configuration also turns on DOCKER_ENABLE_CI
-and registers the registry webhook. Swap, restarts, pulls and deliveries are
-shared, so the diff between two variants reads like the upstream change.
+They differ in two rules and a start only: how ``set_image`` writes the image
+reference (the mutable ``:release`` tag, or the digest the pipeline just built),
+whether applying production's configuration also turns on DOCKER_ENABLE_CI and
+registers the registry webhook, and where Terraform leaves the slots (``start``
+in ``config``). Swap, restarts, pulls and deliveries are shared, so the diff
+between two variants reads like the upstream change.
 """
 
 from __future__ import annotations
