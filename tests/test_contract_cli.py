@@ -11,6 +11,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -183,6 +184,9 @@ def test_a_controller_that_refuses_everything_holds_vacuously_and_is_told_so(cap
     status, out, _ = run(capsys, *argv, "--json", "--junit", str(tmp_path / "r.xml"))
     assert status == 0 and [r["stats"]["vacuous"] for r in json.loads(out)["results"]] == [["deploy"]] * 2
     assert (tmp_path / "r.xml").read_text().count("holds ?: vacuous, no deploy took effect in any example") == 2
+    cases = list(ElementTree.parse(tmp_path / "r.xml").getroot().iter("testcase"))
+    assert [[child.tag for child in case] for case in cases] == [["skipped"]] * 2  # counted apart, not passed
+    assert cases[0][0].get("message").startswith("holds ?: vacuous") and "examples" in cases[0][0].text
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
                          "capi", "--examples", "5", "--property", "single_active_deployment", "--json")
     assert status == 0 and json.loads(out)["results"][0]["stats"]["vacuous"] == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from xml.etree import ElementTree
 
 import pytest
 
@@ -88,7 +89,7 @@ def test_a_program_slow_to_start_is_told_that_a_longer_timeout_waits_longer(caps
                    "--examples", "1"])
     err = capsys.readouterr().err
     assert status == 3
-    assert err.strip() == ("deployspec: implementation fault at reset while checking single_active_deployment: "
+    assert err.strip() == ("deployspec: implementation fault at reset: "
                            f"no reply to reset within {waited} s (hung, or its replies wait in its output "
                            "buffer (flush after each line)? the first reply after start is given "
                            "0.6 s, or --timeout if longer)")
@@ -117,8 +118,8 @@ def test_a_bad_initial_observation_is_said_as_such_not_as_the_reset(capsys, tmp_
     """The adapter asks for it with the reset, in one write: the fault is the observation's."""
     status, err = contract(capsys, fake(mode, tmp_path / "pids"))
     assert status == 3
-    assert err.startswith("deployspec: implementation fault at the initial observation while checking "
-                          f"single_active_deployment: {cause}"), err
+    # before it ever answered: a fault at start, not of the check the run began with
+    assert err.startswith(f"deployspec: implementation fault at the initial observation: {cause}"), err
 
 
 def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):
@@ -130,17 +131,23 @@ def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):
     assert "the implementation exited with status 7 before replying to reset" in err
     assert out.splitlines()[-1] == "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"
     # the checks it never reached are listed as such, not left out
-    rows = [line.split(None, 1) for line in out.splitlines()[-7:-1]]
-    assert rows == [["single_active_deployment", "FAULT"], *[[name, "not run"] for name in (
-        "app_stays_available", "cancel_restores_last_good", "deployment_converges", "user_scale_not_lost",
-        "capacity_within_bound")]], rows
+    rows = [line.split(None, 1) for line in out.splitlines()[-8:-1]]
+    assert rows == [["start", "FAULT"], *[[name, "not run"] for name in (
+        "single_active_deployment", "app_stays_available", "cancel_restores_last_good", "deployment_converges",
+        "user_scale_not_lost", "capacity_within_bound")]], rows
 
 
-def test_a_command_that_cannot_start_is_a_fault(capsys):
-    status, err = contract(capsys, "/nonexistent/impl --serve")
+def test_a_command_that_cannot_start_is_a_fault_at_start(capsys, tmp_path):
+    """Not blamed on the check the run began with (which depended on --property): the
+    JUnit case is ``start``, --json's ``fault.checking`` null, as for a --python import."""
+    report = tmp_path / "r.xml"
+    status, err = contract(capsys, "/nonexistent/impl --serve", "--junit", str(report))
     assert status == 3
-    assert err.startswith("deployspec: implementation fault at reset while checking single_active_deployment: "
+    assert err.startswith("deployspec: implementation fault at reset: "
                           "the implementation exited with status 127 before replying to reset; its stderr ends with:")
+    cases = [(case.get("name"), [child.tag for child in case])
+             for case in ElementTree.parse(report).getroot().iter("testcase")]
+    assert cases[0] == ("start", ["error"]) and {tags[0] for _, tags in cases[1:]} == {"skipped"}
 
 
 def test_only_the_tail_of_a_programs_stderr_is_kept():

@@ -65,7 +65,7 @@ def test_a_violation_that_cannot_be_saved_says_so_in_its_failure(tmp_path):
 def test_a_fault_fails_the_test_with_one_line(tmp_path):
     r = pytest_run(tmp_path, "--deployspec-exec", "exit 5", "-k", "single_active_deployment")
     assert r.returncode == 1
-    assert ("\nimplementation fault at reset while checking single_active_deployment: "
+    assert ("\nimplementation fault at reset: "
             "the implementation exited with status 5 before replying to reset\n") in r.stdout
     assert "During handling" not in r.stdout and "Traceback" not in r.stdout
 

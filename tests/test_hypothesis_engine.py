@@ -35,7 +35,7 @@ def test_a_later_round_finds_what_the_first_missed(monkeypatch):
     assert seeds == [7, 8]  # the second round, with the next seed, found it
     assert r.verdict == "violated" and r.stats["rounds"] == 2
     assert r.stats["seed"] == 7  # what `check --seed` was given: the search again
-    assert r.trace["seed"] == 8  # the round that found it
+    assert r.trace["seed"] == r.stats["found_seed"] == 8  # the round that found it: --json says it too
     assert r.stats["examples"] > 100 and r.stats["steps"] > 1234  # both rounds counted
     assert replay(r.trace).reproduced
 
@@ -70,7 +70,7 @@ def test_rounds_run_with_successive_seeds_until_the_budget_is_spent(monkeypatch,
     r = hypothesis_engine.search(CAPI, "capi-safe", prop, budget=budget, seed=40, out_dir=None)
     assert r.verdict == "holds"
     assert seeds == list(range(40, 40 + rounds))
-    assert r.stats["rounds"] == rounds and r.stats["seed"] == 40
+    assert r.stats["rounds"] == rounds and r.stats["seed"] == 40 and "found_seed" not in r.stats
     assert (r.stats["examples"], r.stats["steps"]) == (100 * rounds, 4000 * rounds)
     assert r.stats["seconds"] == rounds and r.stats["steps_per_second"] == 4000
 

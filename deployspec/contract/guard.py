@@ -137,8 +137,9 @@ class GuardedAdapter:
         where = self.phase
         if where == "reset" and exc.during == "observe":  # an adapter asks for it with the reset
             where = "the initial observation"
-        fault = ImplementationFault(str(exc), where=where, history=tuple(self.history),
-                                    checking=self.checking)
+        # a program that never answered a reset failed at start, not in the check it began
+        checking = self.checking if self.box.initial else None
+        fault = ImplementationFault(str(exc), where=where, history=tuple(self.history), checking=checking)
         return self.box.record(fault)
 
     def reset(self, config: Any) -> None:

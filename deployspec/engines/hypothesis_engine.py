@@ -52,6 +52,8 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         if r.verdict != "holds" or elapsed >= budget:
             r.stats.update(totals, seconds=round(elapsed, 3), seed=seed,
                            steps_per_second=round(totals["steps"] / elapsed) if elapsed else None)
+            if r.verdict == "violated":  # --seed with it finds it in the first round, on any machine
+                r.stats["found_seed"] = round_seed
             return r
         round_seed += 1
 
