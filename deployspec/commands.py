@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import sys
 import time
 
@@ -230,8 +231,13 @@ def _check_workers(args) -> None:
 def trace_text(r) -> str:
     """A violation found by ``check`` as shown: its trace, and where it was saved."""
     from deployspec.render_text import render
+    from deployspec.report import handing_in
 
-    saved = f"saved: {r.counterexample}" if r.counterexample else f"not saved: {r.unsaved}" if r.unsaved else ""
+    if r.counterexample:  # and how to replay it, as contract says
+        saved = (f"{traces.saved_line(r.counterexample, r.trace)}\nreplay: {handing_in(r.variant)}"
+                 f"deployspec replay {shlex.quote(r.counterexample)}")
+    else:
+        saved = f"not saved: {r.unsaved}" if r.unsaved else ""
     return render(r.trace) + (f"\n{saved}" if saved else "")
 
 

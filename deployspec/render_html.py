@@ -7,6 +7,7 @@ from typing import Any
 from deployspec import render_svg
 from deployspec.render_text import action_label, capi_state
 from deployspec.text import markup as escape  # also control characters, which XML forbids
+from deployspec.traces import found_by
 
 
 def render(trace: dict[str, Any]) -> str:
@@ -44,8 +45,7 @@ tr.settle td {{ font-style: italic; color: #868e96; background: #f1f3f5; }}
 </style></head><body>
 <h1>{escape(title)}</h1>
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
-<p class="meta">model {escape(trace["model"])}, engine {escape(str(trace.get("engine")))},
-seed {escape(str(trace.get("seed")))}, {len(trace["steps"])} steps.
+<p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} steps.
 Replay: <code>deployspec replay FILE</code>.</p>
 {render_svg.render(trace, model.lanes)}
 <table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr></thead>

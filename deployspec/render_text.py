@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from deployspec.traces import found_by
+
 ABBREV = {"RUNNING": "R", "STARTING": "s", "CRASHED": "x"}
 
 
@@ -42,10 +44,7 @@ def render(trace: dict[str, Any]) -> str:
     from deployspec.models import get_model
 
     head = [
-        (
-            f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
-            f" (engine {trace['engine']}, seed {trace.get('seed')})"
-        ),
+        f"{trace['model']} / {trace['variant']}: {trace['property']} violated ({found_by(trace)})",
         f"  {trace['violation']['message']}",
         "",
     ]

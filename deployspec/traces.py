@@ -110,6 +110,29 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
     return final
 
 
+def found_by(trace: dict[str, Any]) -> str:
+    """"engine E, seed S", the seed left out where none drew the steps: the explorer's
+    traces (older ones record the seed they were given, 0, which it never used)."""
+    seed = trace.get("seed")
+    drawn = seed is not None and trace.get("engine") != "explore"
+    return f"engine {trace.get('engine')}" + (f", seed {seed}" if drawn else "")
+
+
+def saved_line(path: str, trace: dict | None) -> str:
+    """``saved: PATH``, or ``kept: PATH (…)`` where the file holds the same finding as
+    an earlier run saved it, from another engine, seed or configuration (:func:`save`
+    keeps it): the line does not pass that file off as this run's."""
+    try:
+        there = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        there = None
+    if not isinstance(there, dict) or trace is None or all(
+            there.get(k) == trace.get(k) for k in ("engine", "seed", "config")):
+        return f"saved: {path}"
+    bounds = ", other bounds" if there.get("config") != trace.get("config") else ""
+    return f"kept: {path} (the same steps were there already, found by {found_by(there)}{bounds}; left as it was)"
+
+
 def keep(trace: dict, directory: str | os.PathLike | None) -> tuple[str | None, str | None]:
     """:func:`save` for a search that has its verdict: ``(path, None)``, or ``(None, why)``
     when it cannot be saved, so the verdict is still reported (and the command then

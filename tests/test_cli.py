@@ -158,6 +158,20 @@ def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
     assert status == 0 and "does not reproduce" in out
 
 
+def test_check_says_how_to_replay_what_it_saved_and_which_file_it_kept(capsys, tmp_path):
+    """As contract does: a replay line under each saved trace. A second search of the same
+    finding (the explorer's, with its own bounds) keeps the first file and says so."""
+    argv = ("check", "--model", "capi", "--variant", "capi-2022", "--property", "single_active_deployment",
+            "--out", str(tmp_path))
+    status, out, _ = run(capsys, *argv, "--budget", "1")
+    saved = [ln for ln in out.splitlines() if ln.startswith(("saved: ", "kept: "))]
+    assert status == 1 and saved and all(ln.startswith("saved: ") for ln in saved)
+    path = saved[0].removeprefix("saved: ")
+    assert f"replay: deployspec replay {path}" in out.splitlines()
+    status, out, _ = run(capsys, *argv, "--engine", "explore")
+    assert status == 1 and f"kept: {path} (the same steps were there already, found by engine hypothesis" in out
+
+
 def test_check_runs_only_the_properties_named(capsys):
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
                          "--property", "capacity_within_bound", "--property", "single_active_deployment",

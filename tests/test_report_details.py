@@ -86,8 +86,8 @@ def test_an_error_note_names_two_cells_then_counts_and_quotes_one_safe_line():
     notes = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
     assert len(notes) == 1
     (note,) = notes
-    assert note.startswith("error in capi-safe · app_stays_available, capi-safe · deployment_converges: "
-                           "\\x1b[2Jboom\\nsecond line xxx")
+    assert note.startswith("error in capi-safe · app_stays_available (explore), capi-safe · deployment_converges "
+                           "(explore): \\x1b[2Jboom\\nsecond line xxx")
     assert note.endswith("…") and len(note) < 400 and "more" not in note
 
 

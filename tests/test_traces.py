@@ -243,3 +243,19 @@ def test_a_file_where_the_out_folder_was_is_named_so(tmp_path):
     assert found is None and why.startswith(f"cannot save {tmp_path / 'out'}/") and why.endswith(
         f": {tmp_path / 'out'} is not a folder")
     assert (tmp_path / "out").read_text() == "x"
+
+
+def test_a_finding_already_there_is_said_to_be_kept_not_saved(tmp_path):
+    """save keeps a readable file of the same steps (found by another engine, seed or
+    with other bounds): the line names it kept, not saved as this run's."""
+    from deployspec import traces
+
+    trace = json.loads(SEED.read_text())
+    path = str(traces.save(trace, tmp_path))
+    assert traces.saved_line(path, trace) == f"saved: {path}"
+    again = trace | {"engine": "explore", "seed": None, "config": trace["config"] | {"max_instances": 2}}
+    assert str(traces.save(again, tmp_path)) == path  # the same name: the earlier file stays
+    assert traces.saved_line(path, again) == (f"kept: {path} (the same steps were there already, found by "
+                                              f"engine hypothesis, seed {trace['seed']}, other bounds; "
+                                              "left as it was)")
+    assert json.loads(Path(path).read_text())["engine"] == "hypothesis"

@@ -221,7 +221,7 @@ def violation_text(r, target, timeout: float) -> str:
     if r.property.startswith(PREFIX):
         lines.append(divergence_report(r.trace))
     if r.counterexample:
-        lines.append(f"saved: {r.counterexample}")
+        lines.append(traces.saved_line(r.counterexample, r.trace))
         lines.append(f"replay: {replay_command(r.counterexample, target, timeout)}")
     elif r.unsaved:
         lines.append(f"not saved: {r.unsaved}")

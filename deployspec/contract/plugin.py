@@ -266,9 +266,10 @@ class ContractSession:
             if name.startswith(PREFIX):
                 text += "\n" + divergence_report(found.trace)
             if found.counterexample:
+                from deployspec import traces
                 from deployspec.contract.cli import replay_command
 
-                text += f"\nsaved: {found.counterexample}"
+                text += f"\n{traces.saved_line(found.counterexample, found.trace)}"
                 text += f"\nreplay: {replay_command(found.counterexample, self.target, self.timeout)}"
             elif found.unsaved:
                 text += f"\nnot saved: {found.unsaved}"

@@ -68,8 +68,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
            on_progress: Callable[[str], None] | None = None) -> Result:
     """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
 
-    ``budget`` is seconds (None: no time limit); ``seed`` is recorded but
-    unused (the search is deterministic). ``max_depth`` defaults to the
+    ``budget`` is seconds (None: no time limit); ``seed`` is unused (the search is
+    deterministic), and its traces record none. ``max_depth`` defaults to the
     configuration's ``max_depth`` when it has one. ``skip_causes``: causes of
     ``prop`` already found; the shortest trace breaking it another way is sought.
     ``workers`` > 1 splits the search over that many processes
@@ -203,7 +203,7 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
         )
     stats["bfs_depth"] = len(actions)
     trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
-                         property=prop.name, engine=ENGINE, seed=seed, session=session,
+                         property=prop.name, engine=ENGINE, seed=None, session=session,
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
     path, unsaved = traces.keep(trace, out_dir)
     return Result(model.name, variant_name, prop.name, ENGINE, "violated", counterexample=path,
