@@ -281,7 +281,7 @@ def cmd_show(args) -> int:
 
         text = json.dumps(render_itf(trace, source=str(args.file)), indent=1) + "\n"
     else:
-        text = render(trace) + "\n"
+        text = render(trace) + "\n" + _divergence(trace)
     if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
         from deployspec.text import escaped
 
@@ -291,6 +291,20 @@ def cmd_show(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _divergence(trace: dict) -> str:
+    """Under a conformance trace's table, where the implementation parted from the
+    reference, both views and every difference (the violation's line names the first
+    and counts the rest), as the contract run that found it printed it."""
+    from deployspec.contract.conformance import PREFIX, divergence_report
+
+    if not trace["property"].startswith(PREFIX):
+        return ""
+    try:
+        return divergence_report(trace) + "\n"
+    except UsageError as exc:  # a reference design not handed in here
+        return f"(where it parted from the reference is not shown: {exc})\n"
 
 
 def cmd_variants(args) -> int:

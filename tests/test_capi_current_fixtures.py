@@ -350,3 +350,16 @@ def test_the_stale_down_scaler_destroys_an_interim_it_passes_and_revives_a_zeroe
     # P2 absorbs the rest: 3 - 2 = 1 written over the 0
     after = scale_down_with_stale_counts(cleaned, read, keep=1)
     assert {p.id: p.desired for p in after.processes} == {0: 0, 2: 1, 3: 0}
+
+
+def test_a_late_scale_step_is_one_of_a_deployment_rolling_out_not_of_a_canary_about_to_pause():
+    """``tick(late=…)`` defers a DEPLOYING deployment's scale step past the dispatcher's
+    snapshot (capi-2022's window); a PREPAUSED canary's step is not deferred by it: the
+    tick is the plain tick, nothing left pending (a replayed or contract trace may hold it,
+    though the search offers it for DEPLOYING deployments only)."""
+    v = VARIANTS["capi-current"]
+    state = from_observation(app([proc(0, 2), proc(1, 1)],
+                                 [dep(0, 1, "PREPAUSED", strategy="canary", canary_step=1)]))
+    late = v.step(state, Tick(late=(0,)))
+    assert late == v.step(state, Tick()) and late.pending == ()
+    assert observe(late)["deployments"][0]["state"] == "PAUSED"

@@ -95,6 +95,10 @@ def test_a_divergence_from_the_reference_is_reported_at_its_step(capsys, tmp_pat
     trace = traces.load(path)
     assert trace["violation"] == {"step": at, "message": message}
     assert [s["action"]["type"] for s in trace["steps"]] == kinds
+    # show gives the file's divergence as the run gave it (a CI artifact, read elsewhere)
+    status, shown = run(capsys, "show", path)
+    report = out[out.index("first divergence from capi-safe"):out.index("\nsaved: ")].splitlines()
+    assert status == 0 and len(report) >= 4 and shown.splitlines()[-len(report):] == report
     # the saved trace reproduces on the implementation, and capi-safe conforms to itself
     status, out = run(capsys, "replay", path, *impl)
     assert status == 1 and "reproduces on" in out

@@ -297,3 +297,14 @@ def _how_the_settle_phase_ended(session, violation) -> str:
     if session.steps[-1]["action"]["type"] == "tick" and observations[-1] == observations[-2]:
         return "idle tick"
     return "finished"
+
+
+def test_of_equally_short_settled_violations_the_first_found_is_kept():
+    """A settled violation's length is its depth plus the settle phase's steps, and many
+    tie: the first state found keeps it (a later one must be strictly shorter), so the
+    explorer gives today the committed trace it gave then, step for step."""
+    committed = traces.load(Path(__file__).parent.parent / "counterexamples" / "capi"
+                            / "capi-current--deployment_converges--0b0551e922.json")
+    assert committed["engine"] == "explore"
+    r = search(MODEL, "capi-current", MODEL.property("deployment_converges"), budget=120, seed=0, out_dir=None)
+    assert [s["action"] for s in r.trace["steps"]] == [s["action"] for s in committed["steps"]]

@@ -272,3 +272,17 @@ def test_a_settled_violation_provably_shortest_at_the_depth_bound_is_called_shor
     r = explore(model, config, comes_to_rest, max_depth=1, workers=workers)
     assert r.verdict == "violated" and action_labels(r.trace) == ["a", "run"]
     assert r.stats["stopped"] is None and r.stats["shortest"] is True and r.stats["complete"]
+
+
+def test_the_workers_findings_are_taken_as_one_process_takes_its_own():
+    """The shortest total, the first worker's on a tie, and only if strictly shorter than
+    what is there: a tie with what was found before keeps it."""
+    from deployspec.engines.explore import _take_shortest
+
+    found: dict = {}
+    _take_shortest(found, [{"total": 5, "number": 1}, {"total": 5, "number": 2}, {"total": 6, "number": 3}, {}])
+    assert found == {"total": 5, "number": 1}
+    _take_shortest(found, [{"total": 5, "number": 9}])
+    assert found == {"total": 5, "number": 1}
+    _take_shortest(found, [{}, {"total": 4, "number": 9}])
+    assert found == {"total": 4, "number": 9}
