@@ -74,10 +74,6 @@ class BfsResult:
     #: upper bound on the chance that a fingerprint collision hid a state
     collision_bound: float = 0.0
 
-    @property
-    def states_per_second(self) -> float:
-        return self.states / self.seconds if self.seconds else float("inf")
-
 
 class Graph:
     """The nodes a search visits and how it moves between them.

@@ -120,12 +120,15 @@ def _check_replay_configs(args, loaded, bounds) -> None:
                 found = (f"found on implementation {quoted(trace['variant'])} run with --reference {quoted(started)}"
                          if started != trace["variant"] else f"found on variant {quoted(started)}")
                 raise UsageError(f"{path}: {found}, which is not known here: its own configuration decides "
-                                 f"what the trace replays with on {on} (a design of your own? hand it in again: "
-                                 "DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
+                                 f"what the trace replays with on {on} {HAND_IN_AGAIN}")
         try:
             config_on(trace, on, bounds)
         except UsageError as exc:
             raise UsageError(f"{path}: {exc}") from None
+
+
+#: what a trace of a design not known here asks of the user
+HAND_IN_AGAIN = "(a design of your own? hand it in again: DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)"
 
 
 def _from_known_start(trace, model) -> bool:
@@ -148,8 +151,7 @@ def _no_target(path, trace) -> str:
     if isinstance((trace.get("extra") or {}).get("implementation"), dict):
         return (f"{path}: found on implementation {quoted(trace['variant'])}; replay it with --exec/--python, "
                 "or on a reference with --variant")
-    return (f"{path}: found on variant {quoted(trace['variant'])}, which is not known here (a design of your own? "
-            "hand it in again: DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
+    return f"{path}: found on variant {quoted(trace['variant'])}, which is not known here {HAND_IN_AGAIN}"
 
 
 def _replay_one(replay, trace, args, conn, bounds):

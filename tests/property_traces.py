@@ -1,13 +1,13 @@
 """Hand-built capi traces, fed to one property at a time (the test_properties_* modules)."""
 
-import jsonschema
 from deployspec.spec.core import Step
 
 from deployspec.models import get_model
+from deployspec.validation import validator as strict_validator
 
 from .helpers import app, dep, feed, proc
 
-SCHEMA = jsonschema.Draft202012Validator(get_model("capi").schema())
+SCHEMA = strict_validator(get_model("capi").schema())  # as the entrances do: an integer written 2.0 is no integer
 NOTHING = {"app": None, "droplets": [], "processes": [], "deployments": []}
 
 SERVING = app([proc(0, 1)], [])

@@ -1,14 +1,13 @@
 """Hand-built slots observations, fed to one property at a time (test_slots_properties,
 test_spec_details): each is checked against ``slots.observation.schema.json``."""
 
-import jsonschema
-
 from deployspec.models import get_model
+from deployspec.validation import validator as strict_validator
 
 from .helpers import feed
 
 SLOTS = get_model("slots")
-SCHEMA = jsonschema.Draft202012Validator(SLOTS.schema())
+SCHEMA = strict_validator(SLOTS.schema())  # as the entrances do: an integer written 2.0 is no integer
 PLATFORM = ("deliver_webhook", "recycle", "crash_retry")
 RELEASE = {"tag": "release"}
 

@@ -3,7 +3,6 @@
 import json
 
 import attrs
-import jsonschema
 import pytest
 from deployspec.reference.core import Rejected
 from deployspec.reference.slots import VARIANTS, from_observation, observe
@@ -28,6 +27,7 @@ from deployspec.reference.slots.model import (
 from deployspec.reference.slots.state import Webhook
 
 from deployspec.models import get_model
+from deployspec.validation import validator as strict_validator
 
 from .helpers import run_slots as run
 
@@ -153,7 +153,7 @@ def test_variants_differ_only_in_the_reference_rule_and_the_webhook():
 
 
 def test_observation_matches_schema_and_round_trips():
-    validator = jsonschema.Draft202012Validator(SLOTS.schema())
+    validator = strict_validator(SLOTS.schema())  # as the entrances do: an integer written 2.0 is no integer
     state = run(WEBHOOK, [Push(), SetImage("production"), Push(False), SetImage("staging"), Swap(), Push()],
                 SlotsConfig(ci_sticky=True))
     obs = observe(state)

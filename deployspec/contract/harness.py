@@ -56,7 +56,8 @@ from deployspec.reference.core import ActionError
 from deployspec.replay import replay
 from deployspec.text import quoted
 
-OK, VIOLATED, USAGE, FAULT = 0, 1, 2, 3
+#: a contract run's exit statuses (a usage error, 2, never reaches a run)
+OK, VIOLATED, FAULT = 0, 1, 3
 
 #: how long shortening one found trace by replay on the implementation may take
 MINIMIZE_SECONDS = 10.0

@@ -10,7 +10,7 @@ import attrs
 from deployspec.reference.core import MAX_BOUND, MAX_STEPS, check_bound
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
-from .state import CapiState
+from .state import ACTIVE_STATES, CANCELING, PAUSED, CapiState
 
 
 @attrs.frozen
@@ -143,10 +143,6 @@ def partition(state: CapiState) -> tuple:
     return (state.app, state.droplets, state.deployments)
 
 
-_PROGRESSING = ("DEPLOYING", "PREPAUSED", "PAUSED")
-_ACTIVE = _PROGRESSING + ("CANCELING",)
-
-
 @functools.lru_cache(maxsize=64)
 def _fixed_actions(config: CapiConfig) -> dict[str, tuple]:
     """The actions whose arguments come from the bounds alone, built once per configuration."""
@@ -239,12 +235,12 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     paused = progressing = False
     for d in deployments:
         state = d["state"]
-        if state in _ACTIVE:
+        if state in ACTIVE_STATES:
             active.append(d["id"])
             newest = d
-            if state != "CANCELING":
+            if state != CANCELING:
                 progressing = True
-                paused = paused or state == "PAUSED"
+                paused = paused or state == PAUSED
     for p in obs["processes"]:
         if "STARTING" in p["instances"]:
             out.append(_runtime(p["id"]))
