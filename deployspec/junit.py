@@ -287,7 +287,8 @@ def _search_text(r, results) -> str:
 # ---------------------------------------------------------------------------
 
 
-def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -> list[Suite]:
+def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
+                    search: str | None = None) -> list[Suite]:
     """One suite, a case per planned check: failed if violated, an error where the
     implementation failed (crash, hang, garbage), skipped for the checks a fault
     (or an interruption) left unrun; as the exit status (1 violated, 3 a fault) says."""
@@ -327,6 +328,7 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False) -
             where = f" ({fault.checking or 'at start'})" if fault is not None else ""
             cases.append(Case(classname, name, SKIPPED, f"not run: the implementation failed first{where}"))
     properties = (("implementation", f"{target.kind} {target.spec}"), ("config", config_text(run.config)))
+    properties += (("search", search),) if search else ()  # the command that runs it again
     return [Suite(f"contract {run.model} · {target.name}", tuple(cases), properties)]
 
 

@@ -190,3 +190,25 @@ def test_a_controller_that_refuses_everything_holds_vacuously_and_is_told_so(cap
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
                          "capi", "--examples", "5", "--property", "single_active_deployment", "--json")
     assert status == 0 and json.loads(out)["results"][0]["stats"]["vacuous"] == []
+
+
+def test_the_json_document_reruns_its_own_search(capsys):
+    """A CI artifact alone rebuilds the search: ``search.rerun`` is the command, and run
+    again it gives the same verdicts (the amount, seed, bounds and checks as they were)."""
+    from .cli_runs import valid_json_output
+
+    argv = ("contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi", "--examples", "20",
+            "--seed", "3", "--property", "capacity_within_bound", "--property", "single_active_deployment",
+            "--bound", "max_in_flight=[1,2]", "--timeout", "20", "--json")
+    status, out, _ = run(capsys, *argv)
+    doc = valid_json_output(json.loads(out))
+    search = doc["search"]
+    assert search | {"rerun": None} == {"reference": None, "checks": ["capacity_within_bound", "single_active_deployment"],
+                                        "examples": 20, "budget": None, "seed": 3, "timeout": 20.0, "rerun": None}
+    words = shlex.split(search["rerun"])
+    assert words[:2] == ["deployspec", "contract"] and "--json" not in words
+    again_status, again, _ = run(capsys, *words[1:], "--json")
+    seen = [(r["property"], r["verdict"], r["trace_length"], r["message"]) for r in doc["results"]]
+    assert (again_status, [(r["property"], r["verdict"], r["trace_length"], r["message"])
+                           for r in json.loads(again)["results"]]) == (status, seen)
+    assert status == 1 and any(v == "violated" for _, v, _, _ in seen)

@@ -136,11 +136,12 @@ def cmd_contract(args) -> int:
     out_dir = os.path.abspath(args.out) if args.out else args.out
     started = time.time()
     found: list = []  # the verdicts as they come (for an interrupted run's report)
+    rerun = rerun_command(args, target)
 
     def so_far() -> list:
         run = harness.ContractRun(model.name, target, config, list(found))
         _as_given(run, out_dir, args.out)
-        return junit.contract_suites(run, checks, timeout=args.timeout, interrupted=True)
+        return junit.contract_suites(run, checks, timeout=args.timeout, interrupted=True, search=rerun)
 
     def heard(r) -> None:
         found.append(r)
@@ -161,11 +162,11 @@ def cmd_contract(args) -> int:
                     raise
                 raise UsageError(f"--reference: {why}") from None
         _as_given(run, out_dir, args.out)
-        _report(run, args, model, target, out)
+        _report(run, args, model, target, out, [c.name for c in checks], rerun)
         out.flush()
     if report is not None:
-        junit.save(report, args.junit, "deployspec contract", junit.contract_suites(run, checks, timeout=args.timeout),
-                   started)
+        junit.save(report, args.junit, "deployspec contract",
+                   junit.contract_suites(run, checks, timeout=args.timeout, search=rerun), started)
     return run.exit_status
 
 
@@ -177,7 +178,7 @@ def _as_given(run, out_dir: str | None, named: str | None) -> None:
             r.unsaved = traces.as_given(r.unsaved, out_dir, named)
 
 
-def _report(run, args, model, target, out) -> None:
+def _report(run, args, model, target, out, planned: list[str], rerun: str) -> None:
     """The run's verdicts on ``out``, its fault on stderr."""
     def say(text: str = "") -> None:
         print(text, file=out)
@@ -186,6 +187,9 @@ def _report(run, args, model, target, out) -> None:
         say(json.dumps({
             "model": model.name, "target": {target.kind: target.spec, "name": target.name},
             "config": run.config.to_json(),
+            "search": {"reference": args.reference, "checks": planned, "examples": args.examples,
+                       "budget": None if args.examples is not None else args.budget, "seed": args.seed,
+                       "timeout": args.timeout, "rerun": rerun},
             "results": [r.to_json() for r in run.results],
             "fault": None if run.fault is None else {
                 "where": run.fault.where, "checking": run.fault.checking,
@@ -226,6 +230,24 @@ def violation_text(r, target, timeout: float) -> str:
     elif r.unsaved:
         lines.append(f"not saved: {r.unsaved}")
     return "\n".join(lines)
+
+
+def rerun_command(args, target) -> str:
+    """The command that runs this search again as it ran (the implementation, its checks,
+    the amount, seed, bounds, timeout and name; not where it writes): what a CI's
+    ``--json`` and JUnit report keep, so a failure is searched again from them alone."""
+    from deployspec.text import escaped
+
+    argv = ["deployspec", "contract", f"--{target.kind}", target.spec, "--model", args.model]
+    argv += ["--reference", args.reference] if args.reference else []
+    argv += [w for name in args.property or () for w in ("--property", name)]
+    argv += ["--examples", str(args.examples)] if args.examples is not None else ["--budget", f"{args.budget:g}"]
+    argv += ["--seed", str(args.seed)]
+    argv += [w for name, value in args.bound or ()
+             for w in ("--bound", f"{name}={json.dumps(value, separators=(',', ':'))}")]
+    argv += ["--timeout", f"{args.timeout:g}"] if args.timeout != DEFAULT_TIMEOUT else []
+    argv += ["--name", target.name] if target.name != "implementation" else []
+    return escaped(shlex.join(argv))
 
 
 def replay_command(path: str, target, timeout: float) -> str:
