@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from deployspec.render_text import action_label
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 
@@ -116,6 +118,47 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
         from deployspec.models import get_model
 
         lane_name = get_model(trace["model"]).lanes
+    at = _layout(trace)
+    out = [*_header(trace, at, lane_name), *_settling(trace, at), *_step_labels(trace, at)]
+    for k in at.lane_keys:
+        out += _lane(at, k)
+    for k in at.band_keys:
+        out += _band(at, k)
+    out += [*_breaking_column(at), *_legend(at), "</svg>"]
+    return "\n".join(out) + "\n"
+
+
+@attrs.frozen
+class _Layout:
+    """Where each part of the picture goes, from what the trace holds."""
+
+    per_step: list  # the lanes of each observation (:func:`lanes`), the initial one first
+    band_steps: list  # the bands of each observation (:func:`bands`)
+    labels: list[str]  # "initial", then each step's action
+    lane_keys: list[str]
+    band_keys: list[str]
+    depth: dict[str, int]  # the instance cells a lane stacks at most
+    width: int
+    title: str
+    message: list[str]  # the violation's message, wrapped to the width
+    top: int  # the lanes' top (below the rotated action labels)
+    lane_y: dict[str, int]
+    band_y: dict[str, int]
+    bottom: int  # below the last band
+    legend_y: int
+    bad_col: int  # the breaking step's column
+
+    @property
+    def columns(self) -> int:
+        return len(self.per_step)
+
+    @property
+    def below(self) -> int:
+        """What the message's further lines push down."""
+        return 14 * (len(self.message) - 1)
+
+
+def _layout(trace: dict[str, Any]) -> _Layout:
     observations = [trace["initial"]] + [s["observation"] for s in trace["steps"]]
     labels = ["initial"] + [action_label(s["action"]) for s in trace["steps"]]
     per_step = [lanes(o) for o in observations]
@@ -130,9 +173,8 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     # as wide as the steps need, or the title (bold, 15 px); the message wraps within that
     width = max(LEFT + n * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
     message = textwrap.wrap(str(trace["violation"]["message"]), max(30, int((width - 20) / 6.2))) or [""]
-    below = 14 * (len(message) - 1)  # what the message's further lines push down
-    TOP = HEAD + below + int(longest * 6.2 * 0.82) + 16
-    y = TOP
+    top = HEAD + 14 * (len(message) - 1) + int(longest * 6.2 * 0.82) + 16
+    y = top
     lane_y = {}
     for k in lane_keys:
         lane_y[k] = y
@@ -142,103 +184,134 @@ def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
     for k in band_keys:
         band_y[k] = y
         y += BAND_H + 4
-    legend_y = y + 14
-    height = legend_y + 64
     bad = trace["violation"]["step"]
     bad_col = n - 1 if bad == -1 or bad >= len(trace["steps"]) else bad + 1
-    settle_from = trace.get("settle_from")
+    return _Layout(per_step, band_steps, labels, lane_keys, band_keys, depth, width, title, message, top,
+                   lane_y, band_y, y, y + 14, bad_col)
 
-    out = [
-        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
+
+def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
+    """The document's opening, the title, the message and what the picture shows."""
+    height = at.legend_y + 64
+    steps = len(trace["steps"])
+    return [
+        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{height}" '
+         f'viewBox="0 0 {at.width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
         f"<title>{escape(trace['variant'])}: {escape(trace['property'])} violated</title>",
         '<rect width="100%" height="100%" fill="white"/>',
-        f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(title)}</text>',
-        *(f'<text x="10" y="{38 + 14 * i}" fill="#c92a2a">{escape(line)}</text>' for i, line in enumerate(message)),
-        (f'<text x="10" y="{54 + below}" fill="#555">engine {escape(str(trace.get("engine")))}, '
-        f'{len(trace["steps"])} step{"" if len(trace["steps"]) == 1 else "s"}; one row per {escape(lane_name)}</text>'),
+        f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(at.title)}</text>',
+        *(f'<text x="10" y="{38 + 14 * i}" fill="#c92a2a">{escape(line)}</text>' for i, line in enumerate(at.message)),
+        (f'<text x="10" y="{54 + at.below}" fill="#555">engine {escape(str(trace.get("engine")))}, '
+         f'{steps} step{"" if steps == 1 else "s"}; one row per {escape(lane_name)}</text>'),
     ]
-    x0 = LEFT
-    if settle_from is not None and settle_from < len(trace["steps"]):
-        sx = x0 + (settle_from + 1) * COL
-        out.append(f'<rect x="{sx}" y="{TOP - 8}" width="{(n - settle_from - 1) * COL}" '
-                   f'height="{y - TOP + 8}" fill="#f1f3f5"/>')
-        out.append(f'<text x="{sx + 4}" y="{y + 10}" fill="#868e96" font-style="italic">'
-                   f'users stop; the platform settles</text>')
-    for c, label in enumerate(labels):
-        cx = x0 + c * COL + COL // 2
+
+
+def _settling(trace: dict[str, Any], at: _Layout) -> list[str]:
+    """The settle phase shaded, where the trace has one."""
+    settle_from = trace.get("settle_from")
+    if settle_from is None or settle_from >= len(trace["steps"]):
+        return []
+    sx = LEFT + (settle_from + 1) * COL
+    return [(f'<rect x="{sx}" y="{at.top - 8}" width="{(at.columns - settle_from - 1) * COL}" '
+            f'height="{at.bottom - at.top + 8}" fill="#f1f3f5"/>'),
+            (f'<text x="{sx + 4}" y="{at.bottom + 10}" fill="#868e96" font-style="italic">'
+            f'users stop; the platform settles</text>')]
+
+
+def _step_labels(trace: dict[str, Any], at: _Layout) -> list[str]:
+    """Each column's action, rotated; a refused one grey, the breaking one red."""
+    out = []
+    for c, label in enumerate(at.labels):
+        cx = LEFT + c * COL + COL // 2
         step = trace["steps"][c - 1] if c else None
         rejected = bool(step and step.get("rejected"))
-        colour = "#adb5bd" if rejected else ("#c92a2a" if c == bad_col else "#212529")
+        colour = "#adb5bd" if rejected else ("#c92a2a" if c == at.bad_col else "#212529")
         text = f"{c - 1}: {label}" if c else label
         if rejected:
             text += " (rejected)"
-        out.append(f'<text transform="translate({cx + 3},{TOP - 12}) rotate(-55)" fill="{colour}">'
+        out.append(f'<text transform="translate({cx + 3},{at.top - 12}) rotate(-55)" fill="{colour}">'
                    f"{escape(text)}</text>")
-    for k in lane_keys:
-        ly = lane_y[k]
-        last_label = next((ls[k][0] for ls in reversed(per_step) if k in ls), "")
-        out.append(f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>')
-        out.append(f'<text x="10" y="{ly + 23}" fill="#666" font-size="9">{escape(last_label[:26])}</text>')
-        out.append(f'<line x1="{x0}" x2="{x0 + n * COL}" y1="{ly + depth[k] * (CELL_H + GAP) + 5}" '
-                   f'y2="{ly + depth[k] * (CELL_H + GAP) + 5}" stroke="#e9ecef"/>')
-        for c, ls in enumerate(per_step):
-            if k not in ls:
-                continue
-            label, statuses, notes = ls[k]
-            cx = x0 + c * COL + (COL - CELL_W) // 2
-            base = ly + depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
-            if not statuses:
-                out.append(f'<rect x="{cx}" y="{base - 2}" width="{CELL_W}" height="2" fill="#adb5bd">'
-                           f"<title>{escape(k)}: 0 instances</title></rect>")
-            if len(statuses) > MAX_CELLS:  # the first ones, then the rest counted in one cell
-                rest = statuses[MAX_CELLS - 1:]
-                counts = ", ".join(f"{n} {escape(st)}" for st, n in Counter(rest).items())
-                iy = base - MAX_CELLS * (CELL_H + GAP)
-                out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" fill="#495057">'
-                           f"<title>{escape(k)} instances {MAX_CELLS - 1}-{len(statuses) - 1}: {counts}</title>"
-                           "</rect>")
-                out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
-                           f'text-anchor="middle" fill="white">+{len(rest)}</text>')
-                statuses = statuses[:MAX_CELLS - 1]
-            for i, status in enumerate(statuses):
-                iy = base - (i + 1) * (CELL_H + GAP)
-                out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" '
-                           f'fill="{_colour(STATUS_COLOURS, status)}"><title>{escape(k)} '
-                           f"instance {i}: {escape(status)} ({escape(notes[i] or label)})</title></rect>")
-                if notes[i]:
-                    out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
-                               f'text-anchor="middle" fill="white">{escape(notes[i].split()[-1])}</text>')
-    for k in band_keys:
-        by = band_y[k]
-        out.append(f'<text x="10" y="{by + 12}" font-weight="bold">{escape(k)}</text>')
-        previous, words = None, []
-        for c, bs in enumerate(band_steps):
-            if k not in bs:
-                previous = None
-                continue
-            state = bs[k]
-            fill = _colour(STATE_COLOURS, state.split("/")[0])
-            out.append(f'<rect x="{x0 + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
-                       f"<title>{escape(k)}: {escape(state)}</title></rect>")
-            if state != previous:
-                words.append(f'<text x="{x0 + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
-            previous = state
-        out.extend(words)  # on top of the band's later cells
-    bx = x0 + bad_col * COL
-    out.append(f'<rect x="{bx + 1}" y="{TOP - 8}" width="{COL - 2}" height="{y - TOP + 8}" fill="none" '
-               f'stroke="#c92a2a" stroke-width="2.5"/>')
-    out.append(f'<text x="{bx + COL // 2}" y="{y + 24}" text-anchor="middle" fill="#c92a2a" '
-               f'font-weight="bold">breaks here</text>')
-    lx = 10
-    seen_status = list(dict.fromkeys(s for ls in per_step for _, ss, _ in ls.values() for s in ss))
-    seen_state = list(dict.fromkeys(v.split("/")[0] for bs in band_steps for v in bs.values()))
-    for name, table, row in ((seen_status, STATUS_COLOURS, 0), (seen_state, STATE_COLOURS, 1)):
+    return out
+
+
+def _lane(at: _Layout, k: str) -> list[str]:
+    """One lane: its name and last label, then its instances at each step, stacked upwards."""
+    ly = at.lane_y[k]
+    floor = ly + at.depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
+    last_label = next((ls[k][0] for ls in reversed(at.per_step) if k in ls), "")
+    out = [f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>',
+           f'<text x="10" y="{ly + 23}" fill="#666" font-size="9">{escape(last_label[:26])}</text>',
+           f'<line x1="{LEFT}" x2="{LEFT + at.columns * COL}" y1="{floor + 5}" y2="{floor + 5}" stroke="#e9ecef"/>']
+    for c, ls in enumerate(at.per_step):
+        if k in ls:
+            out += _instances(k, LEFT + c * COL + (COL - CELL_W) // 2, floor, *ls[k])
+    return out
+
+
+def _instances(k: str, cx: int, floor: int, label: str, statuses: list[str], notes: list[str]) -> list[str]:
+    """One lane's cells at one step: a bar per instance, the ones past ``MAX_CELLS`` in one."""
+    out = []
+    if not statuses:
+        out.append(f'<rect x="{cx}" y="{floor - 2}" width="{CELL_W}" height="2" fill="#adb5bd">'
+                   f"<title>{escape(k)}: 0 instances</title></rect>")
+    if len(statuses) > MAX_CELLS:  # the first ones, then the rest counted in one cell
+        rest = statuses[MAX_CELLS - 1:]
+        counts = ", ".join(f"{count} {escape(st)}" for st, count in Counter(rest).items())
+        iy = floor - MAX_CELLS * (CELL_H + GAP)
+        out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" fill="#495057">'
+                   f"<title>{escape(k)} instances {MAX_CELLS - 1}-{len(statuses) - 1}: {counts}</title>"
+                   "</rect>")
+        out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
+                   f'text-anchor="middle" fill="white">+{len(rest)}</text>')
+        statuses = statuses[:MAX_CELLS - 1]
+    for i, status in enumerate(statuses):
+        iy = floor - (i + 1) * (CELL_H + GAP)
+        out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" '
+                   f'fill="{_colour(STATUS_COLOURS, status)}"><title>{escape(k)} '
+                   f"instance {i}: {escape(status)} ({escape(notes[i] or label)})</title></rect>")
+        if notes[i]:
+            out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
+                       f'text-anchor="middle" fill="white">{escape(notes[i].split()[-1])}</text>')
+    return out
+
+
+def _band(at: _Layout, k: str) -> list[str]:
+    """One deployment's band: a cell per step coloured by its state, named where it changes."""
+    by = at.band_y[k]
+    out = [f'<text x="10" y="{by + 12}" font-weight="bold">{escape(k)}</text>']
+    previous, words = None, []
+    for c, bs in enumerate(at.band_steps):
+        if k not in bs:
+            previous = None
+            continue
+        state = bs[k]
+        fill = _colour(STATE_COLOURS, state.split("/")[0])
+        out.append(f'<rect x="{LEFT + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
+                   f"<title>{escape(k)}: {escape(state)}</title></rect>")
+        if state != previous:
+            words.append(f'<text x="{LEFT + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
+        previous = state
+    return out + words  # the words on top of the band's later cells
+
+
+def _breaking_column(at: _Layout) -> list[str]:
+    bx = LEFT + at.bad_col * COL
+    return [(f'<rect x="{bx + 1}" y="{at.top - 8}" width="{COL - 2}" height="{at.bottom - at.top + 8}" '
+            f'fill="none" stroke="#c92a2a" stroke-width="2.5"/>'),
+            (f'<text x="{bx + COL // 2}" y="{at.bottom + 24}" text-anchor="middle" fill="#c92a2a" '
+            f'font-weight="bold">breaks here</text>')]
+
+
+def _legend(at: _Layout) -> list[str]:
+    """The instance statuses and deployment states the picture shows, a row each."""
+    out = []
+    seen_status = list(dict.fromkeys(s for ls in at.per_step for _, ss, _ in ls.values() for s in ss))
+    seen_state = list(dict.fromkeys(v.split("/")[0] for bs in at.band_steps for v in bs.values()))
+    for names, table, row in ((seen_status, STATUS_COLOURS, 0), (seen_state, STATE_COLOURS, 1)):
         lx = 10
-        for value in name:
-            ly = legend_y + 14 + row * 18
+        for value in names:
+            ly = at.legend_y + 14 + row * 18
             out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{_colour(table, value)}"/>')
             out.append(f'<text x="{lx + 16}" y="{ly}">{escape(value)}</text>')
             lx += 24 + 7 * len(value)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
