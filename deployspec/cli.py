@@ -184,17 +184,8 @@ _examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
 
 def main(argv: list[str] | None = None) -> int:
     interruption.by = None
-    streams.CLOSED_AT_START = {name for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if stream is None}
-    if sys.stderr is None:
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
-    if sys.stdout is None:  # started with stdout closed
-        if not _writes_elsewhere(argv):  # nowhere to write the result
-            _say("error: standard output is closed")
-            return 2
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
-    for stream in (sys.stdout, sys.stderr):  # a lone surrogate (a trace's text, a file name) is escaped, not fatal
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors=ESCAPE)
+    if not _streams_ready(argv):
+        return 2
     args = None
     started = interruption.HELD[2] if interruption.HELD is not None else time.time()
     junit_xml.tried = junit_xml.began = False
@@ -229,22 +220,46 @@ def main(argv: list[str] | None = None) -> int:
         # a verdict cut short is not a success: the status of a process killed by SIGPIPE
         return CUT_SHORT if getattr(args, "command", None) in VERDICTS else 0
     except OSError as exc:
-        if exc.errno == errno.ENOMEM:  # a fork or a mapping refused: as MemoryError
-            return _out_of_memory(args, MemoryError())
-        if exc.errno in OUT_OF_FILES:  # this machine's limits, not the output nor a file
-            _say(f"error: out of system resources: {exc.strerror or exc} (ulimit -n, or fewer --jobs?)")
-            return 2
-        if exc.filename is not None:  # a file the command reads or writes
-            _say(f"error: {exc.filename}: {exc.strerror or exc}")
-            return 2
-        if isinstance(exc, FileNotFoundError) and not _cwd_exists():  # (Hypothesis asks at import)
-            _say("error: the current folder no longer exists (deleted?): cd to one that does")
-            return 2
-        streams.drop_stdout()  # e.g. stdout on a full disk (/dev/full)
-        _say(f"error: cannot write the output: {exc.strerror or exc}")
-        return 2
+        return _os_error(exc, args)
     except (MemoryError, SystemError) as exc:  # a search that ended in error: its verdict is unknown
         return _out_of_memory(args, exc)
+
+
+def _streams_ready(argv: list[str] | None) -> bool:
+    """Standard output and error made usable: a closed one replaced by the null device
+    (stdout only where the command writes its result elsewhere: False, said, if not),
+    and a lone surrogate in any text (a trace's, a file name) escaped rather than fatal."""
+    streams.CLOSED_AT_START = {name for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if stream is None}
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
+    if sys.stdout is None:  # started with stdout closed
+        if not _writes_elsewhere(argv):  # nowhere to write the result
+            _say("error: standard output is closed")
+            return False
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors=ESCAPE)
+    return True
+
+
+def _os_error(exc: OSError, args) -> int:
+    """The status (and one line) of a command the system refused something: memory, files
+    open, a file it reads or writes, the current folder, or the output itself."""
+    if exc.errno == errno.ENOMEM:  # a fork or a mapping refused: as MemoryError
+        return _out_of_memory(args, MemoryError())
+    if exc.errno in OUT_OF_FILES:  # this machine's limits, not the output nor a file
+        _say(f"error: out of system resources: {exc.strerror or exc} (ulimit -n, or fewer --jobs?)")
+        return 2
+    if exc.filename is not None:  # a file the command reads or writes
+        _say(f"error: {exc.filename}: {exc.strerror or exc}")
+        return 2
+    if isinstance(exc, FileNotFoundError) and not _cwd_exists():  # (Hypothesis asks at import)
+        _say("error: the current folder no longer exists (deleted?): cd to one that does")
+        return 2
+    streams.drop_stdout()  # e.g. stdout on a full disk (/dev/full)
+    _say(f"error: cannot write the output: {exc.strerror or exc}")
+    return 2
 
 
 def _report_interrupted_start(args, started: float) -> None:
