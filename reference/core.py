@@ -8,6 +8,7 @@ sent over the protocol, so there is exactly one vocabulary per model.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -183,6 +184,38 @@ def check_bound(name: str, value: int, limit: int = MAX_BOUND) -> None:
         raise ValueError(f"{name} must be at most {limit}, got {_shown(value)}")
 
 
+def config_fields(cls, data: Mapping[str, Any], *, least: Mapping[str, int] | None = None,
+                  steps: tuple[str, ...] = ("settle_steps", "max_depth"),
+                  special: Mapping[str, Callable[[str, Any], Any]] | None = None) -> dict[str, Any]:
+    """A configuration's fields read from JSON for the attrs class ``cls``, each model's
+    the same way: an unknown name refused; a ``bool`` field true or false; an ``int``
+    one an integer, at least its ``least`` (else 0) and at most ``MAX_STEPS`` for the
+    step counts of ``steps``, ``MAX_BOUND`` for the sizes; a field of ``special`` read by
+    its own reader, which returns the value to keep. Raises ValueError, one line."""
+    fields = {f.name: str(f.type) for f in attrs.fields(cls)}
+    unknown = set(data) - set(fields)
+    if unknown:
+        raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(fields)})")
+    out = {}
+    for name, value in data.items():
+        if special and name in special:
+            out[name] = special[name](name, value)
+            continue
+        if fields[name] == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
+        else:
+            low = (least or {}).get(name, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                what = "a positive" if low else "a non-negative"
+                shown = _shown(value) if isinstance(value, int) else repr(value)
+                raise ValueError(f"{name} must be {what} integer, got {shown}")
+            check_bound(name, value, MAX_STEPS if name in steps else MAX_BOUND)
+        out[name] = value
+    return out
+
+
 def _shown(value: int) -> str:
     text = str(value) if value.bit_length() < 200 else f"a number of {len(str(value))} digits"
     return text if len(text) <= 40 else text[:37] + "..."
@@ -233,4 +266,5 @@ def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ActionError(f"action {kind!r}: field {name!r} must be a string")
         return value
-    return value
+    # an action class given a field of a type this reader does not check: the model's bug
+    raise TypeError(f"action {kind!r}: field {name!r} has a type the JSON reader does not know: {expected}")

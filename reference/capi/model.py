@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from deployspec.reference.core import MAX_BOUND, MAX_STEPS, check_bound
+from deployspec.reference.core import MAX_STEPS, check_bound, config_fields
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
 from .state import ACTIVE_STATES, CANCELING, PAUSED, CapiState
@@ -76,53 +76,44 @@ class CapiConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CapiConfig:
-        known = {f.name for f in attrs.fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(f.name for f in attrs.fields(cls))})")
-        data = dict(data)
-        for name, value in data.items():
-            if name in ("max_in_flight", "canary_plans") or (name == "max_depth" and value is None):
-                continue
-            if name in _SWITCHES:
-                if not isinstance(value, bool):
-                    raise ValueError(f"{name} must be true or false, got {value!r}")
-                continue
-            least = 1 if name == "max_instances" else 0
-            if not _is_int(value) or value < least:
-                what = "a positive" if least else "a non-negative"
-                raise ValueError(f"{name} must be {what} integer, got {value!r}")
-            check_bound(name, value, MAX_STEPS if name in ("settle_steps", "max_depth") else MAX_BOUND)
-        if "max_in_flight" in data:
-            m = data["max_in_flight"]
-            if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
-                raise ValueError(f"max_in_flight must be a non-empty list of integers >= 1, got {m!r}")
-            check_bound("max_in_flight values", max(m))
-            check_bound("max_in_flight's length", len(m))
-            data["max_in_flight"] = tuple(m)
-        if "canary_plans" in data:
-            plans = data["canary_plans"]
-            if not isinstance(plans, (list, tuple)) or not all(
-                isinstance(p, (list, tuple)) and all(_is_int(w) and 1 <= w <= 100 for w in p)
-                and list(p) == sorted(p)
-                for p in plans
-            ):
-                # sorted, as DeploymentCreateMessage checks: equal neighbours ([50, 50]) pass
-                raise ValueError(
-                    f"canary_plans must be lists of non-decreasing weights 1..100, as "
-                    f"DeploymentCreateMessage requires, got {plans!r}"
-                )
-            check_bound("canary_plans' length", len(plans))
-            check_bound("a canary plan's length", max(map(len, plans), default=0))
-            data["canary_plans"] = tuple(tuple(p) for p in plans)
-        return cls(**data)
+        return cls(**config_fields(cls, data, least={"max_instances": 1}, special={
+            "max_in_flight": _max_in_flight, "canary_plans": _canary_plans, "max_depth": _depth}))
 
 
 #: the configuration's switches (true or false): the windows that open an interleaving,
 #: and the deploys of another droplet than the current one; each left out of a trace's
 #: config when off
 _SWITCHES = ("finish_window", "snapshot_window", "push_rolling", "rollback")
+
+
+def _max_in_flight(name: str, m: Any) -> tuple[int, ...]:
+    if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
+        raise ValueError(f"{name} must be a non-empty list of integers >= 1, got {m!r}")
+    check_bound(f"{name} values", max(m))
+    check_bound(f"{name}'s length", len(m))
+    return tuple(m)
+
+
+def _canary_plans(name: str, plans: Any) -> tuple[tuple[int, ...], ...]:
+    if not isinstance(plans, (list, tuple)) or not all(
+        isinstance(p, (list, tuple)) and all(_is_int(w) and 1 <= w <= 100 for w in p) and list(p) == sorted(p)
+        for p in plans
+    ):
+        # sorted, as DeploymentCreateMessage checks: equal neighbours ([50, 50]) pass
+        raise ValueError(f"{name} must be lists of non-decreasing weights 1..100, as "
+                         f"DeploymentCreateMessage requires, got {plans!r}")
+    check_bound(f"{name}' length", len(plans))
+    check_bound("a canary plan's length", max(map(len, plans), default=0))
+    return tuple(tuple(p) for p in plans)
+
+
+def _depth(name: str, value: Any) -> int | None:
+    if value is None:  # no depth bound
+        return None
+    if not _is_int(value) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer or null, got {value!r}")
+    check_bound(name, value, MAX_STEPS)
+    return value
 
 
 def _is_int(value: Any) -> bool:

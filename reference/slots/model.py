@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
-from deployspec.reference.core import MAX_BOUND, MAX_STEPS, check_bound
+from deployspec.reference.core import config_fields
 from deployspec.spec.slots import resolve
 
 from .actions import (
@@ -71,27 +71,17 @@ class SlotsConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SlotsConfig:
-        known = {f.name: f for f in attrs.fields(cls)}
-        unknown = set(data) - set(known)
-        if unknown:
-            raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(known)})")
-        for name, value in data.items():
-            if name == "start":
-                if value not in STARTS:
-                    raise ValueError(f"start must be one of {', '.join(STARTS)}, got {value!r}")
-                continue
-            want = bool if known[name].type in (bool, "bool") else int
-            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-                raise ValueError(f"{name} must be {'true or false' if want is bool else 'an integer'}")
-            if want is int:
-                check_bound(name, value, MAX_STEPS if name == "settle_steps" else MAX_BOUND)
-        config = cls(**data)
-        if not 1 <= config.instances <= config.max_instances:
+        config = cls(**config_fields(cls, data, least={"instances": 1, "max_instances": 1},
+                                     special={"start": _start}))
+        if config.instances > config.max_instances:
             raise ValueError("need 1 <= instances <= max_instances")
-        if config.max_pushes < 0 or config.settle_steps < 0:
-            raise ValueError("max_pushes and settle_steps must be >= 0")
         return config
+
+
+def _start(name: str, value: Any) -> str:
+    if value not in STARTS:
+        raise ValueError(f"{name} must be one of {', '.join(STARTS)}, got {value!r}")
+    return value
 
 
 #: the starts Terraform leaves (``SlotsConfig.start``), read from cobalt's templates:
