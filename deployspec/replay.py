@@ -40,11 +40,16 @@ class ReplayOutcome:
         return self.session.initial != trace.get("initial", self.session.initial)
 
     def start_note(self, trace: dict) -> str | None:
-        """Why the replay began elsewhere, for the verdict: the design's own start
-        (where its Terraform leaves the app), or the ``--bound`` given; None: it did not."""
-        if not self.started_elsewhere(trace):
-            return None
-        return "from another start than recorded" if self.bounds_moved_start else "from its own start"
+        """Where the replay began, for the verdict: elsewhere than recorded (the design's
+        own start, where its Terraform leaves the app, or the ``--bound`` given), or the
+        recorded start when the trace names one (a slots trace from a tag Terraform left:
+        a design that pins digests still meets it there); None: nothing to say."""
+        if self.started_elsewhere(trace):
+            return "from another start than recorded" if self.bounds_moved_start else "from its own start"
+        start = (trace.get("config") or {}).get("start")
+        if isinstance(start, str):
+            return f"from start={start}, as recorded; --bound start=NAME replays from another"
+        return None
 
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,

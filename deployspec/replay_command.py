@@ -67,13 +67,14 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     holdout = "the implementation" if conn is not None else "a design's rule"
     with lending as out, interruption.sigterm_interrupts(holdout=holdout):
         try:
-            for path, trace in loaded:
+            for at, (path, trace) in enumerate(loaded):
                 started = time.perf_counter()
                 try:
                     outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
                     verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
                     print(f"deployspec: {path}: {fault.line()}", file=sys.stderr)
+                    _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     return 3
                 except (Exception, SystemExit) as exc:  # a design of the user's own failed: no verdict (not 1)
                     # unless it failed of an interruption it caught (a bare except: then sys.exit):
@@ -92,6 +93,13 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
             if conn is not None:
                 conn.close()
     return max((v[1] for v in verdicts), default=0)
+
+
+def _say_unreplayed(paths: list[str]) -> None:
+    """The files a fault left unreplayed, named on stderr (as the JUnit report skips them)."""
+    if paths:
+        shown = ", ".join(escaped(str(p)) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        print(f"deployspec: not replayed after the fault: {len(paths)} file(s): {shown}", file=sys.stderr)
 
 
 def _check_replay_configs(args, loaded, bounds) -> None:

@@ -152,3 +152,19 @@ def test_replaying_traces_of_two_starts_on_one_implementation_is_no_incomplete_r
     out, err = capsys.readouterr()
     assert status == 1 and err == "", err
     assert out.count("reproduces on") == 2
+
+
+def test_a_replay_a_fault_ends_names_the_files_it_left_unreplayed(capsys):
+    """The fault ends the run (exit 3); the files after it were not judged, and stderr
+    says which, as the JUnit report skips them (a folder of 17 said nothing of 9)."""
+    from pathlib import Path
+
+    capi = Path(__file__).parent.parent / "counterexamples" / "capi"
+    files = sorted(str(p) for p in capi.glob("capi-2022--*.json"))[:5]
+    status = main(["replay", *files, "--exec", "exit 7"])
+    out, err = capsys.readouterr()
+    assert status == 3 and out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith(f"deployspec: {files[0]}: implementation fault at reset")
+    assert lines[1] == (f"deployspec: not replayed after the fault: 4 file(s): {files[1]}, {files[2]}, {files[3]} "
+                        "and 1 more")

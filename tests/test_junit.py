@@ -240,7 +240,8 @@ def test_a_replay_fault_is_an_error_and_the_files_after_it_are_skipped(capsys, t
     totals_agree(report)
     cases = cases_of(report)
     assert (outcome_of(cases[str(SEED)]), outcome_of(cases[str(other)])) == (junit.ERROR, junit.SKIPPED)
-    assert err == f"deployspec: {SEED}: {cases[str(SEED)].find('error').text}\n"
+    assert err == (f"deployspec: {SEED}: {cases[str(SEED)].find('error').text}\n"
+                   f"deployspec: not replayed after the fault: 1 file(s): {other}\n")
 
 
 def test_a_report_never_takes_the_place_of_a_trace(capsys, tmp_path):

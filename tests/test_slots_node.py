@@ -80,3 +80,15 @@ def test_the_immutable_mode_holds_every_property(capsys):
     assert verdicts == dict.fromkeys(["conforms_to_slots-pipeline-immutable", "production_runs_only_released_images",
                                       "rollback_restores_previous", "push_does_not_touch_production",
                                       "slot_runs_one_version", "no_latent_drift"], "holds"), out
+
+
+def test_every_shipped_slots_finding_replays_on_the_example_from_its_own_start(capsys):
+    """Each start of the protocol's table, webhook-staging included (the example refused
+    it: a fault that ended the replay of the shipped folder after 8 of 17 files); each
+    line names the start the trace records."""
+    shipped = SERVER.parents[2] / "counterexamples" / "slots"
+    status = main(["replay", str(shipped), "--exec", TAGGED])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1 and len(lines) == len(list(shipped.glob("*.json")))
+    staged = [ln for ln in lines if "slots-webhook-staging-tag--" in ln]
+    assert staged and all("(from start=webhook-staging, as recorded;" in ln for ln in staged)

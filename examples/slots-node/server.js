@@ -38,17 +38,20 @@ const ciSetting = () => ({ name: CI, value: true, sticky: config.ci_sticky === t
 function reset(cfg) {
   config = cfg;
   const n = cfg.instances ?? 2, start = cfg.start ?? "empty";
-  if (!["empty", "release", "release-unbuilt", "webhook"].includes(start)) throw new Error(`unknown start ${start}`);
+  const starts = ["empty", "release", "release-unbuilt", "webhook", "webhook-staging"];
+  if (!starts.includes(start)) throw new Error(`unknown start ${start}`);
   registry = { digests: [], tags: {}, webhook: null, pending_deliveries: 0 };
   validated = []; lastSwap = null;
   if (start === "release") { registry.digests.push({ id: 0, healthy: true }); registry.tags[TAG] = 0; }
   const both = start === "release" || start === "release-unbuilt"; // both slots on :release
   const site = start === "webhook"; // cobalt before PR #324: only the site has the image, the setting and the webhook
+  const staged = start === "webhook-staging"; // cobalt's design proposal: both on :release, the webhook at staging
   slots = {
-    production: slot("A", both || site ? { tag: TAG } : null, site ? [ciSetting()] : [], n),
-    staging: slot("B", both ? { tag: TAG } : null, [], n),
+    production: slot("A", both || site || staged ? { tag: TAG } : null, site || staged ? [ciSetting()] : [], n),
+    staging: slot("B", both || staged ? { tag: TAG } : null, staged ? [ciSetting()] : [], n),
   };
   if (site) registry.webhook = { target: "production", scope: null };
+  if (staged) registry.webhook = { target: "staging", scope: "app:release" };
 }
 
 const named = (name) => {
