@@ -61,7 +61,7 @@ def production_runs_only_released_images(released, step: Step):
         validated = step.after["validated"]
         return released, (
             f"production runs {_names(stray)} after step {step.index} ({step.action['type']}), "
-            f"never released to it (released: {_names(released)}; validated in staging: "
+            f"not what the latest release put there (released: {_names(released)}; validated in staging: "
             f"{_names(validated)})"
         )
     return released, None
@@ -87,10 +87,10 @@ def rollback_restores_previous(armed, step: Step):
         message = None
         now = digests(step.after, "production")
         if armed is not None and now != armed:
-            message = (
-                f"swap back at step {step.index} left production on {_names(now)}, "
-                f"not the {_names(armed)} it ran before the previous swap"
-            )
+            was = (f"not the {_names(armed)} it ran before the previous swap" if armed else
+                   "where it ran no image before the previous swap (none configured, or crash-looping "
+                   "on a tag not built yet)")
+            message = f"swap back at step {step.index} left production on {_names(now)}, {was}"
         return digests(step.before, "production"), message
     if step.action["type"] == "set_image":
         return None, None

@@ -41,7 +41,7 @@ def test_the_contract_run_ships_an_unreviewed_image(capsys, tmp_path):
     assert production["site"] == "A" and production["image"] == {"tag": "release"}
     assert [i["digest"] for i in production["instances"]] == [0, 0]
     assert trace["extra"]["implementation"]["name"] == "slots-node"
-    assert "production runs d0 after step 1 (deliver_webhook), never released to it" in out
+    assert "production runs d0 after step 1 (deliver_webhook), not what the latest release put there" in out
     # The fix, from cobalt's start, still has the webhook Terraform made; from its own (empty) start it holds.
     assert main(["replay", str(path), "--exec", IMMUTABLE]) == 1
     assert main(["replay", str(path), "--exec", IMMUTABLE, "--bound", "start=empty"]) == 0

@@ -145,7 +145,7 @@ def test_unreleased_digest_message_names_the_step_what_was_released_and_what_was
             (SET_PRODUCTION, world(slot("A", 0), slot("B", None), tag=0)),
             (PUSH, world(slot("A", 0), slot("B", None), tag=1, validated=[1])),
             ({"type": "restart", "slot": "production"}, world(slot("A", 1), slot("B", None), tag=1, validated=[1])))
-    assert v.message == ("production runs d1 after step 2 (restart), never released to it "
+    assert v.message == ("production runs d1 after step 2 (restart), not what the latest release put there "
                          "(released: d0; validated in staging: d1)")
 
 
@@ -213,7 +213,7 @@ def test_a_swap_back_whose_own_restart_pulls_the_rolled_back_digest_runs_it_unre
     after it is unreleased, though production ran d1 (then released) just before."""
     back_on_d1 = world(slot("A", 1), slot("B", 1), tag=1, last_swap="completed")
     v = run("production_runs_only_released_images", RELEASED, (SWAP, SWAPPED), (SWAP, back_on_d1))
-    assert v is not None and v.message == ("production runs d1 after step 1 (swap), never released to it "
+    assert v is not None and v.message == ("production runs d1 after step 1 (swap), not what the latest release put there "
                                            "(released: d0; validated in staging: nothing)")
 
 
@@ -236,8 +236,9 @@ def test_a_rollback_to_a_production_that_ran_nothing_must_bring_in_nothing():
     pushed = {**swapped, "registry": {**swapped["registry"], "tags": {"release": 1}}}
     back = world(slot("A", 1), slot("B", 0), tag=1, last_swap="completed")
     v = run("rollback_restores_previous", nothing, (SWAP, swapped), (PUSH, pushed), (SWAP, back))
-    assert v is not None and v.message == ("swap back at step 2 left production on d1, "
-                                           "not the nothing it ran before the previous swap")
+    assert v is not None and v.message == ("swap back at step 2 left production on d1, where it ran no image "
+                                           "before the previous swap (none configured, or crash-looping on a "
+                                           "tag not built yet)")
     still_nothing = world(slot("A", None), slot("B", 0), tag=1, last_swap="completed")
     assert run("rollback_restores_previous", nothing, (SWAP, swapped), (PUSH, pushed), (SWAP, still_nothing)) is None
 
