@@ -73,22 +73,27 @@ def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str], list[str]]]:
     with a ``status``.
     """
     out: dict[str, tuple[str, list[str], list[str]]] = {}
+    for name, x in _lane_items(obs):
+        statuses = [i if isinstance(i, str) else str(i.get("status")) for i in x["instances"]]
+        notes = [_note(i) for i in x["instances"]]
+        out[name] = (" ".join(_parts(x)), statuses, notes)
+    return out
+
+
+def _lane_items(obs: dict[str, Any]) -> Iterable[tuple[str, dict]]:
+    """``(lane key, item)`` for each item of the observation that runs instances."""
     for key, value in obs.items():
-        items: Iterable[tuple[str, Any]] = ()
         if isinstance(value, list) and value and all(isinstance(x, dict) and "instances" in x for x in value):
-            items = ((f"{key[:1].upper()}{x.get('id', i)}", x) for i, x in enumerate(value))
+            yield from ((f"{key[:1].upper()}{x.get('id', i)}", x) for i, x in enumerate(value))
         elif isinstance(value, dict) and value and all(
             isinstance(x, dict) and "instances" in x for x in value.values()
         ):
-            items = value.items()
-        for name, x in items:
-            label = " ".join(
-                t for k, v in x.items() if k not in ("id", "instances") and (t := _scalar_text(k, v))
-            )
-            statuses = [i if isinstance(i, str) else str(i.get("status")) for i in x["instances"]]
-            notes = [_note(i) for i in x["instances"]]
-            out[str(name)] = (label, statuses, notes)
-    return out
+            yield from ((str(name), x) for name, x in value.items())
+
+
+def _parts(item: dict) -> list[str]:
+    """What a lane's label says, a part per field (``site B``, ``image digest=1``)."""
+    return [t for k, v in item.items() if k not in ("id", "instances") and (t := _scalar_text(k, v))]
 
 
 def _note(instance: Any) -> str:
@@ -133,6 +138,7 @@ class _Layout:
     """Where each part of the picture goes, from what the trace holds."""
 
     per_step: list  # the lanes of each observation (:func:`lanes`), the initial one first
+    parts: list  # each observation's lane labels, a part per field (:func:`_parts`)
     band_steps: list  # the bands of each observation (:func:`bands`)
     labels: list[str]  # "initial", then each step's action
     lane_keys: list[str]
@@ -162,6 +168,7 @@ def _layout(trace: dict[str, Any]) -> _Layout:
     observations = [trace["initial"]] + [s["observation"] for s in trace["steps"]]
     labels = ["initial"] + [action_label(s["action"]) for s in trace["steps"]]
     per_step = [lanes(o) for o in observations]
+    parts = [{name: _parts(x) for name, x in _lane_items(o)} for o in observations]
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
@@ -186,7 +193,7 @@ def _layout(trace: dict[str, Any]) -> _Layout:
         y += BAND_H + 4
     bad = trace["violation"]["step"]
     bad_col = n - 1 if bad == -1 or bad >= len(trace["steps"]) else bad + 1
-    return _Layout(per_step, band_steps, labels, lane_keys, band_keys, depth, width, title, message, top,
+    return _Layout(per_step, parts, band_steps, labels, lane_keys, band_keys, depth, width, title, message, top,
                    lane_y, band_y, y, y + 14, bad_col)
 
 
@@ -245,7 +252,24 @@ def _lane(at: _Layout, k: str) -> list[str]:
     for c, ls in enumerate(at.per_step):
         if k in ls:
             out += _instances(k, LEFT + c * COL + (COL - CELL_W) // 2, floor, *ls[k])
+            out += _label_change(at, k, c, floor)
     return out
+
+
+#: characters of a changed label a column shows under its cells (the rest in its tooltip)
+CHANGE_CHARS = 14
+
+
+def _label_change(at: _Layout, k: str, c: int, floor: int) -> list[str]:
+    """Under a lane's cells, what of its label changed in this step: a swap's new site,
+    an image reference written (``site B``, ``image digest=1``), the rest in a tooltip."""
+    before, now = (at.parts[c - 1].get(k), at.parts[c].get(k)) if c else (None, None)
+    if before is None or now is None or before == now:
+        return []
+    changed = " ".join(part for part in now if part not in before) or "(" + " ".join(before) + ") gone"
+    shown = changed if len(changed) <= CHANGE_CHARS else changed[:CHANGE_CHARS - 1] + "…"
+    return [(f'<text x="{LEFT + c * COL + 3}" y="{floor + 12}" font-size="8" fill="#1c7ed6">'
+            f"<title>{escape(k)}: {escape(changed)}</title>{escape(shown)}</text>")]
 
 
 def _instances(k: str, cx: int, floor: int, label: str, statuses: list[str], notes: list[str]) -> list[str]:

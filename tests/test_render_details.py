@@ -189,3 +189,22 @@ def test_the_action_column_is_as_wide_as_its_widest_action():
                         / "scenario-2-production-already-down.json")
     rows = [line for line in render(trace).splitlines() if line[2:5].strip().isdigit()]
     assert len({row.index(" prod ") for row in rows}) == 1, rows
+
+
+def test_what_a_step_changes_of_a_lane_is_written_under_its_cells():
+    """A swap is the event of the slots model, and a lane's colours alone did not show it:
+    the new site (and an image reference written) shows under the column where it changed,
+    cut to fit with the whole in its tooltip; an unchanged lane shows nothing there."""
+    def slots(prod_site, stage_image):
+        return {"slots": {"production": {"site": prod_site, "instances": [{"status": "running", "digest": 0}]},
+                          "staging": {"site": "B" if prod_site == "A" else "A", "image": stage_image,
+                                      "instances": []}}}
+
+    t = trace([slots("A", None), slots("A", {"tag": "release"}), slots("B", {"tag": "release"})], bad=2)
+    t["initial"] = slots("A", None)
+    root = svg(t)
+    changes = [(t.get("x"), "".join(t.itertext())) for t in root.iter(f"{NS}text") if t.get("fill") == "#1c7ed6"]
+    col = render_svg.COL
+    assert changes == [(str(render_svg.LEFT + 3 * col + 3), "production: site Bsite B"),
+                       (str(render_svg.LEFT + 2 * col + 3), "staging: image tag=releaseimage tag=rel…"),
+                       (str(render_svg.LEFT + 3 * col + 3), "staging: site Asite A")]
