@@ -204,7 +204,7 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
     follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
-    if follow and (found[0].cause is not None or found[0].verdict == "holds"):
+    if follow and found[0].verdict in ("violated", "holds"):  # each cause, or the one story, shortest
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore (each cause)")
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}

@@ -149,7 +149,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         hidden = list(dict.fromkeys(r.counterexample for r in violated
                                     if r.counterexample and r.counterexample not in on_screen))
         if hidden:
-            print(f"also saved (another trace, no shorter, of a cause shown above): {', '.join(hidden)}")
+            print(f"also saved (another trace, no shorter, of a violation shown above): {', '.join(hidden)}")
         if shown and not args.out:
             print("(use --out DIR to save the counterexamples)")
         for r in results:
@@ -243,9 +243,8 @@ def trace_text(r) -> str:
 
 def shortest_of_its_cause(r, results) -> bool:
     """Whether ``r`` is the trace to show for its (variant, property, cause): the
-    shortest one any engine found (the first of equals); without a cause, each."""
-    if r.cause is None:
-        return True
+    shortest one any engine found (the first of equals), a property without causes
+    being one story."""
     same = [o for o in results if o.verdict == "violated" and (o.variant, o.property, o.cause)
             == (r.variant, r.property, r.cause)]
     return min(same, key=lambda o: o.trace_length) is r

@@ -8,6 +8,8 @@ cause, which a close look (``check --variant``) must list with its own shortest 
 
 from __future__ import annotations
 
+import json
+
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Scale, Stage, Tick
 from deployspec.spec.core import (
     Breach,
@@ -287,3 +289,23 @@ def test_close_look_explores_what_the_random_search_found_holding(monkeypatch):
     assert explored["app_stays_available"].verdict == "violated"
     assert explored["single_active_deployment"].verdict == "holds"
     assert explored["single_active_deployment"].stats["complete"]
+
+
+def test_a_close_look_at_a_property_without_causes_shows_the_shortest_story(capsys):
+    """The random search's trace of a property that names no cause was shown as it was (six
+    steps, two webhook deliveries that changed nothing), the explorer not asked; now it is,
+    and the shorter trace is the one shown."""
+    from .cli_runs import run
+
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-webhook-staging-tag",
+                         "--property", "slot_runs_one_version", "--budget", "1", "--json")
+    results = json.loads(out)["results"]
+    by = {r["engine"]: r for r in results if r["verdict"] == "violated"}
+    assert status == 1 and set(by) == {"hypothesis", "explore"}
+    assert by["explore"]["trace_length"] <= by["hypothesis"]["trace_length"]
+    assert by["explore"]["stats"]["complete"] and by["explore"]["stats"]["shortest"]
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-webhook-staging-tag",
+                         "--property", "slot_runs_one_version", "--budget", "1")
+    heads = [ln for ln in out.splitlines() if ln.startswith("slots / slots-webhook-staging-tag: slot_runs_one_version")]
+    shown = "(engine explore)" if by["explore"]["trace_length"] < by["hypothesis"]["trace_length"] else "(engine hyp"
+    assert len(heads) == 1 and shown in heads[0]

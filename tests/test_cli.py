@@ -411,7 +411,7 @@ def test_a_second_trace_of_a_shown_cause_is_not_called_longer_when_it_is_as_shor
     _print_check(args, found, 1, False)
     out = capsys.readouterr().out
     assert "saved: hypothesis.json" in out
-    assert "also saved (another trace, no shorter, of a cause shown above): explore.json" in out
+    assert "also saved (another trace, no shorter, of a violation shown above): explore.json" in out
     assert "longer" not in out
 
 
