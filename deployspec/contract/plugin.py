@@ -232,9 +232,7 @@ class ContractSession:
         """Search for a violation of one check; fail the test with the shrunk trace."""
         from deployspec import interruption, variant_plugins
         from deployspec.contract import harness
-        from deployspec.contract.conformance import PREFIX, divergence_report
         from deployspec.contract.guard import ImplementationFault
-        from deployspec.render_text import render
 
         (prop,) = harness.plan_checks(self.model, self.reference, [name], self.config)
         conn = self.connection()
@@ -259,21 +257,11 @@ class ContractSession:
         else:
             found = r if r.verdict == "violated" else None
         text = ""
-        if found is not None:
-            text = render(found.trace)
-            if harness.not_shrunk(found):
-                text += "\n" + harness.NOT_SHRUNK
-            if name.startswith(PREFIX):
-                text += "\n" + divergence_report(found.trace)
-            if found.counterexample:
-                from deployspec import traces
-                from deployspec.contract.cli import replay_command
+        if found is not None:  # as the CLI says it
+            from deployspec.contract.cli import violation_text
 
-                text += f"\n{traces.saved_line(found.counterexample, found.trace)}"
-                text += f"\nreplay: {replay_command(found.counterexample, self.target, self.timeout)}"
-            elif found.unsaved:
-                text += f"\nnot saved: {found.unsaved}"
-            else:
+            text = violation_text(found, self.target, self.timeout)
+            if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:
             text = ours(fault.with_history()) + ("\n\n" + text if text else "")
