@@ -98,7 +98,7 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
 def _where_stopped(exc: BaseException) -> str:
     """`` at FILE:LINE`` of the innermost frame of the user's code it was stopped in."""
-    from deployspec.variant_plugins import at_user_line
+    from deployspec.user_code import at_user_line
 
     return at_user_line(exc)
 

@@ -100,3 +100,32 @@ class Lent:
 
 #: the lenders made, by id of the stream lent (they and their streams are never freed)
 _LENDERS: dict[int, Lent] = {}
+
+
+def at_user_line(exc: BaseException) -> str:
+    """`` at FILE:LINE`` of the innermost frame of the user's code, wherever it raised."""
+    mine = frames_of(exc)[1]
+    return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}" if mine else ""
+
+
+def frames_of(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
+    """The traceback's frames, those of the user's code (not deployspec's, attrs' or the
+    import machinery's), and the folders of deployspec's own code."""
+    import importlib
+    import traceback
+
+    import attr
+    import attrs
+
+    import deployspec
+    from deployspec import reference, rule_results, spec
+
+    own = tuple(os.path.dirname(m.__file__) for m in (deployspec, reference, spec))
+    libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
+    # raised in an explore worker (--workers): its frames there, not those re-raising it here
+    frames = getattr(exc, "worker_frames", None) or traceback.extract_tb(exc.__traceback__)
+    # the check around each rule of the user's (rule_results) is no place of its own: left out,
+    # a call one rule of theirs makes of another with other arguments is said at their line
+    wrapper = os.path.splitext(rule_results.__file__)[0]
+    frames = [f for f in frames if os.path.splitext(f.filename)[0] != wrapper]
+    return frames, [f for f in frames if not f.filename.startswith(("<", *libraries))], own

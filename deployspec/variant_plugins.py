@@ -24,13 +24,11 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
-from deployspec import rule_results
 from deployspec.models import UsageError
 from deployspec.reference.core import InvalidVariant
 from deployspec.rule_results import RuleResultError, checked
@@ -38,8 +36,10 @@ from deployspec.text import quoted
 from deployspec.traces import NAME, NAME_RULE
 from deployspec.user_code import (
     ExitCalled,
+    at_user_line,
     cwd_first_on_path,
     exit_refused,
+    frames_of,
     is_module_name,
     lent_streams,
 )
@@ -271,7 +271,7 @@ def _in_user_code(exc: BaseException) -> str:
     own code instead, that place, and the question to ask (a rule's result of the right
     kind but not of the right sense, a process not in the state, fails there; the wrong
     kind or a call it cannot take is caught at the rule: ``rule_results``)."""
-    frames, mine, own = _frames(exc)
+    frames, mine, own = frames_of(exc)
     if frames and mine and frames[-1] is mine[-1]:
         return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}"
     if frames and frames[-1].filename.startswith(own):
@@ -279,32 +279,6 @@ def _in_user_code(exc: BaseException) -> str:
         return (f" (in deployspec's {os.path.basename(last.filename)}:{last.lineno}: does a rule of yours "
                 "take the arguments, and return what, the rule it replaces does?)")
     return at_user_line(exc)
-
-
-def at_user_line(exc: BaseException) -> str:
-    """`` at FILE:LINE`` of the innermost frame of the user's code, wherever it raised."""
-    mine = _frames(exc)[1]
-    return f" at {os.path.basename(mine[-1].filename)}:{mine[-1].lineno}" if mine else ""
-
-
-def _frames(exc: BaseException) -> tuple[list, list, tuple[str, ...]]:
-    """The traceback's frames, those of the user's code (not deployspec's, attrs' or the
-    import machinery's), and the folders of deployspec's own code."""
-    import attr
-    import attrs
-
-    import deployspec
-    from deployspec import reference, spec
-
-    own = tuple(os.path.dirname(m.__file__) for m in (deployspec, reference, spec))
-    libraries = (*own, *(os.path.dirname(m.__file__) for m in (attr, attrs, importlib)))
-    # raised in an explore worker (--workers): its frames there, not those re-raising it here
-    frames = getattr(exc, "worker_frames", None) or traceback.extract_tb(exc.__traceback__)
-    # the check around each rule of the user's (rule_results) is no place of its own: left out,
-    # a call one rule of theirs makes of another with other arguments is said at their line
-    wrapper = os.path.splitext(rule_results.__file__)[0]
-    frames = [f for f in frames if os.path.splitext(f.filename)[0] != wrapper]
-    return frames, [f for f in frames if not f.filename.startswith(("<", *libraries))], own
 
 
 def _short(value: Any) -> str:

@@ -34,6 +34,7 @@ from deployspec.models import UsageError
 from deployspec.text import printable_line, quoted
 from deployspec.user_code import (
     ExitCalled,
+    at_user_line,
     borrowed,
     cwd_first_on_path,
     exit_refused,
@@ -200,14 +201,6 @@ def _attribute(impl: Any, name: str) -> Any:
         return getattr(impl, name, None)
     except Exception:  # noqa: BLE001
         return None
-
-
-def at_user_line(exc: BaseException) -> str:
-    """`` at FILE:LINE`` of the innermost frame of the implementation's own code that
-    raised (none in deployspec's: the shipped example objects), as for a design's rule."""
-    from deployspec.variant_plugins import at_user_line as innermost
-
-    return innermost(exc)
 
 
 def describe(exc: BaseException) -> str:
