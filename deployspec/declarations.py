@@ -23,7 +23,7 @@ def expected(model, variant: str, prop: str) -> str:
 
 def beyond(model, variant: str, prop: str):
     """Where ``variant`` violates ``prop`` beyond the default search (a ``Beyond``), or None."""
-    return getattr(model.variant(variant), "violates_beyond", {}).get(prop)
+    return model.variant(variant).violates_beyond.get(prop)
 
 
 def matches(model, variant: str, prop: str, verdict: str, stats: dict | None = None) -> bool:

@@ -151,7 +151,7 @@ def declared_by(results: list[Result]) -> str:
     for model_name, name in dict.fromkeys((r.model, r.variant) for r in results):
         variant = get_model(model_name).variant(name)
         says = ", ".join(sorted(variant.declares)) or "nothing (every property must hold)"
-        beyond = sorted(getattr(variant, "violates_beyond", {}))
+        beyond = sorted(variant.violates_beyond)
         if beyond:
             says += f", and beyond the default search {', '.join(beyond)}"
         lines.append(f"{name} declares it violates {says}; to judge it (and every other variant) by "
@@ -178,7 +178,7 @@ def variants_table() -> str:
             declares = ", ".join(sorted(v.declares)) or "nothing (must hold every property)"
             lines.append(f"  {v.name:{w}} {v.summary}")
             lines.append(f"  {'':{w}} violates: {declares}")
-            for prop, where in sorted(getattr(v, "violates_beyond", {}).items()):
+            for prop, where in sorted(v.violates_beyond.items()):
                 lines.append(f"  {'':{w}} and beyond the default search, {prop}: {where}")
             lines.append(f"  {'':{w}} upstream: {v.upstream}")
             if source_of(v.name) is not None:  # a design of the user's own (docs/variants.md)
@@ -199,8 +199,8 @@ def variants_json() -> dict:
                 {"name": v.name, "summary": v.summary, "upstream": v.upstream,
                  "declares": sorted(v.declares),
                  "violates_beyond": {prop: {"why": where.why, "trace": where.trace} for prop, where in
-                                     sorted(getattr(v, "violates_beyond", {}).items())},
-                 "config": _jsonable(v.config), "explore": _jsonable(getattr(v, "explore", {})),
+                                     sorted(v.violates_beyond.items())},
+                 "config": _jsonable(v.config), "explore": _jsonable(v.explore),
                  "source": source_of(v.name)}  # null: shipped with deployspec
                 for v in model.variants.values()
             ],

@@ -169,8 +169,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
 
 
 def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:
-    """The fields a variant class has, when ``exc`` is its refusal of another name (an
-    ``explore`` given to a SlotsVariant, a misspelt rule): which names it takes."""
+    """The fields a variant class has, when ``exc`` is its refusal of another name (a
+    capi rule given to a SlotsVariant, a misspelt rule): which names it takes."""
     import attrs
 
     for cls in classes.values():
@@ -193,8 +193,7 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
                          "to Beyond(...) (where the violation shows), or be {}")
     # what deployspec variants (and its --json, docs/json.md) says of the design
     wrong = [f"{field} must be text" for field in ("summary", "upstream") if not isinstance(getattr(v, field), str)]
-    wrong += [f"{field} must be a dict" for field in ("config", "explore")
-              if not isinstance(getattr(v, field, {}), Mapping)]  # (slots variants have no explore)
+    wrong += [f"{field} must be a dict" for field in ("config", "explore") if not isinstance(getattr(v, field), Mapping)]
     for prop, b in v.violates_beyond.items():
         if not isinstance(b.why, str) or not isinstance(b.trace, (str, type(None))) or not isinstance(b.config, Mapping):
             wrong.append(f"violates_beyond[{quoted(prop)}] must be Beyond(config=dict, trace=text or None, why=text)")
@@ -225,8 +224,8 @@ def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:
         given = _bounds(where, v, f"violates_beyond[{quoted(prop)}] config", model, model.config_type(), b.config)
         beyond[prop] = attrs.evolve(b, config={name: given.to_json()[name] for name in b.config})
     v = attrs.evolve(v, violates_beyond=beyond)
-    own = getattr(v, "explore", None)
-    if own is None:  # (slots variants): the exploration bounds with the config over them
+    own = v.explore
+    if not own:  # the exploration bounds with the config over them (the field named is config)
         added = [f"{k}={val}" for k, val in getattr(model.config_type, "EXPLORE", {}).items() if k not in v.config]
         field = "config with the exploration bounds" + (f" ({', '.join(added)})" if added else "")
         _bounds(where, v, field, model, explore_config(model, v), {})

@@ -284,11 +284,12 @@ BAD = {
     # (was taken for a rule's fault: "in deployspec's core.py: does a rule of yours take ...")
     "declaredandbeyond": (EVOLVED.format("name='x', declares=frozenset({'single_active_deployment'})"),
                           "x: single_active_deployment both declared and violated beyond at declaredandbeyond.py:3\n"),
-    # a field the class has not, e.g. explore (capi variants have it): the names it takes
-    "slotsexplore": (EVOLVED_SLOTS.format("name='x', explore={'max_pushes': 2}"),
-                     ("cannot load: TypeError: SlotsVariant.__init__() got an unexpected keyword argument "
-                      "'explore' at slotsexplore.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
-                      "reference, terraform_webhook, doc, model, config, violates_beyond; docs/variants.md)\n")),
+    # a field the class has not, e.g. a capi rule: the names it takes
+    "slotsrule": (EVOLVED_SLOTS.format("name='x', select_prior=None"),
+                  ("cannot load: TypeError: SlotsVariant.__init__() got an unexpected keyword argument "
+                   "'select_prior' at slotsrule.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
+                   "reference, terraform_webhook, doc, model, config, explore, violates_beyond; "
+                   "docs/variants.md)\n")),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
     "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
              "cannot load: RuntimeError: lazy boom"),
@@ -406,3 +407,18 @@ def test_a_designs_module_may_import_the_example_objects_and_be_served_by_its_ow
     status, out, err = run(capsys, "contract", "--python", "deployspec.contract.examples:most_running",
                            "--model", "capi", "--examples", "3", "--property", "single_active_deployment")
     assert status == 0, err
+
+
+def test_a_slots_design_sets_its_own_exploration_bounds_as_a_capi_one_does():
+    """``explore`` is a field of both models' variants (slots had none: every reader of it
+    probed with getattr), and the exhaustive search takes it over the model's bounds."""
+    import attrs
+    from deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE
+
+    from deployspec.engines.explore import explore_config
+    from deployspec.models import get_model
+
+    slots = get_model("slots")
+    assert explore_config(slots, SLOTS_PIPELINE_IMMUTABLE).max_pushes == slots.config_type.EXPLORE["max_pushes"]
+    mine = attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name="mine", explore={"max_pushes": 2})
+    assert explore_config(slots, mine).max_pushes == 2

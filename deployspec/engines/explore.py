@@ -57,7 +57,7 @@ def explore_config(model, variant) -> Any:
     wanted = getattr(model.config_type, "EXPLORE", None) or {}
     own = getattr(variant, "config", None) or {}
     bounds = {k: v for k, v in wanted.items() if k not in own}
-    bounds.update(getattr(variant, "explore", None) or {})
+    bounds.update(variant.explore)
     return attrs.evolve(base, **bounds)
 
 

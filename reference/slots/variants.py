@@ -12,6 +12,7 @@ between two variants reads like the upstream change.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 from deployspec.reference.core import (
@@ -105,6 +106,9 @@ class SlotsVariant:
     model: str = "slots"
     #: per-variant configuration for the engines (evolves the model's SlotsConfig)
     config: dict = attrs.field(factory=dict, eq=False)
+    #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE (as
+    #: CapiVariant's; no shipped slots design needs its own)
+    explore: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: properties it violates only beyond the default search (none known; see CapiVariant)
     violates_beyond: dict[str, Beyond] = attrs.field(factory=dict, eq=False, validator=not_declared)
 
