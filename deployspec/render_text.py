@@ -4,27 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from deployspec.spec.core import action_label
 from deployspec.traces import found_by
 
 ABBREV = {"RUNNING": "R", "STARTING": "s", "CRASHED": "x"}
-
-
-def action_label(action: dict[str, Any]) -> str:
-    kind = action["type"]
-    args = []
-    for key, value in action.items():
-        if key == "type" or value in ([], (), None) or (key == "web_instances" and value == 0):
-            continue
-        if key == "strategy" and value == "rolling":
-            continue
-        if key == "max_in_flight" and value == 1:
-            continue
-        if key in ("failed", "reports_unavailable"):
-            value = ",".join(f"d{d}" for d in value)
-        if key == "process":
-            value = f"P{value}"
-        args.append(f"{key}={value}")
-    return f"{kind}({', '.join(args)})"
 
 
 def capi_state(obs: dict[str, Any]) -> tuple[str, str]:

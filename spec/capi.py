@@ -6,7 +6,15 @@ the report it protects against.
 
 from __future__ import annotations
 
-from .core import Breach, Observation, Step, settled_property, state_property, trace_property
+from .core import (
+    Breach,
+    Observation,
+    Step,
+    action_label,
+    settled_property,
+    state_property,
+    trace_property,
+)
 
 MODEL = "capi"
 PROGRESSING_STATES = ("DEPLOYING", "PREPAUSED", "PAUSED")
@@ -265,9 +273,8 @@ def capacity_within_bound(memory, step: Step):
 
 
 def _describe(step: Step) -> str:
-    a = step.action
-    args = ", ".join(f"{k}={v}" for k, v in a.items() if k != "type" and v not in ((), [], None))
-    return f"step {step.index} ({a['type']}({args}))"
+    """A step as the trace tables name it (``deploy()``, ``tick(failed=d1)``)."""
+    return f"step {step.index} ({action_label(step.action)})"
 
 
 PROPERTIES = (

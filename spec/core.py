@@ -157,3 +157,24 @@ class Monitor:
             self.muted = True
             return None
         return v
+
+
+def action_label(action: dict[str, Any]) -> str:
+    """An action as every table, picture and message shows it: its arguments but those at
+    their defaults (capi's deploy: rolling, max_in_flight 1, web_instances 0), a
+    deployment list as ``d0,d1``, a process as ``P1``."""
+    kind = action["type"]
+    args = []
+    for key, value in action.items():
+        if key == "type" or value in ([], (), None) or (key == "web_instances" and value == 0):
+            continue
+        if key == "strategy" and value == "rolling":
+            continue
+        if key == "max_in_flight" and value == 1:
+            continue
+        if key in ("failed", "reports_unavailable"):
+            value = ",".join(f"d{d}" for d in value)
+        if key == "process":
+            value = f"P{value}"
+        args.append(f"{key}={value}")
+    return f"{kind}({', '.join(args)})"

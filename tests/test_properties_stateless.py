@@ -86,7 +86,7 @@ def test_capacity_message_names_web_instances_and_max_in_flight():
 def test_a_deployment_create_above_the_bound_is_named_by_its_verb():
     d = dep(0, "DEPLOYING", "DEPLOYING", 1, 2)
     v = capacity(app([proc(0, 2)], []), rolling(2, 2, d), kind="deploy", max_in_flight=1, canary_steps=[])
-    assert v.cause == "deploy" and v.startswith("step 5 (deploy(max_in_flight=1)) raised the app to 4 ")
+    assert v.cause == "deploy" and v.startswith("step 5 (deploy()) raised the app to 4 ")
 
 
 def test_paused_and_prepaused_deployments_are_in_progress_and_bounded():

@@ -33,6 +33,7 @@ import inspect
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 from deployspec.spec import capi as spec
 from deployspec.spec import slots as slots_spec
@@ -68,11 +69,13 @@ def test_a_cancel_names_every_healthy_droplet_the_app_ran_before_the_deployment(
 
 def test_a_step_is_described_without_its_empty_arguments_whatever_their_type():
     """None, an empty list and an empty tuple are all "not given" (an action built in
-    Python may carry a tuple); 0 and False are values and are shown."""
+    Python may carry a tuple); False is a value and is shown; an argument at its default
+    (web_instances 0) is not, as the trace table beside the message names the step."""
     obs = app([proc(0, 1)], [])
     step = Step(3, {"type": "deploy", "canary_steps": (), "failed": [], "revision": None,
                     "web_instances": 0, "new_droplet": False}, "user", None, obs, obs)
-    assert spec._describe(step) == "step 3 (deploy(web_instances=0, new_droplet=False))"
+    assert spec._describe(step) == "step 3 (deploy(new_droplet=False))"
+    assert spec._describe(attrs.evolve(step, action={"type": "tick", "failed": [1]})) == "step 3 (tick(failed=d1))"
 
 
 # --- slots: how a change of production's containers is worded -----------------
