@@ -206,7 +206,7 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
     if follow and found[0].verdict in ("violated", "holds"):  # each cause, or the one story, shortest
         if on_start is not None:
-            on_start(f"{variant} · {prop_name} · explore (each cause)")
+            on_start(f"{variant} · {prop_name} · explore" + (" (each cause)" if found[0].cause else ""))
         cfg = {"config": configure(model, variant, "explore", bounds)} if bounds else {}
         # its first search is the proof where the random search found nothing: as long
         # as --engine explore gives it (a violation, if any, is found shortest and soon)

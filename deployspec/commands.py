@@ -234,7 +234,7 @@ def trace_text(r) -> str:
     from deployspec.report import handing_in
 
     if r.counterexample:  # and how to replay it, as contract says
-        saved = (f"{traces.saved_line(r.counterexample, r.trace)}\nreplay: {handing_in(r.variant)}"
+        saved = (f"{traces.saved_line(r)}\nreplay: {handing_in(r.variant)}"
                  f"deployspec replay {shlex.quote(r.counterexample)}")
     else:
         saved = f"not saved: {r.unsaved}" if r.unsaved else ""

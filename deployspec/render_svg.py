@@ -264,9 +264,13 @@ def _label_change(at: _Layout, k: str, c: int, floor: int) -> list[str]:
     """Under a lane's cells, what of its label changed in this step: a swap's new site,
     an image reference written (``site B``, ``image digest=1``), the rest in a tooltip."""
     before, now = (at.parts[c - 1].get(k), at.parts[c].get(k)) if c else (None, None)
-    if before is None or now is None or before == now:
+    if before is None or now is None:
         return []
-    changed = " ".join(part for part in now if part not in before) or "(" + " ".join(before) + ") gone"
+    added = [part for part in now if part not in before]
+    dropped = [part.split()[0] for part in before if part not in now]  # its field's name: "no image"
+    changed = " ".join(added) or " ".join(f"no {name}" for name in dropped)
+    if not changed:  # the same parts (in another order, perhaps)
+        return []
     shown = changed if len(changed) <= CHANGE_CHARS else changed[:CHANGE_CHARS - 1] + "…"
     return [(f'<text x="{LEFT + c * COL + 3}" y="{floor + 12}" font-size="8" fill="#1c7ed6">'
             f"<title>{escape(k)}: {escape(changed)}</title>{escape(shown)}</text>")]

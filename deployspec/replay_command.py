@@ -83,6 +83,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
                     if why is None:
                         raise
+                    _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     raise UsageError(f"{path}: {why}") from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said = _report_replay(path, trace, outcome, bounds)
@@ -96,7 +97,8 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
 
 
 def _say_unreplayed(paths: list[str]) -> None:
-    """The files a fault left unreplayed, named on stderr (as the JUnit report skips them)."""
+    """The files a fault (or a design's failing rule) left unreplayed, named on stderr (as
+    the JUnit report skips them)."""
     if paths:
         shown = ", ".join(escaped(str(p)) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         print(f"deployspec: not replayed after the fault: {len(paths)} file(s): {shown}", file=sys.stderr)

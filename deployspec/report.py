@@ -84,14 +84,15 @@ def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) 
         cell += " ?"
         said.notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect within the bounds")
     judged = verdict not in INCONCLUSIVE and verdict != "-"
-    where = beyond(model, v, p) if declared and judged else None
+    where = beyond(model, v, p) if declared and judged and verdict != "error" else None
     if where is not None:
         cell += " +"
         said.notes.append(f"+ {v} violates {p} beyond the default search: {where}")
     if declared and judged and not cell_agrees(model.name, v, p, rs):
         cell += " !"
         failed = sorted({r.engine for r in rs if r.verdict == "error"})
-        why = (f"but {', '.join(failed)} ended in error (below)" if failed and verdict != "error"
+        why = ("ended in error (below), judging nothing" if verdict == "error"
+               else f"but {', '.join(failed)} ended in error (below)" if failed
                else disagreement(model, v, p, [r.stats for r in gave]))
         said.notes.append(f"! {v} · {p}: {_word(verdict)} ({', '.join(sorted({r.engine for r in gave}))}), "
                           f"{why}; a close look: {handing_in(v)}deployspec check --model {model.name} "

@@ -81,6 +81,11 @@ def fingerprint(trace: dict) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
+def name_of(trace: dict) -> str:
+    """The file name a trace is saved under: the same finding, the same name."""
+    return f"{trace['variant']}--{trace['property']}--{fingerprint(trace)}.json"
+
+
 def save(trace: dict, directory: str | os.PathLike) -> Path:
     """Write ``trace`` into ``directory``; return the path (an existing one if the same finding).
 
@@ -88,8 +93,7 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
     link) is replaced, atomically; a readable one is never touched. Any failure
     to write is a one-line UsageError (the search's result stays on screen)."""
     directory = Path(directory)
-    name = f"{trace['variant']}--{trace['property']}--{fingerprint(trace)}.json"
-    final = directory / name
+    final = directory / name_of(trace)
     text = json.dumps(trace, indent=1, sort_keys=False) + "\n"
     try:
         try:
@@ -110,39 +114,62 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
     return final
 
 
+#: the engines whose seed draws the steps (the explorer's and Z3's do not)
+DRAWN = ("hypothesis", "contract")
+
+
 def found_by(trace: dict[str, Any]) -> str:
-    """"engine E, seed S", the seed left out where none drew the steps: the explorer's
-    traces (older ones record the seed they were given, 0, which it never used)."""
+    """"engine E, seed S", the seed left out where none drew the steps: the explorer's and
+    Z3's traces (older explorer traces record the seed they were given, 0, never used)."""
     seed = trace.get("seed")
-    drawn = seed is not None and trace.get("engine") != "explore"
+    drawn = seed is not None and trace.get("engine") in DRAWN
     return f"engine {trace.get('engine')}" + (f", seed {seed}" if drawn else "")
 
 
-def saved_line(path: str, trace: dict | None) -> str:
-    """``saved: PATH``, or ``kept: PATH (…)`` where the file holds the same finding as
-    an earlier run saved it, from another engine, seed or configuration (:func:`save`
-    keeps it): the line does not pass that file off as this run's."""
+def _provenance(trace: dict) -> tuple:
+    """What found a trace: its engine, the seed that drew it (if one did), its configuration."""
+    engine = trace.get("engine")
+    return engine, trace.get("seed") if engine in DRAWN else None, trace.get("config")
+
+
+def _earlier(final: Path, trace: dict) -> str | None:
+    """How the file already at ``final`` was found, when it holds ``trace``'s steps from
+    another engine, seed or configuration (``save`` keeps it); None otherwise. Only a
+    regular file is read (a FIFO under that name would wait for a writer: ``save`` refuses it)."""
     try:
-        there = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not stat.S_ISREG(os.stat(final).st_mode):
+            return None
+        there = json.loads(final.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        there = None
-    if not isinstance(there, dict) or trace is None or all(
-            there.get(k) == trace.get(k) for k in ("engine", "seed", "config")):
-        return f"saved: {path}"
-    bounds = ", other bounds" if there.get("config") != trace.get("config") else ""
-    return f"kept: {path} (the same steps were there already, found by {found_by(there)}{bounds}; left as it was)"
+        return None
+    if not isinstance(there, dict) or _finding_at(final) != fingerprint(trace) \
+            or _provenance(there) == _provenance(trace):
+        return None
+    return found_by(there) + (", other bounds" if there.get("config") != trace.get("config") else "")
 
 
-def keep(trace: dict, directory: str | os.PathLike | None) -> tuple[str | None, str | None]:
-    """:func:`save` for a search that has its verdict: ``(path, None)``, or ``(None, why)``
-    when it cannot be saved, so the verdict is still reported (and the command then
-    ends with status 2). Nothing to do without a directory."""
+def saved_line(r) -> str:
+    """``saved: PATH``, or ``kept: PATH (…)`` where ``--out`` already held the same finding
+    from another engine, seed or configuration (``Result.kept``): the line does not pass
+    that file off as this run's."""
+    if r.kept:
+        return (f"kept: {r.counterexample} (the same steps were there already, found by {r.kept}; "
+                "left as it was)")
+    return f"saved: {r.counterexample}"
+
+
+def keep(trace: dict, directory: str | os.PathLike | None) -> tuple[str | None, str | None, str | None]:
+    """:func:`save` for a search that has its verdict: ``(path, None, earlier)``, or
+    ``(None, why, None)`` when it cannot be saved, so the verdict is still reported (and
+    the command then ends with status 2); ``earlier`` says how a file kept from before
+    was found (:func:`_earlier`). Nothing to do without a directory."""
     if not directory:
-        return None, None
+        return None, None, None
+    earlier = _earlier(Path(directory) / name_of(trace), trace)
     try:
-        return str(save(trace, directory)), None
+        return str(save(trace, directory)), None, earlier
     except UsageError as exc:
-        return None, str(exc)
+        return None, str(exc), None
 
 
 def unsaved(results) -> str | None:

@@ -421,3 +421,29 @@ def test_the_help_says_what_the_seed_is_and_its_default(capsys, command):
         main([command, "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--seed SEED seed of the random" in text and "(default 0)" in text
+
+
+def test_an_error_cell_is_said_to_judge_nothing_and_gets_no_plus():
+    """An error is no verdict on the declaration: its note says so (not "declared to hold"),
+    and the + of a violation beyond the default search belongs to judged cells only."""
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    rs = [Result("capi", "capi-pr3072", "deployment_converges", "hypothesis", "error", message="boom"),
+          Result("capi", "capi-pr3072", "deployment_converges", "z3", "n/a")]
+    text = matrix(rs, declared=True)
+    row = next(ln for ln in text.splitlines() if ln.startswith("capi-pr3072"))
+    assert row.split()[1:] == ["error", "!"]
+    assert "! capi-pr3072 · deployment_converges: error (hypothesis), ended in error (below), judging nothing" in text
+
+
+def test_z3_on_a_shipped_slots_design_names_what_it_encodes():
+    from deployspec.engines import z3_engine
+    from deployspec.models import get_model
+
+    slots = get_model("slots")
+    r = z3_engine.search(slots, "slots-pipeline-immutable", slots.property("no_latent_drift"), budget=5, seed=0,
+                         out_dir=None)
+    assert r.verdict == "n/a" and "design of your own" not in r.message
+    assert r.message.endswith("(the Z3 engine encodes the Cloud Controller's choice of the web process a cancel "
+                              "keeps)")

@@ -212,3 +212,12 @@ def test_the_json_document_reruns_its_own_search(capsys):
     assert (again_status, [(r["property"], r["verdict"], r["trace_length"], r["message"])
                            for r in json.loads(again)["results"]]) == (status, seen)
     assert status == 1 and any(v == "violated" for _, v, _, _ in seen)
+
+
+def test_the_rerun_command_gives_every_number_as_it_was_given(capsys):
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                         "--property", "single_active_deployment", "--budget", "0.1234567", "--timeout", "12.3456789",
+                         "--json")
+    words = shlex.split(json.loads(out)["search"]["rerun"])
+    assert status == 0 and words[words.index("--budget") + 1] == "0.1234567"
+    assert words[words.index("--timeout") + 1] == "12.3456789"

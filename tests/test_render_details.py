@@ -208,3 +208,13 @@ def test_what_a_step_changes_of_a_lane_is_written_under_its_cells():
     assert changes == [(str(render_svg.LEFT + 3 * col + 3), "production: site Bsite B"),
                        (str(render_svg.LEFT + 2 * col + 3), "staging: image tag=releaseimage tag=rel…"),
                        (str(render_svg.LEFT + 3 * col + 3), "staging: site Asite A")]
+
+
+def test_a_field_a_step_drops_from_a_lane_is_said_as_gone_and_a_reordering_as_nothing():
+    def lane(**fields):
+        return {"slots": {"production": {**fields, "instances": [{"status": "running", "digest": 0}]}}}
+
+    t = trace([lane(site="A"), lane(image="x", site="A"), lane(site="A", image="x")], bad=2)
+    t["initial"] = lane(site="A", image="x")
+    changes = ["".join(t.itertext()) for t in svg(t).iter(f"{NS}text") if t.get("fill") == "#1c7ed6"]
+    assert changes == ["production: no imageno image", "production: image ximage x"]

@@ -85,8 +85,8 @@ def test_a_name_taken_while_saving_keeps_a_same_finding_and_refuses_another(tmp_
 def test_keep_without_a_folder_saves_nothing(tmp_path, monkeypatch):
     # an empty --out is no folder: nothing is written (not into the current folder)
     monkeypatch.chdir(tmp_path)
-    assert traces.keep(seed_trace(), "") == (None, None)
-    assert traces.keep(seed_trace(), None) == (None, None)
+    assert traces.keep(seed_trace(), "") == (None, None, None)
+    assert traces.keep(seed_trace(), None) == (None, None, None)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -211,8 +211,8 @@ def test_a_name_held_by_no_regular_file_is_refused_at_once_and_left_alone(tmp_pa
     with pytest.raises(UsageError, match=f"^cannot save {re.escape(str(name))}: {what} has that name$"):
         traces.save(trace, tmp_path)
     assert name.is_symlink() == (occupant == "link to a directory")
-    assert traces.keep(trace, tmp_path) == (None, f"cannot save {name}: {what} has that name")
-    assert traces.keep(trace, None) == (None, None)
+    assert traces.keep(trace, tmp_path) == (None, f"cannot save {name}: {what} has that name", None)
+    assert traces.keep(trace, None) == (None, None, None)
 
 
 def test_instance_counts_that_would_take_minutes_to_replay_are_refused_when_loading(tmp_path):
@@ -239,7 +239,7 @@ def test_a_file_where_the_out_folder_was_is_named_so(tmp_path):
     """Replaced during a run (the folder was checked at the start): 'File exists' before."""
     trace = traces.load(SEED)
     (tmp_path / "out").write_text("x")
-    found, why = traces.keep(trace, tmp_path / "out")
+    found, why, _ = traces.keep(trace, tmp_path / "out")
     assert found is None and why.startswith(f"cannot save {tmp_path / 'out'}/") and why.endswith(
         f": {tmp_path / 'out'} is not a folder")
     assert (tmp_path / "out").read_text() == "x"
@@ -247,15 +247,26 @@ def test_a_file_where_the_out_folder_was_is_named_so(tmp_path):
 
 def test_a_finding_already_there_is_said_to_be_kept_not_saved(tmp_path):
     """save keeps a readable file of the same steps (found by another engine, seed or
-    with other bounds): the line names it kept, not saved as this run's."""
+    with other bounds): the line names it kept, not saved as this run's; what it says is
+    what save found there, not what the folder holds when the line is printed."""
     from deployspec import traces
+    from deployspec.engines.result import Result
+
+    def said(trace) -> str:
+        path, unsaved, kept = traces.keep(trace, tmp_path)
+        assert unsaved is None
+        return traces.saved_line(Result("capi", "v", "p", trace["engine"], "violated", counterexample=path,
+                                         kept=kept))
 
     trace = json.loads(SEED.read_text())
-    path = str(traces.save(trace, tmp_path))
-    assert traces.saved_line(path, trace) == f"saved: {path}"
+    path = str(tmp_path / traces.name_of(trace))
+    assert said(trace) == f"saved: {path}"
+    assert said(trace) == f"saved: {path}"  # this very finding again: the file is what it would write
     again = trace | {"engine": "explore", "seed": None, "config": trace["config"] | {"max_instances": 2}}
-    assert str(traces.save(again, tmp_path)) == path  # the same name: the earlier file stays
-    assert traces.saved_line(path, again) == (f"kept: {path} (the same steps were there already, found by "
-                                              f"engine hypothesis, seed {trace['seed']}, other bounds; "
-                                              "left as it was)")
+    assert said(again) == (f"kept: {path} (the same steps were there already, found by engine hypothesis, "
+                           f"seed {trace['seed']}, other bounds; left as it was)")
     assert json.loads(Path(path).read_text())["engine"] == "hypothesis"
+    # the explorer draws nothing: a seed it was given (0 in older files) is no other provenance
+    os.remove(path)
+    traces.keep(again | {"seed": 0}, tmp_path)
+    assert said(again) == f"saved: {path}"

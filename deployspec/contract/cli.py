@@ -225,7 +225,7 @@ def violation_text(r, target, timeout: float) -> str:
     if r.property.startswith(PREFIX):
         lines.append(divergence_report(r.trace))
     if r.counterexample:
-        lines.append(traces.saved_line(r.counterexample, r.trace))
+        lines.append(traces.saved_line(r))
         lines.append(f"replay: {replay_command(r.counterexample, target, timeout)}")
     elif r.unsaved:
         lines.append(f"not saved: {r.unsaved}")
@@ -235,19 +235,24 @@ def violation_text(r, target, timeout: float) -> str:
 def rerun_command(args, target) -> str:
     """The command that runs this search again as it ran (the implementation, its checks,
     the amount, seed, bounds, timeout and name; not where it writes): what a CI's
-    ``--json`` and JUnit report keep, so a failure is searched again from them alone."""
-    from deployspec.text import escaped
-
+    ``--json`` and JUnit report keep, so a failure is searched again from them alone: the
+    exact words (the JSON and the XML escape what they must), every number as given."""
     argv = ["deployspec", "contract", f"--{target.kind}", target.spec, "--model", args.model]
     argv += ["--reference", args.reference] if args.reference else []
     argv += [w for name in args.property or () for w in ("--property", name)]
-    argv += ["--examples", str(args.examples)] if args.examples is not None else ["--budget", f"{args.budget:g}"]
+    argv += ["--examples", str(args.examples)] if args.examples is not None else ["--budget", _exact(args.budget)]
     argv += ["--seed", str(args.seed)]
     argv += [w for name, value in args.bound or ()
              for w in ("--bound", f"{name}={json.dumps(value, separators=(',', ':'))}")]
-    argv += ["--timeout", f"{args.timeout:g}"] if args.timeout != DEFAULT_TIMEOUT else []
+    argv += ["--timeout", _exact(args.timeout)] if args.timeout != DEFAULT_TIMEOUT else []
     argv += ["--name", target.name] if target.name != "implementation" else []
-    return escaped(shlex.join(argv))
+    return shlex.join(argv)
+
+
+def _exact(seconds: float) -> str:
+    """``seconds`` as short as it reads back the same (2, not 2.0; 0.1234567 whole)."""
+    short = f"{seconds:g}"
+    return short if float(short) == seconds else repr(seconds)
 
 
 def replay_command(path: str, target, timeout: float) -> str:

@@ -205,10 +205,10 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
                          property=prop.name, engine=ENGINE, seed=None, session=session,
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
-    path, unsaved = traces.keep(trace, out_dir)
+    path, unsaved, kept = traces.keep(trace, out_dir)
     return Result(model.name, variant_name, prop.name, ENGINE, "violated", counterexample=path,
                   trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,
-                  trace=trace, unsaved=unsaved)
+                  trace=trace, unsaved=unsaved, kept=kept)
 
 
 def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) -> dict:

@@ -213,7 +213,7 @@ def check_property(
         trace = minimize(trace)
     elif shrink is not None:
         trace = shrink(trace)
-    path, unsaved = traces.keep(trace, out_dir)
+    path, unsaved, kept = traces.keep(trace, out_dir)
     return Result(
         model.name,
         variant_name,
@@ -227,4 +227,5 @@ def check_property(
         cause=violation.violation.cause,
         trace=trace,
         unsaved=unsaved,
+        kept=kept,
     )

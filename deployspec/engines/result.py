@@ -24,6 +24,9 @@ class Result:
     trace: dict | None = attrs.field(default=None, repr=False)
     #: why the counterexample could not be saved under ``--out`` (the verdict stands)
     unsaved: str | None = None
+    #: how the file already under ``--out`` that was kept was found ("engine E, seed S"), or
+    #: None: this search wrote it (``traces.keep``); not part of the JSON report
+    kept: str | None = attrs.field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self, filter=lambda a, _v: a.name != "trace")
+        return attrs.asdict(self, filter=lambda a, _v: a.name not in ("trace", "kept"))

@@ -315,7 +315,13 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         stats["of"] = "selection rule"  # a proof of the rule, not of the property (declarations.matches)
         return Result(model.name, variant_name, prop.name, "z3", verdict, message=message, stats=stats, **kw)
 
-    if encoding is None:  # a design handed in: the constraints were checked on the shipped ones only
+    if encoding is None:
+        from deployspec.variant_plugins import source_of
+
+        if source_of(variant_name) is None:  # a shipped design of another model (slots)
+            return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule (the Z3 engine encodes "
+                                 "the Cloud Controller's choice of the web process a cancel keeps)")
+        # a design handed in: the constraints were checked on the shipped designs only
         return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule: --engine z3 proves the "
                              "rules of the shipped capi variants, whose reachable states its well-formedness "
                              "constraints are checked against (spec/selection/ VARIANTS); --engine explore "
@@ -387,7 +393,7 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
                          config=outcome.search["config"], property=prop.name, engine="z3",
                          seed=seed, session=session, extra={"selection": snapshot})
     trace["title"] = f"{g.name}: {view.n} processes, {view.m} deployments"
-    path, unsaved = traces.keep(trace, out_dir)
+    path, unsaved, kept = traces.keep(trace, out_dir)
     stats["counterexample"] = {"selection_property": g.name, "processes": view.n,
                                "deployments": view.m, "view": view.describe(), "confirmed": True,
                                "search": outcome.search}
@@ -396,4 +402,4 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
         "holds_with_reports_available") else ""
     return result("violated", f"{g.name}{only} ({view.describe()}): {v.message}", stats,
                   counterexample=path, trace_length=len(trace["steps"]), trace=trace, cause=v.cause,
-                  unsaved=unsaved)
+                  unsaved=unsaved, kept=kept)
