@@ -15,7 +15,7 @@ from deployspec import junit as junit_xml
 from deployspec import traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
-from deployspec.text import printable_line
+from deployspec.text import escaped, printable_line
 
 
 def cmd_check(args) -> int:
@@ -235,7 +235,7 @@ def trace_text(r) -> str:
 
     if r.counterexample:  # and how to replay it, as contract says
         saved = (f"{traces.saved_line(r)}\nreplay: {handing_in(r.variant)}"
-                 f"deployspec replay {shlex.quote(r.counterexample)}")
+                 f"deployspec replay {escaped(shlex.quote(r.counterexample))}")
     else:
         saved = f"not saved: {r.unsaved}" if r.unsaved else ""
     return render(r.trace) + (f"\n{saved}" if saved else "")
@@ -282,8 +282,6 @@ def cmd_show(args) -> int:
     else:
         text = render(trace) + "\n" + _divergence(trace)
     if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
-        from deployspec.text import escaped
-
         text = escaped(text, keep="\n")
     if args.out is not None:
         _write_output(args.out, text, args.file)

@@ -92,6 +92,11 @@ def covers(bounds: dict, config: dict) -> bool:
     return True
 
 
+def verdict_word(verdict: str) -> str:
+    """A verdict as tables, notes and reports write it: a violation in capitals."""
+    return "VIOLATED" if verdict == "violated" else verdict
+
+
 def shown_verdict(verdicts: set[str]) -> str:
     """The verdict a matrix cell shows of its searches' (``PRECEDENCE``); "-": none."""
     return next((x for x in PRECEDENCE if x in verdicts), min(verdicts, default="-"))

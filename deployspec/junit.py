@@ -236,7 +236,7 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     from deployspec.models import get_model
 
     verdict = declarations.shown_verdict({r.verdict for r in rs})
-    shown = "VIOLATED" if verdict == "violated" else verdict
+    shown = declarations.verdict_word(verdict)
     details = "\n\n".join(_search_text(r, results) for r in rs)
     case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, details=details,
                 seconds=sum(r.stats.get("seconds") or 0.0 for r in rs))
@@ -268,8 +268,9 @@ def _search_text(r, results) -> str:
     """One search's part of a case: engine, verdict, what it says, and the trace of
     a violation (the shortest of its cause, as the terminal report shows)."""
     from deployspec.commands import shortest_of_its_cause, trace_text
+    from deployspec.declarations import verdict_word
 
-    shown = "VIOLATED" if r.verdict == "violated" else r.verdict
+    shown = verdict_word(r.verdict)
     head = f"{r.engine}: {shown}" + (f" (cause: {r.cause})" if r.cause else "")
     if r.message and not r.cause and r.message.startswith(shown):  # "holds for all …": said once
         head = f"{r.engine}: {r.message}"

@@ -169,6 +169,15 @@ class Model:
         return json.loads(text)
 
 
+def bound_words(bounds) -> list[str]:
+    """``(name, value)`` pairs (or a dict) as the ``--bound NAME=VALUE`` words a command
+    printed for a shell takes back (VALUE as compact JSON)."""
+    import json
+
+    pairs = bounds.items() if isinstance(bounds, dict) else bounds
+    return [w for name, value in pairs for w in ("--bound", f"{name}={json.dumps(value, separators=(',', ':'))}")]
+
+
 def bounds_given(pairs: list[tuple[str, Any]] | None) -> dict[str, Any] | None:
     """``--bound NAME=VALUE`` options as a dict (None: none given); one name given twice
     with different values is a usage error, not the last one silently winning."""

@@ -6,7 +6,7 @@ import os
 import shlex
 
 from deployspec.engines.result import Result
-from deployspec.models import get_model, model_names
+from deployspec.models import bound_words, get_model, model_names
 from deployspec.text import printable_line
 from deployspec.variant_plugins import ENV, source_of
 
@@ -66,12 +66,12 @@ def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) 
         INCONCLUSIVE,
         beyond,
         cell_agrees,
-        disagreement,
         shown_verdict,
+        verdict_word,
     )
 
     verdict = shown_verdict({r.verdict for r in rs})
-    cell = _word(verdict)
+    cell = verdict_word(verdict)
     for r in rs:  # every engine's error, whichever verdict the cell shows
         if r.verdict == "error":
             said.errors.setdefault(r.message or "no message", []).append(f"{v} · {p} ({r.engine})")
@@ -90,19 +90,22 @@ def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) 
         said.notes.append(f"+ {v} violates {p} beyond the default search: {where}")
     if declared and judged and not cell_agrees(model.name, v, p, rs):
         cell += " !"
-        failed = sorted({r.engine for r in rs if r.verdict == "error"})
-        why = ("ended in error (below), judging nothing" if verdict == "error"
-               else f"but {', '.join(failed)} ended in error (below)" if failed
-               else disagreement(model, v, p, [r.stats for r in gave]))
-        said.notes.append(f"! {v} · {p}: {_word(verdict)} ({', '.join(sorted({r.engine for r in gave}))}), "
-                          f"{why}; a close look: {handing_in(v)}deployspec check --model {model.name} "
-                          f"--variant {v} --property {p}")
+        said.notes.append(_mismatch(model, v, p, verdict, rs))
     return cell
 
 
-def _word(verdict: str) -> str:
-    """A verdict as a table shows it: a violation in capitals."""
-    return "VIOLATED" if verdict == "violated" else verdict
+def _mismatch(model, v: str, p: str, verdict: str, rs: list[Result]) -> str:
+    """The note under a cell marked ``!``: what it shows, by which engines, how that
+    differs from the declaration (or that an engine ended in error), and the close look."""
+    from deployspec.declarations import disagreement, verdict_word
+
+    gave = [r for r in rs if r.verdict == verdict]
+    failed = sorted({r.engine for r in rs if r.verdict == "error"})
+    why = ("ended in error (below), judging nothing" if verdict == "error"
+           else f"but {', '.join(failed)} ended in error (below)" if failed
+           else disagreement(model, v, p, [r.stats for r in gave]))
+    return (f"! {v} · {p}: {verdict_word(verdict)} ({', '.join(sorted({r.engine for r in gave}))}), {why}; "
+            f"a close look: {handing_in(v)}deployspec check --model {model.name} --variant {v} --property {p}")
 
 
 def finishing(model, variant: str, prop: str, stats: dict) -> str:
@@ -111,7 +114,6 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     stopped it lifted: no ``max_depth``, a ``--budget`` of twice the time it ran (at
     least the default). The memory budget no option lifts (more workers share it): said
     so instead."""
-    import json
     import math
 
     from deployspec.check import DEFAULT_BUDGET, configure
@@ -127,8 +129,7 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
                 "--bound options finish sooner")
     budget = max(DEFAULT_BUDGET["explore"], math.ceil(2 * stats.get("seconds", 0)))
     words = ["--engine", "explore", "--property", prop]
-    words += [w for k, value in given.items()
-              for w in ("--bound", f"{k}={json.dumps(value, separators=(',', ':'))}")]
+    words += bound_words(given)
     words += ["--workers", str(workers)] if workers > 1 else []
     words += ["--budget", f"{budget:g}"]
     return (f"{handing_in(variant)}deployspec check --model {model.name} --variant {shlex.quote(variant)} "

@@ -17,7 +17,7 @@ import time
 from deployspec import traces
 from deployspec.adapter import ImplementationError, StopServing
 from deployspec.interruption import sigterm_interrupts
-from deployspec.models import UsageError, bounds_given, find_variant, get_model
+from deployspec.models import UsageError, bound_words, bounds_given, find_variant, get_model
 from deployspec.text import printable_line
 from deployspec.user_code import lent_streams
 
@@ -242,8 +242,7 @@ def rerun_command(args, target) -> str:
     argv += [w for name in args.property or () for w in ("--property", name)]
     argv += ["--examples", str(args.examples)] if args.examples is not None else ["--budget", _exact(args.budget)]
     argv += ["--seed", str(args.seed)]
-    argv += [w for name, value in args.bound or ()
-             for w in ("--bound", f"{name}={json.dumps(value, separators=(',', ':'))}")]
+    argv += bound_words(args.bound or ())
     argv += ["--timeout", _exact(args.timeout)] if args.timeout != DEFAULT_TIMEOUT else []
     argv += ["--name", target.name] if target.name != "implementation" else []
     return shlex.join(argv)
@@ -274,7 +273,9 @@ def config_text(config) -> str:
 
 def summary(run) -> str:
     # found by the sweep of the initial state, before any example: no search, so no steps of one
-    rows = [(r.property, "VIOLATED" if r.verdict == "violated" else r.verdict + (" ?" if r.stats.get("vacuous") else ""),
+    from deployspec.declarations import verdict_word
+
+    rows = [(r.property, verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""),
              *(("first step", "", "") if r.stats.get("found_by") == "sweep" else
                (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
                 str(r.stats.get("steps_per_second", "")))))
