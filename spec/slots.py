@@ -13,6 +13,7 @@ from .core import Observation, Step, state_property, trace_property
 
 MODEL = "slots"
 SLOTS = ("production", "staging")
+CRASH_LOOP = "crash_loop"  # an instance whose container fails to start (retried)
 
 
 def resolve(registry: dict, image: dict | None) -> int | None:
@@ -121,6 +122,32 @@ def push_does_not_touch_production(memory, step: Step):
     return memory, None
 
 
+@trace_property(MODEL, initial=None)
+def swap_keeps_production_serving(memory, step: Step):
+    """A swap puts in production only containers that started, and a swap that does not
+    complete leaves production as it was.
+
+    App Service's swap ("Set up staging environments", What happens during a swap, step 2):
+    staging's instances restart with production's settings, and if any fails to start,
+    the swap reverts staging and stops; production serves throughout. A pipeline or
+    controller that swaps without that wait promotes a build that cannot start, which no
+    other property objects to: what a swap promotes is a release.
+    """
+    if step.action["type"] != "swap":
+        return memory, None
+    was, now = step.before["slots"]["production"], step.after["slots"]["production"]
+    if _swapped(step):
+        failing = [i for i in now["instances"] if i["status"] == CRASH_LOOP]
+        if failing:
+            return memory, (f"swap at step {step.index} promoted containers that fail to start: production "
+                            f"(site {now['site']}) runs {_containers(now)}; App Service stops a swap whose "
+                            f"staging instances do not start")
+    elif was["instances"] != now["instances"]:
+        return memory, (f"swap at step {step.index} did not complete but changed production (site "
+                        f"{now['site']}) from {_containers(was)} to {_containers(now)}")
+    return memory, None
+
+
 def _containers(slot: dict, most: int = 8) -> str:
     """A slot's instances, each as its digest and status, or its status alone when it pulled
     nothing: ``[d0 running, d0 crash_loop, empty]``; past ``most``, how many more (an
@@ -176,6 +203,7 @@ PROPERTIES = (
     production_runs_only_released_images,
     rollback_restores_previous,
     push_does_not_touch_production,
+    swap_keeps_production_serving,
     slot_runs_one_version,
     no_latent_drift,
 )

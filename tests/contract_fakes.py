@@ -46,6 +46,7 @@ from fakes_nonconforming import (
     scales_while_deploying,
     starts_with_a_droplet,
     starts_with_one_instance,
+    swaps_without_waiting,
 )
 from fakes_probed import factory_named, ignores_failed_steps
 from fakes_protocol import serve_then_misbehave
@@ -61,7 +62,7 @@ __all__ = [
     "factory_exits", "fickle", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody", "nan_observation",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
     "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",
-    "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "unprintable", "wanders",
+    "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "swaps_without_waiting", "unprintable", "wanders",
 ]
 
 
@@ -79,7 +80,8 @@ def main(argv: list[str]) -> int:
     ``python contract_fakes.py --serve NAME``: the factory NAME behind the protocol."""
     if argv[0] == "--serve":  # a factory above, behind the protocol
         factory = getattr(sys.modules[__name__], argv[1])  # also the ones __getattr__ makes
-        return serve(factory(), "slots" if argv[1].startswith("slots_") else "capi")
+        impl = factory()
+        return serve(impl, getattr(getattr(impl, "model", None), "name", "capi"))  # the model it implements
     return serve_then_misbehave(argv)
 
 

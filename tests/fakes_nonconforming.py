@@ -1,4 +1,4 @@
-"""Implementations that work but differ from capi-safe in one way (the conformance check, --reference capi-safe)."""
+"""Implementations that work but differ from capi-safe (or slots-pipeline-immutable) in one way (the conformance check, --reference)."""
 
 # Each differs from capi-safe in one way only (tests/test_contract_conformance.py);
 # `python contract_fakes.py --serve NAME` puts the factory NAME behind the protocol.
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import attrs
 from deployspec.reference.capi import rules
+from deployspec.reference.slots import platform
+from deployspec.reference.slots.state import STAGING
 
 from deployspec.contract.examples import ReferenceImplementation
 
@@ -122,3 +124,22 @@ class StartsWithADroplet(ReferenceImplementation):
 
 def starts_with_a_droplet():
     return StartsWithADroplet("capi", "capi-safe")
+
+
+class SwapsWithoutWaiting(ReferenceImplementation):
+    """slots-pipeline-immutable, except that its swap does not wait for staging's restart
+    (App Service's step 2): staging restarts with production's settings and the names trade
+    at once, so a build that fails to start is promoted. Every other action is the reference's."""
+
+    def perform(self, action):
+        if action["type"] != "swap":
+            return super().perform(action)
+        state = self.state
+        staging = platform.restart_site(state, state.site(STAGING))
+        state = state.with_site(STAGING, staging)
+        self.state = attrs.evolve(state, production=1 - state.production, last_swap="completed")
+        return None
+
+
+def swaps_without_waiting():
+    return SwapsWithoutWaiting("slots", "slots-pipeline-immutable")

@@ -28,6 +28,8 @@ import pytest
 
 from deployspec import traces
 from deployspec.cli import main
+from deployspec.contract.conformance import _message, differences
+from deployspec.models import get_model
 
 FAKES = Path(__file__).with_name("contract_fakes.py")
 REFUSED = "Cannot scale this process while a deployment is in flight."
@@ -173,3 +175,46 @@ def test_a_conformance_trace_replayed_on_a_variant_names_that_variant_not_the_im
         changed = {**initial, "droplets": [{"id": 0, "healthy": True}]}
         _, message = prop.advance(prop.initial, Step(0, tick, "user", "no app", changed, changed))
         assert message == f"the initial observation differs from capi-safe: droplets: capi-safe has 0 entries, {subject} 1"
+
+
+@pytest.mark.parametrize("how", ["--python", "--exec"])
+def test_a_swap_that_does_not_wait_for_staging_breaks_the_spec_not_only_conformance(capsys, tmp_path,
+                                                                                     beside_the_fakes, how):
+    """Promoting a build that fails to start is a release, so the release properties hold; the
+    swap's own property (App Service's step 2) breaks at the spec level, no --reference needed,
+    and the shrunk trace is the shortest there is: an unhealthy push, staging set, the swap."""
+    impl = target(how, "swaps_without_waiting")
+    status, out = run(capsys, "contract", *impl, "--model", "slots", "--examples", 30, "--seed", 0,
+                      "--out", tmp_path)
+    assert status == 1, out
+    verdicts = {line.split()[0]: line.split()[1] for line in out.splitlines()
+                if line.split() and line.split()[0] in {p.name for p in get_model("slots").properties}}
+    assert verdicts == {"production_runs_only_released_images": "holds", "rollback_restores_previous": "holds",
+                        "push_does_not_touch_production": "holds", "swap_keeps_production_serving": "VIOLATED",
+                        "slot_runs_one_version": "holds", "no_latent_drift": "holds"}
+    (path,) = tmp_path.glob("implementation--swap_keeps_production_serving--*.json")
+    trace = traces.load(path)
+    assert [s["action"] for s in trace["steps"]] == [
+        {"type": "push", "healthy": False}, {"type": "set_image", "slot": "staging"}, {"type": "swap"}]
+    # the reference stops that swap: the trace does not reproduce on any shipped design
+    status, out = run(capsys, "replay", path, "--variant", "slots-pipeline-immutable")
+    assert status == 0 and "does not reproduce" in out
+
+
+def test_a_divergence_message_counts_the_other_differences():
+    """C3: the first difference, and how many more."""
+    assert _message("after step 2 the observation", "capi-safe", ["a: x", "b: y", "c: z"]) == \
+        "after step 2 the observation differs from capi-safe: a: x (and 2 more difference(s))"
+    assert _message("w", "v", ["a: x"]) == "w differs from v: a: x"
+
+
+def test_equal_values_of_another_type_are_a_difference():
+    """C4: 1 and True (or 1.0) compare equal in Python, but not as observations."""
+    assert differences({"n": 1}, {"n": True}, "ref") == ["n: ref 1, implementation true"]
+    assert differences([1], [1.0], "ref") == ["[0]: ref 1, implementation 1.0"]
+
+
+def test_a_long_value_in_a_difference_is_clipped():
+    """C9: a long value (a whole list of processes) is cut to 60 characters, '...' included."""
+    (line,) = differences({"p": "x" * 100}, {"p": "y"}, "ref")
+    assert line == "p: ref " + ('"' + "x" * 56) + "..., implementation \"y\""

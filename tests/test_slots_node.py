@@ -76,10 +76,11 @@ def test_the_immutable_mode_holds_every_property(capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     verdicts = {line.split()[0]: line.split()[1] for line in out.splitlines()
-                if line.startswith(("conforms_to_", "production_", "rollback_", "push_", "slot_", "no_"))}
+                if line.startswith(("conforms_to_", "production_", "rollback_", "push_", "swap_", "slot_", "no_"))}
     assert verdicts == dict.fromkeys(["conforms_to_slots-pipeline-immutable", "production_runs_only_released_images",
                                       "rollback_restores_previous", "push_does_not_touch_production",
-                                      "slot_runs_one_version", "no_latent_drift"], "holds"), out
+                                      "swap_keeps_production_serving", "slot_runs_one_version", "no_latent_drift"],
+                                     "holds"), out
 
 
 def test_every_shipped_slots_finding_replays_on_the_example_from_its_own_start(capsys):

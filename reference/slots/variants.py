@@ -49,7 +49,9 @@ from .state import (
 )
 from .swap import swap
 
-ALL_PROPERTIES = frozenset(
+#: what a mutable tag breaks: every property but ``swap_keeps_production_serving``, which
+#: App Service's own swap keeps in every design (it stops a swap whose staging fails to start)
+MUTABLE_TAG_BREAKS = frozenset(
     {
         "production_runs_only_released_images",
         "rollback_restores_previous",
@@ -164,7 +166,7 @@ SLOTS_WEBHOOK_TAG = SlotsVariant(
         "null_resource.acr_webhook_creation: az acr webhook create without --scope, --uri "
         "from show-cd-url without --slot)"
     ),
-    declares=ALL_PROPERTIES,
+    declares=MUTABLE_TAG_BREAKS,
     reference=mutable_tag,
     terraform_webhook=True,
     doc=(
@@ -190,7 +192,7 @@ SLOTS_WEBHOOK_STAGING_TAG = attrs.evolve(
         "and Production: creating the release tag in ACR 'triggers the webhook deployment to the "
         "staging app service slot', tests, a gate, then a swap; rollback by swapping back"
     ),
-    declares=ALL_PROPERTIES - {"push_does_not_touch_production"},
+    declares=MUTABLE_TAG_BREAKS - {"push_does_not_touch_production"},
     terraform_webhook=False,
     doc=(
         "As designed, not as coded (slots-webhook-tag): the webhook posts to the staging slot's "
@@ -212,7 +214,7 @@ SLOTS_PIPELINE_TAG = attrs.evolve(
         "DOCKER_ENABLE_CI and the webhook, adds ignore_changes on linux_fx_version; the SR "
         "template (appdev.tf) still passes image = <name>:release to both slots"
     ),
-    declares=ALL_PROPERTIES - {"push_does_not_touch_production"},
+    declares=MUTABLE_TAG_BREAKS - {"push_does_not_touch_production"},
     terraform_webhook=False,
     config={},
     doc=(
