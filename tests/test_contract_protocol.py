@@ -260,3 +260,11 @@ def test_the_action_schema_says_which_fields_are_sent_only_when_set(name):
         assert "always sends every field" not in schema["description"]
     docs = (ROOT / "docs/protocol.md").read_text()
     assert "the harness always sends every\nfield." not in docs
+
+
+def test_only_an_error_reply_may_carry_a_null_id():
+    """P2: an observation with id null answers no request: refused, naming the id."""
+    request = {"id": 3, "type": "observe"}
+    line = json.dumps({"id": None, "type": "observation", "observation": {}}).encode()
+    with pytest.raises(ImplementationError, match="carries id None, but the request.s id is 3"):
+        protocol.parse_reply(line, request)

@@ -216,3 +216,15 @@ def test_a_report_that_is_the_file_stdout_goes_to_is_refused_beside_json(tmp_pat
         os.dup2(saved, 1)
         os.close(saved)
         os.close(fd)
+
+
+def test_replay_files_after_a_fault_are_skipped_for_the_fault_not_an_interruption():
+    """J18: a file left unreplayed by a fault says so; only an interrupted run says it was interrupted."""
+    t = {"model": "capi", "property": "app_stays_available"}
+    verdicts = [("a.json", 3, "a.json: the implementation crashed", 0.5)]
+    loaded = [("a.json", t), ("b.json", t)]
+    (suite,) = junit.replay_suites(verdicts, loaded, "python m:f")
+    assert [(c.name, c.outcome, c.message) for c in suite.cases][1] == \
+        ("b.json", junit.SKIPPED, "not replayed: the implementation failed first")
+    (suite,) = junit.replay_suites(verdicts[:0], loaded, "python m:f", interrupted=True)
+    assert suite.cases[0].message == f"not replayed: {junit.INTERRUPTED}"

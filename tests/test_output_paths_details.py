@@ -3,7 +3,9 @@ the output is told, and that an open log named by its descriptor keeps what it h
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,36 @@ def test_an_out_folder_is_made_with_its_parents(tmp_path):
     """``--out findings/2024/run-1`` in a fresh CI checkout: no folder of it exists yet."""
     writable_dir(str(tmp_path / "a" / "b" / "c"))
     assert (tmp_path / "a" / "b" / "c").is_dir()
+
+
+def test_an_out_folder_whose_name_merely_begins_with_the_reports_is_not_under_it(tmp_path):
+    """O2: ``--junit r.xml --out r.xml.d``: the folder shares the report's name as a
+    prefix, but is not under it (no separator after it): accepted, and made."""
+    report = tmp_path / "r.xml"
+    writable_dir(str(tmp_path / "r.xml.d"), report=report)
+    assert (tmp_path / "r.xml.d").is_dir()
+
+
+def test_a_report_in_the_out_folder_still_to_be_made_is_named_absolute(tmp_path, monkeypatch):
+    """O5: ``--out results --junit results/junit.xml`` in a fresh checkout: the path is
+    absolute, as any other output path is (a --python object may change folders)."""
+    monkeypatch.chdir(tmp_path)
+    path = output_path("results/junit.xml", "--junit", made="results")
+    assert path.is_absolute()
+    assert path == tmp_path / "results" / "junit.xml"
+
+
+def test_a_report_on_standard_output_is_flushed_at_once(monkeypatch):
+    """O10: ``--junit -``: the report is flushed when written (in order with what was said,
+    and not lost should the process end by os._exit, as a hung --python object's does)."""
+    class Recording(io.StringIO):
+        flushed_with = None
+
+        def flush(self):
+            Recording.flushed_with = self.getvalue()
+            super().flush()
+
+    out = Recording()
+    monkeypatch.setattr(sys, "stdout", out)
+    write_output(Path("/dev/stdout"), "<report/>\n", "--junit", "-")
+    assert Recording.flushed_with == "<report/>\n"

@@ -87,3 +87,16 @@ def test_a_bound_of_the_other_model_names_the_file(capsys):
 def test_check_and_contract_refuse_a_bound_given_twice_too(capsys, command):
     status, _, err = run(capsys, *command, "--bound", "max_instances=1", "--bound", "max_instances=2")
     assert (status, err) == (2, "deployspec: error: --bound max_instances: given twice (1 and 2)\n")
+
+
+def test_an_implementation_trace_without_a_reference_replays_on_a_variant(capsys, tmp_path):
+    """RC11: a trace a contract run found with the default reference (no --reference in its
+    extra.implementation) starts from the model's default: known, so --variant replays it."""
+    t = json.loads(SEED.read_text())
+    t["variant"] = "my-impl"
+    t["extra"] = {"implementation": {"kind": "python", "spec": "m:f"}}
+    f = tmp_path / "impl.json"
+    f.write_text(json.dumps(t))
+    status, out, err = run(capsys, "replay", str(f), "--variant", "capi-2022")
+    assert (status, err) == (1, ""), err
+    assert "reproduces on capi-2022" in out

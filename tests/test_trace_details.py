@@ -187,3 +187,37 @@ def test_shortening_keeps_what_the_trace_carried_under_extra():
     implementation = {"exec": "./impl", "name": "mine"}
     smaller = minimize(_toy_trace("k", "z", extra={"implementation": implementation}), _by_rule(lambda ls: "k" in ls))
     assert smaller["extra"] == {"implementation": implementation, "minimized_by_replay": True}
+
+
+def test_a_contract_trace_is_said_found_with_its_seed():
+    """T8: a contract run's seed draws its steps (as Hypothesis's does): said, so the run can be repeated."""
+    assert traces.found_by({"engine": "contract", "seed": 7}) == "engine contract, seed 7"
+    assert traces.found_by({"engine": "explore", "seed": 0}) == "engine explore"
+
+
+def test_unsaved_counts_the_others_not_saved():
+    """T11: three different reasons: the first said, and 2 more."""
+    rs = [SimpleNamespace(unsaved=w) for w in ("a", None, "b", "a", "c")]
+    assert traces.unsaved(rs) == "a (and 2 more not saved); the verdicts above stand"
+    assert traces.unsaved([SimpleNamespace(unsaved="a")]) == "a; the verdicts above stand"
+
+
+def test_of_several_schema_errors_the_one_first_by_path_is_said(tmp_path):
+    """T18: a trace wrong in steps/0 and in violation: the error said is the first by
+    path (steps/0/action), whatever order the validator finds them in."""
+    seed = Path(__file__).parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+    t = json.loads(seed.read_text())
+    t["steps"][0]["action"] = 5
+    t["violation"] = {"step": "x", "message": "m"}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(t))
+    with pytest.raises(UsageError, match=r"not a deployspec trace \(steps/0/action: "):
+        traces.load(bad)
+
+
+def test_as_given_names_the_folder_as_given_and_only_it():
+    """T21: ``--out .`` names a saved file plainly (as save does), and a folder whose
+    name merely begins with the real one's is left alone."""
+    assert traces.as_given("saved: /w/out/a.json", "/w/out", ".") == "saved: a.json"
+    assert traces.as_given("/w/out/a.json, not /w/out2/b.json", "/w/out", "res") == \
+        "res/a.json, not /w/out2/b.json"
