@@ -113,7 +113,8 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
     if lost:  # said after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
-    unjudged_line = (f"nothing was judged ({', '.join(engines)}: n/a); --engine hypothesis or explore judges "
+    said = ", ".join(sorted({r.verdict for r in results}))  # n/a, or unconfirmed (Z3's views not confirmed)
+    unjudged_line = (f"nothing was judged ({', '.join(engines)}: {said}); --engine hypothesis or explore judges "
                      "every property")
     if unjudged and not lost:
         sys.stdout.flush()

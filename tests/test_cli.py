@@ -390,6 +390,10 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
                          "--property", "cancel_restores_last_good", "--property", "capacity_within_bound")
     assert status == 1  # one judged (violated), one not: the verdict stands
     assert "capi-2022: n/a (z3) for capacity_within_bound: the selection rule does not bear on" in out
+    # a close look whose one cell is unconfirmed judged nothing either, and says so in its own word
+    status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-current", "--engine", "z3",
+                         "--property", "cancel_restores_last_good")
+    assert status == 2 and "nothing was judged (z3: unconfirmed);" in err, err
     status, out, err = run(capsys, "check", "--model", "slots", "--engine", "z3")  # the matrix too
     assert status == 2 and "every variant shows exactly" not in out and "nothing was judged" in err
     # nor does --json say the declarations were met: no cell contradicts them, none was judged
