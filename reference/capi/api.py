@@ -47,7 +47,7 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
         return Rejected("no app: push first")
     droplet = len(state.droplets)
     return CapiState(
-        App(droplet, state.app.started),
+        App.of(droplet, state.app.started),
         state.droplets + (action.healthy,),
         state.processes,
         state.deployments,
@@ -81,7 +81,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     if action.new_droplet is not None:  # staged for it, current from now on
         state = stage(state, Stage(action.new_droplet))
     elif action.revision is not None:  # the revision's droplet is current again
-        state = state.with_app(App(action.revision, state.app.started))
+        state = state.with_app(App.of(action.revision, state.app.started))
     droplet = state.app.droplet
     start = variant.starting_instances(state, action, owic)
     state, process = state.with_new_process(droplet=droplet, instances=start)
@@ -156,7 +156,7 @@ def cancel(variant: CapiVariant, state: CapiState) -> CapiState | Rejected:
         return Rejected("no active deployment to cancel")
     if d.state not in variant.cancelable_states:
         return Rejected(f"cannot cancel a {d.state} deployment")
-    state = state.with_app(App(d.previous_droplet, state.app.started))
+    state = state.with_app(App.of(d.previous_droplet, state.app.started))
     return state.with_deployment(d.moved_to(CANCELING, ACTIVE, CANCELING))
 
 

@@ -34,6 +34,17 @@ class InstanceSummary:
     unhealthy: int
 
 
+#: instances -> their summary (a frozen value): a few distinct tuples of instances
+#: make up every process a search meets, so each is counted once
+_SUMMARIES: dict[tuple[str, ...], InstanceSummary] = {}
+
+
 def summarise(process: Process) -> InstanceSummary:
     instances = process.instances
-    return InstanceSummary(instances.count(RUNNING), instances.count(STARTING), instances.count(CRASHED))
+    found = _SUMMARIES.get(instances)
+    if found is None:
+        if len(_SUMMARIES) >= 10_000:
+            _SUMMARIES.clear()
+        found = _SUMMARIES[instances] = InstanceSummary(
+            instances.count(RUNNING), instances.count(STARTING), instances.count(CRASHED))
+    return found

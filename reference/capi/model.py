@@ -152,6 +152,20 @@ def _fixed_actions(config: CapiConfig) -> dict[str, tuple]:
     }
 
 
+#: the last configuration asked for and its fixed actions (held, so the same object
+#: as long as it is here)
+_LAST_FIXED: list = [None, None]
+
+
+def _fixed_for(config: CapiConfig) -> dict[str, tuple]:
+    """``_fixed_actions(config)``, the last configuration's found by identity: a search
+    asks with one configuration for every state, and the lru_cache would hash it (a
+    dozen fields, in Python) each time."""
+    if _LAST_FIXED[0] is not config:
+        _LAST_FIXED[:] = config, _fixed_actions(config)
+    return _LAST_FIXED[1]
+
+
 _TICK = Tick()
 _CANCEL = Cancel()
 _CONTINUE = Continue()
@@ -207,7 +221,7 @@ def probe_actions(obs: dict, config: CapiConfig) -> list:
 def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     """The candidate actions; with ``probes`` a list, the probes are appended to it,
     each where the candidates leave it out (one decision for both)."""
-    fixed = _fixed_actions(config)
+    fixed = _fixed_for(config)
     if obs["app"] is None:
         if probes is not None:  # every design refuses all of these before the push
             probes.append(_TICK)

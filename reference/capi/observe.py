@@ -26,7 +26,29 @@ def observe(state: CapiState) -> dict[str, Any]:
     }
 
 
+#: id(deployment) -> (the deployment, its observation): states share their deployments
+#: (a step changes one at most; the writing helpers intern them), so each is observed
+#: once and each state gets a fresh copy (a new dict, a new ``canary_steps`` list: a
+#: property that changes its observation changes no other). The deployment is held,
+#: so its id is not reused while it is here; cleared past ``_SEEN_MAX`` entries.
+_SEEN: dict[int, tuple[Deployment, dict[str, Any]]] = {}
+_SEEN_MAX = 100_000
+
+
 def _deployment(d: Deployment) -> dict[str, Any]:
+    seen = _SEEN.get(id(d))
+    if seen is not None and seen[0] is d:
+        out = seen[1].copy()
+        out["canary_steps"] = list(d.canary_steps)
+        return out
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    out = _observed_deployment(d)
+    _SEEN[id(d)] = (d, out.copy())
+    return out
+
+
+def _observed_deployment(d: Deployment) -> dict[str, Any]:
     return {
         "id": d.id,
         "state": d.state,

@@ -41,6 +41,29 @@ ROLLING = "rolling"
 CANARY = "canary"
 
 
+#: the values the writing helpers build, each once (interned): capi-safe's default
+#: exploration meets 36 processes, 192 deployments and 2 apps in 47,892 states, and built
+#: 93,000, 30,000 and 29,000 of them; a step now finds the object (its hash cached,
+#: identity settling equality) instead of building and hashing another. Frozen values:
+#: sharing them is what every state already does with its parent's. Objects built by the
+#: constructors elsewhere (fixtures, designs of one's own) are equal to these, as before.
+#: Each table is cleared when it grows past ``INTERNED_MAX`` (a search over huge bounds).
+_INTERNED: dict[tuple, object] = {}
+#: (id of a process, n) -> (the process, ``scaled_to(n)``): the process is held, so its id
+#: is not reused while the entry is there
+_SCALED: dict[tuple[int, int], tuple] = {}
+INTERNED_MAX = 100_000
+
+
+def _interned(key: tuple, build):
+    found = _INTERNED.get(key)
+    if found is None:
+        if len(_INTERNED) >= INTERNED_MAX:
+            _INTERNED.clear()
+        found = _INTERNED[key] = build(*key[1:])
+    return found
+
+
 @attrs.frozen(cache_hash=True)
 class Process:
     """A web process: desired instances are ``len(instances)``, one status each.
@@ -61,6 +84,18 @@ class Process:
         return self.instances.count(status)
 
     def scaled_to(self, n: int) -> Process:
+        """This process with ``n`` instances (those past ``n`` dropped, new ones STARTING);
+        worked out once per process and count (``_SCALED``)."""
+        found = _SCALED.get((id(self), n))
+        if found is not None and found[0] is self:
+            return found[1]
+        if len(_SCALED) >= INTERNED_MAX:
+            _SCALED.clear()
+        out = self._scaled_to(n)
+        _SCALED[(id(self), n)] = (self, out)
+        return out
+
+    def _scaled_to(self, n: int) -> Process:
         have = len(self.instances)
         n = max(n, 0)
         if n <= have:
@@ -72,7 +107,7 @@ class Process:
         (the explorer's hot path: no ``attrs.evolve``, and a no-op stays a no-op)."""
         if instances == self.instances:
             return self
-        return Process(self.id, self.droplet, instances)
+        return _interned((Process, self.id, self.droplet, instances), Process)
 
 
 @attrs.frozen(cache_hash=True)
@@ -110,11 +145,11 @@ class Deployment:
         Built with the constructor: ``attrs.evolve`` costs more than the step."""
         if state == self.state and value == self.status_value and reason == self.status_reason:
             return self
-        return Deployment(
-            self.id, state, value, reason, self.deploying_process, self.droplet,
+        return _interned((
+            Deployment, self.id, state, value, reason, self.deploying_process, self.droplet,
             self.previous_droplet, self.owic, self.max_in_flight, self.strategy,
             self.canary_steps, self.canary_step, self.web_instances,
-        )
+        ), Deployment)
 
 
 @attrs.frozen(cache_hash=True)
@@ -123,6 +158,11 @@ class App:
 
     droplet: int
     started: bool = True
+
+    @staticmethod
+    def of(droplet: int, started: bool = True) -> App:
+        """``App(droplet, started)``, the same object each time (interned)."""
+        return _interned((App, droplet, started), App)
 
 
 @attrs.frozen(cache_hash=True)
@@ -186,7 +226,7 @@ class CapiState:
     # call): these are the explorer's hot path, and returning ``self`` for a no-op
     # makes a self-loop an identity the explorer recognises at once.
     def with_app(self, app: App) -> CapiState:
-        if app == self.app:
+        if app is self.app or app == self.app:
             return self
         return CapiState(app, self.droplets, self.processes, self.deployments, self.next_process_id, self.pending)
 
@@ -230,7 +270,7 @@ class CapiState:
         return CapiState(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
 
     def with_new_process(self, droplet: int, instances: int) -> tuple[CapiState, Process]:
-        p = Process(self.next_process_id, droplet, (STARTING,) * instances)
+        p = _interned((Process, self.next_process_id, droplet, (STARTING,) * instances), Process)
         state = CapiState(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1, self.pending)
         return state, p
 

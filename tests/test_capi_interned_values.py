@@ -1,0 +1,99 @@
+"""The capi model's writing helpers hand out one object per value (reference/capi/state.py,
+``_INTERNED``): the explorer's speed-up must change no state's equality, hash or
+observation, and a bounded table must not change what a step returns."""
+
+from __future__ import annotations
+
+import random
+
+import attrs
+from deployspec.reference.capi import state as capi_state
+from deployspec.reference.capi.observe import from_observation, observe
+from deployspec.reference.capi.state import CRASHED, RUNNING, STARTING, App, Process
+
+from deployspec.models import get_model
+
+CAPI = get_model("capi")
+
+
+def test_a_written_value_is_one_object_equal_to_what_the_constructor_builds():
+    p = Process(0, 1, (RUNNING,))
+    a, b = p.with_instances((RUNNING, STARTING)), Process(0, 1, (RUNNING,)).with_instances((RUNNING, STARTING))
+    built = Process(0, 1, (RUNNING, STARTING))
+    assert a is b
+    assert a == built and hash(a) == hash(built) and a is not built
+    assert App.of(2, False) is App.of(2, False) == App(2, False)
+
+
+def test_scaling_gives_what_it_gave_before_for_equal_processes_built_apart():
+    for instances in [(), (RUNNING,), (RUNNING, CRASHED, STARTING)]:
+        for n in range(5):
+            p, q = Process(3, 0, instances), Process(3, 0, instances)
+            expected = instances[:n] + (STARTING,) * max(0, n - len(instances))
+            assert p.scaled_to(n).instances == q.scaled_to(n).instances == expected
+            assert p.scaled_to(n) == Process(3, 0, expected)
+    assert Process(0, 0, (RUNNING,)).scaled_to(-1).instances == ()
+
+
+def _walk(variant_name: str, seed: int, steps: int = 40):
+    """A random walk of the reference: each state and its observation."""
+    variant = CAPI.variant(variant_name)
+    config = CAPI.default_config(variant)
+    rng = random.Random(seed)
+    state = CAPI.initial_state(config)
+    for _ in range(steps):
+        actions = CAPI.candidate_actions(observe(state), config)
+        after = variant.step(state, rng.choice(actions))
+        if after.__class__.__name__ != "Rejected":
+            state = after
+        yield state
+
+
+def test_states_built_from_interned_values_equal_states_built_from_scratch():
+    """Every state of random walks equals, hashes as and observes as the state its own
+    observation rebuilds through the constructors (nothing interned there; the updater's
+    memory, which no observation shows, carried over)."""
+    for name in ("capi-2022", "capi-current", "capi-safe"):
+        for seed in range(5):
+            for state in _walk(name, seed):
+                rebuilt = attrs.evolve(from_observation(observe(state)), pending=state.pending)
+                assert rebuilt == state and hash(rebuilt) == hash(state)
+                assert observe(rebuilt) == observe(state)
+
+
+def test_a_full_table_is_emptied_and_steps_still_return_equal_values(monkeypatch):
+    monkeypatch.setattr(capi_state, "INTERNED_MAX", 8)
+    monkeypatch.setattr(capi_state, "_INTERNED", {})
+    monkeypatch.setattr(capi_state, "_SCALED", {})
+    for seed in range(3):
+        for state in _walk("capi-safe", seed, steps=60):
+            assert attrs.evolve(from_observation(observe(state)), pending=state.pending) == state
+            assert len(capi_state._INTERNED) <= 8 and len(capi_state._SCALED) <= 8
+
+
+def test_interning_changes_no_step(monkeypatch):
+    """The same random walks with every value built afresh and every scaling worked out
+    again: state for state, the same states (a key missing a field would hand out
+    another process's or deployment's object here)."""
+    walks = {(name, seed): list(_walk(name, seed, steps=60))
+             for name in ("capi-2022", "capi-pr3084", "capi-current", "capi-safe") for seed in range(4)}
+    monkeypatch.setattr(capi_state, "_interned", lambda key, build: build(*key[1:]))
+    monkeypatch.setattr(Process, "scaled_to", Process._scaled_to)
+    for (name, seed), interned in walks.items():
+        fresh = list(_walk(name, seed, steps=60))
+        assert fresh == interned, (name, seed)
+        assert any(a is not b for a, b in zip(fresh, interned))
+
+
+def test_an_observation_shares_nothing_with_the_next_one_of_the_same_deployment():
+    """Deployments are observed once (observe._SEEN); a property that changes what it was
+    handed must change no other observation."""
+    state = list(_walk("capi-current", 0))[-1]
+    assert state.deployments, "the walk deployed nothing"
+    first = observe(state)
+    for d in first["deployments"]:
+        d["state"] = "MANGLED"
+        d["canary_steps"].append(99)
+    again = observe(state)
+    assert again == observe(from_observation(again))
+    assert all(d["state"] != "MANGLED" and 99 not in d["canary_steps"] for d in again["deployments"])
