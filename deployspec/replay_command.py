@@ -51,7 +51,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     """Replay each file in turn, each verdict said as it comes and kept in ``verdicts``;
     the worst status, 3 at the first implementation fault (the rest are not replayed)."""
     from deployspec import variant_plugins
-    from deployspec.contract import python_adapter
+    from deployspec.contract import timed_call
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
@@ -62,7 +62,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
-    lending = python_adapter.lending(conn is not None and conn.target.kind == "python")
+    lending = timed_call.lending(conn is not None and conn.target.kind == "python")
     # (a design of one's own runs in this process too: its rule may swallow the interruption)
     holdout = "the implementation" if conn is not None else "a design's rule"
     with lending as out, interruption.sigterm_interrupts(holdout=holdout):

@@ -98,7 +98,7 @@ def document_only() -> Iterator[None]:
                 ours.close()
             raise
         finally:
-            if sys.stdout is ours:  # (a --python run leaves its lender there: python_adapter.lending)
+            if sys.stdout is ours:  # (a --python run leaves its lender there: timed_call.lending)
                 sys.stdout = real
             os.dup2(document, 1)
             os.close(document)

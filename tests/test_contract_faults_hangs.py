@@ -152,7 +152,7 @@ def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
     """In pytest or a user's program (``interruption.OWN_PROCESS`` False), an overdue call that
     swallows the interruption is not met with ``os._exit``: that would end their process."""
     from deployspec import interruption
-    from deployspec.contract import python_adapter
+    from deployspec.contract import timed_call
 
     armed = []
 
@@ -160,12 +160,12 @@ def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
         try:
             time.sleep(1)
         except BaseException:  # noqa: BLE001 - swallowed, as the implementation under test does
-            armed.append(python_adapter._overdue_exit)
+            armed.append(timed_call._overdue_exit)
         return "returned"
 
-    assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    assert timed_call.call(swallows_once, what="perform()", timeout=0.05) == "returned"
     monkeypatch.setattr(interruption, "OWN_PROCESS", True)
-    assert python_adapter.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    assert timed_call.call(swallows_once, what="perform()", timeout=0.05) == "returned"
     not_own, own = armed
     assert not_own is None and own is not None
-    assert python_adapter._overdue_exit is None and own.finished.is_set()  # stood down when it returned
+    assert timed_call._overdue_exit is None and own.finished.is_set()  # stood down when it returned

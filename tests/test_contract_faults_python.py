@@ -285,7 +285,7 @@ def test_the_steps_before_a_fault_mark_the_refused_ones():
 
 
 def test_a_type_is_named_with_the_article_it_is_read_with():
-    from deployspec.contract.python_adapter import _a
+    from deployspec.contract.loading import _a
 
     assert [_a(n) for n in ("object", "list", "UUID", "int", "Exception", "UserDict")] == \
         ["an object", "a list", "a UUID", "an int", "an Exception", "a UserDict"]
@@ -339,12 +339,12 @@ def test_an_observation_larger_than_a_reply_may_be_is_a_fault_and_is_copied_with
     """Over --exec a reply over 8 MiB is a fault; in process one of millions of instances was
     accepted, its copy taking 14 s past --timeout 1."""
     from deployspec.adapter import ImplementationError
-    from deployspec.contract import protocol, python_adapter
+    from deployspec.contract import protocol, python_adapter, timed_call
     from deployspec.models import get_model
 
     model = get_model("capi")
     armed, copy = [], python_adapter._as_json
-    monkeypatch.setattr(python_adapter, "_as_json", lambda obs: armed.append(python_adapter._armed) or copy(obs))
+    monkeypatch.setattr(python_adapter, "_as_json", lambda obs: armed.append(timed_call._armed) or copy(obs))
     monkeypatch.setattr(protocol, "MAX_LINE", 1000)
     adapter = python_adapter.PythonAdapter(_Observes({"app": "x" * 2000}), model, timeout=5.0)
     with pytest.raises(ImplementationError) as caught:

@@ -87,10 +87,10 @@ def test_the_cli_s_options_are_named_as_the_plugin_s():
 
 def test_looking_a_factory_up_gives_sigalrm_back():
     """The import's timer is released: a user's own SIGALRM handler is theirs again."""
-    from deployspec.contract import python_adapter
+    from deployspec.contract import timed_call
 
     plugin._find_factory(SAFE)
-    assert signal.getsignal(signal.SIGALRM) is not python_adapter._overdue
+    assert signal.getsignal(signal.SIGALRM) is not timed_call._overdue
 
 
 def test_a_factory_not_found_when_opening_fails_the_test_in_the_plugin_s_words(monkeypatch):

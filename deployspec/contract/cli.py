@@ -117,7 +117,7 @@ MAX_EXAMPLES = 10_000_000
 
 def cmd_contract(args) -> int:
     from deployspec import junit, variant_plugins
-    from deployspec.contract import harness, python_adapter
+    from deployspec.contract import harness, timed_call
     from deployspec.outputs import writable_dir
     from deployspec.progress import Progress
 
@@ -149,7 +149,7 @@ def cmd_contract(args) -> int:
 
     # an object's own threads may print at any time: to stderr, as within its calls
     with junit.saved_if_interrupted(report, args.junit, "deployspec contract", so_far, started), \
-            python_adapter.lending(target.kind == "python") as out:
+            timed_call.lending(target.kind == "python") as out:
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
             try:
                 run = harness.run(model, target, reference=args.reference, properties=args.property,
@@ -343,10 +343,10 @@ def cmd_serve(args) -> int:
 
 def _served_object(spec: str):
     """The object ``--python`` names (a bad name is a usage error, as for ``contract``)."""
-    from deployspec.contract import python_adapter
+    from deployspec.contract import loading
 
     stop = (_Terminated,)  # SIGTERM while importing or making it is the end of serving, not its fault
-    return python_adapter.instantiate(python_adapter.load_factory(spec, passing=stop), spec, passing=stop)
+    return loading.instantiate(loading.load_factory(spec, passing=stop), spec, passing=stop)
 
 
 def _protocol_channel():

@@ -40,15 +40,10 @@ from deployspec.contract.guard import (
     ImplementationFault,
     guard_property,
 )
-from deployspec.contract.python_adapter import (
-    STARTUP_TIMEOUT,
-    PythonAdapter,
-    instantiate,
-    load_factory,
-    release_alarm,
-    split_spec,
-)
+from deployspec.contract.loading import STARTUP_TIMEOUT, instantiate, load_factory, split_spec
+from deployspec.contract.python_adapter import PythonAdapter
 from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
+from deployspec.contract.timed_call import release_alarm
 from deployspec.engines.result import Result
 from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError

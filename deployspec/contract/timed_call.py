@@ -1,0 +1,155 @@
+"""Calls into a Python object under test, timed and fenced: what the object raises
+(SystemExit too), prints or hangs on becomes an :class:`ImplementationError`.
+
+A hung call can be interrupted only in process, by SIGALRM: the handler is
+installed once and stays until :func:`release_alarm`; a call that swallows the
+interruption meets :mod:`deployspec.contract.last_resort`. What the object prints
+goes to stderr (:func:`lending` for a whole run): stdout is deployspec's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from deployspec.adapter import ImplementationError
+from deployspec.contract import last_resort
+from deployspec.user_code import ExitCalled, at_user_line, borrowed, exit_refused, lent_streams
+
+
+def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
+         passing: type[BaseException] | tuple = ()) -> Any:
+    """``fn(*args)`` on the implementation's behalf: anything it raises but
+    KeyboardInterrupt (and ``passing``), or outliving ``timeout`` seconds, is an
+    :class:`ImplementationError` saying so.
+
+    A hung call can only be interrupted in process, by SIGALRM: so the timeout
+    holds on POSIX, in the main thread, when nothing else has claimed SIGALRM
+    (pytest-timeout does), and not while the call is stuck in C code that never
+    returns to the interpreter. A call that swallows the interruption (a bare
+    ``except:``) and still has not returned ``GRACE`` seconds later ends the
+    process: one line on stderr, exit status 3 (:mod:`deployspec.contract.last_resort`).
+
+    What the call prints goes to stderr: stdout is deployspec's (``--json``).
+    """
+    global _armed, _calling
+    timed = timeout is not None and _take_alarm()
+    try:
+        # lent for the call (lending(): stdout for a run); os._exit refused, as a crash reads 0
+        with lent_streams(stdout=sys.stderr), exit_refused():
+            try:
+                if timed:
+                    _calling = f"{what} did not return within {timeout:g} s"
+                    _armed = True
+                    signal.setitimer(signal.ITIMER_REAL, timeout)
+                return fn(*args)
+            finally:  # disarmed before stdout is given back: no alarm can land in between
+                if timed:
+                    _armed = False  # an alarm handled until here is still caught below, a later one ignored
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    _stand_down()
+    except _Overdue:
+        raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
+    except KeyboardInterrupt:
+        raise
+    except passing:
+        raise
+    except ExitCalled as exc:
+        raise ImplementationError(f"{what} called os._exit({shown(exc.status)})") from None
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
+        raise ImplementationError(f"{what} raised {describe(exc)}{at_user_line(exc)}") from None
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` in one line, whatever the exception's ``__str__`` does."""
+    text = shown(exc, str)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
+    """``repr`` (or ``str``) of something the implementation made, as one short line;
+    it may not even print (a 5,000-digit int, a raising ``__repr__``)."""
+    try:
+        lines = how(value).strip().splitlines()
+    except Exception:  # noqa: BLE001
+        return f"(an unprintable {type(value).__name__})"
+    text = lines[0] if lines else ""
+    return text if len(text) <= n else text[:n] + "…"
+
+
+@contextlib.contextmanager
+def lending(active: bool = True):
+    """For a whole ``--python`` run: ``sys.stdout`` is the lender from here on, and
+    the real stdout is yielded for deployspec's own output (verdicts, ``--json``).
+
+    The object's threads may print at any time, even after the run, while the
+    report is printed or the exit handlers run: so in the deployspec program
+    the lender stays (stdout is deployspec's to the end); in pytest or a
+    user's program, their stdout is theirs again when the block ends."""
+    out = sys.stdout
+    if not active:
+        yield out
+        return
+    sys.stdout = borrowed(sys.stderr)
+    try:
+        yield out
+    except BaseException:
+        sys.stdout = out  # e.g. a closed pipe: what the caller does next is about the real stdout
+        raise
+    if not last_resort.own_process():
+        sys.stdout = out
+
+
+class _Overdue(BaseException):
+    """Raised by SIGALRM in a call that outlived its timeout (a BaseException, so
+    an implementation's ``except Exception`` does not swallow it)."""
+
+
+_armed = False
+_calling = ""
+_previous: Any = signal.SIG_DFL
+#: the last resort of the call being timed, once it is overdue
+_overdue_exit: threading.Timer | None = None
+
+
+def _overdue(signum, frame):
+    global _overdue_exit
+    if _armed:
+        if _overdue_exit is None and last_resort.own_process():
+            _overdue_exit = last_resort.last_resort(
+                f"implementation fault: {_calling}, and went on for {last_resort.GRACE:g} s more after "
+                f"being interrupted (does it catch every exception?)", 3)
+        raise _Overdue
+
+
+def _stand_down() -> None:
+    global _overdue_exit
+    if _overdue_exit is not None:
+        _overdue_exit.cancel()
+        _overdue_exit = None
+
+
+def _take_alarm() -> bool:
+    """Whether SIGALRM can time a call. The handler, once installed, stays until
+    :func:`release_alarm` (installing it per call would cost ~6 us, more than the
+    rest of a call's bookkeeping); it does nothing while no call is timed."""
+    global _previous
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGALRM)
+    if handler is _overdue:
+        return True
+    if handler not in (signal.SIG_DFL, signal.SIG_IGN):
+        return False  # someone else's (pytest-timeout): theirs to use
+    _previous = signal.signal(signal.SIGALRM, _overdue)
+    return True
+
+
+def release_alarm() -> None:
+    """Give SIGALRM back (when the implementation is closed)."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGALRM) is _overdue:
+        signal.signal(signal.SIGALRM, _previous)
