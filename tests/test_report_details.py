@@ -155,3 +155,32 @@ def test_the_command_that_finishes_a_proof_keeps_its_bounds_and_workers_and_lift
     assert _unfinished(stopped="memory", workers=2) == ("capi-safe · single_active_deployment: the memory "
                                                         "budget stopped it, which no option lifts: narrower "
                                                         "--bound options finish sooner")
+
+
+def test_an_error_note_over_more_than_two_cells_counts_the_rest():
+    rs = [R("capi-safe", p, "error", message="boom")
+          for p in ("app_stays_available", "deployment_converges", "single_active_deployment")]
+    (note,) = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
+    assert note == ("error in capi-safe · single_active_deployment (explore), capi-safe · app_stays_available "
+                    "(explore) and 1 more: boom")  # in the table's order
+
+
+def test_a_close_look_at_every_property_prints_no_property_options():
+    """The command to judge by the declarations names properties only when some were asked."""
+    from deployspec.models import get_model
+
+    every = [R("capi-safe", p.name, "holds") for p in get_model("capi").properties]
+    assert declared_by(every).endswith(": deployspec check --model capi")
+    assert declared_by(every[:1]).endswith(f": deployspec check --model capi --property {every[0].property}")
+
+
+def test_a_design_from_an_entry_point_needs_no_variable_in_a_printed_command(monkeypatch):
+    """Installed designs load in any shell: only a design the variable handed in carries it,
+    even when the variable is set for other designs."""
+    from deployspec import report
+
+    monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "otherdesigns")
+    monkeypatch.setattr(report, "source_of", lambda name: "entry point mine (mypkg.designs:VARIANTS)")
+    assert report.handing_in("mine") == ""
+    monkeypatch.setattr(report, "source_of", lambda name: "DEPLOYSPEC_VARIANTS module otherdesigns")
+    assert report.handing_in("mine") == "DEPLOYSPEC_VARIANTS=otherdesigns "
