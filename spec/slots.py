@@ -125,7 +125,7 @@ def push_does_not_touch_production(memory, step: Step):
 @trace_property(MODEL, initial=None)
 def swap_keeps_production_serving(memory, step: Step):
     """A swap puts in production only containers that started, and a swap that does not
-    complete leaves production as it was.
+    complete (production still routes to the same site) leaves production as it was.
 
     App Service's swap ("Set up staging environments", What happens during a swap, step 2):
     staging's instances restart with production's settings, and if any fails to start,
@@ -142,9 +142,11 @@ def swap_keeps_production_serving(memory, step: Step):
             return memory, (f"swap at step {step.index} promoted containers that fail to start: production "
                             f"(site {now['site']}) runs {_containers(now)}; App Service stops a swap whose "
                             f"staging instances do not start")
-    elif was["instances"] != now["instances"]:
-        return memory, (f"swap at step {step.index} did not complete but changed production (site "
-                        f"{now['site']}) from {_containers(was)} to {_containers(now)}")
+    elif was != now:
+        what = (f"instances from {_containers(was)} to {_containers(now)}" if was["instances"] != now["instances"]
+                else "image reference or settings")
+        return memory, (f"swap at step {step.index} left production on site {now['site']} but changed "
+                        f"its {what}")
     return memory, None
 
 

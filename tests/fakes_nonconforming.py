@@ -128,8 +128,10 @@ def starts_with_a_droplet():
 
 class SwapsWithoutWaiting(ReferenceImplementation):
     """slots-pipeline-immutable, except that its swap does not wait for staging's restart
-    (App Service's step 2): staging restarts with production's settings and the names trade
-    at once, so a build that fails to start is promoted. Every other action is the reference's."""
+    (App Service's step 2): staging restarts and the names trade at once, so a build that
+    fails to start is promoted. It also skips the sticky settings' exchange (steps 1 and 6)
+    and the former production's restart: the same observations while no setting is sticky
+    (``ci_sticky`` off, the default). Every other action is the reference's."""
 
     def perform(self, action):
         if action["type"] != "swap":

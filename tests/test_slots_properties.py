@@ -436,8 +436,12 @@ def test_an_aborted_swap_leaves_production_as_it_was_even_when_it_was_failing():
                (SWAP, world(down, slot("B", 0), tag=1, last_swap="aborted"))) is None
     v = run("swap_keeps_production_serving", world(slot("A", 0), slot("B", FAILING), tag=1),
             (SWAP, world(slot("A", FAILING), slot("B", FAILING), tag=1, last_swap="aborted")))
-    assert v.message == ("swap at step 0 did not complete but changed production (site A) from "
+    assert v.message == ("swap at step 0 left production on site A but changed its instances from "
                          "[d0 running] to [d1 crash_loop]")
+    # production's image reference changed, its containers not (yet): as it was means all of it
+    v = run("swap_keeps_production_serving", world(slot("A", 0), slot("B", 1), tag=1),
+            (SWAP, world(slot("A", 0, image={"digest": 1}), slot("B", 1), tag=1, last_swap="completed")))
+    assert v.message == "swap at step 0 left production on site A but changed its image reference or settings"
 
 
 def test_a_refused_swap_that_moved_production_is_judged_as_a_swap():
