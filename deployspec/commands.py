@@ -113,7 +113,8 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
     if lost:  # said after the verdicts it leaves standing
         sys.stdout.flush()
         print(f"deployspec: error: {lost}", file=sys.stderr)
-    said = ", ".join(sorted({r.verdict for r in results}))  # n/a, or unconfirmed (Z3's views not confirmed)
+    # n/a, or unconfirmed (Z3's views not confirmed)
+    said = ", ".join(sorted({r.verdict for r in results})) or "no results"
     unjudged_line = (f"nothing was judged ({', '.join(engines)}: {said}); --engine hypothesis or explore judges "
                      "every property")
     if unjudged and not lost:

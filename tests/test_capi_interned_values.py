@@ -4,9 +4,11 @@ observation, and a bounded table must not change what a step returns."""
 
 from __future__ import annotations
 
+import importlib
 import random
 
 import attrs
+from deployspec.reference.capi import instances as capi_instances
 from deployspec.reference.capi import state as capi_state
 from deployspec.reference.capi.observe import from_observation, observe
 from deployspec.reference.capi.state import CRASHED, RUNNING, STARTING, App, Process
@@ -14,6 +16,8 @@ from deployspec.reference.capi.state import CRASHED, RUNNING, STARTING, App, Pro
 from deployspec.models import get_model
 
 CAPI = get_model("capi")
+#: the module (the package exports its function ``observe`` under the same name)
+capi_observe = importlib.import_module("deployspec.reference.capi.observe")
 
 
 def test_a_written_value_is_one_object_equal_to_what_the_constructor_builds():
@@ -61,28 +65,39 @@ def test_states_built_from_interned_values_equal_states_built_from_scratch():
                 assert observe(rebuilt) == observe(state)
 
 
-def test_a_full_table_is_emptied_and_steps_still_return_equal_values(monkeypatch):
+def test_full_tables_are_emptied_and_steps_still_return_equal_values(monkeypatch):
     monkeypatch.setattr(capi_state, "INTERNED_MAX", 8)
     monkeypatch.setattr(capi_state, "_INTERNED", {})
     monkeypatch.setattr(capi_state, "_SCALED", {})
+    monkeypatch.setattr(capi_instances, "SUMMARIES_MAX", 2)
+    monkeypatch.setattr(capi_instances, "_SUMMARIES", {})
+    monkeypatch.setattr(capi_observe, "_SEEN_MAX", 2)
+    monkeypatch.setattr(capi_observe, "_SEEN", {})
     for seed in range(3):
         for state in _walk("capi-safe", seed, steps=60):
             assert attrs.evolve(from_observation(observe(state)), pending=state.pending) == state
             assert len(capi_state._INTERNED) <= 8 and len(capi_state._SCALED) <= 8
+            assert len(capi_instances._SUMMARIES) <= 2 and len(capi_observe._SEEN) <= 2
+            for p in state.processes:
+                assert capi_instances.summarise(p) == capi_instances.InstanceSummary(
+                    p.instances.count(RUNNING), p.instances.count(STARTING), p.instances.count(CRASHED))
 
 
 def test_interning_changes_no_step(monkeypatch):
     """The same random walks with every value built afresh and every scaling worked out
     again: state for state, the same states (a key missing a field would hand out
     another process's or deployment's object here)."""
-    walks = {(name, seed): list(_walk(name, seed, steps=60))
-             for name in ("capi-2022", "capi-pr3084", "capi-current", "capi-safe") for seed in range(4)}
+    names = ("capi-2022", "capi-pr3084", "capi-current", "capi-safe")
+    walks = {(name, seed): list(_walk(name, seed, steps=60)) for name in names for seed in range(4)}
     monkeypatch.setattr(capi_state, "_interned", lambda key, build: build(*key[1:]))
     monkeypatch.setattr(Process, "scaled_to", Process._scaled_to)
+    afresh = False
     for (name, seed), interned in walks.items():
         fresh = list(_walk(name, seed, steps=60))
         assert fresh == interned, (name, seed)
-        assert any(a is not b for a, b in zip(fresh, interned))
+        # the patches took: equal processes, other objects (states themselves are never interned)
+        afresh |= any(p is not q for a, b in zip(fresh, interned) for p, q in zip(a.processes, b.processes))
+    assert afresh
 
 
 def test_an_observation_shares_nothing_with_the_next_one_of_the_same_deployment():

@@ -37,13 +37,14 @@ class InstanceSummary:
 #: instances -> their summary (a frozen value): a few distinct tuples of instances
 #: make up every process a search meets, so each is counted once
 _SUMMARIES: dict[tuple[str, ...], InstanceSummary] = {}
+SUMMARIES_MAX = 10_000
 
 
 def summarise(process: Process) -> InstanceSummary:
     instances = process.instances
     found = _SUMMARIES.get(instances)
     if found is None:
-        if len(_SUMMARIES) >= 10_000:
+        if len(_SUMMARIES) >= SUMMARIES_MAX:
             _SUMMARIES.clear()
         found = _SUMMARIES[instances] = InstanceSummary(
             instances.count(RUNNING), instances.count(STARTING), instances.count(CRASHED))

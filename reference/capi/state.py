@@ -47,12 +47,14 @@ CANARY = "canary"
 #: identity settling equality) instead of building and hashing another. Frozen values:
 #: sharing them is what every state already does with its parent's. Objects built by the
 #: constructors elsewhere (fixtures, designs of one's own) are equal to these, as before.
-#: Each table is cleared when it grows past ``INTERNED_MAX`` (a search over huge bounds).
+#: Keys compare as Python compares (``1 == True == 1.0``), so the helpers take each field
+#: in its own type (ints, strings, a bool for ``App.started``), as the model's rules pass
+#: them. Each table is cleared when it grows past ``INTERNED_MAX`` (a search over huge bounds).
 _INTERNED: dict[tuple, object] = {}
 #: (id of a process, n) -> (the process, ``scaled_to(n)``): the process is held, so its id
 #: is not reused while the entry is there
 _SCALED: dict[tuple[int, int], tuple] = {}
-INTERNED_MAX = 100_000
+INTERNED_MAX = 50_000
 
 
 def _interned(key: tuple, build):
