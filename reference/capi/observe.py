@@ -28,9 +28,10 @@ def observe(state: CapiState) -> dict[str, Any]:
 
 #: id(deployment) -> (the deployment, its observation): states share their deployments
 #: (a step changes one at most; the writing helpers intern them), so each deployment
-#: object is observed once and each state gets a fresh copy (a new dict, a new ``canary_steps`` list: a
-#: property that changes its observation changes no other). The deployment is held,
-#: so its id is not reused while it is here; cleared past ``_SEEN_MAX`` entries.
+#: object is observed once and each state gets a fresh copy (a new dict, a new
+#: ``canary_steps`` list: a property that changes its observation changes no other).
+#: The deployment is held, so its id is not reused while it is here; cleared past
+#: ``_SEEN_MAX`` entries.
 _SEEN: dict[int, tuple[Deployment, dict[str, Any]]] = {}
 _SEEN_MAX = 10_000
 
