@@ -1,6 +1,5 @@
 import multiprocessing as mp
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -10,23 +9,6 @@ from deployspec.profiles import register
 from .designs_handed_in import DESIGNS
 
 register()
-
-
-def pytest_configure(config) -> None:
-    """Stop at once where the package's parts come from another checkout than these tests:
-    an editable install maps deployspec.spec, .reference and .stateful_tests to the folders
-    of the checkout it was made in, so the tests of a second clone would quietly judge the
-    first one's spec and models (a mutation-testing review was misled so)."""
-    import deployspec.reference
-    import deployspec.spec
-    import deployspec.stateful_tests
-
-    here = Path(__file__).resolve().parent.parent
-    for module in (deployspec.spec, deployspec.reference, deployspec.stateful_tests):
-        where = Path(module.__file__).resolve().parent
-        if here not in where.parents:
-            raise pytest.UsageError(f"{module.__name__} is imported from {where}, not from this checkout "
-                                    f"({here}): pip install -e . here, or run the tests of that checkout")
 
 
 # A suite started in the background (`pytest &` in a script) inherits SIGINT ignored, and
