@@ -1,7 +1,12 @@
-"""Hand-built slots observations, fed to one property at a time (test_slots_properties,
-test_spec_details): each is checked against ``slots.observation.schema.json``."""
+"""Slots observations fed to one property at a time (test_slots_properties,
+test_slots_swap_property, test_spec_details): hand-built ones, each checked against
+``slots.observation.schema.json``, and the reference's own (``verdict``)."""
 
+from deployspec.reference.slots.actions import Push, SetImage
+
+from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
+from deployspec.session import Session
 from deployspec.validation import validator as strict_validator
 
 from .helpers import feed
@@ -34,3 +39,21 @@ def run(prop, start, *steps):
     """Feed one property steps from the observation ``start``; each step is
     ``(action, after)`` or ``(action, after, refusal)``. The first violation or None."""
     return feed(SLOTS.property(prop), SCHEMA, start, steps, PLATFORM)
+
+
+#: foo built and released to production: the start of most reference runs
+DEPLOY_FOO = [Push(), SetImage("production")]
+
+
+def verdict(variant, prop, actions, settle=False):
+    """The first violation of ``prop`` when the reference ``variant`` performs ``actions``
+    (then settles, if asked), or None."""
+    v = SLOTS.variant(variant)
+    s = Session(SLOTS, ReferenceAdapter(SLOTS, v), (SLOTS.property(prop),), SLOTS.default_config(v))
+    for a in actions:
+        if s.perform(a) is not None:
+            break
+    else:
+        if settle:
+            s.settle()
+    return s.violation

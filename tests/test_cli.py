@@ -90,58 +90,6 @@ def test_an_unknown_bound_lists_the_known_ones(capsys):
     assert "unknown configuration field(s): max_deploys (known: max_instances, max_deployments," in err
 
 
-def test_an_incomplete_proof_says_how_to_finish_it():
-    from deployspec.engines.result import Result
-    from deployspec.report import matrix
-
-    cut = Result("capi", "capi-safe", "deployment_converges", "explore", "holds", stats={"complete": False})
-    text = matrix([cut], declared=False)
-    assert "holds*" in text
-    assert ("  deployspec check --model capi --variant capi-safe --engine explore "
-            "--property deployment_converges --budget 120") in text
-
-
-def test_an_error_cell_says_why_under_the_table_once_per_message():
-    """A killed --jobs process turned most cells into "error !" with the reason only in --json."""
-    from deployspec.engines.result import Result
-    from deployspec.report import matrix
-
-    lost = "a search process stopped without answering (killed: out of memory?)"
-    rs = [Result("capi", "capi-safe", p, "hypothesis", "error", message=lost)
-          for p in ("app_stays_available", "single_active_deployment", "deployment_converges")]
-    rs += [Result("capi", "capi-2022", "app_stays_available", "hypothesis", "error", message="boom"),
-           Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated"),
-           Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="hidden")]
-    notes = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
-    assert notes == [
-        "error in capi-safe · single_active_deployment (hypothesis), capi-safe · app_stays_available "
-        "(hypothesis) and 1 more: " + lost,
-        "error in capi-2022 · single_active_deployment (explore): hidden",
-        "error in capi-2022 · app_stays_available (hypothesis): boom",
-    ]  # an error beside a violation is said too: it makes the run a mismatch
-
-
-def test_a_violation_beside_an_engine_error_is_marked_as_the_exit_status_judges_it():
-    """A cell whose random search found the declared violation and whose exhaustive search
-    ended in error: check exits 1 (MISMATCH … marked !) and its JUnit case is an error, but
-    the matrix showed a clean VIOLATED with no ``!`` and no word of the error."""
-    from deployspec.declarations import matches_declarations
-    from deployspec.engines.result import Result
-    from deployspec.report import matrix
-
-    rs = [Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated"),
-          Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="out of memory")]
-    text = matrix(rs, declared=True)
-    row = next(ln for ln in text.splitlines() if ln.startswith("capi-2022"))
-    assert row.split()[1:] == ["VIOLATED", "!"]
-    assert not matches_declarations(rs)
-    assert ("! capi-2022 · single_active_deployment: VIOLATED (hypothesis), but explore ended in error "
-            "(below); a close look:") in text
-    assert "error in capi-2022 · single_active_deployment (explore): out of memory" in text
-    agreed = matrix(rs[:1], declared=True)  # the same violation alone agrees: no mark
-    assert "!" not in agreed and matches_declarations(rs[:1])
-
-
 def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--property",
                          "single_active_deployment", "--property", "cancel_restores_last_good",
@@ -428,20 +376,6 @@ def test_the_help_says_what_the_seed_is_and_its_default(capsys, command):
         main([command, "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--seed SEED seed of the random" in text and "(default 0)" in text
-
-
-def test_an_error_cell_is_said_to_judge_nothing_and_gets_no_plus():
-    """An error is no verdict on the declaration: its note says so (not "declared to hold"),
-    and the + of a violation beyond the default search belongs to judged cells only."""
-    from deployspec.engines.result import Result
-    from deployspec.report import matrix
-
-    rs = [Result("capi", "capi-pr3072", "deployment_converges", "hypothesis", "error", message="boom"),
-          Result("capi", "capi-pr3072", "deployment_converges", "z3", "n/a")]
-    text = matrix(rs, declared=True)
-    row = next(ln for ln in text.splitlines() if ln.startswith("capi-pr3072"))
-    assert row.split()[1:] == ["error", "!"]
-    assert "! capi-pr3072 · deployment_converges: error (hypothesis), ended in error (below), judging nothing" in text
 
 
 def test_z3_on_a_shipped_slots_design_names_what_it_encodes():

@@ -157,14 +157,6 @@ def test_the_command_that_finishes_a_proof_keeps_its_bounds_and_workers_and_lift
                                                         "--bound options finish sooner")
 
 
-def test_an_error_note_over_more_than_two_cells_counts_the_rest():
-    rs = [R("capi-safe", p, "error", message="boom")
-          for p in ("app_stays_available", "deployment_converges", "single_active_deployment")]
-    (note,) = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
-    assert note == ("error in capi-safe · single_active_deployment (explore), capi-safe · app_stays_available "
-                    "(explore) and 1 more: boom")  # in the table's order
-
-
 def test_a_close_look_at_every_property_prints_no_property_options():
     """The command to judge by the declarations names properties only when some were asked."""
     from deployspec.models import get_model
@@ -184,3 +176,57 @@ def test_a_design_from_an_entry_point_needs_no_variable_in_a_printed_command(mon
     assert report.handing_in("mine") == ""
     monkeypatch.setattr(report, "source_of", lambda name: "DEPLOYSPEC_VARIANTS module otherdesigns")
     assert report.handing_in("mine") == "DEPLOYSPEC_VARIANTS=otherdesigns "
+
+
+def test_an_incomplete_proof_says_how_to_finish_it():
+    cut = Result("capi", "capi-safe", "deployment_converges", "explore", "holds", stats={"complete": False})
+    text = matrix([cut], declared=False)
+    assert "holds*" in text
+    assert ("  deployspec check --model capi --variant capi-safe --engine explore "
+            "--property deployment_converges --budget 120") in text
+
+
+def test_an_error_cell_says_why_under_the_table_once_per_message():
+    """A killed --jobs process turned most cells into "error !" with the reason only in --json."""
+    lost = "a search process stopped without answering (killed: out of memory?)"
+    rs = [Result("capi", "capi-safe", p, "hypothesis", "error", message=lost)
+          for p in ("app_stays_available", "single_active_deployment", "deployment_converges")]
+    rs += [Result("capi", "capi-2022", "app_stays_available", "hypothesis", "error", message="boom"),
+           Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated"),
+           Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="hidden")]
+    notes = [ln for ln in matrix(rs, declared=True).splitlines() if ln.startswith("error in")]
+    assert notes == [
+        "error in capi-safe · single_active_deployment (hypothesis), capi-safe · app_stays_available "
+        "(hypothesis) and 1 more: " + lost,
+        "error in capi-2022 · single_active_deployment (explore): hidden",
+        "error in capi-2022 · app_stays_available (hypothesis): boom",
+    ]  # an error beside a violation is said too: it makes the run a mismatch
+
+
+def test_a_violation_beside_an_engine_error_is_marked_as_the_exit_status_judges_it():
+    """A cell whose random search found the declared violation and whose exhaustive search
+    ended in error: check exits 1 (MISMATCH … marked !) and its JUnit case is an error, but
+    the matrix showed a clean VIOLATED with no ``!`` and no word of the error."""
+    from deployspec.declarations import matches_declarations
+    rs = [Result("capi", "capi-2022", "single_active_deployment", "hypothesis", "violated"),
+          Result("capi", "capi-2022", "single_active_deployment", "explore", "error", message="out of memory")]
+    text = matrix(rs, declared=True)
+    row = next(ln for ln in text.splitlines() if ln.startswith("capi-2022"))
+    assert row.split()[1:] == ["VIOLATED", "!"]
+    assert not matches_declarations(rs)
+    assert ("! capi-2022 · single_active_deployment: VIOLATED (hypothesis), but explore ended in error "
+            "(below); a close look:") in text
+    assert "error in capi-2022 · single_active_deployment (explore): out of memory" in text
+    agreed = matrix(rs[:1], declared=True)  # the same violation alone agrees: no mark
+    assert "!" not in agreed and matches_declarations(rs[:1])
+
+
+def test_an_error_cell_is_said_to_judge_nothing_and_gets_no_plus():
+    """An error is no verdict on the declaration: its note says so (not "declared to hold"),
+    and the + of a violation beyond the default search belongs to judged cells only."""
+    rs = [Result("capi", "capi-pr3072", "deployment_converges", "hypothesis", "error", message="boom"),
+          Result("capi", "capi-pr3072", "deployment_converges", "z3", "n/a")]
+    text = matrix(rs, declared=True)
+    row = next(ln for ln in text.splitlines() if ln.startswith("capi-pr3072"))
+    assert row.split()[1:] == ["error", "!"]
+    assert "! capi-pr3072 · deployment_converges: error (hypothesis), ended in error (below), judging nothing" in text
