@@ -20,13 +20,7 @@ def record(
     ``settle`` is false) and return the trace; raises ValueError if the property
     holds (a scenario must show what it claims)."""
     session = Session(model, ReferenceAdapter(model, model.variant(variant)), (prop,), config)
-    for action in actions:
-        if session.perform(action) is not None:
-            break
-    else:
-        if settle:
-            session.settle()
-    if session.violation is None:
+    if session.play(actions, settle) is None:
         raise ValueError(f"{title}: {prop.name} holds on {variant}")
     trace = traces.build(
         model=model.name,

@@ -47,6 +47,17 @@ class Session:
             self.violation = v
         return v
 
+    def play(self, actions, settle: bool = True) -> Violation | None:
+        """Perform ``actions`` until one breaks a property; if none does, let the platform
+        settle (unless ``settle`` is false). The first violation, or None."""
+        for action in actions:
+            if self.perform(action) is not None:
+                break
+        else:
+            if settle:
+                self.settle()
+        return self.violation
+
     def settle(self) -> Violation | None:
         """Leave the platform alone: the updater ticks, instances start, until
         nothing changes or the configured bound is spent; then judge."""

@@ -49,11 +49,5 @@ def verdict(variant, prop, actions, settle=False):
     """The first violation of ``prop`` when the reference ``variant`` performs ``actions``
     (then settles, if asked), or None."""
     v = SLOTS.variant(variant)
-    s = Session(SLOTS, ReferenceAdapter(SLOTS, v), (SLOTS.property(prop),), SLOTS.default_config(v))
-    for a in actions:
-        if s.perform(a) is not None:
-            break
-    else:
-        if settle:
-            s.settle()
-    return s.violation
+    return Session(SLOTS, ReferenceAdapter(SLOTS, v), (SLOTS.property(prop),), SLOTS.default_config(v)).play(
+        actions, settle)

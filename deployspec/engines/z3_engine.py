@@ -219,11 +219,7 @@ def _breaks_from(model, variant, config, prop, state, tick: Tick) -> bool:
 
 def _replay(model, variant, config, prop, path, tick: Tick) -> Session:
     session = Session(model, ReferenceAdapter(model, variant), (prop,), config)
-    for action in path:
-        if session.perform(action) is not None:
-            return session
-    if session.perform(tick) is None:
-        session.settle()
+    session.play([*path, tick])
     return session
 
 
