@@ -131,46 +131,59 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
 def _print_check(args, results, status: int, ok: bool) -> None:
     """``check``'s report on stdout: JSON, a close look at some variants, or the matrix;
     ``ok``: every verdict as declared (matrix) or nothing violated (a close look)."""
-    from deployspec.report import declared_by, matrix
+    from deployspec.declarations import INCONCLUSIVE
+    from deployspec.report import matrix
 
     if args.json:
         print(json.dumps(_check_json(results, status, ok, judged=not args.variant), indent=1))
         return
-    if args.variant:
-        _print_statistics(results)
-        violated = [r for r in results if r.verdict == "violated"]
-        shown = [r for r in violated if shortest_of_its_cause(r, results)]
-        shown_ids = {id(r) for r in shown}
-        for r in results:
-            if id(r) in shown_ids:
-                print(trace_text(r))
-                print()
-            elif r.engine == "z3" and r.message and r.verdict not in ("n/a", "violated"):
-                print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")  # bounded proofs, unconfirmed
-        on_screen = {r.counterexample for r in shown}
-        hidden = list(dict.fromkeys(r.counterexample for r in violated
-                                    if r.counterexample and r.counterexample not in on_screen))
-        if hidden:
-            print(f"also saved (another trace, no shorter, of a violation shown above): {', '.join(hidden)}")
-        if shown and not args.out:
-            print("(use --out DIR to save the counterexamples)")
-        for r in results:
-            if "other_causes" in r.stats:
-                causes = sorted({o.cause for o in results if (o.variant, o.property) == (r.variant, r.property)
-                                 and o.cause})
-                print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
-                      f"({r.engine}): {r.stats['other_causes']}")
-        _print_unjudged(results)
-        print(matrix(results, declared=False))
-        print(declared_by(results))
-        return
     _print_statistics(results)
+    if args.variant:
+        _print_close_look(results, saving=bool(args.out))
+        return
     print(matrix(results, declared=True))
-    from deployspec.declarations import INCONCLUSIVE
-
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")
+
+
+def _print_close_look(results, *, saving: bool) -> None:
+    """A close look (``--variant``): the shortest trace of each cause of a violation,
+    what else was saved, the Z3 engine's proofs, every cause found, why cells were not
+    judged, then the matrix of what was looked at and what the variants declare."""
+    from deployspec.report import declared_by, matrix
+
+    violated = [r for r in results if r.verdict == "violated"]
+    shown = [r for r in violated if shortest_of_its_cause(r, results)]
+    shown_ids = {id(r) for r in shown}
+    for r in results:
+        if id(r) in shown_ids:
+            print(trace_text(r))
+            print()
+        elif r.engine == "z3" and r.message and r.verdict not in ("n/a", "violated"):
+            print(f"{r.variant} / {r.property} (z3): {r.verdict}: {r.message}")  # bounded proofs, unconfirmed
+    on_screen = {r.counterexample for r in shown}
+    hidden = list(dict.fromkeys(r.counterexample for r in violated
+                                if r.counterexample and r.counterexample not in on_screen))
+    if hidden:
+        print(f"also saved (another trace, no shorter, of a violation shown above): {', '.join(hidden)}")
+    if shown and not saving:
+        print("(use --out DIR to save the counterexamples)")
+    _print_causes(results)
+    _print_unjudged(results)
+    print(matrix(results, declared=False))
+    print(declared_by(results))
+
+
+def _print_causes(results) -> None:
+    """For each search that looked for more causes of a violation: those found (by any
+    engine) and what it says of any other."""
+    for r in results:
+        if "other_causes" in r.stats:
+            causes = sorted({o.cause for o in results if (o.variant, o.property) == (r.variant, r.property)
+                             and o.cause})
+            print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
+                  f"({r.engine}): {r.stats['other_causes']}")
 
 
 def _print_unjudged(results) -> None:

@@ -233,7 +233,6 @@ def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[
 
 def _check_case(model_name: str, variant: str, prop: str, rs, results, declared: bool) -> Case:
     from deployspec import declarations
-    from deployspec.models import get_model
 
     verdict = declarations.shown_verdict({r.verdict for r in rs})
     shown = declarations.verdict_word(verdict)
@@ -250,18 +249,28 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     if verdict in declarations.INCONCLUSIVE:  # judged by no engine: the cell agrees with anything
         return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     if declared:
-        engines = ", ".join(sorted({r.engine for r in rs if r.verdict == verdict}))
-        if declarations.cell_agrees(model_name, variant, prop, rs):
-            return attrs.evolve(case, message=f"{shown} ({engines}), as declared")
-        said = declarations.disagreement(get_model(model_name), variant, prop,
-                                  [r.stats for r in rs if r.verdict == verdict])
-        return attrs.evolve(case, outcome=FAILURE, message=f"{shown} ({engines}), {said}")
+        return _against_declaration(case, model_name, variant, rs, verdict)
     if violated:
         causes = sorted({r.cause for r in violated if r.cause})
         also = f" ({len(causes)} causes: {', '.join(causes)})" if len(causes) > 1 else ""
         lost = f"; not saved: {unsaved[0]}" if unsaved else ""  # (the violation is the news: a failure)
         return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}{lost}")
     return attrs.evolve(case, message=shown)
+
+
+def _against_declaration(case: Case, model_name: str, variant: str, rs, verdict: str) -> Case:
+    """A matrix cell's case: passed when its verdict is what the variant declares, failed
+    (with how it differs) when not, as the table marks ``!``."""
+    from deployspec import declarations
+    from deployspec.models import get_model
+
+    shown = declarations.verdict_word(verdict)
+    engines = ", ".join(sorted({r.engine for r in rs if r.verdict == verdict}))
+    if declarations.cell_agrees(model_name, variant, case.name, rs):
+        return attrs.evolve(case, message=f"{shown} ({engines}), as declared")
+    said = declarations.disagreement(get_model(model_name), variant, case.name,
+                                     [r.stats for r in rs if r.verdict == verdict])
+    return attrs.evolve(case, outcome=FAILURE, message=f"{shown} ({engines}), {said}")
 
 
 def _search_text(r, results) -> str:
@@ -293,8 +302,7 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
     """One suite, a case per planned check: failed if violated, an error where the
     implementation failed (crash, hang, garbage), skipped for the checks a fault
     (or an interruption) left unrun; as the exit status (1 violated, 3 a fault) says."""
-    from deployspec.contract import harness
-    from deployspec.contract.cli import config_text, violation_text
+    from deployspec.contract.cli import config_text
 
     target, fault = run.target, run.fault
     classname = f"deployspec.contract.{run.model}.{_part(target.name)}"
@@ -303,34 +311,42 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
     if fault is not None and fault.checking not in planned:  # at start, before any check
         cases.append(Case(classname, "start", ERROR, fault.line(), fault.with_history()))
     for name in planned:
-        rs = [r for r in run.results if r.property == name]
-        faulted = fault is not None and fault.checking == name
-        seconds = sum(r.stats.get("seconds") or 0.0 for r in rs)
-        if any(r.verdict == "violated" for r in rs):
-            r = next(r for r in rs if r.verdict == "violated")
-            text = violation_text(r, target, timeout)
-            if faulted:  # the violation stands; the fault that followed is said too
-                text += f"\nthen: {fault.with_history()}"
-            cases.append(Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds))
-            if faulted:  # and is an error of its own, as the text summary's FAULT row (exit 3)
-                cases.append(Case(classname, f"{name}: implementation fault", ERROR, fault.line(),
-                                  fault.with_history()))
-        elif faulted:
-            cases.append(Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds))
-        elif rs:
-            vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do:
-            # skipped, so a test view counts it apart (a stub refusing everything read all green)
-            said = f"holds ?: vacuous, {harness.not_taking_effect(vacuous)}" if vacuous else ""
-            cases.append(Case(classname, name, SKIPPED if vacuous else PASSED, said, _contract_stats(rs[0]),
-                              seconds))
-        elif interrupted and fault is None:
-            cases.append(Case(classname, name, SKIPPED, f"not run: {INTERRUPTED}"))
-        else:
-            where = f" ({fault.checking or 'at start'})" if fault is not None else ""
-            cases.append(Case(classname, name, SKIPPED, f"not run: the implementation failed first{where}"))
+        cases += _contract_cases(classname, name, [r for r in run.results if r.property == name],
+                                 fault, target, timeout, interrupted)
     properties = (("implementation", f"{target.kind} {target.spec}"), ("config", config_text(run.config)))
     properties += (("search", search),) if search else ()  # the command that runs it again
     return [Suite(f"contract {run.model} · {target.name}", tuple(cases), properties)]
+
+
+def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float,
+                    interrupted: bool) -> list[Case]:
+    """The case of one planned check (two when a fault followed its violation)."""
+    from deployspec.contract import harness
+    from deployspec.contract.cli import violation_text
+
+    faulted = fault is not None and fault.checking == name
+    seconds = sum(r.stats.get("seconds") or 0.0 for r in rs)
+    r = next((r for r in rs if r.verdict == "violated"), None)
+    if r is not None:
+        text = violation_text(r, target, timeout)
+        if not faulted:
+            return [Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds)]
+        # the violation stands, the fault that followed is said too, and is an error of its
+        # own, as the text summary's FAULT row (exit 3)
+        text += f"\nthen: {fault.with_history()}"
+        return [Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds),
+                Case(classname, f"{name}: implementation fault", ERROR, fault.line(), fault.with_history())]
+    if faulted:
+        return [Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds)]
+    if rs:
+        vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do:
+        # skipped, so a test view counts it apart (a stub refusing everything read all green)
+        said = f"holds ?: vacuous, {harness.not_taking_effect(vacuous)}" if vacuous else ""
+        return [Case(classname, name, SKIPPED if vacuous else PASSED, said, _contract_stats(rs[0]), seconds)]
+    if interrupted and fault is None:
+        return [Case(classname, name, SKIPPED, f"not run: {INTERRUPTED}")]
+    where = f" ({fault.checking or 'at start'})" if fault is not None else ""
+    return [Case(classname, name, SKIPPED, f"not run: the implementation failed first{where}")]
 
 
 def _contract_stats(r) -> str:

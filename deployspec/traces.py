@@ -222,27 +222,7 @@ def load(path: str | os.PathLike) -> dict:
     if not str(path):  # Path("") is ".", the current folder
         raise UsageError("an empty file name: name a trace file")
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_TRACE_BYTES + 1)
-        if len(raw) > MAX_TRACE_BYTES:
-            raise UsageError(f"{path}: over {MAX_TRACE_BYTES >> 20} MiB: not a trace file")
-        text = raw.decode("utf-8-sig")  # (a byte-order mark, as Windows editors write one, is not the trace)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a trace file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # (some of json's messages end in " at", the position following)
-        raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno})") from None
-    except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
-        from deployspec.contract.protocol import unreadable
-
-        raise UsageError(f"{path}: cannot be read: {unreadable(exc)}") from None
+    data = _parsed(path, _read_text(path))
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -251,6 +231,42 @@ def load(path: str | os.PathLike) -> dict:
     model = get_model(data["model"]) if data["model"] in _known_models() else None
     if model is None:
         raise UsageError(f"{path}: unknown model {quoted(data['model'])}")
+    _check_observations(path, model, data)
+    _check_by_model(path, model, data)
+    return data
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, at most ``MAX_TRACE_BYTES`` of UTF-8 (a byte-order mark, as
+    Windows editors write one, is not the trace)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
+        if len(raw) > MAX_TRACE_BYTES:
+            raise UsageError(f"{path}: over {MAX_TRACE_BYTES >> 20} MiB: not a trace file")
+        return raw.decode("utf-8-sig")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, not a trace file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {exc}") from None
+
+
+def _parsed(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        # (some of json's messages end in " at", the position following)
+        raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno})") from None
+    except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
+        from deployspec.contract.protocol import unreadable
+
+        raise UsageError(f"{path}: cannot be read: {unreadable(exc)}") from None
+
+
+def _check_observations(path: Path, model, data: dict) -> None:
+    """Each observation of the trace against the model's observation schema."""
     observations = _observation_validator(model.name)
     for where, obs in [("initial", data["initial"])] + [
             (f"steps/{i}/observation", step["observation"]) for i, step in enumerate(data["steps"])]:
@@ -259,6 +275,11 @@ def load(path: str | os.PathLike) -> dict:
             inner = "/".join(str(p) for p in error.absolute_path)
             raise UsageError(f"{path}: not a {model.name} observation at {where}"
                              f"{'/' + inner if inner else ''}: {validation.explained(error, 160)}")
+
+
+def _check_by_model(path: Path, model, data: dict) -> None:
+    """What the schema cannot say: actions the model knows, step numbers within the
+    trace, a configuration and a property of the model."""
     for i, step in enumerate(data["steps"]):
         try:
             model.action(step["action"])
@@ -278,7 +299,6 @@ def load(path: str | os.PathLike) -> dict:
         model.property(data["property"])
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    return data
 
 
 @lru_cache(maxsize=8)
