@@ -223,15 +223,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     each where the candidates leave it out (one decision for both)."""
     fixed = _fixed_for(config)
     if obs["app"] is None:
-        if probes is not None:  # every design refuses all of these before the push
-            probes.append(_TICK)
-            probes += fixed["stage"]
-            probes += fixed["deploy"]
-            probes += fixed["push_rolling"]  # (empty unless the bound is on)
-            if config.rollback:
-                probes += _rollbacks(config.max_in_flight, 0)
-            probes += (_CANCEL, _CONTINUE)
-            probes += fixed["scale"]
+        if probes is not None:
+            _refused_before_push(config, fixed, probes)
         return list(fixed["push"])
     out: list = []
     deployments = obs["deployments"]
@@ -251,33 +244,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
             out.append(_runtime(p["id"]))
         elif probes is not None:  # no STARTING instance to settle: refused
             probes.append(_runtime(p["id"]))
-    out.append(_TICK)
-    # with one active deployment a failed step is a stutter: skip it, unless a window
-    # is open (the tick first does what the last dispatch left, which a failure keeps)
-    if len(active) > 1 or config.finish_window or config.snapshot_window:
-        for d in active:
-            out.append(_tick_on("failed", d))
-    elif probes is not None:
-        probes += [_tick_on("failed", d) for d in active]
-    for d in active:
-        out.append(_tick_on("reports_unavailable", d))
-    if config.finish_window:  # a step that finishes now may leave its finish for later
-        out += [_tick_on("finish_later", d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
-    if config.snapshot_window:  # a scale step the snapshot sends may start after user actions
-        out += [_tick_on("late", d["id"]) for d in deployments if d["state"] == "DEPLOYING"]
-    if len(obs["droplets"]) < config.max_droplets:
-        out += fixed["stage"]
-    if len(deployments) < config.max_deployments:
-        out += fixed["deploy"]
-        if len(obs["droplets"]) < config.max_droplets:
-            out += fixed["push_rolling"]
-        if config.rollback:  # to each revision but the latest (refused: a probe), as
-            # api.revisions reads them from the state: the push's and each deployment's
-            latest = deployments[-1]["droplet"] if deployments else 0
-            for droplet in sorted({0, *(d["droplet"] for d in deployments)} - {latest}):
-                out += _rollbacks(config.max_in_flight, droplet)
-            if probes is not None:
-                probes += _rollbacks(config.max_in_flight, latest)
+    _platform_ticks(out, probes, config, deployments, active)
+    _revisions(out, probes, config, fixed, deployments, len(obs["droplets"]))
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
     ):  # canceling again changes nothing unless a droplet was staged since
@@ -296,6 +264,57 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     if probes is not None:  # the app exists: a push is refused
         probes += fixed["push"]
     return out
+
+
+def _refused_before_push(config: CapiConfig, fixed: dict, probes: list) -> None:
+    """Every action but a push: every design refuses them all before the push."""
+    probes.append(_TICK)
+    probes += fixed["stage"]
+    probes += fixed["deploy"]
+    probes += fixed["push_rolling"]  # (empty unless the bound is on)
+    if config.rollback:
+        probes += _rollbacks(config.max_in_flight, 0)
+    probes += (_CANCEL, _CONTINUE)
+    probes += fixed["scale"]
+
+
+def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployments: list,
+                    active: list) -> None:
+    """The updater's tick, and its variants on each active deployment (a failed step,
+    instance reports unavailable; the finish and snapshot windows when they are on)."""
+    out.append(_TICK)
+    # with one active deployment a failed step is a stutter: skip it, unless a window
+    # is open (the tick first does what the last dispatch left, which a failure keeps)
+    if len(active) > 1 or config.finish_window or config.snapshot_window:
+        for d in active:
+            out.append(_tick_on("failed", d))
+    elif probes is not None:
+        probes += [_tick_on("failed", d) for d in active]
+    for d in active:
+        out.append(_tick_on("reports_unavailable", d))
+    if config.finish_window:  # a step that finishes now may leave its finish for later
+        out += [_tick_on("finish_later", d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
+    if config.snapshot_window:  # a scale step the snapshot sends may start after user actions
+        out += [_tick_on("late", d["id"]) for d in deployments if d["state"] == "DEPLOYING"]
+
+
+def _revisions(out: list, probes: list | None, config: CapiConfig, fixed: dict, deployments: list,
+               droplets: int) -> None:
+    """Staging a droplet and deploying one, within the bounds: the fixed deploys, a push
+    that deploys (when on), and the rollbacks to each revision but the latest."""
+    if droplets < config.max_droplets:
+        out += fixed["stage"]
+    if len(deployments) < config.max_deployments:
+        out += fixed["deploy"]
+        if droplets < config.max_droplets:
+            out += fixed["push_rolling"]
+        if config.rollback:  # to each revision but the latest (refused: a probe), as
+            # api.revisions reads them from the state: the push's and each deployment's
+            latest = deployments[-1]["droplet"] if deployments else 0
+            for droplet in sorted({0, *(d["droplet"] for d in deployments)} - {latest}):
+                out += _rollbacks(config.max_in_flight, droplet)
+            if probes is not None:
+                probes += _rollbacks(config.max_in_flight, latest)
 
 
 def settle_action(obs: dict) -> Any:
