@@ -8,6 +8,8 @@ a pool. Whether their verdicts agree with what each variant declares is
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
 from collections.abc import Callable, Iterable
 
@@ -101,30 +103,57 @@ def run(
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
                "distinct": distinct, "engines": engines, "workers": workers}
     if jobs <= 1 or len(tasks) <= 1:
-        results = []
-        for task in tasks:
-            _model, variant, engine, prop = task
-            on_start(f"{variant} · {prop} · {engine}")
-            try:
-                found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
-            except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
-                if getattr(stop, "found", None):
-                    on_found(task, stop.found)
-                raise
-            try:
-                interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
-            except KeyboardInterrupt:  # but what it found before is one, as when judge is interrupted
-                violations = [r for r in found if r.verdict == "violated"]
-                if violations:
-                    on_found(task, violations)
-                raise
-            on_found(task, found)  # kept before it is said: what the progress line said is in the report
-            on_result(found[0])
-            results += found
-        return results
+        with _collector_paused_between_explores() as before:
+            return _run_serially(tasks, options, before, on_start, on_progress, on_found, on_result)
     from deployspec import pool
 
     return pool.run(tasks, options, jobs, on_start=on_start, on_result=on_result, on_found=on_found)
+
+
+def _run_serially(tasks, options, before, on_start, on_progress, on_found, on_result) -> list[Result]:
+    results = []
+    for task in tasks:
+        _model, variant, engine, prop = task
+        before(engine)
+        on_start(f"{variant} · {prop} · {engine}")
+        try:
+            found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
+        except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
+            if getattr(stop, "found", None):
+                on_found(task, stop.found)
+            raise
+        try:
+            interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
+        except KeyboardInterrupt:  # but what it found before is one, as when judge is interrupted
+            violations = [r for r in found if r.verdict == "violated"]
+            if violations:
+                on_found(task, violations)
+            raise
+        on_found(task, found)  # kept before it is said: what the progress line said is in the report
+        on_result(found[0])
+        results += found
+    return results
+
+
+@contextlib.contextmanager
+def _collector_paused_between_explores():
+    """``before(engine)``, called before each search of a serial run, keeps the cyclic
+    garbage collector paused from one exhaustive search to the next (each pauses it
+    while it runs, ``explorer.Layered.run``): they share the step results of the states
+    they meet (``engines.product``), hundreds of thousands of objects, and a collector
+    let run between two searches walks all of them again: a tenth of ``check --variant
+    capi-safe --engine explore``. Other engines run with the collector as it was."""
+    enabled = gc.isenabled()
+
+    def before(engine: str) -> None:
+        if enabled:
+            (gc.disable if engine == "explore" else gc.enable)()
+
+    try:
+        yield before
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def searches(pairs: list[tuple[object, str]], engines: tuple[str, ...], distinct: bool,

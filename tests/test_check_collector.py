@@ -1,0 +1,64 @@
+"""The cyclic garbage collector during a serial ``check`` run: paused from one exhaustive
+search to the next (they share the step memo, which a collection would walk again),
+running as it was for the other engines, and restored however the run ends."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from deployspec import check
+from deployspec.engines.result import Result
+
+
+def _recording_judge(seen: list, stop_at: int | None = None):
+    """A judge that records (engine, whether the collector runs) and judges nothing;
+    it raises KeyboardInterrupt at call number ``stop_at``."""
+
+    def judge(model_name, variant, engine, prop, **_options):
+        seen.append((engine, gc.isenabled()))
+        if stop_at is not None and len(seen) == stop_at:
+            raise KeyboardInterrupt
+        return [Result(model=model_name, variant=variant, engine=engine, property=prop, verdict="holds")]
+
+    return judge
+
+
+@pytest.fixture
+def collector_on():
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def test_paused_for_the_exhaustive_searches_and_running_for_the_others(monkeypatch, collector_on):
+    seen: list = []
+    monkeypatch.setattr(check, "judge", _recording_judge(seen))
+    pairs = check.plan("slots", ["slots-pipeline-immutable"])
+    results = check.run(pairs, ("hypothesis", "explore"), budget=1, seed=0, out_dir=None,
+                        properties=["production_runs_only_released_images", "swap_keeps_production_serving"])
+    assert [r.engine for r in results] == [e for e, _ in seen]
+    assert ("explore", True) not in seen and ("explore", False) in seen
+    assert ("hypothesis", False) not in seen and ("hypothesis", True) in seen
+    assert gc.isenabled()
+
+
+def test_restored_when_the_run_is_interrupted_in_an_exhaustive_search(monkeypatch, collector_on):
+    seen: list = []
+    monkeypatch.setattr(check, "judge", _recording_judge(seen, stop_at=1))
+    with pytest.raises(KeyboardInterrupt):
+        check.run(check.plan("capi", ["capi-safe"]), ("explore",), budget=1, seed=0, out_dir=None)
+    assert seen == [("explore", False)]
+    assert gc.isenabled()
+
+
+def test_left_off_when_the_caller_had_it_off(monkeypatch, collector_on):
+    seen: list = []
+    monkeypatch.setattr(check, "judge", _recording_judge(seen))
+    gc.disable()
+    check.run(check.plan("slots", ["slots-pipeline-immutable"]), ("hypothesis", "explore"), budget=1, seed=0,
+              out_dir=None, properties=["production_runs_only_released_images"])
+    assert seen == [("hypothesis", False), ("explore", False)]
+    assert not gc.isenabled()
