@@ -21,6 +21,7 @@ import attrs
 
 from deployspec.batches import dumps as dump_batch
 from deployspec.batches import loads as load_batch
+from deployspec.contract import last_resort
 from deployspec.explorer import CHECK_EVERY, current_rss_mb, peak_rss_mb
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
         if i != w:
             child_end.close()  # so the parent sees this worker's end close when it dies
     die_with_parent()
+    # a rule (or an object) that will not let go ends the program, not the worker alone
+    last_resort.relay = lambda line, status: conn.send(("ended", (line, status)))
     gc.disable()
     try:
         Worker(search, w, started, on_node, on_edge, share).serve(conn)

@@ -263,6 +263,10 @@ class _Driver:
                              f"answer: {type(exc).__name__}: {exc}") from None
         if kind == "error":
             raise payload
+        if kind == "ended":  # a worker's last resort (``contract.last_resort``): the program's
+            from deployspec.contract import last_resort
+
+            last_resort.end(*payload)
         return payload
 
     def _lost(self, w: int):

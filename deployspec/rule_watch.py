@@ -9,11 +9,12 @@ half second, should the rule catch it), and the rule's wrapper says so in one li
 rule that swallows every exception in its loop (``except BaseException``, a bare
 ``except:``; Ctrl-C cannot stop it either) ends the ``deployspec`` program ``GRACE``
 seconds later with one line and status 2, as an implementation under test that will not
-let go does (``contract.last_resort``); in a host's process (pytest) it is raised on. The
+let go does (``contract.last_resort``); so does a rule blocked in a system call (a sleep, a
+read, a lock), where Python delivers no exception. In a worker of a partitioned search
+(``--workers``) the worker hands its line to the parent, which ends the program with it,
+once. In a host's process (pytest) it is raised on. The
 thread costs nothing while no rule runs long, and no signal handler of the host's
-(pytest's, a ``--python`` object's ``SIGALRM``) is touched. What Python cannot
-interrupt, a rule blocked in a system call (a sleep, a read, a lock), is not stopped: Ctrl-C or
-SIGTERM ends that run as ever.
+(pytest's, a ``--python`` object's ``SIGALRM``) is touched.
 
 The exception is asynchronous, so where it lands is guarded. The watcher raises,
 holding :data:`lock`, only for a :class:`Call` not left whose wrapper frame is on its
@@ -117,7 +118,8 @@ def _look(now: float) -> None:
             elif now - this.began >= LIMIT:
                 if this.raised is not None and now - this.raised >= last_resort.GRACE and last_resort.own_process():
                     last_resort.end(f"error: its rule {this.rule} did not return within {LIMIT:g} s and "
-                                    "swallowed every interruption", 2)
+                                    "could not be interrupted (it swallows every exception, or waits in a "
+                                    "system call)", 2)
                 if this.raised is None:
                     this.raised = now
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(RuleHung))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 
 from deployspec.text import ESCAPE
 
@@ -41,8 +42,20 @@ def last_resort(line: str, status: int) -> threading.Timer:
     return timer
 
 
+#: in a worker of a partitioned search (``partition_worker.serve``): hands the line and
+#: status to the parent, which ends the program with them, once, as it would end alone
+relay: Callable[[str, int], None] | None = None
+
+
 def end(line: str, status: int) -> None:
-    """Print ``deployspec: LINE: stopping`` on stderr and end the process with ``status``."""
+    """Print ``deployspec: LINE: stopping`` on stderr and end the process with ``status``
+    (in a worker with a :data:`relay`, hand them to the parent instead, then end)."""
+    if relay is not None:
+        try:
+            relay(line, status)
+        except Exception:  # noqa: BLE001, S110 - the parent then finds the worker lost
+            pass
+        os._exit(status)
     for stream in (sys.__stdout__, sys.stdout):  # the real stdout: sys.stdout may be lent out
         try:
             stream.flush()

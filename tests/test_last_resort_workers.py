@@ -1,0 +1,70 @@
+"""The last resort in a worker of a partitioned search (``--workers``): a rule handed in
+that will not let go ends the program with one line and status 2, as without workers;
+before, each worker wrote its own line and the run went on to exit 1 with an error cell
+naming no rule ("worker 1 of 2 stopped without answering (exit code 2)")."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+from deployspec.contract import last_resort
+
+#: a design whose prior-process rule never returns and swallows every exception
+SWALLOWS = """import attrs
+from deployspec.reference.capi.variants import CAPI_SAFE
+def prior(*args):
+    while True:
+        try:
+            while True:
+                pass
+        except BaseException:
+            pass
+VARIANTS = [attrs.evolve(CAPI_SAFE, name="swallows", select_prior=prior, violates_beyond={})]
+"""
+
+#: the program, with the watcher's limits shortened (10 s and 5 s by default)
+PROGRAM = """import sys
+from deployspec import rule_watch
+from deployspec.contract import last_resort
+rule_watch.LIMIT, rule_watch._EVERY, last_resort.GRACE = 0.3, 0.05, 0.3
+sys.argv[0] = "deployspec"
+from deployspec.program import run
+run()
+"""
+
+
+def test_a_worker_hands_its_line_to_the_parent_and_writes_nothing_itself():
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryFile() as stderr:
+        pid = os.fork()
+        if pid == 0:  # the worker
+            try:
+                os.close(read_end)
+                os.dup2(stderr.fileno(), 2)
+                last_resort.relay = lambda line, status: os.write(write_end, f"{status} {line}".encode())
+                last_resort.end("error: its rule r did not return", 2)
+            finally:
+                os._exit(99)  # only if end returned
+        os.close(write_end)
+        _, waited = os.waitpid(pid, 0)
+        handed = os.read(read_end, 1000).decode()
+        os.close(read_end)
+        stderr.seek(0)
+        assert (os.waitstatus_to_exitcode(waited), handed, stderr.read()) == (
+            2, "2 error: its rule r did not return", b"")
+
+
+def test_a_rule_that_will_not_let_go_in_a_worker_ends_the_program_once(tmp_path):
+    (tmp_path / "swallows.py").write_text(SWALLOWS)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DEPLOYSPEC_VARIANTS": "swallows"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, "check", "--model", "capi", "--variant", "swallows", "--engine", "explore",
+         "--property", "cancel_restores_last_good", "--workers", "2", "--budget", "60"],
+        check=False, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
+    )
+    said = [line for line in done.stderr.splitlines() if "did not return" in line]
+    assert done.returncode == 2, done.stderr
+    assert said == [("deployspec: error: its rule select_prior (at swallows.py:3) did not return within 0.3 s and "
+                     "could not be interrupted (it swallows every exception, or waits in a system call): stopping")]
+    assert "stopped without answering" not in done.stdout + done.stderr
