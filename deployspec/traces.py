@@ -254,8 +254,10 @@ def _read_text(path: Path) -> str:
 
 
 def _parsed(path: Path, text: str) -> Any:
+    from deployspec.contract.protocol import unique_names
+
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_names)
     except json.JSONDecodeError as exc:
         # (some of json's messages end in " at", the position following)
         raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno})") from None

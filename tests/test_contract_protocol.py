@@ -77,6 +77,11 @@ def test_parse_reply_accepts_each_legal_reply():
      "reply to action cancel cannot be read: NaN is not a JSON value"),
     (b'{"id": 4, "type": "performed", "observation": {"x": -Infinity}}\n',
      "reply to action cancel cannot be read: -Infinity is not a JSON value"),
+    # a name twice: Python's json keeps the last, other parsers the first (request 9 answered, or 4)
+    (b'{"id": 9, "type": "performed", "observation": {}, "id": 4}\n',
+     'reply to action cancel cannot be read: an object names "id" twice'),
+    (b'{"id": 4, "type": "performed", "observation": {"app": null, "app": {}}}\n',
+     'reply to action cancel cannot be read: an object names "app" twice'),
     # valid JSON that Python cannot read: a fault naming why, not a RecursionError or ValueError
     (b"[" * 100_000 + b"]" * 100_000 + b"\n", "reply to action cancel cannot be read: it is nested too deeply"),
     (b'{"id": ' + b"4" * 5000 + b', "type": "performed"}\n',
@@ -145,6 +150,7 @@ def test_serve_answers_what_python_cannot_read_with_an_error_reply():
             return {**super().observe(), "x": {1, 2}}
 
     requests = [b"[" * 100_000 + b"]" * 100_000, b'{"id": ' + b"1" * 5000 + b', "type": "observe"}',
+                b'{"id": 7, "type": "observe", "type": "reset"}',
                 _reply(protocol.reset(1, "capi", {})).rstrip(), _reply(protocol.observe(2)).rstrip()]
     out = io.BytesIO()
     assert serve(Unwritable("capi", "capi-safe"), "capi", stdin=io.BytesIO(b"\n".join(requests) + b"\n"),
@@ -154,6 +160,7 @@ def test_serve_answers_what_python_cannot_read_with_an_error_reply():
         (None, "error", "the request cannot be read: it is nested too deeply"),
         (None, "error", ("the request cannot be read: Exceeds the limit (4300 digits) for integer string "
                         "conversion: value has 5000 digits")),
+        (None, "error", 'the request cannot be read: an object names "type" twice'),
         (1, "reset_ok", None),
         (2, "error", "the reply cannot be written as JSON: Object of type set is not JSON serializable")]
 

@@ -42,6 +42,8 @@ def test_save_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
         ("{not json", "not JSON"),
         ("[]", "not a deployspec trace"),
         ('{"format": "deployspec-trace"}', "not a deployspec trace"),
+        # read one way here and another by a first-wins parser: neither
+        ('{"format": "deployspec-trace", "format": "x"}', 'cannot be read: an object names "format" twice'),
     ],
 )
 def test_malformed_files_are_one_line_errors(tmp_path, content, message):

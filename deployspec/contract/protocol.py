@@ -153,12 +153,25 @@ def first_error(v: Any, instance: Any) -> str | None:
 def loads(text: bytes | str) -> Any:
     """One message as the protocol reads it: JSON, so not the NaN, Infinity and -Infinity
     Python's json reads (a float no other parser takes, and NaN equals nothing, not
-    even the model's NaN); those raise ValueError, as another value Python cannot hold."""
-    return json.loads(text, parse_constant=_not_json)
+    even the model's NaN); those raise ValueError, as another value Python cannot hold.
+    Nor an object naming a member twice (:func:`unique_names`)."""
+    return json.loads(text, parse_constant=_not_json, object_pairs_hook=unique_names)
 
 
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+def unique_names(pairs: list[tuple[str, Any]]) -> dict:
+    """An object's members as a dict; ValueError if a name comes twice. JSON leaves what
+    that means to the reader (Python's keeps the last, other parsers the first), so
+    ``{"id": 9, …, "id": 5}`` answers one request here and another elsewhere."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        twice = next(name for name, _ in pairs if name in seen or seen.add(name))
+        raise ValueError(f"an object names {json.dumps(twice)} twice")
+    return out
 
 
 def unreadable(exc: ValueError | RecursionError) -> str:
