@@ -8,6 +8,7 @@ sent over the protocol, so there is exactly one vocabulary per model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -181,7 +182,7 @@ MAX_STEPS = 100_000
 def check_bound(name: str, value: int, limit: int = MAX_BOUND) -> None:
     """Refuse a configuration value above ``limit`` (callers check the type and the minimum)."""
     if value > limit:
-        raise ValueError(f"{name} must be at most {limit}, got {_shown(value)}")
+        raise ValueError(f"{name} must be at most {limit}, got {shown(value)}")
 
 
 def config_fields(cls, data: Mapping[str, Any], *, least: Mapping[str, int] | None = None,
@@ -204,22 +205,30 @@ def config_fields(cls, data: Mapping[str, Any], *, least: Mapping[str, int] | No
             continue
         if fields[name] == "bool":
             if not isinstance(value, bool):
-                raise ValueError(f"{name} must be true or false, got {value!r}")
+                raise ValueError(f"{name} must be true or false, got {shown(value)}")
         elif fields[name] != "int":  # the model's bug: a field of another type needs its reader
             raise TypeError(f"{cls.__name__}.{name} ({fields[name]}) has no reader in config_fields' special")
         else:
             low = (least or {}).get(name, 0)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 what = "a positive" if low else "a non-negative"
-                shown = _shown(value) if isinstance(value, int) else repr(value)
-                raise ValueError(f"{name} must be {what} integer, got {shown}")
+                raise ValueError(f"{name} must be {what} integer, got {shown(value)}")
             check_bound(name, value, MAX_STEPS if name in steps else MAX_BOUND)
         out[name] = value
     return out
 
 
-def _shown(value: int) -> str:
-    text = str(value) if value.bit_length() < 200 else f"a number of {len(str(value))} digits"
+def shown(value: Any) -> str:
+    """A value read from JSON, as a message quotes it: a string as a name (``'x'``), other
+    values in JSON's spelling (``null``, ``true``, ``[1, 2]``: what the user wrote, not
+    Python's ``None``), a huge integer by its digits, what JSON cannot spell as Python
+    does; clipped."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 200:
+        return f"a number of {len(str(value))} digits"
+    try:
+        text = repr(value) if isinstance(value, str) else json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

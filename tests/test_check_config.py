@@ -29,6 +29,18 @@ def test_canary_plans_are_refused_in_the_words_of_the_rule_they_break(capsys) ->
     assert config.canary_plans == ((50, 50), (1, 100))
 
 
+@pytest.mark.parametrize("bound, said", [
+    ("settle_steps=null", "settle_steps must be a non-negative integer, got null"),
+    ("max_depth=true", "max_depth must be a non-negative integer or null, got true"),
+    ('max_depth={"a": 1}', 'max_depth must be a non-negative integer or null, got {"a": 1}'),
+    ("max_in_flight=[null]", "max_in_flight must be a non-empty list of integers >= 1, got [null]"),
+])
+def test_a_bad_bound_is_quoted_as_json_spells_it(bound: str, said: str, capsys) -> None:
+    """The value as the user wrote it (``null``, ``true``), not Python's ``None``, ``True``."""
+    assert main(["check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore", "--bound", bound]) == 2
+    assert capsys.readouterr().err == f"deployspec: error: --bound: {said}\n"
+
+
 def test_bounds_apply_on_top_of_the_variant_config() -> None:
     model = get_model("capi")
     config = check.configure(model, "capi-current", "hypothesis", {"max_deployments": 1})

@@ -58,14 +58,24 @@ def test_a_reset_whose_config_is_not_an_object_is_refused(config):
 def test_a_reset_naming_no_model_is_refused():
     """A reset must name the model it means: a missing one is not taken for this server's."""
     request = {k: v for k, v in RESET.items() if k != "model"}
-    assert _ask(_server(), request)["message"] == "this server implements model 'capi', not None"
+    assert _ask(_server(), request)["message"] == "this server implements model 'capi', not null"
 
 
-@pytest.mark.parametrize("kind", ["observation", "performed", None])
-def test_an_unknown_request_type_is_an_error_naming_the_known_ones(kind):
-    """A reply's type sent as a request (or none) is refused, listing reset, action and observe."""
+@pytest.mark.parametrize("version, said", [(True, "true"), (1.0, "1.0"), ("1", "'1'"), (None, "null"), (2, "2")])
+def test_a_reset_speaks_protocol_1_as_the_integer_1(version, said):
+    """``true`` and ``1.0`` equal 1 in Python, but a peer sending them does not speak
+    version 1 (the harness refuses a boolean id too); the value is quoted as it was sent."""
+    assert _ask(_server(), {**RESET, "protocol": version}) == {
+        "id": 0, "type": "error", "message": f"unsupported protocol version {said} (this server speaks 1)"}
+
+
+@pytest.mark.parametrize("kind, said", [("observation", "'observation'"), ("performed", "'performed'"),
+                                        (None, "null"), (["reset"], '["reset"]')])
+def test_an_unknown_request_type_is_an_error_naming_the_known_ones(kind, said):
+    """A reply's type sent as a request (or none) is refused, listing reset, action and observe;
+    what was sent quoted as JSON spells it (``null``, not Python's ``None``)."""
     assert _ask(_ready(), {"id": 1, "type": kind}) == {
-        "id": 1, "type": "error", "message": f"unknown request type {kind!r} (known: reset, action, observe)"}
+        "id": 1, "type": "error", "message": f"unknown request type {said} (known: reset, action, observe)"}
 
 
 def test_the_type_member_alone_says_what_a_request_is():

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 from deployspec.adapter import StopServing
 from deployspec.contract import protocol
 from deployspec.contract.python_adapter import wrong_answer
+from deployspec.reference.core import shown
 from deployspec.text import quoted
 
 
@@ -43,12 +44,13 @@ class Server:
         if not isinstance(rid, int) or isinstance(rid, bool) or rid < 0:
             raise _Unanswerable("a request needs an integer id >= 0")
         if kind == "reset":
-            if request.get("protocol") != protocol.VERSION:
-                raise _Unanswerable(f"unsupported protocol version {quoted(request.get('protocol'))} "
+            version = request.get("protocol")
+            if version != protocol.VERSION or type(version) is not int:  # (true == 1.0 == 1 in Python)
+                raise _Unanswerable(f"unsupported protocol version {shown(version)} "
                                     f"(this server speaks {protocol.VERSION})")
             if request.get("model") != self.model_name:
                 raise _Unanswerable(f"this server implements model {quoted(self.model_name)}, "
-                                    f"not {quoted(request.get('model'))}")
+                                    f"not {shown(request.get('model'))}")
             config = request.get("config")
             if not isinstance(config, dict):
                 raise _Unanswerable("reset needs a config object")
@@ -59,7 +61,7 @@ class Server:
                 reply["implementation"] = self.name
             return reply
         if kind not in ("action", "observe"):
-            raise _Unanswerable(f"unknown request type {quoted(kind)} (known: {', '.join(protocol.REQUESTS)})")
+            raise _Unanswerable(f"unknown request type {shown(kind)} (known: {', '.join(protocol.REQUESTS)})")
         if not self.ready:
             raise _Unanswerable(f"{kind} before reset")
         if kind == "observe":
@@ -157,3 +159,4 @@ def requests(stdin: BinaryIO, limit: int = protocol.MAX_LINE) -> Iterator[bytes 
         while line and not line.endswith(b"\n"):
             line = stdin.readline(limit)
         yield None
+

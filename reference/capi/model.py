@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
-from deployspec.reference.core import MAX_STEPS, check_bound, config_fields
+from deployspec.reference.core import MAX_STEPS, check_bound, config_fields, shown
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
 from .state import ACTIVE_STATES, CANCELING, PAUSED, CapiState
@@ -88,7 +88,7 @@ _SWITCHES = ("finish_window", "snapshot_window", "push_rolling", "rollback")
 
 def _max_in_flight(name: str, m: Any) -> tuple[int, ...]:
     if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
-        raise ValueError(f"{name} must be a non-empty list of integers >= 1, got {m!r}")
+        raise ValueError(f"{name} must be a non-empty list of integers >= 1, got {shown(m)}")
     check_bound(f"{name} values", max(m))
     check_bound(f"{name}'s length", len(m))
     return tuple(m)
@@ -101,7 +101,7 @@ def _canary_plans(name: str, plans: Any) -> tuple[tuple[int, ...], ...]:
     ):
         # sorted, as DeploymentCreateMessage checks: equal neighbours ([50, 50]) pass
         raise ValueError(f"{name} must be lists of non-decreasing weights 1..100, as "
-                         f"DeploymentCreateMessage requires, got {plans!r}")
+                         f"DeploymentCreateMessage requires, got {shown(plans)}")
     check_bound(f"{name}' length", len(plans))
     check_bound("a canary plan's length", max(map(len, plans), default=0))
     return tuple(tuple(p) for p in plans)
@@ -111,7 +111,7 @@ def _depth(name: str, value: Any) -> int | None:
     if value is None:  # no depth bound
         return None
     if not _is_int(value) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer or null, got {value!r}")
+        raise ValueError(f"{name} must be a non-negative integer or null, got {shown(value)}")
     check_bound(name, value, MAX_STEPS)
     return value
 

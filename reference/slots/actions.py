@@ -9,14 +9,14 @@ delivery, an instance recycled by a host move, a crashing container retried.
 from __future__ import annotations
 
 import attrs
-from deployspec.reference.core import Action
+from deployspec.reference.core import Action, shown
 
 from .state import SLOT_NAMES
 
 
 def _slot(_inst, attribute, value):
     if value not in SLOT_NAMES:
-        raise ValueError(f"{attribute.name} must be production or staging, got {value!r}")
+        raise ValueError(f"{attribute.name} must be production or staging, got {shown(value)}")
 
 
 def _non_negative(_inst, attribute, value):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
-from deployspec.reference.core import config_fields
+from deployspec.reference.core import config_fields, shown
 from deployspec.spec.slots import resolve
 
 from .actions import (
@@ -80,7 +80,7 @@ class SlotsConfig:
 
 def _start(name: str, value: Any) -> str:
     if value not in STARTS:
-        raise ValueError(f"{name} must be one of {', '.join(STARTS)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(STARTS)}, got {shown(value)}")
     return value
 
 
