@@ -196,9 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0  # a server's normal stop (``serve``'s own), before it served
         if held is not None:
             interruption.interrupt(held)
-        if args.command is None:
-            build_parser().print_help()
-            return 2
+        if args.command is None:  # one line, as for any other usage error (--help shows them all)
+            raise UsageError(f"name a command: {', '.join(COMMANDS)} (deployspec --help says what each does)")
         with streams.document_only() if getattr(args, "json", False) else contextlib.nullcontext():
             status = COMMANDS[args.command](args)
             sys.stdout.flush()  # a failure to write the output is this command's failure

@@ -153,6 +153,7 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["replay", "/nonexistent/trace.json"], "no such file"),
         (["show", "/nonexistent/trace.json"], "no such file"),
         (["frobnicate"], "invalid choice"),
+        ([], "name a command: check, replay, show, variants, contract, serve (deployspec --help says"),
         (["check", "--variant", "capi-safe", "--bound", "max_instances=1000000"],
          "max_instances must be at most 64, got 1000000"),
         (["check", "--variant", "capi-safe", "--bound", "settle_steps=" + "9" * 4000],
