@@ -227,7 +227,7 @@ def load(path: str | os.PathLike) -> dict:
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "top level"
-        raise UsageError(f"{path}: not a deployspec trace ({where}: {e.message})")
+        raise UsageError(f"{path}: not a deployspec trace ({where}: {validation.explained(e)})")
     model = get_model(data["model"]) if data["model"] in _known_models() else None
     if model is None:
         raise UsageError(f"{path}: unknown model {quoted(data['model'])}")

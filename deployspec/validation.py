@@ -8,6 +8,7 @@ as ``P0.0``. Here an integer must be written as one.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -25,10 +26,19 @@ Validator = validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("i
 
 def explained(error: Any, limit: int = 300) -> str:
     """A schema error's message in one line: a list too long by its length (jsonschema
-    quotes the whole list), any other message clipped to ``limit`` characters."""
+    quotes the whole list), any other message clipped to ``limit`` characters, the value
+    it begins with spelled as JSON spells it (``null is not of type 'integer'``, where
+    jsonschema writes Python's ``None``; strings stay quoted as names, ``'UP'``)."""
     if error.validator == "maxItems":
         return f"{len(error.instance):,} items, at most {error.validator_value:,}"
-    message = " ".join(error.message.split())
+    message = error.message
+    instance = error.instance
+    if not isinstance(instance, str) and message.startswith(python := repr(instance)):
+        try:
+            message = json.dumps(instance, allow_nan=False) + message[len(python):]
+        except (TypeError, ValueError):  # (no JSON spelling: Python's stays)
+            pass
+    message = " ".join(message.split())
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 

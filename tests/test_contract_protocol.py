@@ -117,7 +117,7 @@ def test_a_running_container_must_name_the_digest_it_runs():
     name = next(k for k, v in obs["slots"].items() if v["instances"][0]["status"] == "running")
     bad = json.loads(json.dumps(obs))
     bad["slots"][name]["instances"][0]["digest"] = None
-    assert checker.check(bad).startswith(f"slots/{name}/instances/0/digest: None is not of type")
+    assert checker.check(bad).startswith(f"slots/{name}/instances/0/digest: null is not of type")
     bad["slots"][name]["instances"][0]["status"] = "crash_loop"  # a tag with nothing behind it yet
     assert checker.check(bad) is None
 

@@ -120,6 +120,12 @@ def test_json_the_parser_refuses_is_a_one_line_error(tmp_path, text, message):
         (lambda d: d["violation"].__setitem__("step", 5.0), "violation/step: 5.0 is not of type 'integer'"),
         (lambda d: d["steps"][1]["observation"]["processes"][0].__setitem__("id", 0.0),
          "steps/1/observation/processes/0/id: 0.0 is not of type 'integer'"),
+        # the value as the file spells it: true and null, not Python's True and None
+        (lambda d: d["steps"][1]["observation"]["processes"][0].__setitem__("id", True),
+         "steps/1/observation/processes/0/id: true is not of type 'integer'"),
+        (lambda d: d["violation"].__setitem__("step", None), "violation/step: null is not of type 'integer'"),
+        (lambda d: d["steps"][1]["observation"]["processes"][0].__setitem__("instances", {"0": None}),
+         'processes/0/instances: {"0": null} is not of type \'array\''),
         (lambda d: d["steps"][0]["action"].__setitem__("instances", 10**18),
          "step 0: action 'push': field 'instances' is out of range"),
         (lambda d: d["config"].__setitem__("max_instances", 10**6), "bad config: max_instances must be at most 64"),
