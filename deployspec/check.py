@@ -135,22 +135,25 @@ def _run_serially(tasks, options, before, on_start, on_progress, on_found, on_re
     return results
 
 
+def collector_for(engine: str, collecting: bool) -> None:
+    """Before a search in a process whose cyclic garbage collector was ``collecting``:
+    paused for an exhaustive search and left paused until another engine's (each
+    exhaustive search pauses it while it runs, ``explorer.Layered.run``). The exhaustive
+    searches of a process share the step results of the states they meet
+    (``engines.product``), hundreds of thousands of objects, and a collector let run
+    between two of them walks all of them again: a tenth of ``check --variant capi-safe
+    --engine explore``. Other engines run with the collector as it was."""
+    if collecting:
+        (gc.disable if engine == "explore" else gc.enable)()
+
+
 @contextlib.contextmanager
 def _collector_paused_between_explores():
-    """``before(engine)``, called before each search of a serial run, keeps the cyclic
-    garbage collector paused from one exhaustive search to the next (each pauses it
-    while it runs, ``explorer.Layered.run``): they share the step results of the states
-    they meet (``engines.product``), hundreds of thousands of objects, and a collector
-    let run between two searches walks all of them again: a tenth of ``check --variant
-    capi-safe --engine explore``. Other engines run with the collector as it was."""
+    """``before(engine)`` for each search of a serial run (:func:`collector_for`); the
+    collector is restored however the run ends."""
     enabled = gc.isenabled()
-
-    def before(engine: str) -> None:
-        if enabled:
-            (gc.disable if engine == "explore" else gc.enable)()
-
     try:
-        yield before
+        yield lambda engine: collector_for(engine, enabled)
     finally:
         if enabled:
             gc.enable()

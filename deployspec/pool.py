@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -82,6 +83,8 @@ class _Stopped:
 
 #: (a ``--jobs`` process) the parent asked it to stop: the searches queued for it are not begun
 _stopping = False
+#: whether this search process's cyclic collector ran when it started (``check.collector_for``)
+_collecting = True
 
 
 def _stop_in_pool(*args) -> None:
@@ -95,6 +98,7 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     by then come back (saved under --out, they are verdicts all the same). A search
     that ended is complete, whenever the stop came."""
     found = None
+    check.collector_for(task[2], _collecting)  # (this process runs nothing else in between)
     try:
         with interruption.kept([signal.SIGUSR1] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool):
             if _stopping:  # (asked before the handler above was in place)
@@ -187,4 +191,6 @@ def _pool_worker() -> None:
         signal.signal(signal.SIGUSR1, _stop_in_pool)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # held since spawned (_stop_held)
     die_with_parent()
+    global _collecting
+    _collecting = gc.isenabled()
     sys.stdout = sys.stderr  # what a design of one's own prints: stdout is the parent's report

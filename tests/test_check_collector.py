@@ -36,12 +36,14 @@ def collector_on():
 def test_paused_for_the_exhaustive_searches_and_running_for_the_others(monkeypatch, collector_on):
     seen: list = []
     monkeypatch.setattr(check, "judge", _recording_judge(seen))
-    pairs = check.plan("slots", ["slots-pipeline-immutable"])
+    pairs = check.plan("slots", ["slots-pipeline-tag", "slots-pipeline-immutable"])
     results = check.run(pairs, ("hypothesis", "explore"), budget=1, seed=0, out_dir=None,
                         properties=["production_runs_only_released_images", "swap_keeps_production_serving"])
     assert [r.engine for r in results] == [e for e, _ in seen]
-    assert ("explore", True) not in seen and ("explore", False) in seen
-    assert ("hypothesis", False) not in seen and ("hypothesis", True) in seen
+    # per variant its random searches, then its exhaustive ones: the second variant's random
+    # searches come after the first one's exhaustive searches, with the collector running again
+    assert seen == [("hypothesis", True)] * 2 + [("explore", False)] * 2 + [("hypothesis", True)] * 2 + [
+        ("explore", False)] * 2
     assert gc.isenabled()
 
 
@@ -62,3 +64,20 @@ def test_left_off_when_the_caller_had_it_off(monkeypatch, collector_on):
               out_dir=None, properties=["production_runs_only_released_images"])
     assert seen == [("hypothesis", False), ("explore", False)]
     assert not gc.isenabled()
+
+
+def test_a_jobs_process_keeps_it_paused_between_its_exhaustive_searches(monkeypatch, collector_on):
+    """A ``--jobs`` search process runs one search after another with nothing in between:
+    paused from one exhaustive search to the next, running again for another engine's."""
+    from deployspec import pool
+
+    seen: list = []
+    monkeypatch.setattr(check, "judge", _recording_judge(seen))
+    monkeypatch.setattr(pool, "_collecting", True)
+    for engine in ("explore", "explore", "hypothesis", "explore"):
+        pool._judge_in_pool("capi", "capi-safe", engine, "single_active_deployment", budget=1)
+    assert seen == [("explore", False), ("explore", False), ("hypothesis", True), ("explore", False)]
+    monkeypatch.setattr(pool, "_collecting", False)  # a process started with it off: left off
+    gc.disable()
+    pool._judge_in_pool("capi", "capi-safe", "hypothesis", "single_active_deployment", budget=1)
+    assert seen[-1] == ("hypothesis", False)
