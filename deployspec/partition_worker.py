@@ -12,6 +12,7 @@ import hashlib
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from array import array
@@ -55,14 +56,14 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
     """A worker's life: answer the parent until it says finish, then leave at once
     (``os._exit``: nothing inherited from the parent is flushed or cleaned up twice)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-    conn = pipes[w][1]
+    conn = Sending(pipes[w][1])
     for i, (parent_end, child_end) in enumerate(pipes):
         parent_end.close()
         if i != w:
             child_end.close()  # so the parent sees this worker's end close when it dies
     die_with_parent()
     # a rule (or an object) that will not let go ends the program, not the worker alone
-    last_resort.relay = lambda line, status: conn.send(("ended", (line, status)))
+    last_resort.relay = lambda line, status: conn.send(("ended", (line, status)), timeout=1.0)
     gc.disable()
     try:
         Worker(search, w, started, on_node, on_edge, share).serve(conn)
@@ -84,6 +85,27 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
             pass
     finally:
         os._exit(0)
+
+
+class Sending:
+    """A worker's end of its pipe, sending under a lock: the last resort's thread
+    (``contract.last_resort.relay``) may send too, and two messages written at once
+    would reach the parent as one unreadable one."""
+
+    def __init__(self, conn):
+        self.conn, self.lock = conn, threading.Lock()
+
+    def send(self, message: Any, timeout: float = -1) -> None:
+        """Send ``message``; with a ``timeout``, give up silently if another send holds
+        the pipe that long (the parent then finds the worker lost)."""
+        if self.lock.acquire(timeout=timeout):
+            try:
+                self.conn.send(message)
+            finally:
+                self.lock.release()
+
+    def recv(self) -> Any:
+        return self.conn.recv()
 
 
 def die_with_parent() -> None:

@@ -68,3 +68,23 @@ def test_a_rule_that_will_not_let_go_in_a_worker_ends_the_program_once(tmp_path)
     assert said == [("deployspec: error: its rule select_prior (at swallows.py:3) did not return within 0.3 s and "
                      "could not be interrupted (it swallows every exception, or waits in a system call): stopping")]
     assert "stopped without answering" not in done.stdout + done.stderr
+
+
+def test_the_relay_never_sends_into_a_message_the_search_is_sending():
+    """A worker's sends hold a lock the relay waits on, a second at most: two messages
+    written at once would reach the parent as one unreadable one."""
+    import multiprocessing
+    import threading
+
+    from deployspec.partition_worker import Sending
+
+    parent, child = multiprocessing.Pipe()
+    sending = Sending(child)
+    sending.lock.acquire()  # the search, mid-send
+    gave_up = threading.Thread(target=sending.send, args=(("ended", ("x", 2)),), kwargs={"timeout": 0.1})
+    gave_up.start()
+    gave_up.join(5)
+    assert not gave_up.is_alive() and not parent.poll(0.2)
+    sending.lock.release()
+    sending.send(("ended", ("y", 2)), timeout=0.1)
+    assert parent.recv() == ("ended", ("y", 2))
