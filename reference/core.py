@@ -149,7 +149,7 @@ def action_from_json(vocabulary: dict[str, type[Action]], data: Any) -> Action:
     kind = data.get("type")
     cls = vocabulary.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ActionError(f"unknown action type {kind!r} (known: {', '.join(sorted(vocabulary))})")
+        raise ActionError(f"unknown action type {shown(kind)} (known: {', '.join(sorted(vocabulary))})")
     fields = {f.name: f for f in attrs.fields(cls)}
     extra = set(data) - set(fields) - {"type"}
     if extra:
@@ -225,8 +225,12 @@ def shown(value: Any) -> str:
     does; clipped."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 200:
         return f"a number of {len(str(value))} digits"
+    if isinstance(value, str):
+        from deployspec.text import quoted
+
+        return quoted(value if len(value) <= 40 else value[:37] + "...")
     try:
-        text = repr(value) if isinstance(value, str) else json.dumps(value, allow_nan=False)
+        text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -24,6 +24,7 @@ def test_every_offered_action_round_trips_through_json():
     [
         ([], "must be a JSON object"),
         ({"type": "teleport"}, "unknown action type 'teleport'"),
+        ({"type": None}, "unknown action type null (known: "),
         ({"type": "scale"}, "lacks field 'instances'"),
         ({"type": "scale", "instances": "3"}, "must be an integer"),
         ({"type": "scale", "instances": True}, "must be an integer"),

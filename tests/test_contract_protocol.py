@@ -72,6 +72,9 @@ def test_parse_reply_accepts_each_legal_reply():
      "violates the protocol (rejected schema): top level: 'reason' is a required property"),
     (_reply({"id": 4, "type": "performed", "observation": OBS, "extra": 1}),
      "Additional properties are not allowed"),
+    # what the reply said, as JSON spells it (not Python's True and None)
+    (_reply({"id": True, "type": "performed", "observation": OBS}), "carries id true, but the request's id is 4"),
+    (_reply({"id": 4, "type": None, "observation": OBS}), "has type null; expected performed or rejected or error"),
     # what Python's json reads but JSON does not have: a float no other parser takes
     (b'{"id": 4, "type": "performed", "observation": {"x": NaN}}\n',
      "reply to action cancel cannot be read: NaN is not a JSON value"),
@@ -273,5 +276,16 @@ def test_only_an_error_reply_may_carry_a_null_id():
     """P2: an observation with id null answers no request: refused, naming the id."""
     request = {"id": 3, "type": "observe"}
     line = json.dumps({"id": None, "type": "observation", "observation": {}}).encode()
-    with pytest.raises(ImplementationError, match="carries id None, but the request.s id is 3"):
+    with pytest.raises(ImplementationError, match="carries id null, but the request.s id is 3"):
         protocol.parse_reply(line, request)
+
+
+@pytest.mark.parametrize("version", [1.0, True, "1"])
+def test_a_reset_ok_speaks_protocol_1_only_as_the_integer_1(version):
+    """JSON Schema's ``const: 1`` also admits 1.0 (and Python's ``==`` true): the schema
+    asks for an integer, as serve does of a reset."""
+    reset = protocol.reset(1, "capi", {})
+    with pytest.raises(ImplementationError, match=r"violates the protocol \(reset_ok schema\): protocol: "):
+        protocol.parse_reply(_reply({"id": 1, "type": "reset_ok", "protocol": version}), reset)
+    assert protocol.parse_reply(_reply({"id": 1, "type": "reset_ok", "protocol": 1}), reset)["protocol"] == 1
+

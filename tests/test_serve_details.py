@@ -70,7 +70,8 @@ def test_a_reset_speaks_protocol_1_as_the_integer_1(version, said):
 
 
 @pytest.mark.parametrize("kind, said", [("observation", "'observation'"), ("performed", "'performed'"),
-                                        (None, "null"), (["reset"], '["reset"]')])
+                                        (None, "null"), (["reset"], '["reset"]'),
+                                        ("ca\u00a0pi" + "x" * 50, "'ca\\u00a0pi" + "x" * 32 + "...'")])
 def test_an_unknown_request_type_is_an_error_naming_the_known_ones(kind, said):
     """A reply's type sent as a request (or none) is refused, listing reset, action and observe;
     what was sent quoted as JSON spells it (``null``, not Python's ``None``)."""

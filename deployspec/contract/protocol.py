@@ -23,7 +23,8 @@ import attrs
 
 from deployspec import validation
 from deployspec.adapter import ImplementationError
-from deployspec.text import decoded, printable_line, quoted
+from deployspec.reference.core import shown
+from deployspec.text import decoded, quoted
 
 VERSION = 1
 #: a line longer than this (a request, or a reply) is garbage, not a message: neither side holds more
@@ -100,11 +101,11 @@ def parse_reply(line: bytes, request: dict, previous: dict | None = None) -> dic
                 f"{describe(previous)}, which had its reply already"
             )
         raise ImplementationError(
-            f"reply to {what} carries id {printable_line(quoted(rid), 80)}, but the request's id is {request['id']}"
+            f"reply to {what} carries id {shown(rid)}, but the request's id is {request['id']}"
         )
     if kind not in EXPECTED[request["type"]]:
         expected = " or ".join(EXPECTED[request["type"]])
-        raise ImplementationError(f"reply to {what} has type {kind!r}; expected {expected}")
+        raise ImplementationError(f"reply to {what} has type {shown(kind)}; expected {expected}")
     problem = None if _plainly_valid(schema(kind), reply) else first_error(validator(kind), reply)
     if problem:
         raise ImplementationError(f"reply to {what} violates the protocol ({kind} schema): {problem}")

@@ -159,4 +159,3 @@ def requests(stdin: BinaryIO, limit: int = protocol.MAX_LINE) -> Iterator[bytes 
         while line and not line.endswith(b"\n"):
             line = stdin.readline(limit)
         yield None
-
