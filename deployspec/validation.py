@@ -36,7 +36,7 @@ def explained(error: Any, limit: int = 300) -> str:
     if not isinstance(instance, str) and message.startswith(python := repr(instance)):
         try:
             message = json.dumps(instance, allow_nan=False) + message[len(python):]
-        except (TypeError, ValueError):  # (no JSON spelling: Python's stays)
+        except (TypeError, ValueError, RecursionError):  # (no JSON spelling: Python's stays)
             pass
     message = " ".join(message.split())
     return message if len(message) <= limit else message[: limit - 1] + "…"

@@ -59,6 +59,26 @@ def test_a_message_as_long_as_the_limit_is_kept_whole_and_a_longer_one_clipped_t
     assert clipped == "x" * 39 + "…" and len(clipped) == 40
 
 
+@pytest.mark.parametrize("instance, said", [
+    (None, "null is not of type 'integer'"),
+    ({"a": True, "b": [0.5]}, '{"a": true, "b": [0.5]} is not of type \'integer\''),
+    ("x", "'x' is not of type 'integer'"),  # a string is quoted as a name, as before
+])
+def test_the_value_a_message_begins_with_is_spelled_as_json_spells_it(instance, said):
+    assert validation.explained(_error({"type": "integer"}, instance)) == said
+
+
+def test_a_value_json_cannot_write_keeps_pythons_spelling(monkeypatch):
+    """Nested past what the encoder takes (or not JSON at all): the message as jsonschema wrote it."""
+    def too_deep(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(validation.json, "dumps", too_deep)
+    assert validation.explained(_error({"type": "integer"}, [None])) == "[None] is not of type 'integer'"
+    monkeypatch.undo()
+    assert validation.explained(_error({"type": "integer"}, {1, 2})) == "{1, 2} is not of type 'integer'"
+
+
 # batches: every attrs class either rebuilt from its field values or pickled the default way
 
 
