@@ -41,19 +41,21 @@ from .fault_runs import FAKES
     # seed 2 shows no violation before the repeat that differs; said in the user's terms, not Hypothesis's
     # refuses a scale while CANCELING, as capi-safe does, and scales all the same
     ("refuses_but_scales", "single_active_deployment", (
-        "at step 4 (scale(instances=0)) while checking single_active_deployment: rejected (Cannot scale this "
+        "at step 9 (scale(instances=1)) while checking single_active_deployment: rejected (Cannot scale this "
         "process while a deployment is in flight.), yet the observation changed (a refusal must leave the state "
-        "unchanged, and nothing changes but by actions): processes[1].instances: before [\"STARTING\"], after []\n")),
+        "unchanged, and nothing changes but by actions): processes[3].instances: before [], after [\"STARTING\"]"
+        "\n")),
     # noticed at the step whose answer differs, with the steps since reset that lead to it
     ("moody", "app_stays_available", ("at step 3 (deploy()) while checking app_stays_available: "
                                      "non-deterministic behaviour: the same steps, run again from a reset, "
                                      "gave a different result: this step observed deployments[0].state: before "
                                      "\"CANCELING\", this time \"CANCELED\"; ")),
-    # a refusal that does not repeat is the same fault, the reason given
-    ("fickle", "app_stays_available", ("at step 14 (deploy()) while checking app_stays_available: "
+    # a refusal that does not repeat is the same fault (here accepted the second time; the
+    # other way round, the refusal's reason is given: test_a_refusal_that_does_not_repeat_…)
+    ("fickle", "app_stays_available", ("at step 4 (deploy()) while checking app_stays_available: "
                                       "non-deterministic behaviour: the same steps, run again from a reset, "
-                                      "gave a different result: this step was refused (try again later), "
-                                      "where it was accepted before (is reset complete?")),
+                                      "gave a different result: this step was accepted, where it was refused "
+                                      "before (is reset complete?")),
     ("not_an_implementation", "app_stays_available", ("at start: contract_fakes:not_an_implementation() "
                                                      "returned an object, which lacks reset, perform, observe()")),
     # its exit is not the harness's: SystemExit and GeneratorExit are faults too
@@ -72,6 +74,7 @@ from .fault_runs import FAKES
 def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause):
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.chdir(FAKES.parent)  # MODULE is found beside the user, as with `python -m`
+    _count_fickle_deploys_from_zero(monkeypatch)
     status = main(["contract", "--python", f"contract_fakes:{factory}", "--model", "capi", "--examples", "30",
                    "--seed", "2", "--property", prop])
     err = capsys.readouterr().err
@@ -352,3 +355,26 @@ def test_an_observation_larger_than_a_reply_may_be_is_a_fault_and_is_copied_with
     assert str(caught.value) == ("observe() returned an observation of 2011 bytes as JSON, over the 1000 a "
                                  "reply may have (as over --exec)")
     assert armed == [True]  # the copy ran while the call's alarm was set
+
+
+def test_a_refusal_that_does_not_repeat_gives_its_reason(capsys, monkeypatch):
+    """``fickle`` refuses every other deploy over its life: with seed 6 the first run of the
+    steps was accepted and the repeat refused, and the line says why the implementation refused."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    _count_fickle_deploys_from_zero(monkeypatch)
+    status = main(["contract", "--python", "contract_fakes:fickle", "--model", "capi", "--examples", "30",
+                   "--seed", "6", "--property", "app_stays_available"])
+    err = capsys.readouterr().err
+    assert status == 3, err
+    assert ("at step 4 (deploy()) while checking app_stays_available: non-deterministic behaviour: the same "
+            "steps, run again from a reset, gave a different result: this step was refused (try again later), "
+            "where it was accepted before (is reset complete?") in err
+
+
+def _count_fickle_deploys_from_zero(monkeypatch) -> None:
+    """``fickle`` counts deploys over its module's life: from 0 in each test, whatever ran before."""
+    monkeypatch.syspath_prepend(str(FAKES.parent))
+    import fakes_unrepeatable
+
+    monkeypatch.setattr(fakes_unrepeatable.Fickle, "deploys", 0)

@@ -162,3 +162,68 @@ def test_capi_before_the_push_probes_the_deploys_of_a_new_droplet_too():
     for action in CAPI.probe_actions(obs, config):
         if action.kind == "deploy":
             assert isinstance(CAPI.variant("capi-safe").step(state, action), Rejected)
+
+
+def settled(variant: str, steps: list[dict], config=None):
+    """The state after ``steps`` and the platform's settle phase, with its observation."""
+    v = CAPI.variant(variant)
+    config = config or CAPI.default_config(v)
+    state = CAPI.initial_state(config)
+    for a in steps:
+        state = v.step(state, CAPI.action(a))
+        assert not isinstance(state, Rejected), (a, state)
+    while (action := CAPI.settle_action(CAPI.observe(state))) is not None:
+        state = v.step(state, action)
+    return state, CAPI.observe(state), config
+
+
+def test_capi_a_tick_with_no_deployment_in_flight_is_a_probe():
+    """Once every deployment is DEPLOYED or CANCELED, the dispatcher finds nothing to do in
+    any design: the tick is a probe, and it leaves every design's state as it is."""
+    state, obs, config = settled("capi-safe", [{"type": "push"}, {"type": "deploy"}])
+    assert [d["state"] for d in obs["deployments"]] == ["DEPLOYED"]
+    assert "tick()" in labels(CAPI.probe_actions(obs, config))
+    assert "tick" not in {a.kind for a in CAPI.candidate_actions(obs, config)}
+    for variant in CAPI.variants:
+        state, obs, config = settled(variant, [{"type": "push"}, {"type": "deploy"}])
+        assert CAPI.variant(variant).step(state, CAPI.action({"type": "tick"})) is state, variant
+
+
+@pytest.mark.parametrize("window", ["finish_window", "snapshot_window"])
+def test_capi_with_a_window_open_a_tick_stays_a_candidate(window):
+    """The windows leave work for the next tick (``CapiState.pending``), which no
+    observation shows: there a tick with nothing in flight may still change the state."""
+    import attrs
+
+    _, obs, config = settled("capi-safe", [{"type": "push"}, {"type": "deploy"}])
+    config = attrs.evolve(config, **{window: True})
+    assert "tick()" in labels(CAPI.candidate_actions(obs, config))
+    assert "tick()" not in labels(CAPI.probe_actions(obs, config))
+
+
+def test_capi_a_tick_stays_a_candidate_while_a_finished_deployment_says_active():
+    """A deployment DEPLOYED in its state but ACTIVE in its status value (no rule of the
+    model writes one; a state built from an observation can hold it): capi-2022's
+    dispatcher finalizes it as DEGENERATE when its process is gone, so the tick is offered."""
+    import attrs
+    from deployspec.reference.capi.observe import from_observation
+
+    _, obs, config = settled("capi-2022", [{"type": "push"}, {"type": "deploy"}])
+    config = attrs.evolve(config, snapshot_window=False)  # (capi-2022 opens it: closed here)
+    assert "tick()" not in labels(CAPI.candidate_actions(obs, config))
+    obs["deployments"][0] |= {"status_value": "ACTIVE", "deploying_process": 7}
+    assert "tick()" in labels(CAPI.candidate_actions(obs, config))
+    after = CAPI.variant("capi-2022").step(from_observation(obs), CAPI.action({"type": "tick"}))
+    assert CAPI.observe(after)["deployments"][0]["status_reason"] == "DEGENERATE"
+
+
+def test_capi_a_scale_to_the_count_the_web_process_has_is_a_probe():
+    """``scale`` acts on the newest web process: to the count it has, it changes nothing."""
+    state, obs, config = settled("capi-safe", [{"type": "push", "instances": 2}])
+    assert len(obs["processes"][-1]["instances"]) == 2
+    assert labels(a for a in CAPI.candidate_actions(obs, config) if a.kind == "scale") == [
+        "scale(instances=0)", "scale(instances=1)", "scale(instances=3)"]
+    assert "scale(instances=2)" in labels(CAPI.probe_actions(obs, config))
+    for variant in CAPI.variants:
+        state, obs, config = settled(variant, [{"type": "push", "instances": 2}])
+        assert CAPI.variant(variant).step(state, CAPI.action({"type": "scale", "instances": 2})) is state
