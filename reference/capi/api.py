@@ -45,15 +45,7 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
     """
     if state.app is None:
         return Rejected("no app: push first")
-    droplet = len(state.droplets)
-    return CapiState(
-        App.of(droplet, state.app.started),
-        state.droplets + (action.healthy,),
-        state.processes,
-        state.deployments,
-        state.next_process_id,
-        state.pending,
-    )
+    return state.with_staged(action.healthy)
 
 
 def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState | Rejected:
