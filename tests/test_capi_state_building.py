@@ -47,6 +47,7 @@ def test_a_state_built_fast_equals_and_hashes_as_the_constructors():
             for state in _explored(name, seed):
                 built = CapiState(*_fields(state))  # attrs' __init__: no kept hash until asked
                 assert state == built and hash(state) == hash(built) == hash(built)
+                assert hash(state) == hash(_fields(state))  # every field, none left out
                 assert capi_state._state(*_fields(built)) == state
                 assert repr(state) == repr(built)  # the kept hash is no field: not shown
                 seen += 1

@@ -10,7 +10,7 @@ import attrs
 from deployspec.reference.core import MAX_STEPS, check_bound, config_fields, shown
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
-from .state import ACTIVE, ACTIVE_STATES, CANCELING, PAUSED, CapiState
+from .state import ACTIVE_STATES, CANCELING, PAUSED, CapiState
 
 
 @attrs.frozen
@@ -210,13 +210,12 @@ def probe_actions(obs: dict, config: CapiConfig) -> list:
     A contract run tries them too: an implementation that accepts what the
     reference refuses (or refuses, or acts on, what it ignores) does not conform.
     Before the push: everything but a push; after it: a push, ``runtime`` of a
-    process with no STARTING instance, ``tick`` with no deployment in flight and
-    no window open, ``tick(failed=…)`` of the only active deployment (nothing
-    happens but what the dispatcher does before the steps, which a plain ``tick``
-    does too), ``cancel`` with nothing to cancel or while CANCELING with no newer
-    droplet, ``continue`` with no PAUSED deployment, ``scale`` while a deployment
-    progresses or to the count the newest web process has, a rollback to the
-    latest revision.
+    process with no STARTING instance, ``tick(failed=…)`` of the only active
+    deployment (nothing happens but what the dispatcher does before the steps,
+    which a plain ``tick`` does too), ``cancel`` with nothing to cancel or while
+    CANCELING with no newer droplet, ``continue`` with no PAUSED deployment,
+    ``scale`` while a deployment progresses or to the count the newest web process
+    has, a rollback to the latest revision.
     So a probe reaches no state the candidates do not. What the bounds leave out (a stage past ``max_droplets``,
     a deploy past ``max_deployments``) is no probe: the reference accepts it."""
     probes: list = []
@@ -236,7 +235,7 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     deployments = obs["deployments"]
     active = []  # ids of active deployments, oldest first
     newest = None  # the newest active deployment
-    paused = progressing = astray = False
+    paused = progressing = False
     for d in deployments:
         state = d["state"]
         if state in ACTIVE_STATES:
@@ -245,14 +244,12 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
             if state != CANCELING:
                 progressing = True
                 paused = paused or state == PAUSED
-        elif d["status_value"] == ACTIVE:  # (never in the model's own rules)
-            astray = True
     for p in obs["processes"]:
         if "STARTING" in p["instances"]:
             out.append(_runtime(p["id"]))
         elif probes is not None:  # no STARTING instance to settle: refused
             probes.append(_runtime(p["id"]))
-    _platform_ticks(out, probes, config, deployments, active, astray)
+    _platform_ticks(out, probes, config, deployments, active)
     _revisions(out, probes, config, fixed, deployments, len(obs["droplets"]))
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
@@ -288,7 +285,11 @@ def _refused_before_push(config: CapiConfig, fixed: dict, probes: list) -> None:
 
 def _scales(out: list, probes: list | None, fixed: dict, processes: list) -> None:
     """``scale`` to each count but the one the newest web process has (a probe): that
-    one leaves every design's state as it is (``api.scale`` scales the newest web process)."""
+    one leaves every design's state as it is (``api.scale``, the model's and not a rule,
+    scales the newest web process). It is accepted, though, and a trace property may
+    remember it (the count a user asked for): the spec's reach the same verdicts without
+    it (every trace property on five designs, compared at two bounds when it was left
+    out); a contract run asks it as a probe."""
     have = len(processes[-1]["instances"]) if processes else -1
     scales = fixed["scale"]
     if not 0 <= have < len(scales):  # no web process (every design refuses), or past the bounds
@@ -300,18 +301,14 @@ def _scales(out: list, probes: list | None, fixed: dict, processes: list) -> Non
 
 
 def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployments: list,
-                    active: list, astray: bool) -> None:
+                    active: list) -> None:
     """The updater's tick, and its variants on each active deployment (a failed step,
     instance reports unavailable; the finish and snapshot windows when they are on).
 
-    With no deployment in flight (none active, none ACTIVE in its status value) and no
-    window open, a tick is a probe: the dispatcher finds no deployment to finalize,
-    scale or cancel, and the updater has nothing left from an earlier dispatch (only
-    ``tick(late=…)`` and ``tick(finish_later=…)`` leave something)."""
-    if not active and not astray and not config.finish_window and not config.snapshot_window:
-        if probes is not None:
-            probes.append(_TICK)
-        return
+    A tick is offered in every state, also with no deployment in flight: there the
+    shipped designs' dispatchers find nothing to do, but a tick runs the design's own
+    rules (``before_dispatch``, ``scaled_states``), which a design of one's own may
+    choose to act there."""
     out.append(_TICK)
     # with one active deployment a failed step is a stutter: skip it, unless a window
     # is open (the tick first does what the last dispatch left, which a failure keeps)

@@ -200,9 +200,10 @@ class CapiState(_Fingerprinted):
     pending: tuple[tuple[int, str, tuple[int, ...] | None], ...] = ()
 
     def __hash__(self) -> int:
-        """The fields' hash, kept in ``_hash``: worked out in a third less time than attrs'
-        ``cache_hash`` (which wraps the number in an int subclass, so that pickles leave it
-        out; ``_hash`` is no field, so they do here too). The explorer hashes every new state."""
+        """The fields' hash, kept in ``_hash``: the explorer hashes every new state, and
+        attrs' ``cache_hash`` costs a third more the first time (it wraps the number in an int
+        subclass so that pickles leave it out; ``_hash`` is no field, so they do here too).
+        The tuple is the fields' own, in their order (a test holds it to them)."""
         try:
             h = self._hash
         except AttributeError:  # built by the constructor (its ``__init__`` is attrs')
@@ -319,8 +320,9 @@ _SETTERS = tuple(CapiState.__dict__[name].__set__
 
 def _state(app, droplets, processes, deployments, next_process_id, pending) -> CapiState:
     """``CapiState(…)`` for the writing helpers (the explorer's hot path): the same state,
-    its slots set directly, in a seventh less time than attrs' frozen ``__init__`` (which
-    goes through ``object.__setattr__`` for each field)."""
+    its slots set directly, ``_hash`` included, so its first hash takes the plain path
+    (a state from attrs' ``__init__``, a pickle or ``attrs.evolve`` has no ``_hash`` yet and
+    is hashed through an AttributeError the first time: 0.9 against 1.6 µs to build and hash)."""
     s = _new(CapiState)
     set_app, set_droplets, set_processes, set_deployments, set_next, set_pending = _SETTERS
     set_app(s, app)
