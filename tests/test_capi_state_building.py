@@ -6,27 +6,20 @@ and the kept hash never leaves the process."""
 from __future__ import annotations
 
 import pickle
-import random
 
 import attrs
 from deployspec.reference.capi import state as capi_state
 from deployspec.reference.capi.state import CapiState
 
-from deployspec.models import get_model
-
-CAPI = get_model("capi")
+from .test_capi_interned_values import _walk
 
 
-def _explored(variant_name: str, seed: int, steps: int = 60):
-    """States of a random walk of the reference (each built by the writing helpers)."""
-    variant = CAPI.variant(variant_name)
-    config = CAPI.default_config(variant)
-    rng = random.Random(seed)
-    state = CAPI.initial_state(config)
-    for _ in range(steps):
-        after = variant.step(state, rng.choice(CAPI.candidate_actions(CAPI.observe(state), config)))
-        if after.__class__ is CapiState:
-            state = after
+def _explored(variant_name: str, seed: int):
+    """The distinct states of a random walk of the reference (each built by the writing helpers)."""
+    last = None
+    for state in _walk(variant_name, seed, steps=60):
+        if state is not last:
+            last = state
             yield state
 
 

@@ -68,13 +68,19 @@ def test_a_probe_is_refused_or_adds_no_transition(model, variant):
     assert refused >= PROBED[model.name] - {"restart", "recycle"}
 
 
-def obs_after(model, variant, actions, config=None):
+def played(model, variant, actions, config=None):
+    """The state after ``actions`` (each accepted) from the initial state, and the configuration."""
     v = model.variant(variant)
     config = config or model.default_config(v)
     state = model.initial_state(config)
     for a in actions:
         state = v.step(state, model.action(a))
         assert not isinstance(state, Rejected), (a, state)
+    return state, config
+
+
+def obs_after(model, variant, actions, config=None):
+    state, config = played(model, variant, actions, config)
     return model.observe(state), config
 
 
@@ -167,11 +173,7 @@ def test_capi_before_the_push_probes_the_deploys_of_a_new_droplet_too():
 def settled(variant: str, steps: list[dict], config=None):
     """The state after ``steps`` and the platform's settle phase, with its observation."""
     v = CAPI.variant(variant)
-    config = config or CAPI.default_config(v)
-    state = CAPI.initial_state(config)
-    for a in steps:
-        state = v.step(state, CAPI.action(a))
-        assert not isinstance(state, Rejected), (a, state)
+    state, config = played(CAPI, variant, steps, config)
     while (action := CAPI.settle_action(CAPI.observe(state))) is not None:
         state = v.step(state, action)
     return state, CAPI.observe(state), config
