@@ -163,7 +163,7 @@ def representation_cost(variant: str) -> dict:
               for c in (CapiState, Process, Deployment)}
     args = {"CapiState": (app, (True,), (p,), (d,), 2, ()), "Process": (0, 0, ("RUNNING", "RUNNING")),
             "Deployment": (1, "DEPLOYING", "ACTIVE", "DEPLOYING", 1, 1, 0, 2, 1, "rolling", (), 0, None)}
-    classes = {"CapiState": getattr(capi_state, "_state", CapiState), "Process": Process, "Deployment": Deployment}
+    classes = {"CapiState": capi_state._state, "Process": Process, "Deployment": Deployment}
 
     def cost(cls, a):
         return min(timeit.repeat(lambda: hash(cls(*a)), number=20000, repeat=5)) / 20000

@@ -179,37 +179,6 @@ def settled(variant: str, steps: list[dict], config=None):
     return state, CAPI.observe(state), config
 
 
-def _holds_the_finalized_count(state):
-    """A design's own ``before_dispatch``: the finished deployment's web process is held at
-    its original instance count, on every tick, also with no deployment in flight."""
-    from deployspec.reference.capi.state import DEPLOYED
-
-    done = [d for d in state.deployments if d.state == DEPLOYED]
-    if done and state.deployments[-1] is done[-1]:
-        p = state.process(done[-1].deploying_process)
-        if p is not None and p.desired != done[-1].owic:
-            state = state.with_process(p.scaled_to(done[-1].owic))
-    return state
-
-
-def test_capi_a_tick_with_no_deployment_in_flight_stays_a_candidate():
-    """The shipped dispatchers do nothing then, but a tick runs the design's own rules: one
-    that acts there must be explored (found by a review: with the idle tick a probe, such a
-    design held every property by the explorer and by the random search alike)."""
-    import attrs
-
-    base = CAPI.variant("capi-safe")
-    design = attrs.evolve(base, name="capi-safe-holds-count", before_dispatch=_holds_the_finalized_count)
-    steps = [{"type": "push"}, {"type": "deploy"}]
-    state, obs, config = settled("capi-safe", steps)
-    assert [d["state"] for d in obs["deployments"]] == ["DEPLOYED"]
-    assert "tick()" in labels(CAPI.candidate_actions(obs, config))
-    scaled = design.step(state, CAPI.action({"type": "scale", "instances": 3}))
-    after = design.step(scaled, CAPI.action({"type": "tick"}))
-    assert after != scaled and CAPI.observe(after)["processes"][-1]["instances"] == ["RUNNING"]
-    assert base.step(scaled, CAPI.action({"type": "tick"})) is scaled  # shipped: nothing to do
-
-
 def test_capi_a_scale_to_the_count_the_web_process_has_is_a_probe():
     """``scale`` acts on the newest web process (``api.scale``, the same in every design): to
     the count it has, it changes no design's state."""

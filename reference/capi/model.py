@@ -288,8 +288,8 @@ def _scales(out: list, probes: list | None, fixed: dict, processes: list) -> Non
     one leaves every design's state as it is (``api.scale``, the model's and not a rule,
     scales the newest web process). It is accepted, though, and a trace property may
     remember it (the count a user asked for): the spec's reach the same verdicts without
-    it (every trace property on five designs, compared at two bounds when it was left
-    out); a contract run asks it as a probe."""
+    it (a review compared every trace property on five designs at two bounds, with and
+    without it, in session 29); a contract run asks it as a probe."""
     have = len(processes[-1]["instances"]) if processes else -1
     scales = fixed["scale"]
     if not 0 <= have < len(scales):  # no web process (every design refuses), or past the bounds
