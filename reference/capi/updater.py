@@ -55,10 +55,13 @@ def dispatch(variant: CapiVariant, state: CapiState, tick: Tick) -> CapiState:
         state = run_pending(variant, state)
     state = variant.before_dispatch(state)
     scaled = variant.scaled_states
-    steps = [(d.id, variant.scale_step) for d in state.deployments if d.state in scaled]
-    for d in state.deployments:
+    steps, cancels = [], []
+    for d in state.deployments:  # (one pass: the explorer's hot path)
+        if d.state in scaled:
+            steps.append((d.id, variant.scale_step))
         if d.state == CANCELING:
-            steps.append((d.id, variant.cancel_step))
+            cancels.append((d.id, variant.cancel_step))
+    steps += cancels
     if not steps:
         return state  # nothing to do: most ticks of an explored state
     failed, unavailable = tick.failed, tick.reports_unavailable
