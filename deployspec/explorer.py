@@ -78,17 +78,16 @@ class BfsResult:
 class Graph:
     """The nodes a search visits and how it moves between them.
 
-    ``root()`` is the start node, ``expand(node)`` yields ``(edge, child, info)``
+    ``root()`` is the start node, ``expand(node)`` gives ``(edge, child, info, fp)``
     for every outgoing move, where ``edge`` is a small integer such that
     ``child_by_edge(node, edge)`` rebuilds the same child (used to rebuild a path
     from parent pointers, with ``layer`` set to the node's depth as when it was
-    expanded), ``key(node)`` is what identifies a node as visited.
+    expanded) and ``fp`` is ``fingerprint(child)``; ``key(node)`` is what identifies
+    a node as visited.
     """
 
     #: the depth of the nodes being expanded (set by the search before each layer)
     layer: int = 0
-    #: True when ``key(node)`` is ``node`` itself (the search then skips the call)
-    key_is_node: bool = False
     #: node -> what decides which worker owns the node in a partitioned search
     #: (:mod:`deployspec.partitioned`); None: its key. Equal nodes must give equal owner keys.
     owner_key: Callable[[Any], Hashable] | None = None
@@ -97,11 +96,17 @@ class Graph:
 
     def key(self, node: Any) -> Hashable: ...
 
+    def fingerprint(self, node: Any) -> int:
+        """What the search stores for a visited node: its key's hash. ``expand`` gives it
+        with each child: a graph that hashes its children anyway (``ModelGraph``, to
+        spot self-loops) hands that hash on rather than having it worked out again."""
+        return hash(self.key(node))
+
     def enter(self, child: Any) -> tuple[Any, Any]:
         """A newly found child as (what its expansion needs, what ``on_node`` sees)."""
         return child, child
 
-    def expand(self, node: Any) -> Iterable[tuple[int, Any, Any]]: ...
+    def expand(self, node: Any) -> Iterable[tuple[int, Any, Any, int]]: ...
 
     def child_by_edge(self, node: Any, edge: int) -> tuple[Any, Any]: ...
 
@@ -161,9 +166,8 @@ class Layered:
         started = time.perf_counter()
         graph = self.graph
         index, parent, edge = self.index, self.parent, self.edge
-        key = None if graph.key_is_node else graph.key
         root = graph.root()
-        index.add(hash(root if key is None else key(root)))
+        index.add(graph.fingerprint(root))
         parent.append(-1)
         edge.append(-1)
         item, view = graph.enter(root)
@@ -197,14 +201,13 @@ class Layered:
                         if why:
                             self.stopped = why
                             return None
-                    for e, child, info in expand(node):
+                    for e, child, info, fp in expand(node):
                         transitions += 1
                         if on_edge is not None and on_edge(node, child, info):
                             n = len(parent)
                             append_parent(number)
                             append_edge(e)
                             return n
-                        fp = hash(child if key is None else key(child))
                         if fp in index:
                             continue
                         n = len(parent)
@@ -316,10 +319,11 @@ class ModelGraph(Graph):
         s = self.model.initial_state(self.config)
         return self.canonical(s) if self.canonical else s
 
-    key_is_node = True
-
     def key(self, node):
         return node
+
+    def fingerprint(self, node):
+        return hash(node)
 
     def enter(self, state):
         """Observe a new state once: its candidate actions wait in the frontier
@@ -333,6 +337,7 @@ class ModelGraph(Graph):
         canonical = self.canonical
         by_kind = self.by_kind
         fp = hash(state)
+        out = []  # (a list: cheaper than a generator's resumes, and these are few)
         for i, action in enumerate(actions):
             after = step(state, action)
             if after.__class__ is Rejected:
@@ -340,11 +345,16 @@ class ModelGraph(Graph):
             if canonical:
                 after = canonical(after)
             # a self-loop? Models return the same object for a no-op; otherwise the
-            # hashes (the search needs the child's anyway) settle most cases.
-            if after is state or (hash(after) == fp and after == state):
+            # hashes settle most cases, and the child's goes on to the search.
+            if after is state:
                 continue
-            by_kind[action.kind] = by_kind.get(action.kind, 0) + 1
-            yield i, after, action
+            h = hash(after)
+            if h == fp and after == state:
+                continue
+            kind = action.kind
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+            out.append((i, after, action, h))
+        return out
 
     def child_by_edge(self, state, e):
         action = self.model.candidate_actions(self.model.observe(state), self.config)[e]

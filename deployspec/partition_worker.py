@@ -125,11 +125,7 @@ class Worker:
         self.search, self.w, self.W = search, w, search.workers
         self.started, self.on_node, self.on_edge, self.share = started, on_node, on_edge, share
         graph = self.graph = search.graph
-        self.key = None if graph.key_is_node else graph.key
-        if graph.owner_key is not None:
-            self.owner_key = graph.owner_key
-        else:
-            self.owner_key = (lambda node: node) if graph.key_is_node else graph.key
+        self.owner_key = graph.key if graph.owner_key is None else graph.owner_key
         self.owners: dict[Any, int] = {}
         self.index: set[int] = set()
         self.sent: set[int] = set()
@@ -169,7 +165,7 @@ class Worker:
     def _place_root(self) -> Report:
         graph = self.graph
         root = graph.root()
-        fp = hash(root if self.key is None else self.key(root))
+        fp = graph.fingerprint(root)
         if self._owner(root) == self.w:
             self._add(fp, -1, -1, root, 0)
         return self._report(None)
@@ -200,7 +196,7 @@ class Worker:
         return False
 
     def _expand(self, depth: int) -> list[bytes | None]:
-        graph, key, on_edge, W, w = self.graph, self.key, self.on_edge, self.W, self.w
+        graph, on_edge, W, w = self.graph, self.on_edge, self.W, self.w
         index, sent, owner_of = self.index, self.sent, self._owner
         graph.layer = depth
         frontier, self.frontier = self.frontier, []
@@ -211,7 +207,7 @@ class Worker:
                 self.expanded += 1
                 if self.expanded % CHECK_EVERY == 0 and self._over_budget():
                     break
-                for e, child, info in graph.expand(node):
+                for e, child, info, fp in graph.expand(node):
                     transitions += 1
                     if on_edge is not None and on_edge(node, child, info):
                         n = len(self.parent)
@@ -219,7 +215,6 @@ class Worker:
                         self.edge.append(e)
                         self.goal = n * W + w
                         break
-                    fp = hash(child if key is None else key(child))
                     owner = owner_of(child)
                     if owner == w:
                         if fp not in index and self._add(fp, number, e, child, depth + 1):

@@ -67,8 +67,6 @@ class Tree(Graph):
     are to 2n and 2n + 1 below ``limit`` (node n at depth floor(log2 n)) and, to
     make revisits, back to n // 2."""
 
-    key_is_node = True
-
     def __init__(self, limit: int):
         self.limit = limit
 
@@ -81,7 +79,7 @@ class Tree(Graph):
     def expand(self, n):
         for e, child in enumerate((2 * n, 2 * n + 1, n // 2)):
             if 1 <= child < self.limit:
-                yield e, child, None
+                yield e, child, None, hash(child)
 
     def child_by_edge(self, n, e):
         return (2 * n, 2 * n + 1, n // 2)[e], None
@@ -137,7 +135,7 @@ class Grid(Graph):
         x, y, route = node
         for e, (nx, ny, step) in enumerate(((x + 1, y, "R"), (x, y + 1, "U"))):
             if nx < self.size and ny < self.size:
-                yield e, (nx, ny, route + step), None
+                yield e, (nx, ny, route + step), None, hash((nx, ny))
 
 
 #: the seed bug's user actions (cloud_controller_ng #3019): push, start, deploy, cancel, deploy, tick

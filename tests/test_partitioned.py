@@ -103,8 +103,6 @@ class Line(Graph):
     """0..100, each moving one or two ahead; the owner key of a node is -1 or -2
     (the root's 0), two values Python hashes alike (``hash(-1) == hash(-2)``)."""
 
-    key_is_node = True
-
     def owner_key(self, node):
         return 0 if node == 0 else -1 - node % 2
 
@@ -117,7 +115,7 @@ class Line(Graph):
     def expand(self, n):
         for e, m in enumerate((n + 1, n + 2)):
             if m <= 100:
-                yield e, m, None
+                yield e, m, None, hash(m)
 
 
 @pytest.mark.parametrize("workers", [2, 3, 5])
@@ -130,8 +128,6 @@ def test_owner_keys_with_equal_hashes_keep_one_owner(workers):
 class Endless(Graph):
     """Node n moves to n + 1, slowly: only a budget ends the search."""
 
-    key_is_node = True
-
     def root(self):
         return 0
 
@@ -140,7 +136,7 @@ class Endless(Graph):
 
     def expand(self, n):
         time.sleep(0.001)
-        yield 0, n + 1, None
+        yield 0, n + 1, None, hash(n + 1)
 
 
 def test_a_time_budget_stops_every_worker():

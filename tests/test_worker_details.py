@@ -123,8 +123,6 @@ def test_a_worker_counts_against_its_memory_allowance_only_what_it_adds():
 class Wide(Tree):
     """A root with ``width`` children, none of which it owns."""
 
-    key_is_node = True
-
     def __init__(self, width: int):
         super().__init__(0)
         self.width = width
@@ -132,7 +130,7 @@ class Wide(Tree):
     def expand(self, n):
         if n == 0:
             root_s = partition_worker.stable_hash(0) % 2
-            yield from ((0, c, None) for c in range(2, self.width + 2) if partition_worker.stable_hash(c) % 2 != root_s)
+            yield from ((0, c, None, hash(c)) for c in range(2, self.width + 2) if partition_worker.stable_hash(c) % 2 != root_s)
 
     def root(self):
         return 0

@@ -97,8 +97,8 @@ class ProductGraph(Graph):
 
     # --- moves ---------------------------------------------------------------
     def expand(self, item):
-        """Yield ``(edge, child, (action, message))``; ``message`` is a trace
-        property's complaint about this move, or None."""
+        """Yield ``(edge, child, (action, message), fingerprint)``; ``message`` is a
+        trace property's complaint about this move, or None."""
         (state, memory), obs, actions = item
         if actions is None:
             return
@@ -108,10 +108,11 @@ class ProductGraph(Graph):
             results = [step(state, action) for action in actions]
             if len(self.moves) < MOVES_CAP:
                 self.moves[state] = results
+        trace = self.trace
         for i, action in enumerate(actions):
             child, message = self._move(state, memory, obs, action, results[i], self.layer)
             if child is not None:
-                yield i, child, (action, message)
+                yield i, child, (action, message), hash(child if trace else child[0])
 
     def _move(self, state, memory, obs, action, after, index):
         rejected = None
