@@ -15,37 +15,55 @@ from .state import App, CapiState, Deployment, Process
 
 def observe(state: CapiState) -> dict[str, Any]:
     app = state.app
+    deployments = []
+    for d in state.deployments:  # (a loop, not a call per deployment: the explorer's hot path)
+        seen = _SEEN.get(id(d))
+        if seen is not None and seen[0] is d:
+            out = seen[1].copy()
+            out["canary_steps"] = list(d.canary_steps)
+            deployments.append(out)
+        else:
+            deployments.append(_deployment(d))
+    droplets = _DROPLETS.get(state.droplets)
+    if droplets is None:
+        droplets = _droplets(state.droplets)
     return {
         "app": None if app is None else {"droplet": app.droplet, "started": app.started},
-        "droplets": [{"id": i, "healthy": h} for i, h in enumerate(state.droplets)],
+        "droplets": list(map(dict.copy, droplets)),
         "processes": [
             {"id": p.id, "droplet": p.droplet, "instances": list(p.instances)}
             for p in state.processes
         ],
-        "deployments": list(map(_deployment, state.deployments)),
+        "deployments": deployments,
     }
 
 
+# Each state gets its own observation (new dicts and lists: a property that changes
+# its observation changes no other), copied from what is worked out once per value:
+
 #: id(deployment) -> (the deployment, its observation): states share their deployments
-#: (a step changes one at most; the writing helpers intern them), so each deployment
-#: object is observed once and each state gets a fresh copy (a new dict, a new
-#: ``canary_steps`` list: a property that changes its observation changes no other).
-#: The deployment is held, so its id is not reused while it is here; cleared past
-#: ``_SEEN_MAX`` entries.
+#: (a step changes one at most; the writing helpers intern them). The deployment is
+#: held, so its id is not reused while it is here; cleared past ``_SEEN_MAX`` entries.
 _SEEN: dict[int, tuple[Deployment, dict[str, Any]]] = {}
 _SEEN_MAX = 10_000
+#: the droplets (a tuple of bools) -> their observations (a few: one per droplet staged);
+#: keys compare as Python compares (``1 == True``), and the model's droplets are bools
+_DROPLETS: dict[tuple[bool, ...], tuple[dict[str, Any], ...]] = {}
 
 
 def _deployment(d: Deployment) -> dict[str, Any]:
-    seen = _SEEN.get(id(d))
-    if seen is not None and seen[0] is d:
-        out = seen[1].copy()
-        out["canary_steps"] = list(d.canary_steps)
-        return out
+    """A deployment's observation, kept in ``_SEEN`` for the next state holding it."""
     if len(_SEEN) >= _SEEN_MAX:
         _SEEN.clear()
     out = _observed_deployment(d)
     _SEEN[id(d)] = (d, out.copy())
+    return out
+
+
+def _droplets(droplets: tuple[bool, ...]) -> tuple[dict[str, Any], ...]:
+    if len(_DROPLETS) >= _SEEN_MAX:
+        _DROPLETS.clear()
+    out = _DROPLETS[droplets] = tuple({"id": i, "healthy": h} for i, h in enumerate(droplets))
     return out
 
 
