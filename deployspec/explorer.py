@@ -83,7 +83,8 @@ class Graph:
     ``child_by_edge(node, edge)`` rebuilds the same child (used to rebuild a path
     from parent pointers, with ``layer`` set to the node's depth as when it was
     expanded) and ``fp`` is ``fingerprint(child)``; ``key(node)`` is what identifies
-    a node as visited.
+    a node as visited (the search stores its hash) and, unless ``owner_key`` is given,
+    which worker of a partitioned search owns it.
     """
 
     #: the depth of the nodes being expanded (set by the search before each layer)
@@ -92,9 +93,11 @@ class Graph:
     #: (:mod:`deployspec.partitioned`); None: its key. Equal nodes must give equal owner keys.
     owner_key: Callable[[Any], Hashable] | None = None
 
-    def root(self) -> Any: ...
+    def root(self) -> Any:
+        raise NotImplementedError
 
-    def key(self, node: Any) -> Hashable: ...
+    def key(self, node: Any) -> Hashable:
+        raise NotImplementedError
 
     def fingerprint(self, node: Any) -> int:
         """What the search stores for a visited node: its key's hash. ``expand`` gives it
@@ -106,9 +109,11 @@ class Graph:
         """A newly found child as (what its expansion needs, what ``on_node`` sees)."""
         return child, child
 
-    def expand(self, node: Any) -> Iterable[tuple[int, Any, Any, int]]: ...
+    def expand(self, node: Any) -> Iterable[tuple[int, Any, Any, int]]:
+        raise NotImplementedError
 
-    def child_by_edge(self, node: Any, edge: int) -> tuple[Any, Any]: ...
+    def child_by_edge(self, node: Any, edge: int) -> tuple[Any, Any]:
+        raise NotImplementedError
 
 
 @attrs.define
@@ -337,7 +342,8 @@ class ModelGraph(Graph):
         canonical = self.canonical
         by_kind = self.by_kind
         fp = hash(state)
-        out = []  # (a list: cheaper than a generator's resumes, and these are few)
+        # (a generator, not a list: a search that stops at a move neither steps past it
+        # nor counts the moves after it in by_kind)
         for i, action in enumerate(actions):
             after = step(state, action)
             if after.__class__ is Rejected:
@@ -353,8 +359,7 @@ class ModelGraph(Graph):
                 continue
             kind = action.kind
             by_kind[kind] = by_kind.get(kind, 0) + 1
-            out.append((i, after, action, h))
-        return out
+            yield i, after, action, h
 
     def child_by_edge(self, state, e):
         action = self.model.candidate_actions(self.model.observe(state), self.config)[e]

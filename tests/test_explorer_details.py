@@ -26,8 +26,8 @@ from deployspec.engines.explore import explore_config, search
 from deployspec.explorer import Layered, bfs
 from deployspec.models import get_model
 
-from .helpers import Grid, Tree, action_labels
-from .toy import Move, Run, toy_model
+from .helpers import Grid, Tree, action_labels, two_active
+from .toy import Move, Run, canonical_toy, toy_model
 
 
 def explore(model, config, prop, **kw):
@@ -151,20 +151,19 @@ def test_bfs_and_a_proof_count_what_a_plain_search_counts_on_capi():
     assert p.stats["never_enabled"] == [k for k in capi.vocabulary if not moved[k]]
 
 
+@pytest.mark.parametrize("stop", [{"goal": two_active}, {"goal": lambda s, o: False, "max_states": 1000}],
+                         ids=["goal", "max_states"])
+def test_a_search_stopped_at_a_move_counts_no_move_after_it(stop):
+    # the moves of the state being expanded are made one at a time: those after the goal
+    # (or the last state the bound admits) are neither stepped nor counted per kind
+    capi = get_model("capi")
+    variant = capi.variant("capi-2022")
+    r = bfs(capi, variant, explore_config(capi, variant), **stop)
+    assert r.path is not None if "max_states" not in stop else r.stopped == "max_states"
+    assert sum(r.by_kind.values()) == r.transitions
+
+
 # --- a model's canonical form --------------------------------------------------------------
-
-
-def canonical_toy():
-    """States `name~tag` are `name` in canonical form. The model starts at `start~0`;
-    `a` and `b` lead to `mid~1` and `mid~2` (both `mid`); from `mid`, `go` leads to
-    `end~1` and `back` to `start~0`. The table answers alike for every tag."""
-    from_start = [(Move("a"), "mid~1"), (Move("b"), "mid~2")]
-    from_mid = [(Move("go"), "end~1"), (Move("back"), "start~0")]
-    model, config = toy_model({"start": from_start, "start~0": from_start, "mid": from_mid,
-                               "mid~1": from_mid, "mid~2": from_mid})
-    model = attrs.evolve(model, initial_state=lambda _config: "start~0",
-                         canonical=lambda s: s.split("~")[0])
-    return model, config
 
 
 @state_property("toy")

@@ -101,3 +101,16 @@ def toy_model(moves: dict, settle: dict | None = None, **config) -> tuple[Model,
         schema_file="",
         lanes="node",
     ), ToyConfig(**config)
+
+
+def canonical_toy() -> tuple[Model, ToyConfig]:
+    """States `name~tag` are `name` in canonical form. The model starts at `start~0`;
+    `a` and `b` lead to `mid~1` and `mid~2` (both `mid`); from `mid`, `go` leads to
+    `end~1` and `back` to `start~0`. The table answers alike for every tag."""
+    from_start = [(Move("a"), "mid~1"), (Move("b"), "mid~2")]
+    from_mid = [(Move("go"), "end~1"), (Move("back"), "start~0")]
+    model, config = toy_model({"start": from_start, "start~0": from_start, "mid": from_mid,
+                               "mid~1": from_mid, "mid~2": from_mid})
+    model = attrs.evolve(model, initial_state=lambda _config: "start~0",
+                         canonical=lambda s: s.split("~")[0])
+    return model, config
