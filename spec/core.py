@@ -8,7 +8,8 @@ Three kinds, after how they are judged:
 * ``settled``: judged once the platform has been left alone to settle after the
   last user action (bounded liveness, e.g. "deployments finish").
 
-A monitor's memory is immutable, so the explorer can store it beside the state.
+A monitor's memory is immutable and hashable, so the explorer can store it beside the
+state (it hashes each pair it reaches, also the one a violation ends on).
 
 A property may say *how* it broke: a :class:`Breach` is a complaint with a
 ``cause``, a short stable label of the mechanism. The engines can then look

@@ -4,10 +4,12 @@ observation, and a bounded table must not change what a step returns."""
 
 from __future__ import annotations
 
+import copy
 import importlib
 import random
 
 import attrs
+import pytest
 from deployspec.reference.capi import instances as capi_instances
 from deployspec.reference.capi import state as capi_state
 from deployspec.reference.capi.observe import from_observation, observe
@@ -112,3 +114,39 @@ def test_an_observation_shares_nothing_with_the_next_one_of_the_same_deployment(
     again = observe(state)
     assert again == observe(from_observation(again))
     assert all(d["state"] != "MANGLED" and 99 not in d["canary_steps"] for d in again["deployments"])
+
+
+def _mangle(value) -> None:
+    """Change every dict and list inside an observation in place."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _mangle(v)
+        value["mangled"] = True
+    elif isinstance(value, list):
+        for v in value:
+            _mangle(v)
+        value.append("mangled")
+
+
+def test_no_dict_or_list_of_an_observation_is_in_another():
+    """Droplets and deployments are observed from kept copies (observe._DROPLETS, _SEEN):
+    a property that changes every dict and list it was handed changes no later observation,
+    of the same state or of another one holding the same values."""
+    states = list(_walk("capi-current", 0))
+    assert states[-1].deployments and len(states[-1].droplets) > 1, "the walk deployed and staged nothing"
+    expected = [copy.deepcopy(observe(s)) for s in states]
+    for s in states:
+        _mangle(observe(s))
+    assert [observe(s) for s in states] == expected
+
+
+def test_a_droplet_s_health_is_a_bool_where_it_is_made():
+    """The droplets' observations are kept by value (``observe._DROPLETS``), where ``1 == True``:
+    a droplet staged as ``1`` would be observed as the ``true`` of an earlier state. The actions
+    that stage one take a bool only (JSON traces and the protocol check types already)."""
+    from deployspec.reference.capi.actions import Deploy, Stage
+
+    for make in (lambda: Stage(1), lambda: Deploy(new_droplet=0)):
+        with pytest.raises(TypeError, match="must be <class 'bool'>"):
+            make()
+    assert Stage(False).healthy is False and Deploy(new_droplet=True).new_droplet is True

@@ -35,7 +35,8 @@ class Stage(Action):
     """A new droplet (or configuration) becomes the app's current droplet."""
 
     kind = "stage"
-    healthy: bool = True
+    #: a bool, as in JSON (the droplets' observations are kept by value, where ``1 == True``)
+    healthy: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
 
 @attrs.frozen
@@ -50,7 +51,8 @@ class Deploy(Action):
     #: None: the app's current droplet (a restart); true or false: a droplet staged for
     #: this deployment, healthy or not, which it makes the app's current one (``cf push
     #: --strategy rolling``: the request names the droplet); cancel puts the previous back
-    new_droplet: bool | None = attrs.field(default=None, metadata={SENT_IF_SET: True})
+    new_droplet: bool | None = attrs.field(default=None, metadata={SENT_IF_SET: True},
+                                           validator=attrs.validators.optional(attrs.validators.instance_of(bool)))
     #: None, or ``cf rollback``: the revision of droplet ``revision`` (a droplet stands
     #: for all a revision carries), which a deployment or the push deployed before;
     #: the deployment makes it the app's current droplet again, and a cancel takes it back
