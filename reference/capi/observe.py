@@ -61,6 +61,7 @@ def _deployment(d: Deployment) -> dict[str, Any]:
 
 
 def _droplets(droplets: tuple[bool, ...]) -> tuple[dict[str, Any], ...]:
+    """The droplets' observations, kept in ``_DROPLETS`` for the next state holding them."""
     if len(_DROPLETS) >= _SEEN_MAX:
         _DROPLETS.clear()
     out = _DROPLETS[droplets] = tuple({"id": i, "healthy": h} for i, h in enumerate(droplets))
