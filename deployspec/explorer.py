@@ -84,7 +84,10 @@ class Graph:
     from parent pointers, with ``layer`` set to the node's depth as when it was
     expanded) and ``fp`` is ``fingerprint(child)``; ``key(node)`` is what identifies
     a node as visited (the search stores its hash) and, unless ``owner_key`` is given,
-    which worker of a partitioned search owns it.
+    which worker of a partitioned search owns it. A subclass gives ``root``, ``key``,
+    ``expand`` and ``child_by_edge``; the base's raise NotImplementedError, so one left
+    out fails where it is called (a ``key`` returning None would fingerprint every node
+    alike and end the search at the root, silently).
     """
 
     #: the depth of the nodes being expanded (set by the search before each layer)

@@ -10,14 +10,18 @@ which actions each model probes where.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 
 import pytest
 from deployspec.reference.core import Rejected
 from deployspec.stateful_tests.machine import PROBE, build_machine
 
+from deployspec import traces
 from deployspec.engines.explore import explore_config
 from deployspec.models import get_model
+
+from .cli_runs import run, valid_json_output
 
 CAPI, SLOTS = get_model("capi"), get_model("slots")
 
@@ -190,3 +194,17 @@ def test_capi_a_scale_to_the_count_the_web_process_has_is_a_probe():
     for variant in CAPI.variants:
         state, obs, config = settled(variant, [{"type": "push", "instances": 2}])
         assert CAPI.variant(variant).step(state, CAPI.action({"type": "scale", "instances": 2})) is state
+
+
+def test_an_idle_tick_of_a_design_that_acts_on_it_is_explored(capsys, outside, tmp_path):
+    """The shipped dispatchers do nothing with no deployment in flight, but a tick runs the
+    design's own rules, so the idle tick is a candidate, not a probe: with it left to the
+    probes, tests/designs/holds_count.py held app_stays_available (a review found it); its
+    shortest violation ends with that tick."""
+    outside("holds_count")
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "holds-count", "--engine", "explore",
+                         "--property", "app_stays_available", "--out", str(tmp_path), "--json")
+    (result,) = valid_json_output(json.loads(out))["results"]
+    assert status == 1 and result["verdict"] == "violated", result
+    steps = [s["action"]["type"] for s in traces.load(result["counterexample"])["steps"]]
+    assert steps[-1] == "tick" and "scale" in steps, steps

@@ -6,7 +6,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from deployspec import models, partitioned, traces, variant_plugins
+from deployspec import models, partitioned, variant_plugins
 
 from .cli_runs import run, valid_json_output
 from .designs_handed_in import FINDINGS, MINE
@@ -422,37 +422,3 @@ def test_a_slots_design_sets_its_own_exploration_bounds_as_a_capi_one_does():
     assert explore_config(slots, SLOTS_PIPELINE_IMMUTABLE).max_pushes == slots.config_type.EXPLORE["max_pushes"]
     mine = attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name="mine", explore={"max_pushes": 2})
     assert explore_config(slots, mine).max_pushes == 2
-
-
-#: a design of one's own whose dispatcher acts with no deployment in flight: it holds the
-#: finished deployment's web process at its original count, undoing a user's scale
-HOLDS_COUNT = """import attrs
-from deployspec.reference.capi.state import DEPLOYED
-from deployspec.reference.capi.variants import CAPI_SAFE
-
-
-def hold(state):
-    done = [d for d in state.deployments if d.state == DEPLOYED]
-    if done and state.deployments[-1] is done[-1]:
-        p = state.process(done[-1].deploying_process)
-        if p is not None and p.desired != done[-1].owic:
-            state = state.with_process(p.scaled_to(done[-1].owic))
-    return state
-
-
-VARIANTS = [attrs.evolve(CAPI_SAFE, name="holds-count", before_dispatch=hold, declares=frozenset())]
-"""
-
-
-def test_an_idle_tick_of_a_design_that_acts_on_it_is_explored(capsys, hand_in, tmp_path):
-    """The shipped dispatchers do nothing with no deployment in flight, but a tick runs the
-    design's own rules: the explorer must try it there (a review found that with the idle
-    tick left to the probes this design held app_stays_available; its shortest violation
-    ends with that tick)."""
-    hand_in("holdscount", HOLDS_COUNT)
-    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "holds-count", "--engine", "explore",
-                         "--property", "app_stays_available", "--out", str(tmp_path), "--json")
-    (result,) = valid_json_output(json.loads(out))["results"]
-    assert status == 1 and result["verdict"] == "violated", result
-    steps = [s["action"]["type"] for s in traces.load(result["counterexample"])["steps"]]
-    assert steps[-1] == "tick" and "scale" in steps, steps

@@ -287,7 +287,7 @@ def _scales(out: list, probes: list | None, fixed: dict, processes: list) -> Non
     """``scale`` to each count but the one the newest web process has (a probe): that
     one leaves every design's state as it is (``api.scale``, the model's and not a rule,
     scales the newest web process). It is accepted, though, and a trace property may
-    remember it (the count a user asked for): the spec's reach the same verdicts without
+    remember it (the count a user asked for): the spec's properties reach the same verdicts without
     it (a review compared every trace property on five designs at two bounds, with and
     without it, in session 29); a contract run asks it as a probe."""
     have = len(processes[-1]["instances"]) if processes else -1
