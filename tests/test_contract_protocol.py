@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -106,6 +107,40 @@ def test_observation_checker_reports_the_path_and_remembers_valid_observations()
     huge = {**OBS, "processes": [{"id": 0, "droplet": 0, "instances": ["UP" * 10**6]}]}
     assert len(checker.check(huge)) < 400  # jsonschema quotes the value: clipped to one readable line
 
+
+def _nested(depth: int) -> list:
+    x: list = []
+    for _ in range(depth):
+        x = [x]
+    return x
+
+
+def _called_from(frames: int, f):
+    return f() if frames == 0 else _called_from(frames - 1, f)
+
+
+@pytest.mark.parametrize("frames", [0, 300])
+def test_observation_checker_says_a_value_too_deep_to_validate_is_nested_too_deeply(frames):
+    """A value JSON can read and write but jsonschema, which recurses deeper per level,
+    cannot validate: a violation in one line, not a RecursionError out of ``check``
+    (whoever calls it, from however deep a stack)."""
+    checker = protocol.ObservationChecker(get_model("capi"))
+
+    def checked(obs):
+        try:  # where check is called: too deep to write there is another answer (tested elsewhere)
+            json.loads(json.dumps(obs))
+        except RecursionError:
+            return None
+        return checker.check(obs)
+
+    told = set()
+    for depth in range(400, 1000, 2):
+        obs = {**OBS, "droplets": [_nested(depth)]}
+        said = _called_from(frames, functools.partial(checked, obs))
+        if said is not None:
+            told.add(said.split(":")[0])
+    assert "top level" in told  # some depth JSON takes is too deep to validate
+    assert told <= {"top level", "droplets/0"}
 
 
 def test_a_running_container_must_name_the_digest_it_runs():

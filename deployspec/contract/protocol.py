@@ -143,12 +143,17 @@ def _plainly_valid(sch: dict, msg: dict) -> bool:
 def first_error(v: Any, instance: Any) -> str | None:
     """The first schema violation as ``path: message``, or None.
 
-    The message quotes the offending value, which may be megabytes: clipped."""
-    if v.is_valid(instance):
-        return None
-    e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
-    where = "/".join(str(p) for p in e.absolute_path) or "top level"
-    return f"{where}: {validation.explained(e)}"
+    The message quotes the offending value, which may be megabytes: clipped. A value
+    nested nearly as deep as the recursion limit can be read and written as JSON but
+    not validated (jsonschema recurses deeper per level): that is said as a violation too."""
+    try:
+        if v.is_valid(instance):
+            return None
+        e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+        where = "/".join(str(p) for p in e.absolute_path) or "top level"
+        return f"{where}: {validation.explained(e)}"
+    except RecursionError as exc:
+        return f"top level: {unreadable(exc)}"
 
 
 def loads(text: bytes | str) -> Any:
