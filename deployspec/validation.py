@@ -26,20 +26,33 @@ Validator = validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("i
 
 def explained(error: Any, limit: int = 300) -> str:
     """A schema error's message in one line: a list too long by its length (jsonschema
-    quotes the whole list), any other message clipped to ``limit`` characters, the value
-    it begins with spelled as JSON spells it (``null is not of type 'integer'``, where
-    jsonschema writes Python's ``None``; strings stay quoted as names, ``'UP'``)."""
+    quotes the whole list), any other message clipped to ``limit`` characters. Where
+    jsonschema writes values in Python (``None``, ``True``), they are written as JSON
+    writes them: the value the message begins with (``null is not of type 'integer'``;
+    a string stays quoted as a name, ``'UP'``) and each value ``enum`` or ``const``
+    expects (``false is not one of [null, 'on']``)."""
     if error.validator == "maxItems":
         return f"{len(error.instance):,} items, at most {error.validator_value:,}"
     message = error.message
     instance = error.instance
-    if not isinstance(instance, str) and message.startswith(python := repr(instance)):
-        try:
+    try:
+        if error.validator == "enum":
+            options = ", ".join(_option(v) for v in error.validator_value)
+            message = f"{_option(instance)} is not one of [{options}]"
+        elif error.validator == "const":
+            message = f"{_option(error.validator_value)} was expected"
+        elif not isinstance(instance, str) and message.startswith(python := repr(instance)):
             message = json.dumps(instance, allow_nan=False) + message[len(python):]
-        except (TypeError, ValueError, RecursionError):  # (no JSON spelling: Python's stays)
-            pass
+    except (TypeError, ValueError, RecursionError):  # (no JSON spelling: Python's stays)
+        pass
     message = " ".join(message.split())
     return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def _option(value: Any) -> str:
+    """One value as a message names it: a string quoted as a name, as jsonschema quotes
+    it (``'UP'``), anything else as JSON writes it."""
+    return repr(value) if isinstance(value, str) else json.dumps(value, allow_nan=False)
 
 
 def validator(schema: dict) -> Any:

@@ -68,6 +68,19 @@ def test_the_value_a_message_begins_with_is_spelled_as_json_spells_it(instance, 
     assert validation.explained(_error({"type": "integer"}, instance)) == said
 
 
+@pytest.mark.parametrize("schema, instance, said", [
+    ({"enum": [None, True, 1, "x", [1, "y"]]}, False, "false is not one of [null, true, 1, 'x', [1, \"y\"]]"),
+    ({"enum": ["STARTING", "RUNNING"]}, None, "null is not one of ['STARTING', 'RUNNING']"),
+    ({"enum": ["STARTING", "RUNNING"]}, "UP", "'UP' is not one of ['STARTING', 'RUNNING']"),
+    ({"const": None}, True, "null was expected"),
+    ({"const": "action"}, None, "'action' was expected"),
+])
+def test_what_enum_and_const_expect_is_spelled_as_the_value_they_got(schema, instance, said):
+    """jsonschema writes both sides in Python (``False is not one of [None, True]``), which
+    the leading value's JSON spelling would otherwise mix with (``false … [None, True]``)."""
+    assert validation.explained(_error(schema, instance)) == said
+
+
 def test_a_value_json_cannot_write_keeps_pythons_spelling(monkeypatch):
     """Nested past what the encoder takes (or not JSON at all): the message as jsonschema wrote it."""
     def too_deep(*args, **kwargs):
