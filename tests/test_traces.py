@@ -278,3 +278,35 @@ def test_a_finding_already_there_is_said_to_be_kept_not_saved(tmp_path):
     os.remove(path)
     traces.keep(again | {"seed": 0}, tmp_path)
     assert said(again) == f"saved: {path}"
+
+
+def test_an_observation_is_validated_once_however_often_the_trace_repeats_it(tmp_path, monkeypatch):
+    """A long trace repeats its observations; each distinct one is validated once, and
+    one that differs only in how a number is written (``1.0`` for ``1``) is not taken
+    for one already found valid."""
+    data = json.loads(SEED.read_text())
+    step = data["steps"][-1]
+    data["steps"] += [json.loads(json.dumps(step)) for _ in range(50)]
+    data["violation"]["step"] = len(data["steps"]) - 1
+    f = tmp_path / "long.json"
+    f.write_text(json.dumps(data))
+    validated = []
+    schema_of = traces._observation_validator
+
+    def counting(name):
+        validator = schema_of(name)
+
+        class Counting:
+            def iter_errors(self, obs):
+                validated.append(obs)
+                return validator.iter_errors(obs)
+        return Counting()
+
+    monkeypatch.setattr(traces, "_observation_validator", counting)
+    traces.load(f)
+    distinct = {json.dumps(o, sort_keys=True) for o in [data["initial"]] + [s["observation"] for s in data["steps"]]}
+    assert len(validated) == len(distinct) < len(data["steps"])
+    data["steps"][-1]["observation"]["processes"][0]["id"] = float(step["observation"]["processes"][0]["id"])
+    f.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match=rf"steps/{len(data['steps']) - 1}/observation/processes/0/id: .* is not of type 'integer'"):
+        traces.load(f)
