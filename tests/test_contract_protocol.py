@@ -110,7 +110,7 @@ def test_observation_checker_reports_the_path_and_remembers_valid_observations()
 
 def _nested(depth: int) -> list:
     x: list = []
-    for _ in range(depth):
+    for _ in range(depth - 1):
         x = [x]
     return x
 
@@ -119,28 +119,40 @@ def _called_from(frames: int, f):
     return f() if frames == 0 else _called_from(frames - 1, f)
 
 
-@pytest.mark.parametrize("frames", [0, 300])
-def test_observation_checker_says_a_value_too_deep_to_validate_is_nested_too_deeply(frames):
-    """A value JSON can read and write but jsonschema, which recurses deeper per level,
-    cannot validate: a violation in one line, not a RecursionError out of ``check``
-    (whoever calls it, from however deep a stack)."""
+@pytest.mark.parametrize("frames", [0, 500])
+def test_a_value_nested_past_the_limit_is_one_violation_said_before_validating(frames):
+    """Nested past ``MAX_NESTING`` (JSON reads far deeper): a violation in one line, the
+    same from any caller's stack and Python version, never a RecursionError out of
+    ``check`` (jsonschema and ``repr`` recurse per level). Up to the limit, the schema's
+    own message."""
     checker = protocol.ObservationChecker(get_model("capi"))
+    limit = protocol.MAX_NESTING
+    deep = {**OBS, "droplets": [_nested(limit - 2)]}  # the observation, "droplets", then the rest
+    too_deep = {**OBS, "droplets": [_nested(limit - 1)]}
+    said = f"top level: it is nested too deeply (over {limit} levels)"
+    assert protocol.nested_too_deeply(deep) is False and protocol.nested_too_deeply(too_deep) is True
+    assert _called_from(frames, functools.partial(checker.check, deep)).startswith("droplets/0: [[")
+    assert _called_from(frames, functools.partial(checker.check, too_deep)) == said
+    assert _called_from(frames, functools.partial(checker.check, {**OBS, "droplets": [_nested(900)]})) == said
+    reply = _reply({"type": "error", "id": 4, "message": "no", "detail": [_nested(limit - 1)]})
+    with pytest.raises(ImplementationError, match=re.escape(said)):
+        _called_from(frames, functools.partial(protocol.parse_reply, reply, protocol.action(4, {"type": "cancel"})))
 
-    def checked(obs):
-        try:  # where check is called: too deep to write there is another answer (tested elsewhere)
-            json.loads(json.dumps(obs))
-        except RecursionError:
-            return None
-        return checker.check(obs)
 
-    told = set()
-    for depth in range(400, 1000, 2):
-        obs = {**OBS, "droplets": [_nested(depth)]}
-        said = _called_from(frames, functools.partial(checked, obs))
-        if said is not None:
-            told.add(said.split(":")[0])
-    assert "top level" in told  # some depth JSON takes is too deep to validate
-    assert told <= {"top level", "droplets/0"}
+def test_the_observations_nest_far_less_deep_than_the_limit():
+    """What the limit refuses no model's schema accepts (each nests at most 4 deep)."""
+    def deepest(schema) -> int:
+        if not isinstance(schema, dict):
+            return 0
+        inner = [schema[k] for k in ("items", "additionalProperties") if isinstance(schema.get(k), dict)]
+        inner += [*schema.get("properties", {}).values(), *schema.get("patternProperties", {}).values()]
+        alternatives = [deepest(s) for k in ("oneOf", "anyOf", "allOf") for s in schema.get(k, [])]
+        kinds = schema.get("type") if isinstance(schema.get("type"), list) else [schema.get("type")]
+        own = 1 if {"object", "array"} & set(kinds) else 0
+        return max([own + max([deepest(s) for s in inner], default=0), *alternatives])
+
+    for name in model_names():
+        assert 2 <= deepest(get_model(name).schema()) <= 4 < protocol.MAX_NESTING
 
 
 def test_a_running_container_must_name_the_digest_it_runs():

@@ -140,20 +140,40 @@ def _plainly_valid(sch: dict, msg: dict) -> bool:
     return True
 
 
+#: the deepest nesting of objects and lists a message or observation may have (the
+#: models' observations nest 4 deep, a reply carrying one 5): deeper, validating would
+#: recurse (jsonschema, and ``repr`` in its messages) towards the recursion limit, where
+#: the answer would depend on the caller's stack and the Python version
+MAX_NESTING = 64
+
+
+def nested_too_deeply(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether ``value`` nests objects and lists more than ``limit`` deep (found without
+    recursing: the value may be as deep as the parser takes)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
 def first_error(v: Any, instance: Any) -> str | None:
     """The first schema violation as ``path: message``, or None.
 
     The message quotes the offending value, which may be megabytes: clipped. A value
-    nested nearly as deep as the recursion limit can be read and written as JSON but
-    not validated (jsonschema recurses deeper per level): that is said as a violation too."""
-    try:
-        if v.is_valid(instance):
-            return None
-        e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
-        where = "/".join(str(p) for p in e.absolute_path) or "top level"
-        return f"{where}: {validation.explained(e)}"
-    except RecursionError as exc:
-        return f"top level: {unreadable(exc)}"
+    nested past ``MAX_NESTING`` is one violation, said before validating it."""
+    if nested_too_deeply(instance):
+        return f"top level: it is nested too deeply (over {MAX_NESTING} levels)"
+    if v.is_valid(instance):
+        return None
+    e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    where = "/".join(str(p) for p in e.absolute_path) or "top level"
+    return f"{where}: {validation.explained(e)}"
 
 
 def loads(text: bytes | str) -> Any:
@@ -213,10 +233,9 @@ class ObservationChecker:
         """None when valid, else the first violation as ``path: message``."""
         if not isinstance(observation, dict):
             return f"top level: {type(observation).__name__} is not an object"
-        try:
-            key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
-        except (ValueError, RecursionError) as exc:  # read once, but too deep to write again
-            return f"top level: {unreadable(exc)}"
+        if nested_too_deeply(observation):  # (before writing it as the key: said as first_error says it)
+            return first_error(None, observation)
+        key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
         if key in self._seen:
             self._seen.move_to_end(key)
             return None
