@@ -108,6 +108,41 @@ def test_an_implementation_that_fails_to_import_is_a_fault_at_start(capsys, monk
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("source, cause", [
+    # a module's own __getattr__ (a lazy import) runs when the factory is looked up
+    ("def __getattr__(name):\n    import optional_backend_zz\n",
+     "looking up f in impl raised ModuleNotFoundError: No module named 'optional_backend_zz'"),
+    ("import sys\ndef __getattr__(name):\n    sys.exit(0)\n", "looking up f in impl raised SystemExit: 0"),
+    ("class Stop(BaseException):\n    pass\ndef __getattr__(name):\n    raise Stop(name)\n",
+     "looking up f in impl raised Stop: f"),
+    ("import time\ndef __getattr__(name):\n    time.sleep(60)\n",
+     "looking up f in impl did not return within 0.3 s (hung? see --timeout)"),
+    # the object's __getattr__, asked for its methods: an exit is no missing method (a silent exit 0 read as a pass)
+    ("import sys\nclass Impl:\n    def __getattr__(self, name):\n        sys.exit(0)\ndef f():\n    return Impl()\n",
+     "looking up reset on what impl:f() returned raised SystemExit: 0"),
+    (("class Stop(BaseException):\n    pass\nclass Impl:\n    def __getattr__(self, name):\n        raise Stop(name)\n"
+     "def f():\n    return Impl()\n"), "looking up reset on what impl:f() returned raised Stop: reset"),
+])
+def test_a_lookup_that_runs_the_implementation_s_code_is_fenced_as_any_call(capsys, monkeypatch, tmp_path, source,
+                                                                          cause):
+    """Looking a name up runs the user's ``__getattr__`` (the module's, or the object's):
+    what it raises, an exit or a hang is a fault at start, in one line, exit 3, never a
+    traceback or a silent exit 0."""
+    (tmp_path / "impl.py").write_text(source)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    monkeypatch.setattr(harness, "STARTUP_TIMEOUT", 0.3)
+    monkeypatch.chdir(tmp_path)
+    for argv in (["contract", "--python", "impl:f", "--model", "capi", "--examples", "2", "--timeout", "0.3"],
+                 ["replay", str(next((FAKES.parents[1] / "counterexamples" / "capi").glob("*.json"))),
+                  "--python", "impl:f", "--timeout", "0.3"]):
+        status = main(argv)
+        err = capsys.readouterr().err
+        assert status == 3, err
+        assert f"implementation fault at start: {cause}" in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsys, monkeypatch):
     """As contract does: deployments numbered from 1 make cancel_restores_last_good read past a list."""
     monkeypatch.setattr(sys, "path", list(sys.path))

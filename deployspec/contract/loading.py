@@ -46,8 +46,9 @@ def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -
         if exc.name and f"{module_name}.".startswith(f"{exc.name}."):  # the module itself, not a dependency
             raise not_found(spec, exc.name) from None
         raise ImplementationError(f"importing {module_name} raised {describe(exc)}{at_user_line(exc)}") from None
-    try:
-        factory = getattr(module, attr)
+    try:  # (called as the user's code: a module's own __getattr__ may import, raise or exit)
+        factory = call(getattr, module, attr, what=f"looking up {attr} in {module_name}",
+                       timeout=timeout, passing=(AttributeError, *passing))
     except AttributeError:
         raise UsageError(f"--python {spec}: module {module_name} has no {quoted(attr)}") from None
     if not callable(factory):
@@ -76,7 +77,9 @@ def not_found(spec: str, missing: str) -> UsageError:
 
 def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None, passing: tuple = ()) -> Any:
     impl = call(factory, what=f"{spec}()", timeout=timeout, passing=passing)
-    missing = [m for m in ("reset", "perform", "observe") if not callable(_attribute(impl, m))]
+    missing = [m for m in ("reset", "perform", "observe")
+               if not callable(_attribute(impl, m, what=f"looking up {m} on what {spec}() returned",
+                                          timeout=timeout, passing=passing))]
     if missing:
         raise ImplementationError(
             f"{spec}() returned {'None' if impl is None else _a(type(impl).__name__)}, which lacks {', '.join(missing)}() "
@@ -85,13 +88,17 @@ def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = N
     return impl
 
 
-def _attribute(impl: Any, name: str) -> Any:
-    """``getattr(impl, name, None)``, also when its ``__getattr__`` raises something
-    else than AttributeError (a proxy's KeyError): then it has no such method."""
-    try:
-        return getattr(impl, name, None)
-    except Exception:  # noqa: BLE001
-        return None
+def _attribute(impl: Any, name: str, *, what: str, timeout: float | None = None, passing: tuple = ()) -> Any:
+    """``getattr(impl, name, None)``, as the implementation's code (its ``__getattr__``):
+    an exception that is an Exception (a proxy's KeyError) means it has no such method;
+    SystemExit or another BaseException, or a hang, is its fault (:func:`call`)."""
+    def lookup() -> Any:
+        try:
+            return getattr(impl, name, None)
+        except Exception:  # noqa: BLE001
+            return None
+
+    return call(lookup, what=what, timeout=timeout, passing=passing)
 
 
 def _a(noun: str) -> str:

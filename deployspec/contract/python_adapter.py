@@ -116,9 +116,10 @@ class PythonAdapter:
 
     def close_implementation(self) -> None:
         """Call the object's own ``close()``, if it has one and has not failed (best effort)."""
-        if self.dead is None and callable(_attribute(self.impl, "close")):
+        if self.dead is None:
             try:
-                self._call("close")
+                if callable(_attribute(self.impl, "close", what="looking up close", timeout=self.timeout)):
+                    self._call("close")
             except ImplementationError:
                 pass  # the run's verdict stands
 
