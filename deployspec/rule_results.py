@@ -86,6 +86,13 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
                 raise RuleResultError(f"its rule {name}{at} does not take the arguments the rule it replaces "
                                       f"does ({exc}; the comment on {field} gives them)") from None
             raise
+        except BaseException as exc:  # (sorted out below)
+            if isinstance(exc, (Exception, KeyboardInterrupt, SystemExit)) or _ours(exc):
+                raise  # (an Exception is said where it was raised; an exit by ``judge``)
+            # its own BaseException, or GeneratorExit: no search could go on through it
+            raise RuleResultError(f"its rule {name}{at} raised {type(exc).__name__}"
+                                  f"{': ' if str(exc) else ''}{printable_line(str(exc), 100)}"
+                                  f"{_where_stopped(exc)}") from None
         if isinstance(out, kinds):
             return out
         what = "None" if out is None else f"{type(out).__name__} {printable_line(quoted(out), 60)}"
@@ -94,6 +101,11 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
     setattr(rule, _CHECKED, True)
     return rule
+
+
+def _ours(exc: BaseException) -> bool:
+    """Whether deployspec raised it (a stop of its own, a signal's, passing through the rule)."""
+    return type(exc).__module__.startswith("deployspec.")
 
 
 def _where_stopped(exc: BaseException) -> str:

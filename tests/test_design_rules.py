@@ -3,6 +3,7 @@ returns, at every call (``deployspec.rule_results``), and combinations of rules 
 switches that cannot run as the design means are refused where the design is made."""
 
 import json
+from pathlib import Path
 
 import attrs
 import pytest
@@ -150,6 +151,30 @@ def test_a_rule_that_calls_os_exit_is_an_error_not_a_silent_pass(capsys, hand_in
     assert (status, result["verdict"]) == (1, "error") and report.is_file()
     assert result["message"] == ("variant exits (DEPLOYSPEC_VARIANTS module exitsinrule): its rule select_prior "
                                  "(at exitsinrule.py:2) called os._exit(0)")
+
+
+@pytest.mark.parametrize("engine", ["explore", "hypothesis"])
+@pytest.mark.parametrize(("raised", "said"), [
+    ("Stop('no prior')", "raised Stop: no prior"),
+    ("GeneratorExit", "raised GeneratorExit"),
+])
+def test_a_rule_raising_a_base_exception_is_an_error_of_its_design_not_a_traceback(capsys, hand_in, engine,
+                                                                                   raised, said):
+    """A BaseException that is no Exception (its own, GeneratorExit) went through every
+    engine and ended check with a traceback; replay read that as "reproduces"."""
+    module = f"base_{raised[:4].lower()}_{engine}"  # (a module of its own per case: imported once)
+    hand_in(module, "class Stop(BaseException):\n    pass\n"
+            f"def prior(state, canceling, reports):\n    raise {raised}\n"
+            + EVOLVED.format(f"name='{module}', violates_beyond={{}}, select_prior=prior"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", module, "--engine", engine,
+                         "--property", "cancel_restores_last_good", "--json")
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"]) == (1, "error")
+    assert result["message"] == (f"variant {module} (DEPLOYSPEC_VARIANTS module {module}): its rule select_prior "
+                                 f"(at {module}.py:3) {said} at {module}.py:4")
+    trace = Path(__file__).parents[1] / "counterexamples" / "capi" / "capi-current--cancel_restores_last_good--c98dd14efa.json"
+    status, _, err = run(capsys, "replay", str(trace), "--variant", module)
+    assert status == 2 and err == f"deployspec: error: {trace}: {result['message']}\n"
 
 
 def test_a_design_of_another_model_refused_does_not_stop_a_typo_being_told(capsys, hand_in):
