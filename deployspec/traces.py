@@ -134,15 +134,10 @@ def _provenance(trace: dict) -> tuple:
 
 def _earlier(final: Path, trace: dict) -> str | None:
     """How the file already at ``final`` was found, when it holds ``trace``'s steps from
-    another engine, seed or configuration (``save`` keeps it); None otherwise. Only a
-    regular file is read (a FIFO under that name would wait for a writer: ``save`` refuses it)."""
-    try:
-        if not stat.S_ISREG(os.stat(final).st_mode):
-            return None
-        there = json.loads(final.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(there, dict) or _finding_at(final) != fingerprint(trace) \
+    another engine, seed or configuration (``save`` keeps it); None otherwise (:func:`_stored`:
+    a FIFO under that name, which ``save`` refuses, is not read)."""
+    there = _stored(final)
+    if not isinstance(there, dict) or _finding_in(there) != fingerprint(trace) \
             or _provenance(there) == _provenance(trace):
         return None
     return found_by(there) + (", other bounds" if there.get("config") != trace.get("config") else "")
@@ -207,9 +202,30 @@ def _regular_or_absent(path: Path) -> None:
 
 def _finding_at(path: Path) -> str | None:
     """The fingerprint of the trace stored at ``path``, or None if there is none readable."""
+    return _finding_in(_stored(path))
+
+
+def _finding_in(there: Any) -> str | None:
+    """The fingerprint of what a file held, or None if it is no trace."""
     try:
-        return fingerprint(json.loads(path.read_text(encoding="utf-8-sig")))
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return fingerprint(there)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _stored(path: Path) -> Any:
+    """What the file at ``path`` holds as JSON; None for no regular file (a FIFO would wait
+    for a writer), one over ``MAX_TRACE_BYTES`` (no trace: reading an 8 GB file whole took
+    a minute and a half and 17 GB before saving a trace over it) or one unreadable."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            raw = f.read(MAX_TRACE_BYTES + 1)
+        if len(raw) > MAX_TRACE_BYTES:
+            return None
+        return json.loads(raw.decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
         return None
 
 

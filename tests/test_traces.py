@@ -310,3 +310,21 @@ def test_an_observation_is_validated_once_however_often_the_trace_repeats_it(tmp
     f.write_text(json.dumps(data))
     with pytest.raises(UsageError, match=rf"steps/{len(data['steps']) - 1}/observation/processes/0/id: .* is not of type 'integer'"):
         traces.load(f)
+
+
+def test_a_file_over_the_trace_limit_under_the_name_is_not_read_but_replaced(tmp_path, monkeypatch):
+    """Saving reads the file already under the name (the same finding is kept, another
+    refused): one over ``MAX_TRACE_BYTES`` is no trace, as ``show`` and ``replay`` say, and
+    is not read whole (8 GB there took a minute and a half and 17 GB of memory)."""
+    trace = traces.load(SEED)
+    path = traces.save(trace, tmp_path)
+    good = path.read_text()
+    other = json.loads(good)
+    other["steps"] = other["steps"][:2]
+    padded = json.dumps(other) + " " * 200
+    monkeypatch.setattr(traces, "MAX_TRACE_BYTES", len(padded.encode()))
+    path.write_text(padded)  # within the limit: another finding's, refused
+    with pytest.raises(UsageError, match="the name is taken by another trace"):
+        traces.save(trace, tmp_path)
+    path.write_text(padded + " ")  # one byte over: no trace, replaced
+    assert traces.save(trace, tmp_path) == path and path.read_text() == good
