@@ -96,9 +96,31 @@ def with_outside_variants(model: Any, classes: Mapping[str, type], taken: Iterab
     known = {p.name for p in model.properties}
     for where, v in _all_handed_in(classes, set(taken)).values():
         if v.model == model.name:
-            _check_declarations(where, v, known)
-            variants[v.name] = checked(_with_checked_bounds(where, v, model))
+            variants[v.name] = checked(_plain(where, v, model, known))
     return variants
+
+
+def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
+    """``v`` checked (declarations, bounds) and its sets and dicts read once into plain ones,
+    which deployspec then reads as it likes: a subclass's own methods (a ``declares`` whose
+    ``__iter__`` raises, a ``config`` whose ``items`` does) run here, once, and what they
+    raise is said as the design's, not a traceback of ``deployspec variants``."""
+    import attrs
+
+    try:
+        with lent_streams(stdout=sys.stderr), exit_refused():
+            _check_declarations(where, v, known)
+            v = attrs.evolve(v, declares=frozenset(list(v.declares)))
+            return _with_checked_bounds(where, v, model)
+    except (UsageError, KeyboardInterrupt):
+        raise
+    except ExitCalled as exc:
+        raise UsageError(f"variants from {where}: reading {v.name} called os._exit({quoted(exc.status)})") from None
+    except BaseException as exc:  # noqa: BLE001 - whatever the design's objects raise is said, in one line
+        from deployspec.text import printable_line
+
+        raise UsageError(f"variants from {where}: reading {v.name} raised {type(exc).__name__}: "
+                         f"{printable_line(str(exc), 100)}{_in_user_code(exc)}") from None
 
 
 def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tuple[str, Any]]:
@@ -114,6 +136,10 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
         found: dict[str, tuple[str, Any]] = {}
         for where, load in suppliers():
             for v in _load(where, load, classes):
+                if isinstance(v.name, str) and type(v.name) is not str:  # (its own methods would run
+                    # wherever the name is used: a raising __hash__ ended deployspec variants with a traceback)
+                    raise UsageError(f"variants from {where}: a name must be a str, not a subclass of it "
+                                     f"({type(v.name).__name__})")
                 if not isinstance(v.name, str) or not NAME.fullmatch(v.name):  # (it names trace files)
                     raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}")
                 if v.name in taken or v.name in found:

@@ -92,6 +92,17 @@ BAD = {
     "boundnumbername": (EVOLVED.format("name='x', config={1: 2}"), "x's config: 1 is not a bound's name"),
     "boundnan": (EVOLVED.format("name='x', config={'max_instances': float('nan')}"),
                  "x's config max_instances: nan is not a value a bound takes"),
+    # a design's own objects where plain ones are read: their methods raised through
+    # deployspec variants as a traceback (a name hashed, declares iterated, config's items read)
+    "namesubclass": ("class Name(str):\n    def __hash__(self):\n        raise RuntimeError('hash')\n"
+                     + EVOLVED.format("name=Name('x')"), "a name must be a str, not a subclass of it (Name)"),
+    "declaresiter": ("class Stop(BaseException):\n    pass\nclass Props(frozenset):\n    def __iter__(self):\n"
+                     "        raise Stop('no iterating')\n"
+                     + EVOLVED.format("name='x', declares=Props({'app_stays_available'})"),
+                     "reading x raised Stop: no iterating at declaresiter.py:5"),
+    "configitems": ("class Bounds(dict):\n    def items(self):\n        raise RuntimeError('no items')\n"
+                    + EVOLVED.format("name='x', config=Bounds(max_instances=2)"),
+                    "reading x raised RuntimeError: no items at configitems.py:3"),
     # names are unique across models: a capi design may not take a slots design's name
     "slotsname": (EVOLVED.format("name='slots-pipeline-immutable'"),
                   "the name 'slots-pipeline-immutable' is taken (a shipped variant); give yours its own"),
