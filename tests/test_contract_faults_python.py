@@ -94,18 +94,7 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
 def test_an_implementation_that_fails_to_import_is_a_fault_at_start(capsys, monkeypatch, tmp_path, source,
                                                                     cause):
     (tmp_path / "impl.py").write_text(source + "\n\ndef f():\n    pass\n")
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setattr(sys, "modules", dict(sys.modules))
-    monkeypatch.setattr(harness, "STARTUP_TIMEOUT", 0.3)  # the import's allowance, 30 s as a program's
-    monkeypatch.chdir(tmp_path)
-    for argv in (["contract", "--python", "impl:f", "--model", "capi", "--examples", "2", "--timeout", "0.3"],
-                 ["replay", str(next((FAKES.parents[1] / "counterexamples" / "capi").glob("*.json"))),
-                  "--python", "impl:f", "--timeout", "0.3"]):
-        status = main(argv)
-        err = capsys.readouterr().err
-        assert status == 3, err
-        assert f"implementation fault at start: {cause}" in err
-        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    _a_fault_at_start(capsys, monkeypatch, tmp_path, cause)
 
 
 @pytest.mark.parametrize("source, cause", [
@@ -129,9 +118,14 @@ def test_a_lookup_that_runs_the_implementation_s_code_is_fenced_as_any_call(caps
     what it raises, an exit or a hang is a fault at start, in one line, exit 3, never a
     traceback or a silent exit 0."""
     (tmp_path / "impl.py").write_text(source)
+    _a_fault_at_start(capsys, monkeypatch, tmp_path, cause)
+
+
+def _a_fault_at_start(capsys, monkeypatch, tmp_path, cause: str) -> None:
+    """``--python impl:f`` from ``tmp_path`` (contract, then replay): exit 3, ``cause`` in one line."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
-    monkeypatch.setattr(harness, "STARTUP_TIMEOUT", 0.3)
+    monkeypatch.setattr(harness, "STARTUP_TIMEOUT", 0.3)  # the import's allowance, 30 s as a program's
     monkeypatch.chdir(tmp_path)
     for argv in (["contract", "--python", "impl:f", "--model", "capi", "--examples", "2", "--timeout", "0.3"],
                  ["replay", str(next((FAKES.parents[1] / "counterexamples" / "capi").glob("*.json"))),
