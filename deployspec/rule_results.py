@@ -89,10 +89,13 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
         except BaseException as exc:  # (sorted out below)
             if isinstance(exc, (Exception, KeyboardInterrupt, SystemExit)) or _ours(exc):
                 raise  # (an Exception is said where it was raised; an exit by ``judge``)
+            stop = _stop_in(exc)
+            if stop is not None:  # (with the group's traceback: the line of the rule that raised it)
+                raise stop.with_traceback(exc.__traceback__) from None
             # its own BaseException, or GeneratorExit: no search could go on through it
-            raise RuleResultError(f"its rule {name}{at} raised {type(exc).__name__}"
-                                  f"{': ' if str(exc) else ''}{printable_line(str(exc), 100)}"
-                                  f"{_where_stopped(exc)}") from None
+            from deployspec.contract.timed_call import describe
+
+            raise RuleResultError(f"its rule {name}{at} raised {describe(exc)}{_where_stopped(exc)}") from None
         if isinstance(out, kinds):
             return out
         what = "None" if out is None else f"{type(out).__name__} {printable_line(quoted(out), 60)}"
@@ -106,6 +109,20 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 def _ours(exc: BaseException) -> bool:
     """Whether deployspec raised it (a stop of its own, a signal's, passing through the rule)."""
     return type(exc).__module__.startswith("deployspec.")
+
+
+def _stop_in(exc: BaseException) -> BaseException | None:
+    """The interruption or exit a group holds (a Ctrl-C gathered by the rule's ``TaskGroup``
+    is still the user's Ctrl-C, an exit still the rule's exit), or None."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return None
+    for kind in (KeyboardInterrupt, SystemExit):
+        group = exc.subgroup(kind)
+        while isinstance(group, BaseExceptionGroup):
+            group = group.exceptions[0]
+        if group is not None:
+            return group
+    return None
 
 
 def _where_stopped(exc: BaseException) -> str:

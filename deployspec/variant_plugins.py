@@ -117,13 +117,14 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
     except ExitCalled as exc:
         raise UsageError(f"variants from {where}: reading {v.name} called os._exit({quoted(exc.status)})") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the design's objects raise is said, in one line
-        from deployspec.text import printable_line
+        from deployspec.contract.timed_call import describe
 
-        raise UsageError(f"variants from {where}: reading {v.name} raised {type(exc).__name__}: "
-                         f"{printable_line(str(exc), 100)}{_in_user_code(exc)}") from None
+        raise UsageError(f"variants from {where}: reading {v.name} raised {describe(exc)}{_in_user_code(exc)}") from None
 
 
 def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tuple[str, Any]]:
+    import attrs
+
     global _handed_in, _loading
     if _handed_in is not None:
         return _handed_in
@@ -136,10 +137,9 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
         found: dict[str, tuple[str, Any]] = {}
         for where, load in suppliers():
             for v in _load(where, load, classes):
-                if isinstance(v.name, str) and type(v.name) is not str:  # (its own methods would run
-                    # wherever the name is used: a raising __hash__ ended deployspec variants with a traceback)
-                    raise UsageError(f"variants from {where}: a name must be a str, not a subclass of it "
-                                     f"({type(v.name).__name__})")
+                if isinstance(v.name, str) and type(v.name) is not str:  # a (str, Enum) member, say: read
+                    # as plain text, its own methods never run (a raising __hash__ ended variants with a traceback)
+                    v = attrs.evolve(v, name=str.__str__(v.name))
                 if not isinstance(v.name, str) or not NAME.fullmatch(v.name):  # (it names trace files)
                     raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}")
                 if v.name in taken or v.name in found:
@@ -255,7 +255,7 @@ def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:
         added = [f"{k}={val}" for k, val in getattr(model.config_type, "EXPLORE", {}).items() if k not in v.config]
         field = "config with the exploration bounds" + (f" ({', '.join(added)})" if added else "")
         _bounds(where, v, field, model, explore_config(model, v), {})
-        return v
+        return attrs.evolve(v, explore={})  # (a plain dict, as the shipped variants' and --json's)
     explored = _bounds(where, v, "explore", model, explore_config(model, attrs.evolve(v, explore={})), own)
     return attrs.evolve(v, explore={name: getattr(explored, name) for name in own})
 

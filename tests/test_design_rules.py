@@ -157,24 +157,46 @@ def test_a_rule_that_calls_os_exit_is_an_error_not_a_silent_pass(capsys, hand_in
 @pytest.mark.parametrize(("raised", "said"), [
     ("Stop('no prior')", "raised Stop: no prior"),
     ("GeneratorExit", "raised GeneratorExit"),
+    ("Unprintable()", "raised Unprintable: (an unprintable Unprintable)"),  # its __str__ raised over it
 ])
 def test_a_rule_raising_a_base_exception_is_an_error_of_its_design_not_a_traceback(capsys, hand_in, engine,
                                                                                    raised, said):
     """A BaseException that is no Exception (its own, GeneratorExit) went through every
     engine and ended check with a traceback; replay read that as "reproduces"."""
     module = f"base_{raised[:4].lower()}_{engine}"  # (a module of its own per case: imported once)
-    hand_in(module, "class Stop(BaseException):\n    pass\n"
-            f"def prior(state, canceling, reports):\n    raise {raised}\n"
+    hand_in(module, f"def prior(state, canceling, reports):\n    raise {raised}\n" + _STOPS
             + EVOLVED.format(f"name='{module}', violates_beyond={{}}, select_prior=prior"))
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", module, "--engine", engine,
                          "--property", "cancel_restores_last_good", "--json")
     (result,) = json.loads(out)["results"]
     assert (status, result["verdict"]) == (1, "error")
     assert result["message"] == (f"variant {module} (DEPLOYSPEC_VARIANTS module {module}): its rule select_prior "
-                                 f"(at {module}.py:3) {said} at {module}.py:4")
+                                 f"(at {module}.py:1) {said} at {module}.py:2")
     trace = Path(__file__).parents[1] / "counterexamples" / "capi" / "capi-current--cancel_restores_last_good--c98dd14efa.json"
     status, _, err = run(capsys, "replay", str(trace), "--variant", module)
     assert status == 2 and err == f"deployspec: error: {trace}: {result['message']}\n"
+
+
+_STOPS = ("class Stop(BaseException):\n    pass\n"
+          "class Unprintable(BaseException):\n    def __str__(self):\n        raise ValueError('no text')\n")
+
+
+def test_a_rule_s_exception_group_holding_a_ctrl_c_or_an_exit_is_that(capsys, hand_in):
+    """What a rule's ``TaskGroup`` gathers: a Ctrl-C in it is the user's (``deployspec``: interrupted, 130),
+    an exit the rule's (said at its line), not a design's BaseException like any other."""
+    hand_in("group_ki", "def prior(state, canceling, reports):\n"
+            "    raise BaseExceptionGroup('g', [ValueError('v'), BaseExceptionGroup('h', [KeyboardInterrupt()])])\n"
+            + EVOLVED.format("name='group-ki', violates_beyond={}, select_prior=prior"))
+    with pytest.raises(KeyboardInterrupt):  # (main's caller, the program's entry, says "interrupted", 130)
+        run(capsys, "check", "--model", "capi", "--variant", "group-ki", "--engine", "explore",
+            "--property", "cancel_restores_last_good")
+    hand_in("group_exit", "def prior(state, canceling, reports):\n    raise BaseExceptionGroup('g', [SystemExit(3)])\n"
+            + EVOLVED.format("name='group-exit', violates_beyond={}, select_prior=prior"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "group-exit", "--engine", "explore",
+                         "--property", "cancel_restores_last_good", "--json")
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"]) == (1, "error")
+    assert result["message"] == "variant group-exit (DEPLOYSPEC_VARIANTS module group_exit) raised SystemExit: 3 at group_exit.py:2"
 
 
 def test_a_design_of_another_model_refused_does_not_stop_a_typo_being_told(capsys, hand_in):

@@ -2,6 +2,7 @@
 pass found unpinned: what loads once, and what is refused in one line with exit status 2
 instead of a traceback or a silent acceptance."""
 
+import json
 from importlib.metadata import EntryPoint
 
 import pytest
@@ -93,9 +94,7 @@ BAD = {
     "boundnan": (EVOLVED.format("name='x', config={'max_instances': float('nan')}"),
                  "x's config max_instances: nan is not a value a bound takes"),
     # a design's own objects where plain ones are read: their methods raised through
-    # deployspec variants as a traceback (a name hashed, declares iterated, config's items read)
-    "namesubclass": ("class Name(str):\n    def __hash__(self):\n        raise RuntimeError('hash')\n"
-                     + EVOLVED.format("name=Name('x')"), "a name must be a str, not a subclass of it (Name)"),
+    # deployspec variants as a traceback (declares iterated, config's items read)
     "declaresiter": ("class Stop(BaseException):\n    pass\nclass Props(frozenset):\n    def __iter__(self):\n"
                      "        raise Stop('no iterating')\n"
                      + EVOLVED.format("name='x', declares=Props({'app_stays_available'})"),
@@ -107,6 +106,22 @@ BAD = {
     "slotsname": (EVOLVED.format("name='slots-pipeline-immutable'"),
                   "the name 'slots-pipeline-immutable' is taken (a shipped variant); give yours its own"),
 }
+
+
+def test_a_design_s_name_and_bounds_of_subclassed_types_are_read_as_plain_ones(capsys, hand_in):
+    """A name of a str subclass (a ``(str, Enum)`` member; here one whose ``__hash__``
+    raised through deployspec variants) is read as plain text, and an empty ``explore``
+    of another mapping type as ``{}`` (a MappingProxyType ended variants --json in a traceback)."""
+    hand_in("subclassed", "import enum, types\n"
+            "class Name(str, enum.Enum):\n    MINE = 'my-enum'\n"
+            "    def __hash__(self):\n        raise RuntimeError('hash')\n"
+            + EVOLVED.format("name=Name.MINE, explore=types.MappingProxyType({})"))
+    status, out, err = run(capsys, "variants", "--json")
+    assert status == 0, err
+    (mine,) = [v for v in json.loads(out)["capi"]["variants"] if v["name"] == "my-enum"]
+    assert mine["explore"] == {}
+    capi = models.get_model("capi").variant("my-enum")
+    assert type(capi.name) is str and type(capi.explore) is dict
 
 
 @pytest.mark.parametrize("module", BAD)

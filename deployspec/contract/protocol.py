@@ -233,9 +233,12 @@ class ObservationChecker:
         """None when valid, else the first violation as ``path: message``."""
         if not isinstance(observation, dict):
             return f"top level: {type(observation).__name__} is not an object"
-        if nested_too_deeply(observation):  # (before writing it as the key: said as first_error says it)
+        try:  # (a cached key was validated, so nested within MAX_NESTING: first_error walks the rest)
+            key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
+        except RecursionError:
+            if not nested_too_deeply(observation):  # the caller's stack is full, not the value deep
+                raise
             return first_error(None, observation)
-        key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
         if key in self._seen:
             self._seen.move_to_end(key)
             return None
