@@ -220,12 +220,8 @@ def _stored(path: Path) -> Any:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        with open(path, "rb") as f:
-            raw = f.read(MAX_TRACE_BYTES + 1)
-        if len(raw) > MAX_TRACE_BYTES:
-            return None
-        return json.loads(raw.decode("utf-8-sig"))
-    except (OSError, ValueError, RecursionError):
+        return json.loads(_read_text(path))
+    except (OSError, UsageError, ValueError, RecursionError):
         return None
 
 
@@ -289,12 +285,14 @@ def _check_observations(path: Path, model, data: dict) -> None:
     its observations, and jsonschema takes about 0.3 ms for each (loading a 21 MB trace of
     30,000 steps and a few distinct observations took 9.9 s, now 2.3; with every
     observation distinct, 2 % longer than before)."""
+    from deployspec.contract.protocol import canonical
+
     observations = _observation_validator(model.name)
     valid: set[str] = set()
     for where, obs in [("initial", data["initial"])] + [
             (f"steps/{i}/observation", step["observation"]) for i, step in enumerate(data["steps"])]:
         try:
-            key = json.dumps(obs, sort_keys=True, separators=(",", ":"))
+            key = canonical(obs)
         except (ValueError, RecursionError):  # (read, but too deep to write again: validated, and said)
             key = None
         if key in valid:

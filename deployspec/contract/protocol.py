@@ -162,6 +162,12 @@ def nested_too_deeply(value: Any, limit: int = MAX_NESTING) -> bool:
     return False
 
 
+def canonical(value: Any) -> str:
+    """``value`` as one JSON text whatever the order of its objects' members: what a
+    validated observation is remembered by (``1``, ``1.0`` and ``true`` stay apart)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def first_error(v: Any, instance: Any) -> str | None:
     """The first schema violation as ``path: message``, or None.
 
@@ -234,7 +240,7 @@ class ObservationChecker:
         if not isinstance(observation, dict):
             return f"top level: {type(observation).__name__} is not an object"
         try:  # (a cached key was validated, so nested within MAX_NESTING: first_error walks the rest)
-            key = json.dumps(observation, sort_keys=True, separators=(",", ":"))
+            key = canonical(observation)
         except RecursionError:
             if not nested_too_deeply(observation):  # the caller's stack is full, not the value deep
                 raise
