@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -102,6 +103,24 @@ class Swallows(ReferenceImplementation):
 
 def swallows():
     return Swallows("capi", "capi-safe")
+
+
+class BlocksTheAlarm(ReferenceImplementation):
+    """At a deploy, blocks SIGALRM (the timeout's signal) and sleeps for ever, so no
+    interruption ever reaches it. With DEPLOYSPEC_FAKE_HANGING set, creates that
+    file when it starts."""
+
+    def perform(self, action):
+        if action["type"] == "deploy":
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            if os.environ.get("DEPLOYSPEC_FAKE_HANGING"):
+                open(os.environ["DEPLOYSPEC_FAKE_HANGING"], "w").close()
+            time.sleep(600)
+        return super().perform(action)
+
+
+def blocks_the_alarm():
+    return BlocksTheAlarm("capi", "capi-safe")
 
 
 class Hangs(ReferenceImplementation):

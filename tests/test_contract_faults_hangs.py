@@ -148,24 +148,87 @@ def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
     assert proc.stdout.count(str(seed)) == 1 and "stopping" in proc.stderr
 
 
-def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch):
+def test_a_python_implementation_that_blocks_the_alarm_still_ends_the_run(tmp_path):
+    """It blocks SIGALRM and sleeps: no interruption ever reaches it, and it hung for
+    ever. The watchdog ends the run GRACE seconds after the timeout, one line, exit 3."""
+    from deployspec.contract.last_resort import GRACE
+
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:blocks_the_alarm", "--model",
+         "capi", "--examples", "5", "--timeout", "0.5", "--property", "app_stays_available"],
+        cwd=FAKES.parent, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"deployspec: implementation fault: perform() did not return within 0.5 s, and could not be interrupted "
+        f"for {GRACE:g} s more (does it block SIGALRM, or wait in C code?): stopping")
+    assert time.monotonic() - started < 0.5 + GRACE + 15
+
+
+@pytest.fixture
+def watched(monkeypatch):
+    """The watchdog with a short GRACE, and its ending recorded instead of ending pytest."""
+    from deployspec.contract import last_resort, timed_call
+
+    ended = []
+    monkeypatch.setattr(last_resort, "GRACE", 0.2)
+    monkeypatch.setattr(timed_call, "_EVERY", 0.05)
+    monkeypatch.setattr(last_resort, "end", lambda line, status: ended.append((line, status)))
+    return ended
+
+
+def _blocks_the_alarm_for(seconds):
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        time.sleep(seconds)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})  # the alarm pending lands now
+    return "returned"
+
+
+def _swallows_for(seconds):
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        try:
+            time.sleep(0.01)
+        except BaseException:  # noqa: BLE001, S110 - swallowed, as the implementation under test does
+            pass
+    return "returned"
+
+
+def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch, watched):
     """In pytest or a user's program (``interruption.OWN_PROCESS`` False), an overdue call that
     swallows the interruption is not met with ``os._exit``: that would end their process."""
     from deployspec import interruption
+    from deployspec.adapter import ImplementationError
     from deployspec.contract import timed_call
 
-    armed = []
-
-    def swallows_once():
-        try:
-            time.sleep(1)
-        except BaseException:  # noqa: BLE001 - swallowed, as the implementation under test does
-            armed.append(timed_call._overdue_exit)
-        return "returned"
-
-    assert timed_call.call(swallows_once, what="perform()", timeout=0.05) == "returned"
+    assert timed_call.call(_swallows_for, 1.0, what="perform()", timeout=0.05) == "returned"
+    with pytest.raises(ImplementationError, match=r"^perform\(\) did not return within 0.05 s"):
+        timed_call.call(_blocks_the_alarm_for, 1.0, what="perform()", timeout=0.05)
+    assert watched == []
     monkeypatch.setattr(interruption, "OWN_PROCESS", True)
-    assert timed_call.call(swallows_once, what="perform()", timeout=0.05) == "returned"
-    not_own, own = armed
-    assert not_own is None and own is not None
-    assert timed_call._overdue_exit is None and own.finished.is_set()  # stood down when it returned
+    assert timed_call.call(_swallows_for, 1.0, what="perform()", timeout=0.05) == "returned"
+    with pytest.raises(ImplementationError, match=r"^observe\(\) did not return within 0.05 s"):
+        timed_call.call(_blocks_the_alarm_for, 1.0, what="observe()", timeout=0.05)
+    swallowed = ("implementation fault: perform() did not return within 0.05 s, and went on for 0.2 s more after "
+                 "being interrupted (does it catch every exception?)")
+    blocked = ("implementation fault: observe() did not return within 0.05 s, and could not be interrupted for 0.2 s "
+               "more (does it block SIGALRM, or wait in C code?)")
+    assert watched == [(swallowed, 3), (blocked, 3)]
+    assert timed_call._running is None  # nothing left for the watchdog once the call returned
+    time.sleep(0.3)
+    assert len(watched) == 2
+
+
+def test_a_call_that_returns_in_time_is_not_ended(monkeypatch, watched):
+    """A call within its timeout plus GRACE is let be, however slow its neighbours."""
+    from deployspec import interruption
+    from deployspec.contract import timed_call
+
+    monkeypatch.setattr(interruption, "OWN_PROCESS", True)
+    for _ in range(3):
+        assert timed_call.call(time.sleep, 0.1, what="perform()", timeout=1.0) is None
+    assert watched == []

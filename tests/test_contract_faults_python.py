@@ -62,7 +62,7 @@ from .fault_runs import FAKES
     ("exits", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: perform() "
                                      "raised SystemExit: 0")),
     ("generator_exits", "app_stays_available", ("step 1 (deploy()) while checking app_stays_available: "
-                                               "observe() raised GeneratorExit at fakes_crashing.py:67\n")),
+                                               "observe() raised GeneratorExit at fakes_crashing.py:68\n")),
     ("factory_exits", "app_stays_available", "at start: contract_fakes:factory_exits() raised SystemExit: 4"),
     # os._exit during a call is refused and said (it ended deployspec with the object's status: 0 read as a pass)
     ("ends_the_process", "app_stays_available", ("step 0 (deploy()) while checking app_stays_available: "

@@ -2,17 +2,22 @@
 (SystemExit too), prints or hangs on becomes an :class:`ImplementationError`.
 
 A hung call can be interrupted only in process, by SIGALRM: the handler is
-installed once and stays until :func:`release_alarm`; a call that swallows the
-interruption meets :mod:`deployspec.contract.last_resort`. What the object prints
-goes to stderr (:func:`lending` for a whole run): stdout is deployspec's.
+installed once and stays until :func:`release_alarm`. A call still running
+``GRACE`` seconds after its timeout (it swallowed the interruption, blocked
+SIGALRM, or waits in C code the signal does not reach) meets
+:mod:`deployspec.contract.last_resort`, from a watchdog thread that needs no
+signal. What the object prints goes to stderr (:func:`lending` for a whole run):
+stdout is deployspec's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,13 +35,15 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     A hung call can only be interrupted in process, by SIGALRM: so the timeout
     holds on POSIX, in the main thread, when nothing else has claimed SIGALRM
     (pytest-timeout does), and not while the call is stuck in C code that never
-    returns to the interpreter. A call that swallows the interruption (a bare
-    ``except:``) and still has not returned ``GRACE`` seconds later ends the
-    process: one line on stderr, exit status 3 (:mod:`deployspec.contract.last_resort`).
+    returns to the interpreter. In the ``deployspec`` program, a call that still
+    has not returned ``GRACE`` seconds after its timeout (it swallows the
+    interruption with a bare ``except:``, blocks SIGALRM, or waits in C code)
+    ends the process: one line on stderr, exit status 3
+    (:mod:`deployspec.contract.last_resort`, from :func:`_watch`).
 
     What the call prints goes to stderr: stdout is deployspec's (``--json``).
     """
-    global _armed, _calling
+    global _armed, _calling, _interrupted, _running
     timed = timeout is not None and _take_alarm()
     try:
         # lent for the call (lending(): stdout for a run); os._exit refused, as a crash reads 0
@@ -44,14 +51,18 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
             try:
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
-                    _armed = True
+                    _armed, _interrupted = True, False
+                    if last_resort.own_process():
+                        _running = _Watched(_calling, time.monotonic() + timeout + last_resort.GRACE)
+                        if _watchdog is None:
+                            _start_watchdog()
                     signal.setitimer(signal.ITIMER_REAL, timeout)
                 return fn(*args)
             finally:  # disarmed before stdout is given back: no alarm can land in between
                 if timed:
                     _armed = False  # an alarm handled until here is still caught below, a later one ignored
                     signal.setitimer(signal.ITIMER_REAL, 0)
-                    _stand_down()
+                    _running = None
     except _Overdue:
         raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
     except KeyboardInterrupt:
@@ -111,26 +122,54 @@ class _Overdue(BaseException):
 
 _armed = False
 _calling = ""
+#: the alarm reached the call being timed (its handler ran)
+_interrupted = False
 _previous: Any = signal.SIG_DFL
-#: the last resort of the call being timed, once it is overdue
-_overdue_exit: threading.Timer | None = None
+#: the call being timed, for the watchdog (only in the ``deployspec`` program)
+_running: _Watched | None = None
+_watchdog: threading.Thread | None = None
+#: how often the watchdog looks
+_EVERY = 0.5
+
+
+class _Watched:
+    """A timed call as the watchdog sees it: what to say, and when to end the process."""
+
+    __slots__ = ("calling", "ends")
+
+    def __init__(self, calling: str, ends: float):
+        self.calling, self.ends = calling, ends
 
 
 def _overdue(signum, frame):
-    global _overdue_exit
+    global _interrupted
     if _armed:
-        if _overdue_exit is None and last_resort.own_process():
-            _overdue_exit = last_resort.last_resort(
-                f"implementation fault: {_calling}, and went on for {last_resort.GRACE:g} s more after "
-                f"being interrupted (does it catch every exception?)", 3)
+        _interrupted = True
         raise _Overdue
 
 
-def _stand_down() -> None:
-    global _overdue_exit
-    if _overdue_exit is not None:
-        _overdue_exit.cancel()
-        _overdue_exit = None
+def _start_watchdog() -> None:
+    global _watchdog
+    _watchdog = threading.Thread(target=_watch, name="deployspec timeout watchdog", daemon=True)
+    _watchdog.start()
+
+
+def _watch() -> None:
+    """Every :data:`_EVERY` seconds, end the process if the call being timed is past its
+    timeout and ``GRACE`` more. It needs no signal: a call that blocks SIGALRM, or
+    sleeps in C code that retries on its own, gets no interruption at all."""
+    ended = None
+    while True:
+        time.sleep(_EVERY)
+        this = _running
+        if this is not None and this is not ended and time.monotonic() >= this.ends and last_resort.own_process():
+            ended = this
+            if _interrupted:
+                why = f"went on for {last_resort.GRACE:g} s more after being interrupted (does it catch every exception?)"
+            else:
+                why = (f"could not be interrupted for {last_resort.GRACE:g} s more (does it block SIGALRM, or wait "
+                       "in C code?)")
+            last_resort.end(f"implementation fault: {this.calling}, and {why}", 3)
 
 
 def _take_alarm() -> bool:
@@ -153,3 +192,13 @@ def release_alarm() -> None:
     """Give SIGALRM back (when the implementation is closed)."""
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGALRM) is _overdue:
         signal.signal(signal.SIGALRM, _previous)
+
+
+def _forgotten_in_child() -> None:
+    """A forked child has none of its parent's threads: a timed call there starts its own watchdog."""
+    global _watchdog, _running
+    _watchdog, _running = None, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forgotten_in_child)
