@@ -62,36 +62,66 @@ class _Said:
 def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) -> str:
     """One cell's text (the verdict its searches give, with its markers); what it needs
     said under the table goes to ``said``."""
-    from deployspec.declarations import (
-        INCONCLUSIVE,
-        beyond,
-        cell_agrees,
-        shown_verdict,
-        verdict_word,
-    )
+    from deployspec.declarations import shown_verdict, verdict_word
 
-    verdict = shown_verdict({r.verdict for r in rs})
-    cell = verdict_word(verdict)
     for r in rs:  # every engine's error, whichever verdict the cell shows
         if r.verdict == "error":
             said.errors.setdefault(r.message or "no message", []).append(f"{v} · {p} ({r.engine})")
-    gave = [r for r in rs if r.verdict == verdict]
-    if verdict == "holds" and any(r.stats.get("complete") is False for r in rs):
-        cell += "*"
-        said.unfinished += [finishing(model, v, p, r.stats) for r in rs if r.stats.get("complete") is False][:1]
-    vacuous = sorted({k for r in gave if verdict == "holds" for k in r.stats.get("vacuous", ())})
-    if vacuous:
-        cell += " ?"
-        said.notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect within the bounds")
-    judged = verdict not in INCONCLUSIVE and verdict != "-"
-    where = beyond(model, v, p) if declared and judged and verdict != "error" else None
-    if where is not None:
-        cell += " +"
-        said.notes.append(f"+ {v} violates {p} beyond the default search: {where}")
-    if declared and judged and not cell_agrees(model.name, v, p, rs):
-        cell += " !"
-        said.notes.append(_mismatch(model, v, p, verdict, rs))
+    verdict = shown_verdict({r.verdict for r in rs})
+    cell = verdict_word(verdict)
+    for marker in (_unfinished, _vacuous, _beyond, _disagrees):
+        cell += marker(model, v, p, rs, verdict, declared, said)
     return cell
+
+
+# The markers of a cell, in the order they follow its verdict: each gives its mark
+# ("" for none) and puts its note in ``said``.
+
+def _unfinished(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
+    """``*``: it holds, but a bound or budget stopped an exhaustive search first."""
+    stopped = [r for r in rs if r.stats.get("complete") is False]
+    if verdict != "holds" or not stopped:
+        return ""
+    said.unfinished.append(finishing(model, v, p, stopped[0].stats))
+    return "*"
+
+
+def _vacuous(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
+    """`` ?``: it holds, but what the property judges never took effect."""
+    if verdict != "holds":
+        return ""
+    vacuous = sorted({k for r in rs if r.verdict == verdict for k in r.stats.get("vacuous", ())})
+    if not vacuous:
+        return ""
+    said.notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect within the bounds")
+    return " ?"
+
+
+def _judged(verdict: str) -> bool:
+    from deployspec.declarations import INCONCLUSIVE
+
+    return verdict not in INCONCLUSIVE and verdict != "-"
+
+
+def _beyond(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
+    """`` +``: a violation the declarations place beyond the default search."""
+    from deployspec.declarations import beyond
+
+    where = beyond(model, v, p) if declared and _judged(verdict) and verdict != "error" else None
+    if where is None:
+        return ""
+    said.notes.append(f"+ {v} violates {p} beyond the default search: {where}")
+    return " +"
+
+
+def _disagrees(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
+    """`` !``: what the searches show is not what the variant declares."""
+    from deployspec.declarations import cell_agrees
+
+    if not declared or not _judged(verdict) or cell_agrees(model.name, v, p, rs):
+        return ""
+    said.notes.append(_mismatch(model, v, p, verdict, rs))
+    return " !"
 
 
 def _mismatch(model, v: str, p: str, verdict: str, rs: list[Result]) -> str:
