@@ -239,23 +239,38 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
     details = "\n\n".join(_search_text(r, results) for r in rs)
     case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, details=details,
                 seconds=sum(r.stats.get("seconds") or 0.0 for r in rs))
-    errors = [r for r in rs if r.verdict == "error"]
-    if errors:
-        return attrs.evolve(case, outcome=ERROR, message=f"{errors[0].engine}: {errors[0].message or 'error'}")
     violated = [r for r in rs if r.verdict == "violated"]
     unsaved = [r.unsaved for r in rs if r.unsaved]
-    if unsaved and not (violated and not declared):  # exit 2: what --out asked for was not done
-        return attrs.evolve(case, outcome=ERROR, message=f"{shown}, but not saved: {unsaved[0]}")
+    failed = _not_done(case, rs, shown, unsaved if not (violated and not declared) else [])
+    if failed is not None:
+        return failed
     if verdict in declarations.INCONCLUSIVE:  # judged by no engine: the cell agrees with anything
         return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     if declared:
         return _against_declaration(case, model_name, variant, rs, verdict)
     if violated:
-        causes = sorted({r.cause for r in violated if r.cause})
-        also = f" ({len(causes)} causes: {', '.join(causes)})" if len(causes) > 1 else ""
-        lost = f"; not saved: {unsaved[0]}" if unsaved else ""  # (the violation is the news: a failure)
-        return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}{lost}")
+        return _violation(case, prop, violated, unsaved)
     return attrs.evolve(case, message=shown)
+
+
+def _not_done(case: Case, rs, shown: str, unsaved: list[str]) -> Case | None:
+    """An error case when a search ended in error, or (exit 2) what ``--out`` asked for
+    was not saved (``unsaved``: not when the violation itself is the news)."""
+    errors = [r for r in rs if r.verdict == "error"]
+    if errors:
+        return attrs.evolve(case, outcome=ERROR, message=f"{errors[0].engine}: {errors[0].message or 'error'}")
+    if unsaved:
+        return attrs.evolve(case, outcome=ERROR, message=f"{shown}, but not saved: {unsaved[0]}")
+    return None
+
+
+def _violation(case: Case, prop: str, violated, unsaved: list[str]) -> Case:
+    """A violation no declaration expects: a failure, with its causes (and, if so, that
+    it was not saved: the violation is the news)."""
+    causes = sorted({r.cause for r in violated if r.cause})
+    also = f" ({len(causes)} causes: {', '.join(causes)})" if len(causes) > 1 else ""
+    lost = f"; not saved: {unsaved[0]}" if unsaved else ""
+    return attrs.evolve(case, outcome=FAILURE, message=f"VIOLATED: {violated[0].message or prop}{also}{lost}")
 
 
 def _against_declaration(case: Case, model_name: str, variant: str, rs, verdict: str) -> Case:
