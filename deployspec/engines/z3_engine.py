@@ -312,16 +312,7 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         return Result(model.name, variant_name, prop.name, "z3", verdict, message=message, stats=stats, **kw)
 
     if encoding is None:
-        from deployspec.variant_plugins import source_of
-
-        if source_of(variant_name) is None:  # a shipped design of another model (slots)
-            return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule (the Z3 engine encodes "
-                                 "the Cloud Controller's choice of the web process a cancel keeps)")
-        # a design handed in: the constraints were checked on the shipped designs only
-        return result("n/a", f"no Z3 encoding of {variant_name}'s selection rule: --engine z3 proves the "
-                             "rules of the shipped capi variants, whose reachable states its well-formedness "
-                             "constraints are checked against (spec/selection/ VARIANTS); --engine explore "
-                             "judges a design of your own")
+        return result("n/a", _not_encoded(variant_name))
     if variant.select_prior is not encoding.rule.rule:
         return result("error", f"{variant_name} selects with {variant.select_prior.__name__}, but "
                                f"spec/selection/ encodes {encoding.rule.rule.__name__}")
@@ -346,32 +337,54 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         names = ", ".join(g.name for g in guards)
         return result("holds", f"selection rule holds for {bound} ({names}; solver "
                                f"{stats['solver_seconds']:.2f} s)", stats)
-    unconfirmed = []
+    unconfirmed: list[dict] = []
     for g in violated:
-        tried: list[sel.SelectionView] = []
-        for _ in range(ATTEMPTS):
-            left = budget - (time.perf_counter() - started)
-            if left <= 0:
-                break
-            try:
-                view = rule.minimal(g, symptom=prop.name if prop.name in sel.SYMPTOMS else None,
-                                    exclude=tried)
-            except SolverUnknown:
-                break
-            if view is None:
-                break
-            outcome = confirm(model, variant, view, prop, budget=left,
-                              config=search_config(model, variant, view.m, config))
-            if outcome.session is None:
-                tried.append(view)
-                unconfirmed.append({"selection_property": g.name, "view": view.describe(),
-                                    "why": outcome.why, "search": outcome.search})
-                continue
-            return _finding(model, variant_name, prop, g, view, outcome, stats, seed, out_dir, result)
+        confirmed = _confirmed(model, variant, rule, g, prop, config, started + budget, unconfirmed)
+        if confirmed is not None:
+            return _finding(model, variant_name, prop, g, *confirmed, stats, seed, out_dir, result)
     stats["unconfirmed"] = unconfirmed
     names = ", ".join(g.name for g in violated)
     return result("unconfirmed", f"symbolic counterexample(s) of {names}; none confirmed as a "
                                  f"{prop.name} violation within the search bound", stats)
+
+
+def _not_encoded(variant_name: str) -> str:
+    """Why a variant without an encoding is not judged: it is of another model, or a design handed in."""
+    from deployspec.variant_plugins import source_of
+
+    if source_of(variant_name) is None:  # a shipped design of another model (slots)
+        return (f"no Z3 encoding of {variant_name}'s selection rule (the Z3 engine encodes the Cloud "
+                "Controller's choice of the web process a cancel keeps)")
+    # a design handed in: the constraints were checked on the shipped designs only
+    return (f"no Z3 encoding of {variant_name}'s selection rule: --engine z3 proves the rules of the shipped "
+            "capi variants, whose reachable states its well-formedness constraints are checked against "
+            "(spec/selection/ VARIANTS); --engine explore judges a design of your own")
+
+
+def _confirmed(model, variant, rule, g, prop, config, deadline: float,
+               unconfirmed: list[dict]) -> tuple[sel.SelectionView, Confirmation] | None:
+    """Up to ATTEMPTS minimal symbolic counterexamples of selection property ``g``, each
+    searched for as a concrete violation of ``prop`` until ``deadline`` (perf_counter):
+    the first confirmed (its view and confirmation), or None; each one not confirmed is
+    added to ``unconfirmed``."""
+    tried: list[sel.SelectionView] = []
+    for _ in range(ATTEMPTS):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return None
+        try:
+            view = rule.minimal(g, symptom=prop.name if prop.name in sel.SYMPTOMS else None, exclude=tried)
+        except SolverUnknown:
+            return None
+        if view is None:
+            return None
+        outcome = confirm(model, variant, view, prop, budget=left, config=search_config(model, variant, view.m, config))
+        if outcome.session is not None:
+            return view, outcome
+        tried.append(view)
+        unconfirmed.append({"selection_property": g.name, "view": view.describe(),
+                            "why": outcome.why, "search": outcome.search})
+    return None
 
 
 def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, seed, out_dir, result):
