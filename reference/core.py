@@ -244,42 +244,62 @@ def shown(value: Any) -> str:
 MAX_ACTION_INT = 1_000
 
 
-def _within_range(kind: str, name: str, value: int) -> None:
-    if abs(value) > MAX_ACTION_INT:
-        raise ActionError(f"action {kind!r}: field {name!r} is out of range "
-                          f"(at most {MAX_ACTION_INT} in absolute value)")
-
-
 def _coerce(kind: str, name: str, expected: str, value: Any) -> Any:
-    if expected.startswith("tuple"):
-        if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
-        ):
-            raise ActionError(f"action {kind!r}: field {name!r} must be a list of integers")
-        if len(value) > MAX_ACTION_INT:
-            raise ActionError(f"action {kind!r}: field {name!r} has more than {MAX_ACTION_INT} items")
-        for v in value:
-            _within_range(kind, name, v)
-        return tuple(value)
-    if expected == "bool":
-        if not isinstance(value, bool):
-            raise ActionError(f"action {kind!r}: field {name!r} must be true or false")
-        return value
-    if expected == "bool | None":
-        if value is not None and not isinstance(value, bool):
-            raise ActionError(f"action {kind!r}: field {name!r} must be true, false or null")
-        return value
-    if expected == "int | None" and value is None:
-        return value
-    if expected in ("int", "int | None"):
-        if not isinstance(value, int) or isinstance(value, bool):
-            either = " or null" if expected == "int | None" else ""
-            raise ActionError(f"action {kind!r}: field {name!r} must be an integer{either}")
-        _within_range(kind, name, value)
-        return value
-    if expected == "str":
-        if not isinstance(value, str):
-            raise ActionError(f"action {kind!r}: field {name!r} must be a string")
-        return value
-    # an action class given a field of a type this reader does not check: the model's bug
-    raise TypeError(f"action {kind!r}: field {name!r} has a type the JSON reader does not know: {expected}")
+    """``value`` read from JSON as an action's field of type ``expected`` (its annotation)."""
+    reader = _integers if expected.startswith("tuple") else _READERS.get(expected)
+    if reader is None:  # an action class given a field of a type this reader does not check: the model's bug
+        raise TypeError(f"action {kind!r}: field {name!r} has a type the JSON reader does not know: {expected}")
+    return reader(f"action {kind!r}: field {name!r}", value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _within_range(field: str, value: int) -> int:
+    if abs(value) > MAX_ACTION_INT:
+        raise ActionError(f"{field} is out of range (at most {MAX_ACTION_INT} in absolute value)")
+    return value
+
+
+def _integers(field: str, value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(_is_int(v) for v in value):
+        raise ActionError(f"{field} must be a list of integers")
+    if len(value) > MAX_ACTION_INT:
+        raise ActionError(f"{field} has more than {MAX_ACTION_INT} items")
+    return tuple(_within_range(field, v) for v in value)
+
+
+def _integer(field: str, value: Any) -> int:
+    if not _is_int(value):
+        raise ActionError(f"{field} must be an integer")
+    return _within_range(field, value)
+
+
+def _integer_or_null(field: str, value: Any) -> int | None:
+    if value is not None and not _is_int(value):
+        raise ActionError(f"{field} must be an integer or null")
+    return value if value is None else _within_range(field, value)
+
+
+def _boolean(field: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ActionError(f"{field} must be true or false")
+    return value
+
+
+def _boolean_or_null(field: str, value: Any) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise ActionError(f"{field} must be true, false or null")
+    return value
+
+
+def _string(field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ActionError(f"{field} must be a string")
+    return value
+
+
+#: how a field is read, by its annotation (``tuple[...]`` apart: a list of integers)
+_READERS = {"int": _integer, "int | None": _integer_or_null, "bool": _boolean,
+            "bool | None": _boolean_or_null, "str": _string}
