@@ -155,7 +155,7 @@ def test_a_child_already_reaped_or_gone_is_no_error(monkeypatch):
 
 def test_the_grace_is_the_one_the_docs_give():
     text = " ".join((Path(__file__).parents[1] / "docs" / "contract.md").read_text().split())
-    assert f"has still not returned {last_resort.GRACE:g} s later ends the whole run" in text
+    assert f"has still not returned {last_resort.GRACE:g} s after its timeout ends the whole run" in text
     assert f"ends the run {last_resort.GRACE:g} s later too (exit 130)" in text
 
 
