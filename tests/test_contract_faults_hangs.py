@@ -77,7 +77,10 @@ def test_a_python_implementation_that_swallows_the_timeout_still_ends_the_run(tm
         [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
          "--examples", "5", "--timeout", "0.5", "--property", "app_stays_available"],
         cwd=FAKES.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _out, err = proc.communicate(timeout=60)
+    try:
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # (a no-op once it ended) never left running when the test fails
     assert proc.returncode == 3, err
     assert err.strip().splitlines()[-1] == (
         f"deployspec: implementation fault: perform() did not return within 0.5 s, and went on for {GRACE:g} s "
@@ -161,7 +164,7 @@ def test_a_python_implementation_that_blocks_the_alarm_still_ends_the_run(tmp_pa
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
         f"deployspec: implementation fault: perform() did not return within 0.5 s, and could not be interrupted "
-        f"for {GRACE:g} s more (does it block SIGALRM, or wait in C code?): stopping")
+        f"for {GRACE:g} s more (does it block or handle SIGALRM, or wait in C code?): stopping")
     assert time.monotonic() - started < 0.5 + GRACE + 15
 
 
@@ -216,11 +219,30 @@ def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch, w
     swallowed = ("implementation fault: perform() did not return within 0.05 s, and went on for 0.2 s more after "
                  "being interrupted (does it catch every exception?)")
     blocked = ("implementation fault: observe() did not return within 0.05 s, and could not be interrupted for 0.2 s "
-               "more (does it block SIGALRM, or wait in C code?)")
+               "more (does it block or handle SIGALRM, or wait in C code?)")
     assert watched == [(swallowed, 3), (blocked, 3)]
     assert timed_call._running is None  # nothing left for the watchdog once the call returned
     time.sleep(0.3)
     assert len(watched) == 2
+
+
+def test_a_call_is_watched_though_the_implementation_took_sigalrm_for_itself(monkeypatch, watched):
+    """An object that installed its own SIGALRM handler (a library's alarm) in an earlier
+    call: the call cannot be timed by the signal, and hung for ever; the watchdog ends it."""
+    import signal
+
+    from deployspec import interruption
+    from deployspec.contract import timed_call
+
+    monkeypatch.setattr(interruption, "OWN_PROCESS", True)
+    timed_call.call(signal.signal, signal.SIGALRM, lambda *_: None, what="reset()", timeout=1.0)
+    try:
+        assert timed_call.call(time.sleep, 1.0, what="perform()", timeout=0.05) is None
+    finally:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    line = ("implementation fault: perform() did not return within 0.05 s, and could not be interrupted for 0.2 s "
+            "more (does it block or handle SIGALRM, or wait in C code?)")
+    assert watched == [(line, 3)]
 
 
 def test_a_call_that_returns_in_time_is_not_ended(monkeypatch, watched):

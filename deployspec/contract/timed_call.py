@@ -44,24 +44,30 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     What the call prints goes to stderr: stdout is deployspec's (``--json``).
     """
     global _armed, _calling, _interrupted, _running
-    timed = timeout is not None and _take_alarm()
+    main = threading.current_thread() is threading.main_thread()
+    timed = timeout is not None and main and _take_alarm()
+    # watched even when SIGALRM is not ours to use (the object installed a handler of its own)
+    watched = timeout is not None and main and last_resort.own_process()
     try:
         # lent for the call (lending(): stdout for a run); os._exit refused, as a crash reads 0
         with lent_streams(stdout=sys.stderr), exit_refused():
             try:
+                if watched:
+                    _interrupted = False
+                    _running = _Watched(f"{what} did not return within {timeout:g} s",
+                                        time.monotonic() + timeout + last_resort.GRACE)
+                    if _watchdog is None:
+                        _start_watchdog()
                 if timed:
                     _calling = f"{what} did not return within {timeout:g} s"
-                    _armed, _interrupted = True, False
-                    if last_resort.own_process():
-                        _running = _Watched(_calling, time.monotonic() + timeout + last_resort.GRACE)
-                        if _watchdog is None:
-                            _start_watchdog()
+                    _armed = True
                     signal.setitimer(signal.ITIMER_REAL, timeout)
                 return fn(*args)
             finally:  # disarmed before stdout is given back: no alarm can land in between
                 if timed:
                     _armed = False  # an alarm handled until here is still caught below, a later one ignored
                     signal.setitimer(signal.ITIMER_REAL, 0)
+                if watched:
                     _running = None
     except _Overdue:
         raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
@@ -167,17 +173,17 @@ def _watch() -> None:
             if _interrupted:
                 why = f"went on for {last_resort.GRACE:g} s more after being interrupted (does it catch every exception?)"
             else:
-                why = (f"could not be interrupted for {last_resort.GRACE:g} s more (does it block SIGALRM, or wait "
-                       "in C code?)")
+                why = (f"could not be interrupted for {last_resort.GRACE:g} s more (does it block or handle "
+                       "SIGALRM, or wait in C code?)")
             last_resort.end(f"implementation fault: {this.calling}, and {why}", 3)
 
 
 def _take_alarm() -> bool:
-    """Whether SIGALRM can time a call. The handler, once installed, stays until
+    """Whether SIGALRM can time a call (asked in the main thread). The handler, once installed, stays until
     :func:`release_alarm` (installing it per call would cost ~6 us, more than the
     rest of a call's bookkeeping); it does nothing while no call is timed."""
     global _previous
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    if not hasattr(signal, "setitimer"):
         return False
     handler = signal.getsignal(signal.SIGALRM)
     if handler is _overdue:
