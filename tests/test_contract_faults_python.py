@@ -121,6 +121,19 @@ def test_a_lookup_that_runs_the_implementation_s_code_is_fenced_as_any_call(caps
     _a_fault_at_start(capsys, monkeypatch, tmp_path, cause)
 
 
+def test_an_async_factory_is_said_to_be_one(capsys, monkeypatch, tmp_path):
+    """Its coroutine is closed (left to the collector, it warned "coroutine 'f' was never
+    awaited" under a deployspec source line)."""
+    import inspect
+
+    (tmp_path / "impl.py").write_text("async def g():\n    return None\nmade = []\n\n"
+                                      "def f():\n    made.append(g())\n    return made[-1]\n")
+    _a_fault_at_start(capsys, monkeypatch, tmp_path, "impl:f() returned an awaitable (coroutine): an async factory? "
+                                                     "deployspec calls the factory synchronously")
+    made = sys.modules["impl"].made
+    assert made and all(inspect.getcoroutinestate(c) == inspect.CORO_CLOSED for c in made)
+
+
 def _a_fault_at_start(capsys, monkeypatch, tmp_path, cause: str) -> None:
     """``--python impl:f`` from ``tmp_path`` (contract, then replay): exit 3, ``cause`` in one line."""
     monkeypatch.setattr(sys, "path", list(sys.path))

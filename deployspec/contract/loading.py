@@ -9,6 +9,7 @@ the implementation's fault.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import shlex
 from collections.abc import Callable
@@ -77,6 +78,11 @@ def not_found(spec: str, missing: str) -> UsageError:
 
 def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None, passing: tuple = ()) -> Any:
     impl = call(factory, what=f"{spec}()", timeout=timeout, passing=passing)
+    if inspect.iscoroutine(impl):  # closed, so Python does not warn that it never ran
+        impl.close()
+    if inspect.isawaitable(impl):
+        raise ImplementationError(f"{spec}() returned an awaitable ({type(impl).__name__}): an async factory? "
+                                  "deployspec calls the factory synchronously")
     missing = [m for m in ("reset", "perform", "observe")
                if not callable(_attribute(impl, m, what=f"looking up {m} on what {spec}() returned",
                                           timeout=timeout, passing=passing))]
