@@ -7,7 +7,7 @@ import shlex
 
 from deployspec.engines.result import Result
 from deployspec.models import bound_words, get_model, model_names
-from deployspec.text import printable_line
+from deployspec.text import escaped, printable_line
 from deployspec.variant_plugins import ENV, source_of
 
 
@@ -110,7 +110,7 @@ def _beyond(model, v: str, p: str, rs: list[Result], verdict: str, declared: boo
     where = beyond(model, v, p) if declared and _judged(verdict) and verdict != "error" else None
     if where is None:
         return ""
-    said.notes.append(f"+ {v} violates {p} beyond the default search: {where}")
+    said.notes.append(f"+ {v} violates {p} beyond the default search: {escaped(str(where))}")  # a design's words
     return " +"
 
 
@@ -201,6 +201,9 @@ def _properties_of(results: list[Result], model_name: str) -> str:
 
 
 def variants_table() -> str:
+    """``variants``: every model's variants, what each declares and where it comes from.
+    A design handed in wrote its summary and reasons: control characters and newlines
+    are shown escaped, so they neither drive the terminal nor break the columns."""
     lines = []
     models = [get_model(name) for name in model_names()]
     w = max([26, *(len(v) + 1 for m in models for v in m.variants)])  # a long name of the user's own too
@@ -208,13 +211,13 @@ def variants_table() -> str:
         lines.append(f"model {model.name}: {model.description}")
         for v in model.variants.values():
             declares = ", ".join(sorted(v.declares)) or "nothing (must hold every property)"
-            lines.append(f"  {v.name:{w}} {v.summary}")
+            lines.append(f"  {v.name:{w}} {escaped(v.summary)}")
             lines.append(f"  {'':{w}} violates: {declares}")
             for prop, where in sorted(v.violates_beyond.items()):
-                lines.append(f"  {'':{w}} and beyond the default search, {prop}: {where}")
-            lines.append(f"  {'':{w}} upstream: {v.upstream}")
+                lines.append(f"  {'':{w}} and beyond the default search, {prop}: {escaped(str(where))}")
+            lines.append(f"  {'':{w}} upstream: {escaped(v.upstream)}")
             if source_of(v.name) is not None:  # a design of the user's own (docs/variants.md)
-                lines.append(f"  {'':{w}} from: {source_of(v.name)}")
+                lines.append(f"  {'':{w}} from: {escaped(source_of(v.name))}")
         lines.append("")
     return "\n".join(lines).rstrip()
 

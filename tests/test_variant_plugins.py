@@ -422,3 +422,21 @@ def test_a_slots_design_sets_its_own_exploration_bounds_as_a_capi_one_does():
     assert explore_config(slots, SLOTS_PIPELINE_IMMUTABLE).max_pushes == slots.config_type.EXPLORE["max_pushes"]
     mine = attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name="mine", explore={"max_pushes": 2})
     assert explore_config(slots, mine).max_pushes == 2
+
+
+def test_a_design_s_own_words_are_listed_escaped(capsys, hand_in):
+    """Its summary, upstream and reasons went to the terminal as written: an escape cleared
+    the screen and set the window's title, a newline broke the table's columns."""
+    hand_in("wordy", "import attrs\nfrom deployspec.reference.core import Beyond\n"
+                     "from deployspec.reference.capi.variants import CAPI_SAFE\n"
+                     "VARIANTS = [attrs.evolve(CAPI_SAFE, name='wordy', declares=set(),\n"
+                     "    summary='clears\\x1b[2J\\x1b]0;title\\x07\\nsecond line',\n"
+                     "    upstream='see\\x00there\\u202e',\n"
+                     "    violates_beyond={'app_stays_available': Beyond(config={}, trace='t.json', why='rings\\x07')})]\n")
+    status, out, _ = run(capsys, "variants")
+    assert status == 0
+    (line,) = [x for x in out.splitlines() if x.lstrip().startswith("wordy ")]
+    assert line.endswith(r"clears\x1b[2J\x1b]0;title\x07\nsecond line")
+    assert r"upstream: see\x00there\u202e" in out and r"app_stays_available: rings\x07; t.json" in out
+    assert "\x1b" not in out and "\x07" not in out and "\x00" not in out and "second line" not in out.replace(
+        r"\nsecond line", "")
