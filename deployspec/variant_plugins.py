@@ -62,12 +62,25 @@ def source_of(name: str) -> str | None:
 def suppliers() -> list[tuple[str, Callable[[], Any]]]:
     """(where, load) for each entry point of the group, then each module of the variable."""
     points = list(entry_points(group=GROUP))
-    found = [(f"entry point {ep.name} ({ep.value})", ep.load) for ep in points]
+    found = [(f"entry point {ep.name} ({ep.value})", _loader(ep)) for ep in points]
     installed = {ep.value.partition(":")[0].strip() for ep in points}
     for name in dict.fromkeys(s.strip() for s in os.environ.get(ENV, "").split(",")):  # (once each)
         if name and name not in installed:  # (tried by the variable, then packaged: the same designs)
             found.append((f"{ENV} module {name}", lambda name=name: _import(name)))
     return found
+
+
+def _loader(ep: Any) -> Callable[[], Any]:
+    """``ep.load``, or for a value that is no ``module:attribute`` (which ``load`` answers
+    with an AttributeError on None) what it must be."""
+    pattern = getattr(ep, "pattern", None)  # importlib.metadata's own reading of the value
+    if pattern is None or pattern.match(ep.value):
+        return ep.load
+
+    def refuse() -> Any:
+        raise UsageError(f"variants from entry point {ep.name} ({ep.value}): its value must be a module name, "
+                         "or MODULE:ATTRIBUTE (a list of variants in the module)")
+    return refuse
 
 
 def _import(name: str) -> ModuleType:

@@ -215,6 +215,16 @@ def test_an_entry_point_hands_in_the_same(capsys, outside, monkeypatch):
     assert status == 0 and "from: entry point mine (finalize_in_txn:VARIANTS)" in out
 
 
+def test_an_entry_point_whose_value_is_no_module_says_what_it_must_be(capsys, monkeypatch):
+    """It read "cannot load: AttributeError: 'NoneType' object has no attribute 'group'"."""
+    point = EntryPoint("odd", "not a :: valid ref", variant_plugins.GROUP)
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [point] if group == variant_plugins.GROUP else [])
+    status, out, err = run(capsys, "variants")
+    assert (status, out) == (2, "")
+    assert err == ("deployspec: error: variants from entry point odd (not a :: valid ref): its value must be a module "
+                   "name, or MODULE:ATTRIBUTE (a list of variants in the module)\n")
+
+
 #: a module handing in capi-current changed by ``{}`` (keyword arguments of attrs.evolve)
 EVOLVED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
            "VARIANTS = [attrs.evolve(CAPI_CURRENT, {})]\n")
