@@ -38,15 +38,17 @@ class RuleHungError(RuleResultError):
     not try that step again: each try would take as long)."""
 
 
-def checked(variant: Any) -> Any:
-    """``variant`` with each rule of its own (not deployspec's) checking its results."""
+def checked(variant: Any, design: str = "") -> Any:
+    """``variant`` with each rule of its own (not deployspec's) checking its results;
+    ``design`` names it where nothing else will (``variant x (from where): ``: the last
+    resort's line, for a rule that will not let go)."""
     changes = {}
     for field in attrs.fields(type(variant)):
         kinds = field.metadata.get(RETURNS)
         fn = getattr(variant, field.name)
         if kinds is None or _shipped(fn) or getattr(fn, _CHECKED, False):
             continue
-        changes[field.name] = _wrapped(f"{type(variant).__name__}.{field.name}", fn, kinds)
+        changes[field.name] = _wrapped(f"{type(variant).__name__}.{field.name}", fn, kinds, design)
     return attrs.evolve(variant, **changes) if changes else variant
 
 
@@ -54,7 +56,7 @@ def _shipped(fn: Callable) -> bool:
     return (getattr(fn, "__module__", None) or "").startswith("deployspec.")
 
 
-def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
+def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = "") -> Callable:
     """``fn`` checking its results; ``field`` is ``Class.field``, whose comment (in the
     variant class's module) gives the arguments and the result."""
     name = field.split(".")[-1]
@@ -63,7 +65,7 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...]) -> Callable:
 
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
-        me, this = threading.get_ident(), rule_watch.Call(sys._getframe(), f"{name}{at}")
+        me, this = threading.get_ident(), rule_watch.Call(sys._getframe(), f"{name}{at}", design)
         try:
             try:
                 rule_watch.enter(me, this)

@@ -53,14 +53,16 @@ class RuleHung(BaseException):
 
 
 class Call:
-    """One call of a rule handed in, ``rule`` its words (name, where written), its
+    """One call of a rule handed in, ``rule`` its words (name, where written), ``design``
+    the words naming its design (``variant x (DEPLOYSPEC_VARIANTS module m): ``), its
     wrapper running in ``frame``. The wrapper sets ``left`` holding :data:`lock` once
     the rule is left, then calls :func:`forget`."""
 
-    __slots__ = ("began", "frame", "left", "raised", "rule")
+    __slots__ = ("began", "design", "frame", "left", "raised", "rule")
 
-    def __init__(self, frame: FrameType, rule: str):
+    def __init__(self, frame: FrameType, rule: str, design: str = ""):
         self.began = 0.0  # time.monotonic() at :func:`enter`
+        self.design = design
         self.frame: FrameType | None = frame
         self.left = False
         self.raised: float | None = None  # when the watcher first raised in it
@@ -117,7 +119,7 @@ def _look(now: float) -> None:
                 del running[ident]  # (off the stack: its thread ended)
             elif now - this.began >= LIMIT:
                 if this.raised is not None and now - this.raised >= last_resort.GRACE and last_resort.own_process():
-                    last_resort.end(f"error: its rule {this.rule} did not return within {LIMIT:g} s and "
+                    last_resort.end(f"error: {this.design}its rule {this.rule} did not return within {LIMIT:g} s and "
                                     "could not be interrupted (it swallows every exception, or waits in a "
                                     "system call)", 2)
                 if this.raised is None:

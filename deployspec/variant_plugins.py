@@ -109,7 +109,7 @@ def with_outside_variants(model: Any, classes: Mapping[str, type], taken: Iterab
     known = {p.name for p in model.properties}
     for where, v in _all_handed_in(classes, set(taken)).values():
         if v.model == model.name:
-            variants[v.name] = checked(_plain(where, v, model, known))
+            variants[v.name] = checked(_plain(where, v, model, known), f"variant {v.name} ({where}): ")
     return variants
 
 

@@ -86,7 +86,8 @@ def test_a_rule_that_swallows_every_interruption_ends_the_program_with_one_line(
     monkeypatch.setattr(last_resort, "end", lambda line, status: ended.append((line, status)) or let_go.set())
 
     def a_call_that_will_not_let_go():
-        this = rule_watch.Call(sys._getframe(), "select_prior (at mine.py:4)")
+        this = rule_watch.Call(sys._getframe(), "select_prior (at mine.py:4)",
+                               "variant mine (DEPLOYSPEC_VARIANTS module mine): ")
         try:
             rule_watch.enter(threading.get_ident(), this)
             let_go.wait(10)
@@ -102,7 +103,7 @@ def test_a_rule_that_swallows_every_interruption_ends_the_program_with_one_line(
     thread = threading.Thread(target=a_call_that_will_not_let_go)
     thread.start()
     thread.join(10)
-    said = ("error: its rule select_prior (at mine.py:4) did not return within 0.3 s and could not be interrupted "
+    said = ("error: variant mine (DEPLOYSPEC_VARIANTS module mine): its rule select_prior (at mine.py:4) did not return within 0.3 s and could not be interrupted "
             "(it swallows every exception, or waits in a system call)")
     assert ended and set(ended) == {(said, 2)}
     assert seen == ["raised"]

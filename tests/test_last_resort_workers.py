@@ -65,8 +65,9 @@ def test_a_rule_that_will_not_let_go_in_a_worker_ends_the_program_once(tmp_path)
     )
     said = [line for line in done.stderr.splitlines() if "did not return" in line]
     assert done.returncode == 2, done.stderr
-    assert said == [("deployspec: error: its rule select_prior (at swallows.py:3) did not return within 0.3 s and "
-                     "could not be interrupted (it swallows every exception, or waits in a system call): stopping")]
+    assert said == [("deployspec: error: variant swallows (DEPLOYSPEC_VARIANTS module swallows): its rule "
+                     "select_prior (at swallows.py:3) did not return within 0.3 s and could not be interrupted (it "
+                     "swallows every exception, or waits in a system call): stopping")]
     assert "stopped without answering" not in done.stdout + done.stderr
 
 
