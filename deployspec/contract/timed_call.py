@@ -43,7 +43,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
 
     What the call prints goes to stderr: stdout is deployspec's (``--json``).
     """
-    global _armed, _calling, _interrupted, _running
+    global _armed, _running
     main = threading.current_thread() is threading.main_thread()
     timed = timeout is not None and main and _take_alarm()
     # watched even when SIGALRM is not ours to use (the object installed a handler of its own)
@@ -53,13 +53,10 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
         with lent_streams(stdout=sys.stderr), exit_refused():
             try:
                 if watched:
-                    _interrupted = False
-                    _running = _Watched(f"{what} did not return within {timeout:g} s",
-                                        time.monotonic() + timeout + last_resort.GRACE)
+                    _running = _Watched(what, timeout, time.monotonic() + timeout)
                     if _watchdog is None:
                         _start_watchdog()
                 if timed:
-                    _calling = f"{what} did not return within {timeout:g} s"
                     _armed = True
                     signal.setitimer(signal.ITIMER_REAL, timeout)
                 return fn(*args)
@@ -127,9 +124,6 @@ class _Overdue(BaseException):
 
 
 _armed = False
-_calling = ""
-#: the alarm reached the call being timed (its handler ran)
-_interrupted = False
 _previous: Any = signal.SIG_DFL
 #: the call being timed, for the watchdog (only in the ``deployspec`` program)
 _running: _Watched | None = None
@@ -139,18 +133,20 @@ _EVERY = 0.5
 
 
 class _Watched:
-    """A timed call as the watchdog sees it: what to say, and when to end the process."""
+    """A timed call as the watchdog sees it: what it is, its timeout, when it is overdue,
+    and whether the alarm reached it (its handler ran)."""
 
-    __slots__ = ("calling", "ends")
+    __slots__ = ("interrupted", "overdue", "timeout", "what")
 
-    def __init__(self, calling: str, ends: float):
-        self.calling, self.ends = calling, ends
+    def __init__(self, what: str, timeout: float, overdue: float):
+        self.what, self.timeout, self.overdue, self.interrupted = what, timeout, overdue, False
 
 
 def _overdue(signum, frame):
-    global _interrupted
     if _armed:
-        _interrupted = True
+        watched = _running
+        if watched is not None:
+            watched.interrupted = True
         raise _Overdue
 
 
@@ -161,21 +157,32 @@ def _start_watchdog() -> None:
 
 
 def _watch() -> None:
-    """Every :data:`_EVERY` seconds, end the process if the call being timed is past its
-    timeout and ``GRACE`` more. It needs no signal: a call that blocks SIGALRM, or
-    sleeps in C code that retries on its own, gets no interruption at all."""
-    ended = None
+    """End the process once the call being timed has been seen overdue for ``GRACE``
+    seconds of the watchdog's own looks (one every :data:`_EVERY` s). It needs no
+    signal: a call that blocks SIGALRM, or sleeps in C code that retries on its own,
+    gets no interruption at all. Counted in looks, not read off the clock: after the
+    process was stopped (Ctrl-Z, SIGSTOP) or held the interpreter's lock in one long C
+    call, the first look finds the call long overdue, and the alarm due with it still
+    ends it as a plain timeout, with the run's report."""
+    seen, looks, ended = None, 0, None
     while True:
         time.sleep(_EVERY)
+        now = time.monotonic()  # (read first: a call registered after it is not yet overdue)
         this = _running
-        if this is not None and this is not ended and time.monotonic() >= this.ends and last_resort.own_process():
-            ended = this
-            if _interrupted:
+        if this is None or this is ended or now < this.overdue:  # (ended: where ``end`` is a test's)
+            seen, looks = None, 0
+            continue
+        if this is not seen:
+            seen, looks = this, 0
+        looks += 1
+        if looks * _EVERY >= last_resort.GRACE and _running is this and last_resort.own_process():
+            if this.interrupted:
                 why = f"went on for {last_resort.GRACE:g} s more after being interrupted (does it catch every exception?)"
             else:
                 why = (f"could not be interrupted for {last_resort.GRACE:g} s more (does it block or handle "
                        "SIGALRM, or wait in C code?)")
-            last_resort.end(f"implementation fault: {this.calling}, and {why}", 3)
+            ended = this
+            last_resort.end(f"implementation fault: {this.what} did not return within {this.timeout:g} s, and {why}", 3)
 
 
 def _take_alarm() -> bool:
