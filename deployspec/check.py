@@ -203,7 +203,8 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress). What the
     rules of a variant handed in from outside raise (``sys.exit`` too: its exit is not
-    deployspec's to take) is that search's error result."""
+    deployspec's to take) is that search's error result, with the seconds it ran."""
+    started = time.perf_counter()
     try:
         return _judge(model_name, variant, engine, prop_name, budget=budget, seed=seed, out_dir=out_dir,
                       bounds=bounds, distinct=distinct, engines=engines, on_start=on_start,
@@ -214,7 +215,8 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
         why = fault(variant, exc)
         if why is None:
             raise
-        return [Result(model_name, variant, prop_name, engine, "error", message=why)]
+        return [Result(model_name, variant, prop_name, engine, "error", message=why,
+                       stats={"seconds": round(time.perf_counter() - started, 3)})]
 
 
 def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,

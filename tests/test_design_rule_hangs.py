@@ -41,6 +41,7 @@ def test_a_rule_that_loops_is_an_error_naming_it_and_the_line_it_looped_on(capsy
     (result,) = json.loads(out)["results"]
     assert (status, result["verdict"]) == (1, "error")
     assert SAID.fullmatch(result["message"]), result["message"]
+    assert result["stats"]["seconds"] >= 0.5  # the time it ran (the progress line said 0.0s)
     # the random search did not try it again to shrink it (each try another LIMIT seconds)
     assert len(loops) == 1
 

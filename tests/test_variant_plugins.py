@@ -120,7 +120,8 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
     why = f"variant raises (DEPLOYSPEC_VARIANTS module {module}) raised {raised} at {module}.py:2"
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "raises", "--engine", "explore",
                          "--property", "single_active_deployment", "--json")
-    (result,) = valid_json_output(json.loads(out))["results"]  # (an error's stats are empty)
+    (result,) = valid_json_output(json.loads(out))["results"]  # (an error's stats: its seconds)
+    assert set(result["stats"]) == {"seconds"}
     assert status == 1 and (result["verdict"], result["message"]) == ("error", why)
     finding = next(FINDINGS.glob("capi-current--single_active_deployment--*.json"))
     status, out, err = run(capsys, "replay", str(finding), "--variant", "raises")
