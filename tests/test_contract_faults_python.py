@@ -111,6 +111,9 @@ def test_an_implementation_that_fails_to_import_is_a_fault_at_start(capsys, monk
      "looking up reset on what impl:f() returned raised SystemExit: 0"),
     (("class Stop(BaseException):\n    pass\nclass Impl:\n    def __getattr__(self, name):\n        raise Stop(name)\n"
      "def f():\n    return Impl()\n"), "looking up reset on what impl:f() returned raised Stop: reset"),
+    # a proxy's __class__, read by isinstance (is it a coroutine?): a traceback once
+    ("class Impl:\n    @property\n    def __class__(self):\n        raise RuntimeError('proxy')\ndef f():\n    return Impl()\n",
+     "looking at what impl:f() returned raised RuntimeError: proxy"),
 ])
 def test_a_lookup_that_runs_the_implementation_s_code_is_fenced_as_any_call(capsys, monkeypatch, tmp_path, source,
                                                                           cause):

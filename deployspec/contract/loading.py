@@ -78,9 +78,13 @@ def not_found(spec: str, missing: str) -> UsageError:
 
 def instantiate(factory: Callable[[], Any], spec: str, timeout: float | None = None, passing: tuple = ()) -> Any:
     impl = call(factory, what=f"{spec}()", timeout=timeout, passing=passing)
-    if inspect.iscoroutine(impl):  # closed, so Python does not warn that it never ran
-        impl.close()
-    if inspect.isawaitable(impl):
+
+    def awaitable() -> bool:  # (isinstance reads the object's __class__: its code, fenced)
+        if inspect.iscoroutine(impl):  # closed, so Python does not warn that it never ran
+            impl.close()
+        return inspect.isawaitable(impl)
+
+    if call(awaitable, what=f"looking at what {spec}() returned", timeout=timeout, passing=passing):
         raise ImplementationError(f"{spec}() returned an awaitable ({type(impl).__name__}): an async factory? "
                                   "deployspec calls the factory synchronously")
     missing = [m for m in ("reset", "perform", "observe")
