@@ -175,7 +175,8 @@ def _watch() -> None:
         if this is not seen:
             seen, looks = this, 0
         looks += 1
-        if looks * _EVERY >= last_resort.GRACE and _running is this and last_resort.own_process():
+        # (the first look saw it overdue at some moment of the look before: not counted)
+        if (looks - 1) * _EVERY >= last_resort.GRACE and _running is this and last_resort.own_process():
             if this.interrupted:
                 why = f"went on for {last_resort.GRACE:g} s more after being interrupted (does it catch every exception?)"
             else:
