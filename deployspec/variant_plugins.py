@@ -123,7 +123,8 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
     try:
         with lent_streams(stdout=sys.stderr), exit_refused():
             _check_declarations(where, v, known)
-            v = attrs.evolve(v, declares=frozenset(list(v.declares)))
+            v = attrs.evolve(v, declares=frozenset(list(v.declares)), summary=str.__str__(v.summary),
+                             upstream=str.__str__(v.upstream), violates_beyond=_plain_beyond(v.violates_beyond))
             return _with_checked_bounds(where, v, model)
     except (UsageError, KeyboardInterrupt):
         raise
@@ -133,6 +134,16 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
         from deployspec.contract.timed_call import describe
 
         raise UsageError(f"variants from {where}: reading {v.name} raised {describe(exc)}{_in_user_code(exc)}") from None
+
+
+def _plain_beyond(beyond: Mapping[str, Any]) -> dict[str, Any]:
+    """``violates_beyond`` with its texts plain ``str`` (checked to be text: a subclass's own
+    ``isprintable`` or ``__format__`` would pass control characters to the terminal)."""
+    import attrs
+
+    return {str.__str__(prop): attrs.evolve(b, why=str.__str__(b.why),
+                                            trace=None if b.trace is None else str.__str__(b.trace))
+            for prop, b in beyond.items()}
 
 
 def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tuple[str, Any]]:

@@ -216,7 +216,7 @@ def test_an_entry_point_hands_in_the_same(capsys, outside, monkeypatch):
     assert status == 0 and "from: entry point mine (finalize_in_txn:VARIANTS)" in out
 
 
-def test_an_entry_point_whose_value_is_no_module_says_what_it_must_be(capsys, monkeypatch):
+def test_an_entry_point_whose_value_is_no_module_says_what_it_must_be(capsys, monkeypatch, outside):
     """It read "cannot load: AttributeError: 'NoneType' object has no attribute 'group'"."""
     point = EntryPoint("odd", "not a :: valid ref", variant_plugins.GROUP)
     monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [point] if group == variant_plugins.GROUP else [])
@@ -437,13 +437,17 @@ def test_a_slots_design_sets_its_own_exploration_bounds_as_a_capi_one_does():
 
 def test_a_design_s_own_words_are_listed_escaped(capsys, hand_in):
     """Its summary, upstream and reasons went to the terminal as written: an escape cleared
-    the screen and set the window's title, a newline broke the table's columns."""
+    the screen and set the window's title, a newline broke the table's columns. Text of a
+    ``str`` subclass is read as plain text (its own ``isprintable`` let them through)."""
+    from deployspec import report
+
     hand_in("wordy", "import attrs\nfrom deployspec.reference.core import Beyond\n"
                      "from deployspec.reference.capi.variants import CAPI_SAFE\n"
+                     "class Sly(str):\n    def isprintable(self):\n        return True\n"
                      "VARIANTS = [attrs.evolve(CAPI_SAFE, name='wordy', declares=set(),\n"
-                     "    summary='clears\\x1b[2J\\x1b]0;title\\x07\\nsecond line',\n"
+                     "    summary=Sly('clears\\x1b[2J\\x1b]0;title\\x07\\nsecond line'),\n"
                      "    upstream='see\\x00there\\u202e',\n"
-                     "    violates_beyond={'app_stays_available': Beyond(config={}, trace='t.json', why='rings\\x07')})]\n")
+                     "    violates_beyond={'app_stays_available': Beyond(config={}, trace='t.json', why=Sly('rings\\x07'))})]\n")
     status, out, _ = run(capsys, "variants")
     assert status == 0
     (line,) = [x for x in out.splitlines() if x.lstrip().startswith("wordy ")]
@@ -451,3 +455,6 @@ def test_a_design_s_own_words_are_listed_escaped(capsys, hand_in):
     assert r"upstream: see\x00there\u202e" in out and r"app_stays_available: rings\x07; t.json" in out
     assert "\x1b" not in out and "\x07" not in out and "\x00" not in out and "second line" not in out.replace(
         r"\nsecond line", "")
+    said = report._Said()  # the matrix's note under a cell marked +
+    assert report._beyond(models.get_model("capi"), "wordy", "app_stays_available", [], "holds", True, said) == " +"
+    assert said.notes == [r"+ wordy violates app_stays_available beyond the default search: rings\x07; t.json"]
