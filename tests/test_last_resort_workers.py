@@ -55,6 +55,23 @@ def test_a_worker_hands_its_line_to_the_parent_and_writes_nothing_itself():
             2, "2 error: its rule r did not return", b"")
 
 
+def test_the_last_line_is_escaped():
+    """It names what others wrote (a design's module, a rule's file): a terminal escape there
+    reached the terminal."""
+    with tempfile.TemporaryFile() as stderr:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(stderr.fileno(), 2)
+                last_resort.end("error: variant x (entry point \x1b]0;title\x07): its rule r did not return", 2)
+            finally:
+                os._exit(99)  # only if end returned
+        _, waited = os.waitpid(pid, 0)
+        stderr.seek(0)
+        assert (os.waitstatus_to_exitcode(waited), stderr.read()) == (
+            2, b"deployspec: error: variant x (entry point \\x1b]0;title\\x07): its rule r did not return: stopping\n")
+
+
 def test_a_rule_that_will_not_let_go_in_a_worker_ends_the_program_once(tmp_path):
     (tmp_path / "swallows.py").write_text(SWALLOWS)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "DEPLOYSPEC_VARIANTS": "swallows"}

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from deployspec.text import ESCAPE
+from deployspec.text import ESCAPE, escaped
 
 #: how long an interrupted call may go on ignoring it before the process ends
 GRACE = 5.0
@@ -62,7 +62,8 @@ def end(line: str, status: int) -> None:
         except Exception:  # noqa: BLE001, S110 - leaving anyway
             pass
     try:
-        os.write(2, f"deployspec: {line}: stopping\n".encode(errors=ESCAPE))
+        # (escaped: the line may name what others wrote, a design's module, a file)
+        os.write(2, f"deployspec: {escaped(line)}: stopping\n".encode(errors=ESCAPE))
     except OSError:  # stderr closed, or a pipe no one reads: the timer thread must not die here
         pass
     os._exit(status)
