@@ -58,21 +58,20 @@ class Call:
     wrapper running in ``frame``. The wrapper sets ``left`` holding :data:`lock` once
     the rule is left, then calls :func:`forget`."""
 
-    __slots__ = ("began", "design", "frame", "left", "raised", "rule")
+    __slots__ = ("design", "frame", "left", "looks", "raised", "rule")
 
     def __init__(self, frame: FrameType, rule: str, design: str = ""):
-        self.began = 0.0  # time.monotonic() at :func:`enter`
         self.design = design
         self.frame: FrameType | None = frame
         self.left = False
-        self.raised: float | None = None  # when the watcher first raised in it
+        self.looks = 0  # the watcher's looks that found it running
+        self.raised: int | None = None  # at which of them the watcher first raised in it
         self.rule = rule
 
 
 def enter(ident: int, this: Call) -> None:
     """``this`` call begins in thread ``ident``: timed unless the thread is in a rule
     call already (one rule calling another)."""
-    this.began = time.monotonic()
     if _watcher is None:
         _start()
     with lock:
@@ -106,25 +105,42 @@ def _watch() -> None:
     while True:
         time.sleep(_EVERY)
         if running:
-            _look(time.monotonic())
+            _look()
 
 
-def _look(now: float) -> None:
+def _look() -> None:
     """One look at the calls running (a function of its own: the frames it holds, every
-    thread's stack, are let go when it returns, not kept while the watcher sleeps)."""
+    thread's stack, are let go when it returns, not kept while the watcher sleeps).
+
+    Time is counted in looks, not read off the clock: after the process was stopped
+    (Ctrl-Z) the first look would find a rule that began just before the stop "running"
+    for as long as the stop lasted. (The first look that finds a call may come at any
+    moment after it began: not counted.)"""
     with lock:
         tops = sys._current_frames()
         for ident, this in list(running.items()):
             if this.left or not _on_stack(this.frame, tops.get(ident)):
                 del running[ident]  # (off the stack: its thread ended)
-            elif now - this.began >= LIMIT:
-                if this.raised is not None and now - this.raised >= last_resort.GRACE and last_resort.own_process():
-                    last_resort.end(f"error: {this.design}its rule {this.rule} did not return within {LIMIT:g} s and "
-                                    "could not be interrupted (it swallows every exception, or waits in a "
-                                    "system call)", 2)
-                if this.raised is None:
-                    this.raised = now
+                continue
+            due = _due(this)
+            if due == "end" and last_resort.own_process():
+                last_resort.end(f"error: {this.design}its rule {this.rule} did not return within {LIMIT:g} s and "
+                                "could not be interrupted (it swallows every exception, or waits in a "
+                                "system call)", 2)
+            if due is not None:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(RuleHung))
+
+
+def _due(this: Call) -> str | None:
+    """What one more look finding ``this`` running calls for: nothing yet, ``"raise"``
+    (RuleHung: it has run LIMIT seconds of looks) or ``"end"`` (raised GRACE seconds of
+    looks ago, and running still)."""
+    this.looks += 1
+    if (this.looks - 1) * _EVERY < LIMIT:
+        return None
+    if this.raised is None:
+        this.raised = this.looks
+    return "end" if (this.looks - this.raised) * _EVERY >= last_resort.GRACE else "raise"
 
 
 def _on_stack(frame: FrameType | None, top: FrameType | None) -> bool:

@@ -110,6 +110,20 @@ def test_a_rule_that_swallows_every_interruption_ends_the_program_with_one_line(
     assert seen == ["raised"]
 
 
+def test_the_limit_and_the_grace_are_counted_in_the_watcher_s_looks(monkeypatch):
+    """Read off the clock, the first look after a stop (Ctrl-Z, then fg) found a rule that
+    began just before it "running" for the whole stop, and stopped it as hung. The first
+    look, at any moment after the call began, is not counted."""
+    from deployspec.contract import last_resort
+
+    monkeypatch.setattr(rule_watch, "LIMIT", 1.0)
+    monkeypatch.setattr(rule_watch, "_EVERY", 0.5)
+    monkeypatch.setattr(last_resort, "GRACE", 1.5)
+    this = rule_watch.Call(sys._getframe(), "select_prior (at mine.py:4)")
+    said = [rule_watch._due(this) for _ in range(8)]
+    assert said == [None, None, "raise", "raise", "raise", "end", "end", "end"]
+
+
 def test_no_frame_of_the_caller_is_kept_once_the_rule_returned(monkeypatch):
     """The watcher held every thread's stack from one look to the next: a test's variables
     outlived it (a multiprocessing Manager it made stayed alive, failing the next tests'
