@@ -187,9 +187,10 @@ def _watch() -> None:
 
 
 def _take_alarm() -> bool:
-    """Whether SIGALRM can time a call (asked in the main thread). The handler, once installed, stays until
-    :func:`release_alarm` (installing it per call would cost ~6 us, more than the
-    rest of a call's bookkeeping); it does nothing while no call is timed."""
+    """Whether SIGALRM can time a call (asked in the main thread). The handler, once
+    installed, stays until :func:`release_alarm` (installing it per call would cost
+    ~6 us, more than the rest of a call's bookkeeping); it does nothing while no call
+    is timed."""
     global _previous
     if not hasattr(signal, "setitimer"):
         return False
