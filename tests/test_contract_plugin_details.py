@@ -191,7 +191,7 @@ def test_a_conformance_failure_shows_where_the_views_diverge_and_where_it_was_sa
 def test_a_reference_design_of_one_s_own_that_raises_fails_the_test_in_one_line(monkeypatch, hand_in):
     """It was a 70-line traceback through deployspec's modules, the design's line at the bottom;
     the CLI says one line (contract --reference)."""
-    from .test_variant_plugins import EVOLVED
+    from .designs_handed_in import EVOLVED
 
     hand_in("mine", "def prior(state, canceling, reports):\n    return ()[0]\n"
             + EVOLVED.format("name='mine', violates_beyond={}, select_prior=prior"))

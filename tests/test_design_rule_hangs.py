@@ -12,7 +12,7 @@ from deployspec import rule_watch
 from deployspec.replay import replay
 
 from .cli_runs import run
-from .test_variant_plugins import EVOLVED
+from .designs_handed_in import EVOLVED
 
 #: a select_prior that loops, also through an ``except Exception`` (lines 2-7), and counts its calls
 LOOPS = ("CALLS = []\ndef prior(state, canceling, reports):\n    CALLS.append(1)\n    while True:\n"

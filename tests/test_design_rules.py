@@ -13,7 +13,7 @@ from deployspec.reference.capi.variants import CAPI_CURRENT
 from deployspec import models, rule_results
 
 from .cli_runs import run
-from .test_variant_plugins import EVOLVED, EVOLVED_SLOTS
+from .designs_handed_in import EVOLVED, EVOLVED_SLOTS
 
 
 def _error(capsys, variant, prop="cancel_restores_last_good", model="capi"):

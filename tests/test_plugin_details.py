@@ -10,8 +10,7 @@ import pytest
 from deployspec import models, variant_plugins
 
 from .cli_runs import run
-from .designs_handed_in import MINE
-from .test_variant_plugins import EVOLVED
+from .designs_handed_in import EVOLVED, MINE
 
 
 def refused(capsys, message: str, where: str) -> None:

@@ -1,0 +1,143 @@
+"""Designs handed in that deployspec refuses, each in one line with exit status 2 before any
+command runs: modules that are no design (the BAD table), bounds the search cannot take,
+file names given for module names, entry points whose value is no module."""
+
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from deployspec import variant_plugins
+
+from .cli_runs import run
+from .designs_handed_in import EVOLVED, EVOLVED_SLOTS
+
+
+def test_an_entry_point_whose_value_is_no_module_says_what_it_must_be(capsys, monkeypatch, outside):
+    """It read "cannot load: AttributeError: 'NoneType' object has no attribute 'group'"."""
+    point = EntryPoint("odd", "not a :: valid ref", variant_plugins.GROUP)
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [point] if group == variant_plugins.GROUP else [])
+    status, out, err = run(capsys, "variants")
+    assert (status, out) == (2, "")
+    assert err == ("deployspec: error: variants from entry point odd (not a :: valid ref): its value must be a module "
+                   "name, or MODULE:ATTRIBUTE (a list of variants in the module)\n")
+
+
+#: modules that are no design, each with the start of what deployspec says of it
+BAD = {
+    "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent' (modules are found from the current folder, "),
+    "raisesatimport": ("raise RuntimeError('no database')\n", "cannot load: RuntimeError: no database"),
+    "novariants": ("x = 1\n", "the module has no VARIANTS (a list of variants)"),
+    "notalist": ("VARIANTS = 3\n", "VARIANTS must be a list of variants, not int"),
+    "notavariant": ("VARIANTS = ['capi-safe']\n", "str 'capi-safe' is not a variant (attrs.evolve one of"),
+    "taken": (EVOLVED.format("name='capi-safe'"),
+              "the name 'capi-safe' is taken (a shipped variant); give yours its own"),
+    "slashed": (EVOLVED.format("name='../x'"),
+                ("name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, with "
+                 "no '--' and no '-' at the end (trace files are named NAME--PROPERTY--HASH.json)\n")),
+    # all name characters, but read as an option on a command line (--variant -x)
+    "leadingdash": (EVOLVED.format("name='-x'"), "name '-x' must be 1-64 letters, digits, '.', '_' or '-', starting"),
+    # all name characters, but running into the file name's separator: a--b--p--h.json,
+    # x--p--p--h.json, and capi-current---p--h.json matching capi-current--*.json
+    "doubledash": (EVOLVED.format("name='a--b'"), "name 'a--b' must be 1-64 letters, digits, '.', '_' or '-', "),
+    "propertyinname": (EVOLVED.format("name='x--cancel_restores_last_good'"), "name 'x--cancel_restores_last_good' must"),
+    "trailingdash": (EVOLVED.format("name='capi-current-'"), "name 'capi-current-' must be 1-64 letters"),
+    "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
+                        "x declares unknown properties fast (known: app_stays_available,"),
+    "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
+                        "x's declares must be a set of property names, not str"),
+    "beyondnotbeyond": (EVOLVED.format("name='x', violates_beyond={'single_active_deployment': 'somewhere'}"),
+                        "x's violates_beyond must map property names to Beyond(...)"),
+    # what `deployspec variants` (and --json, whose schema promises the types) shows of it
+    "nosummary": (EVOLVED.format("name='x', summary=None"), "x's summary must be text"),
+    "noconfig": (EVOLVED.format("name='x', config=None"), "x's config must be a dict"),
+    "beyondwithoutwhy": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config={}, trace='t.json', why=None)}")),
+        "x's violates_beyond['single_active_deployment'] must be Beyond(config=dict, trace=text or None, why=text)"),
+    "beyondapath": (("from pathlib import Path\nfrom deployspec.reference.core import Beyond\n" + EVOLVED.format(
+        "name='x', violates_beyond={'single_active_deployment': Beyond(config={}, trace=Path('t.json'), why='w')}")),
+        "x's violates_beyond['single_active_deployment'] must be Beyond("),
+    # bounds, checked as --bound checks them, over the model's defaults (and exploration bounds)
+    "unknownstart": (EVOLVED_SLOTS.format("name='x', config={'start': 'prod'}"),
+                     "x's config: start must be one of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod'"),
+    "boundoftext": (EVOLVED.format("name='x', config={'max_instances': 'three'}"),
+                    'x\'s config max_instances: expected int like 3, got "three"'),
+    "boundoutofrange": (EVOLVED.format("name='x', config={'max_instances': 0}"),
+                        "x's config: max_instances must be a positive integer, got 0"),
+    "exploretypo": (EVOLVED.format("name='x', explore={'max_instnces': 3}"),
+                    "x's explore: unknown configuration field(s): max_instnces (known: max_instances, "),
+    "exploreaset": (EVOLVED.format("name='x', explore={'max_in_flight': {1}}"),
+                    "x's explore max_in_flight: {1} is not a value a bound takes (numbers, true/false, text, lists)"),
+    "notunderexplore": (EVOLVED_SLOTS.format("name='x', config={'instances': 3}"),
+                        ("x's config with the exploration bounds (max_instances=2, max_pushes=3): "
+                         "need 1 <= instances <= max_instances")),
+    # rules, switches and sets of states of their kinds (the variant classes' validators), said
+    # at the line that made the variant: "DEPLOYING" was searched for substrings, "no" read as on
+    "textforstates": (EVOLVED.format("name='x', scale_blocked_in='DEPLOYING'"),
+                      ("x's scale_blocked_in must be a set of states, some of DEPLOYING, PREPAUSED, PAUSED, "
+                       "DEPLOYED, CANCELING, CANCELED, not str 'DEPLOYING' at textforstates.py:3")),
+    "unknownstate": (EVOLVED.format("name='x', cancelable_states=frozenset({'DEPLOYING', 'canceling'})"),
+                     "x's cancelable_states has unknown states 'canceling' (known: DEPLOYING, PREPAUSED, "),
+    "textforflag": (EVOLVED.format("name='x', recheck_under_lock='no'"),
+                    "x's recheck_under_lock must be True or False, not str 'no' at textforflag.py:3"),
+    "textforrule": (EVOLVED.format("name='x', select_prior='oldest'"),
+                    "x's select_prior must be a function (a rule), not str 'oldest' at textforrule.py:3"),
+    "slotsflag": (EVOLVED_SLOTS.format("name='x', terraform_webhook=1"),
+                  "x's terraform_webhook must be True or False, not int 1 at slotsflag.py:3"),
+    # (was taken for a rule's fault: "in deployspec's core.py: does a rule of yours take ...")
+    "declaredandbeyond": (EVOLVED.format("name='x', declares=frozenset({'single_active_deployment'})"),
+                          "x: single_active_deployment both declared and violated beyond at declaredandbeyond.py:3\n"),
+    # a field the class has not, e.g. a capi rule: the names it takes
+    "slotsrule": (EVOLVED_SLOTS.format("name='x', select_prior=None"),
+                  ("cannot load: TypeError: SlotsVariant.__init__() got an unexpected keyword argument "
+                   "'select_prior' at slotsrule.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
+                   "reference, terraform_webhook, doc, model, config, explore, violates_beyond; "
+                   "docs/variants.md)\n")),
+    "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
+    "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
+             "cannot load: RuntimeError: lazy boom"),
+    "othermodel": (("import attrs\nfrom deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
+                   "VARIANTS = [attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name='capi-safe')]\n"),
+                   "the name 'capi-safe' is taken (a shipped variant)"),
+    "wrongkey": (("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                 "VARIANTS = {'a': attrs.evolve(CAPI_CURRENT, name='b')}\n"),
+                 "VARIANTS maps 'a' to a variant of another name (keys must be the names)"),
+    "asksforamodel": ("from deployspec.models import get_model\nget_model('capi')\nVARIANTS = []\n",
+                      "a supplier asked for a model while its own variants were being loaded"),
+    # it ended deployspec with status 0, nothing checked and no --junit report: a pass in CI
+    "endsdeployspec": ("import os\nos._exit(0)\n", "cannot load: it called os._exit(0)"),
+}
+
+
+@pytest.mark.parametrize("module", BAD)
+def test_what_is_not_a_variant_is_one_line_exit_2(capsys, outside, tmp_path, monkeypatch, module):
+    source, message = BAD[module]
+    if source:
+        (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outside(module)
+    status, out, err = run(capsys, "variants")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    where = "outside" if module == "asksforamodel" else f"DEPLOYSPEC_VARIANTS module {module}"
+    assert err.startswith(f"deployspec: error: variants from {where}: {message}")
+
+
+def test_a_design_with_bounds_the_search_cannot_take_is_refused_before_it(capsys, hand_in):
+    """Its unknown start ran as the empty one (and "held"), a misspelt exploration bound
+    ended the search as an error of its rules: refused as ``--bound start=prod`` is."""
+    hand_in("slotsstart", EVOLVED_SLOTS.format("name='sc', config={'start': 'prod'}"))
+    status, out, err = run(capsys, "check", "--model", "slots", "--variant", "sc", "--engine", "explore",
+                           "--property", "no_latent_drift")
+    assert (status, out) == (2, "") and err == (
+        "deployspec: error: variants from DEPLOYSPEC_VARIANTS module slotsstart: sc's config: start must be one "
+        "of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod'\n")
+
+
+@pytest.mark.parametrize("given", ["./finalize_in_txn.py", "finalize_in_txn.py", "absent.py"])
+def test_a_file_name_is_not_a_module_name(capsys, outside, given):
+    """Also one that reads as a dotted name (module ``py`` of a package), which is not found:
+    it got Python's "No module named 'finalize_in_txn.py'; 'finalize_in_txn' is not a package"."""
+    outside(given)
+    status, _, err = run(capsys, "variants")
+    assert (status, err) == (2, (f"deployspec: error: DEPLOYSPEC_VARIANTS: {given!r} is not a module "
+                                "name (a dotted name importable from the current folder or PYTHONPATH, without "
+                                ".py or a path)\n"))
