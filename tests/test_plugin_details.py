@@ -1,6 +1,6 @@
 """Details of handing in designs of one's own (deployspec.variant_plugins) that the mutation
-pass found unpinned: what loads once, and what is refused in one line with exit status 2
-instead of a traceback or a silent acceptance."""
+pass found unpinned: what loads once, and what is read as plain objects (what is refused:
+test_variant_plugins_refused.py)."""
 
 import json
 from importlib.metadata import EntryPoint
@@ -11,13 +11,6 @@ from deployspec import models, variant_plugins
 
 from .cli_runs import run
 from .designs_handed_in import EVOLVED, MINE
-
-
-def refused(capsys, message: str, where: str) -> None:
-    """``deployspec variants`` ends with one line, exit 2, saying ``message`` of ``where``."""
-    status, out, err = run(capsys, "variants")
-    assert (status, out) == (2, ""), err
-    assert err.count("\n") == 1 and err.startswith(f"deployspec: error: variants from {where}: {message}"), err
 
 
 def test_a_module_named_twice_in_the_variable_is_loaded_once(capsys, outside):
@@ -57,56 +50,6 @@ def test_variants_given_as_a_dict_by_name_are_its_values(capsys, hand_in):
     assert models.find_variant("mine-by-name")[0].name == "capi"
 
 
-def test_two_suppliers_handing_in_one_name_are_refused_naming_the_first(capsys, hand_in, tmp_path, outside):
-    """Two designs of one name: the later would silently replace the earlier in every command."""
-    (tmp_path / "first.py").write_text(EVOLVED.format("name='twin'"))
-    hand_in("second", EVOLVED.format("name='twin'"))
-    outside("first,second")
-    refused(capsys, "the name 'twin' is taken (DEPLOYSPEC_VARIANTS module first); give yours its own",
-            "DEPLOYSPEC_VARIANTS module second")
-
-
-BAD = {
-    # a name that is not text: it names trace files, and a regular expression of it raised TypeError
-    "numbername": (EVOLVED.format("name=3"), "name 3 must be 1-64 letters"),
-    # text is iterable: its letters were each said not to be a variant
-    "variantsastext": ("VARIANTS = 'capi-safe'\n", "VARIANTS must be a list of variants, not str"),
-    # a capi design claiming to be of the slots model would run slots' rules on capi's state
-    "wrongmodel": (EVOLVED.format("name='x', model='slots'"), "CapiVariant "),
-    "beyondalist": (EVOLVED.format("name='x', violates_beyond=[]"),
-                    "x's violates_beyond must map property names to Beyond(...)"),
-    "noupstream": (EVOLVED.format("name='x', upstream=None"), "x's upstream must be text"),
-    "noexplore": (EVOLVED.format("name='x', explore=None"), "x's explore must be a dict"),
-    "beyondconfignone": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
-        "name='x', violates_beyond={'single_active_deployment': Beyond(config=None, trace='t.json', why='w')}")),
-        "x's violates_beyond['single_active_deployment'] must be Beyond(config=dict"),
-    "beyondunknown": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
-        "name='x', violates_beyond={'fast': Beyond(config={}, trace='t.json', why='w')}")),
-        "x declares unknown properties fast (known: "),
-    # the bounds a violation beyond the default search was found with: check's matrix compares
-    # a proof's bounds with them (declarations.covers), where a dict raised TypeError
-    "beyondbound": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
-        "name='x', violates_beyond={'single_active_deployment': Beyond(config={'max_instances': {'a': 1}}, "
-        "trace=None, why='w')}")),
-        "x's violates_beyond['single_active_deployment'] config max_instances: expected int like 3, got {\"a\": 1}"),
-    "boundnumbername": (EVOLVED.format("name='x', config={1: 2}"), "x's config: 1 is not a bound's name"),
-    "boundnan": (EVOLVED.format("name='x', config={'max_instances': float('nan')}"),
-                 "x's config max_instances: nan is not a value a bound takes"),
-    # a design's own objects where plain ones are read: their methods raised through
-    # deployspec variants as a traceback (declares iterated, config's items read)
-    "declaresiter": ("class Stop(BaseException):\n    pass\nclass Props(frozenset):\n    def __iter__(self):\n"
-                     "        raise Stop('no iterating')\n"
-                     + EVOLVED.format("name='x', declares=Props({'app_stays_available'})"),
-                     "reading x raised Stop: no iterating at declaresiter.py:5"),
-    "configitems": ("class Bounds(dict):\n    def items(self):\n        raise RuntimeError('no items')\n"
-                    + EVOLVED.format("name='x', config=Bounds(max_instances=2)"),
-                    "reading x raised RuntimeError: no items at configitems.py:3"),
-    # names are unique across models: a capi design may not take a slots design's name
-    "slotsname": (EVOLVED.format("name='slots-pipeline-immutable'"),
-                  "the name 'slots-pipeline-immutable' is taken (a shipped variant); give yours its own"),
-}
-
-
 def test_a_design_s_name_and_bounds_of_subclassed_types_are_read_as_plain_ones(capsys, hand_in):
     """A name of a str subclass (a ``(str, Enum)`` member; here one whose ``__hash__``
     raised through deployspec variants) is read as plain text, and an empty ``explore``
@@ -121,15 +64,6 @@ def test_a_design_s_name_and_bounds_of_subclassed_types_are_read_as_plain_ones(c
     assert mine["explore"] == {}
     capi = models.get_model("capi").variant("my-enum")
     assert type(capi.name) is str and type(capi.explore) is dict
-
-
-@pytest.mark.parametrize("module", BAD)
-def test_what_is_not_a_variant_is_one_line_exit_2(capsys, hand_in, module):
-    """A design refused must be refused in one line naming what to fix: a traceback, or a
-    design run as another, would be read as deployspec's fault or as a verdict on it."""
-    source, message = BAD[module]
-    hand_in(module, source)
-    refused(capsys, message, f"DEPLOYSPEC_VARIANTS module {module}")
 
 
 def test_where_a_design_breaks_beyond_the_search_is_compared_as_a_trace_s_bounds(hand_in):
