@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deployspec.spec.core import action_label
+from deployspec.text import escaped
 from deployspec.traces import found_by
 
 ABBREV = {"RUNNING": "R", "STARTING": "s", "CRASHED": "x"}
@@ -23,23 +24,25 @@ def capi_state(obs: dict[str, Any]) -> tuple[str, str]:
 
 
 def render(trace: dict[str, Any]) -> str:
-    """A person's view of a trace file."""
+    """A person's view of a trace file. Every text the trace brings is escaped on its own
+    line: a newline in a title or a reason cannot start a line that reads as the tool's."""
     from deployspec.models import get_model
 
+    message = escaped(trace["violation"]["message"])
     head = [
-        f"{trace['model']} / {trace['variant']}: {trace['property']} violated ({found_by(trace)})",
-        f"  {trace['violation']['message']}",
+        escaped(f"{trace['model']} / {trace['variant']}: {trace['property']} violated ({found_by(trace)})"),
+        f"  {message}",
         "",
     ]
     if trace["violation"].get("cause"):
-        head.insert(2, f"  cause: {trace['violation']['cause']}")
+        head.insert(2, f"  cause: {escaped(trace['violation']['cause'])}")
     if trace.get("title"):
-        head.insert(1, f"  {trace['title']}")
+        head.insert(1, f"  {escaped(trace['title'])}")
     body = render_steps(
         get_model(trace["model"]), trace["steps"], trace["violation"]["step"], trace.get("settle_from")
     )
     if trace["violation"]["step"] == -1:
-        body.append(">> after settling: " + trace["violation"]["message"])
+        body.append(">> after settling: " + message)
     return "\n".join(head + body)
 
 
@@ -52,7 +55,7 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     for step in steps:
         lanes, deps = state_of(step["observation"])
         label = action_label(step["action"]) + (" REJECTED" if step.get("rejected") else "")
-        rows.append((label, lanes, deps))
+        rows.append((escaped(label), escaped(lanes), escaped(deps)))
     # columns as wide as their widest cell (a slot's crash_retry(slot=production, instance=0)),
     # within reason: an implementation's thousand instances overflow rather than widen every row
     aw = max([34] + [len(label) for label, _, _ in rows if len(label) <= 60])
@@ -66,5 +69,5 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
         mark = ">>" if i == bad else "  "
         lines.append(f"{mark}{i:>3}  {label:{aw}} {lanes:{lw}} {deps}")
         if step.get("rejected"):
-            lines.append(f"{'':6}  rejected: {step['rejected']}")
+            lines.append(f"{'':6}  rejected: {escaped(step['rejected'])}")
     return lines

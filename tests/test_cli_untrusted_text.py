@@ -40,6 +40,28 @@ def test_show_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
     assert status == 0 and "\x1b" not in out and "\\x1b[2Jcleared" in out
 
 
+@pytest.mark.parametrize("where", ["title", "message", "cause", "rejected"])
+def test_a_newline_in_a_trace_starts_no_line_of_show(capsys, tmp_path, where):
+    """A line the file makes up ("holds", a fake step) would read as the tool's own."""
+    trace = json.loads(SEED.read_text())
+    plain = run(capsys, "show", str(SEED))[1].splitlines()
+    fake = "\nINJECTED: every property holds\r\n"
+    if where == "title":
+        trace["title"] = "T" + fake
+    elif where == "rejected":
+        trace["steps"][0]["rejected"] = "no" + fake
+    else:
+        trace["violation"][where] = "m" + fake
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "show", str(crafted))
+    lines = out.splitlines()
+    assert status == 0 and not any(line.startswith("INJECTED") for line in lines)
+    assert "\\nINJECTED: every property holds\\r\\n" in out
+    # as many lines as the seed's table (it has a title and a cause), and the rejection's own
+    assert len(lines) == len(plain) + (where == "rejected")
+
+
 def test_replay_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
     status, out, _ = run(capsys, "replay", _crafted(tmp_path, "cause", "\x1b[2J\r\u2028"))
     assert status == 1 and out.count("\n") == 1 and "not the recorded cause \\x1b[2J\\r\\u2028" in out
