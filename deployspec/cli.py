@@ -324,11 +324,12 @@ CUT_SHORT = 141
 
 def _say(line: str) -> None:
     """``deployspec: LINE`` on stderr: one line, printable, at most 500 characters
-    (a message may quote a trace's megabyte-long name); never fails."""
+    (a message may quote a trace's megabyte-long name), cut in the middle so that the
+    reason after the name stays; never fails."""
     from deployspec.text import printable_line
 
     try:
-        print(f"deployspec: {printable_line(line, 500)}", file=sys.stderr, flush=True)
+        print(f"deployspec: {printable_line(line, 500, both_ends=True)}", file=sys.stderr, flush=True)
     except (OSError, ValueError):  # stderr closed or full: the status says it
         pass
 

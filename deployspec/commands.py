@@ -93,7 +93,7 @@ def _found_said_if_interrupted(finished: dict, planned: list, out: str | None):
         if saved:
             line += f"; {len(saved)} counterexample{'s' if len(saved) > 1 else ''} saved under {out}"
         sys.stdout.flush()
-        print(f"deployspec: {printable_line(line, 400)}", file=sys.stderr)
+        print(f"deployspec: {printable_line(line, 400, both_ends=True)}", file=sys.stderr)
         raise
 
 

@@ -88,10 +88,17 @@ def decoded(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def printable_line(text: str, n: int = 300) -> str:
-    """``text`` as one printable line of at most ``n`` characters (and an ellipsis)."""
+def printable_line(text: str, n: int = 300, *, both_ends: bool = False) -> str:
+    """``text`` as one printable line of at most ``n`` characters (and an ellipsis).
+    ``both_ends``: cut in the middle, not at the end: an error line keeps its reason,
+    which follows the name it is about (a path of thousands of characters)."""
     head = escaped(text[:n])
-    return head if len(head) <= n and len(text) <= n else head[:n] + "…"
+    if len(head) <= n and len(text) <= n:
+        return head
+    if not both_ends:
+        return head[:n] + "…"
+    half = n // 2
+    return head[:half] + "…" + escaped(text[-n:])[-(n - half):]
 
 
 def markup(text: str) -> str:

@@ -26,6 +26,16 @@ def test_an_error_quoting_megabytes_is_one_short_printable_line(capsys, tmp_path
     assert status == 2 and err.count("\n") == 1 and "\x1b" not in err and len(err) < 600
 
 
+def test_an_error_about_a_very_long_path_keeps_its_reason(capsys, tmp_path):
+    """The line is cut in the middle: the reason follows the path (it was cut off with it)."""
+    folder = tmp_path.joinpath(*["longdirectoryname"] * 40)
+    folder.mkdir(parents=True)
+    (folder / "bad.json").write_text('{"format": 1}')
+    status, _, err = run(capsys, "replay", str(folder / "bad.json"))
+    assert status == 2 and err.count("\n") == 1 and len(err) < 600
+    assert err.startswith(f"deployspec: error: {tmp_path}") and "…" in err and "bad.json: " in err
+
+
 def _crafted(tmp_path, field: str, text: str) -> str:
     """The seed with ``violation[field]`` set to ``text``, as a file."""
     trace = json.loads(SEED.read_text())

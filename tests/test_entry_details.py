@@ -118,6 +118,17 @@ def test_a_printable_line_is_clipped_at_exactly_n_characters(text, n, line):
     assert printable_line(text, n) == line
 
 
+@pytest.mark.parametrize("text, n, line", [
+    ("abcdef", 6, "abcdef"), ("abcdefg", 6, "abc…efg"), ("abcdefgh", 5, "ab…fgh"),
+    ("a\nbcdef", 6, "a\\n…def"), ("ab\x1b", 4, "ab…1b"),
+    ("x" * 10_000 + ": the reason", 30, "x" * 15 + "…xxx: the reason"),
+])
+def test_a_line_cut_in_the_middle_keeps_both_ends(text, n, line):
+    """An error line about a very long name keeps the reason that follows it; n characters
+    and the ellipsis, as at the end."""
+    assert printable_line(text, n, both_ends=True) == line and len(line) <= n + 1
+
+
 def test_markup_escapes_both_markup_and_control_characters():
     """An SVG or HTML picture of a trace cannot be broken by its messages (XML forbids \\x1b)."""
     assert markup("<b>\x1b&") == "&lt;b&gt;\\x1b&amp;"

@@ -335,7 +335,7 @@ def cmd_serve(args) -> int:
                 impl, name = ReferenceImplementation(model.name, args.variant), f"deployspec {args.variant}"
             return serve(impl, model.name, name=name, stdin=requests, stdout=replies)
         except ImplementationError as exc:  # its import or factory failed: a fault, as contract says it
-            print(f"deployspec: error: {printable_line(str(exc), 500)}", file=sys.stderr, flush=True)
+            print(f"deployspec: error: {printable_line(str(exc), 500, both_ends=True)}", file=sys.stderr, flush=True)
             return 3
         except _Terminated:
             return 0
