@@ -103,7 +103,10 @@ def output_path(named: str, flag: str, empty: str = "give a file name", made: st
             return Path(os.path.abspath(named))
         if not folder.is_dir():
             raise UsageError(f"{flag} {named}: no folder {folder}")
-        if not _descriptor(path) and not (path.exists() and not path.resolve().is_file()):
+        if _descriptor(path):
+            if not os.path.exists(path):  # (a redirection forgotten: ``7>report.xml``)
+                raise UsageError(f"{flag} {named}: no such open file descriptor in this process")
+        elif not (path.exists() and not path.resolve().is_file()):
             files.check_writable_dir(folder)  # (a device, a FIFO, a descriptor is opened, not replaced)
     except OSError as exc:
         raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None

@@ -35,6 +35,17 @@ def test_output_named_by_an_open_descriptor_is_added_to_not_replaced(tmp_path):
     assert log.read_text() == "earlier lines\n<report/>\n"
 
 
+@pytest.mark.parametrize("prefix", ["/dev/fd/", "/proc/self/fd/"])
+def test_a_descriptor_not_open_is_refused_before_the_work(tmp_path, prefix):
+    """``--junit /dev/fd/7`` without ``7>report.xml``: said before an hour's search, not after it."""
+    fd = os.open(tmp_path / "any", os.O_WRONLY | os.O_CREAT)
+    os.close(fd)  # a number no file of this process holds now
+    if not os.path.isdir(prefix):
+        pytest.skip(f"this system has no {prefix} (descriptors are named there on Linux)")
+    with pytest.raises(UsageError, match=rf"^--junit {prefix}{fd}: no such open file descriptor in this process$"):
+        output_path(f"{prefix}{fd}", "--junit")
+
+
 def refusing(monkeypatch):
     """Folders refuse new files (as a read-only one does; the tests may run as root)."""
     from deployspec import files
