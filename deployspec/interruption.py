@@ -83,6 +83,24 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
             signal.signal(sig, handler)
 
 
+@contextlib.contextmanager
+def held_while_starting(signals: Iterable[int]) -> Iterator[None]:
+    """``signals`` blocked in this thread while it starts processes, and its mask as it was
+    after: the processes inherit the mask, so a signal that comes before one installed its
+    own handlers waits for them (it unblocks the signals then) instead of meeting the
+    parent's handler or the default: a Ctrl-C at that moment printed a KeyboardInterrupt
+    traceback from a process still importing, and a stop killed it. Here, the signal waits
+    for the block's end (the processes' starting: a moment). No-op without signal masks."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def interrupt(signum: int) -> NoReturn:
     """Unwind the command as Ctrl-C does (the implementation and search processes are
     ended on the way), remembering which signal it was."""

@@ -56,6 +56,7 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
     """A worker's life: answer the parent until it says finish, then leave at once
     (``os._exit``: nothing inherited from the parent is flushed or cleaned up twice)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held since forked (Partitioned.run)
     conn = Sending(pipes[w][1])
     for i, (parent_end, child_end) in enumerate(pipes):
         parent_end.close()

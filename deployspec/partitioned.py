@@ -146,11 +146,12 @@ class Partitioned:
         procs = []
         finished = False
         try:
-            for w in range(self.workers):
-                p = ctx.Process(target=serve, daemon=True, name=f"deployspec-explore-{w}",
-                                args=(self, w, pipes, started, on_node, on_edge, share))
-                p.start()
-                procs.append(p)
+            with interruption.held_while_starting({signal.SIGINT}):  # until each ignores it (serve)
+                for w in range(self.workers):
+                    p = ctx.Process(target=serve, daemon=True, name=f"deployspec-explore-{w}",
+                                    args=(self, w, pipes, started, on_node, on_edge, share))
+                    p.start()
+                    procs.append(p)
             for _, child_end in pipes:
                 child_end.close()
             driver = _Driver(self, [parent_end for parent_end, _ in pipes], procs, absorb)

@@ -35,7 +35,7 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
     done: list[list[Result]] = [[] for _ in tasks]
     try:
         on_start(f"{len(tasks)} searches in {jobs} processes")
-        with _stop_held():  # a process spawned holds SIGUSR1 until it can take it (_pool_worker)
+        with _signals_held():  # a process spawned holds Ctrl-C and SIGUSR1 until it can take them (_pool_worker)
             futures = {pool.submit(_judge_in_pool, *task, **options): i for i, task in enumerate(tasks)}
         for future in cf.as_completed(futures):
             try:
@@ -109,19 +109,24 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     return found
 
 
+#: what a ``--jobs`` process holds from its spawning until ``_pool_worker`` takes it over
+HELD = {signal.SIGINT, signal.SIGUSR1} if STOPS_A_SEARCH else set()
+
+
 @contextlib.contextmanager
-def _stop_held():
-    """SIGUSR1 blocked in this thread while ``--jobs`` processes are spawned: they inherit
-    the mask, so a stop sent before one installed its handler waits for it
-    (``_pool_worker`` unblocks it) rather than killing it by the signal's default."""
-    if not STOPS_A_SEARCH:
+def _signals_held():
+    """Ctrl-C and SIGUSR1 held while ``--jobs`` processes are spawned, until each takes
+    them over (``_pool_worker`` ignores Ctrl-C, takes the stop, and unblocks both):
+    :func:`deployspec.interruption.held_while_starting`."""
+    from multiprocessing import resource_tracker
+
+    # started first if it is not running (quiet_resource_tracker starts it): starting it
+    # unblocks Ctrl-C in this thread (``resource_tracker.ensure_running``), which would
+    # leave the processes spawned after it to take Ctrl-C by its default
+    if HELD:
+        resource_tracker.ensure_running()
+    with interruption.held_while_starting(HELD):
         yield
-        return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
 
 
 def _collect_stopped(workers, futures: dict, tasks: list, done: list, on_found) -> None:
@@ -184,12 +189,12 @@ def _pool_worker() -> None:
     task queue, whose write end it holds itself)."""
     from deployspec.partition_worker import die_with_parent
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C held since spawned is dropped)
     # the parent's stop (SIGUSR1) stops the search in progress (_judge_in_pool) and those
     # queued for this process
     if STOPS_A_SEARCH:
         signal.signal(signal.SIGUSR1, _stop_in_pool)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # held since spawned (_stop_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)  # held since spawned (_signals_held)
     die_with_parent()
     global _collecting
     _collecting = gc.isenabled()

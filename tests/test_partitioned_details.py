@@ -102,3 +102,17 @@ def test_of_workers_stopped_for_different_reasons_the_lowest_s_is_the_search_s()
     assert driver._settle(reports) is None
     assert search.stopped == "memory" and (search.states, search.transitions) == (15, 21)
     assert absorbed == [["w1", "w2", "w3"]]
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks only")
+def test_ctrl_c_is_held_while_workers_are_forked_and_ignored_once_they_run():
+    """A Ctrl-C before a worker ignored it printed a KeyboardInterrupt traceback from there
+    (the parent stops the workers); held, it waits, and each worker is left taking none."""
+    def wrong(node, depth, n):  # a goal "found" in a worker whose Ctrl-C is not as it must be
+        return n > 0 and (signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+                          or signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    search = Partitioned(Tree(64), workers=2)
+    assert search.run(wrong) is None and search.exhausted and search.states > 2
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # the parent's mask as it was

@@ -103,3 +103,38 @@ def test_the_queued_searches_are_cancelled_at_once_not_waited_for(monkeypatch):
     collecting.start()
     collecting.join(10)
     assert not collecting.is_alive() and queued.cancelled()
+
+
+@pytest.mark.skipif(not pool.STOPS_A_SEARCH, reason="POSIX signals (SIGUSR1, masks) only")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGUSR1])
+def test_a_signal_while_a_process_starts_waits_for_its_handlers(sig):
+    """Ctrl-C in a terminal reaches the --jobs processes too. One that came while a
+    process was still importing (before ``_pool_worker``) printed a KeyboardInterrupt
+    traceback there; a stop killed it. Held since its spawning, the signal waits:
+    Ctrl-C is dropped, a stop is taken."""
+    import multiprocessing as mp
+    import os
+    import time
+
+    ctx = mp.get_context("spawn")
+    with pool._signals_held():
+        child = ctx.Process(target=pool._pool_worker)
+        child.start()
+    try:
+        deadline = time.monotonic() + 30
+        while b"spawn_main" not in _cmdline(child.pid):  # Python runs, not yet _pool_worker
+            assert time.monotonic() < deadline, "the process did not start"
+        os.kill(child.pid, sig)
+        child.join(60)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        pytest.skip("no /proc/PID/cmdline here: when a process has begun Python is not seen")
