@@ -130,15 +130,15 @@ def _bound(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {_quoted(text)}")
-    try:
-        return name, json.loads(value)
+    from deployspec.contract.protocol import unique_names, unreadable
+
+    try:  # (a name twice is refused, as in a trace file: JSON says not which one counts)
+        return name, json.loads(value, object_pairs_hook=unique_names)
     except json.JSONDecodeError:
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", value):  # a bare word is a string: start=release
             return name, value
         raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {_quoted(value)}") from None
     except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
-        from deployspec.contract.protocol import unreadable
-
         raise argparse.ArgumentTypeError(f"{name}: {unreadable(exc)}") from None
 
 

@@ -161,6 +161,7 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--bound", "settle_steps=" + "9" * 5000], "settle_steps: Exceeds the limit (4300 digits)"),
         (["check", "--seed", "9" * 5000], "too large: '999"),
         (["check", "--model", "slots", "--bound", "max_pushes=65"], "max_pushes must be at most 64"),
+        (["check", "--bound", 'canary_plans={"a": [1], "a": [2]}'], 'canary_plans: an object names "a" twice'),
         (["show", str(SEED), "-o", str(SEED)], "is the trace being shown"),
         (["show", str(SEED), "-o", ""], "-o: empty"),
         (["check", "--model", ""], "unknown model ''"),
