@@ -73,7 +73,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
                     verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
-                    print(f"deployspec: {escaped(path)}: {fault.line()}", file=sys.stderr)
+                    print(f"deployspec: {escaped(str(path))}: {fault.line()}", file=sys.stderr)
                     _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     return 3
                 except (Exception, SystemExit) as exc:  # a design of the user's own failed: no verdict (not 1)
