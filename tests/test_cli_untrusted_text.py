@@ -72,6 +72,20 @@ def test_a_newline_in_a_trace_starts_no_line_of_show(capsys, tmp_path, where):
     assert len(lines) == len(plain) + (where == "rejected")
 
 
+def test_a_newline_in_a_conformance_trace_s_message_starts_no_line_of_show(capsys, tmp_path):
+    """Where both views agree at the step, the divergence report under the table lists the
+    violation's message: escaped there too."""
+    trace = json.loads(SEED.read_text())
+    trace.update(property="conforms_to_capi-2022", variant="implementation")
+    trace["violation"] = {"step": 0, "message": "m\nINJECTED: every property holds"}
+    crafted = tmp_path / "conformance.json"
+    crafted.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "show", str(crafted))
+    assert status == 0 and "first divergence from capi-2022 at step 0" in out
+    assert not any(line.startswith("INJECTED") for line in out.splitlines())
+    assert out.count("m\\nINJECTED: every property holds") == 2  # under the title, and in the report
+
+
 def test_replay_escapes_what_a_trace_would_send_to_the_terminal(capsys, tmp_path):
     status, out, _ = run(capsys, "replay", _crafted(tmp_path, "cause", "\x1b[2J\r\u2028"))
     assert status == 1 and out.count("\n") == 1 and "not the recorded cause \\x1b[2J\\r\\u2028" in out

@@ -15,6 +15,7 @@ from typing import Any
 from deployspec.reference.core import Rejected
 from deployspec.render_text import action_label
 from deployspec.spec.core import Property, Step
+from deployspec.text import escaped
 
 PREFIX = "conforms_to_"
 
@@ -104,7 +105,8 @@ def _show(value: Any) -> str:
 
 
 def divergence_report(trace: dict) -> str:
-    """The readable diff of a conformance trace: both views at the diverging step."""
+    """The readable diff of a conformance trace: both views at the diverging step; the
+    trace's texts escaped (a newline in its message would start a line of its own)."""
     from deployspec.models import get_model
     from deployspec.render_text import capi_state
 
@@ -132,4 +134,4 @@ def divergence_report(trace: dict) -> str:
         lines.append(f"  {who:{width}}  {procs:48} {deps}")
     for d in differences(expected, actual, variant_name) or [trace["violation"]["message"]]:
         lines.append(f"    {d}")
-    return "\n".join(lines)
+    return "\n".join(map(escaped, lines))  # each its own line, whatever the trace's texts hold
