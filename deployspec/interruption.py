@@ -89,8 +89,11 @@ def held_while_starting(signals: Iterable[int]) -> Iterator[None]:
     after: the processes inherit the mask, so a signal that comes before one installed its
     own handlers waits for them (it unblocks the signals then) instead of meeting the
     parent's handler or the default: a Ctrl-C at that moment printed a KeyboardInterrupt
-    traceback from a process still importing, and a stop killed it. Here, the signal waits
-    for the block's end (the processes' starting: a moment). No-op without signal masks."""
+    traceback from a process still importing, and a stop killed it. A signal sent to this
+    process waits for the block's end (the processes' starting: a moment) if this is the
+    thread it would come to (the main thread, where deployspec's other threads block
+    nothing: it may come to one of them, and Python raises it in the main thread at once,
+    as before). No-op without signal masks."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return

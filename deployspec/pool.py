@@ -110,7 +110,7 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
 
 
 #: what a ``--jobs`` process holds from its spawning until ``_pool_worker`` takes it over
-HELD = {signal.SIGINT, signal.SIGUSR1} if STOPS_A_SEARCH else set()
+HELD_AT_SPAWN = {signal.SIGINT, signal.SIGUSR1} if STOPS_A_SEARCH else set()
 
 
 @contextlib.contextmanager
@@ -123,9 +123,9 @@ def _signals_held():
     # started first if it is not running (quiet_resource_tracker starts it): starting it
     # unblocks Ctrl-C in this thread (``resource_tracker.ensure_running``), which would
     # leave the processes spawned after it to take Ctrl-C by its default
-    if HELD:
+    if HELD_AT_SPAWN:
         resource_tracker.ensure_running()
-    with interruption.held_while_starting(HELD):
+    with interruption.held_while_starting(HELD_AT_SPAWN):
         yield
 
 
@@ -194,7 +194,7 @@ def _pool_worker() -> None:
     # queued for this process
     if STOPS_A_SEARCH:
         signal.signal(signal.SIGUSR1, _stop_in_pool)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)  # held since spawned (_signals_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_AT_SPAWN)  # held since spawned (_signals_held)
     die_with_parent()
     global _collecting
     _collecting = gc.isenabled()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import html
 import re
+from collections.abc import Iterable
 
 #: the error handler for text streams: undecodable bytes as ``\\xNN``, what else a stream cannot take as ``\\uNNNN``
 ESCAPE = "deployspec-escape"
@@ -98,7 +99,21 @@ def printable_line(text: str, n: int = 300, *, both_ends: bool = False) -> str:
     if not both_ends:
         return head[:n] + "…"
     half = n // 2
-    return head[:half] + "…" + escaped(text[-n:])[-(n - half):]
+    tail = _shown_within(reversed(text[len(text) - n:]), n - half)
+    return "".join(_shown_within(text[:n], half)) + "…" + "".join(reversed(tail))
+
+
+def _shown_within(chars: Iterable[str], budget: int) -> list[str]:
+    """Each character as :func:`escaped` shows it, in order, while they fit in ``budget``
+    characters: an escape is kept whole or left out (half of ``\\xff`` would read as ``ff``)."""
+    out, used = [], 0
+    for c in chars:
+        shown = c if c.isprintable() else _escape(c)
+        used += len(shown)
+        if used > budget:
+            break
+        out.append(shown)
+    return out
 
 
 def markup(text: str) -> str:

@@ -120,12 +120,14 @@ def test_a_printable_line_is_clipped_at_exactly_n_characters(text, n, line):
 
 @pytest.mark.parametrize("text, n, line", [
     ("abcdef", 6, "abcdef"), ("abcdefg", 6, "abc…efg"), ("abcdefgh", 5, "ab…fgh"),
-    ("a\nbcdef", 6, "a\\n…def"), ("ab\x1b", 4, "ab…1b"),
-    ("x" * 10_000 + ": the reason", 30, "x" * 15 + "…xxx: the reason"),
+    ("a\nbcdef", 6, "a\\n…def"), ("ab\x1b", 4, "ab…"), ("\x1b" * 300, 10, "\\x1b…\\x1b"),
+    ("/" + "a" * 600 + "\udcff" + "/b" * 117 + ": no such file", 500, "/" + "a" * 249 + "…" + "/b" * 117 + ": no such file"),
+    ("x" * 10_000 + ": the reason", 30, "x" * 15 + "…xxx: the reason"), ("abc", 0, "…"),
 ])
 def test_a_line_cut_in_the_middle_keeps_both_ends(text, n, line):
     """An error line about a very long name keeps the reason that follows it; n characters
-    and the ellipsis, as at the end."""
+    and the ellipsis, as at the end; an escape whole or not at all (``…ff/b`` would read
+    as a folder named ``ff``, where the name held the byte 0xff)."""
     assert printable_line(text, n, both_ends=True) == line and len(line) <= n + 1
 
 

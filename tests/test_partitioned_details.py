@@ -105,14 +105,23 @@ def test_of_workers_stopped_for_different_reasons_the_lowest_s_is_the_search_s()
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks only")
-def test_ctrl_c_is_held_while_workers_are_forked_and_ignored_once_they_run():
+def test_ctrl_c_is_held_while_workers_are_forked_and_ignored_once_they_run(tmp_path, monkeypatch):
     """A Ctrl-C before a worker ignored it printed a KeyboardInterrupt traceback from there
-    (the parent stops the workers); held, it waits, and each worker is left taking none."""
+    (the parent stops the workers): each worker starts with it held, and is left taking none."""
+    real = partitioned.serve
+
+    def serve(search, w, *args):  # (forked: the worker runs this, and says what it found)
+        held = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        (tmp_path / f"worker-{w}").write_text("held" if held else "not held")
+        return real(search, w, *args)
+
     def wrong(node, depth, n):  # a goal "found" in a worker whose Ctrl-C is not as it must be
         return n > 0 and (signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
                           or signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
 
+    monkeypatch.setattr(partitioned, "serve", serve)
     before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
     search = Partitioned(Tree(64), workers=2)
     assert search.run(wrong) is None and search.exhausted and search.states > 2
+    assert [(tmp_path / f"worker-{w}").read_text() for w in range(2)] == ["held", "held"]
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # the parent's mask as it was

@@ -105,6 +105,15 @@ def test_the_queued_searches_are_cancelled_at_once_not_waited_for(monkeypatch):
     assert not collecting.is_alive() and queued.cancelled()
 
 
+def _a_pool_process(stop_sent: bool) -> None:
+    """A --jobs process's start, then its answer: 0, or 5 if a stop sent while it started
+    was not taken (a Ctrl-C not dropped ends it before: by its default, or a traceback)."""
+    import sys
+
+    pool._pool_worker()
+    sys.exit(5 if stop_sent and not pool._stopping else 0)
+
+
 @pytest.mark.skipif(not pool.STOPS_A_SEARCH, reason="POSIX signals (SIGUSR1, masks) only")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGUSR1])
 def test_a_signal_while_a_process_starts_waits_for_its_handlers(sig):
@@ -118,12 +127,13 @@ def test_a_signal_while_a_process_starts_waits_for_its_handlers(sig):
 
     ctx = mp.get_context("spawn")
     with pool._signals_held():
-        child = ctx.Process(target=pool._pool_worker)
+        child = ctx.Process(target=_a_pool_process, args=(sig == signal.SIGUSR1,))
         child.start()
     try:
         deadline = time.monotonic() + 30
         while b"spawn_main" not in _cmdline(child.pid):  # Python runs, not yet _pool_worker
-            assert time.monotonic() < deadline, "the process did not start"
+            assert child.is_alive() and time.monotonic() < deadline, "the process ended or did not start"
+            time.sleep(0.001)
         os.kill(child.pid, sig)
         child.join(60)
         assert child.exitcode == 0
@@ -138,3 +148,18 @@ def _cmdline(pid: int) -> bytes:
             return f.read()
     except OSError:
         pytest.skip("no /proc/PID/cmdline here: when a process has begun Python is not seen")
+
+
+@pytest.mark.skipif(not pool.STOPS_A_SEARCH, reason="POSIX signals (SIGUSR1, masks) only")
+def test_the_resource_tracker_is_started_before_ctrl_c_is_held(monkeypatch):
+    """Starting it unblocks Ctrl-C in the thread (``resource_tracker.ensure_running``):
+    started inside the block, it would let the processes spawned after it take Ctrl-C."""
+    from multiprocessing import resource_tracker
+
+    held_then = []
+    monkeypatch.setattr(resource_tracker, "ensure_running",
+                        lambda: held_then.append(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    with pool._signals_held():
+        assert pool.HELD_AT_SPAWN <= signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert held_then == [False] and signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
