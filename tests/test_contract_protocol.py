@@ -75,6 +75,8 @@ def test_parse_reply_accepts_each_legal_reply():
      "Additional properties are not allowed"),
     # what the reply said, as JSON spells it (not Python's True and None)
     (_reply({"id": True, "type": "performed", "observation": OBS}), "carries id true, but the request's id is 4"),
+    # an error names its request too, unless it could not read one (id null): not blamed on this one
+    (_reply({"id": 9, "type": "error", "message": "x"}), "carries id 9, but the request's id is 4"),
     (_reply({"id": 4, "type": None, "observation": OBS}), "has type null; expected performed or rejected or error"),
     # what Python's json reads but JSON does not have: a float no other parser takes
     (b'{"id": 4, "type": "performed", "observation": {"x": NaN}}\n',
@@ -95,6 +97,12 @@ def test_parse_reply_accepts_each_legal_reply():
 def test_parse_reply_names_the_fault(line, cause):
     with pytest.raises(ImplementationError, match=re.escape(cause)):
         protocol.parse_reply(line, protocol.action(4, {"type": "cancel"}))
+
+
+def test_an_error_with_the_id_of_the_request_before_is_a_second_reply_to_it():
+    with pytest.raises(ImplementationError, match="a second reply to observe, which had its reply already"):
+        protocol.parse_reply(_reply({"id": 3, "type": "error", "message": "x"}),
+                             protocol.action(4, {"type": "cancel"}), protocol.observe(3))
 
 
 def test_observation_checker_reports_the_path_and_remembers_valid_observations():

@@ -157,6 +157,17 @@ def test_the_command_that_finishes_a_proof_keeps_its_bounds_and_workers_and_lift
                                                         "--bound options finish sooner")
 
 
+def test_only_a_holding_cell_is_marked_unfinished():
+    """A violation found by one search stands, whether or not another search of the cell was
+    cut short: no ``*``, and no command to finish a proof of what is already broken."""
+    stopped = {"complete": False, "stopped": "time", "seconds": 5.0, "bounds": {}}
+    for verdict in ("violated", "error"):
+        rs = [R("capi-safe", "single_active_deployment", verdict, engine="hypothesis"),
+              R("capi-safe", "single_active_deployment", "holds", stats=stopped)]
+        table = matrix(rs, declared=False)
+        assert "*" not in row(table, "capi-safe") and "to finish it" not in table
+
+
 def test_a_close_look_at_every_property_prints_no_property_options():
     """The command to judge by the declarations names properties only when some were asked."""
     from deployspec.models import get_model
