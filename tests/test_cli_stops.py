@@ -217,15 +217,18 @@ def test_an_interruption_python_could_not_raise_stops_the_search_at_its_next_ste
             sent.append(signal.SIGTERM)
             os.kill(os.getpid(), signal.SIGTERM)  # its handler runs here, inside the callback
 
-    gc.callbacks.append(in_the_collector)
     try:
         with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+            # (added here, not before the block: a collection in between would have sent
+            # SIGTERM with its default in place, ending the test's process)
+            gc.callbacks.append(in_the_collector)
             gc.collect()
             returned.append(True)  # the interruption was dropped in the callback
             check.judge("capi", "capi-2022", "hypothesis", "single_active_deployment", budget=None, seed=0,
                         out_dir=None, bounds=None, distinct=False, engines=("hypothesis",), workers=1)
     finally:
-        gc.callbacks.remove(in_the_collector)
+        if in_the_collector in gc.callbacks:
+            gc.callbacks.remove(in_the_collector)
     assert sent and returned, "the signal was dropped in the collector's callback, as in a search"
     assert interruption.pending is None  # for what runs after, in this process
     assert "Exception ignored" not in capsys.readouterr().err
