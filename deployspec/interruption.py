@@ -85,15 +85,13 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
 
 @contextlib.contextmanager
 def held_while_starting(signals: Iterable[int]) -> Iterator[None]:
-    """``signals`` blocked in this thread while it starts processes, and its mask as it was
-    after: the processes inherit the mask, so a signal that comes before one installed its
-    own handlers waits for them (it unblocks the signals then) instead of meeting the
-    parent's handler or the default: a Ctrl-C at that moment printed a KeyboardInterrupt
-    traceback from a process still importing, and a stop killed it. A signal sent to this
-    process waits for the block's end (the processes' starting: a moment) if this is the
-    thread it would come to (the main thread, where deployspec's other threads block
-    nothing: it may come to one of them, and Python raises it in the main thread at once,
-    as before). No-op without signal masks."""
+    """``signals`` blocked in this thread while it starts processes; its mask restored after.
+    The processes inherit the mask, so a signal sent before one installed its handlers
+    waits until it unblocks them, instead of meeting the parent's handler or the default
+    (a Ctrl-C printed a KeyboardInterrupt traceback from a process still importing; a stop
+    killed it). Here, such a signal waits for the block's end, unless the kernel hands it
+    to another thread, which blocks nothing (then Python raises it at once, as before).
+    No-op without signal masks."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return

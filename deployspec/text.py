@@ -99,7 +99,7 @@ def printable_line(text: str, n: int = 300, *, both_ends: bool = False) -> str:
     if not both_ends:
         return head[:n] + "…"
     half = n // 2
-    tail = _shown_within(reversed(text[len(text) - n:]), n - half)
+    tail = _shown_within(reversed(text[max(len(text) - n, 0):]), n - half)
     return "".join(_shown_within(text[:n], half)) + "…" + "".join(reversed(tail))
 
 
@@ -108,7 +108,7 @@ def _shown_within(chars: Iterable[str], budget: int) -> list[str]:
     characters: an escape is kept whole or left out (half of ``\\xff`` would read as ``ff``)."""
     out, used = [], 0
     for c in chars:
-        shown = c if c.isprintable() else _escape(c)
+        shown = escaped(c)
         used += len(shown)
         if used > budget:
             break

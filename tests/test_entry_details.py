@@ -123,6 +123,7 @@ def test_a_printable_line_is_clipped_at_exactly_n_characters(text, n, line):
     ("a\nbcdef", 6, "a\\n…def"), ("ab\x1b", 4, "ab…"), ("\x1b" * 300, 10, "\\x1b…\\x1b"),
     ("/" + "a" * 600 + "\udcff" + "/b" * 117 + ": no such file", 500, "/" + "a" * 249 + "…" + "/b" * 117 + ": no such file"),
     ("x" * 10_000 + ": the reason", 30, "x" * 15 + "…xxx: the reason"), ("abc", 0, "…"),
+    ("a\x1bbcd", 6, "a…bcd"),  # shorter than n, longer escaped: the tail is read from its start
 ])
 def test_a_line_cut_in_the_middle_keeps_both_ends(text, n, line):
     """An error line about a very long name keeps the reason that follows it; n characters
