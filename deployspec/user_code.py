@@ -38,7 +38,12 @@ def exit_refused():
     (deployspec enters it from its main thread only: the blocks nest, never overlap);
     in another thread (deployspec's last resort ending a run the code hangs, a thread of
     the code's own) or in a child it forked (multiprocessing ends its children so) it
-    exits as ever."""
+    exits as ever.
+
+    A child the code forked that leaves the block (returns or raises out of the code, as
+    ``os.fork()`` itself returns in both) is no deployspec: it ends there, silently, before
+    it runs on with a copy of the whole run (``--python os:fork`` printed two reports, and
+    two runs judged one implementation), with status 0 or, raising, 1."""
     real, pid, thread = os._exit, os.getpid(), threading.get_ident()
 
     def refused(status: Any = 0) -> None:
@@ -49,8 +54,14 @@ def exit_refused():
     os._exit = refused
     try:
         yield
+    except BaseException:
+        if os.getpid() != pid:
+            real(1)
+        raise
     finally:
         os._exit = real
+    if os.getpid() != pid:
+        real(0)
 
 
 @contextlib.contextmanager
