@@ -64,6 +64,89 @@ def exit_refused():
         real(0)
 
 
+class DescriptorsMoved(Exception):
+    """The user's code closed file descriptor 1 or 2, or pointed it elsewhere (``os.close(1)``,
+    ``os.dup2(devnull, 2)``): put back, and said (deployspec's report went nowhere, silently,
+    ending with status 2, or 0 and no word at all into /dev/null)."""
+
+
+#: the standard descriptors :func:`descriptors_kept` guards
+STANDARD_FDS = (1, 2)
+#: descriptor -> (what it was, a copy of it): made when a block first meets it so, kept for
+#: the blocks after (the calls of a run: one look per descriptor each side of a call)
+_COPIES: dict[int, tuple[tuple[int, int], int]] = {}
+
+
+def _what(fd: int) -> tuple[int, int] | None:
+    """What descriptor ``fd`` is open on (device, inode), or None when it is closed."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class descriptors_kept:
+    """While the user's code runs, stdout's and stderr's descriptors stay what they were:
+    one closed or pointed elsewhere is put back when the block ends, which then raises
+    :class:`DescriptorsMoved` saying which (a KeyboardInterrupt goes on as it was). What a
+    thread of the code does between blocks is beyond it. (A class, not a generator:
+    entered on every call of a ``--python`` object, 2 us less each.)"""
+
+    __slots__ = ("before",)
+
+    def __enter__(self) -> None:
+        self.before = before = tuple(map(_what, STANDARD_FDS))
+        for fd, now in zip(STANDARD_FDS, before):
+            copy = _COPIES.get(fd)
+            if now is not None and (copy is None or copy[0] != now):
+                if copy is not None:
+                    os.close(copy[1])
+                    del _COPIES[fd]
+                with contextlib.suppress(OSError):  # no descriptor left to copy into: said, not put back
+                    _COPIES[fd] = (now, os.dup(fd))
+
+    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> bool:
+        if tuple(map(_what, STANDARD_FDS)) == self.before:
+            return False
+        moved = _put_back(self.before)
+        if not moved or kind is not None and issubclass(kind, KeyboardInterrupt):
+            return False
+        raise DescriptorsMoved(_said(moved)) from None
+
+
+#: how the descriptors are named in a fault
+_NAMES = {1: "1 (stdout)", 2: "2 (stderr)"}
+
+
+def _put_back(before: tuple) -> dict[str, list[str]]:
+    """Put back each standard descriptor that is not what it was; which were closed, which
+    pointed elsewhere (empty: none moved). One closed before is none of the code's doing
+    (a file the code opens may take its number)."""
+    done: dict[str, list[str]] = {}
+    for fd, was in zip(STANDARD_FDS, before):
+        now = _what(fd)
+        if was is None or now == was:
+            continue
+        done.setdefault("closed" if now is None else "elsewhere", []).append(_NAMES[fd])
+        copy = _COPIES.get(fd)
+        if copy is not None and copy[0] == was:  # (none: no descriptor was left to copy it into)
+            os.dup2(copy[1], fd)
+    return done
+
+
+def _said(moved: dict[str, list[str]]) -> str:
+    """``closed file descriptors 1 (stdout) and 2 (stderr)``, ``pointed file descriptor 2
+    (stderr) elsewhere``, or both kinds, then what deployspec did."""
+    def descriptors(names: list[str]) -> str:
+        return f"file descriptor{'s' if len(names) > 1 else ''} {' and '.join(names)}"
+
+    parts = [f"closed {descriptors(moved['closed'])}"] if "closed" in moved else []
+    if "elsewhere" in moved:
+        parts.append(f"pointed {descriptors(moved['elsewhere'])} elsewhere")
+    return " and ".join(parts) + " (deployspec writes there; put back)"
+
+
 @contextlib.contextmanager
 def lent_streams(stdout: Any = None):
     """While the user's code runs, ``sys.stdout`` (``stdout``'s lender; by default the

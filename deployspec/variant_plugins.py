@@ -35,9 +35,11 @@ from deployspec.rule_results import RuleResultError, checked
 from deployspec.text import quoted
 from deployspec.traces import NAME, NAME_RULE
 from deployspec.user_code import (
+    DescriptorsMoved,
     ExitCalled,
     at_user_line,
     cwd_first_on_path,
+    descriptors_kept,
     exit_refused,
     frames_of,
     is_module_name,
@@ -121,7 +123,7 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
     import attrs
 
     try:
-        with lent_streams(stdout=sys.stderr), exit_refused():
+        with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept():
             _check_declarations(where, v, known)
             v = attrs.evolve(v, declares=frozenset(list(v.declares)), summary=str.__str__(v.summary),
                              upstream=str.__str__(v.upstream), violates_beyond=_plain_beyond(v.violates_beyond))
@@ -130,6 +132,8 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
         raise
     except ExitCalled as exc:
         raise UsageError(f"variants from {where}: reading {v.name} called os._exit({quoted(exc.status)})") from None
+    except DescriptorsMoved as exc:
+        raise UsageError(f"variants from {where}: reading {v.name} {exc}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the design's objects raise is said, in one line
         from deployspec.contract.timed_call import describe
 
@@ -181,8 +185,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     """What one supplier hands in: its list of variants, each a variant of a shipped model."""
     try:
         # stdout is --json's (and serve's replies'): what it prints goes to stderr; it may close
-        # neither, nor end deployspec with os._exit (a silent exit 0 read as a pass in CI)
-        with lent_streams(stdout=sys.stderr), exit_refused():
+        # neither (nor their descriptors), nor end deployspec with os._exit (a silent exit 0 read as a pass in CI)
+        with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept():
             obj = load()
             if isinstance(obj, ModuleType):
                 if not hasattr(obj, "VARIANTS"):
@@ -204,6 +208,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
         raise UsageError(f"variants from {where}: cannot load: it called sys.exit({quoted(exc.code)})") from None
     except ExitCalled as exc:
         raise UsageError(f"variants from {where}: cannot load: it called os._exit({quoted(exc.status)})") from None
+    except DescriptorsMoved as exc:
+        raise UsageError(f"variants from {where}: cannot load: it {exc}") from None
     except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made
         raise UsageError(f"variants from {where}: {exc}{at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line

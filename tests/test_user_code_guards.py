@@ -1,6 +1,6 @@
 """What the user's code may not do to deployspec while it runs (``deployspec.user_code``):
-close the streams deployspec writes its results and messages to, or end the process with
-``os._exit``; and what it still may: exit a child it forked."""
+close the streams deployspec writes its results and messages to (or their descriptors), or end
+the process with ``os._exit``; and what it still may: exit a child it forked."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import sys
 
 import pytest
 
-from deployspec.user_code import ExitCalled, Lent, borrowed, exit_refused, lent_streams
+from deployspec.user_code import (
+    DescriptorsMoved,
+    ExitCalled,
+    Lent,
+    borrowed,
+    descriptors_kept,
+    exit_refused,
+    lent_streams,
+)
 
 
 def test_os_exit_is_refused_in_this_process_and_the_real_one_is_back_after():
@@ -69,6 +77,84 @@ def test_another_thread_exits_as_ever():
             real(1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 6
+
+
+def _in_a_child(body) -> tuple[int, str]:
+    """``body()`` run in a forked child, whose descriptors 1 and 2 are pipes of their own
+    (the test's are pytest's capture, which a body that breaks them would break): its exit
+    status and what it wrote to a third pipe."""
+    report_r, report_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(report_r)
+            for fd in (1, 2):
+                _, w = os.pipe()
+                os.dup2(w, fd)
+            os._exit(body(report_w))
+        finally:
+            os._exit(99)
+    os.close(report_w)
+    with os.fdopen(report_r) as f:
+        said = f.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), said
+
+
+@pytest.mark.parametrize("doing, said", [
+    (lambda: (os.close(1), os.close(2)), "closed file descriptors 1 (stdout) and 2 (stderr)"),
+    (lambda: os.close(2), "closed file descriptor 2 (stderr)"),
+    (lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 1), "pointed file descriptor 1 (stdout) elsewhere"),
+    (lambda: (os.dup2(os.open(os.devnull, os.O_WRONLY), 2), os.close(1)),
+     "closed file descriptor 1 (stdout) and pointed file descriptor 2 (stderr) elsewhere"),
+])
+def test_descriptors_the_code_closes_or_moves_are_put_back_and_said(doing, said):
+    """``os.close(1)`` in a --python object ended the run silently with status 2; a
+    ``dup2`` of /dev/null onto it ended it with status 0 and no report at all."""
+    def body(report):
+        before = [os.fstat(fd) for fd in (1, 2)]
+        try:
+            with descriptors_kept():
+                doing()
+        except DescriptorsMoved as exc:
+            os.write(report, str(exc).encode())
+        after = [os.fstat(fd) for fd in (1, 2)]
+        same = all((a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) for a, b in zip(before, after))
+        return 0 if same else 1
+
+    status, text = _in_a_child(body)
+    assert status == 0 and text == f"{said} (deployspec writes there; put back)"
+
+
+@pytest.mark.parametrize("raised, expected", [(KeyboardInterrupt, KeyboardInterrupt),
+                                              (ValueError, DescriptorsMoved)])
+def test_a_moved_descriptor_is_put_back_whatever_the_code_raised(raised, expected):
+    """Put back in any case; said in place of what the code raised, except a Ctrl-C, which goes on."""
+    def body(report):
+        before = os.fstat(1)
+        try:
+            with descriptors_kept():
+                os.close(1)
+                raise raised()
+        except BaseException as exc:  # noqa: BLE001 - which one is the test
+            os.write(report, type(exc).__name__.encode())
+        return 0 if (os.fstat(1).st_ino, os.fstat(1).st_dev) == (before.st_ino, before.st_dev) else 1
+
+    assert _in_a_child(body) == (0, expected.__name__)
+
+
+def test_descriptors_left_alone_or_closed_before_are_no_fault():
+    """A descriptor closed before the block is none of the code's doing: a file it opens may
+    take its number."""
+    def body(report):
+        with descriptors_kept():
+            os.write(1, b"written, not moved")
+        os.close(2)
+        with descriptors_kept():
+            fd = os.open(os.devnull, os.O_WRONLY)
+        return 0 if fd == 2 else 1
+
+    assert _in_a_child(body) == (0, "")
 
 
 def test_lent_streams_cannot_be_closed_and_the_real_ones_are_back_after():
@@ -209,3 +295,79 @@ def test_a_process_the_user_code_forked_does_not_run_on_as_deployspec(tmp_path, 
     assert run.returncode == status, run.stderr
     out = run.stdout + run.stderr
     assert out.count(header) == 1, out
+
+
+CLOSING = """
+import os
+from deployspec.contract.examples import capi_safe
+
+
+class Closing:
+    def __init__(self, how):
+        self.inner, self.how, self.calls = capi_safe(), how, 0
+
+    def reset(self, config):
+        return self.inner.reset(config)
+
+    def perform(self, action):
+        self.calls += 1
+        if self.calls == 3:
+            self.how()
+        return self.inner.perform(action)
+
+    def observe(self):
+        return self.inner.observe()
+
+
+def closing():
+    return Closing(lambda: (os.close(1), os.close(2)))
+
+
+def to_null():
+    return Closing(lambda: [os.dup2(os.open(os.devnull, os.O_WRONLY), fd) for fd in (1, 2)])
+"""
+
+CLOSING_DESIGN = """
+import os
+import attrs
+from deployspec.reference.slots import VARIANTS as SHIPPED
+
+os.close(1)
+VARIANTS = [attrs.evolve(SHIPPED["slots-pipeline-immutable"], name="closing")]
+"""
+
+
+@pytest.mark.parametrize("factory, said", [
+    ("closing", "perform() closed file descriptors 1 (stdout) and 2 (stderr) (deployspec writes there; put back)"),
+    ("to_null", "perform() pointed file descriptors 1 (stdout) and 2 (stderr) elsewhere"),
+])
+@pytest.mark.parametrize("json_out", [False, True])
+def test_an_object_that_closes_or_moves_stdout_is_a_fault_and_the_report_still_comes_out(tmp_path, factory, said,
+                                                                                       json_out):
+    """Before, a silent exit 2 (closed) or a silent exit 0 with the report in /dev/null."""
+    import json
+    import subprocess
+
+    (tmp_path / "closingobject.py").write_text(CLOSING)
+    argv = ["contract", "--python", f"closingobject:{factory}", "--model", "capi", "--examples", "3",
+            "--property", "single_active_deployment"] + (["--json"] if json_out else [])
+    run = subprocess.run([sys.executable, "-m", "deployspec", *argv], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120, check=False)
+    assert run.returncode == 3, run.stderr
+    assert said in run.stderr.splitlines()[-1]
+    if json_out:
+        assert json.loads(run.stdout)["exit_status"] == 3
+    else:
+        assert "FAULT: the implementation failed" in run.stdout
+
+
+def test_a_design_module_that_closes_stdout_is_refused_in_one_line(tmp_path):
+    import subprocess
+
+    (tmp_path / "closingdesign.py").write_text(CLOSING_DESIGN)
+    run = subprocess.run([sys.executable, "-m", "deployspec", "variants"], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path),
+                                            "DEPLOYSPEC_VARIANTS": "closingdesign"}, timeout=120, check=False)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == ("deployspec: error: variants from DEPLOYSPEC_VARIANTS module closingdesign: cannot load: "
+                          "it closed file descriptor 1 (stdout) (deployspec writes there; put back)\n")

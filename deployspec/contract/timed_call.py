@@ -23,7 +23,15 @@ from typing import Any
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort
-from deployspec.user_code import ExitCalled, at_user_line, borrowed, exit_refused, lent_streams
+from deployspec.user_code import (
+    DescriptorsMoved,
+    ExitCalled,
+    at_user_line,
+    borrowed,
+    descriptors_kept,
+    exit_refused,
+    lent_streams,
+)
 
 
 def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
@@ -50,7 +58,8 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     watched = timeout is not None and main and last_resort.own_process()
     try:
         # lent for the call (lending(): stdout for a run); os._exit refused, as a crash reads 0
-        with lent_streams(stdout=sys.stderr), exit_refused():
+        # and stdout's and stderr's descriptors kept: deployspec's report goes there
+        with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept():
             try:
                 if watched:
                     _running = _Watched(what, timeout, time.monotonic() + timeout)
@@ -74,6 +83,8 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
         raise
     except ExitCalled as exc:
         raise ImplementationError(f"{what} called os._exit({shown(exc.status)})") from None
+    except DescriptorsMoved as exc:
+        raise ImplementationError(f"{what} {exc}") from None
     except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
         raise ImplementationError(f"{what} raised {describe(exc)}{at_user_line(exc)}") from None
 
