@@ -130,7 +130,9 @@ def _put_back(before: tuple) -> dict[str, list[str]]:
             continue
         done.setdefault("closed" if now is None else "elsewhere", []).append(_NAMES[fd])
         copy = _COPIES.get(fd)
-        if copy is not None and copy[0] == was:  # (none: no descriptor was left to copy it into)
+        # (no copy: no descriptor was left to make one; one no longer on the file: the code
+        # closed it too, and its number may be another file's now)
+        if copy is not None and copy[0] == was and _what(copy[1]) == was:
             os.dup2(copy[1], fd)
     return done
 
