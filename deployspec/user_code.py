@@ -134,6 +134,8 @@ def _put_back(before: tuple) -> dict[str, list[str]]:
         # closed it too, and its number may be another file's now)
         if copy is not None and copy[0] == was and _what(copy[1]) == was:
             os.dup2(copy[1], fd)
+        else:
+            done.setdefault("lost", []).append(_NAMES[fd])
     return done
 
 
@@ -146,7 +148,8 @@ def _said(moved: dict[str, list[str]]) -> str:
     parts = [f"closed {descriptors(moved['closed'])}"] if "closed" in moved else []
     if "elsewhere" in moved:
         parts.append(f"pointed {descriptors(moved['elsewhere'])} elsewhere")
-    return " and ".join(parts) + " (deployspec writes there; put back)"
+    lost = f"; {descriptors(moved['lost'])} could not be" if "lost" in moved else ""
+    return " and ".join(parts) + f" (deployspec writes there; put back{lost})"
 
 
 @contextlib.contextmanager

@@ -143,6 +143,30 @@ def test_a_moved_descriptor_is_put_back_whatever_the_code_raised(raised, expecte
     assert _in_a_child(body) == (0, expected.__name__)
 
 
+def test_a_copy_the_code_closed_too_puts_nothing_back():
+    """Code that closes every descriptor and opens files may leave another file under the
+    copy's number: putting that one onto stdout would send the report into it."""
+    from deployspec import user_code
+
+    def body(report):
+        first = second = None
+        try:
+            with descriptors_kept():
+                copy = user_code._COPIES[1][1]
+                os.close(1)
+                os.close(copy)
+                first = os.open(os.devnull, os.O_RDONLY)  # takes 1, the lowest free number
+                second = os.open("/dev/zero", os.O_RDONLY)  # takes the copy's
+        except DescriptorsMoved as exc:
+            os.write(report, str(exc).encode())
+        zero = os.stat("/dev/zero")
+        now = os.fstat(1)
+        return 0 if (first, second) == (1, copy) and (now.st_ino, now.st_dev) != (zero.st_ino, zero.st_dev) else 1
+
+    assert _in_a_child(body) == (0, ("pointed file descriptor 1 (stdout) elsewhere (deployspec writes there; put "
+                                    "back; file descriptor 1 (stdout) could not be)"))
+
+
 def test_descriptors_left_alone_or_closed_before_are_no_fault():
     """A descriptor closed before the block is none of the code's doing: a file it opens may
     take its number."""
