@@ -148,8 +148,8 @@ def _said(moved: dict[str, list[str]]) -> str:
     parts = [f"closed {descriptors(moved['closed'])}"] if "closed" in moved else []
     if "elsewhere" in moved:
         parts.append(f"pointed {descriptors(moved['elsewhere'])} elsewhere")
-    lost = f"; {descriptors(moved['lost'])} could not be" if "lost" in moved else ""
-    return " and ".join(parts) + f" (deployspec writes there; put back{lost})"
+    done = f"{descriptors(moved['lost'])} could not be put back" if "lost" in moved else "put back"
+    return " and ".join(parts) + f" (deployspec writes there; {done})"
 
 
 @contextlib.contextmanager

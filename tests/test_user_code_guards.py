@@ -163,8 +163,8 @@ def test_a_copy_the_code_closed_too_puts_nothing_back():
         now = os.fstat(1)
         return 0 if (first, second) == (1, copy) and (now.st_ino, now.st_dev) != (zero.st_ino, zero.st_dev) else 1
 
-    assert _in_a_child(body) == (0, ("pointed file descriptor 1 (stdout) elsewhere (deployspec writes there; put "
-                                    "back; file descriptor 1 (stdout) could not be)"))
+    assert _in_a_child(body) == (0, ("pointed file descriptor 1 (stdout) elsewhere (deployspec writes there; "
+                                    "file descriptor 1 (stdout) could not be put back)"))
 
 
 def test_descriptors_left_alone_or_closed_before_are_no_fault():
