@@ -100,6 +100,23 @@ def run_slots(variant, actions, config=None):
     return state
 
 
+def run_capi(variant: str, actions, state=None):
+    """The capi state after ``actions`` (each accepted) by the named variant, from ``state``
+    or the empty one."""
+    from deployspec.reference.capi.state import CapiState
+
+    v, state = VARIANTS[variant], CapiState() if state is None else state
+    for a in actions:
+        state = v.step(state, a)
+        assert state.__class__ is CapiState, (a, state)
+    return state
+
+
+def shape(obs) -> dict[int, int]:
+    """Each web process's instance count, by id."""
+    return {p["id"]: len(p["instances"]) for p in obs["processes"]}
+
+
 def capi_state(variant, *actions, **bounds):
     """The capi state after ``actions`` under the variant's configuration with ``bounds``
     changed; the variant must accept each action."""

@@ -19,25 +19,13 @@ from deployspec.reference.capi.actions import (
 )
 from deployspec.reference.capi.state import CapiState
 
-from .helpers import app, dep, proc, tick
+from .helpers import app, dep, proc, run_capi, shape, tick
 
 PRE_CANARY = ["capi-2022", "capi-pr3072", "capi-pr3084"]
 
 
-def run(variant: str, actions, state: CapiState | None = None) -> CapiState:
-    v, state = VARIANTS[variant], CapiState() if state is None else state
-    for a in actions:
-        state = v.step(state, a)
-        assert state.__class__ is CapiState, (a, state)
-    return state
-
-
 def row(d) -> tuple[str, str, str]:
     return d.state, d.status_value, d.status_reason
-
-
-def shape(obs) -> dict[int, int]:
-    return {p["id"]: len(p["instances"]) for p in obs["processes"]}
 
 
 # --- user actions ----------------------------------------------------------
@@ -47,7 +35,7 @@ def shape(obs) -> dict[int, int]:
 def test_cancel_writes_canceling_active_canceling(variant):
     """``DeploymentCancel.cancel`` (app/actions/deployment_cancel.rb): the deployment is
     updated to state CANCELING, status value ACTIVE, status reason CANCELING."""
-    state = run(variant, [Push(1), Runtime(0), Stage(), Deploy(), Cancel()])
+    state = run_capi(variant, [Push(1), Runtime(0), Stage(), Deploy(), Cancel()])
     assert row(state.deployments[0]) == ("CANCELING", "ACTIVE", "CANCELING")
 
 
@@ -55,7 +43,7 @@ def test_cancel_writes_canceling_active_canceling(variant):
 def test_before_pr_3907_a_deployment_takes_no_max_in_flight(variant):
     """max_in_flight came with PR #3907 (2024): the designs before it deploy one instance at
     a time and refuse the option, so a deployment never records another in-flight bound."""
-    state = run(variant, [Push(2), Runtime(0), Runtime(0)])
+    state = run_capi(variant, [Push(2), Runtime(0), Runtime(0)])
     refused = VARIANTS[variant].step(state, Deploy(max_in_flight=2))
     assert "max_in_flight" in getattr(refused, "reason", "")
     assert VARIANTS["capi-current"].step(state, Deploy(max_in_flight=2)).deployments[0].max_in_flight == 2
@@ -66,7 +54,7 @@ def test_a_canary_starts_at_step_one_and_continue_walks_the_steps_once_each():
     78d93d458d); DeploymentContinue moves a PAUSED canary to the next step (PREPAUSED) and,
     after the last one, to DEPLOYING: two steps take two continues, not three."""
     v = VARIANTS["capi-current"]
-    state = run("capi-current", [Push(2), Runtime(0), Runtime(0), Deploy(strategy="canary", canary_steps=(50, 100))])
+    state = run_capi("capi-current", [Push(2), Runtime(0), Runtime(0), Deploy(strategy="canary", canary_steps=(50, 100))])
     assert (state.deployments[0].state, state.deployments[0].canary_step) == ("PREPAUSED", 1)
 
     def to_pause(state):
@@ -128,9 +116,9 @@ def test_finalize_after_the_commit_destroys_only_what_the_step_listed_when_it_ze
     and the Finalize run after the commit destroys those, not a process a deployment created
     in between (a step that zeroes nothing lists nothing, and Finalize loads them itself:
     the deployment_converges finding)."""
-    state = run("capi-current", [Push(1), Runtime(0), Deploy(), Runtime(1), Tick(finish_later=(0,))])
+    state = run_capi("capi-current", [Push(1), Runtime(0), Deploy(), Runtime(1), Tick(finish_later=(0,))])
     assert {p.id: p.desired for p in state.processes} == {0: 0, 1: 1}
-    state = run("capi-current", [Deploy(), Tick()], state)
+    state = run_capi("capi-current", [Deploy(), Tick()], state)
     assert [p.id for p in state.processes] == [1, 2]
     assert row(state.deployments[0]) == ("DEPLOYED", "FINALIZED", "DEPLOYED")
     assert state.deployments[1].deploying_process == 2
@@ -164,14 +152,14 @@ def test_an_oldest_process_the_clean_up_zeroed_is_destroyed_as_an_interim():
     the app's list after, so the two differ and P2 is destroyed, not kept at 0. Finalize,
     over the list loaded there, then stops on the row already gone: D2 stays DEPLOYING,
     a cancel is taken, a scale refused; the cancel then keeps P3 on the new droplet."""
-    state = run("capi-current", ZEROED_ORIGINAL)
+    state = run_capi("capi-current", ZEROED_ORIGINAL)
     assert {p.id: p.desired for p in state.processes} == {2: 1, 3: 1}
     assert row(state.deployments[1]) == ("CANCELED", "FINALIZED", "SUPERSEDED")
-    state = run("capi-current", [Tick()], state)
+    state = run_capi("capi-current", [Tick()], state)
     assert [p.id for p in state.processes] == [3]  # P2 destroyed (the model kept it at 0, then finalized)
     assert row(state.deployments[2]) == ("DEPLOYING", "ACTIVE", "DEPLOYING")
     assert VARIANTS["capi-current"].step(state, Scale(2)).__class__ is not CapiState  # refused while DEPLOYING
-    state = run("capi-current", [Cancel(), Tick()], state)
+    state = run_capi("capi-current", [Cancel(), Tick()], state)
     assert [(p.id, p.droplet) for p in state.processes] == [(3, 3)] and state.app.droplet == 2
 
 
@@ -180,11 +168,11 @@ def test_an_oldest_process_the_clean_up_left_alone_stays_at_zero():
     and the app's agree, so it is the original and stays, at 0 (here P0, while the
     clean-up zeroes P1, the process of a canceled, superseded deployment; Finalize left for
     later, so the step's own result shows)."""
-    state = run("capi-current", [Push(1), Runtime(0), Stage(), Deploy(), Cancel(), Stage(), Deploy(new_droplet=True),
+    state = run_capi("capi-current", [Push(1), Runtime(0), Stage(), Deploy(), Cancel(), Stage(), Deploy(new_droplet=True),
                                  Runtime(2), Tick(finish_later=(1,))])
     assert {p.id: p.desired for p in state.processes} == {0: 0, 2: 1}
     assert row(state.deployments[0]) == ("CANCELED", "FINALIZED", "SUPERSEDED")
-    state = run("capi-current", [Tick()], state)  # the finish: Finalize over the list, P0 there
+    state = run_capi("capi-current", [Tick()], state)  # the finish: Finalize over the list, P0 there
     assert [p.id for p in state.processes] == [2]
     assert row(state.deployments[1]) == ("DEPLOYED", "FINALIZED", "DEPLOYED")
 
@@ -203,11 +191,11 @@ def test_capi_safe_scales_a_canceled_superseded_process_down_with_the_others():
     """capi-safe (3): the serving process of a deployment canceled by being superseded is not
     zeroed at once (PR #3072's clean-up); it gives up instances with the other older
     processes, oldest first, as the new process becomes routable."""
-    state = run("capi-safe", [Push(2), Runtime(0), Runtime(0), Deploy(), Runtime(1), Tick(), Runtime(1),
+    state = run_capi("capi-safe", [Push(2), Runtime(0), Runtime(0), Deploy(), Runtime(1), Tick(), Runtime(1),
                               Cancel(), Deploy()])
     assert [row(d)[0] for d in state.deployments] == ["CANCELED", "DEPLOYING"]
     assert {p.id: p.desired for p in state.processes} == {0: 1, 1: 2, 2: 0}
-    state = run("capi-safe", [Tick()], state)
+    state = run_capi("capi-safe", [Tick()], state)
     assert {p.id: p.desired for p in state.processes} == {0: 0, 1: 2, 2: 1}
     assert state.process(1).instances == ("RUNNING", "RUNNING")
 
@@ -229,7 +217,7 @@ def test_capi_safe_gives_way_to_the_newest_serving_process():
 def test_runtime_settles_the_lowest_index_starting_instance():
     """The ``runtime`` action (actions.py): the lowest-index STARTING instance settles, so a
     later scale-down (which stops the highest indices, as Diego does) stops one that starts."""
-    state = run("capi-current", [Push(2), Runtime(0)])
+    state = run_capi("capi-current", [Push(2), Runtime(0)])
     assert state.process(0).instances == ("RUNNING", "STARTING")
 
 
@@ -250,9 +238,9 @@ def test_a_step_past_its_target_with_no_old_instances_left_scales_nothing_down()
     in between loses its new process (the deployment_converges finding, 3bbba90)."""
     from deployspec.reference.capi.actions import Scale
 
-    state = run("capi-current", [Push(1), Runtime(0), Scale(0), Deploy(strategy="canary"), Runtime(1), Tick(),
+    state = run_capi("capi-current", [Push(1), Runtime(0), Scale(0), Deploy(strategy="canary"), Runtime(1), Tick(),
                                  Continue(), Tick(finish_later=(0,))])
     assert {p.id: p.desired for p in state.processes} == {0: 0, 1: 1}
-    state = run("capi-current", [Deploy(), Tick()], state)
+    state = run_capi("capi-current", [Deploy(), Tick()], state)
     assert [p.id for p in state.processes] == [1]
     assert row(state.deployments[1]) == ("DEPLOYING", "ACTIVE", "DEPLOYING")

@@ -15,21 +15,9 @@ from deployspec.reference.slots.model import SlotsConfig
 from deployspec.reference.slots.model import initial_state as slots_initial_state
 from deployspec.reference.slots.state import PRODUCTION, STAGING, Webhook
 
-from .helpers import app, dep, proc, tick
+from .helpers import app, dep, proc, run_capi, shape, tick
 
 PRE_CANARY = ["capi-2022", "capi-pr3072", "capi-pr3084"]
-
-
-def run(variant: str, actions, state: CapiState | None = None) -> CapiState:
-    v, state = VARIANTS[variant], CapiState() if state is None else state
-    for a in actions:
-        state = v.step(state, a)
-        assert state.__class__ is CapiState, (a, state)
-    return state
-
-
-def shape(obs) -> dict[int, int]:
-    return {p["id"]: len(p["instances"]) for p in obs["processes"]}
 
 
 # --- DeploymentCreate ---------------------------------------------------------
@@ -41,7 +29,7 @@ def test_before_pr_4247_a_deployment_takes_no_web_instances(variant):
     rolling deployment that asks for it, as they refuse max_in_flight and canary steps, so
     a historic design never records a target other than owic. (Mutant: ``rules.rolling_only``
     without ``or action.web_instances``.)"""
-    state = run(variant, [Push(2), Runtime(0), Runtime(0)])
+    state = run_capi(variant, [Push(2), Runtime(0), Runtime(0)])
     refused = VARIANTS[variant].step(state, Deploy(web_instances=3))
     assert isinstance(refused, Rejected) and "without options" in refused.reason
     assert VARIANTS["capi-current"].step(state, Deploy(web_instances=3)).deployments[0].web_instances == 3
@@ -52,7 +40,7 @@ def test_canary_weights_may_repeat_but_not_go_down():
     ascending order: equal neighbours ([50, 50]) are sorted and accepted, a weight below
     the one before refused. (Mutant: ``rules.deployment_options`` comparing with
     ``sorted(set(...))``, refusing repeats.)"""
-    state = run("capi-current", [Push(2), Runtime(0), Runtime(0)])
+    state = run_capi("capi-current", [Push(2), Runtime(0), Runtime(0)])
     current = VARIANTS["capi-current"]
     accepted = current.step(state, Deploy(strategy="canary", canary_steps=(50, 50)))
     assert accepted.__class__ is CapiState and accepted.deployments[0].canary_steps == (50, 50)
@@ -68,7 +56,7 @@ def test_a_finish_left_for_later_still_needs_instance_reports():
     transaction; when Diego cannot answer, nothing is written and nothing is left to
     finish, whether or not the finish would have run after the commit. (Mutant: the
     dispatcher's ``finish_later`` branch passing ``reports=True``.)"""
-    state = run("capi-current", [Push(1), Runtime(0), Deploy(), Runtime(1)])
+    state = run_capi("capi-current", [Push(1), Runtime(0), Deploy(), Runtime(1)])
     current = VARIANTS["capi-current"]
     assert current.step(state, Tick(finish_later=(0,), reports_unavailable=(0,))) == state
     assert current.step(state, Tick(finish_later=(0,))).pending  # with reports: the finish waits
