@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from deployspec.reference.capi import VARIANTS, from_observation, observe
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
 from deployspec.reference.core import Rejected
@@ -115,6 +117,28 @@ def run_capi(variant: str, actions, state=None):
 def shape(obs) -> dict[int, int]:
     """Each web process's instance count, by id."""
     return {p["id"]: len(p["instances"]) for p in obs["processes"]}
+
+
+def in_a_child(body) -> tuple[int, str]:
+    """``body()`` run in a forked child, whose descriptors 1 and 2 are pipes of their own
+    (the test's are pytest's capture, which a body that breaks them would break): its exit
+    status and what it wrote to a third pipe."""
+    report_r, report_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(report_r)
+            for fd in (1, 2):
+                _, w = os.pipe()
+                os.dup2(w, fd)
+            os._exit(body(report_w))
+        finally:
+            os._exit(99)
+    os.close(report_w)
+    with os.fdopen(report_r) as f:
+        said = f.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), said
 
 
 def capi_state(variant, *actions, **bounds):

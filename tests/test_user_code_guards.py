@@ -20,6 +20,8 @@ from deployspec.user_code import (
     lent_streams,
 )
 
+from .helpers import in_a_child
+
 
 def test_os_exit_is_refused_in_this_process_and_the_real_one_is_back_after():
     real = os._exit
@@ -79,28 +81,6 @@ def test_another_thread_exits_as_ever():
     assert os.waitstatus_to_exitcode(status) == 6
 
 
-def _in_a_child(body) -> tuple[int, str]:
-    """``body()`` run in a forked child, whose descriptors 1 and 2 are pipes of their own
-    (the test's are pytest's capture, which a body that breaks them would break): its exit
-    status and what it wrote to a third pipe."""
-    report_r, report_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(report_r)
-            for fd in (1, 2):
-                _, w = os.pipe()
-                os.dup2(w, fd)
-            os._exit(body(report_w))
-        finally:
-            os._exit(99)
-    os.close(report_w)
-    with os.fdopen(report_r) as f:
-        said = f.read()
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), said
-
-
 @pytest.mark.parametrize("doing, said", [
     (lambda: (os.close(1), os.close(2)), "closed file descriptors 1 (stdout) and 2 (stderr)"),
     (lambda: os.close(2), "closed file descriptor 2 (stderr)"),
@@ -122,7 +102,7 @@ def test_descriptors_the_code_closes_or_moves_are_put_back_and_said(doing, said)
         same = all((a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) for a, b in zip(before, after))
         return 0 if same else 1
 
-    status, text = _in_a_child(body)
+    status, text = in_a_child(body)
     assert status == 0 and text == f"{said} (deployspec writes there; put back)"
 
 
@@ -140,7 +120,7 @@ def test_a_moved_descriptor_is_put_back_whatever_the_code_raised(raised, expecte
             os.write(report, type(exc).__name__.encode())
         return 0 if (os.fstat(1).st_ino, os.fstat(1).st_dev) == (before.st_ino, before.st_dev) else 1
 
-    assert _in_a_child(body) == (0, expected.__name__)
+    assert in_a_child(body) == (0, expected.__name__)
 
 
 def test_a_copy_the_code_closed_too_puts_nothing_back():
@@ -163,7 +143,7 @@ def test_a_copy_the_code_closed_too_puts_nothing_back():
         now = os.fstat(1)
         return 0 if (first, second) == (1, copy) and (now.st_ino, now.st_dev) != (zero.st_ino, zero.st_dev) else 1
 
-    assert _in_a_child(body) == (0, ("pointed file descriptor 1 (stdout) elsewhere (deployspec writes there; "
+    assert in_a_child(body) == (0, ("pointed file descriptor 1 (stdout) elsewhere (deployspec writes there; "
                                     "file descriptor 1 (stdout) could not be put back)"))
 
 
@@ -178,7 +158,7 @@ def test_descriptors_left_alone_or_closed_before_are_no_fault():
             fd = os.open(os.devnull, os.O_WRONLY)
         return 0 if fd == 2 else 1
 
-    assert _in_a_child(body) == (0, "")
+    assert in_a_child(body) == (0, "")
 
 
 def test_lent_streams_cannot_be_closed_and_the_real_ones_are_back_after():
