@@ -107,9 +107,10 @@ class descriptors_kept:
                     _COPIES[fd] = (now, os.dup(fd))
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> bool:
-        if tuple(map(_what, STANDARD_FDS)) == self.before:
+        now = tuple(map(_what, STANDARD_FDS))
+        if now == self.before:
             return False
-        moved = _put_back(self.before)
+        moved = _put_back(self.before, now)
         if not moved or kind is not None and issubclass(kind, KeyboardInterrupt):
             return False
         raise DescriptorsMoved(_said(moved)) from None
@@ -119,13 +120,12 @@ class descriptors_kept:
 _NAMES = {1: "1 (stdout)", 2: "2 (stderr)"}
 
 
-def _put_back(before: tuple) -> dict[str, list[str]]:
+def _put_back(before: tuple, after: tuple) -> dict[str, list[str]]:
     """Put back each standard descriptor that is not what it was; which were closed, which
-    pointed elsewhere (empty: none moved). One closed before is none of the code's doing
-    (a file the code opens may take its number)."""
+    pointed elsewhere, which could not be put back (empty: none moved). One closed before
+    is none of the code's doing (a file the code opens may take its number)."""
     done: dict[str, list[str]] = {}
-    for fd, was in zip(STANDARD_FDS, before):
-        now = _what(fd)
+    for fd, was, now in zip(STANDARD_FDS, before, after):
         if was is None or now == was:
             continue
         done.setdefault("closed" if now is None else "elsewhere", []).append(_NAMES[fd])
@@ -150,6 +150,16 @@ def _said(moved: dict[str, list[str]]) -> str:
         parts.append(f"pointed {descriptors(moved['elsewhere'])} elsewhere")
     done = f"{descriptors(moved['lost'])} could not be put back" if "lost" in moved else "put back"
     return " and ".join(parts) + f" (deployspec writes there; {done})"
+
+
+@contextlib.contextmanager
+def guarded():
+    """Around the user's code (a ``--python`` object's calls, a design module's loading):
+    what it prints goes to stderr (stdout is ``--json``'s, or ``serve``'s replies'), and it
+    can close neither stream nor their descriptors, nor end deployspec with ``os._exit``
+    (a silent exit 0 read as a pass in CI)."""
+    with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept():
+        yield
 
 
 @contextlib.contextmanager

@@ -23,15 +23,7 @@ from typing import Any
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort
-from deployspec.user_code import (
-    DescriptorsMoved,
-    ExitCalled,
-    at_user_line,
-    borrowed,
-    descriptors_kept,
-    exit_refused,
-    lent_streams,
-)
+from deployspec.user_code import DescriptorsMoved, ExitCalled, at_user_line, borrowed, guarded
 
 
 def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
@@ -57,9 +49,8 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     # watched even when SIGALRM is not ours to use (the object installed a handler of its own)
     watched = timeout is not None and main and last_resort.own_process()
     try:
-        # lent for the call (lending(): stdout for a run); os._exit refused, as a crash reads 0
-        # and stdout's and stderr's descriptors kept: deployspec's report goes there
-        with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept():
+        # streams lent for the call (lending(): stdout for a run), os._exit refused, descriptors kept
+        with guarded():
             try:
                 if watched:
                     _running = _Watched(what, timeout, time.monotonic() + timeout)
