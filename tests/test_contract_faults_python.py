@@ -79,7 +79,12 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
                    "--seed", "2", "--property", prop])
     err = capsys.readouterr().err
     assert status == 3, err
-    (line,) = err.strip().splitlines()
+    lines = err.strip().splitlines()
+    if factory == "moody":  # the violation it showed on a capi-2022 reset comes first (answers recalled:
+        # Hypothesis's repeats of it agree; the shortening asks again, and the fault shows there)
+        assert lines[0].startswith("[1/1] implementation · app_stays_available · contract: violated ("), err
+        lines = lines[1:]
+    (line,) = lines
     assert cause in line.split("; steps since reset (")[0] + "\n"
 
 

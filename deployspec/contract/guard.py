@@ -122,7 +122,7 @@ class GuardedAdapter:
         self._accepted: tuple[str, dict] | None = None
         self.history: list[str] = []
         self.phase = "reset"
-        self._config = ""  # the configuration of the last reset (``_config_key``)
+        self._config = ""  # the configuration of the last reset (``config_key``)
         #: the last observation, while no action was performed since (None: not known)
         self._seen: dict | None = None
         #: the observation before the action just refused, and the refusal's reason
@@ -132,6 +132,11 @@ class GuardedAdapter:
         self._run: int | None = None
         self._last_refused: bool | None = None
         self._last_reason: str | None = None
+
+    @property
+    def remembered(self) -> bool:
+        """Whether the box remembers the run of steps since the reset (and so checks its repeats)."""
+        return self._run is not None
 
     def _fault(self, exc: ImplementationError) -> ImplementationFault:
         where = self.phase
@@ -145,7 +150,7 @@ class GuardedAdapter:
     def reset(self, config: Any) -> None:
         self.history = []
         self.phase = "reset"
-        self._config = _config_key(config)
+        self._config = config_key(config)
         self._seen = self._refused = self._last_refused = None
         self._run = self.box.run(None, self._config)
         try:
@@ -238,7 +243,7 @@ def _first_differences(was: dict, now: dict, was_named: str, now_named: str, mos
     return f"{'; '.join(diff[:most])}{more}"
 
 
-def _config_key(config: Any) -> str:
+def config_key(config: Any) -> str:
     """A configuration as a key (its JSON, as sent in the reset)."""
     data = config.to_json() if hasattr(config, "to_json") else config
     return json.dumps(data, sort_keys=True, default=str)

@@ -6,7 +6,9 @@ the adapter seam, shrinks it, and the trace is saved like any counterexample
 (engine ``contract``, variant = the implementation's name). Besides the model's
 candidate actions the machine probes the ones it leaves out as refused or
 no-ops (``model.probe_actions``, docs/contract.md); before it, every action and
-probe of the initial state is tried once (``sweep.py``). A trace found is then
+probe of the initial state is tried once (``sweep.py``). Every check searches
+with the same seed; a run of steps the implementation answered once is recalled,
+not asked again (``recall.py``). A trace found is then
 shortened by replaying it, less one or two steps at a time, on the
 implementation (``minimize``, at most ``MINIMIZE_SECONDS``). The first
 implementation fault ends the run; what was found before it is kept, the trace
@@ -42,6 +44,7 @@ from deployspec.contract.guard import (
 )
 from deployspec.contract.loading import STARTUP_TIMEOUT, instantiate, load_factory, split_spec
 from deployspec.contract.python_adapter import PythonAdapter
+from deployspec.contract.recall import Answers, RecallingAdapter
 from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
 from deployspec.contract.timed_call import release_alarm
 from deployspec.engines.result import Result
@@ -121,8 +124,19 @@ class Connection:
                     raise self.box.record(ImplementationFault(str(exc), where="start")) from None
                 raise
             self._python = PythonAdapter(self.impl, model, timeout=timeout)
+        #: what the implementation answered, for the searches (``recall.py``)
+        self.answers = Answers(self._guarded, self.took_effect)
 
     def adapter(self, checking: str | None = None) -> GuardedAdapter:
+        """An adapter that asks the implementation every step (a replay, the sweep, a shortening)."""
+        self.answers.forget_standing()
+        return self._guarded(checking)
+
+    def recalling_adapter(self, checking: str | None = None) -> RecallingAdapter:
+        """An adapter for a search: steps answered before are recalled, not asked again."""
+        return RecallingAdapter(self.answers, checking)
+
+    def _guarded(self, checking: str | None) -> GuardedAdapter:
         inner = SubprocessAdapter(self.program) if self.program else self._python
         return GuardedAdapter(inner, self.box, checking, self.took_effect)
 
@@ -134,6 +148,7 @@ class Connection:
     def revive(self) -> None:
         """Forget a fault so the next reset starts the program again (the pytest plugin)."""
         self.box = FaultBox()
+        self.answers = Answers(self._guarded, self.took_effect)  # (its runs were the old box's)
         if self.program is not None:
             self.program.close()
             self.program.dead = None
@@ -241,7 +256,7 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
 
     # probes: the actions the model's search leaves out as refused or no-ops on the
     # reference; the implementation must do with them what the reference does
-    kwargs = {"config": config, "adapter_factory": lambda: conn.adapter(prop.name),
+    kwargs = {"config": config, "adapter_factory": lambda: conn.recalling_adapter(prop.name),
               "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
     effects_before = dict(conn.took_effect)
     try:
