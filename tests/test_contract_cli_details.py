@@ -120,7 +120,7 @@ def test_a_reference_s_conformance_check_runs_with_its_configuration(capsys):
 def test_the_json_report_is_indented_and_names_the_target_by_its_kind(capsys):
     status, out, _ = run(capsys, "contract", "--exec", "true", "--model", "capi", "--name", "mine", "--json")
     assert status == 3
-    assert out.startswith('{\n "model": "capi",\n "target": {\n  "exec": "true",\n  "name": "mine"\n }')
+    assert out.startswith('{\n "model": "capi",\n "target": {\n  "exec": "true",\n  "name": "mine",\n  "implementation": null\n }')
     doc = json.loads(out)
     assert doc["fault"]["checking"] is None and doc["exit_status"] == 3  # it never answered: at start
 
@@ -339,3 +339,30 @@ def test_a_reference_of_another_model_is_named_as_such(capsys):
     status, _, err = run(capsys, "contract", "--exec", "true", "--model", "capi", "--reference", "slots-webhook-tag")
     assert (status, err) == (2, ("deployspec: error: 'slots-webhook-tag' is a variant of model slots, not capi "
                                 "(known for capi: capi-2022, capi-pr3072, capi-pr3084, capi-current, capi-safe)\n"))
+
+
+def test_the_summary_names_what_the_implementation_says_it_is_and_the_reference(capsys):
+    """A new user's review: the reset reply's name appeared in no report, and a run against
+    --reference said so nowhere above the table, while its configuration became the reference's."""
+    served = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant capi-safe"
+    status, out, _ = run(capsys, "contract", "--exec", served, "--model", "capi", "--reference", "capi-safe",
+                         "--examples", "5", "--property", "app_stays_available")
+    assert status == 0
+    head, config = out.splitlines()[:2]
+    assert head.endswith(" · says it is 'deployspec capi-safe' · against --reference capi-safe")
+    assert config.startswith("config (capi-safe's): ")
+    status, out, _ = run(capsys, "contract", "--exec", served, "--model", "capi", "--examples", "5",
+                         "--property", "app_stays_available", "--json")
+    assert status == 0 and json.loads(out)["target"]["implementation"] == "deployspec capi-safe"
+    status, out, _ = run(capsys, "contract", "--exec", served, "--model", "capi", "--examples", "5",
+                         "--property", "app_stays_available")
+    head, config = out.splitlines()[:2]
+    assert "against" not in head and config.startswith("config: ")
+
+
+def test_one_entry_is_an_entry():
+    from deployspec.contract.conformance import differences
+
+    one, two = [{"id": 0}], [{"id": 0}, {"id": 1}]
+    assert differences(two, one, "capi-safe", "droplets") == ["droplets: capi-safe has 2 entries, implementation 1"]
+    assert differences(one, two, "capi-safe", "droplets") == ["droplets: capi-safe has 1 entry, implementation 2"]

@@ -18,7 +18,7 @@ from deployspec import traces
 from deployspec.adapter import ImplementationError, StopServing
 from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bound_words, bounds_given, find_variant, get_model
-from deployspec.text import printable_line
+from deployspec.text import printable_line, quoted
 from deployspec.user_code import lent_streams
 
 #: seconds ``--timeout`` gives one reply (or one call of a --python object) unless told
@@ -185,7 +185,8 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
 
     if args.json:
         say(json.dumps({
-            "model": model.name, "target": {target.kind: target.spec, "name": target.name},
+            "model": model.name,
+            "target": {target.kind: target.spec, "name": target.name, "implementation": run.implementation},
             "config": run.config.to_json(),
             "search": {"reference": args.reference, "checks": planned, "examples": args.examples,
                        "budget": None if args.examples is not None else args.budget, "seed": args.seed,
@@ -287,7 +288,11 @@ def summary(run) -> str:
     head = ("check", "verdict", "examples", "steps", "steps/s")
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     fmt = "  ".join(f"{{:{w}}}" for w in widths)
-    lines = [f"contract {run.model} · {run.target.describe()}", f"config: {config_text(run.config)}",
+    said = f" · says it is {quoted(run.implementation)}" if run.implementation else ""
+    against = f" · against --reference {run.reference}" if run.reference else ""
+    whose = f" ({run.reference}'s)" if run.reference else ""
+    lines = [f"contract {run.model} · {run.target.describe()}{said}{against}",
+             f"config{whose}: {config_text(run.config)}",
              fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]

@@ -90,7 +90,8 @@ def differences(expected: Any, actual: Any, reference: str = "reference", path: 
         for i, (e, a) in enumerate(zip(expected, actual)):
             out += differences(e, a, reference, f"{path}[{i}]", impl)
         if len(expected) != len(actual):
-            out.append(f"{here}: {reference} has {len(expected)} entries, {impl} {len(actual)}")
+            entries = "entry" if len(expected) == 1 else "entries"
+            out.append(f"{here}: {reference} has {len(expected)} {entries}, {impl} {len(actual)}")
         return out
     if expected != actual or type(expected) is not type(actual):
         return [f"{here}: {reference} {_show(expected)}, {impl} {_show(actual)}"]

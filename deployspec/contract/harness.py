@@ -179,6 +179,10 @@ class ContractRun:
     fault: ImplementationFault | None = None
     #: the checks the run was to make, in order (those after a fault are not run)
     planned: tuple[str, ...] = ()
+    #: the name and version the implementation gave in its reset reply (``--exec``), if any
+    implementation: str | None = None
+    #: ``--reference``: the variant whose configuration the run sent and which it conforms to
+    reference: str | None = None
 
     @property
     def exit_status(self) -> int:
@@ -361,7 +365,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
         on_result: Callable[[Result], None] = lambda r: None) -> ContractRun:
     config = config_for(model, reference, bounds)
     checks = plan_checks(model, reference, properties, config)
-    run = ContractRun(model.name, target, config, planned=tuple(p.name for p in checks))
+    run = ContractRun(model.name, target, config, planned=tuple(p.name for p in checks), reference=reference)
     try:
         conn = Connection(target, model, timeout=timeout)
     except ImplementationFault as fault:
@@ -385,4 +389,5 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
             interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
             run.results.append(r)
             on_result(r)
+        run.implementation = conn.implementation
     return run
