@@ -15,10 +15,13 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 import attrs
 
+import deployspec
+import deployspec.reference
 from deployspec import rule_watch
 from deployspec.reference.core import RETURNS
 from deployspec.text import printable_line, quoted
@@ -52,8 +55,17 @@ def checked(variant: Any, design: str = "") -> Any:
     return attrs.evolve(variant, **changes) if changes else variant
 
 
+#: where deployspec's own code lives (the package and the folders installed into it)
+_OWN = tuple(os.path.dirname(m.__file__) + os.sep for m in (deployspec, deployspec.reference))
+
+
 def _shipped(fn: Callable) -> bool:
-    return (getattr(fn, "__module__", None) or "").startswith("deployspec.")
+    """Whether ``fn`` is one of deployspec's own functions: by where its code was written,
+    not by its ``__module__``, which ``functools.wraps`` copies onto a rule of one's own
+    that wraps a shipped one (which then ran with no check at all: its ``os._exit`` ended
+    deployspec with status 0, its hang had no end)."""
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, CodeType) and code.co_filename.startswith(_OWN)
 
 
 def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = "") -> Callable:

@@ -153,6 +153,19 @@ def test_a_rule_that_calls_os_exit_is_an_error_not_a_silent_pass(capsys, hand_in
                                  "(at exitsinrule.py:2) called os._exit(0)")
 
 
+def test_a_rule_that_wraps_a_shipped_one_is_still_held_to_its_results(capsys, hand_in):
+    """``functools.wraps`` copies the shipped rule's ``__module__`` (deployspec.…) onto the
+    wrapper, which was then taken for deployspec's own and not wrapped at all (no result
+    check, no time limit, no refusal of ``os._exit``, which ended check with status 0)."""
+    hand_in("wrapsrule", "import functools\nfrom deployspec.reference.capi import rules\n"
+            "@functools.wraps(rules.running_interim_or_oldest)\n"
+            "def prior(state, canceling, reports):\n    rules.running_interim_or_oldest(state, canceling, reports)\n"
+            + EVOLVED.format("name='wraps', violates_beyond={}, select_prior=prior"))
+    assert _error(capsys, "wraps") == ("variant wraps (DEPLOYSPEC_VARIANTS module wrapsrule): its rule "
+                                       "select_prior (at wrapsrule.py:3) returned None, where the rule it "
+                                       "replaces returns Process")
+
+
 @pytest.mark.parametrize("engine", ["explore", "hypothesis"])
 @pytest.mark.parametrize(("raised", "said"), [
     ("Stop('no prior')", "raised Stop: no prior"),
