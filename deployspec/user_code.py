@@ -158,8 +158,30 @@ def guarded():
     what it prints goes to stderr (stdout is ``--json``'s, or ``serve``'s replies'), and it
     can close neither stream nor their descriptors, nor end deployspec with ``os._exit``
     (a silent exit 0 read as a pass in CI)."""
-    with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept():
+    with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept(), path_kept():
         yield
+
+
+class path_kept:
+    """What the user's code takes off ``sys.path`` (or the list it puts in its place) comes
+    back when the block ends, after what it added: deployspec imports some of its own
+    modules later, from there (a ``--python`` object that emptied it ended the run with a
+    traceback, ``No module named 'hypothesis'``). What it adds stays, for its own imports."""
+
+    __slots__ = ("before", "listed")
+
+    def __enter__(self) -> None:
+        self.listed = sys.path
+        self.before = tuple(sys.path)
+
+    def __exit__(self, *exc: object) -> bool:
+        listed, now = self.listed, sys.path
+        if now is listed and len(listed) >= len(self.before) and tuple(listed[:len(self.before)]) == self.before:
+            return False  # as it was, or only added to at the end
+        kept = [p for p in now if isinstance(p, str)] if isinstance(now, list) else []
+        listed[:] = kept + [p for p in self.before if p not in kept]
+        sys.path = listed
+        return False
 
 
 @contextlib.contextmanager
