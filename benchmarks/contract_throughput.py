@@ -5,9 +5,12 @@
 Runs ``deployspec contract``'s search for every capi property against
 ``deployspec serve`` (a subprocess speaking JSON lines), then the same search
 in process (``--python``) for comparison. Reports steps per second two ways:
-*actions* (every action sent over the wire, settling included: one protocol
-round trip each) and *rule steps* (Hypothesis rule steps, as ``check`` counts
-them). Target: >= 1,000 steps/s over the protocol.
+*actions* (every action sent to the implementation, settling included: one
+protocol round trip each) and *rule steps* (Hypothesis rule steps, as ``check``
+counts them). Target: >= 1,000 steps/s over the protocol. Every check searches
+with the same seed, and what the implementation answered once is recalled
+(``contract/recall.py``): the checks after the first ask it only the steps the
+first did not reach, so rule steps per second is the figure to compare.
 
 On a shared machine the wall-clock figure mostly measures the scheduler (each
 step wakes the server and then the harness); *per CPU second* (harness and
@@ -34,28 +37,24 @@ def measure(target: harness.Target, seconds: float, seed: int) -> dict:
     checks = harness.plan_checks(model, None, None, config)
     totals = {"rule_steps": 0, "actions": 0, "examples": 0}
     started, cpu = time.perf_counter(), _cpu()
-    with harness.Connection(target, model) as conn:
-        # count actions in process too: wrap the adapter factory's perform
-        counted = {"n": 0}
-        make = conn.adapter
+    counted = {"n": 0}
+    perform = harness.GuardedAdapter.perform
 
-        def adapter(checking=None):
-            a = make(checking)
-            perform = a.perform
+    def counting(self, action):  # every action sent to the implementation, by any adapter of the run
+        counted["n"] += 1
+        return perform(self, action)
 
-            def counting(action):
-                counted["n"] += 1
-                return perform(action)
-
-            a.perform = counting
-            return a
-
-        conn.adapter = adapter
-        for prop in checks:
-            r = harness.check_one(conn, prop, config=config, budget=seconds, seed=seed)
-            totals["rule_steps"] += r.stats["steps"]
-            totals["examples"] += r.stats["examples"]
-        totals["actions"] = counted["n"]
+    harness.GuardedAdapter.perform = counting
+    try:
+        with harness.Connection(target, model) as conn:
+            for prop in checks:
+                r = harness.check_one(conn, prop, config=config, budget=seconds, seed=seed)
+                totals["rule_steps"] += r.stats["steps"]
+                totals["examples"] += r.stats["examples"]
+            totals["recalled"] = conn.answers.recalled
+    finally:
+        harness.GuardedAdapter.perform = perform
+    totals["actions"] = counted["n"]
     totals["seconds"] = time.perf_counter() - started
     totals["cpu"] = _cpu() - cpu  # the server is reaped by now, so its time is counted
     return totals
@@ -79,7 +78,8 @@ def main() -> None:
     for label, target in (("protocol (--exec deployspec serve)", harness.Target("exec", server)),
                           ("in process (--python)", harness.Target("python", module_factory))):
         t = measure(target, args.seconds, args.seed)
-        print(f"{label}: {t['actions']} actions ({t['rule_steps']} rule steps, {t['examples']} examples)")
+        print(f"{label}: {t['actions']} actions asked ({t['rule_steps']} rule steps, {t['examples']} examples; "
+              f"{t['recalled']} resets and steps recalled, not asked again)")
         print(f"  wall clock  {t['seconds']:6.1f} s  {t['actions'] / t['seconds']:6.0f} actions/s  "
               f"{t['rule_steps'] / t['seconds']:6.0f} rule steps/s")
         print(f"  CPU         {t['cpu']:6.1f} s  {t['actions'] / t['cpu']:6.0f} actions/s  "

@@ -91,7 +91,7 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = ""
             raise RuleHungError(f"its rule {name}{at} did not return within {rule_watch.LIMIT:g} s "
                                   f"(stopped{_where_stopped(exc)})") from None
         except ExitCalled as exc:
-            raise RuleResultError(f"its rule {name}{at} called os._exit({quoted(exc.status)})") from None
+            raise RuleResultError(f"its rule {name}{at} called os._exit({exc.said})") from None
         except TypeError as exc:
             # not into fn: the call itself failed, and deployspec made it (a call from the design's
             # own code, one rule of it calling another, is that code's fault, said at its line)

@@ -11,6 +11,8 @@ import sys
 import threading
 from typing import Any
 
+from deployspec.text import quoted
+
 
 def cwd_first_on_path() -> None:
     """Put the current folder on ``sys.path`` (first) unless it is there already."""
@@ -30,6 +32,11 @@ class ExitCalled(BaseException):
     def __init__(self, status: Any):
         super().__init__(status)
         self.status = status
+        #: the status as a message gives it, worked out here, in the stand-in the code called:
+        #: an object of the code's own is shown by its type, never asked to print itself later,
+        #: outside the guards (its ``__repr__`` could hang, or call ``os._exit`` for real)
+        self.said = quoted(status) if type(status) in (int, bool, str, float, type(None)) else \
+            f"a {type(status).__name__}"
 
 
 @contextlib.contextmanager

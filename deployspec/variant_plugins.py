@@ -128,7 +128,7 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
     except (UsageError, KeyboardInterrupt):
         raise
     except ExitCalled as exc:
-        raise UsageError(f"variants from {where}: reading {v.name} called os._exit({quoted(exc.status)})") from None
+        raise UsageError(f"variants from {where}: reading {v.name} called os._exit({exc.said})") from None
     except DescriptorsMoved as exc:
         raise UsageError(f"variants from {where}: reading {v.name} {exc}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the design's objects raise is said, in one line
@@ -202,7 +202,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except SystemExit as exc:
         raise UsageError(f"variants from {where}: cannot load: it called sys.exit({quoted(exc.code)})") from None
     except ExitCalled as exc:
-        raise UsageError(f"variants from {where}: cannot load: it called os._exit({quoted(exc.status)})") from None
+        raise UsageError(f"variants from {where}: cannot load: it called os._exit({exc.said})") from None
     except DescriptorsMoved as exc:
         raise UsageError(f"variants from {where}: cannot load: it {exc}") from None
     except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made

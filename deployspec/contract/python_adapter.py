@@ -132,8 +132,16 @@ class PythonAdapter:
             raise ImplementationError(self.dead)
 
         def answer(*a: Any) -> Any:
+            # judged and made plain within the call, timed and guarded: nothing the object made
+            # leaves it (what prints it, or drops it, runs the object's code: a __repr__ that
+            # hangs, a __del__ that calls os._exit)
             result = getattr(self.impl, method)(*a)
-            return result if then is None or wrong_answer(method, result) is not None else then(result)
+            if (why := wrong_answer(method, result)) is not None:
+                return _Wrong(why)
+            if then is not None:
+                return then(result)
+            # perform's reason, as a plain copy; what any other method returned is dropped here
+            return str.__str__(result) if method == "perform" and result is not None else None
 
         try:
             result = call(answer, *args, what=f"{method}()", timeout=self.timeout)
@@ -142,13 +150,20 @@ class PythonAdapter:
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
-        if (why := wrong_answer(method, result)) is not None:
-            raise self._failed(why)
+        if isinstance(result, _Wrong):
+            raise self._failed(result.why)
         return result
 
     def _failed(self, cause: str) -> ImplementationError:
         self.dead = cause
         return ImplementationError(cause)
+
+
+@attrs.frozen
+class _Wrong:
+    """Why what a method returned cannot be its answer (:func:`wrong_answer`)."""
+
+    why: str
 
 
 @attrs.frozen
@@ -183,6 +198,7 @@ def wrong_answer(method: str, result: Any) -> str | None:
     if method == "reset" and result is not None:
         return f"reset() returned {shown(result)}; expected None"
     # (str's own length: a subclass's methods are the implementation's and may raise)
-    if method == "perform" and result is not None and not (isinstance(result, str) and str.__len__(result)):
+    # (by its type, which a __class__ of the object's own cannot fake)
+    if method == "perform" and result is not None and not (issubclass(type(result), str) and str.__len__(result)):
         return f"perform() returned {shown(result)}; expected None (accepted) or a reason string (rejected)"
     return None

@@ -59,7 +59,17 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                 if timed:
                     _armed = True
                     signal.setitimer(signal.ITIMER_REAL, timeout)
-                return fn(*args)
+                try:
+                    return fn(*args)
+                except (KeyboardInterrupt, _Overdue, ExitCalled):
+                    raise
+                except passing:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
+                    # said here, still timed and guarded: its message is the object's code too (a
+                    # __str__ that hangs or calls os._exit), and so are the frames it holds
+                    said = f"{what} raised {describe(exc)}{at_user_line(exc)}"
+                raise _Raised(said)
             finally:  # disarmed before stdout is given back: no alarm can land in between
                 if timed:
                     _armed = False  # an alarm handled until here is still caught below, a later one ignored
@@ -73,11 +83,19 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     except passing:
         raise
     except ExitCalled as exc:
-        raise ImplementationError(f"{what} called os._exit({shown(exc.status)})") from None
+        raise ImplementationError(f"{what} called os._exit({exc.said})") from None
     except DescriptorsMoved as exc:
         raise ImplementationError(f"{what} {exc}") from None
-    except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
-        raise ImplementationError(f"{what} raised {describe(exc)}{at_user_line(exc)}") from None
+    except _Raised as exc:
+        raise ImplementationError(exc.said) from None
+
+
+class _Raised(Exception):
+    """What the call raised, said within it (:func:`call`)."""
+
+    def __init__(self, said: str):
+        super().__init__(said)
+        self.said = said
 
 
 def describe(exc: BaseException) -> str:
@@ -90,8 +108,12 @@ def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
     """``repr`` (or ``str``) of something the implementation made, as one short line;
     it may not even print (a 5,000-digit int, a raising ``__repr__``)."""
     try:
-        lines = how(value).strip().splitlines()
+        lines = str.splitlines(str.strip(how(value)))  # (str's own methods: not a subclass's)
     except Exception:  # noqa: BLE001
+        return f"(an unprintable {type(value).__name__})"
+    except BaseException as exc:  # a __str__ raising SystemExit(0) ended deployspec with status 0
+        if isinstance(exc, (KeyboardInterrupt, ExitCalled, _Overdue)):  # a stop, os._exit, a timeout: as ever
+            raise
         return f"(an unprintable {type(value).__name__})"
     text = lines[0] if lines else ""
     return text if len(text) <= n else text[:n] + "…"
