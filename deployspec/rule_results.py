@@ -25,7 +25,7 @@ import deployspec.reference
 from deployspec import rule_watch
 from deployspec.reference.core import RETURNS
 from deployspec.text import printable_line, quoted
-from deployspec.user_code import ExitCalled, exit_refused
+from deployspec.user_code import ExitCalled, describe, exit_refused, shown
 
 #: set on a wrapped rule, so that loading a design twice does not wrap it twice
 _CHECKED = "__deployspec_checked__"
@@ -83,6 +83,10 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = ""
                 rule_watch.enter(me, this)
                 with exit_refused():  # as while its module loaded: a silent exit 0 reads as a pass
                     out = fn(*args, **kwargs)
+                    # a result of the wrong kind is said here, still timed and with os._exit
+                    # refused: printing it runs its own code
+                    wrong = None if isinstance(out, kinds) else \
+                        "None" if out is None else f"{type(out).__name__} {printable_line(shown(out, quoted), 60)}"
             finally:  # left: no RuleHung raised after this, none pending (rule_watch)
                 with rule_watch.lock:
                     this.left = True
@@ -107,13 +111,10 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = ""
             if stop is not None:  # (with the group's traceback: the line of the rule that raised it)
                 raise stop.with_traceback(exc.__traceback__) from None
             # its own BaseException, or GeneratorExit: no search could go on through it
-            from deployspec.contract.timed_call import describe
-
             raise RuleResultError(f"its rule {name}{at} raised {describe(exc)}{_where_stopped(exc)}") from None
-        if isinstance(out, kinds):
+        if wrong is None:
             return out
-        what = "None" if out is None else f"{type(out).__name__} {printable_line(quoted(out), 60)}"
-        raise RuleResultError(f"its rule {name}{at} returned {what}, where the rule it replaces "
+        raise RuleResultError(f"its rule {name}{at} returned {wrong}, where the rule it replaces "
                               f"returns {wanted}")
 
     setattr(rule, _CHECKED, True)

@@ -9,6 +9,7 @@ import io
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from deployspec.text import quoted
@@ -238,6 +239,26 @@ class Lent:
 
 #: the lenders made, by id of the stream lent (they and their streams are never freed)
 _LENDERS: dict[int, Lent] = {}
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` in one line, whatever the exception's ``__str__`` does."""
+    text = shown(exc, str)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
+    """``repr`` (or ``str``) of something the user's code made, as one short line; it may
+    not even print (a 5,000-digit int, a raising ``__repr__``), and printing it runs the
+    code's own methods: one that ends the process (``os._exit``, ``SystemExit``: deployspec's
+    exit 0 with no report) is refused, wherever deployspec prints it."""
+    try:
+        with exit_refused():
+            lines = str.splitlines(str.strip(how(value)))  # (str's own methods: not a subclass's)
+    except (Exception, SystemExit, GeneratorExit, ExitCalled):  # noqa: BLE001
+        return f"(an unprintable {type(value).__name__})"
+    text = lines[0] if lines else ""
+    return text if len(text) <= n else text[:n] + "…"
 
 
 def at_user_line(exc: BaseException) -> str:

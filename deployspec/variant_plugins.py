@@ -38,9 +38,11 @@ from deployspec.user_code import (
     ExitCalled,
     at_user_line,
     cwd_first_on_path,
+    describe,
     frames_of,
     guarded,
     is_module_name,
+    shown,
 )
 
 GROUP = "deployspec.variants"
@@ -132,7 +134,6 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
     except DescriptorsMoved as exc:
         raise UsageError(f"variants from {where}: reading {v.name} {exc}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the design's objects raise is said, in one line
-        from deployspec.contract.timed_call import describe
 
         raise UsageError(f"variants from {where}: reading {v.name} raised {describe(exc)}{_in_user_code(exc)}") from None
 
@@ -200,7 +201,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except (UsageError, KeyboardInterrupt):
         raise
     except SystemExit as exc:
-        raise UsageError(f"variants from {where}: cannot load: it called sys.exit({quoted(exc.code)})") from None
+        raise UsageError(f"variants from {where}: cannot load: it called sys.exit({shown(exc.code, quoted)})") from None
     except ExitCalled as exc:
         raise UsageError(f"variants from {where}: cannot load: it called os._exit({exc.said})") from None
     except DescriptorsMoved as exc:
@@ -210,7 +211,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
         hint = (f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
                 if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc) + _fields_of(exc, classes))
-        raise UsageError(f"variants from {where}: cannot load: {type(exc).__name__}: {exc}{hint}") from None
+        raise UsageError(f"variants from {where}: cannot load: {describe(exc)}{hint}") from None
     kinds = tuple(classes.values())
     for v in items:
         if not isinstance(v, kinds) or classes.get(getattr(v, "model", None)) is not type(v):
@@ -313,7 +314,7 @@ def fault(variant: str, exc: BaseException) -> str | None:
         return None
     if isinstance(exc, RuleResultError):  # no fault of the code where it was noticed
         return f"variant {variant} ({where}): {exc}"
-    return f"variant {variant} ({where}) raised {type(exc).__name__}: {exc}{_in_user_code(exc)}"
+    return f"variant {variant} ({where}) raised {describe(exc)}{_in_user_code(exc)}"
 
 
 def _in_user_code(exc: BaseException) -> str:
@@ -334,4 +335,4 @@ def _in_user_code(exc: BaseException) -> str:
 def _short(value: Any) -> str:
     from deployspec.text import printable_line
 
-    return printable_line(quoted(value), 80)
+    return printable_line(shown(value, quoted), 80)

@@ -60,7 +60,7 @@ def make():
 
 
 @pytest.mark.parametrize("mode, said", [
-    ("reset_exit_repr", "implementation fault at reset: reset() called os._exit(0)"),
+    ("reset_exit_repr", "implementation fault at reset: reset() returned (an unprintable ExitRepr); expected None"),
     ("perform_slow_repr", "perform() did not return within 1 s (hung? see --timeout)"),
     ("raise_str_exits", "perform() raised StrExits: (an unprintable StrExits) at objects.py:"),
     ("claims_str", "perform() returned <objects.ClaimsStr object at 0x"),

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from deployspec.adapter import ImplementationError
-from deployspec.contract.timed_call import call, describe
+from deployspec.contract.timed_call import call
 from deployspec.models import UsageError
 from deployspec.text import quoted
-from deployspec.user_code import at_user_line, cwd_first_on_path, is_module_name
+from deployspec.user_code import at_user_line, cwd_first_on_path, describe, is_module_name
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0

@@ -24,8 +24,9 @@ import attrs
 from deployspec.adapter import ImplementationError
 from deployspec.contract import protocol
 from deployspec.contract.loading import _attribute
-from deployspec.contract.timed_call import call, describe, shown
+from deployspec.contract.timed_call import call
 from deployspec.text import printable_line
+from deployspec.user_code import describe, shown
 
 INTERRUPTED = "interrupted"
 

@@ -23,7 +23,14 @@ from typing import Any
 
 from deployspec.adapter import ImplementationError
 from deployspec.contract import last_resort
-from deployspec.user_code import DescriptorsMoved, ExitCalled, at_user_line, borrowed, guarded
+from deployspec.user_code import (
+    DescriptorsMoved,
+    ExitCalled,
+    at_user_line,
+    borrowed,
+    describe,
+    guarded,
+)
 
 
 def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
@@ -96,27 +103,6 @@ class _Raised(Exception):
     def __init__(self, said: str):
         super().__init__(said)
         self.said = said
-
-
-def describe(exc: BaseException) -> str:
-    """``Type: message`` in one line, whatever the exception's ``__str__`` does."""
-    text = shown(exc, str)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def shown(value: Any, how: Callable[[Any], str] = repr, n: int = 200) -> str:
-    """``repr`` (or ``str``) of something the implementation made, as one short line;
-    it may not even print (a 5,000-digit int, a raising ``__repr__``)."""
-    try:
-        lines = str.splitlines(str.strip(how(value)))  # (str's own methods: not a subclass's)
-    except Exception:  # noqa: BLE001
-        return f"(an unprintable {type(value).__name__})"
-    except BaseException as exc:  # a __str__ raising SystemExit(0) ended deployspec with status 0
-        if isinstance(exc, (KeyboardInterrupt, ExitCalled, _Overdue)):  # a stop, os._exit, a timeout: as ever
-            raise
-        return f"(an unprintable {type(value).__name__})"
-    text = lines[0] if lines else ""
-    return text if len(text) <= n else text[:n] + "…"
 
 
 @contextlib.contextmanager
