@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from deployspec import streams
 from deployspec.text import quoted
 
 
@@ -101,11 +102,15 @@ class descriptors_kept:
     thread of the code does between blocks is beyond it. (A class, not a generator:
     entered on every call of a ``--python`` object, 2 us less each.)"""
 
-    __slots__ = ("before",)
+    __slots__ = ("before", "fds")
 
     def __enter__(self) -> None:
-        self.before = before = tuple(map(_what, STANDARD_FDS))
-        for fd, now in zip(STANDARD_FDS, before):
+        # (and the descriptor --json's document is written to, while stdout's is stderr's:
+        # a daemon-like closerange(3, …) that then opened a log sent the document into it)
+        document = streams.DOCUMENT_FD
+        self.fds = fds = STANDARD_FDS if document is None else (*STANDARD_FDS, document)
+        self.before = before = tuple(map(_what, fds))
+        for fd, now in zip(fds, before):
             copy = _COPIES.get(fd)
             if now is not None and (copy is None or copy[0] != now):
                 if copy is not None:
@@ -115,10 +120,10 @@ class descriptors_kept:
                     _COPIES[fd] = (now, os.dup(fd))
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> bool:
-        now = tuple(map(_what, STANDARD_FDS))
+        now = tuple(map(_what, self.fds))
         if now == self.before:
             return False
-        moved = _put_back(self.before, now)
+        moved = _put_back(self.fds, self.before, now)
         if not moved or kind is not None and issubclass(kind, KeyboardInterrupt):
             return False
         raise DescriptorsMoved(_said(moved)) from None
@@ -128,22 +133,23 @@ class descriptors_kept:
 _NAMES = {1: "1 (stdout)", 2: "2 (stderr)"}
 
 
-def _put_back(before: tuple, after: tuple) -> dict[str, list[str]]:
+def _put_back(fds: tuple[int, ...], before: tuple, after: tuple) -> dict[str, list[str]]:
     """Put back each standard descriptor that is not what it was; which were closed, which
     pointed elsewhere, which could not be put back (empty: none moved). One closed before
     is none of the code's doing (a file the code opens may take its number)."""
     done: dict[str, list[str]] = {}
-    for fd, was, now in zip(STANDARD_FDS, before, after):
+    for fd, was, now in zip(fds, before, after):
         if was is None or now == was:
             continue
-        done.setdefault("closed" if now is None else "elsewhere", []).append(_NAMES[fd])
+        name = _NAMES.get(fd, f"{fd} (the --json document's)")
+        done.setdefault("closed" if now is None else "elsewhere", []).append(name)
         copy = _COPIES.get(fd)
         # (no copy: no descriptor was left to make one; one no longer on the file: the code
         # closed it too, and its number may be another file's now)
         if copy is not None and copy[0] == was and _what(copy[1]) == was:
             os.dup2(copy[1], fd)
         else:
-            done.setdefault("lost", []).append(_NAMES[fd])
+            done.setdefault("lost", []).append(name)
     return done
 
 

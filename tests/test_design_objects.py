@@ -70,8 +70,8 @@ def test_a_module_whose_objects_end_the_process_when_printed_is_refused_in_one_l
 
 @pytest.mark.parametrize("engine", ["hypothesis", "explore"])
 @pytest.mark.parametrize("mode, said", [
-    ("rule_raises", "variant exiting (DEPLOYSPEC_VARIANTS module exitingdesign) raised E: (an unprintable E) at "
-                    "exitingdesign.py:"),
+    ("rule_raises", ("variant exiting (DEPLOYSPEC_VARIANTS module exitingdesign) raised E: (an unprintable E) at "
+                    "exitingdesign.py:")),
     ("rule_returns", "its rule before_dispatch (at exitingdesign.py:"),
 ])
 def test_a_rule_whose_exception_or_result_ends_the_process_when_printed_is_an_error(tmp_path, mode, said, engine):

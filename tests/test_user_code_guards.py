@@ -419,3 +419,39 @@ def test_an_object_that_empties_sys_path_leaves_the_run_whole(tmp_path):
                          check=False)
     assert run.returncode == 0, run.stderr
     assert "no check found a violation" in run.stdout
+
+
+DOCUMENT_MOVING = """
+import os
+from deployspec import streams
+from deployspec.contract.examples import ReferenceImplementation
+
+class Moving(ReferenceImplementation):
+    done = False
+
+    def perform(self, action):
+        if not Moving.done and streams.DOCUMENT_FD is not None:
+            Moving.done = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), streams.DOCUMENT_FD)
+        return super().perform(action)
+
+def make():
+    return Moving("capi", "capi-safe")
+"""
+
+
+def test_the_descriptor_of_the_json_document_is_kept_too(tmp_path):
+    """While --json's document is written to a copy of stdout's descriptor (fd 1 is stderr's
+    then), that copy is guarded as 1 and 2 are: a daemon-like closerange(3, …) followed by an
+    open() sent the whole document into the object's own log file, with exit 0."""
+    import json
+    import subprocess
+
+    (tmp_path / "documentmoving.py").write_text(DOCUMENT_MOVING)
+    run = subprocess.run([sys.executable, "-m", "deployspec", "contract", "--python", "documentmoving:make",
+                          "--model", "capi", "--examples", "3", "--property", "single_active_deployment", "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert run.returncode == 3, run.stderr
+    assert json.loads(run.stdout)["exit_status"] == 3  # put back: the document still comes out
+    assert "(the --json document's) elsewhere (deployspec writes there; put back)" in run.stderr.splitlines()[-1]
