@@ -110,6 +110,7 @@ class descriptors_kept:
         document = streams.DOCUMENT_FD
         self.fds = fds = STANDARD_FDS if document is None else (*STANDARD_FDS, document)
         self.before = before = tuple(map(_what, fds))
+        _HELD.append(self)
         for fd, now in zip(fds, before):
             copy = _COPIES.get(fd)
             if now is not None and (copy is None or copy[0] != now):
@@ -120,6 +121,7 @@ class descriptors_kept:
                     _COPIES[fd] = (now, os.dup(fd))
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> bool:
+        _HELD.remove(self)
         now = tuple(map(_what, self.fds))
         if now == self.before:
             return False
@@ -127,6 +129,26 @@ class descriptors_kept:
         if not moved or kind is not None and issubclass(kind, KeyboardInterrupt):
             return False
         raise DescriptorsMoved(_said(moved)) from None
+
+
+#: the blocks of :class:`descriptors_kept` running now, outermost first
+_HELD: list[descriptors_kept] = []
+
+
+def standard_fds_put_back() -> None:
+    """While the user's code runs in a block of :class:`descriptors_kept`, put stdout's and
+    stderr's descriptors back where they were when the block began, from deployspec's copies,
+    if the code moved them (best effort): for the last line of a run that ends while the
+    code still holds them (``last_resort``). Outside any block they are deployspec's own."""
+    if not _HELD:
+        return
+    block = _HELD[0]
+    for fd, was in zip(block.fds, block.before):
+        copy = _COPIES.get(fd)
+        if fd in STANDARD_FDS and was is not None and _what(fd) != was and copy is not None \
+                and copy[0] == was and _what(copy[1]) == was:
+            with contextlib.suppress(OSError):
+                os.dup2(copy[1], fd)
 
 
 #: how the descriptors are named in a fault

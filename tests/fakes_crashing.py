@@ -80,7 +80,8 @@ def factory_exits():
 class Swallows(ReferenceImplementation):
     """Polls for ever at a deploy (or, with DEPLOYSPEC_FAKE_SWALLOW_AFTER=N, at its
     N+1-th action), swallowing every exception (a bare ``except:``): the
-    timeout's interruption and Ctrl-C alike."""
+    timeout's interruption and Ctrl-C alike; with DEPLOYSPEC_FAKE_SILENCE set, it points
+    stdout's and stderr's descriptors at /dev/null first."""
 
     performed = 0
 
@@ -89,6 +90,10 @@ class Swallows(ReferenceImplementation):
         Swallows.performed += 1
         if (Swallows.performed > int(after)) if after else action["type"] == "deploy":
             marker = os.environ.get("DEPLOYSPEC_FAKE_HANGING")
+            if os.environ.get("DEPLOYSPEC_FAKE_SILENCE"):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.dup2(null, 2)
             while True:
                 try:  # the marker says it hangs only once it swallows (a signal sent on
                     # seeing it never lands between the two, however loaded the machine)

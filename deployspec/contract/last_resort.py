@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 
 from deployspec.text import ESCAPE, escaped
+from deployspec.user_code import standard_fds_put_back
 
 #: how long an interrupted call may go on ignoring it before the process ends
 GRACE = 5.0
@@ -56,6 +57,8 @@ def end(line: str, status: int) -> None:
         except Exception:  # noqa: BLE001, S110 - the parent then finds the worker lost
             pass
         os._exit(status)
+    # the code still running may have moved them (dup2 of /dev/null): the line is for the user
+    standard_fds_put_back()
     for stream in (sys.__stdout__, sys.stdout):  # the real stdout: sys.stdout may be lent out
         try:
             stream.flush()
