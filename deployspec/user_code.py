@@ -224,13 +224,19 @@ class path_kept:
 def lent_streams(stdout: Any = None):
     """While the user's code runs, ``sys.stdout`` (``stdout``'s lender; by default the
     current stdout's) and ``sys.stderr`` are lenders it may write to and flush, not close:
-    deployspec's own messages and results still go out after it."""
-    out, err = sys.stdout, sys.stderr
+    deployspec's own messages and results still go out after it. So are the streams the
+    process started with, ``sys.__stdout__`` and ``sys.__stderr__``, often the same objects
+    (closing one of those ended a run with a traceback, or lost its last lines)."""
+    out, err, first_out, first_err = sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__
     sys.stdout, sys.stderr = borrowed(out if stdout is None else stdout), borrowed(err)
+    if first_out is not None:
+        sys.__stdout__ = borrowed(first_out)
+    if first_err is not None:
+        sys.__stderr__ = borrowed(first_err)
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = out, err
+        sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__ = out, err, first_out, first_err
 
 
 def borrowed(stream: Any) -> Lent:
@@ -248,7 +254,7 @@ def borrowed(stream: Any) -> Lent:
 
 class Lent:
     """A stream lent to the user's code: it may write and flush, not close it (nor the
-    binary stream under it, ``.buffer``)."""
+    streams under it, ``.buffer`` and its ``.raw``), detach or reconfigure it."""
 
     def __init__(self, stream: Any):
         self._stream = stream
@@ -259,9 +265,12 @@ class Lent:
     def detach(self) -> Any:
         raise io.UnsupportedOperation("this stream is deployspec's, lent: it cannot be detached")
 
+    def reconfigure(self, *args: Any, **kwargs: Any) -> None:
+        raise io.UnsupportedOperation("this stream is deployspec's, lent: it cannot be reconfigured")
+
     def __getattr__(self, name: str) -> Any:
-        if name == "buffer":
-            return borrowed(self._stream.buffer)
+        if name in ("buffer", "raw"):
+            return borrowed(getattr(self._stream, name))
         return getattr(self._stream, name)
 
 

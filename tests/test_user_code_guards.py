@@ -455,3 +455,24 @@ def test_the_descriptor_of_the_json_document_is_kept_too(tmp_path):
     assert run.returncode == 3, run.stderr
     assert json.loads(run.stdout)["exit_status"] == 3  # put back: the document still comes out
     assert "(the --json document's) elsewhere (deployspec writes there; put back)" in run.stderr.splitlines()[-1]
+
+
+def test_the_streams_the_process_started_with_and_the_raw_stream_are_lent_too(monkeypatch):
+    """``sys.__stdout__.close()``, ``sys.stdout.buffer.raw.close()`` or a ``reconfigure`` by a
+    ``--python`` object ended a run with a traceback, or lost its last lines."""
+    first_out, first_err = io.TextIOWrapper(io.BytesIO()), io.TextIOWrapper(io.BytesIO())
+    monkeypatch.setattr(sys, "__stdout__", first_out)
+    monkeypatch.setattr(sys, "__stderr__", first_err)
+    real = io.TextIOWrapper(io.BufferedWriter(io.BytesIO()))
+    monkeypatch.setattr(sys, "stdout", real)
+    with lent_streams():
+        sys.__stdout__.close()
+        sys.__stderr__.close()
+        sys.stdout.buffer.raw.close()
+        with pytest.raises(io.UnsupportedOperation, match="cannot be reconfigured"):
+            sys.stdout.reconfigure(encoding="ascii")
+        with pytest.raises(io.UnsupportedOperation, match="cannot be reconfigured"):
+            sys.__stdout__.reconfigure(encoding="ascii")
+    assert sys.__stdout__ is first_out and sys.__stderr__ is first_err and sys.stdout is real
+    assert not first_out.closed and not first_err.closed and not real.buffer.raw.closed
+    assert real.encoding != "ascii"
