@@ -78,15 +78,22 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = ""
     @functools.wraps(fn)
     def rule(*args: Any, **kwargs: Any) -> Any:
         me, this = threading.get_ident(), rule_watch.Call(sys._getframe(), f"{name}{at}", design)
+        exited = wrong = None
         try:
             try:
                 rule_watch.enter(me, this)
                 with exit_refused():  # as while its module loaded: a silent exit 0 reads as a pass
-                    out = fn(*args, **kwargs)
-                    # a result of the wrong kind is said here, still timed and with os._exit
-                    # refused: printing it runs its own code
-                    wrong = None if isinstance(out, kinds) else \
-                        "None" if out is None else f"{type(out).__name__} {printable_line(shown(out, quoted), 60)}"
+                    try:
+                        out = fn(*args, **kwargs)
+                    except ExitCalled as exc:  # let go here, with its frames and status (their __del__)
+                        exited = exc.said
+                    else:
+                        # a result of the wrong kind is said, and let go, here: still timed and with
+                        # os._exit refused (printing it, or dropping it, runs its own code)
+                        wrong = None if isinstance(out, kinds) else \
+                            "None" if out is None else f"{type(out).__name__} {printable_line(shown(out, quoted), 60)}"
+                        if wrong is not None:
+                            out = None
             finally:  # left: no RuleHung raised after this, none pending (rule_watch)
                 with rule_watch.lock:
                     this.left = True
@@ -94,8 +101,6 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = ""
         except rule_watch.RuleHung as exc:
             raise RuleHungError(f"its rule {name}{at} did not return within {rule_watch.LIMIT:g} s "
                                   f"(stopped{_where_stopped(exc)})") from None
-        except ExitCalled as exc:
-            raise RuleResultError(f"its rule {name}{at} called os._exit({exc.said})") from None
         except TypeError as exc:
             # not into fn: the call itself failed, and deployspec made it (a call from the design's
             # own code, one rule of it calling another, is that code's fault, said at its line)
@@ -112,6 +117,8 @@ def _wrapped(field: str, fn: Callable, kinds: tuple[type, ...], design: str = ""
                 raise stop.with_traceback(exc.__traceback__) from None
             # its own BaseException, or GeneratorExit: no search could go on through it
             raise RuleResultError(f"its rule {name}{at} raised {describe(exc)}{_where_stopped(exc)}") from None
+        if exited is not None:
+            raise RuleResultError(f"its rule {name}{at} called os._exit({exited})")
         if wrong is None:
             return out
         raise RuleResultError(f"its rule {name}{at} returned {wrong}, where the rule it replaces "

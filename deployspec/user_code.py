@@ -105,22 +105,30 @@ class descriptors_kept:
     __slots__ = ("before", "fds")
 
     def __enter__(self) -> None:
+        if _HELD:  # within another block (a design loaded by the code): that block keeps them
+            self.fds = self.before = ()
+            return
         # (and the descriptor --json's document is written to, while stdout's is stderr's:
         # a daemon-like closerange(3, …) that then opened a log sent the document into it)
         document = streams.DOCUMENT_FD
         self.fds = fds = STANDARD_FDS if document is None else (*STANDARD_FDS, document)
         self.before = before = tuple(map(_what, fds))
-        _HELD.append(self)
         for fd, now in zip(fds, before):
             copy = _COPIES.get(fd)
             if now is not None and (copy is None or copy[0] != now):
                 if copy is not None:
-                    os.close(copy[1])
                     del _COPIES[fd]
+                    # closed only if it is still the copy: its number may be a file of the code's now
+                    if _what(copy[1]) == copy[0]:
+                        with contextlib.suppress(OSError):
+                            os.close(copy[1])
                 with contextlib.suppress(OSError):  # no descriptor left to copy into: said, not put back
                     _COPIES[fd] = (now, os.dup(fd))
+        _HELD.append(self)
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> bool:
+        if not self.fds:
+            return False
         _HELD.remove(self)
         now = tuple(map(_what, self.fds))
         if now == self.before:
@@ -211,11 +219,13 @@ class path_kept:
         self.before = tuple(sys.path)
 
     def __exit__(self, *exc: object) -> bool:
-        listed, now = self.listed, sys.path
-        if now is listed and len(listed) >= len(self.before) and tuple(listed[:len(self.before)]) == self.before:
+        # (by identity and exact type only: an entry of the code's own would run its __eq__
+        # here, after the call's timer, and a sys.path deleted is no list)
+        listed, now, before = self.listed, getattr(sys, "path", None), self.before
+        if now is listed and len(listed) >= len(before) and all(a is b for a, b in zip(listed, before)):
             return False  # as it was, or only added to at the end
-        kept = [p for p in now if isinstance(p, str)] if isinstance(now, list) else []
-        listed[:] = kept + [p for p in self.before if p not in kept]
+        kept = [p for p in now if type(p) is str] if type(now) is list else []
+        listed[:] = kept + [p for p in before if type(p) is str and p not in kept]
         sys.path = listed
         return False
 

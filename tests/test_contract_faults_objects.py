@@ -77,3 +77,34 @@ def test_what_the_object_returns_or_raises_is_said_within_its_call(tmp_path, mod
     assert said in run.stderr.splitlines()[-1], run.stderr
     assert "FAULT: the implementation failed" in run.stdout
     assert time.monotonic() - started < 30  # the slow __repr__ is cut at --timeout, not waited out
+
+
+DYING_STATUS = '''
+import os
+from deployspec.contract.examples import ReferenceImplementation
+
+class Status:
+    def __del__(self):
+        os._exit(0)
+
+class Obj(ReferenceImplementation):
+    def perform(self, action):
+        os._exit(Status())
+
+def factory():
+    return Obj("capi", "capi-safe")
+'''
+
+
+def test_what_a_refused_os_exit_held_is_let_go_within_the_call(tmp_path):
+    """The status handed to os._exit (and the frames the refusal held) lived on in the fault's
+    context, and its __del__ ran later with the real os._exit: the pytest plugin's run, six
+    failed tests, ended with status 0."""
+    (tmp_path / "dying.py").write_text(DYING_STATUS)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
+                          "deployspec.stateful_tests.test_contract", "--deployspec-python", "dying:factory",
+                          "--deployspec-model", "capi", "--deployspec-examples", "5"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert run.returncode == 1, (run.returncode, run.stdout[-500:])
+    assert "6 failed" in run.stdout

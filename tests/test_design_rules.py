@@ -235,3 +235,24 @@ def test_the_documented_rule_of_one_s_own_is_judged_as_it_declares(capsys, hand_
     assert result["verdict"] in ("holds", "violated") and status == (result["verdict"] == "violated")
     assert matches(model, "capi-current-most-running", "cancel_restores_last_good", result["verdict"],
                    result["stats"])
+
+
+# the refusal is an exception raised in __del__, which Python reports as ignored: that is the point
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_wrong_result_is_let_go_while_os_exit_is_still_refused(monkeypatch):
+    """Dropped after the rule's guard ended, a wrong result's __del__ reached the real
+    os._exit (checked with a stand-in that records, so a regression fails here instead of
+    ending the tests with status 0)."""
+    import os
+
+    reached = []
+    monkeypatch.setattr(os, "_exit", lambda status=0: reached.append(status))
+
+    class Dying:
+        def __del__(self):
+            os._exit(0)
+
+    rule = rule_results._wrapped("CapiVariant.select_prior", lambda: Dying(), (int,))
+    with pytest.raises(rule_results.RuleResultError, match="returned Dying"):
+        rule()
+    assert reached == []

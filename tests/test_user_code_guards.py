@@ -476,3 +476,69 @@ def test_the_streams_the_process_started_with_and_the_raw_stream_are_lent_too(mo
     assert sys.__stdout__ is first_out and sys.__stderr__ is first_err and sys.stdout is real
     assert not first_out.closed and not first_err.closed and not real.buffer.raw.closed
     assert real.encoding != "ascii"
+
+
+class _RaisingEntry:
+    def __eq__(self, other):
+        raise RuntimeError("an entry of the code's own compared")
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("doing", [
+    lambda: sys.path.insert(0, _RaisingEntry()),
+    lambda: delattr(sys, "path"),
+])
+def test_sys_path_is_put_back_without_running_the_code_s_own_entries(monkeypatch, doing):
+    """Comparing an entry of the code's own ran its __eq__ after the call's timer (a hang, or
+    a raw exception out of the call); a deleted sys.path was no list."""
+    listed = ["/a", "/b"]
+    monkeypatch.setattr(sys, "path", listed)
+    with path_kept():
+        doing()
+    assert sys.path is listed and listed == ["/a", "/b"]
+
+
+def test_a_copy_whose_number_the_code_reused_is_neither_closed_nor_a_fault(tmp_path):
+    """After a call that closed deployspec's copies and opened a file of its own at their
+    number, and with fd 1 changed between calls, the next block closed the code's file (or
+    raised EBADF, leaving its record of running blocks behind)."""
+    def child(report):
+        from deployspec import user_code
+
+        with descriptors_kept():
+            pass
+        with descriptors_kept():
+            for _, copy in list(user_code._COPIES.values()):
+                os.close(copy)
+        log = os.open(tmp_path / "own.log", os.O_WRONLY | os.O_CREAT)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        with descriptors_kept():
+            pass
+        os.write(log, b"still mine")  # EBADF if the block closed it
+        return 0 if user_code._HELD == [] else 5
+
+    assert in_a_child(child)[0] == 0
+    assert (tmp_path / "own.log").read_bytes() == b"still mine"
+
+
+def test_a_block_within_a_block_leaves_the_descriptors_to_the_outer_one():
+    """The inner block refreshed the copies, closing the one the outer block needed: stdout,
+    silenced by the code, could not be put back."""
+    def child(report):
+        from deployspec import user_code
+
+        try:
+            with descriptors_kept():
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                with descriptors_kept():
+                    pass
+        except DescriptorsMoved as exc:
+            os.write(report, str(exc).encode())
+            return 0 if user_code._HELD == [] else 5
+        return 6  # not said
+
+    status, said = in_a_child(child)
+    assert (status, said) == (0, "pointed file descriptor 1 (stdout) elsewhere (deployspec writes there; put back)")

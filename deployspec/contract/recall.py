@@ -36,7 +36,9 @@ class Answers:
     def __init__(self, real: Callable[[str | None], GuardedAdapter], took_effect: dict[str, int]):
         #: makes the adapter that asks the implementation, for a check's name
         self._make_real = real
-        #: the run's count of accepted actions that changed the observation (``GuardedAdapter``)
+        #: the run's count of accepted actions that changed the observation (``GuardedAdapter``);
+        #: a step asked again to bring the implementation somewhere counts again, as it did
+        #: before recall (a check only reads whether the count grew)
         self.took_effect = took_effect
         self._real: GuardedAdapter | None = None
         #: the node the implementation stands at (None: unknown, or somebody else drove it)
@@ -82,7 +84,7 @@ class Answers:
         """A new node (None when the box did not remember the run: it is not kept)."""
         if self._real is None or not self._real.remembered:
             return None
-        text = json.dumps(obs, sort_keys=True)
+        text = json.dumps(obs)  # (in the implementation's order of keys: a saved trace shows it so)
         node = len(self._parent)
         self._parent.append(-1 if parent is None else parent)
         self._step.append(step)

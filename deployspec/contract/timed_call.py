@@ -66,17 +66,22 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                 if timed:
                     _armed = True
                     signal.setitimer(signal.ITIMER_REAL, timeout)
+                # what it raised is said here, still timed and guarded, and let go here: its
+                # message is the object's code too (a __str__ that hangs or calls os._exit), and
+                # so are the frames and the objects it holds (a __del__, os._exit's status)
                 try:
                     return fn(*args)
-                except (KeyboardInterrupt, _Overdue, ExitCalled):
+                except KeyboardInterrupt:
                     raise
                 except passing:
                     raise
+                except _Overdue:
+                    said = f"{what} did not return within {timeout:g} s (hung? see --timeout)"
+                except ExitCalled as exc:
+                    said = f"{what} called os._exit({exc.said})"
                 except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
-                    # said here, still timed and guarded: its message is the object's code too (a
-                    # __str__ that hangs or calls os._exit), and so are the frames it holds
                     said = f"{what} raised {describe(exc)}{at_user_line(exc)}"
-                raise _Raised(said)
+                raise _Raised(said)  # (outside the except clauses: no context holding the exception)
             finally:  # disarmed before stdout is given back: no alarm can land in between
                 if timed:
                     _armed = False  # an alarm handled until here is still caught below, a later one ignored
