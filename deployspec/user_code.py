@@ -96,10 +96,11 @@ def _what(fd: int) -> tuple[int, int] | None:
 
 
 class descriptors_kept:
-    """While the user's code runs, stdout's and stderr's descriptors stay what they were:
-    one closed or pointed elsewhere is put back when the block ends, which then raises
-    :class:`DescriptorsMoved` saying which (a KeyboardInterrupt goes on as it was). What a
-    thread of the code does between blocks is beyond it. (A class, not a generator:
+    """While the user's code runs, stdout's and stderr's descriptors (and ``--json``'s
+    document's, while it has one) stay what they were: one closed or pointed elsewhere is put
+    back when the block ends, which then raises :class:`DescriptorsMoved` saying which (a
+    KeyboardInterrupt goes on as it was). A block within another leaves them to the outer
+    one. What a thread of the code does between blocks is beyond it. (A class, not a generator:
     entered on every call of a ``--python`` object, 2 us less each.)"""
 
     __slots__ = ("before", "fds")
@@ -148,15 +149,10 @@ def standard_fds_put_back() -> None:
     stderr's descriptors back where they were when the block began, from deployspec's copies,
     if the code moved them (best effort): for the last line of a run that ends while the
     code still holds them (``last_resort``). Outside any block they are deployspec's own."""
-    if not _HELD:
-        return
-    block = _HELD[0]
-    for fd, was in zip(block.fds, block.before):
-        copy = _COPIES.get(fd)
-        if fd in STANDARD_FDS and was is not None and _what(fd) != was and copy is not None \
-                and copy[0] == was and _what(copy[1]) == was:
-            with contextlib.suppress(OSError):
-                os.dup2(copy[1], fd)
+    if _HELD:
+        block = _HELD[0]
+        with contextlib.suppress(OSError):
+            _put_back(block.fds, block.before, tuple(map(_what, block.fds)))
 
 
 #: how the descriptors are named in a fault

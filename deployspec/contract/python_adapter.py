@@ -101,8 +101,6 @@ class PythonAdapter:
         # call's --timeout and held to the size of a reply over --exec: an observation of
         # millions of instances took 14 s past a --timeout of 1 and was accepted
         copied = self._call("observe", then=_as_json)
-        if isinstance(copied, _NotJson):
-            raise self._failed(copied.why)
         if len(copied) > protocol.MAX_LINE:
             raise self._failed(f"observe() returned an observation of {len(copied)} bytes as JSON, over the "
                                f"{protocol.MAX_LINE} a reply may have (as over --exec)")
@@ -162,28 +160,22 @@ class PythonAdapter:
 
 @attrs.frozen
 class _Wrong:
-    """Why what a method returned cannot be its answer (:func:`wrong_answer`)."""
+    """Why what a method returned cannot be its answer (:func:`wrong_answer`), or, for
+    ``observe()``, cannot be copied as JSON (:func:`_as_json`)."""
 
     why: str
 
 
-@attrs.frozen
-class _NotJson:
-    """Why what ``observe()`` returned cannot be copied as JSON."""
-
-    why: str
-
-
-def _as_json(obs: Any) -> str | _NotJson:
+def _as_json(obs: Any) -> str | _Wrong:
     """``obs`` as JSON text, or why not (said as the object's fault, not a crash of its call)."""
     try:
         return json.dumps(obs, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
-        return _NotJson(f"observe() returned something that is not JSON: {why}")
+        return _Wrong(f"observe() returned something that is not JSON: {why}")
     except Exception as exc:  # noqa: BLE001 - its own mapping's methods raised
-        return _NotJson(f"observe() returned an object ({type(obs).__name__}) that raised "
-                        f"{describe(exc)} when read")
+        return _Wrong(f"observe() returned an object ({type(obs).__name__}) that raised "
+                      f"{describe(exc)} when read")
 
 
 def wrong_answer(method: str, result: Any) -> str | None:

@@ -76,7 +76,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                 except passing:
                     raise
                 except _Overdue:
-                    said = f"{what} did not return within {timeout:g} s (hung? see --timeout)"
+                    said = _hung(what, timeout)
                 except ExitCalled as exc:
                     said = f"{what} called os._exit({exc.said})"
                 except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
@@ -88,18 +88,20 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                     signal.setitimer(signal.ITIMER_REAL, 0)
                 if watched:
                     _running = None
-    except _Overdue:
-        raise ImplementationError(f"{what} did not return within {timeout:g} s (hung? see --timeout)") from None
+    except _Overdue:  # (landed after the call returned, before the timer was disarmed)
+        raise ImplementationError(_hung(what, timeout)) from None
     except KeyboardInterrupt:
         raise
     except passing:
         raise
-    except ExitCalled as exc:
-        raise ImplementationError(f"{what} called os._exit({exc.said})") from None
     except DescriptorsMoved as exc:
         raise ImplementationError(f"{what} {exc}") from None
     except _Raised as exc:
         raise ImplementationError(exc.said) from None
+
+
+def _hung(what: str, timeout: float | None) -> str:
+    return f"{what} did not return within {timeout:g} s (hung? see --timeout)"
 
 
 class _Raised(Exception):
