@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +64,92 @@ def test_a_process_detached_as_the_program_starts_is_ended_too(tmp_path):
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert ended_soon(int(pidfile.read_text())), "the detached process outlived the run"
+
+
+FORKS_IN_PERFORM = """
+import os, time
+from deployspec.contract.examples import capi_safe
+
+
+class Forks:
+    def __init__(self):
+        self.inner, self.forked = capi_safe(), False
+
+    def reset(self, config):
+        return self.inner.reset(config)
+
+    def perform(self, action):
+        if not self.forked:
+            self.forked = True
+            pid = os.fork()
+            if pid == 0:
+                {child}
+            open({pidfile!r}, "w").write(str(pid))
+        {hang}
+        return self.inner.perform(action)
+
+    def observe(self):
+        return self.inner.observe()
+
+
+def factory():
+    return Forks()
+"""
+
+#: the child sleeps inside the object's code, holding deployspec's stdout
+SLEEPS = "time.sleep(600)"
+#: the child forks too, and both sleep: the grandchild is this process's only once its parent is ended
+FAMILY = ("grandchild = os.fork()\n"
+          "                if grandchild != 0:\n"
+          "                    open({pidfile!r} + '.grandchild', 'w').write(str(grandchild))\n"
+          "                time.sleep(600)")
+#: the parent's call then swallows its timeout: the last resort ends the run
+SWALLOWS = ("while True:\n"
+            "            try:\n"
+            "                time.sleep(600)\n"
+            "            except BaseException:\n"
+            "                pass")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+@pytest.mark.parametrize("child, hang, status", [
+    (SLEEPS, "", 0),
+    (FAMILY, "", 0),
+    (SLEEPS, SWALLOWS, 3),
+], ids=["sleeping child", "child and grandchild", "last resort"])
+def test_what_a_python_object_forks_is_ended_with_the_run(tmp_path, child, hang, status):
+    """A child a --python object forks and that stays inside its code held deployspec's
+    stdout: a pipe's reader (``| tee``, a CI's log) waited for it after the run had ended."""
+    pidfile = str(tmp_path / "child")
+    (tmp_path / "forks.py").write_text(FORKS_IN_PERFORM.format(
+        child=child.format(pidfile=pidfile), hang=hang, pidfile=pidfile))
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "contract", "--python", "forks:factory",
+                           "--model", "capi", "--examples", "2", "--property", "capacity_within_bound",
+                           "--timeout", "1"],
+                          capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == status, proc.stderr
+    pids = [pidfile] + ([pidfile + ".grandchild"] if child is FAMILY else [])
+    for path in pids:
+        assert ended_soon(int(Path(path).read_text())), f"{path} outlived the run"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+def test_what_a_served_python_object_forks_is_ended_when_serving_ends(tmp_path):
+    """``serve --python`` behind another harness: at the end of its input the server ended,
+    and the object's child held its stdout (the harness's read of the replies waited)."""
+    import json
+
+    from deployspec.contract import protocol
+
+    pidfile = str(tmp_path / "child")
+    (tmp_path / "forks.py").write_text(FORKS_IN_PERFORM.format(
+        child=SLEEPS, hang="", pidfile=pidfile))
+    requests = [protocol.reset(1, "capi", {}), protocol.action(2, {"type": "push", "instances": 1})]
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "serve", "--model", "capi", "--python",
+                           "forks:factory"], input="".join(json.dumps(r) + "\n" for r in requests),
+                          capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["type"] for line in proc.stdout.splitlines()] == ["reset_ok", "performed"]
+    assert ended_soon(int(Path(pidfile).read_text())), "the child outlived serving"

@@ -322,6 +322,7 @@ def vacuity_notes(results) -> list[str]:
 
 
 def cmd_serve(args) -> int:
+    from deployspec.contract import leftovers
     from deployspec.contract.examples import ReferenceImplementation
     from deployspec.contract.server import serve
 
@@ -334,6 +335,7 @@ def cmd_serve(args) -> int:
     with _sigterm_ends_serving(), lent_streams():  # the served object may not close deployspec's streams
         try:
             if args.python is not None:
+                leftovers.watch_object_children()  # ended with serving (``finally``)
                 impl, name = _served_object(args.python), args.python
             else:
                 model.variant(args.variant)
@@ -344,6 +346,8 @@ def cmd_serve(args) -> int:
             return 3
         except _Terminated:
             return 0
+        finally:
+            leftovers.end_object_children()
 
 
 def _served_object(spec: str):

@@ -33,7 +33,7 @@ import attrs
 
 from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
-from deployspec.contract import sweep
+from deployspec.contract import leftovers, sweep
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import (
     NOT_DETERMINISTIC,
@@ -115,11 +115,13 @@ class Connection:
             self.program = Program(target.spec, model=model, timeout=timeout)
         else:
             startup = max(timeout, STARTUP_TIMEOUT)
+            leftovers.watch_object_children()  # (the module and the factory may fork too)
             try:
                 factory = load_factory(target.spec, startup)  # UsageError for a bad name
                 self.impl = instantiate(factory, target.spec, startup)
             except BaseException as exc:
                 release_alarm()
+                leftovers.end_object_children()
                 if isinstance(exc, ImplementationError):  # a failing import too: a fault, not a usage error
                     raise self.box.record(ImplementationFault(str(exc), where="start")) from None
                 raise
@@ -161,6 +163,7 @@ class Connection:
         elif self._python is not None:
             self._python.close_implementation()
             release_alarm()
+        leftovers.end_object_children()
 
     def __enter__(self) -> Self:
         return self

@@ -64,6 +64,9 @@ def end(line: str, status: int) -> None:
             stream.flush()
         except Exception:  # noqa: BLE001, S110 - leaving anyway
             pass
+    from deployspec.contract import leftovers
+
+    leftovers.end_object_children()  # (a child it forked would hold stdout's pipe)
     try:
         # (escaped: the line may name what others wrote, a design's module, a file)
         os.write(2, f"deployspec: {escaped(line)}: stopping\n".encode(errors=ESCAPE))

@@ -122,12 +122,42 @@ def reap_exited(known: set[int]) -> None:
             pass
 
 
-def end_escaped(known: set[int]) -> None:
+def end_escaped(known: set[int], rounds: int = 8) -> None:
     """Kill and reap the children this process gained since ``known`` was taken
-    (adopted descendants of an implementation that has just been ended)."""
-    for pid in children() - known:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+    (adopted descendants of an implementation that has just been ended). A child
+    killed leaves its own children to this process (the subreaper): they are
+    ended in the next round, up to ``rounds`` generations."""
+    for _ in range(rounds):
+        gained = children() - known
+        if not gained:
+            return
+        for pid in gained:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+#: the children this process had before a Python object under test was loaded (None:
+#: no object loaded, or not the ``deployspec`` program): what it forks is ended with it
+_BEFORE_OBJECT: set[int] | None = None
+
+
+def watch_object_children() -> None:
+    """Before a ``--python`` object is loaded, in the ``deployspec`` program: note the
+    children there are, so that what the object forks (a child still inside the
+    object's code holds deployspec's stdout: a pipe's reader would wait for it) is
+    ended with the run (:func:`end_object_children`), as an ``--exec`` program's
+    group is."""
+    global _BEFORE_OBJECT
+    if _BEFORE_OBJECT is None and adopting():
+        _BEFORE_OBJECT = children()
+
+
+def end_object_children() -> None:
+    """End what the object forked (:func:`watch_object_children`); nothing if none was loaded."""
+    global _BEFORE_OBJECT
+    known, _BEFORE_OBJECT = _BEFORE_OBJECT, None
+    if known is not None:
+        end_escaped(known)
