@@ -184,3 +184,41 @@ def test_z3_judges_no_design_handed_in_and_says_what_does(capsys, hand_in):
     assert status == 2, (out, err)  # nothing judged
     assert "no Z3 encoding of safe-copy's selection rule" in out
     assert "the shipped capi variants" in out and "--engine explore judges a design of your own" in out
+
+
+FINALIZE_FIXED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                  "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='finalize-fixed', finish_after_commit=False)]\n")
+
+
+def test_a_violation_declared_beyond_the_default_search_is_explored_within_the_bounds_it_names(hand_in, monkeypatch):
+    """The matrix explored every property of a design but those it declares violated beyond
+    the default search: one inherited with attrs.evolve (its base's, which the design may
+    have fixed) was taken on its word, its base's trace printed under the table."""
+    from deployspec import check
+
+    hand_in("beyondcopy", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_PR3072\n"
+                          "VARIANTS = [attrs.evolve(CAPI_PR3072, name='pr3072-copy')]\n")
+    pairs = [(m, v) for m, v in check.plan("capi", None) if v == "pr3072-copy"]
+    assert ("capi", "pr3072-copy", "explore", "deployment_converges") in check.searches(
+        pairs, ("hypothesis",), distinct=False, properties=None)
+    given = []
+    monkeypatch.setattr(check, "causes", lambda fn, model, variant, prop, **k: given.append(k.get("config")) or [])
+    for bounds in (None, {"settle_steps": 50}):
+        check._judge("capi", "pr3072-copy", "explore", "deployment_converges", budget=None, seed=0, out_dir=None,
+                     bounds=bounds, distinct=False, engines=("hypothesis",), on_start=None, workers=1,
+                     on_progress=None)
+    assert [(c.max_deployments, c.settle_steps) for c in given] == [(3, 80), (3, 50)]  # --bound's over them
+
+
+def test_a_design_that_fixed_what_it_inherited_as_violated_beyond_is_marked(capsys, hand_in):
+    """capi-current with Finalize inside the transaction, its violates_beyond left as
+    capi-current's: the explorer proves single_active_deployment within the bounds of the
+    declaration, which the cell showed as 'holds +' (exit 0) and --engine explore as
+    'declared to hold'."""
+    hand_in("finalizefixed", FINALIZE_FIXED)
+    status, out, _ = run(capsys, "check", "--model", "capi", "--property", "single_active_deployment",
+                         "--budget", "0.2")
+    assert status == 1, out
+    note = ("! finalize-fixed · single_active_deployment: holds (explore, hypothesis), declared violated beyond "
+            "the default search, within bounds this proof covers; a close look")
+    assert note in out, out
