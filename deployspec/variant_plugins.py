@@ -223,11 +223,19 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
 def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:
     """The fields a variant class has, when ``exc`` is its refusal of another name (a
     capi rule given to a SlotsVariant, a misspelt rule): which names it takes."""
+    import difflib
+    import re
+
     import attrs
 
     for cls in classes.values():
         if isinstance(exc, TypeError) and str(exc).startswith(f"{cls.__name__}.__init__() got an unexpected"):
-            return f" (a {cls.__name__}'s fields: {', '.join(f.name for f in attrs.fields(cls))}; docs/variants.md)"
+            fields = [f.name for f in attrs.fields(cls)]
+            given = re.search(r"argument '(\w+)'", str(exc))
+            close = difflib.get_close_matches(given.group(1), fields, n=1) if given else []
+            # (the guess first: a long line is cut in its middle, in the list)
+            guess = f"did you mean {close[0]}? " if close else ""
+            return f" ({guess}a {cls.__name__}'s fields: {', '.join(fields)}; docs/variants.md)"
     return ""
 
 

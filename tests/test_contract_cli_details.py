@@ -366,3 +366,13 @@ def test_one_entry_is_an_entry():
     one, two = [{"id": 0}], [{"id": 0}, {"id": 1}]
     assert differences(two, one, "capi-safe", "droplets") == ["droplets: capi-safe has 2 entries, implementation 1"]
     assert differences(one, two, "capi-safe", "droplets") == ["droplets: capi-safe has 1 entry, implementation 2"]
+
+
+def test_the_replay_command_hands_in_the_designs_the_run_had(monkeypatch):
+    """Pasted in a fresh shell it failed ('module deployspec.contract.examples has no
+    'mine'') with nothing saying the design was not loaded (found by a new user's review)."""
+    monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "my designs")
+    line = contract_cli.replay_command("x.json", harness.Target("python", "deployspec.contract.examples:mine"), 10.0)
+    assert line == "DEPLOYSPEC_VARIANTS='my designs' deployspec replay x.json --python deployspec.contract.examples:mine"
+    monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "")
+    assert contract_cli.replay_command("x.json", harness.Target("exec", "impl"), 10.0) == "deployspec replay x.json --exec impl"

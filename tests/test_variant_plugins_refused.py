@@ -99,6 +99,10 @@ BAD = {
                    "'select_prior' at slotsrule.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
                    "reference, terraform_webhook, doc, model, config, explore, violates_beyond; "
                    "docs/variants.md)\n")),
+    # a misspelt field: the closest name first (the list of 22 capi fields is cut in its middle)
+    "misspelt": (EVOLVED.format("name='x', select_priors=None"),
+                 ("cannot load: TypeError: CapiVariant.__init__() got an unexpected keyword argument "
+                  "'select_priors' at misspelt.py:3 (did you mean select_prior? a CapiVariant's fields: ")),
     "exits": ("import sys\nsys.exit(0)\n", "cannot load: it called sys.exit(0)"),
     "lazy": ("def made():\n    yield from []\n    raise RuntimeError('lazy boom')\nVARIANTS = made()\n",
              "cannot load: RuntimeError: lazy boom"),

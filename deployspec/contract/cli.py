@@ -257,13 +257,17 @@ def _exact(seconds: float) -> str:
 
 def replay_command(path: str, target, timeout: float) -> str:
     """The command that replays a saved counterexample on the same implementation
-    (to paste once it is fixed: exit status 0 when the trace no longer reproduces)."""
+    (to paste once it is fixed: exit status 0 when the trace no longer reproduces),
+    with the designs this run had handed in (``DEPLOYSPEC_VARIANTS``): its
+    ``--reference``, its factory or its program may name one."""
     from deployspec.text import escaped
+    from deployspec.variant_plugins import ENV
 
     argv = ["deployspec", "replay", path, f"--{target.kind}", target.spec]
     if timeout != DEFAULT_TIMEOUT:  # a slow implementation needs it on replay too
         argv += ["--timeout", f"{timeout:g}"]
-    return escaped(shlex.join(argv))
+    designs = os.environ.get(ENV, "")
+    return escaped((f"{ENV}={shlex.quote(designs)} " if designs else "") + shlex.join(argv))
 
 
 def config_text(config) -> str:

@@ -23,6 +23,8 @@ from deployspec.user_code import at_user_line, cwd_first_on_path, describe, is_m
 
 #: the import and the factory may be slow, as a program's first reply may be
 STARTUP_TIMEOUT = 30.0
+#: the module whose attributes are the factories of the variants (``capi_safe``)
+EXAMPLES = "deployspec.contract.examples"
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -51,7 +53,9 @@ def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -
         factory = call(getattr, module, attr, what=f"looking up {attr} in {module_name}",
                        timeout=timeout, passing=(AttributeError, *passing))
     except AttributeError:
-        raise UsageError(f"--python {spec}: module {module_name} has no {quoted(attr)}") from None
+        hint = (" (no variant of that name here: a design of your own is handed in, DEPLOYSPEC_VARIANTS or "
+                "its entry point, docs/variants.md)") if module_name == EXAMPLES else ""
+        raise UsageError(f"--python {spec}: module {module_name} has no {quoted(attr)}{hint}") from None
     if not callable(factory):
         raise UsageError(f"--python {spec}: {attr} is not callable")
     return factory
