@@ -32,6 +32,7 @@ def render(trace: dict[str, Any]) -> str:
         rows.append(f'<tr class="bad"><td></td><td colspan="3">after settling: '
                     f'{escape(trace["violation"]["message"])}</td></tr>')
     title = f"{trace['variant']}: {trace['property']} violated"
+    key_lanes, key_other = model.render_key  # how a cell reads, as the text report says it
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>
@@ -42,13 +43,15 @@ tr.bad {{ background: #ffe3e3; font-weight: bold; }}
 tr.rejected {{ color: #868e96; }}
 tr.settle td {{ font-style: italic; color: #868e96; background: #f1f3f5; }}
 .meta {{ color: #555; }}
+tr.key td {{ color: #868e96; font-size: 11px; }}
 </style></head><body>
 <h1>{escape(title)}</h1>
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
 <p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} steps.
 Replay: <code>deployspec replay FILE</code>.</p>
 {render_svg.render(trace, model.lanes)}
-<table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr></thead>
+<table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr>
+<tr class="key"><td></td><td></td><td><code>{escape(key_lanes)}</code></td><td><code>{escape(key_other)}</code></td></tr></thead>
 <tbody>
 {chr(10).join(rows)}
 </tbody></table>

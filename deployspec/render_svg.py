@@ -21,25 +21,42 @@ import attrs
 from deployspec.render_text import action_label
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 
+#: instance statuses. Told apart by readers with a colour vision deficiency too: at least
+#: 39 CIELAB units between any two of running, starting and crashed under simulated
+#: deuteranopia, protanopia and tritanopia (green for running and pink for crashed were 20
+#: apart under deuteranopia, the same olive); a failing one is hatched as well
 STATUS_COLOURS = {
-    "RUNNING": "#2f9e44",
+    "RUNNING": "#1971c2",
     "STARTING": "#f0b429",
-    "CRASHED": "#d6336c",
+    "CRASHED": "#c92a2a",
     "DOWN": "#868e96",
-    "running": "#2f9e44",
+    "running": "#1971c2",
     "starting": "#f0b429",
-    "crash_loop": "#d6336c",
+    "crash_loop": "#c92a2a",
     "empty": "#dee2e6",
 }
+#: the statuses drawn hatched: an instance that fails, whatever the colour says to its reader
+FAILING = frozenset({"CRASHED", "crash_loop"})
+#: deployment states, at least 25 CIELAB units apart, also under simulated colour vision
+#: deficiencies (DEPLOYING and PREPAUSED were 3.4 apart under deuteranopia); their names
+#: are written on the bands besides
 STATE_COLOURS = {
-    "DEPLOYING": "#4c6ef5",
-    "PREPAUSED": "#7950f2",
-    "PAUSED": "#b197fc",
-    "CANCELING": "#f76707",
+    "DEPLOYING": "#748ffc",
+    "PREPAUSED": "#862e9c",
+    "PAUSED": "#a61e4d",
+    "CANCELING": "#ffa94d",
     "CANCELED": "#ced4da",
     "DEPLOYED": "#8ce99a",
 }
 FALLBACK = ("#15aabf", "#82c91e", "#fab005", "#be4bdb", "#fd7e14", "#495057")
+#: the settle phase's shading
+SETTLE_FILL = "#e9ecef"
+#: a refused step's action label
+REJECTED_INK = "#868e96"
+#: the hatching of a failing instance's cell (``FAILING``)
+HATCH = ('<defs><pattern id="failing" width="5" height="5" patternUnits="userSpaceOnUse" '
+         'patternTransform="rotate(45)"><rect width="2" height="5" fill="white" fill-opacity="0.6"/>'
+         "</pattern></defs>")
 
 COL = 64  # width of one step column
 CELL_W, CELL_H, GAP = 40, 11, 2
@@ -54,6 +71,21 @@ MAX_CELLS = 40
 
 def _colour(table: dict[str, str], value: str) -> str:
     return table.get(value) or FALLBACK[sum(map(ord, value)) % len(FALLBACK)]
+
+
+def _ink(fill: str) -> str:
+    """Text on ``fill`` (#rrggbb): dark on a light colour, white on a dark one."""
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return "#212529" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "white"
+
+
+def _cell(x: int, y: int, width: int, height: int, status: str, title: str) -> list[str]:
+    """An instance's cell (or a legend's swatch): its status's colour, hatched if it fails."""
+    out = [(f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="2" '
+           f'fill="{_colour(STATUS_COLOURS, status)}">{title}</rect>')]
+    if status in FAILING:
+        out.append(f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="2" fill="url(#failing)"/>')
+    return out
 
 
 def _scalar_text(key: str, value: Any) -> str | None:
@@ -172,7 +204,8 @@ def _layout(trace: dict[str, Any]) -> _Layout:
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
-    depth = {k: min(MAX_CELLS, max(1, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)))
+    # (two cells at least: the lane's name and its label above its floor line)
+    depth = {k: min(MAX_CELLS, max(2, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)))
              for k in lane_keys}
     n = len(observations)
     longest = max(len(label) + 14 for label in labels)
@@ -205,6 +238,7 @@ def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
         (f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{height}" '
          f'viewBox="0 0 {at.width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
         f"<title>{escape(trace['variant'])}: {escape(trace['property'])} violated</title>",
+        HATCH,
         '<rect width="100%" height="100%" fill="white"/>',
         f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(at.title)}</text>',
         *(f'<text x="10" y="{38 + 14 * i}" fill="#c92a2a">{escape(line)}</text>' for i, line in enumerate(at.message)),
@@ -220,8 +254,10 @@ def _settling(trace: dict[str, Any], at: _Layout) -> list[str]:
         return []
     sx = LEFT + (settle_from + 1) * COL
     return [(f'<rect x="{sx}" y="{at.top - 8}" width="{(at.columns - settle_from - 1) * COL}" '
-            f'height="{at.bottom - at.top + 8}" fill="#f1f3f5"/>'),
-            (f'<text x="{sx + 4}" y="{at.bottom + 10}" fill="#868e96" font-style="italic">'
+            f'height="{at.bottom - at.top + 8}" fill="{SETTLE_FILL}"/>'),
+            (f'<line x1="{sx}" x2="{sx}" y1="{at.top - 8}" y2="{at.bottom + 12}" stroke="#495057" '
+             'stroke-dasharray="3,3"/>'),
+            (f'<text x="{sx + 4}" y="{at.bottom + 10}" fill="#495057" font-style="italic">'
             f'users stop; the platform settles</text>')]
 
 
@@ -232,22 +268,28 @@ def _step_labels(trace: dict[str, Any], at: _Layout) -> list[str]:
         cx = LEFT + c * COL + COL // 2
         step = trace["steps"][c - 1] if c else None
         rejected = bool(step and step.get("rejected"))
-        colour = "#adb5bd" if rejected else ("#c92a2a" if c == at.bad_col else "#212529")
+        colour = REJECTED_INK if rejected else ("#c92a2a" if c == at.bad_col else "#212529")
         text = f"{c - 1}: {label}" if c else label
+        why = ""
         if rejected:
             text += " (rejected)"
-        out.append(f'<text transform="translate({cx + 3},{at.top - 12}) rotate(-55)" fill="{colour}">'
-                   f"{escape(text)}</text>")
+            why = f"<title>rejected: {escape(str(step['rejected']))}</title>"  # the reason, as a tooltip
+        struck = ' text-decoration="line-through"' if rejected else ""
+        out.append(f'<text transform="translate({cx + 3},{at.top - 12}) rotate(-55)" fill="{colour}"{struck}>'
+                   f"{why}{escape(text)}</text>")
     return out
 
 
 def _lane(at: _Layout, k: str) -> list[str]:
-    """One lane: its name and last label, then its instances at each step, stacked upwards."""
+    """One lane: its name and first label, then its instances at each step, stacked upwards
+    (what changes of its label is written under the step that changed it)."""
     ly = at.lane_y[k]
     floor = ly + at.depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
-    last_label = next((ls[k][0] for ls in reversed(at.per_step) if k in ls), "")
+    first = next((ls[k][0] for ls in at.per_step if k in ls), "")
+    shown = first if len(first) <= LABEL_CHARS else first[:LABEL_CHARS - 1] + "…"
     out = [f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>',
-           f'<text x="10" y="{ly + 23}" fill="#666" font-size="9">{escape(last_label[:26])}</text>',
+           (f'<text x="10" y="{ly + 22}" fill="#666" font-size="9"><title>{escape(k)}: {escape(first)}</title>'
+            f"{escape(shown)}</text>"),
            f'<line x1="{LEFT}" x2="{LEFT + at.columns * COL}" y1="{floor + 5}" y2="{floor + 5}" stroke="#e9ecef"/>']
     for c, ls in enumerate(at.per_step):
         if k in ls:
@@ -258,6 +300,8 @@ def _lane(at: _Layout, k: str) -> list[str]:
 
 #: characters of a changed label a column shows under its cells (the rest in its tooltip)
 CHANGE_CHARS = 14
+#: characters of a lane's label beside its name (the rest in its tooltip)
+LABEL_CHARS = 26
 
 
 def _label_change(at: _Layout, k: str, c: int, floor: int) -> list[str]:
@@ -294,32 +338,43 @@ def _instances(k: str, cx: int, floor: int, label: str, statuses: list[str], not
         statuses = statuses[:MAX_CELLS - 1]
     for i, status in enumerate(statuses):
         iy = floor - (i + 1) * (CELL_H + GAP)
-        out.append(f'<rect x="{cx}" y="{iy}" width="{CELL_W}" height="{CELL_H}" rx="2" '
-                   f'fill="{_colour(STATUS_COLOURS, status)}"><title>{escape(k)} '
-                   f"instance {i}: {escape(status)} ({escape(notes[i] or label)})</title></rect>")
+        out += _cell(cx, iy, CELL_W, CELL_H, status,
+                     f"<title>{escape(k)} instance {i}: {escape(status)} ({escape(notes[i] or label)})</title>")
         if notes[i]:
-            out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" '
-                       f'text-anchor="middle" fill="white">{escape(notes[i].split()[-1])}</text>')
+            out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" text-anchor="middle" '
+                       f'fill="{_ink(_colour(STATUS_COLOURS, status))}">{escape(notes[i].split()[-1])}</text>')
     return out
 
 
 def _band(at: _Layout, k: str) -> list[str]:
-    """One deployment's band: a cell per step coloured by its state, named where it changes."""
+    """One deployment's band: a cell per step coloured by its state, named where it changes,
+    in as much of the name as its run of columns holds (the whole in each cell's tooltip)."""
     by = at.band_y[k]
     out = [f'<text x="10" y="{by + 12}" font-weight="bold">{escape(k)}</text>']
-    previous, words = None, []
-    for c, bs in enumerate(at.band_steps):
-        if k not in bs:
-            previous = None
+    states = [bs.get(k) for bs in at.band_steps]
+    words = []
+    for c, state in enumerate(states):
+        if state is None:
             continue
-        state = bs[k]
         fill = _colour(STATE_COLOURS, state.split("/")[0])
         out.append(f'<rect x="{LEFT + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
                    f"<title>{escape(k)}: {escape(state)}</title></rect>")
-        if state != previous:
-            words.append(f'<text x="{LEFT + c * COL + 3}" y="{by + 12}" font-size="9">{escape(state)}</text>')
-        previous = state
+        if c == 0 or states[c - 1] != state:
+            run = next((n for n in range(1, len(states) - c) if states[c + n] != state), len(states) - c)
+            words.append(f'<text x="{LEFT + c * COL + 3}" y="{by + 12}" font-size="9" fill="{_ink(fill)}">'
+                         f"{escape(_fitted(state, run * COL - 6))}</text>")
     return out + words  # the words on top of the band's later cells
+
+
+#: the width of a character of a band's name (9 px Helvetica, its widest capitals)
+CHAR_W = 6.4
+
+
+def _fitted(text: str, width: float) -> str:
+    """``text`` cut to ``width`` pixels, ending in "…" where cut (a state that lasts one
+    column wrote its whole name over the next one's)."""
+    fits = int(width / CHAR_W)
+    return text if len(text) <= fits else text[:max(1, fits - 1)] + "…"
 
 
 def _breaking_column(at: _Layout) -> list[str]:
@@ -331,15 +386,22 @@ def _breaking_column(at: _Layout) -> list[str]:
 
 
 def _legend(at: _Layout) -> list[str]:
-    """The instance statuses and deployment states the picture shows, a row each."""
+    """The instance statuses and deployment states the picture shows, a row each; the
+    statuses' row also says how a lane with no instance looks."""
     out = []
     seen_status = list(dict.fromkeys(s for ls in at.per_step for _, ss, _ in ls.values() for s in ss))
     seen_state = list(dict.fromkeys(v.split("/")[0] for bs in at.band_steps for v in bs.values()))
     for names, table, row in ((seen_status, STATUS_COLOURS, 0), (seen_state, STATE_COLOURS, 1)):
         lx = 10
+        ly = at.legend_y + 14 + row * 18
         for value in names:
-            ly = at.legend_y + 14 + row * 18
-            out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{_colour(table, value)}"/>')
+            if table is STATUS_COLOURS:
+                out += _cell(lx, ly - 9, 12, 10, value, "")
+            else:
+                out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{_colour(table, value)}"/>')
             out.append(f'<text x="{lx + 16}" y="{ly}">{escape(value)}</text>')
             lx += 24 + 7 * len(value)
+        if table is STATUS_COLOURS and any(not ss for ls in at.per_step for _, ss, _ in ls.values()):
+            out.append(f'<rect x="{lx}" y="{ly - 2}" width="12" height="2" fill="#adb5bd"/>')
+            out.append(f'<text x="{lx + 16}" y="{ly}">no instance</text>')
     return out

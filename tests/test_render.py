@@ -102,3 +102,22 @@ def test_the_text_table_says_how_each_model_s_line_reads():
         heading = next(i for i, line in enumerate(lines) if line.lstrip().startswith("#  action"))
         assert lines[heading + 1].strip().startswith(key)
         assert lines[heading + 1].rstrip().endswith(get_model(model).render_key[1])
+
+
+def test_the_picture_in_the_readme_is_the_seed_as_show_draws_it_now():
+    """docs/seed-counterexample.svg is drawn by hand (`deployspec show SEED -o docs/…`): a
+    change of the drawing that does not draw it again leaves README showing the old one."""
+    checked_in = Path(__file__).parent.parent / "docs" / "seed-counterexample.svg"
+    assert checked_in.read_text() == render_svg.render(traces.load(SEED))
+
+
+def test_html_keys_its_table_as_the_text_report_does():
+    """'P0[d0]:ss' and 'd0:DEPLOYING/…' in one row: d is a droplet on the left and a deployment
+    on the right, which only the text report's key line said."""
+    from deployspec.models import get_model
+    from deployspec.text import markup
+
+    page = render_html.render(traces.load(SEED))
+    key_lanes, key_other = map(markup, get_model("capi").render_key)
+    assert key_lanes.startswith("P&lt;process&gt;")  # escaped: <process> is no tag
+    assert f'<tr class="key"><td></td><td></td><td><code>{key_lanes}</code></td><td><code>{key_other}</code>' in page

@@ -63,19 +63,25 @@ def test_the_breaking_step_s_column_is_outlined_and_its_label_red():
 def test_the_settle_phase_is_shaded_from_the_first_settle_step_on():
     """``settle_from`` is the first platform-only step; with nothing to settle
     (``settle_from`` = the number of steps) nothing is shaded or said."""
+    fill = render_svg.SETTLE_FILL
     root = svg(trace(THREE, settle_from=1))
-    shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == "#f1f3f5"]
+    shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == fill]
     assert [(int(r.get("x")), int(r.get("width"))) for r in shade] == [(LEFT + 2 * COL, 2 * COL)]
+    (edge,) = [ln for ln in root.iter(f"{NS}line") if ln.get("stroke-dasharray")]  # where the users stop
+    assert int(edge.get("x1")) == LEFT + 2 * COL
     root = svg(trace(THREE, settle_from=3))
-    assert not [r for r in root.iter(f"{NS}rect") if r.get("fill") == "#f1f3f5"]
+    assert not [r for r in root.iter(f"{NS}rect") if r.get("fill") == fill]
     assert not any("settles" in t for t in texts(root))
 
 
 def test_a_rejected_step_is_greyed_and_says_so():
-    """A refused action changed nothing: drawn as one, it reads as a cause."""
+    """A refused action changed nothing: drawn as one, it reads as a cause. Struck through,
+    its reason in the tooltip (the picture did not say it anywhere)."""
     root = svg(trace(THREE, rejected=(0,), bad=2))
-    labels = {t.text: t.get("fill") for t in root.iter(f"{NS}text") if t.get("transform")}
-    assert labels["0: a0() (rejected)"] == "#adb5bd" and labels["1: a1()"] == "#212529"
+    labels = {"".join(t.itertext()): t for t in root.iter(f"{NS}text") if t.get("transform")}
+    refused = labels["rejected: refused0: a0() (rejected)"]
+    assert refused.get("fill") == render_svg.REJECTED_INK and refused.get("text-decoration") == "line-through"
+    assert labels["1: a1()"].get("fill") == "#212529" and labels["1: a1()"].get("text-decoration") is None
 
 
 def test_each_status_and_state_has_its_own_colour():
@@ -85,13 +91,17 @@ def test_each_status_and_state_has_its_own_colour():
         assert len(set(upper.values())) == len(upper)
     root = svg(trace([{"processes": [proc(0, "RUNNING", "CRASHED", "STARTING")],
                        "deployments": [dep(0, "CANCELED", "SUPERSEDED")]}], bad=0))
+    hatched = {(r.get("x"), r.get("y")) for r in root.iter(f"{NS}rect") if r.get("fill") == "url(#failing)"}
     for status in ("RUNNING", "CRASHED", "STARTING"):
         (cell,) = [r for r in titled(root, "P0 instance") if f": {status} " in r.find(f"{NS}title").text]
         assert cell.get("fill") == STATUS_COLOURS[status]
+        # a crashed cell is hatched too: a reader who cannot tell its colour still tells it fails
+        assert ((cell.get("x"), cell.get("y")) in hatched) is (status == "CRASHED")
+    assert len(hatched) == 2  # the cell and its legend's swatch
     (band,) = titled(root, "d0: ")
     assert band.find(f"{NS}title").text == "d0: CANCELED/SUPERSEDED"
     assert band.get("fill") == STATE_COLOURS["CANCELED"]  # coloured by the state, not state/reason
-    assert "CANCELED" in texts(root) and "CANCELED/SUPERSEDED" in texts(root)  # legend, band
+    assert "CANCELED" in texts(root) and "CANCELED…" in texts(root)  # legend, band (one column wide)
 
 
 def test_lanes_are_named_by_id_and_a_reason_shown_only_when_it_differs():
@@ -111,11 +121,34 @@ def test_an_instance_note_leaves_out_empty_fields_and_is_its_tooltip():
     assert cell.find(f"{NS}title").text == "prod instance 0: running (digest 7)"
 
 
-def test_a_lane_is_labelled_by_its_last_state():
-    """The label beside a lane is what it ended as (the droplet it runs at the break)."""
+def test_a_lane_is_labelled_by_its_first_state_and_its_changes_under_their_steps():
+    """The label beside a lane sits beside its first columns: it says what the lane was
+    there (it said what the lane ended as: staging's 'image tag=release' beside the
+    columns before the step that wrote it, which the picture showed under that step)."""
     t = trace([{"processes": [proc(0, "RUNNING", droplet=0)]}, {"processes": [proc(0, "RUNNING", droplet=1)]}])
     said = texts(svg(t))
-    assert "droplet 1" in said and "droplet 0" not in said
+    assert "P0: droplet 0droplet 0" in said and "P0: droplet 1droplet 1" in said  # beside it; under step 1
+
+
+def test_a_lane_s_label_lies_within_the_lane():
+    """A lane one instance high had its label below its floor line, beside the next lane's
+    name: 'droplet 0' read as P1's."""
+    t = trace([{"processes": [proc(0, "RUNNING"), proc(1, "RUNNING")]}], bad=0)
+    root = svg(t)
+    floors = sorted(int(ln.get("y1")) for ln in root.iter(f"{NS}line"))
+    labels = sorted(int(x.get("y")) for x in root.iter(f"{NS}text") if "".join(x.itertext()).endswith("droplet 0"))
+    names = sorted(int(x.get("y")) for x in root.iter(f"{NS}text") if x.text in ("P0", "P1"))
+    assert names[0] < labels[0] < floors[0] < names[1] < labels[1] < floors[1]
+
+
+def test_a_band_names_a_state_in_as_much_as_its_run_of_columns_holds():
+    """A state that lasts one column wrote its whole name over the next column's
+    ('CANCELED/SUPERSEDED' over 'PAUSED', the state the message named)."""
+    d = lambda state, reason=None: {"processes": [], "deployments": [dep(0, state, reason)]}
+    t = trace([d("CANCELED", "SUPERSEDED"), d("PAUSED"), d("PAUSED"), d("PAUSED")], bad=3)
+    said = texts(svg(t))
+    assert "CANCELED…" in said and "PAUSED" in said and "CANCELED/SUPERSEDED" not in said
+    assert render_svg._fitted("DEPLOYING", 3 * COL) == "DEPLOYING"
 
 
 def test_instances_stack_upwards_inside_their_own_lane():
@@ -172,7 +205,7 @@ def test_every_text_of_a_trace_stays_text_in_the_picture():
     assert f"{HOSTILE} / {HOSTILE}: {HOSTILE} violated" in said
     assert f"engine {HOSTILE}, 1 step; one row per process" in said
     assert f'0: a0(arg={HOSTILE})' in said
-    assert HOSTILE in said and f"site {HOSTILE}" in said  # the lane's name and its label
+    assert HOSTILE in said and f"{HOSTILE}: site {HOSTILE}site {HOSTILE}" in said  # the lane's name, its label
     assert f"{HOSTILE} instance 0: {HOSTILE} (digest {HOSTILE})" in said
     assert f"d0: {HOSTILE}" in said
 
