@@ -63,7 +63,9 @@ class FaultBox:
     #: at most this many runs of steps are remembered: about 0.6 KiB a run in a contract
     #: run of capi or slots (0.3 KiB for the run and its answer, and each distinct
     #: observation, 0.7-1.7 KiB, once: one for every three or four runs), so some 30 MiB
-    #: at most; past it, new ones are not (Hypothesis's own check of repeated examples remains)
+    #: at most, and as much again for recall's tree (``recall.Answers`` keeps each distinct
+    #: observation once more, in the implementation's order of keys: estimated, not
+    #: measured); past it, new ones are not (Hypothesis's own check of repeated examples remains)
     REMEMBERED = 50_000
 
     def __init__(self) -> None:
