@@ -8,6 +8,7 @@ sent over the protocol, so there is exactly one vocabulary per model.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -62,23 +63,43 @@ def flag(instance: Any, attribute: Any, value: Any) -> None:
 
 
 def rule(instance: Any, attribute: Any, value: Any) -> None:
-    """attrs validator of a variant's rule: a function, called as the rule it replaces is."""
+    """attrs validator of a variant's rule: a function, called as the rule it replaces is
+    (as many arguments: a rule taking others was refused only once the search called it,
+    a search's error, where ``deployspec variants`` had listed the design)."""
     if not callable(value):
         raise InvalidVariant(f"{instance.name}'s {attribute.name} must be a function (a rule), "
                              f"not {type(value).__name__} {_brief(value)}")
+    takes = attribute.metadata.get(TAKES)
+    if takes is None:
+        return
+    try:
+        signature = inspect.signature(value)
+    except Exception:  # noqa: BLE001 - a builtin, or a callable that will not say: held to it when called
+        return
+    try:
+        signature.bind(*range(takes))
+    except TypeError as exc:
+        name = value.__name__ if inspect.isfunction(value) else type(value).__name__
+        raise InvalidVariant(
+            f"{instance.name}'s {attribute.name} must take the {takes} argument{'' if takes == 1 else 's'} the rule "
+            f"it replaces takes: {name}{signature} ({exc}; the comment on {type(instance).__name__}."
+            f"{attribute.name} gives them)") from None
 
 
 #: a rule field's metadata key: the types its results may have (what the shipped rules return)
 RETURNS = "returns"
+#: a rule field's metadata key: how many arguments the rule is called with
+TAKES = "takes"
 
 
-def rule_field(*returns: type | None, **kwargs: Any) -> Any:
-    """A variant's rule: a field holding a function (validated by ``rule``) whose results
-    are of the types ``returns`` (None for None). A rule handed in from outside is held to
-    them at each call (``variant_plugins``), so one returning another kind of thing is
-    named where it returned, not where deployspec first used the result."""
+def rule_field(*returns: type | None, takes: int, **kwargs: Any) -> Any:
+    """A variant's rule: a field holding a function (validated by ``rule``) called with
+    ``takes`` arguments, whose results are of the types ``returns`` (None for None). A rule
+    handed in from outside is held to them at each call (``variant_plugins``), so one
+    returning another kind of thing is named where it returned, not where deployspec
+    first used the result."""
     kinds = tuple(type(None) if r is None else r for r in returns)
-    return attrs.field(validator=rule, metadata={RETURNS: kinds}, **kwargs)
+    return attrs.field(validator=rule, metadata={RETURNS: kinds, TAKES: takes}, **kwargs)
 
 
 def frozen(value: Any) -> Any:

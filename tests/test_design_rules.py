@@ -25,12 +25,14 @@ def _error(capsys, variant, prop="cancel_restores_last_good", model="capi"):
 
 
 def test_a_rule_called_with_other_arguments_is_named_with_where_it_was_written(capsys, hand_in):
-    hand_in("badsig", "def prior(state):\n    return None\n"
-            + EVOLVED.format("name='badsig', violates_beyond={}, select_prior=prior"))
+    """Another number of arguments is refused as the design loads (``reference.core.rule``,
+    test_variant_plugins_refused.py); a callable whose arguments Python cannot tell
+    beforehand (a class written in C) is named when it is called."""
+    hand_in("badsig", EVOLVED.format("name='badsig', violates_beyond={}, select_prior=dict"))
     assert _error(capsys, "badsig") == (
-        "variant badsig (DEPLOYSPEC_VARIANTS module badsig): its rule select_prior (at badsig.py:1) does not "
-        "take the arguments the rule it replaces does (prior() takes 1 positional argument but 3 were given; "
-        "the comment on CapiVariant.select_prior gives them)")
+        "variant badsig (DEPLOYSPEC_VARIANTS module badsig): its rule select_prior does not take the arguments "
+        "the rule it replaces does (dict expected at most 1 argument, got 3; the comment on "
+        "CapiVariant.select_prior gives them)")
 
 
 def test_a_rule_that_returns_none_is_named_where_it_returned_not_where_deployspec_used_it(capsys, hand_in):

@@ -99,6 +99,16 @@ BAD = {
                    "'select_prior' at slotsrule.py:3 (a SlotsVariant's fields: name, summary, upstream, declares, "
                    "reference, terraform_webhook, doc, model, config, explore, violates_beyond; "
                    "docs/variants.md)\n")),
+    # a rule taking other arguments than the one it replaces: refused where the design is made
+    # (it was a search's error only once called, after `deployspec variants` had listed it)
+    "wrongargs": (("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                   "def start_two(state, action):\n    return 2\n"
+                   "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='x', starting_instances=start_two)]\n"),
+                  ("x's starting_instances must take the 3 arguments the rule it replaces takes: "
+                   "start_two(state, action) (too many positional arguments; the comment on "
+                   "CapiVariant.starting_instances gives them) at wrongargs.py:5")),
+    "wrongargsslots": (EVOLVED_SLOTS.format("name='x', reference=lambda: None"),
+                       "x's reference must take the 1 argument the rule it replaces takes: <lambda>() "),
     # a misspelt field: the closest name first (the list of 22 capi fields is cut in its middle)
     "misspelt": (EVOLVED.format("name='x', select_priors=None"),
                  ("cannot load: TypeError: CapiVariant.__init__() got an unexpected keyword argument "

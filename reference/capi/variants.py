@@ -92,15 +92,15 @@ class CapiVariant:
     # Each rule's comment gives its arguments and result; the docstrings of the shipped
     # functions (rules.py, updater.py, scaling.py, canary.py, api.py) cite the upstream code.
     #: (state) -> the deployment a new one supersedes, or None (``rules.previous_*``)
-    previous_deployment: Callable[[CapiState], Deployment | None] = rule_field(Deployment, None)
+    previous_deployment: Callable[[CapiState], Deployment | None] = rule_field(Deployment, None, takes=1)
     #: (state, the canceling deployment, Diego answered) -> the web process a cancel keeps
     #: (``rules.*_or_oldest``: the prior web process rule, which ``--engine z3`` checks)
-    select_prior: rules.PriorSelection = rule_field(Process)
+    select_prior: rules.PriorSelection = rule_field(Process, takes=3)
     #: deployment states in which ``ProcessScale`` of the web process is refused
     scale_blocked_in: frozenset[str] = attrs.field(converter=frozen, validator=states(DEPLOYMENT_STATES))
     #: (state, the deployment being scaled) -> state: what a scale step first does to the
     #: processes of canceled and superseded deployments (``rules.zero_canceled_superseded``)
-    cleanup: Callable[[CapiState, Deployment], CapiState] = rule_field(CapiState)
+    cleanup: Callable[[CapiState, Deployment], CapiState] = rule_field(CapiState, takes=2)
     #: the historic steps read the deployment's state again under its lock and stop if it
     #: changed since the dispatcher's snapshot (``updater.scale_step_one_at_a_time``)
     recheck_under_lock: bool = attrs.field(validator=flag)
@@ -113,7 +113,7 @@ class CapiVariant:
     #: (variant, state, deployment, Diego answered, finish=True) -> state: one scale step
     #: (``updater.scale_step_one_at_a_time``, ``updater.scale_or_canary_step``); raise
     #: ``rules.Retry`` to roll it back
-    scale_step: ScaleStep = rule_field(CapiState, default=updater.scale_step_one_at_a_time)
+    scale_step: ScaleStep = rule_field(CapiState, default=updater.scale_step_one_at_a_time, takes=4)
     #: a finished scale step commits before Finalize or the PAUSED write run
     #: (capi-current: Finalize since PR #4212, the PAUSED write since PR #4219), so
     #: ``tick(finish_later=…)`` opens that window
@@ -124,33 +124,33 @@ class CapiVariant:
     down_counts_stale: bool = attrs.field(default=False, validator=[flag, _stale_counts_oldest_first])
     #: (variant, state, the canceling deployment, Diego answered) -> state: one cancel step
     #: (``updater.cancel_step_*``); raise ``rules.Retry`` to roll it back
-    cancel_step: Step = rule_field(CapiState, default=updater.cancel_step_scale_then_destroy)
+    cancel_step: Step = rule_field(CapiState, default=updater.cancel_step_scale_then_destroy, takes=4)
     doc: str = ""
     model: str = "capi"
     # --- rules with the historic behaviour as default (capi-current chooses others) ---
     #: (deploy action) -> the refusal's reason for a deployment's options, or None
     #: (DeploymentCreateMessage; ``rules.rolling_only``, ``rules.deployment_options``)
-    refuse_deploy: Callable[[Deploy], str | None] = rule_field(str, None, default=rules.rolling_only)
+    refuse_deploy: Callable[[Deploy], str | None] = rule_field(str, None, default=rules.rolling_only, takes=1)
     #: (state, deploy action, owic) -> instances the new web process starts with
     starting_instances: Callable[[CapiState, Deploy, int], int] = rule_field(
-        int, default=rules.one_starting_instance)
+        int, default=rules.one_starting_instance, takes=3)
     #: (the superseded deployment) -> it as a new deployment leaves it (``rules.superseded``)
-    supersede: Callable[[Deployment], Deployment] = rule_field(Deployment, default=rules.superseded)
+    supersede: Callable[[Deployment], Deployment] = rule_field(Deployment, default=rules.superseded, takes=1)
     #: (state, the deployment just created) -> state (``rules.canary_starts_prepaused``)
     after_create: Callable[[CapiState, Deployment], CapiState] = rule_field(CapiState,
-                                                                            default=rules.created_as_is)
+                                                                            default=rules.created_as_is, takes=2)
     #: (state) -> state, or Rejected: ``continue`` (``api.continue_canary``)
     continue_: Callable[[CapiState], CapiState | Rejected] = rule_field(
-        CapiState, Rejected, default=api.no_canary_to_continue)
+        CapiState, Rejected, default=api.no_canary_to_continue, takes=1)
     #: (state) -> state: what the dispatcher does before the steps (``updater.finalize_degenerate``)
     before_dispatch: Callable[[CapiState], CapiState] = rule_field(CapiState,
-                                                                   default=updater.finalize_degenerate)
+                                                                   default=updater.finalize_degenerate, takes=1)
     #: today's scale action: (state, deploying process id, instances to keep in the others)
     #: -> state: how the older web processes are scaled down
-    scale_down: scaling.DownScale = rule_field(CapiState, default=scaling.scale_down_oldest_first)
+    scale_down: scaling.DownScale = rule_field(CapiState, default=scaling.scale_down_oldest_first, takes=3)
     #: today's canary step plan: (owic, web_instances or None, the steps' weights) ->
     #: ((canary, original) instances per step, …) (``canary.step_plan``)
-    canary_plan: canary.PlanRule = rule_field(tuple, default=canary.step_plan)
+    canary_plan: canary.PlanRule = rule_field(tuple, default=canary.step_plan, takes=3)
     #: per-variant bounds for the engines (evolves the model's CapiConfig)
     config: dict[str, Any] = attrs.field(factory=dict, eq=False)
     #: bounds ``--engine explore`` uses on top of ``config`` and the model's EXPLORE

@@ -95,7 +95,7 @@ class SlotsVariant:
     #: properties this design is known to violate
     declares: frozenset[str] = attrs.field(converter=frozen)
     #: (state) -> the Image ``set_image`` writes, or Rejected (``mutable_tag``, ``immutable_reference``)
-    reference: ReferenceRule = rule_field(Image, Rejected)
+    reference: ReferenceRule = rule_field(Image, Rejected, takes=1)
     #: applying production's configuration sets DOCKER_ENABLE_CI=true and registers
     #: a registry-wide webhook at production's CI/CD URL, if there is none (cobalt
     #: before PR #324: Terraform owned production's image, its ``app_settings`` and the
