@@ -74,7 +74,7 @@ class Model:
                 raise UsageError(f"{quoted(name)} is a variant of model {other}, not {self.name} "
                                  f"(known for {self.name}: {', '.join(self.variants)})") from None
             raise UsageError(
-                f"unknown variant {quoted(name)} for model {self.name} "
+                f"unknown variant {quoted(name)} for model {self.name}{did_you_mean(name, self.variants)} "
                 f"(known: {', '.join(self.variants)}; a design of your own is handed in: docs/variants.md)"
             ) from None
 
@@ -280,8 +280,18 @@ def find_variant(name: str) -> tuple[Model, Any]:
         if name in model.variants:
             return model, model.variants[name]
     known = [v for m in model_names() for v in get_model(m).variants]
-    raise UsageError(f"unknown variant {quoted(name)} (known: {', '.join(known)}; "
+    raise UsageError(f"unknown variant {quoted(name)}{did_you_mean(name, known)} (known: {', '.join(known)}; "
                      "a design of your own is handed in: docs/variants.md)")
+
+
+def did_you_mean(name: Any, known) -> str:
+    """``: did you mean 'capi-current'?`` for the known name closest to a mistyped one, or ""."""
+    import difflib
+
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f": did you mean {quoted(close[0])}?" if close else ""
 
 
 __all__ = ["ActionError", "Model", "UsageError", "bounds_given", "find_variant", "get_model", "model_names"]

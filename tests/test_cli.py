@@ -143,6 +143,9 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
     [
         (["check", "--model", "nomad"], "unknown model 'nomad'"),
         (["check", "--variant", "capi-1999"], "unknown variant 'capi-1999'"),
+        (["check", "--variant", "capi-curent"], "unknown variant 'capi-curent': did you mean 'capi-current'? (known"),
+        (["check", "--model", "slots", "--variant", "slots-pipline-tag"],
+         "unknown variant 'slots-pipline-tag' for model slots: did you mean 'slots-pipeline-tag'? (known"),
         (["check", "--engine", "tarot"], "unknown engine 'tarot'"),
         (["check", "--budget", "soon"], "not a number of seconds"),
         (["check", "--seed", "-3"], "must be >= 0"),
