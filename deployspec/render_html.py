@@ -49,7 +49,7 @@ tr.key td {{ color: #868e96; font-size: 11px; }}
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
 <p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} steps.
 Replay: <code>deployspec replay FILE</code>.</p>
-{render_svg.render(trace, model.lanes)}
+{render_svg.render(trace, model.lanes, render_svg.other_row(model))}
 <table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr>
 <tr class="key"><td></td><td></td><td><code>{escape(key_lanes)}</code></td><td><code>{escape(key_other)}</code></td></tr></thead>
 <tbody>

@@ -11,9 +11,10 @@ without code of its own; ``model.lanes`` names the rows.
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -149,20 +150,35 @@ def bands(obs: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def render(trace: dict[str, Any], lane_name: str | None = None) -> str:
-    """The SVG document for a trace file's contents."""
+def render(trace: dict[str, Any], lane_name: str | None = None,
+           other: tuple[str, Callable[[dict], str]] | None = None) -> str:
+    """The SVG document for a trace file's contents. ``other``: what else there is to
+    see (a title, and observation -> text), drawn as one more row, written where it
+    changes (:func:`other_row`; given with ``lane_name``, else the trace's model's)."""
     if lane_name is None:
         from deployspec.models import get_model
 
-        lane_name = get_model(trace["model"]).lanes
-    at = _layout(trace)
+        model = get_model(trace["model"])
+        lane_name, other = model.lanes, other_row(model)
+    at = _layout(trace, other)
     out = [*_header(trace, at, lane_name), *_settling(trace, at), *_step_labels(trace, at)]
     for k in at.lane_keys:
         out += _lane(at, k)
     for k in at.band_keys:
         out += _band(at, k)
-    out += [*_breaking_column(at), *_legend(at), "</svg>"]
+    out += [*_other(at), *_breaking_column(at), *_legend(at), "</svg>"]
     return "\n".join(out) + "\n"
+
+
+def other_row(model: Any) -> tuple[str, Callable[[dict], str]] | None:
+    """What a model's text report shows beside its lanes, as a row of the picture: the
+    slots registry (tags, webhooks due, the validated digest: what a push or a webhook
+    delivery acts on, which the lanes did not show), by its own ``render_state``; None
+    where the bands already are that (capi's deployments)."""
+    if model.render_state is None:
+        return None
+    title = (model.render_titles or ("", "other"))[1]
+    return title, lambda obs: model.render_state(obs)[1]
 
 
 @attrs.frozen
@@ -185,6 +201,9 @@ class _Layout:
     bottom: int  # below the last band
     legend_y: int
     bad_col: int  # the breaking step's column
+    #: the other row's title and its text at each observation (``other_row``), or None
+    other: tuple[str, list[str]] | None
+    other_y: int
 
     @property
     def columns(self) -> int:
@@ -196,7 +215,7 @@ class _Layout:
         return 14 * (len(self.message) - 1)
 
 
-def _layout(trace: dict[str, Any]) -> _Layout:
+def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | None = None) -> _Layout:
     observations = [trace["initial"]] + [s["observation"] for s in trace["steps"]]
     labels = ["initial"] + [action_label(s["action"]) for s in trace["steps"]]
     per_step = [lanes(o) for o in observations]
@@ -224,10 +243,15 @@ def _layout(trace: dict[str, Any]) -> _Layout:
     for k in band_keys:
         band_y[k] = y
         y += BAND_H + 4
+    other_y = y
+    others = None
+    if other is not None:
+        others = (other[0], [other[1](o) for o in observations])
+        y += BAND_H + 10 * (max(map(len, _other_lines(others[1])), default=1) - 1) + 4
     bad = trace["violation"]["step"]
     bad_col = n - 1 if bad == -1 or bad >= len(trace["steps"]) else bad + 1
     return _Layout(per_step, parts, band_steps, labels, lane_keys, band_keys, depth, width, title, message, top,
-                   lane_y, band_y, y, y + 14, bad_col)
+                   lane_y, band_y, y, y + 14, bad_col, others, other_y)
 
 
 def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
@@ -370,11 +394,49 @@ def _band(at: _Layout, k: str) -> list[str]:
 CHAR_W = 6.4
 
 
-def _fitted(text: str, width: float) -> str:
+def _fitted(text: str, width: float, char_w: float = CHAR_W) -> str:
     """``text`` cut to ``width`` pixels, ending in "…" where cut (a state that lasts one
     column wrote its whole name over the next one's)."""
-    fits = int(width / CHAR_W)
+    fits = int(width / char_w)
     return text if len(text) <= fits else text[:max(1, fits - 1)] + "…"
+
+
+def _other(at: _Layout) -> list[str]:
+    """The other row: its text at the first column, then under each step what it changed,
+    a line per part (``release=1``, ``hooks=2``; ``no hooks`` for one gone), each cut to
+    the column (the whole text in the tooltip)."""
+    if at.other is None:
+        return []
+    title, texts = at.other
+    oy = at.other_y
+    out = [f'<text x="10" y="{oy + 12}" font-weight="bold">{escape(title)}</text>',
+           f'<rect x="{LEFT}" y="{oy}" width="{at.columns * COL}" height="{_other_height(at)}" fill="#f8f9fa"/>']
+    for c, lines in enumerate(_other_lines(texts)):
+        tip = f"<title>{escape(title)}: {escape(texts[c])}</title>"
+        for i, line in enumerate(lines):
+            out.append(f'<text x="{LEFT + c * COL + 3}" y="{oy + 12 + 10 * i}" font-size="8" '
+                       f'fill="{"#1c7ed6" if c else "#495057"}">{tip}{escape(_fitted(line, COL - 6, 5.2))}</text>')
+    return out
+
+
+def _other_lines(texts: list[str]) -> list[list[str]]:
+    """Per column, the lines the other row writes: the whole text first, then the parts a
+    step added, and ``no NAME`` for a ``NAME=…`` it dropped; nothing where nothing changed."""
+    out: list[list[str]] = [[texts[0]] if texts else []]
+    for before, now in itertools.pairwise(texts):
+        was, parts = before.split(), now.split()
+        added = [p for p in parts if p not in was]
+        named = {p.split("=")[0] for p in parts}
+        gone = [f"no {p.split('=')[0]}" for p in was if p not in parts and "=" in p and p.split("=")[0] not in named]
+        out.append(added + gone if before != now else [])
+    return out
+
+
+def _other_height(at: _Layout) -> int:
+    """The other row's height: a line for each part the busiest column writes."""
+    if at.other is None:
+        return 0
+    return BAND_H + 10 * (max(map(len, _other_lines(at.other[1])), default=1) - 1)
 
 
 def _breaking_column(at: _Layout) -> list[str]:

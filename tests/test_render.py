@@ -121,3 +121,23 @@ def test_html_keys_its_table_as_the_text_report_does():
     key_lanes, key_other = map(markup, get_model("capi").render_key)
     assert key_lanes.startswith("P&lt;process&gt;")  # escaped: <process> is no tag
     assert f'<tr class="key"><td></td><td></td><td><code>{key_lanes}</code></td><td><code>{key_other}</code>' in page
+
+
+def test_a_slots_picture_shows_what_the_registry_does():
+    """A webhook delivery changed production with no cause in the picture: the registry
+    (tags, webhooks due, the validated digest) is the text report's other column, and is a
+    row of the picture, written where a step changes it; capi's other column is its bands."""
+    webhook = SEED.parent.parent / "slots" / "slots-webhook-tag--push_does_not_touch_production--fd9d9af5d7.json"
+    trace = traces.load(webhook)
+    root = ET.fromstring(render_svg.render(trace))
+    row = [t for t in root.iter(f"{NS}text") if t.get("font-size") == "8" and t.find(f"{NS}title") is not None
+           and t.find(f"{NS}title").text.startswith("registry: ")]
+    written = [(int(t.get("x")), "".join(t.itertext()).split("\n")[-1][len(t.find(f"{NS}title").text):])
+               for t in row]
+    col, left = render_svg.COL, render_svg.LEFT
+    assert written == [(left + 3, "no tags"), (left + col + 3, "release=0"), (left + col + 3, "hooks=1"),
+                       (left + 2 * col + 3, "no hooks")]
+    assert "registry" in [t.text for t in root.iter(f"{NS}text")]
+    assert "registry" in render_html.render(trace)
+    capi = ET.fromstring(render_svg.render(traces.load(SEED)))
+    assert not [t for t in capi.iter(f"{NS}title") if t.text.startswith("deployments: ")]
