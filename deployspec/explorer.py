@@ -144,6 +144,8 @@ class Layered:
     depth: int = 0
     stopped: str | None = None
     exhausted: bool = False
+    #: the node being expanded when an exception passed (a rule of a design raised), or None
+    failed_at: int | None = None
 
     def run(
         self,
@@ -186,6 +188,7 @@ class Layered:
             return None
         frontier: list[tuple[int, Any]] = [(0, item)]
         expanded = 0
+        number = 0
         transitions = self.transitions  # kept in a local in the loop: it runs per move
         max_states = self.max_states
         expand, enter = graph.expand, graph.enter
@@ -233,6 +236,9 @@ class Layered:
             self.depth -= 1  # the last layer added nothing
             self.exhausted = True
             return None
+        except (Exception, SystemExit):
+            self.failed_at = number  # the node whose moves raised (a design's rule): its report names the path
+            raise
         finally:
             self.transitions = transitions
 

@@ -28,6 +28,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
+from deployspec import reached
 from deployspec.models import UsageError
 from deployspec.reference.core import InvalidVariant
 from deployspec.rule_results import RuleResultError, checked
@@ -321,8 +322,8 @@ def fault(variant: str, exc: BaseException) -> str | None:
     if where is None:
         return None
     if isinstance(exc, RuleResultError):  # no fault of the code where it was noticed
-        return f"variant {variant} ({where}): {exc}"
-    return f"variant {variant} ({where}) raised {describe(exc)}{_in_user_code(exc)}"
+        return f"variant {variant} ({where}): {exc}{reached.said(exc)}"
+    return f"variant {variant} ({where}) raised {describe(exc)}{_in_user_code(exc)}{reached.said(exc)}"
 
 
 def _in_user_code(exc: BaseException) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from deployspec.reference.capi import VARIANTS, from_observation, observe
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
@@ -207,3 +208,15 @@ class Recorded(ReferenceAdapter):
 
     def close(self):
         self.closed = True
+
+
+#: what a failing rule's report says of the steps that reached it (``deployspec.reached``)
+REACHED = re.compile(r", (at step \d+ \(.*?\)( after .*)?|in a move from the (initial state|state after .*)"
+                     r"|while the platform settled( after .*)?)$")
+
+
+def without_steps(message: str) -> str:
+    """A failing rule's report less the steps that reached it, which it must end with."""
+    found = REACHED.search(message)
+    assert found is not None, f"no steps in: {message}"
+    return message[:found.start()]

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from deployspec import traces
+from deployspec import reached, traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.explore_text import progress_text, proof_text
 from deployspec.engines.product import ProductGraph, Settler
@@ -39,6 +39,7 @@ from deployspec.engines.result import Result
 from deployspec.explorer import collision_bound, merged_counts, peak_rss_mb
 from deployspec.explorer import layered as layered_search
 from deployspec.partitioned import WorkerLost
+from deployspec.render_text import action_label
 from deployspec.session import Session
 from deployspec.spec.core import Step
 
@@ -124,6 +125,14 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         stats = _stats(model, graph, layered, counts, config, max_depth,
                        time.perf_counter() - started, False)
         return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
+    except (Exception, SystemExit) as exc:  # a design's rule raised: the shortest path to where, for its report
+        failed_at = getattr(layered, "failed_at", None)  # (a search split over workers does not say)
+        if failed_at is not None:
+            labels = _labels_to(graph, layered, failed_at)
+            if labels is not None:
+                where = f"the state{reached.after(labels)}" if labels else "the initial state"
+                reached.note(exc, f", in a move from {where}")
+        raise
     if goal is None and "number" in found:
         goal = found["number"]
     seconds = time.perf_counter() - started
@@ -175,6 +184,20 @@ def _take_shortest(found: dict, shares: list[dict]) -> None:
     if best is not None and best["total"] < found.get("total", 1 << 60):
         found.clear()
         found.update(best)
+
+
+def _labels_to(graph, layered, number: int) -> list[str] | None:
+    """The actions of the shortest path to node ``number``, as labels (None if the rules
+    raise on the way there too: they did not when the search went there)."""
+    node, labels = graph.root(), []
+    try:
+        for depth, e in enumerate(layered.path_to(number)):
+            graph.layer = depth
+            node, action = graph.child_by_edge(node, e)
+            labels.append(action_label(action.to_json()))
+    except Exception:  # noqa: BLE001 - the report goes without the path
+        return None
+    return labels
 
 
 def _counterexample(model, variant, variant_name, prop, config, graph, layered, goal, found,

@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.stateful import run_state_machine_as_test
 
-from deployspec import interruption, traces
+from deployspec import interruption, reached, traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
 from deployspec.engines.seeding import fixed_constants
 from deployspec.minimize import minimize
+from deployspec.render_text import action_label
 from deployspec.rule_results import RuleHungError
 from deployspec.stateful_tests.machine import PropertyViolated, build_machine
 from deployspec.user_code import exit_refused
@@ -125,11 +126,21 @@ def check_property(
             interruption.raise_if_pending()  # one swallowed in Hypothesis's gc callback
             counter["steps"] += 1
             with _remembered(seen):
-                super().do(action)
+                try:
+                    super().do(action)
+                except (Exception, SystemExit) as exc:  # a design's rule raised: the steps that reached it
+                    done = [action_label(s["action"]) for s in self.session.steps]
+                    reached.note(exc, f", at step {len(done)} ({action_label(action.to_json())}){reached.after(done)}")
+                    raise
 
         def teardown(self) -> None:
             with _remembered(seen):
-                super().teardown()
+                try:
+                    super().teardown()
+                except (Exception, SystemExit) as exc:  # raised while the platform settled
+                    done = [action_label(s["action"]) for s in self.session.steps]
+                    reached.note(exc, f", while the platform settled{reached.after(done)}")
+                    raise
 
     def unshrunk() -> Result:
         """The shortest violation seen, as it was (for a search that could not finish)."""
