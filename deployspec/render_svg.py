@@ -161,7 +161,7 @@ def render(trace: dict[str, Any], lane_name: str | None = None,
         model = get_model(trace["model"])
         lane_name, other = model.lanes, other_row(model)
     at = _layout(trace, other)
-    out = [*_header(trace, at, lane_name), *_settling(trace, at), *_step_labels(trace, at)]
+    out = [*_header(trace, at, lane_name), *_settling(at), *_step_labels(at)]
     for k in at.lane_keys:
         out += _lane(at, k)
     for k in at.band_keys:
@@ -188,7 +188,8 @@ class _Layout:
     per_step: list  # the lanes of each observation (:func:`lanes`), the initial one first
     parts: list  # each observation's lane labels, a part per field (:func:`_parts`)
     band_steps: list  # the bands of each observation (:func:`bands`)
-    labels: list[str]  # "initial", then each step's action
+    labels: list[str]  # each column's: "initial", then "k: the action" (a gap's says what it leaves out)
+    rejected: list[str | None]  # each column's step's refusal, or None
     lane_keys: list[str]
     band_keys: list[str]
     depth: dict[str, int]  # the instance cells a lane stacks at most
@@ -201,6 +202,7 @@ class _Layout:
     bottom: int  # below the last band
     legend_y: int
     bad_col: int  # the breaking step's column
+    settle_col: int | None  # the settle phase's first column, if it has one
     #: the other row's title and its text at each observation (``other_row``), or None
     other: tuple[str, list[str]] | None
     other_y: int
@@ -215,9 +217,44 @@ class _Layout:
         return 14 * (len(self.message) - 1)
 
 
+#: the most observations a picture draws a column for; a longer trace is drawn as its first
+#: ``FIRST_COLUMNS``, one column saying how many steps it leaves out, and the last ones
+#: around the break (3,000 steps were a picture 193,108 px wide, its lanes named only at its left)
+MAX_COLUMNS = 120
+FIRST_COLUMNS = 20
+
+
+def _columns(n: int, bad: int) -> list[int | None]:
+    """The observations drawn, by index (None: a column for those left out): all of them,
+    or the first ones and those up to the break (``bad``) and past it, within ``MAX_COLUMNS``."""
+    if n <= MAX_COLUMNS:
+        return list(range(n))
+    last = MAX_COLUMNS - FIRST_COLUMNS - 1  # (a column for the gap)
+    start = min(max(FIRST_COLUMNS + 1, bad - last // 2), n - last)
+    if start + last < n:  # a gap after them too
+        last -= 1
+    return [*range(FIRST_COLUMNS), None, *range(start, start + last), *([None] if start + last < n else [])]
+
+
 def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | None = None) -> _Layout:
-    observations = [trace["initial"]] + [s["observation"] for s in trace["steps"]]
-    labels = ["initial"] + [action_label(s["action"]) for s in trace["steps"]]
+    steps = trace["steps"]
+    every = [trace["initial"]] + [s["observation"] for s in steps]
+    bad = trace["violation"]["step"]
+    bad_index = len(every) - 1 if bad == -1 or bad >= len(steps) else bad + 1
+    drawn = _columns(len(every), bad_index)
+    observations = [{} if i is None else every[i] for i in drawn]
+    labels, rejected = [], []
+    for c, i in enumerate(drawn):
+        if i is None:
+            left_out = (drawn[c + 1] if c + 1 < len(drawn) else len(every)) - drawn[c - 1] - 1
+            labels.append(f"… {left_out} steps not drawn …")
+        else:
+            labels.append(f"{i - 1}: {action_label(steps[i - 1]['action'])}" if i else "initial")
+        rejected.append(None if not i else steps[i - 1].get("rejected"))
+    settle_from = trace.get("settle_from")
+    settle_col = None
+    if settle_from is not None and settle_from < len(steps):
+        settle_col = next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
     per_step = [lanes(o) for o in observations]
     parts = [{name: _parts(x) for name, x in _lane_items(o)} for o in observations]
     band_steps = [bands(o) for o in observations]
@@ -227,7 +264,7 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     depth = {k: min(MAX_CELLS, max(2, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)))
              for k in lane_keys}
     n = len(observations)
-    longest = max(len(label) + 14 for label in labels)
+    longest = max(len(label) + 11 for label in labels)
     title = f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
     # as wide as the steps need, or the title (bold, 15 px); the message wraps within that
     width = max(LEFT + n * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
@@ -245,13 +282,13 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
         y += BAND_H + 4
     other_y = y
     others = None
-    if other is not None:
-        others = (other[0], [other[1](o) for o in observations])
+    if other is not None:  # (a gap column: as the column before it, so nothing is written there)
+        texts = [other[1](every[i]) if i is not None else None for i in drawn]
+        others = (other[0], [t if t is not None else texts[c - 1] for c, t in enumerate(texts)])
         y += BAND_H + 10 * (max(map(len, _other_lines(others[1])), default=1) - 1) + 4
-    bad = trace["violation"]["step"]
-    bad_col = n - 1 if bad == -1 or bad >= len(trace["steps"]) else bad + 1
-    return _Layout(per_step, parts, band_steps, labels, lane_keys, band_keys, depth, width, title, message, top,
-                   lane_y, band_y, y, y + 14, bad_col, others, other_y)
+    bad_col = drawn.index(bad_index)
+    return _Layout(per_step, parts, band_steps, labels, rejected, lane_keys, band_keys, depth, width, title, message,
+                   top, lane_y, band_y, y, y + 14, bad_col, settle_col, others, other_y)
 
 
 def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
@@ -271,13 +308,12 @@ def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
     ]
 
 
-def _settling(trace: dict[str, Any], at: _Layout) -> list[str]:
+def _settling(at: _Layout) -> list[str]:
     """The settle phase shaded, where the trace has one."""
-    settle_from = trace.get("settle_from")
-    if settle_from is None or settle_from >= len(trace["steps"]):
+    if at.settle_col is None:
         return []
-    sx = LEFT + (settle_from + 1) * COL
-    return [(f'<rect x="{sx}" y="{at.top - 8}" width="{(at.columns - settle_from - 1) * COL}" '
+    sx = LEFT + at.settle_col * COL
+    return [(f'<rect x="{sx}" y="{at.top - 8}" width="{(at.columns - at.settle_col) * COL}" '
             f'height="{at.bottom - at.top + 8}" fill="{SETTLE_FILL}"/>'),
             (f'<line x1="{sx}" x2="{sx}" y1="{at.top - 8}" y2="{at.bottom + 12}" stroke="#495057" '
              'stroke-dasharray="3,3"/>'),
@@ -285,19 +321,18 @@ def _settling(trace: dict[str, Any], at: _Layout) -> list[str]:
             f'users stop; the platform settles</text>')]
 
 
-def _step_labels(trace: dict[str, Any], at: _Layout) -> list[str]:
+def _step_labels(at: _Layout) -> list[str]:
     """Each column's action, rotated; a refused one grey, the breaking one red."""
     out = []
-    for c, label in enumerate(at.labels):
+    for c, text in enumerate(at.labels):
         cx = LEFT + c * COL + COL // 2
-        step = trace["steps"][c - 1] if c else None
-        rejected = bool(step and step.get("rejected"))
+        reason = at.rejected[c]
+        rejected = bool(reason)
         colour = REJECTED_INK if rejected else ("#c92a2a" if c == at.bad_col else "#212529")
-        text = f"{c - 1}: {label}" if c else label
         why = ""
         if rejected:
             text += " (rejected)"
-            why = f"<title>rejected: {escape(str(step['rejected']))}</title>"  # the reason, as a tooltip
+            why = f"<title>rejected: {escape(str(reason))}</title>"  # the reason, as a tooltip
         struck = ' text-decoration="line-through"' if rejected else ""
         out.append(f'<text transform="translate({cx + 3},{at.top - 12}) rotate(-55)" fill="{colour}"{struck}>'
                    f"{why}{escape(text)}</text>")

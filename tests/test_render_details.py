@@ -251,3 +251,28 @@ def test_a_field_a_step_drops_from_a_lane_is_said_as_gone_and_a_reordering_as_no
     t["initial"] = lane(site="A", image="x")
     changes = ["".join(t.itertext()) for t in svg(t).iter(f"{NS}text") if t.get("fill") == "#1c7ed6"]
     assert changes == ["production: no imageno image", "production: image ximage x"]
+
+
+def test_a_long_trace_is_drawn_as_its_first_steps_a_gap_and_the_steps_up_to_the_break():
+    """3,000 steps were a picture 193,108 px wide, its lanes named only at its far left."""
+    obs = {"processes": [proc(0, "RUNNING")], "deployments": []}
+    t = trace([obs] * 500, bad=499, settle_from=450)
+    root = svg(t)
+    labels = [t.text or "".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("transform")]
+    cap, first = render_svg.MAX_COLUMNS, render_svg.FIRST_COLUMNS
+    assert len(labels) == cap and labels[0] == "initial" and labels[first - 1] == f"{first - 2}: a{first - 2}()"
+    tail = cap - first - 1  # the columns after the gap: the last observations, the break the last of them
+    assert labels[first] == f"… {501 - first - tail} steps not drawn …"
+    assert labels[first + 1] == f"{500 - tail}: a{500 - tail}()" and labels[-1] == "499: a499()"
+    assert int(root.get("width")) < LEFT + (cap + 8) * COL
+    (outline,) = [r for r in root.iter(f"{NS}rect") if r.get("stroke") == "#c92a2a"]
+    assert int(outline.get("x")) == LEFT + (cap - 1) * COL + 1
+    shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == render_svg.SETTLE_FILL]
+    assert [int(r.get("x")) for r in shade] == [LEFT + labels.index("450: a450()") * COL]  # the first settle step
+
+
+def test_a_break_before_the_end_of_a_long_trace_stays_in_the_picture():
+    cols = render_svg._columns(1000, 300)
+    assert len(cols) == render_svg.MAX_COLUMNS and 300 in cols and cols[-1] is None
+    assert cols[:render_svg.FIRST_COLUMNS] == list(range(render_svg.FIRST_COLUMNS))
+    assert render_svg._columns(50, 49) == list(range(50))
