@@ -170,7 +170,7 @@ def searches(pairs: list[tuple[object, str]], engines: tuple[str, ...], distinct
     machine's load (for a declared violation the explorer stops at its first, shortest
     trace: 0.0-0.1 s for each of the worked example's three, docs/variants.md). A
     violation it declares beyond the default search is explored within the bounds its
-    ``Beyond`` names (:func:`_judge`), where it must show: one a design inherits with
+    ``Beyond`` names, unless ``--bound`` gives others (:func:`_judge`), where it must show: one a design inherits with
     ``attrs.evolve`` is its base's, which the design may have fixed. The shipped
     designs' verdicts are the test suite's to prove."""
     from deployspec.variant_plugins import source_of
@@ -230,10 +230,11 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
     prop = model.property(prop_name)
     fn = engine_function(engine)
     where = declarations.beyond(model, variant, prop_name)
-    if engine == "explore" and "explore" not in engines and where is not None:
+    if engine == "explore" and "explore" not in engines and where is not None and not bounds:
         # the matrix's proof of a design handed in, for a violation it declares beyond the
-        # default search: within the bounds the declaration names (--bound's over them)
-        bounds = {**where.config, **(bounds or {})}
+        # default search: within the bounds the declaration names (with --bound, within
+        # those, as every other search: the two need not make a configuration together)
+        bounds = where.config
     exhaustive = {"workers": workers} if workers > 1 else {}  # options of exhaustive searches only
     if on_progress is not None:
         exhaustive["on_progress"] = on_progress

@@ -206,6 +206,7 @@ class _Layout:
     #: the other row's title and its text at each observation (``other_row``), or None
     other: tuple[str, list[str]] | None
     other_y: int
+    other_lines: list[list[str]]  # what the other row writes in each column (:func:`_other_lines`)
 
     @property
     def columns(self) -> int:
@@ -281,14 +282,15 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
         band_y[k] = y
         y += BAND_H + 4
     other_y = y
-    others = None
+    others, other_lines = None, []
     if other is not None:  # (a gap column: as the column before it, so nothing is written there)
         texts = [other[1](every[i]) if i is not None else None for i in drawn]
         others = (other[0], [t if t is not None else texts[c - 1] for c, t in enumerate(texts)])
-        y += BAND_H + 10 * (max(map(len, _other_lines(others[1])), default=1) - 1) + 4
+        other_lines = _other_lines(others[1])
+        y += _other_height(other_lines) + 4
     bad_col = drawn.index(bad_index)
     return _Layout(per_step, parts, band_steps, labels, rejected, lane_keys, band_keys, depth, width, title, message,
-                   top, lane_y, band_y, y, y + 14, bad_col, settle_col, others, other_y)
+                   top, lane_y, band_y, y, y + 14, bad_col, settle_col, others, other_y, other_lines)
 
 
 def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
@@ -445,8 +447,9 @@ def _other(at: _Layout) -> list[str]:
     title, texts = at.other
     oy = at.other_y
     out = [f'<text x="10" y="{oy + 12}" font-weight="bold">{escape(title)}</text>',
-           f'<rect x="{LEFT}" y="{oy}" width="{at.columns * COL}" height="{_other_height(at)}" fill="#f8f9fa"/>']
-    for c, lines in enumerate(_other_lines(texts)):
+           (f'<rect x="{LEFT}" y="{oy}" width="{at.columns * COL}" height="{_other_height(at.other_lines)}" '
+           'fill="#f8f9fa"/>')]
+    for c, lines in enumerate(at.other_lines):
         tip = f"<title>{escape(title)}: {escape(texts[c])}</title>"
         for i, line in enumerate(lines):
             out.append(f'<text x="{LEFT + c * COL + 3}" y="{oy + 12 + 10 * i}" font-size="8" '
@@ -455,23 +458,34 @@ def _other(at: _Layout) -> list[str]:
 
 
 def _other_lines(texts: list[str]) -> list[list[str]]:
-    """Per column, the lines the other row writes: the whole text first, then the parts a
-    step added, and ``no NAME`` for a ``NAME=…`` it dropped; nothing where nothing changed."""
+    """Per column, the lines the other row writes: the whole text first; then, where a
+    step changed it, the parts it added (each ``NAME=value``, and the words besides
+    them as one: ``swap aborted``) and ``no NAME`` for a ``NAME=…`` it dropped; the
+    whole new text where that says nothing (words gone, parts reordered); nothing
+    where nothing changed."""
     out: list[list[str]] = [[texts[0]] if texts else []]
     for before, now in itertools.pairwise(texts):
-        was, parts = before.split(), now.split()
-        added = [p for p in parts if p not in was]
-        named = {p.split("=")[0] for p in parts}
-        gone = [f"no {p.split('=')[0]}" for p in was if p not in parts and "=" in p and p.split("=")[0] not in named]
-        out.append(added + gone if before != now else [])
+        if before == now:
+            out.append([])
+            continue
+        was, parts = _other_parts(before), _other_parts(now)
+        named = {p.split("=")[0] for p in parts if "=" in p}
+        changed = [p for p in parts if p not in was] + [f"no {p.split('=')[0]}" for p in was
+                                                        if "=" in p and p.split("=")[0] not in named]
+        out.append(changed or [now or "(nothing)"])
     return out
 
 
-def _other_height(at: _Layout) -> int:
+def _other_parts(text: str) -> list[str]:
+    """``release=1 hooks=2 swap aborted`` → ``["release=1", "hooks=2", "swap aborted"]``."""
+    words = text.split()
+    free = " ".join(w for w in words if "=" not in w)
+    return [w for w in words if "=" in w] + ([free] if free else [])
+
+
+def _other_height(lines: list[list[str]]) -> int:
     """The other row's height: a line for each part the busiest column writes."""
-    if at.other is None:
-        return 0
-    return BAND_H + 10 * (max(map(len, _other_lines(at.other[1])), default=1) - 1)
+    return BAND_H + 10 * (max(map(len, lines), default=1) - 1)
 
 
 def _breaking_column(at: _Layout) -> list[str]:

@@ -127,15 +127,28 @@ def _disagrees(model, v: str, p: str, rs: list[Result], verdict: str, declared: 
 def _mismatch(model, v: str, p: str, verdict: str, rs: list[Result]) -> str:
     """The note under a cell marked ``!``: what it shows, by which engines, how that
     differs from the declaration (or that an engine ended in error), and the close look."""
-    from deployspec.declarations import disagreement, verdict_word
+    from deployspec.declarations import beyond, disagreement, verdict_word
 
     gave = [r for r in rs if r.verdict == verdict]
     failed = sorted({r.engine for r in rs if r.verdict == "error"})
     why = ("ended in error (below), judging nothing" if verdict == "error"
            else f"but {', '.join(failed)} ended in error (below)" if failed
            else disagreement(model, v, p, [r.stats for r in gave]))
+    look = f"{handing_in(v)}deployspec check --model {model.name} --variant {v} --property {p}"
+    proof = next((r.stats for r in gave if r.engine == "explore" and r.stats.get("bounds")), None)
+    if beyond(model, v, p) is not None and proof is not None:  # within the bounds of the declaration
+        look += " " + " ".join(shlex.quote(w) for w in ["--engine", "explore", *bound_words(_given(model, v, proof))])
     return (f"! {v} · {p}: {verdict_word(verdict)} ({', '.join(sorted({r.engine for r in gave}))}), {why}; "
-            f"a close look: {handing_in(v)}deployspec check --model {model.name} --variant {v} --property {p}")
+            f"a close look: {look}")
+
+
+def _given(model, variant: str, stats: dict) -> dict:
+    """The bounds an exhaustive search ran with that are not the variant's defaults."""
+    from deployspec.check import configure
+
+    default = configure(model, variant, "explore", {})
+    defaults = default.to_json() | {"max_depth": getattr(default, "max_depth", None)}
+    return {k: value for k, value in stats.get("bounds", {}).items() if defaults.get(k, value) != value}
 
 
 def finishing(model, variant: str, prop: str, stats: dict) -> str:
@@ -146,11 +159,9 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     so instead."""
     import math
 
-    from deployspec.check import DEFAULT_BUDGET, configure
+    from deployspec.check import DEFAULT_BUDGET
 
-    default = configure(model, variant, "explore", {})
-    defaults = default.to_json() | {"max_depth": getattr(default, "max_depth", None)}
-    given = {k: value for k, value in stats.get("bounds", {}).items() if defaults.get(k, value) != value}
+    given = _given(model, variant, stats)
     if stats.get("stopped") == "max_depth":
         given.pop("max_depth", None)
     workers = stats.get("workers", 1)
@@ -170,10 +181,13 @@ def handing_in(variant: str) -> str:
     """What a command printed for another shell needs before it to know ``variant``: the
     variable that handed it in (``DEPLOYSPEC_VARIANTS=mydesigns ``), or nothing."""
     where = source_of(variant)
+    return "" if where is None or not where.startswith(ENV) else designs_handed_in()
+
+
+def designs_handed_in() -> str:
+    """``DEPLOYSPEC_VARIANTS=mydesigns `` as this process has it, or "" (not set, or empty)."""
     value = os.environ.get(ENV, "")
-    if where is None or not where.startswith(ENV) or not value:
-        return ""
-    return f"{ENV}={shlex.quote(value)} "
+    return f"{ENV}={shlex.quote(value)} " if value else ""
 
 
 def declared_by(results: list[Result]) -> str:

@@ -72,14 +72,15 @@ def rule(instance: Any, attribute: Any, value: Any) -> None:
     takes = attribute.metadata.get(TAKES)
     if takes is None:
         return
-    try:
-        signature = inspect.signature(value)
+    try:  # (not through functools.wraps: a decorator may take other arguments than what it wraps)
+        signature = inspect.signature(value, follow_wrapped=False)
     except Exception:  # noqa: BLE001 - a builtin, or a callable that will not say: held to it when called
         return
     try:
         signature.bind(*range(takes))
     except TypeError as exc:
-        name = value.__name__ if inspect.isfunction(value) else type(value).__name__
+        own = getattr(value, "__name__", None) if inspect.isroutine(value) or inspect.isclass(value) else None
+        name = own if isinstance(own, str) else type(value).__name__
         raise InvalidVariant(
             f"{instance.name}'s {attribute.name} must take the {takes} argument{'' if takes == 1 else 's'} the rule "
             f"it replaces takes: {name}{signature} ({exc}; the comment on {type(instance).__name__}."

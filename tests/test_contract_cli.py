@@ -114,6 +114,7 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--python", "deployspec.contract.examples"], "expected MODULE:FACTORY"),
     (["--python", "deployspec.contract.examples:nope"], ("has no 'nope' (no variant of that name here: a design "
                                                           "of your own is handed in, DEPLOYSPEC_VARIANTS")),
+    (["--python", "deployspec.contract.examples:capi_saf"], "has no 'capi_saf': did you mean 'capi_safe'? (no "),
     (["--python", "x:y", "--exec", "z"], "not allowed with argument"),
     (["--exec", "true", "--property", "nope"], "unknown check 'nope'"),
     (["--exec", "true", "--property", "conforms_to_capi-safe"], "(give --reference)"),

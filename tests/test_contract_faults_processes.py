@@ -153,3 +153,65 @@ def test_what_a_served_python_object_forks_is_ended_when_serving_ends(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(line)["type"] for line in proc.stdout.splitlines()] == ["reset_ok", "performed"]
     assert ended_soon(int(Path(pidfile).read_text())), "the child outlived serving"
+
+
+LEAVES_ORPHANS = """
+import subprocess
+from deployspec.contract.examples import capi_safe
+
+
+class Leaves:
+    def __init__(self):
+        self.inner = capi_safe()
+
+    def reset(self, config):
+        return self.inner.reset(config)
+
+    def perform(self, action):
+        subprocess.run(["sh", "-c", "sleep 0.1 &"], check=True)  # its child outlives the shell
+        return self.inner.perform(action)
+
+    def observe(self):
+        return self.inner.observe()
+
+
+def factory():
+    return Leaves()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+def test_what_a_served_object_s_descendants_leave_is_reaped_as_it_goes(tmp_path):
+    """Adopted so that they end with serving, the object's orphans were this process's to
+    reap: each that ended stayed a zombie until serving ended (a long run can run out of pids)."""
+    import json
+
+    from deployspec.contract import protocol
+
+    (tmp_path / "leaves.py").write_text(LEAVES_ORPHANS)
+    server = subprocess.Popen([sys.executable, "-m", "deployspec", "serve", "--model", "capi", "--python",
+                               "leaves:factory"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    try:
+        def ask(request) -> dict:
+            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.flush()
+            return json.loads(server.stdout.readline())
+
+        assert ask(protocol.reset(1, "capi", {}))["type"] == "reset_ok"
+        for n in range(2, 5):  # the orphans of each step end within 0.1 s; the next looks after 1.2 s
+            assert ask(protocol.action(n, {"type": "push", "instances": 1}))["type"] in ("performed", "rejected")
+            time.sleep(1.2)
+        zombies = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _parent_and_state(p) == (server.pid, "Z")]
+        assert len(zombies) <= 1, zombies  # (the last step's, not looked at yet)
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+
+
+def _parent_and_state(proc: Path) -> tuple[int, str] | None:
+    try:
+        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), fields[0]

@@ -203,11 +203,13 @@ def test_a_violation_declared_beyond_the_default_search_is_explored_within_the_b
         pairs, ("hypothesis",), distinct=False, properties=None)
     given = []
     monkeypatch.setattr(check, "causes", lambda fn, model, variant, prop, **k: given.append(k.get("config")) or [])
-    for bounds in (None, {"settle_steps": 50}):
+    for bounds in (None, {"max_instances": 16}):
         check._judge("capi", "pr3072-copy", "explore", "deployment_converges", budget=None, seed=0, out_dir=None,
                      bounds=bounds, distinct=False, engines=("hypothesis",), on_start=None, workers=1,
                      on_progress=None)
-    assert [(c.max_deployments, c.settle_steps) for c in given] == [(3, 80), (3, 50)]  # --bound's over them
+    # with --bound, within its bounds as every other search (settle_steps sized by max_instances, as
+    # --bound alone sizes it: the declaration's 80 would have cut a long settle phase to a false violation)
+    assert [(c.max_deployments, c.max_instances, c.settle_steps) for c in given] == [(3, 2, 80), (2, 16, 160)]
 
 
 def test_a_design_that_fixed_what_it_inherited_as_violated_beyond_is_marked(capsys, hand_in):
@@ -222,3 +224,20 @@ def test_a_design_that_fixed_what_it_inherited_as_violated_beyond_is_marked(caps
     note = ("! finalize-fixed · single_active_deployment: holds (explore, hypothesis), declared violated beyond "
             "the default search, within bounds this proof covers; a close look")
     assert note in out, out
+
+
+def test_the_close_look_at_a_proof_within_a_declaration_s_bounds_runs_it_within_them(hand_in):
+    """The close look it printed explored within the default bounds, where pr3072's livelock
+    (max_deployments=3) is out of reach: not the search that gave the mark."""
+    from deployspec.engines.result import Result
+    from deployspec.report import matrix
+
+    hand_in("beyondcopy", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_PR3072\n"
+                          "VARIANTS = [attrs.evolve(CAPI_PR3072, name='pr3072-copy')]\n")
+    where = models.get_model("capi").variant("pr3072-copy").violates_beyond["deployment_converges"]
+    proof = {"complete": True, "bounds": where.config | {"max_depth": None}}
+    text = matrix([Result("capi", "pr3072-copy", "deployment_converges", "hypothesis", "holds"),
+                   Result("capi", "pr3072-copy", "deployment_converges", "explore", "holds", stats=proof)],
+                  declared=True)
+    assert ("a close look: DEPLOYSPEC_VARIANTS=beyondcopy deployspec check --model capi --variant pr3072-copy "
+            "--property deployment_converges --engine explore --bound max_deployments=3\n") in text + "\n", text

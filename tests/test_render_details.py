@@ -276,3 +276,15 @@ def test_a_break_before_the_end_of_a_long_trace_stays_in_the_picture():
     assert len(cols) == render_svg.MAX_COLUMNS and 300 in cols and cols[-1] is None
     assert cols[:render_svg.FIRST_COLUMNS] == list(range(render_svg.FIRST_COLUMNS))
     assert render_svg._columns(50, 49) == list(range(50))
+
+
+def test_the_other_row_writes_what_a_step_changed_and_the_whole_where_parts_say_nothing():
+    """Compared as sets of words, 'swap aborted' was two lines and its end unseen, and a
+    text whose parts were only reordered or repeated wrote nothing though it changed."""
+    lines = render_svg._other_lines
+    assert lines(["no tags", "release=0 hooks=1", "release=0"]) == [["no tags"], ["release=0", "hooks=1"],
+                                                                    ["no hooks"]]
+    assert lines(["release=0", "release=0 swap aborted", "release=0"]) == [["release=0"], ["swap aborted"],
+                                                                          ["release=0"]]
+    assert lines(["a=1 a=1", "a=1", "a=1"]) == [["a=1 a=1"], ["a=1"], []]
+    assert lines(["x=1 y=2", "y=2 x=1"]) == [["x=1 y=2"], ["y=2 x=1"]]

@@ -107,6 +107,11 @@ BAD = {
                   ("x's starting_instances must take the 3 arguments the rule it replaces takes: "
                    "start_two(state, action) (too many positional arguments; the comment on "
                    "CapiVariant.starting_instances gives them) at wrongargs.py:5")),
+    # named as it is written (a class was 'type(a, b)'); a decorator's own arguments count, not what it wraps
+    "wrongargsclass": (("import attrs, functools\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                        "class K:\n    def __init__(self, a, b):\n        pass\n"
+                        "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='x', starting_instances=K)]\n"),
+                       "x's starting_instances must take the 3 arguments the rule it replaces takes: K(a, b) "),
     "wrongargsslots": (EVOLVED_SLOTS.format("name='x', reference=lambda: None"),
                        "x's reference must take the 1 argument the rule it replaces takes: <lambda>() "),
     # a misspelt field: the closest name first (the list of 22 capi fields is cut in its middle)

@@ -260,14 +260,13 @@ def replay_command(path: str, target, timeout: float) -> str:
     (to paste once it is fixed: exit status 0 when the trace no longer reproduces),
     with the designs this run had handed in (``DEPLOYSPEC_VARIANTS``): its
     ``--reference``, its factory or its program may name one."""
+    from deployspec.report import designs_handed_in
     from deployspec.text import escaped
-    from deployspec.variant_plugins import ENV
 
     argv = ["deployspec", "replay", path, f"--{target.kind}", target.spec]
     if timeout != DEFAULT_TIMEOUT:  # a slow implementation needs it on replay too
         argv += ["--timeout", f"{timeout:g}"]
-    designs = os.environ.get(ENV, "")
-    return escaped((f"{ENV}={shlex.quote(designs)} " if designs else "") + shlex.join(argv))
+    return escaped(designs_handed_in() + shlex.join(argv))
 
 
 def config_text(config) -> str:

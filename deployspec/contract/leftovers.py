@@ -14,6 +14,7 @@ import select
 import signal
 import sys
 import threading
+import time
 
 from deployspec.text import decoded
 
@@ -128,14 +129,17 @@ def end_escaped(known: set[int], rounds: int = 8) -> None:
     killed leaves its own children to this process (the subreaper): they are
     ended in the next round, up to ``rounds`` generations."""
     for _ in range(rounds):
-        gained = children() - known
+        try:
+            gained = children() - known
+        except OSError:  # (no /proc to read: the last resort's thread must still end the process)
+            return
         if not gained:
             return
         for pid in gained:
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
+            except OSError:  # gone, reaped meanwhile, or not ours to kill (it changed its user)
                 pass
 
 
@@ -153,6 +157,23 @@ def watch_object_children() -> None:
     global _BEFORE_OBJECT
     if _BEFORE_OBJECT is None and adopting():
         _BEFORE_OBJECT = children()
+
+
+#: when :func:`reap_object_children` last looked
+_REAPED_AT = 0.0
+
+
+def reap_object_children() -> None:
+    """Reap the object's descendants that ended, at most once a second (this process adopts
+    them, :func:`watch_object_children`: a long run must not pile up zombies), as an
+    ``--exec`` program's are."""
+    global _REAPED_AT
+    if _BEFORE_OBJECT is not None and time.monotonic() - _REAPED_AT > 1.0:
+        _REAPED_AT = time.monotonic()
+        try:
+            reap_exited(_BEFORE_OBJECT)
+        except OSError:
+            pass
 
 
 def end_object_children() -> None:

@@ -27,6 +27,16 @@ STARTUP_TIMEOUT = 30.0
 EXAMPLES = "deployspec.contract.examples"
 
 
+def _no_variant(attr: str) -> str:
+    """What to say of a factory of ``EXAMPLES`` that is no variant's: the closest one's
+    name, and how a design of one's own comes to be one."""
+    from deployspec.models import did_you_mean, get_model, model_names
+
+    names = [v.replace("-", "_") for m in model_names() for v in get_model(m).variants]
+    return (f"{did_you_mean(attr, names)} (no variant of that name here: a design of your own is handed in, "
+            "DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
+
+
 def split_spec(spec: str) -> tuple[str, str]:
     """``MODULE:FACTORY`` → (module, factory); a malformed one is a usage error."""
     module_name, sep, attr = spec.partition(":")
@@ -53,8 +63,7 @@ def load_factory(spec: str, timeout: float | None = None, passing: tuple = ()) -
         factory = call(getattr, module, attr, what=f"looking up {attr} in {module_name}",
                        timeout=timeout, passing=(AttributeError, *passing))
     except AttributeError:
-        hint = (" (no variant of that name here: a design of your own is handed in, DEPLOYSPEC_VARIANTS or "
-                "its entry point, docs/variants.md)") if module_name == EXAMPLES else ""
+        hint = _no_variant(attr) if module_name == EXAMPLES else ""
         raise UsageError(f"--python {spec}: module {module_name} has no {quoted(attr)}{hint}") from None
     if not callable(factory):
         raise UsageError(f"--python {spec}: {attr} is not callable")

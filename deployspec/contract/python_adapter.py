@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from deployspec.adapter import ImplementationError
-from deployspec.contract import protocol
+from deployspec.contract import leftovers, protocol
 from deployspec.contract.loading import _attribute
 from deployspec.contract.timed_call import call
 from deployspec.text import printable_line
@@ -129,6 +129,7 @@ class PythonAdapter:
             raise KeyboardInterrupt
         if self.dead is not None:
             raise ImplementationError(self.dead)
+        leftovers.reap_object_children()
 
         def answer(*a: Any) -> Any:
             # judged and made plain within the call, timed and guarded: nothing the object made

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from deployspec.adapter import StopServing
-from deployspec.contract import protocol
+from deployspec.contract import leftovers, protocol
 from deployspec.contract.python_adapter import wrong_answer
 from deployspec.reference.core import shown
 from deployspec.text import quoted
@@ -140,6 +140,7 @@ def serve(impl: Any, model_name: str, name: str | None = None,
             else:
                 continue
             stdout.flush()
+            leftovers.reap_object_children()  # (what a served --python object's descendants left)
     except BrokenPipeError:  # the harness went away: nothing left to answer
         pass
     return 0
