@@ -347,7 +347,7 @@ def _lane(at: _Layout, k: str) -> list[str]:
     ly = at.lane_y[k]
     floor = ly + at.depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
     first = next((ls[k][0] for ls in at.per_step if k in ls), "")
-    shown = first if len(first) <= LABEL_CHARS else first[:LABEL_CHARS - 1] + "…"
+    shown = _cut(first, LABEL_CHARS)
     out = [f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>',
            (f'<text x="10" y="{ly + 22}" fill="#666" font-size="9"><title>{escape(k)}: {escape(first)}</title>'
             f"{escape(shown)}</text>"),
@@ -376,7 +376,7 @@ def _label_change(at: _Layout, k: str, c: int, floor: int) -> list[str]:
     changed = " ".join(added) or " ".join(f"no {name}" for name in dropped)
     if not changed:  # the same parts (in another order, perhaps)
         return []
-    shown = changed if len(changed) <= CHANGE_CHARS else changed[:CHANGE_CHARS - 1] + "…"
+    shown = _cut(changed, CHANGE_CHARS)
     return [(f'<text x="{LEFT + c * COL + 3}" y="{floor + 12}" font-size="8" fill="#1c7ed6">'
             f"<title>{escape(k)}: {escape(changed)}</title>{escape(shown)}</text>")]
 
@@ -434,8 +434,12 @@ CHAR_W = 6.4
 def _fitted(text: str, width: float, char_w: float = CHAR_W) -> str:
     """``text`` cut to ``width`` pixels, ending in "…" where cut (a state that lasts one
     column wrote its whole name over the next one's)."""
-    fits = int(width / char_w)
-    return text if len(text) <= fits else text[:max(1, fits - 1)] + "…"
+    return _cut(text, int(width / char_w))
+
+
+def _cut(text: str, chars: int) -> str:
+    """``text`` in at most ``chars`` characters, ending in "…" where cut (one at least)."""
+    return text if len(text) <= chars else text[:max(1, chars - 1)] + "…"
 
 
 def _other(at: _Layout) -> list[str]:
