@@ -170,9 +170,9 @@ def searches(pairs: list[tuple[object, str]], engines: tuple[str, ...], distinct
     machine's load (for a declared violation the explorer stops at its first, shortest
     trace: 0.0-0.1 s for each of the worked example's three, docs/variants.md). A
     violation it declares beyond the default search is explored within the bounds its
-    ``Beyond`` names, unless ``--bound`` gives others (:func:`_judge`), where it must show: one a design inherits with
-    ``attrs.evolve`` is its base's, which the design may have fixed. The shipped
-    designs' verdicts are the test suite's to prove."""
+    ``Beyond`` names, unless ``--bound`` gives others (:func:`_judge`), where it must
+    show: one a design inherits with ``attrs.evolve`` is its base's, which the design
+    may have fixed. The shipped designs' verdicts are the test suite's to prove."""
     from deployspec.variant_plugins import source_of
 
     tasks = [(m.name, v, e, p.name) for m, v in pairs for e in engines for p in selected(m, properties)]

@@ -129,18 +129,20 @@ def check_property(
                 try:
                     super().do(action)
                 except (Exception, SystemExit) as exc:  # a design's rule raised: the steps that reached it
-                    done = [action_label(s["action"]) for s in self.session.steps]
-                    reached.note(exc, f", at step {len(done)} ({action_label(action.to_json())}){reached.after(done)}")
+                    self.noted(exc, f", at step {len(self.session.steps)} ({action_label(action.to_json())})")
                     raise
 
         def teardown(self) -> None:
             with _remembered(seen):
                 try:
                     super().teardown()
-                except (Exception, SystemExit) as exc:  # raised while the platform settled
-                    done = [action_label(s["action"]) for s in self.session.steps]
-                    reached.note(exc, f", while the platform settled{reached.after(done)}")
+                except (Exception, SystemExit) as exc:
+                    self.noted(exc, ", while the platform settled")
                     raise
+
+        def noted(self, exc: BaseException, where: str) -> None:
+            """Keep on ``exc`` where it was raised and the steps before (``deployspec.reached``)."""
+            reached.note(exc, where + reached.after([action_label(s["action"]) for s in self.session.steps]))
 
     def unshrunk() -> Result:
         """The shortest violation seen, as it was (for a search that could not finish)."""
