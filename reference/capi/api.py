@@ -178,7 +178,9 @@ _SCALE_BLOCKED = Rejected("Cannot scale this process while a deployment is in fl
 
 
 def scale(variant: CapiVariant, state: CapiState, action: Scale) -> CapiState | Rejected:
-    """ProcessScale on the app's newest web process."""
+    """ProcessScale on the app's newest web process, checked and written in one step
+    (upstream checks for a deployment in flight before its transaction takes the app's
+    lock, ``app/actions/process_scale.rb`` at 3bbba90: docs/findings.md, Not modelled)."""
     if not state.processes:
         return Rejected("no app: push first")
     blocked = variant.scale_blocked_in

@@ -394,7 +394,9 @@ CAPI_SAFE = attrs.evolve(
         "instances only crash gives way to the newest one that serves (the roll-back would "
         "otherwise wait for it forever). (7) A web process cannot be "
         "scaled while any deployment is active, CANCELING included: the newest process then "
-        "is the one cancel destroys, so the scale would be lost. (8) A finished step "
+        "is the one cancel destroys, so the scale would be lost; and that is checked under the "
+        "app's lock, inside the scale's transaction (upstream checks before it, process_scale.rb, "
+        "leaving a deployment created meanwhile to take the old count). (8) A finished step "
         "finalizes or pauses inside its scale transaction, under the deployment's lock, "
         "as before PRs #4212 and #4219, so nothing created or canceled meanwhile is overwritten."
     ),
