@@ -78,8 +78,8 @@ def push(state: SlotsState, healthy: bool) -> SlotsState:
 
 
 def deliver_webhook(state: SlotsState) -> SlotsState | Rejected:
-    """One delivery reaches ``<slot>.scm.azurewebsites.net/docker/hook`` (the CD URL
-    belongs to the slot name). The payload does not choose the image: the slot
+    """One delivery reaches ``<app>[-<slot>].scm.azurewebsites.net/docker/hook`` (the CD
+    URL belongs to the slot name). The payload does not choose the image: the slot
     restarts and pulls its configured reference, if its DOCKER_ENABLE_CI is on."""
     if state.registry.pending == 0:
         return Rejected("no webhook delivery pending")

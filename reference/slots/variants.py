@@ -200,7 +200,9 @@ SLOTS_WEBHOOK_STAGING_TAG = attrs.evolve(
         "tag. A push then restarts staging alone, but production still sits on the same mutable "
         "tag: its own restarts, retries and scale-outs, and the swap's restarts, pull whatever "
         "the tag points to now. It starts as the first deployment of #316 scenario 4 "
-        "(start=webhook-staging: both slots on :release, nothing built yet)."
+        "(start=webhook-staging: both slots on :release, nothing built yet); the design "
+        "document says nothing of production's image or CI, and a start with production "
+        "empty gives the same verdicts (a fidelity review's explore run)."
     ),
     config={"start": "webhook-staging"},
 )
