@@ -286,12 +286,18 @@ def find_variant(name: str) -> tuple[Model, Any]:
 
 def did_you_mean(name: Any, known) -> str:
     """``: did you mean 'capi-current'?`` for the known name closest to a mistyped one, or ""."""
+    close = closest(name, known)
+    return f": did you mean {quoted(close)}?" if close is not None else ""
+
+
+def closest(name: Any, known) -> str | None:
+    """The known name closest to ``name`` (a misspelling of it), or None."""
     import difflib
 
     if not isinstance(name, str):
-        return ""
+        return None
     close = difflib.get_close_matches(name, list(known), n=1)
-    return f": did you mean {quoted(close[0])}?" if close else ""
+    return close[0] if close else None
 
 
 __all__ = ["ActionError", "Model", "UsageError", "bounds_given", "find_variant", "get_model", "model_names"]

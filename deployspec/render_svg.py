@@ -6,21 +6,22 @@ holds under a key whose items have ``instances``), drawn as stacked bars, one
 cell per instance coloured by its status; below them, one band per deployment
 (items with a ``state``), coloured by state. The settle phase is shaded and the
 breaking step outlined in red. Generic over observations, so every model draws
-without code of its own; ``model.lanes`` names the rows.
+without code of its own (what is read of them: :mod:`deployspec.timeline`);
+``model.lanes`` names the rows.
 """
 
 from __future__ import annotations
 
-import itertools
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from deployspec.render_text import action_label
 from deployspec.text import markup as escape  # also control characters, which XML forbids
+from deployspec.timeline import bands, changed_parts, columns, label_parts, lane_items, lanes
 
 #: instance statuses. Told apart by readers with a colour vision deficiency too: at least
 #: 39 CIELAB units between any two of running, starting and crashed under simulated
@@ -89,67 +90,6 @@ def _cell(x: int, y: int, width: int, height: int, status: str, title: str) -> l
     return out
 
 
-def _scalar_text(key: str, value: Any) -> str | None:
-    if isinstance(value, (str, int, bool)):
-        return f"{key} {value}"
-    if isinstance(value, dict) and all(isinstance(v, (str, int, bool, type(None))) for v in value.values()):
-        return f"{key} " + ",".join(f"{k}={v}" for k, v in value.items())
-    return None
-
-
-def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str], list[str]]]:
-    """``{lane key: (label, [instance status, ...], [instance note, ...])}`` from any observation.
-
-    A lane is an item of a top-level list (keyed ``<Initial><id>``, e.g. ``P2``
-    for ``processes``) or dict (keyed by name, e.g. ``production``) whose
-    items carry ``instances``; an instance is a status string or an object
-    with a ``status``.
-    """
-    out: dict[str, tuple[str, list[str], list[str]]] = {}
-    for name, x in _lane_items(obs):
-        statuses = [i if isinstance(i, str) else str(i.get("status")) for i in x["instances"]]
-        notes = [_note(i) for i in x["instances"]]
-        out[name] = (" ".join(_parts(x)), statuses, notes)
-    return out
-
-
-def _lane_items(obs: dict[str, Any]) -> Iterable[tuple[str, dict]]:
-    """``(lane key, item)`` for each item of the observation that runs instances."""
-    for key, value in obs.items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) and "instances" in x for x in value):
-            yield from ((f"{key[:1].upper()}{x.get('id', i)}", x) for i, x in enumerate(value))
-        elif isinstance(value, dict) and value and all(
-            isinstance(x, dict) and "instances" in x for x in value.values()
-        ):
-            yield from ((str(name), x) for name, x in value.items())
-
-
-def _parts(item: dict) -> list[str]:
-    """What a lane's label says, a part per field (``site B``, ``image digest=1``)."""
-    return [t for k, v in item.items() if k not in ("id", "instances") and (t := _scalar_text(k, v))]
-
-
-def _note(instance: Any) -> str:
-    """What an instance runs, when the observation says it per instance (e.g. a digest)."""
-    if not isinstance(instance, dict):
-        return ""
-    return " ".join(f"{k} {v}" for k, v in instance.items() if k != "status" and v is not None)
-
-
-def bands(obs: dict[str, Any]) -> dict[str, str]:
-    """``{band key: state text}``: items of top-level lists that have a ``state``."""
-    out: dict[str, str] = {}
-    for key, value in obs.items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) and "state" in x for x in value):
-            for i, x in enumerate(value):
-                text = str(x["state"])
-                reason = x.get("status_reason")
-                if reason and reason != x["state"]:
-                    text += f"/{reason}"
-                out[f"{key[:1].lower()}{x.get('id', i)}"] = text
-    return out
-
-
 def render(trace: dict[str, Any], lane_name: str | None = None,
            other: tuple[str, Callable[[dict], str]] | None = None) -> str:
     """The SVG document for a trace file's contents. ``other``: what else there is to
@@ -186,7 +126,7 @@ class _Layout:
     """Where each part of the picture goes, from what the trace holds."""
 
     per_step: list  # the lanes of each observation (:func:`lanes`), the initial one first
-    parts: list  # each observation's lane labels, a part per field (:func:`_parts`)
+    parts: list  # each observation's lane labels, a part per field (``timeline.label_parts``)
     band_steps: list  # the bands of each observation (:func:`bands`)
     labels: list[str]  # each column's: "initial", then "k: the action" (a gap's says what it leaves out)
     rejected: list[str | None]  # each column's step's refusal, or None
@@ -206,7 +146,7 @@ class _Layout:
     #: the other row's title and its text at each observation (``other_row``), or None
     other: tuple[str, list[str]] | None
     other_y: int
-    other_lines: list[list[str]]  # what the other row writes in each column (:func:`_other_lines`)
+    other_lines: list[list[str]]  # what the other row writes in each column (``timeline.changed_parts``)
 
     @property
     def columns(self) -> int:
@@ -218,31 +158,12 @@ class _Layout:
         return 14 * (len(self.message) - 1)
 
 
-#: the most observations a picture draws a column for; a longer trace is drawn as its first
-#: ``FIRST_COLUMNS``, one column saying how many steps it leaves out, and the last ones
-#: around the break (3,000 steps were a picture 193,108 px wide, its lanes named only at its left)
-MAX_COLUMNS = 120
-FIRST_COLUMNS = 20
-
-
-def _columns(n: int, bad: int) -> list[int | None]:
-    """The observations drawn, by index (None: a column for those left out): all of them,
-    or the first ones and those up to the break (``bad``) and past it, within ``MAX_COLUMNS``."""
-    if n <= MAX_COLUMNS:
-        return list(range(n))
-    last = MAX_COLUMNS - FIRST_COLUMNS - 1  # (a column for the gap)
-    start = min(max(FIRST_COLUMNS + 1, bad - last // 2), n - last)
-    if start + last < n:  # a gap after them too
-        last -= 1
-    return [*range(FIRST_COLUMNS), None, *range(start, start + last), *([None] if start + last < n else [])]
-
-
 def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | None = None) -> _Layout:
     steps = trace["steps"]
     every = [trace["initial"]] + [s["observation"] for s in steps]
     bad = trace["violation"]["step"]
     bad_index = len(every) - 1 if bad == -1 or bad >= len(steps) else bad + 1
-    drawn = _columns(len(every), bad_index)
+    drawn = columns(len(every), bad_index)
     observations = [{} if i is None else every[i] for i in drawn]
     labels, rejected = [], []
     for c, i in enumerate(drawn):
@@ -257,7 +178,7 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     if settle_from is not None and settle_from < len(steps):
         settle_col = next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
     per_step = [lanes(o) for o in observations]
-    parts = [{name: _parts(x) for name, x in _lane_items(o)} for o in observations]
+    parts = [{name: label_parts(x) for name, x in lane_items(o)} for o in observations]
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
@@ -286,7 +207,7 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     if other is not None:  # (a gap column: as the column before it, so nothing is written there)
         texts = [other[1](every[i]) if i is not None else None for i in drawn]
         others = (other[0], [t if t is not None else texts[c - 1] for c, t in enumerate(texts)])
-        other_lines = _other_lines(others[1])
+        other_lines = changed_parts(others[1])
         y += _other_height(other_lines) + 4
     bad_col = drawn.index(bad_index)
     return _Layout(per_step, parts, band_steps, labels, rejected, lane_keys, band_keys, depth, width, title, message,
@@ -459,32 +380,6 @@ def _other(at: _Layout) -> list[str]:
             out.append(f'<text x="{LEFT + c * COL + 3}" y="{oy + 12 + 10 * i}" font-size="8" '
                        f'fill="{"#1c7ed6" if c else "#495057"}">{tip}{escape(_fitted(line, COL - 6, 5.2))}</text>')
     return out
-
-
-def _other_lines(texts: list[str]) -> list[list[str]]:
-    """Per column, the lines the other row writes: the whole text first; then, where a
-    step changed it, the parts it added (each ``NAME=value``, and the words besides
-    them as one: ``swap aborted``) and ``no NAME`` for a ``NAME=…`` it dropped; the
-    whole new text where that says nothing (words gone, parts reordered); nothing
-    where nothing changed."""
-    out: list[list[str]] = [[texts[0]] if texts else []]
-    for before, now in itertools.pairwise(texts):
-        if before == now:
-            out.append([])
-            continue
-        was, parts = _other_parts(before), _other_parts(now)
-        named = {p.split("=")[0] for p in parts if "=" in p}
-        changed = [p for p in parts if p not in was] + [f"no {p.split('=')[0]}" for p in was
-                                                        if "=" in p and p.split("=")[0] not in named]
-        out.append(changed or [now or "(nothing)"])
-    return out
-
-
-def _other_parts(text: str) -> list[str]:
-    """``release=1 hooks=2 swap aborted`` → ``["release=1", "hooks=2", "swap aborted"]``."""
-    words = text.split()
-    free = " ".join(w for w in words if "=" not in w)
-    return [w for w in words if "=" in w] + ([free] if free else [])
 
 
 def _other_height(lines: list[list[str]]) -> int:

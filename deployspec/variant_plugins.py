@@ -224,18 +224,19 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
 def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:
     """The fields a variant class has, when ``exc`` is its refusal of another name (a
     capi rule given to a SlotsVariant, a misspelt rule): which names it takes."""
-    import difflib
     import re
 
     import attrs
+
+    from deployspec.models import closest
 
     for cls in classes.values():
         if isinstance(exc, TypeError) and str(exc).startswith(f"{cls.__name__}.__init__() got an unexpected"):
             fields = [f.name for f in attrs.fields(cls)]
             given = re.search(r"argument '(\w+)'", str(exc))
-            close = difflib.get_close_matches(given.group(1), fields, n=1) if given else []
+            close = closest(given.group(1), fields) if given else None
             # (the guess first: a long line is cut in its middle, in the list)
-            guess = f"did you mean {close[0]}? " if close else ""
+            guess = f"did you mean {close}? " if close is not None else ""
             return f" ({guess}a {cls.__name__}'s fields: {', '.join(fields)}; docs/variants.md)"
     return ""
 

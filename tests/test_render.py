@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deployspec import render_html, render_itf, render_svg, traces
+from deployspec import render_html, render_itf, render_svg, timeline, traces
 from deployspec.cli import main
 
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--cancel_restores_last_good--401cd5ce87.json"
@@ -49,9 +49,9 @@ def test_lanes_are_generic_over_observations():
     obs = {"slots": {"production": {"site": "A", "instances": [{"digest": 1, "status": "running"}]},
                      "staging": {"site": "B", "instances": []}},
            "registry": {"tags": {}}}
-    assert render_svg.lanes(obs) == {
+    assert timeline.lanes(obs) == {
         "production": ("site A", ["running"], ["digest 1"]), "staging": ("site B", [], [])}
-    assert render_svg.bands(obs) == {}
+    assert timeline.bands(obs) == {}
 
 
 def test_html_wraps_the_svg_and_marks_the_breaking_row():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from deployspec import render_svg
+from deployspec import render_svg, timeline
 from deployspec.render_svg import CELL_H, COL, LEFT, STATE_COLOURS, STATUS_COLOURS
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -107,15 +107,15 @@ def test_each_status_and_state_has_its_own_colour():
 def test_lanes_are_named_by_id_and_a_reason_shown_only_when_it_differs():
     """After a process is gone, the others keep their names (P3 is not renamed P0)."""
     obs = {"processes": [proc(3, "RUNNING", droplet=1)], "deployments": [dep(2, "DEPLOYED"), dep(5, "CANCELED")]}
-    assert render_svg.lanes(obs) == {"P3": ("droplet 1", ["RUNNING"], [""])}
-    assert render_svg.bands(obs) == {"d2": "DEPLOYED", "d5": "CANCELED"}
-    assert render_svg.bands({"deployments": [dep(5, "CANCELED", "SUPERSEDED")]}) == {"d5": "CANCELED/SUPERSEDED"}
+    assert timeline.lanes(obs) == {"P3": ("droplet 1", ["RUNNING"], [""])}
+    assert timeline.bands(obs) == {"d2": "DEPLOYED", "d5": "CANCELED"}
+    assert timeline.bands({"deployments": [dep(5, "CANCELED", "SUPERSEDED")]}) == {"d5": "CANCELED/SUPERSEDED"}
 
 
 def test_an_instance_note_leaves_out_empty_fields_and_is_its_tooltip():
     """What an instance runs (a digest) is its tooltip; a field with no value is not noise in it."""
     obs = {"slots": {"prod": {"instances": [{"status": "running", "digest": 7, "tag": None}]}}}
-    assert render_svg.lanes(obs)["prod"][2] == ["digest 7"]
+    assert timeline.lanes(obs)["prod"][2] == ["digest 7"]
     t = trace([{"slots": {"prod": {"site": "A", "instances": [{"status": "running", "digest": 7}]}}}], bad=0)
     (cell,) = titled(svg(t), "prod instance 0")
     assert cell.find(f"{NS}title").text == "prod instance 0: running (digest 7)"
@@ -259,7 +259,7 @@ def test_a_long_trace_is_drawn_as_its_first_steps_a_gap_and_the_steps_up_to_the_
     t = trace([obs] * 500, bad=499, settle_from=450)
     root = svg(t)
     labels = [t.text or "".join(t.itertext()) for t in root.iter(f"{NS}text") if t.get("transform")]
-    cap, first = render_svg.MAX_COLUMNS, render_svg.FIRST_COLUMNS
+    cap, first = timeline.MAX_COLUMNS, timeline.FIRST_COLUMNS
     assert len(labels) == cap and labels[0] == "initial" and labels[first - 1] == f"{first - 2}: a{first - 2}()"
     tail = cap - first - 1  # the columns after the gap: the last observations, the break the last of them
     assert labels[first] == f"… {501 - first - tail} steps not drawn …"
@@ -272,16 +272,16 @@ def test_a_long_trace_is_drawn_as_its_first_steps_a_gap_and_the_steps_up_to_the_
 
 
 def test_a_break_before_the_end_of_a_long_trace_stays_in_the_picture():
-    cols = render_svg._columns(1000, 300)
-    assert len(cols) == render_svg.MAX_COLUMNS and 300 in cols and cols[-1] is None
-    assert cols[:render_svg.FIRST_COLUMNS] == list(range(render_svg.FIRST_COLUMNS))
-    assert render_svg._columns(50, 49) == list(range(50))
+    cols = timeline.columns(1000, 300)
+    assert len(cols) == timeline.MAX_COLUMNS and 300 in cols and cols[-1] is None
+    assert cols[:timeline.FIRST_COLUMNS] == list(range(timeline.FIRST_COLUMNS))
+    assert timeline.columns(50, 49) == list(range(50))
 
 
 def test_the_other_row_writes_what_a_step_changed_and_the_whole_where_parts_say_nothing():
     """Compared as sets of words, 'swap aborted' was two lines and its end unseen, and a
     text whose parts were only reordered or repeated wrote nothing though it changed."""
-    lines = render_svg._other_lines
+    lines = timeline.changed_parts
     assert lines(["no tags", "release=0 hooks=1", "release=0"]) == [["no tags"], ["release=0", "hooks=1"],
                                                                     ["no hooks"]]
     assert lines(["release=0", "release=0 swap aborted", "release=0"]) == [["release=0"], ["swap aborted"],
