@@ -198,9 +198,12 @@ def main(argv: list[str] | None = None) -> int:
             interruption.interrupt(held)
         if args.command is None:  # one line, as for any other usage error (--help shows them all)
             raise UsageError(f"name a command: {', '.join(COMMANDS)} (deployspec --help says what each does)")
-        with streams.document_only() if getattr(args, "json", False) else contextlib.nullcontext():
+        with streams.document_only() if getattr(args, "json", False) else contextlib.nullcontext(), \
+                streams.outlasting() if getattr(args, "junit", None) else contextlib.nullcontext() as out:
             status = COMMANDS[args.command](args)
             sys.stdout.flush()  # a failure to write the output is this command's failure
+        if out is not None and out.cut:  # the report was written; the display was cut short
+            raise BrokenPipeError
         return status
     except UsageError as exc:
         _say(f"error: {exc}")

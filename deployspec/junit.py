@@ -17,6 +17,7 @@ Python escapes, as on a terminal.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import sys
@@ -300,7 +301,7 @@ def _search_text(r, results) -> str:
         head = f"{r.engine}: {r.message}"
     elif r.message:
         head += f": {r.message}"
-    if r.stats.get("complete") is False:
+    if r.stats.get("complete") is False and "(incomplete:" not in head:  # (the explorer's message says it)
         head += f" (incomplete: stopped by {r.stats.get('stopped') or 'a bound'})"
     if r.verdict == "violated" and r.trace is not None and shortest_of_its_cause(r, results):
         return f"{head}\n{trace_text(r)}"
@@ -375,23 +376,44 @@ def _contract_stats(r) -> str:
 # ---------------------------------------------------------------------------
 
 
+def _file_case(path: str) -> str:
+    """A trace file's case name: ``path`` without what only its typing changed (``./``,
+    ``//``, a trailing ``/``), and relative to the current folder when it lies in it, so
+    a CI tracks the same case whether its job typed ``counterexamples/`` or the
+    checkout's absolute path (``/var/jenkins/workspace/job@2/…`` changes between agents)."""
+    p = os.path.normpath(path)
+    if os.path.isabs(p):
+        try:
+            rel = os.path.relpath(p)
+        except (OSError, ValueError):  # no current folder (deleted): as it is
+            return p
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel
+    return p
+
+
 def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -> list[Suite]:
     """One suite, a case per trace file: passed when it no longer reproduces (the
     bug stays fixed), failed when it does, an error where the implementation failed
     (the files after it, or after an interruption, are skipped). ``verdicts``: (file,
     status, line, seconds) in order, a file of "" for a fault before the first;
     ``loaded``: (file, trace) planned."""
-    said = {path: (status, line, seconds) for path, status, line, seconds in verdicts}
+    said = [(status, line, seconds) for path, status, line, seconds in verdicts if path != ""]  # in loaded's order
     cases = []
-    if "" in said:
-        cases.append(Case("deployspec.replay", "start", ERROR, said[""][1], said[""][1]))
-    for path, trace in loaded:
+    for path, status, line, _seconds in verdicts:
+        if path == "":
+            cases.append(Case("deployspec.replay", "start", ERROR, line, line))
+    times: dict[str, int] = {}
+    for at, (path, trace) in enumerate(loaded):
         classname = f"deployspec.replay.{trace['model']}.{trace['property']}"
-        if path not in said:
+        name = _file_case(path)
+        times[name] = times.get(name, 0) + 1
+        name += f" #{times[name]}" if times[name] > 1 else ""  # named again: a case of its own
+        if at >= len(said):
             why = INTERRUPTED if interrupted else "the implementation failed first"
-            cases.append(Case(classname, path, SKIPPED, f"not replayed: {why}"))
+            cases.append(Case(classname, name, SKIPPED, f"not replayed: {why}"))
             continue
-        status, line, seconds = said[path]
+        status, line, seconds = said[at]
         outcome = {0: PASSED, 1: FAILURE}.get(status, ERROR)
-        cases.append(Case(classname, path, outcome, line, "" if outcome == PASSED else line, seconds))
+        cases.append(Case(classname, name, outcome, line, "" if outcome == PASSED else line, seconds))
     return [Suite("replay", tuple(cases), (("on", target),))]

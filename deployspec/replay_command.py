@@ -199,7 +199,8 @@ def is_a_trace(report: Path | None, files: list[str]) -> bool:
 
 def trace_files(paths: list[str]) -> list[str]:
     """The files named, a folder standing for its ``*.json`` files (a regression
-    suite such as ``counterexamples/``), in name order."""
+    suite such as ``counterexamples/``), in name order. A file named twice is replayed
+    twice (an implementation's second run may differ)."""
     files = []
     for name in paths:
         if name and Path(name).is_dir():

@@ -104,6 +104,55 @@ def document_only() -> Iterator[None]:
             os.close(document)
 
 
+class Outlasting:
+    """Standard output for a run that writes a report elsewhere (``--junit``): a pipe
+    closed early (``| head``) costs the rest of the display, not the run. What is
+    written after is dropped, the run goes on to write its report (a CI's record,
+    which must not be an earlier run's), and ``cut`` says so (exit 141 all the same).
+    Anything else is the stream's own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.cut = False
+
+    def write(self, text: str) -> int:
+        if not self.cut:
+            try:
+                self._stream.write(text)
+            except BrokenPipeError:
+                self._sever()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.cut:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._sever()
+
+    def _sever(self) -> None:
+        self.cut = True
+        try:  # what the stream still holds goes to /dev/null, not to a later failing flush
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def outlasting() -> Iterator[Outlasting]:
+    """``sys.stdout`` an :class:`Outlasting` meanwhile (put back after, if still ours)."""
+    real = sys.stdout
+    ours = sys.stdout = Outlasting(real)
+    try:
+        yield ours
+    finally:
+        if sys.stdout is ours:
+            sys.stdout = real
+
+
 def closed_stream_named(path: str) -> str | None:
     """The standard stream ``path`` names if the process started without it (writing
     there would write into the /dev/null in its place), else None."""

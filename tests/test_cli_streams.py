@@ -68,6 +68,29 @@ def test_a_verdict_cut_short_by_a_closed_pipe_is_not_a_success():
     proc.stderr.close()
 
 
+@pytest.mark.parametrize("argv", [
+    ("replay", str(SEED), str(SEED)),
+    ("check", "--model", "slots", "--variant", "slots-webhook-tag", "--property", "no_latent_drift",
+     "--budget", "0.5", "--json"),
+], ids=["replay", "check --json"])
+def test_a_closed_pipe_cuts_the_display_short_not_the_junit_report(tmp_path, argv):
+    """``… --junit r.xml | head -2`` in a CI job: head leaves, the verdicts cannot be
+    written; the run still writes its report (exit 141 all the same). It stopped at the
+    first write, and a report of an earlier run stayed for the CI to publish."""
+    report = tmp_path / "r.xml"
+    report.write_text("an earlier run's report")
+    proc = deployspec(*argv, "--junit", str(report), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    assert proc.wait(120) == 141
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert "Traceback" not in err, err
+    from .junit_reports import cases_of, totals_agree
+
+    totals_agree(report)
+    assert len(cases_of(report)) == (2 if argv[0] == "replay" else 1)
+
+
 def test_a_junit_report_cut_short_by_a_closed_pipe_is_141_not_a_usage_error(monkeypatch):
     """``--junit /dev/stdout | head``: the verdicts fit in the pipe, then head left and the
     report's write failed. It is the output cut short (141), as the verdicts' would be; it

@@ -212,10 +212,13 @@ def test_a_report_that_fails_to_save_keeps_the_old_one_and_the_verdicts(capsys, 
     assert [p.name for p in tmp_path.iterdir()] == ["check.xml"]  # no temporary file left
 
 
-def test_a_replayed_regression_folder_fails_each_file_that_still_reproduces(capsys, tmp_path):
-    """The shipped capi-2022 findings: each reproduces on its own variant, none on capi-safe."""
+def test_a_replayed_regression_folder_fails_each_file_that_still_reproduces(capsys, tmp_path, monkeypatch):
+    """The shipped capi-2022 findings: each reproduces on its own variant, none on capi-safe.
+    The folder is named by its absolute path; the cases, relative to the current folder
+    (a CI's history of a case must not depend on where its agent checked out)."""
     folder = SEED.parent
-    files = sorted(str(p) for p in folder.glob("*.json"))
+    monkeypatch.chdir(folder.parents[1])
+    files = sorted(f"counterexamples/capi/{p.name}" for p in folder.glob("*.json"))
     fixed, broken = tmp_path / "fixed.xml", tmp_path / "broken.xml"
     assert run(capsys, "replay", str(folder), "--variant", "capi-safe", "--junit", str(fixed))[0] == 0
     assert run(capsys, "replay", str(folder), "--junit", str(broken))[0] == 1
@@ -225,7 +228,7 @@ def test_a_replayed_regression_folder_fails_each_file_that_still_reproduces(caps
         assert sorted(cases) == files and {outcome_of(c) for c in cases.values()} == {outcome}
         props = {p.get("name"): p.get("value") for p in root.iter("property")}
         assert props["on"] == ("variant capi-safe" if report is fixed else "each file's recorded variant")
-    seed = cases_of(broken)[str(SEED)]
+    seed = cases_of(broken)[f"counterexamples/capi/{SEED.name}"]
     assert seed.get("classname") == "deployspec.replay.capi.app_stays_available"
     assert "reproduces on capi-2022: app_stays_available at step 5" in seed.find("failure").get("message")
 
@@ -325,3 +328,31 @@ def test_a_hang_is_an_error_as_long_as_the_wait_it_cost(capsys, tmp_path, monkey
     error = cases_of(report)["app_stays_available"]
     assert "did not return within 0.5 s" in error.find("error").get("message")
     assert float(error.get("time")) >= 0.5
+
+
+def test_a_file_named_twice_is_two_cases_each_with_its_own_verdict(capsys, tmp_path, monkeypatch):
+    """An implementation's second replay of a file may differ from its first: each run
+    is a case of its own (they shared one name, and the report gave both the last
+    verdict); ``./`` and a doubled ``/`` name the same case as the plain path."""
+    from deployspec import replay_command
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "seed.json").write_bytes(SEED.read_bytes())
+    verdicts = iter([(0, "first: does not reproduce"), (1, "second: reproduces")])
+    monkeypatch.setattr(replay_command, "_replay_one", lambda *a: None)
+    monkeypatch.setattr(replay_command, "_report_replay", lambda path, *a: next(verdicts))
+    report = tmp_path / "r.xml"
+    assert run(capsys, "replay", "./t/seed.json", "t//seed.json", "--junit", str(report))[0] == 1
+    cases = cases_of(report)
+    assert sorted(cases) == ["t/seed.json", "t/seed.json #2"]
+    assert outcome_of(cases["t/seed.json"]) == junit.PASSED
+    assert outcome_of(cases["t/seed.json #2"]) == junit.FAILURE
+    assert "second: reproduces" in cases["t/seed.json #2"].find("failure").get("message")
+
+
+def test_a_file_outside_the_current_folder_keeps_its_absolute_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "r.xml"
+    assert run(capsys, "replay", str(SEED), "--junit", str(report))[0] == 1
+    assert list(cases_of(report)) == [str(SEED)]

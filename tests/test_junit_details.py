@@ -228,3 +228,12 @@ def test_replay_files_after_a_fault_are_skipped_for_the_fault_not_an_interruptio
         ("b.json", junit.SKIPPED, "not replayed: the implementation failed first")
     (suite,) = junit.replay_suites(verdicts[:0], loaded, "python m:f", interrupted=True)
     assert suite.cases[0].message == f"not replayed: {junit.INTERRUPTED}"
+
+
+def test_a_proof_cut_short_whose_message_says_so_says_it_once():
+    """The explorer's own message names the budget that stopped it; no second "(incomplete: …)"."""
+    rs = [R("app_stays_available", "holds",
+            message="no violation within 30947 states explored (incomplete: time budget spent at depth 11, 1.0 s)",
+            stats={"complete": False, "stopped": "time"})]
+    (suite,) = junit.check_suites(rs, declared=False)
+    assert suite.cases[0].details.count("(incomplete:") == 1

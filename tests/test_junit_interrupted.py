@@ -111,6 +111,7 @@ def test_an_interrupted_replay_reports_the_files_it_replayed(capsys, tmp_path, m
     from deployspec import replay_command
 
     report = tmp_path / "replay.xml"
+    monkeypatch.chdir(tmp_path)  # (the files lie outside it: their cases keep the names given)
     files = sorted(str(p) for p in SEED.parent.glob("*.json"))[:3]
     _interrupting(monkeypatch, replay_command, "_replay_one", after=1)
     with pytest.raises(KeyboardInterrupt):
