@@ -49,20 +49,29 @@ def raise_if_pending() -> None:
 
 
 @contextlib.contextmanager
-def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signum: None) -> Iterator[None]:
+def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signum: None, *,
+         once: bool = False) -> Iterator[None]:
     """Within (the main thread only): each of ``signals`` not ignored on entry calls
     ``on_signal`` and raises KeyboardInterrupt, and is kept :data:`pending` until the
     block ends, so a search raises it again at its next step
     (:func:`raise_if_pending`) if Python dropped it where it cannot raise (a gc
-    callback, a ``__del__``); that drop is not printed as "Exception ignored"."""
+    callback, a ``__del__``); that drop is not printed as "Exception ignored".
+    With ``once``, a signal after the first only calls ``on_signal``: a second
+    KeyboardInterrupt would cut short the unwinding of the first, and what the stopped
+    search hands back with it (a ``--jobs`` process gets SIGTERM from a CI's timeout,
+    then SIGUSR1 from its parent)."""
     global pending
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    raised = []
 
     def stop(signum, frame):
         global pending
         on_signal(signum)
+        if once and raised:
+            return
+        raised.append(signum)
         pending = signum
         raise KeyboardInterrupt
 

@@ -66,26 +66,36 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
     # a rule (or an object) that will not let go ends the program, not the worker alone
     last_resort.relay = lambda line, status: conn.send(("ended", (line, status)), timeout=1.0)
     gc.disable()
+    status = 0
     try:
         Worker(search, w, started, on_node, on_edge, share).serve(conn)
     except BaseException as exc:  # noqa: BLE001 - every failure goes to the parent
-        exc.add_note(f"(in explore worker {w + 1} of {search.workers})\n"
-                     + "".join(traceback.format_tb(exc.__traceback__)).rstrip())
-        # where it was raised, which the parent's traceback no longer shows (the fault
-        # of a design's rule names its file and line: variant_plugins); frames made
-        # anew, with no code object in them (Python 3.14's FrameSummary keeps its
-        # frame's, which does not pickle: the exception would come back a RuntimeError)
-        exc.worker_frames = [traceback.FrameSummary(f.filename, f.lineno, f.name, lookup_line=False)
-                             for f in traceback.extract_tb(exc.__traceback__)]
-        try:
-            try:
-                conn.send(("error", exc))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text, then
-                conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
-        except OSError:
-            pass
+        # (one that cannot be told, out of memory again on the way, still ends the worker
+        # as failed, and the parent says so: exit code 1, or 3 for a MemoryError)
+        status = 3 if isinstance(exc, MemoryError) else 1
+        _tell(conn, exc, w, search.workers)
+        status = 0
     finally:
-        os._exit(0)
+        os._exit(status)
+
+
+def _tell(conn, exc: BaseException, w: int, workers: int) -> None:
+    """Send the parent the failure ``exc``, with where it was raised."""
+    exc.add_note(f"(in explore worker {w + 1} of {workers})\n"
+                 + "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+    # where it was raised, which the parent's traceback no longer shows (the fault
+    # of a design's rule names its file and line: variant_plugins); frames made
+    # anew, with no code object in them (Python 3.14's FrameSummary keeps its
+    # frame's, which does not pickle: the exception would come back a RuntimeError)
+    exc.worker_frames = [traceback.FrameSummary(f.filename, f.lineno, f.name, lookup_line=False)
+                         for f in traceback.extract_tb(exc.__traceback__)]
+    try:
+        try:
+            conn.send(("error", exc))
+        except Exception:  # noqa: BLE001 - an exception that does not pickle: its text, then
+            conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    except OSError:
+        pass
 
 
 class Sending:

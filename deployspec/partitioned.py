@@ -168,6 +168,9 @@ class Partitioned:
                 if p.is_alive():
                     p.terminate()
                     p.join(5)
+                if p.is_alive():  # stopped (SIGSTOP), or a rule that holds SIGTERM: it must not outlive the run
+                    p.kill()
+                    p.join(1)
 
 
 class _Driver:
@@ -274,7 +277,7 @@ class _Driver:
         proc = self.procs[w]
         proc.join(1)
         code = proc.exitcode
-        why = " (killed: out of memory?)" if code == -signal.SIGKILL else ""
+        why = {-signal.SIGKILL: " (killed: out of memory?)", 3: " (out of memory)"}.get(code, "")
         raise WorkerLost(f"explore worker {w + 1} of {len(self.conns)} stopped without answering "
                          f"(exit code {code}){why}")
 

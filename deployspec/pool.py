@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 
 import attrs
@@ -29,29 +30,44 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
         on_start: Callable[[str], None], on_result: Callable[[Result], None],
         on_found: Callable[[tuple, list[Result]], None]) -> list[Result]:
     """Every task (a search of :func:`deployspec.check.searches`) judged in ``jobs``
-    processes; the callbacks as for :func:`deployspec.check.run`."""
-    pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=_pool_worker)
-    futures: dict = {}
+    processes; the callbacks as for :func:`deployspec.check.run`.
+
+    A process that dies (killed: out of memory?) breaks the pool, which ends the others:
+    the searches that ran in it are errors saying so, the others not yet judged run
+    again in a new pool."""
     done: list[list[Result]] = [[] for _ in tasks]
+    on_start(f"{len(tasks)} searches in {jobs} processes")
+    todo = list(range(len(tasks)))
+    while todo:
+        again = _round(todo, tasks, options, jobs, done, on_result, on_found)
+        if again:
+            on_start(f"a search process died; {len(again)} searches not judged begun again in new processes")
+        todo = again
+    return [r for found in done for r in found]
+
+
+def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found) -> list[int]:
+    """The searches ``todo`` in a pool; the ones to run again if a process of it died."""
+    ctx = mp.get_context("spawn")
+    begun = ctx.SimpleQueue()  # (pid, task) as each search begins: which one a dead process ran
+    pool = cf.ProcessPoolExecutor(min(jobs, len(todo)), mp_context=ctx, initializer=_pool_worker,
+                                  initargs=(begun,))
+    futures: dict = {}
     try:
-        on_start(f"{len(tasks)} searches in {jobs} processes")
         with _signals_held():  # a process spawned holds Ctrl-C and SIGUSR1 until it can take them (_pool_worker)
-            futures = {pool.submit(_judge_in_pool, *task, **options): i for i, task in enumerate(tasks)}
+            futures = {pool.submit(_judge_in_pool, *tasks[i], **options): i for i in todo}
         for future in cf.as_completed(futures):
             try:
                 found = future.result()
-            except cf.process.BrokenProcessPool:  # a process killed (out of memory?): the rest is lost
-                for i, task in enumerate(tasks):
-                    if not done[i]:
-                        done[i] = [_lost(*task)]
-                        on_found(task, done[i])
-                        on_result(done[i][0])
-                break
+            except cf.process.BrokenProcessPool:
+                procs = list((getattr(pool, "_processes", None) or {}).values())  # (shutdown forgets them)
+                pool.shutdown()  # each process ended and joined: their exit codes are in
+                return _after_a_death(procs, _begun_in(begun), tasks, done, on_result, on_found)
             done[futures[future]] = found
             on_found(tasks[futures[future]], found)
             on_result(found[0])
     except BaseException as stop:
-        workers = list((pool._processes or {}).values())  # no public way to stop a busy worker
+        workers = list((getattr(pool, "_processes", None) or {}).values())  # no public way to stop a busy worker
         pool.shutdown(wait=False, cancel_futures=True)
         try:
             if isinstance(stop, KeyboardInterrupt):
@@ -61,9 +77,44 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
                 w.terminate()
             for w in workers:
                 w.join(5)
+                if w.is_alive():  # (stopped, or in a call that will not let go): not to outlive the run
+                    w.kill()
+                    w.join(1)
         raise
     pool.shutdown()
-    return [r for found in done for r in found]
+    return []
+
+
+def _begun_in(begun) -> dict[int, list[tuple]]:
+    """The tasks each process began, by its pid, in order."""
+    by_pid: dict[int, list[tuple]] = {}
+    with contextlib.suppress(OSError, EOFError):
+        while not begun.empty():
+            pid, task = begun.get()
+            by_pid.setdefault(pid, []).append(tuple(task))
+    return by_pid
+
+
+def _after_a_death(procs, by_pid: dict, tasks, done, on_result, on_found) -> list[int]:
+    """A process of the pool died: the search it was running (begun there, not judged)
+    is an error saying how it died; the others not judged are to run again. A death no
+    search can be blamed for (between two searches) blames them all, as one that may
+    come again would loop for ever."""
+    ended_by_pool = {0, 128 + signal.SIGTERM, -signal.SIGTERM}
+    blamed = {}
+    for p in procs:
+        if p.exitcode not in ended_by_pool and p.exitcode is not None:
+            for task in by_pid.get(p.pid, []):
+                blamed[task] = p.exitcode
+    culprits = [i for i, task in enumerate(tasks) if not done[i] and tuple(task) in blamed]
+    again = [i for i, _ in enumerate(tasks) if not done[i] and i not in culprits]
+    if not culprits:
+        culprits, again = again, []
+    for i in culprits:
+        done[i] = [_lost(*tasks[i], exitcode=blamed.get(tuple(tasks[i])))]
+        on_found(tasks[i], done[i])
+        on_result(done[i][0])
+    return again
 
 
 #: whether an interrupted pool can stop its searches and hear what they found
@@ -87,9 +138,22 @@ _stopping = False
 _collecting = True
 
 
-def _stop_in_pool(*args) -> None:
-    global _stopping
+#: (a ``--jobs`` process) SIGTERM came during a search: it stops as at SIGUSR1, answers, and ends
+_ending = False
+#: seconds a process ended by SIGTERM during a search gives its answer to be sent before it exits
+ANSWER_GRACE = 1.0
+
+
+def _stop_in_pool(signum: int = 0, *args) -> None:
+    global _stopping, _ending
     _stopping = True
+    _ending = _ending or signum == signal.SIGTERM
+
+
+def _ended(signum, frame) -> None:
+    """SIGTERM to an idle ``--jobs`` process (the pool's own ending of it, or the whole
+    process group's: a CI job's timeout): it has nothing to say, it ends."""
+    os._exit(128 + signum)
 
 
 def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
@@ -98,19 +162,29 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     by then come back (saved under --out, they are verdicts all the same). A search
     that ended is complete, whenever the stop came."""
     found = None
+    if _begun is not None:
+        with contextlib.suppress(OSError):  # (the parent gone: it hears nothing more anyway)
+            _begun.put((os.getpid(), task))
     check.collector_for(task[2], _collecting)  # (this process runs nothing else in between)
     try:
-        with interruption.kept([signal.SIGUSR1] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool):
+        with interruption.kept([signal.SIGUSR1, signal.SIGTERM] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool,
+                               once=True):
             if _stopping:  # (asked before the handler above was in place)
                 return _Stopped([])
             found = check.judge(*task, **options)
     except KeyboardInterrupt as stop:
         return found if found is not None else _Stopped(getattr(stop, "found", None) or [])
+    finally:
+        if _ending:  # SIGTERM, to the whole group (the parent hears the answer) or from the pool
+            # ending it (no one does): the answer goes out as this returns, then the process ends
+            ending = threading.Timer(ANSWER_GRACE, os._exit, (128 + signal.SIGTERM,))
+            ending.daemon = True
+            ending.start()
     return found
 
 
 #: what a ``--jobs`` process holds from its spawning until ``_pool_worker`` takes it over
-HELD_AT_SPAWN = {signal.SIGINT, signal.SIGUSR1} if STOPS_A_SEARCH else set()
+HELD_AT_SPAWN = {signal.SIGINT, signal.SIGUSR1, signal.SIGTERM} if STOPS_A_SEARCH else set()
 
 
 @contextlib.contextmanager
@@ -178,12 +252,24 @@ def quiet_resource_tracker() -> None:
         os.close(devnull)
 
 
-def _lost(model: str, variant: str, engine: str, prop: str) -> Result:
+def _lost(model: str, variant: str, engine: str, prop: str, exitcode: int | None = None) -> Result:
+    if exitcode is not None and exitcode < 0:
+        how = f"killed by {signal.Signals(-exitcode).name}" if -exitcode in signal.valid_signals() else \
+            f"killed by signal {-exitcode}"
+        how += "; out of memory?" if exitcode == -signal.SIGKILL else ""
+    elif exitcode is not None:
+        how = f"exit code {exitcode}"
+    else:
+        how = "killed: out of memory?"
     return Result(model, variant, prop, engine, "error",
-                  message="a search process stopped without answering (killed: out of memory?)")
+                  message=f"its search process stopped without answering ({how})")
 
 
-def _pool_worker() -> None:
+#: (a ``--jobs`` process) where it says which search it begins (``pool._round``)
+_begun = None
+
+
+def _pool_worker(begun=None) -> None:
     """A search process of ``--jobs``: Ctrl-C is the parent's to handle, and it
     ends when the parent dies (killed: otherwise it would wait for ever on the
     task queue, whose write end it holds itself)."""
@@ -194,8 +280,12 @@ def _pool_worker() -> None:
     # queued for this process
     if STOPS_A_SEARCH:
         signal.signal(signal.SIGUSR1, _stop_in_pool)
+        # SIGTERM (a CI job's timeout goes to the whole group): a search stops and answers
+        # as at SIGUSR1, then the process ends (_judge_in_pool); between searches it ends
+        signal.signal(signal.SIGTERM, _ended)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_AT_SPAWN)  # held since spawned (_signals_held)
     die_with_parent()
-    global _collecting
+    global _collecting, _begun
     _collecting = gc.isenabled()
+    _begun = begun
     sys.stdout = sys.stderr  # what a design of one's own prints: stdout is the parent's report

@@ -144,6 +144,36 @@ def test_sigterm_stops_check_with_its_report_written(tmp_path):
     assert outcomes.count(junit.SKIPPED) >= 1 and len(outcomes) - outcomes.count(junit.SKIPPED) >= 2
 
 
+def test_sigterm_to_the_whole_group_of_a_jobs_run_keeps_what_its_processes_found(tmp_path):
+    """A CI job's timeout signals the whole process group: the --jobs processes got SIGTERM
+    with the parent and died by it (or, stopped by it, a second signal cut their answer
+    short), and their violations, saved under --out, were "not judged" in the report."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out, report = tmp_path / "found", tmp_path / "check.xml"
+    proc = subprocess.Popen([sys.executable, "-m", "deployspec", "check", "--model", "capi", "--variant",
+                             "capi-current", "--engine", "explore", "--jobs", "2", "--out", str(out),
+                             "--junit", str(report)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    line = proc.stderr.readline()  # the first search ended: "[1/6] …"; the others run on
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGTERM)
+    status = proc.wait(60)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert line.startswith("[1/") and status == 130, (line, status, err)
+    said = re.search(r"(\d+) counterexamples? saved under", err)
+    files = sorted(out.rglob("*.json"))
+    assert said is not None and int(said.group(1)) == len(files), err
+    failed = {c.get("name") for c in cases_of(report).values() if outcome_of(c) == junit.FAILURE}
+    assert {f.name.split("--")[1] for f in files} <= failed  # each file's property: judged violated
+
+
 # --- a run stopped while it starts ---------------------------------------------------
 
 #: the program (``python -m deployspec``'s entry), sent a signal from within while it

@@ -125,3 +125,51 @@ def test_ctrl_c_is_held_while_workers_are_forked_and_ignored_once_they_run(tmp_p
     assert search.run(wrong) is None and search.exhausted and search.states > 2
     assert [(tmp_path / f"worker-{w}").read_text() for w in range(2)] == ["held", "held"]
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # the parent's mask as it was
+
+
+def test_a_worker_out_of_memory_that_cannot_say_so_exits_saying_that(monkeypatch):
+    """Out of memory again while sending its failure, a worker left with exit code 0, and
+    the parent said "stopped without answering (exit code 0)": nothing to go on."""
+    from deployspec import partition_worker
+
+    def tell(*args):
+        raise MemoryError
+
+    def runs_out(node, depth, n):
+        if n > 0:
+            raise MemoryError
+        return False
+
+    monkeypatch.setattr(partition_worker, "_tell", tell)  # (the workers are forked: they have it)
+    with pytest.raises(WorkerLost, match=r"stopped without answering \(exit code 3\) \(out of memory\)$"):
+        Partitioned(Tree(64), workers=2).run(runs_out)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="POSIX job control signals only")
+def test_a_stopped_worker_does_not_outlive_an_interrupted_search(tmp_path):
+    """SIGTERM waits while a process is stopped: a worker stopped (SIGSTOP) was still
+    there after the run, orphaned, holding its states."""
+    import os
+
+    pids = tmp_path / "stopped"
+
+    def stops(node, depth, n):
+        if n > 0 and not pids.exists():
+            pids.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return False
+
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            Partitioned(Tree(1 << 20), workers=2).run(stops)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    pid = int(pids.read_text())
+    with pytest.raises(ProcessLookupError):  # ended and reaped
+        os.kill(pid, 0)

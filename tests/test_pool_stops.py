@@ -163,3 +163,39 @@ def test_the_resource_tracker_is_started_before_ctrl_c_is_held(monkeypatch):
     with pool._signals_held():
         assert pool.HELD_AT_SPAWN <= signal.pthread_sigmask(signal.SIG_BLOCK, [])
     assert held_then == [False] and signal.pthread_sigmask(signal.SIG_BLOCK, []) == before
+
+
+def test_a_second_stop_does_not_cut_short_what_the_first_hands_back(monkeypatch, in_pool):
+    """A CI job's timeout sends SIGTERM to the whole process group: the search stops at
+    it, then the parent's SIGUSR1 comes while it unwinds. A second KeyboardInterrupt
+    there lost what the first carried (a group SIGTERM said 4 of 6 searches judged with
+    9 counterexamples on disk; the report skipped the rest)."""
+    monkeypatch.setattr(pool, "_ending", False)
+    monkeypatch.setattr(pool, "ANSWER_GRACE", 60.0)  # (the process's end after answering: not this test's)
+    timers = []
+    monkeypatch.setattr(pool.threading, "Timer", lambda *a: timers.append(a) or _Unstarted())
+
+    def judge(*task, **options):
+        try:
+            signal.raise_signal(signal.SIGTERM)  # the group's SIGTERM, mid-search
+        except KeyboardInterrupt as stop:
+            signal.raise_signal(signal.SIGUSR1)  # the parent's stop, while it unwinds
+            stop.found = [VIOLATION]
+            raise
+        raise AssertionError("not stopped")
+
+    monkeypatch.setattr(check, "judge", judge)
+    previous = signal.signal(signal.SIGTERM, pool._ended)
+    try:
+        assert pool._judge_in_pool("capi", "capi-current", "explore", "capacity_within_bound") == \
+            pool._Stopped([VIOLATION])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert [t[0] for t in timers] == [60.0]  # and then the process ends (SIGTERM is an end)
+
+
+class _Unstarted:
+    daemon = False
+
+    def start(self):
+        pass

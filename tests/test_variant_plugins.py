@@ -323,3 +323,26 @@ def test_a_design_s_own_words_are_listed_escaped(capsys, hand_in):
     said = report._Said()  # the matrix's note under a cell marked +
     assert report._beyond(models.get_model("capi"), "wordy", "app_stays_available", [], "holds", True, said) == " +"
     assert said.notes == [r"+ wordy violates app_stays_available beyond the default search: rings\x07; t.json"]
+
+
+def test_a_jobs_process_killed_fails_its_own_search_and_the_others_run_again(capsys, hand_in, tmp_path, monkeypatch):
+    """The out-of-memory killer ends one --jobs process: the pool breaks and ends the
+    others. Every search not yet judged was an error, "killed: out of memory?", the
+    ones of the processes that were not killed and those not yet begun too."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # for the --jobs processes
+    monkeypatch.setenv("DIES_ONCE_MARK", str(tmp_path / "died"))
+    hand_in("diesonce", "import attrs, os, signal\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
+            "def dies(*args):\n"
+            "    try:\n        os.close(os.open(os.environ['DIES_ONCE_MARK'], os.O_CREAT | os.O_EXCL))\n"
+            "    except FileExistsError:\n        return CAPI_CURRENT.previous_deployment(*args)\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n"
+            "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='dies-once', previous_deployment=dies, violates_beyond={})]\n")
+    properties = ("single_active_deployment", "capacity_within_bound", "user_scale_not_lost")
+    status, out, err = run(capsys, "check", "--model", "capi", "--variant", "dies-once", "--engine", "explore",
+                           *(a for p in properties for a in ("--property", p)), "--jobs", "2", "--json")
+    results = valid_json_output(json.loads(out))["results"]
+    errors = [r for r in results if r["verdict"] == "error"]
+    assert status == 1 and (tmp_path / "died").exists() and len(errors) == 1, (errors, err)
+    assert errors[0]["message"] == "its search process stopped without answering (killed by SIGKILL; out of memory?)"
+    judged = {r["property"] for r in results if r["verdict"] in ("holds", "violated")}
+    assert judged == set(properties) - {errors[0]["property"]}
