@@ -251,7 +251,8 @@ def _os_error(exc: OSError, args) -> int:
     if exc.errno == errno.ENOMEM:  # a fork or a mapping refused: as MemoryError
         return _out_of_memory(args, MemoryError())
     if exc.errno in OUT_OF_FILES:  # this machine's limits, not the output nor a file
-        _say(f"error: out of system resources: {exc.strerror or exc} (ulimit -n, or fewer --jobs?)")
+        fewer = [f"fewer {o}" for o in ("--jobs", "--workers") if (getattr(args, o[2:], 1) or 1) > 1]
+        _say(f"error: out of system resources: {exc.strerror or exc} ({', or '.join(['ulimit -n', *fewer])}?)")
         return 2
     if exc.filename is not None:  # a file the command reads or writes
         _say(f"error: {exc.filename}: {exc.strerror or exc}")

@@ -25,11 +25,11 @@ def cmd_check(args) -> int:
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
         check.engine_function(e)
-    if args.workers > 1:
-        _check_workers(args)
     pairs = check.plan(args.model, args.variant)
     if args.property:
         check.check_property_names(pairs, args.property)
+    if args.workers > 1:
+        _check_workers(args, check.searches(pairs, tuple(engines), bool(args.variant), args.property))
     bounds = bounds_given(args.bound)
     if bounds:
         from deployspec.variant_plugins import source_of
@@ -226,7 +226,7 @@ def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
     return doc
 
 
-def _check_workers(args) -> None:
+def _check_workers(args, planned: list) -> None:
     from deployspec import check, partitioned
 
     if args.jobs > 1:
@@ -235,10 +235,13 @@ def _check_workers(args) -> None:
     if args.workers > partitioned.MAX_WORKERS:
         raise UsageError(f"--workers: at most {partitioned.MAX_WORKERS}, got {args.workers}")
     engines = check.ENGINES if args.engine == "all" else (args.engine,)
-    # an exhaustive search runs with --engine explore, or after hypothesis on one --variant
-    if "explore" not in engines and not (args.variant and "hypothesis" in engines):
+    # an exhaustive search runs with --engine explore, after hypothesis on one --variant, or
+    # in the matrix for a design handed in (check.searches)
+    explores = any(engine == "explore" for _, _, engine, _ in planned)
+    if not explores and not (args.variant and "hypothesis" in engines):
         raise UsageError(f"--workers splits an exhaustive search, and --engine {args.engine} runs none "
-                         f"here (--engine explore or all, or hypothesis on one --variant)")
+                         f"here (--engine explore or all, hypothesis on one --variant, or a matrix "
+                         f"with a design handed in)")
     if not partitioned.available():
         raise UsageError("--workers needs Linux (the search forks its workers)")
 

@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 from deployspec.cli import main
+from deployspec.models import UsageError
 
 from .cli_runs import SEED, run
 
@@ -393,3 +394,22 @@ def test_z3_on_a_shipped_slots_design_names_what_it_encodes():
     assert r.verdict == "n/a" and "design of your own" not in r.message
     assert r.message.endswith("(the Z3 engine encodes the Cloud Controller's choice of the web process a cancel "
                               "keeps)")
+
+
+def test_workers_are_taken_by_a_matrix_that_explores_a_design_handed_in(outside):
+    """The matrix explores each design handed in (check.searches), even with --engine
+    hypothesis: --workers splits those searches. It was refused, "runs none here"."""
+    from types import SimpleNamespace
+
+    from deployspec import check
+    from deployspec.commands import _check_workers
+
+    outside("holds_count")
+    args = SimpleNamespace(jobs=1, workers=2, engine="hypothesis", variant=None)
+    pairs = check.plan("capi", None)
+    planned = check.searches(pairs, ("hypothesis",), False, ["single_active_deployment"])
+    assert ("capi", "holds-count", "explore", "single_active_deployment") in planned
+    _check_workers(args, planned)  # taken
+    shipped = [t for t in planned if t[1] != "holds-count"]
+    with pytest.raises(UsageError, match="runs none here"):
+        _check_workers(args, shipped)

@@ -157,8 +157,9 @@ def test_a_machine_limit_is_named_not_blamed_on_the_output_or_the_implementation
 
     proc = deployspec(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=few_files)
     _, err = proc.communicate(timeout=120)
+    hint = "ulimit -n, or fewer --jobs" if "--jobs" in argv else "ulimit -n"  # (--jobs: only where it was used)
     assert (proc.returncode, err.splitlines()[-1]) == (
-        2, "deployspec: error: out of system resources: Too many open files (ulimit -n, or fewer --jobs?)")
+        2, f"deployspec: error: out of system resources: Too many open files ({hint}?)")
 
 
 HOST = """\
