@@ -206,12 +206,15 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress). What the
     rules of a variant handed in from outside raise (``sys.exit`` too: its exit is not
-    deployspec's to take) is that search's error result, with the seconds it ran."""
+    deployspec's to take) is that search's error result, with the seconds it ran; so is a
+    MemoryError."""
     started = time.perf_counter()
     try:
         return _judge(model_name, variant, engine, prop_name, budget=budget, seed=seed, out_dir=out_dir,
                       bounds=bounds, distinct=distinct, engines=engines, on_start=on_start,
                       workers=workers, on_progress=on_progress)
+    except MemoryError:
+        pass  # (the search's states go with the exception, here: then there is room to say it)
     except (Exception, SystemExit) as exc:
         from deployspec.variant_plugins import fault
 
@@ -220,6 +223,11 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
             raise
         return [Result(model_name, variant, prop_name, engine, "error", message=why,
                        stats={"seconds": round(time.perf_counter() - started, 3)})]
+    # out of memory is this search's error, as a --workers search's is: the verdicts of the
+    # others stand (the run ended with none of them, no --json document and no report)
+    return [Result(model_name, variant, prop_name, engine, "error",
+                   message="out of memory (tighter bounds, --bound, or a --budget?)",
+                   stats={"seconds": round(time.perf_counter() - started, 3)})]
 
 
 def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,

@@ -298,3 +298,27 @@ def test_an_interruption_a_design_s_rule_swallows_still_stops_the_run(tmp_path, 
     assert proc.stderr.rstrip().endswith("deployspec: interrupted") and "let go" not in proc.stderr, proc.stderr
     assert time.monotonic() - started < 30
     assert any(c.get("name") == "interrupted" for c in ET.parse(report).getroot().iter("testcase"))
+
+
+def test_one_search_out_of_memory_is_its_error_and_the_others_stand(capsys, monkeypatch):
+    """Under ``ulimit -v`` one large search ran out of memory and the run ended with
+    "error: out of memory": no --json document, no report, the searches judged before
+    it thrown away (a --workers search's was already an error of its own)."""
+    import json
+
+    from deployspec import check
+
+    real = check._judge
+
+    def judge(model, variant, engine, prop, **kwargs):
+        if prop == "app_stays_available":
+            raise MemoryError
+        return real(model, variant, engine, prop, **kwargs)
+
+    monkeypatch.setattr(check, "_judge", judge)
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                         "--property", "app_stays_available", "--property", "single_active_deployment", "--json")
+    verdicts = {r["property"]: (r["verdict"], r.get("message")) for r in json.loads(out)["results"]}
+    assert status == 1
+    assert verdicts["app_stays_available"] == ("error", "out of memory (tighter bounds, --bound, or a --budget?)")
+    assert verdicts["single_active_deployment"][0] == "violated"
