@@ -55,15 +55,18 @@ class Progress:
             self._said = time.perf_counter()
             self._line(f"  {self.label}: {text}")
 
-    def done(self, result) -> None:
+    def done(self, result, seconds: float | None = None) -> None:
+        """A search ended: ``result`` its first result, ``seconds`` all it took (else the result's)."""
         self.count += 1
+        if seconds is None:
+            seconds = result.stats.get("seconds", 0)
         if self._rich is not None:
             self._rich.advance(self._task)
             return
         # an exhaustive search a bound or budget stopped proved nothing: "holds*", as in the table
         unfinished = "*" if result.verdict == "holds" and result.stats.get("complete") is False else ""
         line = (f"[{self.count}/{self.total}] {result.variant} · {result.property} · {result.engine}: "
-                f"{result.verdict}{unfinished} ({result.stats.get('seconds', 0):.1f}s)")
+                f"{result.verdict}{unfinished} ({seconds:.1f}s)")
         if time.perf_counter() - self.started > 1.0:  # a long run: every line, the first ones too
             for held in self._held:
                 self._line(held)

@@ -88,3 +88,25 @@ def test_on_a_terminal_the_bar_goes_to_stderr_even_when_stdout_is_a_file(tmp_pat
     assert proc.wait(60) == 0
     assert b"states" in drawn and b"depth" in drawn
     assert "holds for all" in out.read_text() and "\x1b" not in out.read_text()
+
+
+def test_a_search_s_line_says_how_long_all_of_it_took(capsys, monkeypatch):
+    """A close look's exhaustive search goes on for further causes after its first; the
+    line showed the first cause's seconds ("violated (0.0s)" of a 3.5 s search)."""
+    import time
+
+    from deployspec import check
+    from deployspec.engines.result import Result
+
+    from .cli_runs import run
+
+    def judge(model, variant, engine, prop, **options):
+        time.sleep(0.4)  # the search for a further cause, which found none
+        return [Result(model, variant, prop, engine, "holds", stats={"seconds": 0.0, "complete": True})]
+
+    monkeypatch.setattr(check, "judge", judge)
+    _, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-safe", "--engine", "explore",
+                    "--property", "single_active_deployment")
+    (line,) = [x for x in err.splitlines() if x.startswith("[1/1]")]
+    assert line.startswith("[1/1] capi-safe · single_active_deployment · explore: holds (")
+    assert float(line.rsplit("(", 1)[1].rstrip("s)")) >= 0.4
