@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
                         "e.g. start=empty: a trace found from one start, replayed from another")
     contract_cli.add_replay_options(r, _seconds)
+    r.add_argument("--json", action="store_true",
+                   help="print the verdicts as one JSON document (each file's line goes to stderr)")
     r.add_argument("--junit", metavar="FILE",
                    help="also write a JUnit XML report (for a CI's test view): a case per file, "
                         "failed if it reproduces")

@@ -396,11 +396,11 @@ def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -
     """One suite, a case per trace file: passed when it no longer reproduces (the
     bug stays fixed), failed when it does, an error where the implementation failed
     (the files after it, or after an interruption, are skipped). ``verdicts``: (file,
-    status, line, seconds) in order, a file of "" for a fault before the first;
+    status, line, seconds, …) in order, a file of "" for a fault before the first;
     ``loaded``: (file, trace) planned."""
-    said = [(status, line, seconds) for path, status, line, seconds in verdicts if path != ""]  # in loaded's order
+    said = [(status, line, seconds) for path, status, line, seconds, *_ in verdicts if path != ""]  # loaded's order
     cases = []
-    for path, status, line, _seconds in verdicts:
+    for path, status, line, *_ in verdicts:
         if path == "":
             cases.append(Case("deployspec.replay", "start", ERROR, line, line))
     times: dict[str, int] = {}

@@ -24,16 +24,19 @@ def cmd_replay(args) -> int:
     loaded = [(f, traces.load(f)) for f in trace_files(args.files)]  # validate all before running any
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
-    junit = junit_xml.path_of(args.junit)
+    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json)
     if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     started = time.time()
-    verdicts: list[tuple[str, int, str, float]] = []  # (file, status, what was said, seconds), in order
+    # (file, status, what was said, seconds, what --json tells of it), in order
+    verdicts: list[tuple[str, int, str, float, dict]] = []
     target = _replay_target(args)
     with junit_xml.saved_if_interrupted(junit, args.junit, "deployspec replay",
                                      lambda: junit_xml.replay_suites(verdicts, loaded, target, interrupted=True),
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
+    if args.json:
+        print(json.dumps(replay_document(verdicts, loaded, target, status), ensure_ascii=False))
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_xml.replay_suites(verdicts, loaded, target), started)
     return status
@@ -58,21 +61,24 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     try:
         conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
     except ImplementationFault as fault:
-        verdicts.append(("", 3, fault.line(), 0.0))
+        verdicts.append(("", 3, fault.line(), 0.0, {"outcome": "fault", "fault": fault.to_json()}))
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
-    lending = timed_call.lending(conn is not None and conn.target.kind == "python")
+    # (with --json, the lines go to stderr beside it: stdout is the document's)
+    lending = timed_call.lending(conn is not None and conn.target.kind == "python" and not args.json)
     # (a design of one's own runs in this process too: its rule may swallow the interruption)
     holdout = "the implementation" if conn is not None else "a design's rule"
-    with lending as out, interruption.sigterm_interrupts(holdout=holdout):
+    with lending as lent, interruption.sigterm_interrupts(holdout=holdout):
+        out = sys.stderr if args.json else lent
         try:
             for at, (path, trace) in enumerate(loaded):
                 started = time.perf_counter()
                 try:
                     outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
-                    verdicts.append((path, 3, fault.line(), time.perf_counter() - started))
+                    verdicts.append((path, 3, fault.line(), time.perf_counter() - started,
+                                     {"outcome": "fault", "fault": fault.to_json()}))
                     print(f"deployspec: {escaped(str(path))}: {fault.line()}", file=sys.stderr)
                     _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     return 3
@@ -86,10 +92,10 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     raise UsageError(f"{path}: {why}") from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
-                status, said = _report_replay(path, trace, outcome, bounds)
+                status, said, facts = _report_replay(path, trace, outcome, bounds)
                 print(said, file=out)
                 out.flush()  # each verdict as it comes (a later object may end the process)
-                verdicts.append((path, status, said, time.perf_counter() - started))
+                verdicts.append((path, status, said, time.perf_counter() - started, facts))
         finally:
             if conn is not None:
                 conn.close()
@@ -170,8 +176,8 @@ def _replay_one(replay, trace, args, conn, bounds):
     return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
 
 
-def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str]:
-    """A replay's verdict, 1 if it reproduces, and its one line."""
+def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
+    """A replay's verdict, 1 if it reproduces, its one line, and what ``--json`` tells of it."""
     start = outcome.start_note(trace)  # e.g. slots: where another design's Terraform leaves the app
     notes = [start] if start else []
     if bounds:
@@ -185,10 +191,35 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str]:
             how += f", not the recorded cause {recorded}"
         if v.step != trace["violation"]["step"]:
             how += f", not at the recorded step {trace['violation']['step']}"
-        return 1, escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}")
-    rejected = sum(1 for s in outcome.session.steps if s["rejected"])
+        facts = {"outcome": "reproduces", "step": v.step, "cause": v.cause, "rejected": _rejected(outcome)}
+        return 1, escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"), facts
+    rejected = _rejected(outcome)
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}")
+    facts = {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected}
+    return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}"), facts
+
+
+def _rejected(outcome) -> int:
+    return sum(1 for s in outcome.session.steps if s["rejected"])
+
+
+def replay_document(verdicts, loaded, target: str, status: int) -> dict:
+    """``replay --json``: each file's verdict, in order (the files a fault left unreplayed
+    too), the implementation's failure if one stopped the run, and the exit status."""
+    said = [v for v in verdicts if v[0] != ""]
+    files = []
+    for at, (path, trace) in enumerate(loaded):
+        entry = {"file": path, "model": trace["model"], "variant": trace["variant"], "property": trace["property"]}
+        if at < len(said):
+            _, _, line, seconds, facts = said[at]
+            entry |= {"outcome": facts["outcome"], "step": facts.get("step"), "cause": facts.get("cause"),
+                      "rejected": facts.get("rejected"), "message": line, "seconds": round(seconds, 3)}
+        else:
+            entry |= {"outcome": "not_replayed", "step": None, "cause": None, "rejected": None,
+                      "message": "not replayed: the implementation failed first", "seconds": 0.0}
+        files.append(entry)
+    faults = [v[4]["fault"] for v in verdicts if v[1] == 3]
+    return {"on": target, "files": files, "fault": faults[0] if faults else None, "exit_status": status}
 
 
 def is_a_trace(report: Path | None, files: list[str]) -> bool:

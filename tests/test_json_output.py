@@ -1,4 +1,4 @@
-"""``--json``: what check, contract and variants print is what deployspec/output.schema.json
+"""``--json``: what check, contract, replay and variants print is what deployspec/output.schema.json
 says (docs/json.md), field for field: a field added to the output without the schema
 fails here, so scripts can rely on the schema."""
 
@@ -119,3 +119,39 @@ def test_a_rate_of_a_search_that_took_no_measurable_time_is_null(capsys, schema)
     assert status == 0
     doc["results"][0]["stats"]["states_per_second"] = None
     _valid(schema, doc, "check")
+
+
+def test_a_replay_of_a_regression_folder(capsys, schema):
+    """Each file's verdict in the order replayed, its step and cause where it reproduces."""
+    from .cli_runs import SEED
+
+    files = sorted(SEED.parent.glob("capi-2022--*.json"))
+    status, doc = _json(capsys, "replay", str(SEED.parent))
+    assert status == 1 and doc["exit_status"] == 1 and doc["fault"] is None
+    assert doc["on"] == "each file's recorded variant"
+    assert [f["file"] for f in doc["files"] if "capi-2022--" in f["file"]] == [str(f) for f in files]
+    seed = next(f for f in doc["files"] if f["file"] == str(SEED))
+    assert (seed["outcome"], seed["step"], seed["cause"], seed["property"]) == \
+        ("reproduces", 5, "cancel-keeps-unstarted", "app_stays_available")
+    _valid(schema, doc, "replay")
+    status, doc = _json(capsys, "replay", str(SEED), "--variant", "capi-safe")
+    assert status == 0 and [(f["outcome"], f["step"], f["cause"]) for f in doc["files"]] == \
+        [("does_not_reproduce", None, None)]
+    _valid(schema, doc, "replay")
+
+
+def test_a_replay_the_implementation_fails_names_the_fault_and_the_files_left(capsys, schema):
+    from .cli_runs import SEED
+
+    status, out, _ = run(capsys, "replay", str(SEED), str(SEED), "--exec", "echo garbage", "--json")
+    doc = json.loads(out)
+    assert status == 3 and doc["exit_status"] == 3 and doc["fault"]["where"] and doc["fault"]["cause"]
+    assert [f["outcome"] for f in doc["files"]] == ["fault", "not_replayed"]  # (at its first reply)
+    _valid(schema, doc, "replay")
+
+
+def test_a_replay_s_lines_go_to_stderr_beside_its_document(capsys):
+    from .cli_runs import SEED
+
+    status, out, err = run(capsys, "replay", str(SEED), "--json")
+    assert status == 1 and json.loads(out)["files"][0]["message"] in err

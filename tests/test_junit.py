@@ -339,7 +339,7 @@ def test_a_file_named_twice_is_two_cases_each_with_its_own_verdict(capsys, tmp_p
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "seed.json").write_bytes(SEED.read_bytes())
-    verdicts = iter([(0, "first: does not reproduce"), (1, "second: reproduces")])
+    verdicts = iter([(0, "first: does not reproduce", {}), (1, "second: reproduces", {})])
     monkeypatch.setattr(replay_command, "_replay_one", lambda *a: None)
     monkeypatch.setattr(replay_command, "_report_replay", lambda path, *a: next(verdicts))
     report = tmp_path / "r.xml"

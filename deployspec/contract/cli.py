@@ -192,9 +192,7 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
                        "budget": None if args.examples is not None else args.budget, "seed": args.seed,
                        "timeout": args.timeout, "rerun": rerun},
             "results": [r.to_json() for r in run.results],
-            "fault": None if run.fault is None else {
-                "where": run.fault.where, "checking": run.fault.checking,
-                "cause": run.fault.cause, "steps": list(run.fault.history)},
+            "fault": None if run.fault is None else run.fault.to_json(),
             "exit_status": run.exit_status,
         }, indent=1))
     else:

@@ -42,6 +42,10 @@ class ImplementationFault(BaseException):
         during = f" while checking {self.checking}" if self.checking else ""
         return f"implementation fault at {self.where}{during}: {self.cause}"
 
+    def to_json(self) -> dict:
+        """As ``--json`` gives it (contract's and replay's ``fault``)."""
+        return {"where": self.where, "checking": self.checking, "cause": self.cause, "steps": list(self.history)}
+
     def with_history(self, most: int = 20) -> str:
         """:meth:`line` and the steps since reset that led to the fault (the last ``most``),
         still one line: what the program was asked, in order, to reproduce it by hand."""
