@@ -204,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                 streams.outlasting() if getattr(args, "junit", None) else contextlib.nullcontext() as out:
             status = COMMANDS[args.command](args)
             sys.stdout.flush()  # a failure to write the output is this command's failure
-        if out is not None and out.cut:  # the report was written; the display was cut short
-            raise BrokenPipeError
+        if out is not None and out.cut:  # the report was written; the display was cut short (the
+            return CUT_SHORT  # stream already writes to /dev/null: sys.stdout may be a lender on fd 2 now)
         return status
     except UsageError as exc:
         _say(f"error: {exc}")

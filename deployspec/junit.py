@@ -383,13 +383,28 @@ def _file_case(path: str) -> str:
     checkout's absolute path (``/var/jenkins/workspace/job@2/…`` changes between agents)."""
     p = os.path.normpath(path)
     if os.path.isabs(p):
-        try:
-            rel = os.path.relpath(p)
-        except (OSError, ValueError):  # no current folder (deleted): as it is
-            return p
-        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-            return rel
+        for here in _current_folder():
+            rel = os.path.relpath(p, here)
+            if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+                return rel
     return p
+
+
+def _current_folder() -> list[str]:
+    """The current folder as the shell names it (``$PWD``, through a link such as macOS's
+    /tmp or a CI's workspace link: the names typed use it) and as the system does."""
+    try:
+        real = os.getcwd()
+    except OSError:  # no current folder (deleted)
+        return []
+    logical = os.environ.get("PWD", "")
+    if logical and logical != real and os.path.isabs(logical):
+        try:
+            if os.path.samefile(logical, real):
+                return [logical, real]
+        except OSError:
+            pass
+    return [real]
 
 
 def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -> list[Suite]:

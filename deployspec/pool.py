@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 import attrs
@@ -32,40 +33,58 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
     """Every task (a search of :func:`deployspec.check.searches`) judged in ``jobs``
     processes; the callbacks as for :func:`deployspec.check.run`.
 
-    A process that dies (killed: out of memory?) breaks the pool, which ends the others:
-    the searches that ran in it are errors saying so, the others not yet judged run
-    again in a new pool."""
+    A process that dies (killed: out of memory?) breaks the pool: the search it was
+    running is an error saying how it died, and those not yet judged run again in a new
+    pool (:func:`_after_a_death`)."""
     done: list[list[Result]] = [[] for _ in tasks]
     on_start(f"{len(tasks)} searches in {jobs} processes")
-    todo = list(range(len(tasks)))
+    todo, rounds = list(range(len(tasks))), 0
     while todo:
-        again = _round(todo, tasks, options, jobs, done, on_result, on_found)
+        rounds += 1
+        last = rounds > len(tasks)  # (each round judges one search at least, but for deaths that go on)
+        again = _round(todo, tasks, options, jobs, done, on_result, on_found, last=last)
+        if again and last:
+            _after_a_death({}, [0] * len(tasks), tasks, done, on_result, on_found, last=True)
+            again = []
         if again:
             on_start(f"a search process died; {len(again)} searches not judged begun again in new processes")
         todo = again
     return [r for found in done for r in found]
 
 
-def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found) -> list[int]:
+def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, last: bool) -> list[int]:
     """The searches ``todo`` in a pool; the ones to run again if a process of it died."""
     ctx = mp.get_context("spawn")
-    begun = ctx.SimpleQueue()  # (pid, task) as each search begins: which one a dead process ran
+    begun = ctx.Array("i", len(tasks), lock=False)  # the pid each search began in (0: not begun)
     pool = cf.ProcessPoolExecutor(min(jobs, len(todo)), mp_context=ctx, initializer=_pool_worker,
                                   initargs=(begun,))
     futures: dict = {}
+
+    def heard(i: int, answer) -> None:
+        if isinstance(answer, _Stopped) and not answer.begun:  # its process was ending: begun again
+            return
+        done[i] = _verdicts(tasks[i], answer)
+        on_found(tasks[i], done[i])
+        on_result(done[i][0])
+
     try:
         with _signals_held():  # a process spawned holds Ctrl-C and SIGUSR1 until it can take them (_pool_worker)
-            futures = {pool.submit(_judge_in_pool, *tasks[i], **options): i for i in todo}
+            futures = {pool.submit(_judge_at, i, *tasks[i], **options): i for i in todo}
         for future in cf.as_completed(futures):
             try:
-                found = future.result()
+                answer = future.result()
             except cf.process.BrokenProcessPool:
                 procs = list((getattr(pool, "_processes", None) or {}).values())  # (shutdown forgets them)
-                pool.shutdown()  # each process ended and joined: their exit codes are in
-                return _after_a_death(procs, _begun_in(begun), tasks, done, on_result, on_found)
-            done[futures[future]] = found
-            on_found(tasks[futures[future]], found)
-            on_result(found[0])
+                ended = _the_dead(procs)  # before the others are ended
+                for p in procs:  # the others' searches run again: they need not finish their step first
+                    if p.exitcode is None:
+                        p.kill()
+                pool.shutdown()
+                for f, i in futures.items():  # answers in before the break, not yet heard
+                    if not done[i] and f.done() and not f.cancelled() and f.exception() is None:
+                        heard(i, f.result())
+                return _after_a_death(ended, begun, tasks, done, on_result, on_found, last=last)
+            heard(futures[future], answer)
     except BaseException as stop:
         workers = list((getattr(pool, "_processes", None) or {}).values())  # no public way to stop a busy worker
         pool.shutdown(wait=False, cancel_futures=True)
@@ -73,45 +92,50 @@ def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found) -> 
             if isinstance(stop, KeyboardInterrupt):
                 _collect_stopped(workers, futures, tasks, done, on_found)
         finally:
-            for w in workers:
-                w.terminate()
+            for w in workers:  # all they had to say is heard: ended at once (SIGTERM: 4 s, _ended)
+                w.kill()
             for w in workers:
                 w.join(5)
-                if w.is_alive():  # (stopped, or in a call that will not let go): not to outlive the run
-                    w.kill()
-                    w.join(1)
         raise
     pool.shutdown()
-    return []
+    return [i for i in todo if not done[i]]  # (answered "not begun" by a process that was ending)
 
 
-def _begun_in(begun) -> dict[int, list[tuple]]:
-    """The tasks each process began, by its pid, in order."""
-    by_pid: dict[int, list[tuple]] = {}
-    with contextlib.suppress(OSError, EOFError):
-        while not begun.empty():
-            pid, task = begun.get()
-            by_pid.setdefault(pid, []).append(tuple(task))
-    return by_pid
+def _the_dead(procs, wait: float = 1.0) -> dict[int, int]:
+    """The processes of a broken pool that died, by pid, with their exit codes. A process
+    closes its pipes as it dies, a moment before it can be reaped, so the pool may break
+    before any has an exit code: waited for (the others, asked to end by SIGTERM, live
+    on for ANSWER_GRACE seconds)."""
+    deadline = time.monotonic() + wait
+    while True:
+        ended = {p.pid: p.exitcode for p in procs if p.exitcode is not None}
+        if ended or time.monotonic() > deadline:
+            return ended
+        time.sleep(0.005)
 
 
-def _after_a_death(procs, by_pid: dict, tasks, done, on_result, on_found) -> list[int]:
-    """A process of the pool died: the search it was running (begun there, not judged)
-    is an error saying how it died; the others not judged are to run again. A death no
-    search can be blamed for (between two searches) blames them all, as one that may
-    come again would loop for ever."""
-    ended_by_pool = {0, 128 + signal.SIGTERM, -signal.SIGTERM}
-    blamed = {}
-    for p in procs:
-        if p.exitcode not in ended_by_pool and p.exitcode is not None:
-            for task in by_pid.get(p.pid, []):
-                blamed[task] = p.exitcode
-    culprits = [i for i, task in enumerate(tasks) if not done[i] and tuple(task) in blamed]
-    again = [i for i, _ in enumerate(tasks) if not done[i] and i not in culprits]
-    if not culprits:
-        culprits, again = again, []
+def _verdicts(task: tuple, answer) -> list[Result]:
+    """A search's results; for one stopped by a SIGTERM to its process alone (an operator,
+    a memory watchdog such as earlyoom), the violations it had found, or an error."""
+    if not isinstance(answer, _Stopped):
+        return answer
+    found = [r for r in answer.found if r.verdict == "violated"]
+    return found or [Result(task[0], task[1], task[3], task[2], "error",
+                            message="its search process was stopped (SIGTERM) before it ended")]
+
+
+def _after_a_death(ended: dict[int, int], begun, tasks, done, on_result, on_found, *, last: bool) -> list[int]:
+    """A process of the pool died (``ended``: pid -> exit code): the search it was
+    running (begun there, not judged) is an error saying how it died; the others not
+    judged are to run again. On the ``last`` round, or when no search was running in
+    it, they are errors too: a death that comes again would loop for ever."""
+    culprits = [i for i in range(len(tasks)) if not done[i] and begun[i] in ended]
+    again = [i for i in range(len(tasks)) if not done[i] and i not in culprits]
+    if last or not culprits:
+        culprits, again = culprits + again, []
+    some = next(iter(ended.values()), None)
     for i in culprits:
-        done[i] = [_lost(*tasks[i], exitcode=blamed.get(tuple(tasks[i])))]
+        done[i] = [_lost(*tasks[i], exitcode=ended.get(begun[i], some))]
         on_found(tasks[i], done[i])
         on_result(done[i][0])
     return again
@@ -123,13 +147,18 @@ STOPS_A_SEARCH = hasattr(signal, "SIGUSR1") and hasattr(signal, "pthread_sigmask
 #: seconds an interrupted ``--jobs`` run waits for its running searches to stop and
 #: hand back what they found (a search stops at its next step; a solver call may not)
 STOP_GRACE = 3.0
+#: seconds a ``--jobs`` process lives on after a SIGTERM: its answer goes out, and the
+#: parent, stopped by the same signal, hears every process for STOP_GRACE seconds first
+ANSWER_GRACE = STOP_GRACE + 1.0
 
 
 @attrs.frozen
 class _Stopped:
-    """What a search of the pool found before the parent stopped it."""
+    """What a search of the pool found before the parent stopped it (``begun``: False for
+    one stopped before it began, which a run that goes on begins again elsewhere)."""
 
     found: list[Result]
+    begun: bool = True
 
 
 #: (a ``--jobs`` process) the parent asked it to stop: the searches queued for it are not begun
@@ -140,8 +169,6 @@ _collecting = True
 
 #: (a ``--jobs`` process) SIGTERM came during a search: it stops as at SIGUSR1, answers, and ends
 _ending = False
-#: seconds a process ended by SIGTERM during a search gives its answer to be sent before it exits
-ANSWER_GRACE = 1.0
 
 
 def _stop_in_pool(signum: int = 0, *args) -> None:
@@ -151,9 +178,18 @@ def _stop_in_pool(signum: int = 0, *args) -> None:
 
 
 def _ended(signum, frame) -> None:
-    """SIGTERM to an idle ``--jobs`` process (the pool's own ending of it, or the whole
-    process group's: a CI job's timeout): it has nothing to say, it ends."""
-    os._exit(128 + signum)
+    """SIGTERM to a ``--jobs`` process between searches (the whole process group's: a CI
+    job's timeout): the searches queued for it are not begun, and it ends once the parent
+    has had time to hear the others (ending at once broke the pool, and the answers of
+    the searches still running were lost)."""
+    _stop_in_pool(signum)
+    _end_later()
+
+
+def _end_later() -> None:
+    ending = threading.Timer(ANSWER_GRACE, os._exit, (128 + signal.SIGTERM,))
+    ending.daemon = True
+    ending.start()
 
 
 def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
@@ -162,25 +198,29 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     by then come back (saved under --out, they are verdicts all the same). A search
     that ended is complete, whenever the stop came."""
     found = None
-    if _begun is not None:
-        with contextlib.suppress(OSError):  # (the parent gone: it hears nothing more anyway)
-            _begun.put((os.getpid(), task))
     check.collector_for(task[2], _collecting)  # (this process runs nothing else in between)
     try:
         with interruption.kept([signal.SIGUSR1, signal.SIGTERM] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool,
                                once=True):
             if _stopping:  # (asked before the handler above was in place)
-                return _Stopped([])
+                return _Stopped([], begun=False)
             found = check.judge(*task, **options)
     except KeyboardInterrupt as stop:
         return found if found is not None else _Stopped(getattr(stop, "found", None) or [])
     finally:
-        if _ending:  # SIGTERM, to the whole group (the parent hears the answer) or from the pool
-            # ending it (no one does): the answer goes out as this returns, then the process ends
-            ending = threading.Timer(ANSWER_GRACE, os._exit, (128 + signal.SIGTERM,))
-            ending.daemon = True
-            ending.start()
+        if _ending:  # SIGTERM (a CI job's timeout, to the whole group): the answer goes out as
+            _end_later()  # this returns, and the process ends once the parent has heard
     return found
+
+
+def _judge_at(at: int, *task, **options):
+    """:func:`_judge_in_pool`, the pid of the process it runs in noted at ``at`` first (if a
+    process dies, which search it was running)."""
+    if _stopping:  # (stopped between searches: not begun, nor noted as begun here)
+        return _Stopped([], begun=False)
+    if _begun is not None:
+        _begun[at] = os.getpid()
+    return _judge_in_pool(*task, **options)
 
 
 #: what a ``--jobs`` process holds from its spawning until ``_pool_worker`` takes it over
@@ -265,7 +305,7 @@ def _lost(model: str, variant: str, engine: str, prop: str, exitcode: int | None
                   message=f"its search process stopped without answering ({how})")
 
 
-#: (a ``--jobs`` process) where it says which search it begins (``pool._round``)
+#: (a ``--jobs`` process) where it notes the searches it begins (``_judge_at``)
 _begun = None
 
 

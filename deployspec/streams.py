@@ -132,10 +132,8 @@ class Outlasting:
 
     def _sever(self) -> None:
         self.cut = True
-        try:  # what the stream still holds goes to /dev/null, not to a later failing flush
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
-        except (OSError, ValueError, io.UnsupportedOperation):
-            pass
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            _to_null(self._stream.fileno())  # what it still holds goes there, not to a failing flush
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
@@ -193,7 +191,13 @@ def flush() -> None:
 
 def drop_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        _to_null(sys.stdout.fileno())
+
+
+def _to_null(fd: int) -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+        os.dup2(null, fd)
+    finally:
+        os.close(null)

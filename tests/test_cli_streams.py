@@ -91,6 +91,24 @@ def test_a_closed_pipe_cuts_the_display_short_not_the_junit_report(tmp_path, arg
     assert len(cases_of(report)) == (2 if argv[0] == "replay" else 1)
 
 
+def test_a_closed_pipe_with_a_python_object_leaves_stderr_as_it_was(tmp_path):
+    """replay --python … --junit r.xml | true: the object's call had lent stdout to stderr;
+    the cut pointed descriptor 2 at /dev/null, and what came after (exit handlers, the
+    object's threads, the last resort) was lost."""
+    script = ("import atexit, sys; atexit.register(lambda: print('exit handlers ran', file=sys.stderr)); "
+              f"sys.argv = ['deployspec', 'replay', {str(SEED)!r}, '--python', "
+              f"'deployspec.contract.examples:capi_2022', '--junit', {str(tmp_path / 'r.xml')!r}]; "
+              "from deployspec.cli import run; run()")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.stdout.close()
+    assert proc.wait(120) == 141
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert "exit handlers ran" in err and "Traceback" not in err, err
+    assert (tmp_path / "r.xml").exists()
+
+
 def test_a_junit_report_cut_short_by_a_closed_pipe_is_141_not_a_usage_error(monkeypatch):
     """``--junit /dev/stdout | head``: the verdicts fit in the pipe, then head left and the
     report's write failed. It is the output cut short (141), as the verdicts' would be; it

@@ -356,3 +356,27 @@ def test_a_file_outside_the_current_folder_keeps_its_absolute_name(capsys, tmp_p
     report = tmp_path / "r.xml"
     assert run(capsys, "replay", str(SEED), "--junit", str(report))[0] == 1
     assert list(cases_of(report)) == [str(SEED)]
+
+
+def test_the_same_name_twice_is_two_cases_and_a_linked_folder_names_them_as_typed(capsys, tmp_path, monkeypatch):
+    """The identical path twice: the report kept the last verdict for both. And a path
+    typed through a link to the current folder ($PWD, as a shell or a CI workspace gives
+    it) is still named relative to it."""
+    from deployspec import replay_command
+
+    real = tmp_path / "real"
+    (real / "t").mkdir(parents=True)
+    (real / "t" / "seed.json").write_bytes(SEED.read_bytes())
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    monkeypatch.chdir(link)
+    monkeypatch.setenv("PWD", str(link))
+    verdicts = iter([(1, "first: reproduces", {}), (0, "second: does not reproduce", {})])
+    monkeypatch.setattr(replay_command, "_replay_one", lambda *a: None)
+    monkeypatch.setattr(replay_command, "_report_replay", lambda path, *a: next(verdicts))
+    report = tmp_path / "r.xml"
+    typed = str(link / "t" / "seed.json")
+    assert run(capsys, "replay", typed, typed, "--junit", str(report))[0] == 1
+    cases = cases_of(report)
+    assert {name: outcome_of(c) for name, c in cases.items()} == \
+        {"t/seed.json": junit.FAILURE, "t/seed.json #2": junit.PASSED}

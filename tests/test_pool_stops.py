@@ -6,6 +6,7 @@ had been reported "not judged" (an interrupted run of capi-current and capi-2022
 
 import concurrent.futures as cf
 import signal
+import sys
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
@@ -41,7 +42,8 @@ def test_a_stopped_search_hands_back_what_it_found_and_the_queued_ones_do_not_be
     monkeypatch.setattr(check, "judge", judge)
     assert pool._judge_in_pool("capi", "capi-current", "explore", "capacity_within_bound") == \
         pool._Stopped([VIOLATION])
-    assert pool._judge_in_pool("capi", "capi-current", "explore", "app_stays_available") == pool._Stopped([])
+    assert pool._judge_in_pool("capi", "capi-current", "explore", "app_stays_available") == \
+        pool._Stopped([], begun=False)
     assert len(begun) == 1
     assert signal.getsignal(signal.SIGUSR1) is pool._stop_in_pool  # the process's handler back
 
@@ -199,3 +201,82 @@ class _Unstarted:
 
     def start(self):
         pass
+
+
+def test_a_process_between_searches_ends_only_after_the_parent_has_heard_the_others(monkeypatch, in_pool):
+    """A group SIGTERM reaching a process with no search running: it exited at once, which
+    broke the pool while the parent was still hearing the others' answers (lost)."""
+    monkeypatch.setattr(pool, "_ending", False)
+    timers = []
+    monkeypatch.setattr(pool.threading, "Timer", lambda *a: timers.append(a) or _Unstarted())
+    monkeypatch.setattr(pool.os, "_exit", lambda code: pytest.fail("ended at once"))
+    pool._ended(signal.SIGTERM, None)
+    assert [t[0] for t in timers] == [pool.ANSWER_GRACE] and pool.ANSWER_GRACE > pool.STOP_GRACE
+    assert pool._stopping  # and what is queued for it does not begin:
+    assert pool._judge_at(0, "capi", "capi-current", "explore", "app_stays_available") == \
+        pool._Stopped([], begun=False)
+
+
+def test_a_search_stopped_by_a_sigterm_to_its_process_alone_is_an_error_or_what_it_found():
+    task = ("capi", "capi-current", "explore", "capacity_within_bound")
+    assert pool._verdicts(task, pool._Stopped([VIOLATION, HOLDS])) == [VIOLATION]
+    (error,) = pool._verdicts(task, pool._Stopped([HOLDS]))
+    assert (error.property, error.verdict) == ("capacity_within_bound", "error")
+    assert error.message == "its search process was stopped (SIGTERM) before it ended"
+    assert pool._verdicts(task, [HOLDS]) == [HOLDS]
+
+
+def test_after_a_death_the_search_that_ran_in_the_dead_process_is_blamed_and_the_rest_run_again():
+    tasks = [("capi", "capi-current", "explore", p) for p in ("a", "b", "c", "d")]
+    done = [[HOLDS], [], [], []]
+    begun = [10, 11, 12, 0]  # a ended in 10; b ran in 11, which died; c runs in 12; d not begun
+    heard = []
+    again = pool._after_a_death({11: -signal.SIGKILL}, begun, tasks, done, heard.append, lambda t, rs: None,
+                                last=False)
+    assert again == [2, 3] and [r.property for r in heard] == ["b"]
+    assert heard[0].message == "its search process stopped without answering (killed by SIGKILL; out of memory?)"
+    # the last round, or a death no search ran in: every search not judged is the error
+    done = [[HOLDS], [], [], []]
+    heard.clear()
+    assert pool._after_a_death({13: 1}, begun, tasks, done, heard.append, lambda t, rs: None, last=False) == []
+    assert [(r.property, r.message) for r in heard] == \
+        [(p, "its search process stopped without answering (exit code 1)") for p in ("b", "c", "d")]
+
+
+def _search_processes_of(pid: int) -> list[int]:
+    """The --jobs processes of the program ``pid`` (its spawned children), from /proc."""
+    from pathlib import Path
+
+    kids = []
+    for d in Path("/proc").iterdir():
+        try:
+            stat = (d / "stat").read_text()
+            cmdline = (d / "cmdline").read_bytes()
+        except OSError:  # (not a process, or gone)
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"spawn_main" in cmdline:
+            kids.append(int(d.name))
+    return kids
+
+
+@pytest.mark.skipif(not (pool.STOPS_A_SEARCH and sys.platform == "linux"),
+                    reason="a search process stopped by SIGTERM: POSIX signals; found in Linux's /proc")
+def test_a_sigterm_to_one_search_process_is_its_search_s_end_not_the_run_s(tmp_path):
+    """An operator's kill, or a memory watchdog (earlyoom sends SIGTERM first), ends one
+    --jobs process: the run crashed ("'_Stopped' object is not iterable"). Its search is
+    an error (or what it had found); every other search is judged."""
+    import json
+    import os
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "deployspec", "check", "--model", "capi", "--variant", "capi-safe",
+                             "--engine", "explore", "--jobs", "2", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()  # a search ended: both processes run
+    os.kill(_search_processes_of(proc.pid)[0], signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert line.startswith("[1/") and "Traceback" not in err, err
+    results = json.loads(out)["results"]
+    assert len(results) == 6 and proc.returncode in (0, 1)
+    assert all(r["verdict"] == "holds" or r["message"] == "its search process was stopped (SIGTERM) before it ended"
+               for r in results), results

@@ -229,7 +229,7 @@ def test_a_search_process_killed_mid_run_is_an_error_and_spares_the_verdicts_alr
         def __init__(self, *args, **kwargs):
             pass
 
-        def submit(self, fn, model, variant, engine, prop, **options):
+        def submit(self, fn, at, model, variant, engine, prop, **options):
             future = cf.Future()
             if variant == "capi-2022":
                 future.set_exception(cf.process.BrokenProcessPool("a process died"))
