@@ -31,12 +31,13 @@ def cmd_replay(args) -> int:
     # (file, status, what was said, seconds, what --json tells of it), in order
     verdicts: list[tuple[str, int, str, float, dict]] = []
     target = _replay_target(args)
+    document = sys.stdout  # (a --python object's threads may print meanwhile: sys.stdout is then theirs)
     with junit_xml.saved_if_interrupted(junit, args.junit, "deployspec replay",
                                      lambda: junit_xml.replay_suites(verdicts, loaded, target, interrupted=True),
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
     if args.json:
-        print(json.dumps(replay_document(verdicts, loaded, target, status), ensure_ascii=False))
+        print(json.dumps(replay_document(verdicts, loaded, target, status)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_xml.replay_suites(verdicts, loaded, target), started)
     return status
@@ -61,12 +62,13 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     try:
         conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
     except ImplementationFault as fault:
-        verdicts.append(("", 3, fault.line(), 0.0, {"outcome": "fault", "fault": fault.to_json()}))
+        verdicts.append(("", 3, fault.line(), 0.0, {"outcome": "fault", "fault": fault.to_json(),
+                                                     "message": fault.line()}))
         print(f"deployspec: {fault.line()}", file=sys.stderr)
         return 3
     # the verdicts go to ``out``: a --python object's threads print to stderr at any time
     # (with --json, the lines go to stderr beside it: stdout is the document's)
-    lending = timed_call.lending(conn is not None and conn.target.kind == "python" and not args.json)
+    lending = timed_call.lending(conn is not None and conn.target.kind == "python")
     # (a design of one's own runs in this process too: its rule may swallow the interruption)
     holdout = "the implementation" if conn is not None else "a design's rule"
     with lending as lent, interruption.sigterm_interrupts(holdout=holdout):
@@ -78,7 +80,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
                     verdicts.append((path, 3, fault.line(), time.perf_counter() - started,
-                                     {"outcome": "fault", "fault": fault.to_json()}))
+                                     {"outcome": "fault", "fault": fault.to_json(), "message": f"{path}: {fault.line()}"}))
                     print(f"deployspec: {escaped(str(path))}: {fault.line()}", file=sys.stderr)
                     _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     return 3
@@ -191,12 +193,14 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
             how += f", not the recorded cause {recorded}"
         if v.step != trace["violation"]["step"]:
             how += f", not at the recorded step {trace['violation']['step']}"
+        line = f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"
         facts = {"outcome": "reproduces", "step": v.step, "cause": v.cause, "rejected": _rejected(outcome)}
-        return 1, escaped(f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"), facts
+        return 1, escaped(line), facts | {"message": line}
     rejected = _rejected(outcome)
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
+    line = f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}"
     facts = {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected}
-    return 0, escaped(f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}"), facts
+    return 0, escaped(line), facts | {"message": line}
 
 
 def _rejected(outcome) -> int:
@@ -211,9 +215,9 @@ def replay_document(verdicts, loaded, target: str, status: int) -> dict:
     for at, (path, trace) in enumerate(loaded):
         entry = {"file": path, "model": trace["model"], "variant": trace["variant"], "property": trace["property"]}
         if at < len(said):
-            _, _, line, seconds, facts = said[at]
+            _, _, _, seconds, facts = said[at]
             entry |= {"outcome": facts["outcome"], "step": facts.get("step"), "cause": facts.get("cause"),
-                      "rejected": facts.get("rejected"), "message": line, "seconds": round(seconds, 3)}
+                      "rejected": facts.get("rejected"), "message": facts["message"], "seconds": round(seconds, 3)}
         else:
             entry |= {"outcome": "not_replayed", "step": None, "cause": None, "rejected": None,
                       "message": "not replayed: the implementation failed first", "seconds": 0.0}

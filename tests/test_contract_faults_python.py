@@ -428,3 +428,16 @@ def _count_fickle_deploys_from_zero(monkeypatch) -> None:
     import fakes_unrepeatable
 
     monkeypatch.setattr(fakes_unrepeatable.Fickle, "deploys", 0)
+
+
+def test_replay_json_keeps_its_document_apart_from_what_an_implementations_thread_prints():
+    """With --json the lines went to stderr and the object's stdout was no longer lent
+    there: what its thread printed between calls went into the document."""
+    seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "replay", str(seed), str(seed),
+                           "--python", "contract_fakes:logs_for_ever", "--json"],
+                          cwd=FAKES.parent, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert [f["outcome"] for f in doc["files"]] == ["does_not_reproduce"] * 2
+    assert "background log line" in proc.stderr

@@ -155,3 +155,25 @@ def test_a_replay_s_lines_go_to_stderr_beside_its_document(capsys):
 
     status, out, err = run(capsys, "replay", str(SEED), "--json")
     assert status == 1 and json.loads(out)["files"][0]["message"] in err
+
+
+def test_a_replay_of_oddly_named_files_is_still_json_and_says_their_names_as_they_are(capsys, schema, tmp_path):
+    """A name that is not UTF-8 made the document invalid JSON (a raw escape); a tab in a
+    name was escaped in `message` and not in `file`, so one could not be matched to the other."""
+    import os
+
+    from .cli_runs import SEED
+
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    tabbed = folder / "a\tb.json"
+    tabbed.write_bytes(SEED.read_bytes())
+    os.makedirs(os.fsencode(folder) + b"/x\xffy", exist_ok=True)
+    with open(os.fsencode(folder) + b"/x\xffy/t.json", "wb") as f:
+        f.write(SEED.read_bytes())
+    status, out, _ = run(capsys, "replay", str(folder), "--json")
+    doc = json.loads(out)
+    assert status == 1 and len(doc["files"]) == 2
+    _valid(schema, doc, "replay")
+    entry = next(f for f in doc["files"] if f["file"] == str(tabbed))
+    assert entry["message"].startswith(f"{tabbed}: reproduces on capi-2022")
