@@ -43,7 +43,7 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
         rounds += 1
         last = rounds > len(tasks)  # (each round judges one search at least, but for deaths that go on)
         again = _round(todo, tasks, options, jobs, done, on_result, on_found, last=last)
-        if again and last:
+        if again and last:  # (a round ended with searches "not begun": their processes were ending)
             _after_a_death({}, [0] * len(tasks), tasks, done, on_result, on_found, last=True)
             again = []
         if again:
@@ -63,9 +63,7 @@ def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, 
     def heard(i: int, answer) -> None:
         if isinstance(answer, _Stopped) and not answer.begun:  # its process was ending: begun again
             return
-        done[i] = _verdicts(tasks[i], answer)
-        on_found(tasks[i], done[i])
-        on_result(done[i][0])
+        _judged(tasks, done, i, _verdicts(tasks[i], answer), on_result, on_found)
 
     try:
         with _signals_held():  # a process spawned holds Ctrl-C and SIGUSR1 until it can take them (_pool_worker)
@@ -127,18 +125,28 @@ def _verdicts(task: tuple, answer) -> list[Result]:
 def _after_a_death(ended: dict[int, int], begun, tasks, done, on_result, on_found, *, last: bool) -> list[int]:
     """A process of the pool died (``ended``: pid -> exit code): the search it was
     running (begun there, not judged) is an error saying how it died; the others not
-    judged are to run again. On the ``last`` round, or when no search was running in
-    it, they are errors too: a death that comes again would loop for ever."""
-    culprits = [i for i in range(len(tasks)) if not done[i] and begun[i] in ended]
+    judged are to run again. A process that ended itself after a SIGTERM (its search
+    answered) is no one's death. On the ``last`` round every search not judged is an
+    error: deaths that go on would loop for ever."""
+    own_end = 128 + signal.SIGTERM
+    culprits = [i for i in range(len(tasks))
+                if not done[i] and begun[i] in ended and ended[begun[i]] != own_end]
     again = [i for i in range(len(tasks)) if not done[i] and i not in culprits]
-    if last or not culprits:
-        culprits, again = culprits + again, []
-    some = next(iter(ended.values()), None)
     for i in culprits:
-        done[i] = [_lost(*tasks[i], exitcode=ended.get(begun[i], some))]
-        on_found(tasks[i], done[i])
-        on_result(done[i][0])
-    return again
+        _judged(tasks, done, i, [_lost(*tasks[i], exitcode=ended[begun[i]])], on_result, on_found)
+    if not last:
+        return again
+    for i in again:
+        _judged(tasks, done, i, [Result(tasks[i][0], tasks[i][1], tasks[i][3], tasks[i][2], "error",
+                                        message="not judged: its search processes kept dying")],
+                on_result, on_found)
+    return []
+
+
+def _judged(tasks, done, i: int, found: list[Result], on_result, on_found) -> None:
+    done[i] = found
+    on_found(tasks[i], found)
+    on_result(found[0])
 
 
 #: whether an interrupted pool can stop its searches and hear what they found
@@ -292,15 +300,14 @@ def quiet_resource_tracker() -> None:
         os.close(devnull)
 
 
-def _lost(model: str, variant: str, engine: str, prop: str, exitcode: int | None = None) -> Result:
-    if exitcode is not None and exitcode < 0:
+def _lost(model: str, variant: str, engine: str, prop: str, exitcode: int) -> Result:
+    """The error of a search whose process died, saying how."""
+    if exitcode < 0:
         how = f"killed by {signal.Signals(-exitcode).name}" if -exitcode in signal.valid_signals() else \
             f"killed by signal {-exitcode}"
         how += "; out of memory?" if exitcode == -signal.SIGKILL else ""
-    elif exitcode is not None:
-        how = f"exit code {exitcode}"
     else:
-        how = "killed: out of memory?"
+        how = f"exit code {exitcode}"
     return Result(model, variant, prop, engine, "error",
                   message=f"its search process stopped without answering ({how})")
 

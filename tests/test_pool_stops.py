@@ -235,12 +235,18 @@ def test_after_a_death_the_search_that_ran_in_the_dead_process_is_blamed_and_the
                                 last=False)
     assert again == [2, 3] and [r.property for r in heard] == ["b"]
     assert heard[0].message == "its search process stopped without answering (killed by SIGKILL; out of memory?)"
-    # the last round, or a death no search ran in: every search not judged is the error
-    done = [[HOLDS], [], [], []]
+    # a death no search ran in, or a process that ended itself after a SIGTERM (its search
+    # answered): no one is blamed, all run again
+    for ended in ({13: 1}, {11: 128 + signal.SIGTERM}):
+        done = [[HOLDS], [], [], []]
+        heard.clear()
+        assert pool._after_a_death(ended, begun, tasks, done, heard.append, lambda t, rs: None, last=False) == \
+            [1, 2, 3] and heard == []
+    # the last round: every search not judged is the error
     heard.clear()
-    assert pool._after_a_death({13: 1}, begun, tasks, done, heard.append, lambda t, rs: None, last=False) == []
+    assert pool._after_a_death({13: 1}, begun, tasks, done, heard.append, lambda t, rs: None, last=True) == []
     assert [(r.property, r.message) for r in heard] == \
-        [(p, "its search process stopped without answering (exit code 1)") for p in ("b", "c", "d")]
+        [(p, "not judged: its search processes kept dying") for p in ("b", "c", "d")]
 
 
 def _search_processes_of(pid: int) -> list[int]:
@@ -278,5 +284,6 @@ def test_a_sigterm_to_one_search_process_is_its_search_s_end_not_the_run_s(tmp_p
     assert line.startswith("[1/") and "Traceback" not in err, err
     results = json.loads(out)["results"]
     assert len(results) == 6 and proc.returncode in (0, 1)
-    assert all(r["verdict"] == "holds" or r["message"] == "its search process was stopped (SIGTERM) before it ended"
-               for r in results), results
+    errors = [r for r in results if r["verdict"] != "holds"]  # its search, if it was not over
+    assert len(errors) <= 1 and all(r["message"] == "its search process was stopped (SIGTERM) before it ended"
+                                    for r in errors), results
