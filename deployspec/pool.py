@@ -107,7 +107,7 @@ def _the_dead(procs, wait: float = 1.0) -> dict[int, int]:
     deadline = time.monotonic() + wait
     while True:
         ended = {p.pid: p.exitcode for p in procs if p.exitcode is not None}
-        if ended or time.monotonic() > deadline:
+        if ended or not procs or time.monotonic() > deadline:
             return ended
         time.sleep(0.005)
 
