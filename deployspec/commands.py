@@ -65,17 +65,18 @@ def cmd_check(args) -> int:
             _found_said_if_interrupted(finished, planned, args.out):
         with sigterm_interrupts(holdout="a search"), Progress(total=len(planned)) as progress, \
                 contextlib.redirect_stdout(sys.stderr):
-            last = [time.perf_counter()]
+            last = time.perf_counter()
 
             def found(task, results) -> None:
+                nonlocal last
                 finished[task] = results
                 # the line shows the first result (the matrix's cell) and how long the whole
                 # search took (the first cause's alone said "0.0s" of a 3.5 s search): one
                 # after the other, the time since the last ended; in --jobs processes, what
                 # its results took (not the last search for a further cause, which found none)
                 now = time.perf_counter()
-                took = now - last[0] if args.jobs <= 1 else sum(r.stats.get("seconds", 0) for r in results)
-                last[0] = now
+                took = now - last if args.jobs <= 1 else sum(r.stats.get("seconds", 0) for r in results)
+                last = now
                 progress.done(results[0], seconds=took)
 
             # one variant at a time is a close look: every way a property breaks, each

@@ -413,22 +413,23 @@ def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -
     (the files after it, or after an interruption, are skipped). ``verdicts``: (file,
     status, line, seconds, …) in order, a file of "" for a fault before the first;
     ``loaded``: (file, trace) planned."""
-    said = [(status, line, seconds) for path, status, line, seconds, *_ in verdicts if path != ""]  # loaded's order
+    from deployspec.replay_command import by_file
+
     cases = []
     for path, status, line, *_ in verdicts:
         if path == "":
             cases.append(Case("deployspec.replay", "start", ERROR, line, line))
     times: dict[str, int] = {}
-    for at, (path, trace) in enumerate(loaded):
+    for path, trace, verdict in by_file(verdicts, loaded):
         classname = f"deployspec.replay.{trace['model']}.{trace['property']}"
         name = _file_case(path)
         times[name] = times.get(name, 0) + 1
         name += f" #{times[name]}" if times[name] > 1 else ""  # named again: a case of its own
-        if at >= len(said):
+        if verdict is None:
             why = INTERRUPTED if interrupted else "the implementation failed first"
             cases.append(Case(classname, name, SKIPPED, f"not replayed: {why}"))
             continue
-        status, line, seconds = said[at]
+        _, status, line, seconds, *_ = verdict
         outcome = {0: PASSED, 1: FAILURE}.get(status, ERROR)
         cases.append(Case(classname, name, outcome, line, "" if outcome == PASSED else line, seconds))
     return [Suite("replay", tuple(cases), (("on", target),))]

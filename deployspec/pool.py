@@ -44,7 +44,7 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
         last = rounds > len(tasks)  # (each round judges one search at least, but for deaths that go on)
         again = _round(todo, tasks, options, jobs, done, on_result, on_found, last=last)
         if again and last:  # (a round ended with searches "not begun": their processes were ending)
-            _after_a_death({}, [0] * len(tasks), tasks, done, on_result, on_found, last=True)
+            _given_up(again, tasks, done, on_result, on_found)
             again = []
         if again:
             on_start(f"a search process died; {len(again)} searches not judged begun again in new processes")
@@ -136,11 +136,16 @@ def _after_a_death(ended: dict[int, int], begun, tasks, done, on_result, on_foun
         _judged(tasks, done, i, [_lost(*tasks[i], exitcode=ended[begun[i]])], on_result, on_found)
     if not last:
         return again
-    for i in again:
-        _judged(tasks, done, i, [Result(tasks[i][0], tasks[i][1], tasks[i][3], tasks[i][2], "error",
-                                        message="not judged: its search processes kept dying")],
-                on_result, on_found)
+    _given_up(again, tasks, done, on_result, on_found)
     return []
+
+
+def _given_up(todo: list[int], tasks, done, on_result, on_found) -> None:
+    """Searches not run again (deaths went on for as many rounds as there are searches): errors."""
+    for i in todo:
+        model, variant, engine, prop = tasks[i]
+        _judged(tasks, done, i, [Result(model, variant, prop, engine, "error",
+                                        message="not judged: its search processes kept dying")], on_result, on_found)
 
 
 def _judged(tasks, done, i: int, found: list[Result], on_result, on_found) -> None:

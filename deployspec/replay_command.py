@@ -207,15 +207,23 @@ def _rejected(outcome) -> int:
     return sum(1 for s in outcome.session.steps if s["rejected"])
 
 
+def by_file(verdicts, loaded):
+    """Each file ``loaded`` with its verdict, or None where it was not replayed (after a
+    fault or an interruption): verdicts come one per file, in order, after a fault
+    before the first file (its file "") if any."""
+    said = [v for v in verdicts if v[0] != ""]
+    for at, (path, trace) in enumerate(loaded):
+        yield path, trace, said[at] if at < len(said) else None
+
+
 def replay_document(verdicts, loaded, target: str, status: int) -> dict:
     """``replay --json``: each file's verdict, in order (the files a fault left unreplayed
     too), the implementation's failure if one stopped the run, and the exit status."""
-    said = [v for v in verdicts if v[0] != ""]
     files = []
-    for at, (path, trace) in enumerate(loaded):
+    for path, trace, verdict in by_file(verdicts, loaded):
         entry = {"file": path, "model": trace["model"], "variant": trace["variant"], "property": trace["property"]}
-        if at < len(said):
-            _, _, _, seconds, facts = said[at]
+        if verdict is not None:
+            _, _, _, seconds, facts = verdict
             entry |= {"outcome": facts["outcome"], "step": facts.get("step"), "cause": facts.get("cause"),
                       "rejected": facts.get("rejected"), "message": facts["message"], "seconds": round(seconds, 3)}
         else:
