@@ -3,7 +3,8 @@ observations and protocol messages.
 
 JSON Schema counts ``2.0`` as an integer. Python does not: a step number,
 a ``settle_from`` or an id read as ``2.0`` would later index a list, or print
-as ``P0.0``. Here an integer must be written as one.
+as ``P0.0``. Here an integer must be written as one. And a list of numbered things (processes, deployments, digests) says its
+items' ids once each (``x-uniqueBy``), which JSON Schema alone cannot say.
 """
 
 from __future__ import annotations
@@ -21,7 +22,33 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-Validator = validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
+#: the keyword an observation schema marks its lists of numbered things with: no two items
+#: share the named field (two web processes ``id: 7`` are one lane of a picture, one row of
+#: a table, and a property reading "the process with id 7" sees either); validators that do
+#: not know it ignore it, as JSON Schema says of unknown keywords
+UNIQUE_BY = "x-uniqueBy"
+
+
+def _unique_by(validator: Any, field: str, instance: Any, _schema: Any):
+    if not validator.is_type(instance, "array"):
+        return
+    seen: dict[str, int] = {}
+    for i, item in enumerate(instance):
+        if not isinstance(item, dict) or field not in item:
+            continue
+        try:
+            key = json.dumps(item[field], sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
+            continue
+        if key in seen:
+            yield jsonschema.ValidationError(f"items {seen[key]} and {i} have the same {field} {key}",
+                                             path=[i, field])
+        else:
+            seen[key] = i
+
+
+Validator = validators.extend(_BASE, validators={UNIQUE_BY: _unique_by},
+                              type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
 
 
 def explained(error: Any, limit: int = 300) -> str:

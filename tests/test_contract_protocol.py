@@ -179,6 +179,26 @@ def test_a_running_container_must_name_the_digest_it_runs():
     bad["slots"][name]["instances"][0]["status"] = "crash_loop"  # a tag with nothing behind it yet
     assert checker.check(bad) is None
 
+def test_an_implementation_naming_one_id_twice_is_said_so_at_the_second():
+    """Two web processes with id 7 passed the schema: a picture drew them as one lane and
+    a property reading the process with that id saw either. Ids are numbered, never
+    reused; a slot's settings are named once each."""
+    checker = protocol.ObservationChecker(get_model("capi"))
+    twice = {**OBS, "processes": [{"id": 7, "droplet": 0, "instances": []}, {"id": 7, "droplet": 1, "instances": []}]}
+    assert checker.check(twice) == "processes/1/id: items 0 and 1 have the same id 7"
+    twice["processes"][1]["id"] = 8
+    assert checker.check(twice) is None
+    impl = ReferenceImplementation("slots", "slots-webhook-tag")
+    impl.reset({"start": "webhook"})
+    obs = impl.observe()
+    settings = obs["slots"]["production"]["settings"]
+    assert settings, "the webhook start turns continuous deployment on in production"
+    obs["slots"]["production"]["settings"] = settings + settings[:1]
+    assert protocol.ObservationChecker(get_model("slots")).check(obs) == (
+        f"slots/production/settings/{len(settings)}/name: items 0 and {len(settings)} have the same name "
+        f'"{settings[0]["name"]}"')
+
+
 def test_server_transcript():
     server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="ref")
     ask = lambda obj: server.reply_to(json.dumps(obj).encode())

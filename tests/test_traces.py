@@ -132,6 +132,11 @@ def test_json_the_parser_refuses_is_a_one_line_error(tmp_path, text, message):
         (lambda d: d["steps"][2]["action"].__setitem__("strategy", "yolo"),
          "step 2: action 'deploy': 'strategy' must be in ('rolling', 'canary') (got 'yolo')"),
         (lambda d: d.__setitem__("property", "always_green"), "mutated.json: unknown property"),
+        # two lanes of a picture drawn as one, a process hidden (ids are numbered, never reused)
+        (lambda d: d["steps"][3]["observation"]["processes"][1].__setitem__("id", 0),
+         "steps/3/observation/processes/1/id: items 0 and 1 have the same id 0"),
+        (lambda d: d["steps"][3]["observation"]["deployments"].append(d["steps"][3]["observation"]["deployments"][0]),
+         "steps/3/observation/deployments/1/id: items 0 and 1 have the same id 0"),
     ],
 )
 def test_what_the_renderers_and_replay_read_is_checked_when_loading(tmp_path, change, message):
