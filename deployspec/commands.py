@@ -295,9 +295,10 @@ def _print_statistics(results) -> None:
 
 def cmd_show(args) -> int:
     from deployspec import traces
-    from deployspec.render_text import render
+    from deployspec.render_text import divergence, render
 
     args.format = _show_format(args.format, args.out)
+    out = None if args.out is None else _output_of_show(args.out, args.file)  # before the work, as for --out
     trace = traces.load(args.file)
     if args.format == "svg":
         from deployspec.render_svg import render as render_svg
@@ -312,28 +313,14 @@ def cmd_show(args) -> int:
 
         text = json.dumps(render_itf(trace, source=str(args.file)), indent=1) + "\n"
     else:
-        text = render(trace) + "\n" + _divergence(trace)
+        text = render(trace) + "\n" + divergence(trace)
     if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
         text = escaped(text, keep="\n")
-    if args.out is not None:
-        _write_output(args.out, text, args.file)
+    if out is not None:
+        write_output(out, text, "-o", args.out)
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _divergence(trace: dict) -> str:
-    """Under a conformance trace's table, where the implementation parted from the
-    reference, both views and every difference (the violation's line names the first
-    and counts the rest), as the contract run that found it printed it."""
-    from deployspec.contract.conformance import PREFIX, divergence_report
-
-    if not trace["property"].startswith(PREFIX):
-        return ""
-    try:
-        return divergence_report(trace) + "\n"
-    except UsageError as exc:  # a reference design not handed in here
-        return f"(where it parted from the reference is not shown: {exc})\n"
 
 
 def cmd_variants(args) -> int:
@@ -344,7 +331,7 @@ def cmd_variants(args) -> int:
 
 
 #: names of pictures ``show`` does not draw (without --format, it wrote its text table there)
-IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff")
+IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff", ".svgz")
 #: what ``show -o NAME`` draws when --format is not given, by how NAME ends
 FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
 
@@ -361,11 +348,16 @@ def _show_format(given: str | None, out: str | None) -> str:
     return given or implied or "text"
 
 
-def _write_output(named: str, text: str, source: str) -> None:
+def _output_of_show(named: str, source: str):
+    """The file ``-o`` names, refused before the trace is read and drawn (a 64 MiB trace
+    took seconds before ``-o`` was found to name no folder)."""
     path = output_path(named, "-o", empty="give a file name, or leave -o out to write to stdout")
-    if path.exists() and path.samefile(source):
-        raise UsageError(f"-o {named}: is the trace being shown; write the picture elsewhere")
+    try:
+        if path.exists() and path.samefile(source):
+            raise UsageError(f"-o {named}: is the trace being shown; write the picture elsewhere")
+    except OSError:  # (the trace's own name is said when it is read)
+        pass
     if named.lower().endswith(".json") and not named.lower().endswith(".itf.json"):  # as --junit's
         raise UsageError(f"-o {named}: a .json name would be read as a trace by a replay of its folder; "
                          "name it .itf.json (itf), .svg, .html or .txt")
-    write_output(path, text, "-o", named)
+    return path

@@ -41,6 +41,9 @@ class Model:
     render_state: Callable[[dict], tuple[str, str]] | None = None
     #: column titles for those two texts; None = the capi ones
     render_titles: tuple[str, str] | None = None
+    #: a lane's item (a web process, a slot) -> its label in a picture, a part per thing a
+    #: step may change; None = a part per scalar field (``timeline.label_parts``)
+    lane_parts: Callable[[dict], list[str]] | None = None
     #: a second heading line: how a line of the two columns reads
     render_key: tuple[str, str] = ("P<process>[d<droplet>]:<instances>", "d<deployment>:<state>/<reason>")
     #: state -> the representative of its symmetry class, for the explorer
@@ -220,7 +223,7 @@ def _capi() -> Model:
 def _slots() -> Model:
     from deployspec.reference import slots
     from deployspec.reference.slots import model as slots_model
-    from deployspec.reference.slots.render import KEY, TITLES, render_state
+    from deployspec.reference.slots.render import KEY, TITLES, lane_parts, render_state
     from deployspec.spec import slots as slots_spec
 
     return Model(
@@ -242,6 +245,7 @@ def _slots() -> Model:
         render_state=render_state,
         render_titles=TITLES,
         render_key=KEY,
+        lane_parts=lane_parts,
     )
 
 

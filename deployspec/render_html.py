@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from deployspec import render_svg
-from deployspec.render_text import action_label, capi_state
+from deployspec.render_text import action_label, capi_state, divergence
+from deployspec.text import escaped
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.traces import found_by
 
@@ -46,14 +48,17 @@ tr.settle td {{ font-style: italic; color: #868e96; background: #f1f3f5; }}
 tr.key td {{ color: #868e96; font-size: 11px; }}
 </style></head><body>
 <h1>{escape(title)}</h1>
+{f'<p>{escape(trace["title"])}</p>' if trace.get("title") else ""}
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
+{f'<p>cause: <code>{escape(trace["violation"]["cause"])}</code></p>' if trace["violation"].get("cause") else ""}
 <p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} steps.
 Replay: <code>deployspec replay FILE</code>.</p>
-{render_svg.render(trace, model.lanes, render_svg.other_row(model))}
+{render_svg.render(trace)}
 <table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr>
 <tr class="key"><td></td><td></td><td><code>{escape(key_lanes)}</code></td><td><code>{escape(key_other)}</code></td></tr></thead>
 <tbody>
 {chr(10).join(rows)}
 </tbody></table>
+{f'<pre>{html.escape(escaped(parted, keep=chr(10)))}</pre>' if (parted := divergence(trace)) else ""}
 </body></html>
 """

@@ -91,16 +91,18 @@ def _cell(x: int, y: int, width: int, height: int, status: str, title: str) -> l
 
 
 def render(trace: dict[str, Any], lane_name: str | None = None,
-           other: tuple[str, Callable[[dict], str]] | None = None) -> str:
+           other: tuple[str, Callable[[dict], str]] | None = None,
+           parts_of: Callable[[dict], list[str]] | None = None) -> str:
     """The SVG document for a trace file's contents. ``other``: what else there is to
     see (a title, and observation -> text), drawn as one more row, written where it
-    changes (:func:`other_row`; given with ``lane_name``, else the trace's model's)."""
+    changes (:func:`other_row`); ``parts_of``: a lane's label (``Model.lane_parts``);
+    both given with ``lane_name``, else the trace's model's."""
     if lane_name is None:
         from deployspec.models import get_model
 
         model = get_model(trace["model"])
-        lane_name, other = model.lanes, other_row(model)
-    at = _layout(trace, other)
+        lane_name, other, parts_of = model.lanes, other_row(model), model.lane_parts
+    at = _layout(trace, other, parts_of or label_parts)
     out = [*_header(trace, at, lane_name), *_settling(at), *_step_labels(at)]
     for k in at.lane_keys:
         out += _lane(at, k)
@@ -158,7 +160,8 @@ class _Layout:
         return 14 * (len(self.message) - 1)
 
 
-def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | None = None) -> _Layout:
+def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | None = None,
+            parts_of: Callable[[dict], list[str]] = label_parts) -> _Layout:
     steps = trace["steps"]
     every = [trace["initial"]] + [s["observation"] for s in steps]
     bad = trace["violation"]["step"]
@@ -169,7 +172,7 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     for c, i in enumerate(drawn):
         if i is None:
             left_out = (drawn[c + 1] if c + 1 < len(drawn) else len(every)) - drawn[c - 1] - 1
-            labels.append(f"… {left_out} steps not drawn …")
+            labels.append(f"… {left_out} step{'' if left_out == 1 else 's'} not drawn …")
         else:
             labels.append(f"{i - 1}: {action_label(steps[i - 1]['action'])}" if i else "initial")
         rejected.append(None if not i else steps[i - 1].get("rejected"))
@@ -177,8 +180,8 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     settle_col = None
     if settle_from is not None and settle_from < len(steps):
         settle_col = next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
-    per_step = [lanes(o) for o in observations]
-    parts = [{name: label_parts(x) for name, x in lane_items(o)} for o in observations]
+    per_step = [lanes(o, parts_of) for o in observations]
+    parts = [{name: parts_of(x) for name, x in lane_items(o)} for o in observations]
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
@@ -187,10 +190,13 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
              for k in lane_keys}
     n = len(observations)
     longest = max(len(label) + 11 for label in labels)
-    title = f"{trace['model']} / {trace['variant']}: {trace['property']} violated"
+    title = _cut(f"{trace['model']} / {trace['variant']}: {trace['property']} violated", TITLE_CHARS)
     # as wide as the steps need, or the title (bold, 15 px); the message wraps within that
     width = max(LEFT + n * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
-    message = textwrap.wrap(str(trace["violation"]["message"]), max(30, int((width - 20) / 6.2))) or [""]
+    per_line = max(30, int((width - 20) / 6.2))
+    # (cut first: more than the lines hold still overflows them, and textwrap splits it all)
+    said = str(trace["violation"]["message"])[:(MESSAGE_LINES + 1) * per_line]
+    message = textwrap.wrap(said, per_line, max_lines=MESSAGE_LINES, placeholder=" …") or [""]
     top = HEAD + 14 * (len(message) - 1) + int(longest * 6.2 * 0.82) + 16
     y = top
     lane_y = {}
@@ -280,6 +286,11 @@ def _lane(at: _Layout, k: str) -> list[str]:
     return out
 
 
+#: the most characters of the title, and lines of the message, the heading shows (a trace's
+#: texts are anyone's: a 200,000-character variant name made a picture 1,840,360 px wide,
+#: a 2 MB message one 224,539 px tall; the text report and the HTML page say them whole)
+TITLE_CHARS = 160
+MESSAGE_LINES = 12
 #: characters of a changed label a column shows under its cells (the rest in its tooltip)
 CHANGE_CHARS = 14
 #: characters of a lane's label beside its name (the rest in its tooltip)

@@ -71,3 +71,18 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
         if step.get("rejected"):
             lines.append(f"{'':6}  rejected: {escaped(step['rejected'])}")
     return lines
+
+
+def divergence(trace: dict[str, Any]) -> str:
+    """Under a conformance trace's table, where the implementation parted from the
+    reference, both views and every difference (the violation's line names the first
+    and counts the rest), as the contract run that found it printed it; "" for others."""
+    from deployspec.contract.conformance import PREFIX, divergence_report
+    from deployspec.models import UsageError
+
+    if not trace["property"].startswith(PREFIX):
+        return ""
+    try:
+        return divergence_report(trace) + "\n"
+    except UsageError as exc:  # a reference design not handed in here
+        return f"(where it parted from the reference is not shown: {exc})\n"

@@ -19,19 +19,21 @@ def _scalar_text(key: str, value: Any) -> str | None:
     return None
 
 
-def lanes(obs: dict[str, Any]) -> dict[str, tuple[str, list[str], list[str]]]:
+def lanes(obs: dict[str, Any], parts_of=None) -> dict[str, tuple[str, list[str], list[str]]]:
     """``{lane key: (label, [instance status, ...], [instance note, ...])}`` from any observation.
 
     A lane is an item of a top-level list (keyed ``<Initial><id>``, e.g. ``P2``
     for ``processes``) or dict (keyed by name, e.g. ``production``) whose
     items carry ``instances``; an instance is a status string or an object
-    with a ``status``.
+    with a ``status``. ``parts_of(item)``: its label's parts (a model's
+    ``lane_parts``), else :func:`label_parts`.
     """
+    parts_of = parts_of or label_parts
     out: dict[str, tuple[str, list[str], list[str]]] = {}
     for name, x in lane_items(obs):
         statuses = [i if isinstance(i, str) else str(i.get("status")) for i in x["instances"]]
         notes = [_note(i) for i in x["instances"]]
-        out[name] = (" ".join(label_parts(x)), statuses, notes)
+        out[name] = (" ".join(parts_of(x)), statuses, notes)
     return out
 
 
@@ -86,6 +88,8 @@ def columns(n: int, bad: int) -> list[int | None]:
         return list(range(n))
     last = MAX_COLUMNS - FIRST_COLUMNS - 1  # (a column for the gap)
     start = min(max(FIRST_COLUMNS + 1, bad - last // 2), n - last)
+    if start == FIRST_COLUMNS + 1:  # a gap would stand for one observation: draw it instead
+        return [*range(MAX_COLUMNS - 1), None]
     if start + last < n:  # a gap after them too
         last -= 1
     return [*range(FIRST_COLUMNS), None, *range(start, start + last), *([None] if start + last < n else [])]

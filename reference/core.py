@@ -147,11 +147,13 @@ class Action:
     #: who performs it: "user" (an API call) or "platform" (updater, runtime).
     actor: ClassVar[str] = "user"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, every_field: bool = False) -> dict[str, Any]:
+        """The action as JSON; ``every_field`` keeps the ones left out at their default
+        (a typed reader, as of ITF, wants one shape per kind)."""
         out: dict[str, Any] = {"type": self.kind}
         for field in attrs.fields(type(self)):
             value = getattr(self, field.name)
-            if field.metadata.get(SENT_IF_SET) and value == field.default:
+            if not every_field and field.metadata.get(SENT_IF_SET) and value == field.default:
                 continue  # a field added later: the actions of earlier traces read as before
             out[field.name] = list(value) if isinstance(value, tuple) else value
         return out

@@ -413,3 +413,18 @@ def test_workers_are_taken_by_a_matrix_that_explores_a_design_handed_in(outside)
     shipped = [t for t in planned if t[1] != "holds-count"]
     with pytest.raises(UsageError, match="runs none here"):
         _check_workers(args, shipped)
+
+
+def test_show_refuses_a_bad_o_before_reading_the_trace(capsys, tmp_path, monkeypatch):
+    """-o was checked after the trace was read and drawn: seconds for a large trace, and a
+    broken trace's error first, -o's only once that was mended."""
+    from deployspec import traces
+
+    def never(path):
+        raise AssertionError("the trace was read before -o was checked")
+
+    monkeypatch.setattr(traces, "load", never)
+    for out, said in ((str(tmp_path / "no" / "x.svg"), "no folder"), (str(tmp_path / "x.json"), "a .json name"),
+                      (str(tmp_path), "is a directory")):
+        status, _, err = run(capsys, "show", str(SEED), "-o", out)
+        assert status == 2 and said in err

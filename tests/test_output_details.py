@@ -87,28 +87,54 @@ def test_itf_integers_beyond_2_to_the_53_are_bigints_both_ways():
     assert render_itf.value(edge) == edge and render_itf.value(-edge) == -edge
     assert render_itf.value(edge + 1) == {"#bigint": str(edge + 1)}
     assert render_itf.value(-edge - 1) == {"#bigint": str(-edge - 1)}
-    assert render_itf.value([None, {"k": 2**64}]) == [{"#unserializable": "null"}, {"k": {"#bigint": str(2**64)}}]
+    assert render_itf.value([None, {"k": 2**64}]) == [render_itf.NONE, {"k": {"#bigint": str(2**64)}}]
+
+
+def test_itf_says_what_the_schema_says_a_value_is():
+    """Null was ``#unserializable`` (refused by Quint's ofItfNormalized and itf-rs), a
+    nullable value changed type between states, the registry's tags were a record
+    (keyed by data: a tag ``rel-1`` is no field name) and a slot's image was a record
+    of one shape or another."""
+    root = get_model("slots").schema()
+    props = root["properties"]
+    webhook = props["registry"]["properties"]["webhook"]
+    assert render_itf.value(None, webhook, root) == {"tag": "None", "value": {"#tup": []}}
+    assert render_itf.value({"target": "staging", "scope": "app:*"}, webhook, root) == {
+        "tag": "Some", "value": {"target": "staging", "scope": {"tag": "Some", "value": "app:*"}}}
+    tags = props["registry"]["properties"]["tags"]
+    assert render_itf.value({"rel-1": 0, "#set": 2**60}, tags, root) == {
+        "#map": [["rel-1", 0], ["#set", {"#bigint": str(2**60)}]]}
+    image = root["$defs"]["slot"]["properties"]["image"]
+    assert render_itf.value({"digest": 3}, image, root) == {"tag": "Some", "value": {"tag": "digest", "value": 3}}
+    assert render_itf.value({"tag": "latest"}, image, root) == {"tag": "Some", "value": {"tag": "tag", "value": "latest"}}
+    assert render_itf.value("aborted", props["last_swap"], root) == {"tag": "Some", "value": "aborted"}
+    capi = get_model("capi").schema()
+    web_instances = capi["properties"]["deployments"]["items"]["properties"]["web_instances"]
+    assert render_itf.value(2, web_instances, capi) == {"tag": "Some", "value": 2}
+    assert render_itf.value(1, {"type": "integer"}, capi) == 1
 
 
 def test_itf_states_are_indexed_and_the_violation_points_at_the_state_after_its_step():
     """State 0 is the initial one, so step k's state is k + 1; a settled violation is
-    the last state. Seeds and actions are ITF values too (bigints, no nulls)."""
+    the last state. Actions are variants named by their type; ``#meta`` holds strings."""
     t = trace(3, bad=1, seed=2**63)
     t["steps"][0]["action"]["failed"] = None
     itf = render_itf.render(t, source="here.json")
     assert [s["#meta"]["index"] for s in itf["states"]] == [0, 1, 2, 3]
-    assert itf["states"][0]["action"] == {"type": "init"}
-    assert itf["states"][1]["action"] == {"type": "tick", "failed": {"#unserializable": "null"}}
+    assert itf["states"][0]["action"] == {"tag": "init", "value": {"#tup": []}}
+    assert itf["states"][1]["action"] == {"tag": "tick", "value": {"failed": render_itf.NONE}}
     meta = itf["#meta"]
-    assert meta["deployspec"]["violation_state"] == 2 and meta["deployspec"]["seed"] == {"#bigint": str(2**63)}
+    assert meta["violation-state"] == "2" and meta["seed"] == str(2**63)
     assert meta["source"] == "here.json" and meta["description"] == "p violated: it broke"
-    settled = render_itf.render(trace(3, bad=-1))
-    assert settled["#meta"]["deployspec"]["violation_state"] == 3 == len(settled["states"]) - 1
+    assert all(isinstance(v, str) for v in meta.values())
+    settled = render_itf.render(trace(3, bad=-1, seed=None))
+    assert settled["#meta"]["violation-state"] == "3" == str(len(settled["states"]) - 1)
     assert settled["#meta"]["source"] == "deployspec capi/v"
+    assert "seed" not in settled["#meta"] and "settle-from-state" not in settled["#meta"]
     json.dumps(itf, allow_nan=False)
-
-
-# -- HTML ----------------------------------------------------------------------
+    named = render_itf.render(t, source="caf\udce9.json")
+    assert named["#meta"]["source"] == "caf\\xe9.json"
+    named["#meta"]["source"].encode("utf-8")  # strict readers refuse lone surrogates
 
 
 def test_the_html_table_marks_the_break_a_refusal_and_a_settled_violation():

@@ -84,7 +84,7 @@ def test_itf_settle_from_state_is_a_state_of_the_trace(settle_from):
     n = len(trace["steps"])
     trace["settle_from"] = {0: 0, "last": n - 1, "end": n}[settle_from]
     itf = render_itf.render(trace)
-    at = itf["#meta"]["deployspec"]["settle_from_state"]
+    at = int(itf["#meta"]["settle-from-state"])
     assert at == trace["settle_from"] and 0 <= at < len(itf["states"])
 
 
@@ -104,11 +104,18 @@ def test_the_text_table_says_how_each_model_s_line_reads():
         assert lines[heading + 1].rstrip().endswith(get_model(model).render_key[1])
 
 
-def test_the_picture_in_the_readme_is_the_seed_as_show_draws_it_now():
-    """docs/seed-counterexample.svg is drawn by hand (`deployspec show SEED -o docs/…`): a
-    change of the drawing that does not draw it again leaves README showing the old one."""
-    checked_in = Path(__file__).parent.parent / "docs" / "seed-counterexample.svg"
-    assert checked_in.read_text() == render_svg.render(traces.load(SEED))
+@pytest.mark.parametrize("picture", sorted((Path(__file__).parent.parent / "docs").glob("**/*.svg")),
+                         ids=lambda p: p.name)
+def test_every_picture_beside_its_trace_is_drawn_as_show_draws_it_now(picture):
+    """Pictures are drawn by hand (`deployspec show TRACE -o docs/…`): a change of the
+    drawing that does not draw them again leaves README (docs/seed-counterexample.svg,
+    the seed's) and docs showing the old one, as docs/explore-findings' did (running
+    green, no settle line) while only the README's was checked."""
+    trace = picture.with_suffix(".json")
+    if picture.name == "seed-counterexample.svg":
+        trace = SEED
+    assert trace.exists(), f"{picture} has no trace beside it to be drawn again from"
+    assert picture.read_text() == render_svg.render(traces.load(trace))
 
 
 def test_html_keys_its_table_as_the_text_report_does():
@@ -141,3 +148,33 @@ def test_a_slots_picture_shows_what_the_registry_does():
     assert "registry" in render_html.render(trace)
     capi = ET.fromstring(render_svg.render(traces.load(SEED)))
     assert not [t for t in capi.iter(f"{NS}title") if t.text.startswith("deployments: ")]
+
+
+def test_the_html_page_says_what_the_text_report_says_of_a_trace():
+    """The page left out the trace's title (the scenario it reproduces), the cause replay
+    must find again, and, for a conformance trace, where the implementation parted from
+    the reference: all in the text report."""
+    from deployspec.render_text import divergence
+
+    root = SEED.parent.parent
+    scenario = traces.load(root / "slots" / "scenario-1-rollback-by-swap.json")
+    assert f"<p>{scenario['title']}</p>" in render_html.render(scenario)
+    caused = traces.load(root / "capi" / "capi-current--app_stays_available--310652b449.json")
+    assert f"cause: <code>{caused['violation']['cause']}</code>" in render_html.render(caused)
+    caused.update(variant="implementation", property="conforms_to_capi-current")
+    parted = divergence(caused)
+    assert parted and f"<pre>{parted.splitlines()[0]}" in render_html.render(caused)
+
+
+def test_a_slots_picture_shows_where_continuous_deployment_is_on():
+    """The text report's ``A+ci`` (DOCKER_ENABLE_CI, the webhook's way into a slot) was
+    missing from the picture: scenario 1's swap moving it from production to staging
+    was invisible. The lane's label says it, and a swap writes it where it moves."""
+    scenario = traces.load(SEED.parent.parent / "slots" / "scenario-1-rollback-by-swap.json")
+    root = ET.fromstring(render_svg.render(scenario))
+    written = [t.find(f"{NS}title").tail if t.find(f"{NS}title") is not None else t.text
+               for t in root.iter(f"{NS}text")]
+    said = [w for w in written if w and w.startswith("site ")]
+    assert said[0] == "site A+ci image tag=relea…"  # production's label, beside its name
+    assert said.count("site A+ci") == 2 and said.count("site B") == 3  # written at each swap
+    assert "site A+ci" in render_html.render(scenario)

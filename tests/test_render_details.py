@@ -288,3 +288,30 @@ def test_the_other_row_writes_what_a_step_changed_and_the_whole_where_parts_say_
                                                                           ["release=0"]]
     assert lines(["a=1 a=1", "a=1", "a=1"]) == [["a=1 a=1"], ["a=1"], []]
     assert lines(["x=1 y=2", "y=2 x=1"]) == [["x=1 y=2"], ["y=2 x=1"]]
+
+
+def test_a_gap_never_stands_for_a_single_step():
+    """A break among the first steps left out observation 20 alone: a column saying
+    '… 1 steps not drawn …' where drawing the step took the same room."""
+    for n, bad in ((10_007, 4), (500, 70), (500, 71), (121, 0), (122, 60), (1000, 300)):
+        cols = timeline.columns(n, bad)
+        assert len(cols) <= timeline.MAX_COLUMNS and bad in cols
+        drawn = [c for c in cols if c is not None]
+        assert drawn == sorted(drawn) and drawn[0] == 0
+        for c, i in enumerate(cols):
+            if i is None:
+                after = cols[c + 1] if c + 1 < len(cols) else n
+                assert after - cols[c - 1] - 1 >= 2, (n, bad, cols)
+
+
+def test_a_huge_title_or_message_does_not_make_a_huge_picture():
+    """A trace's texts are anyone's: a 200,000-character variant name made a picture
+    1,840,360 px wide, a 2 MB message one 224,539 px tall."""
+    plain = svg(trace([{"processes": [proc(0, "RUNNING")], "deployments": []}], bad=0))
+    for fields in ({"variant": "v" * 200_000}, {"violation": {"step": 0, "message": "word " * 400_000}}):
+        root = svg(trace([{"processes": [proc(0, "RUNNING")], "deployments": []}], bad=0, **fields))
+        assert int(root.get("width")) <= 2000 and int(root.get("height")) <= int(plain.get("height")) + 14 * 12
+    cut = svg(trace([{"processes": [proc(0, "RUNNING")], "deployments": []}], bad=0,
+                    violation={"step": 0, "message": "word " * 400_000}))
+    lines = [t.text for t in cut.iter(f"{NS}text") if t.get("fill") == "#c92a2a" and t.get("x") == "10"]
+    assert len(lines) == render_svg.MESSAGE_LINES and lines[-1].endswith("…")

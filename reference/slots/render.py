@@ -22,11 +22,26 @@ def _instance(i: dict[str, Any]) -> str:
     return f"{mark}{'?' if i['digest'] is None else i['digest']}"
 
 
+def _ci(s: dict[str, Any]) -> str:
+    """``+ci`` where the slot's content has continuous deployment on (the webhook's way in)."""
+    return "+ci" if any(x["name"] == "DOCKER_ENABLE_CI" and x["value"] for x in s["settings"]) else ""
+
+
 def _slot(name: str, s: dict[str, Any]) -> str:
     img = s["image"]
     ref = "-" if img is None else (img["tag"] if "tag" in img else f"@{img['digest']}")
-    ci = "+ci" if any(x["name"] == "DOCKER_ENABLE_CI" and x["value"] for x in s["settings"]) else ""
-    return f"{name[:4]} {s['site']}{ci} {ref}: {' '.join(_instance(i) for i in s['instances'])}"
+    return f"{name[:4]} {s['site']}{_ci(s)} {ref}: {' '.join(_instance(i) for i in s['instances'])}"
+
+
+def lane_parts(s: dict[str, Any]) -> list[str]:
+    """A slot's label in a picture, a part per thing a step may change: its site with
+    ``+ci`` (a swap moves continuous deployment with the content unless it is sticky) and
+    its image reference; a part that changes is written under the step."""
+    img = s["image"]
+    parts = [f"site {s['site']}{_ci(s)}"]
+    if img is not None:
+        parts.append(f"image tag={img['tag']}" if "tag" in img else f"image digest={img['digest']}")
+    return parts
 
 
 def render_state(obs: dict[str, Any]) -> tuple[str, str]:
