@@ -190,13 +190,21 @@ def selected(model, properties: Iterable[str] | None) -> list:
     return [p for p in model.properties if p.name in wanted]
 
 
-def check_property_names(pairs: list[tuple[object, str]], properties: list[str]) -> None:
-    """Refuse a property name that no model of ``pairs`` has (a usage error)."""
+def check_property_names(pairs: list[tuple[object, str]], properties: list[str], named: bool = False) -> None:
+    """Refuse a property name that no model of ``pairs`` has (a usage error); with the
+    variants ``named`` (``--variant``), also a variant none of whose model's properties
+    is named: it would be left out unsaid (``--variant capi-safe --variant
+    slots-pipeline-immutable --property no_latent_drift`` judged the slots design only
+    and exited 0, as if capi-safe held)."""
     models = {m.name: m for m, _ in pairs}.values()
     known = [p.name for m in models for p in m.properties]
     for name in properties:
         if name not in known:
             raise UsageError(f"unknown property {quoted(name)} (known: {', '.join(dict.fromkeys(known))})")
+    for m, v in pairs if named else []:
+        if not selected(m, properties):
+            raise UsageError(f"{v} is a {m.name} variant, and no property named is one of {m.name}'s "
+                             f"({', '.join(p.name for p in m.properties)}): name one, or leave {v} out")
 
 
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,

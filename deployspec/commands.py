@@ -27,7 +27,7 @@ def cmd_check(args) -> int:
         check.engine_function(e)
     pairs = check.plan(args.model, args.variant)
     if args.property:
-        check.check_property_names(pairs, args.property)
+        check.check_property_names(pairs, args.property, named=bool(args.variant))
     if args.workers > 1:
         _check_workers(args, check.searches(pairs, tuple(engines), bool(args.variant), args.property))
     bounds = bounds_given(args.bound)

@@ -154,6 +154,9 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--property", "fast_enough"], "unknown property 'fast_enough' (known: "),
         (["check", "--model", "slots", "--property", "single_active_deployment"],
          "unknown property 'single_active_deployment'"),
+        # a variant named whose model has no property named: it was left out, exit 0
+        (["check", "--variant", "capi-safe", "--variant", "slots-pipeline-immutable", "--property", "no_latent_drift"],
+         "capi-safe is a capi variant, and no property named is one of capi's (single_active_deployment, "),
         (["replay", "/nonexistent/trace.json"], "no such file"),
         (["show", "/nonexistent/trace.json"], "no such file"),
         (["frobnicate"], "invalid choice"),
