@@ -3,7 +3,8 @@
 A rule that raises is reported by its file and line (``variant_plugins.fault``); which
 steps brought the model there, the design's author had to find again by hand. The
 engine that saw it keeps them on the exception on its way out (:func:`note`: the
-Hypothesis engine the steps of the example, shrunk; the explorer the shortest path to
+Hypothesis engine the steps of the example, then the fewest a replay finds
+(:mod:`deployspec.shortened`); the explorer the shortest path to
 the state it was expanding), and the report adds them (:func:`said`).
 """
 
@@ -15,16 +16,19 @@ _KEPT = "_deployspec_reached"
 SHOWN = 8
 
 
-def note(exc: BaseException, text: str) -> None:
+def note(exc: BaseException, text: str, replace: bool = False) -> None:
     """Keep ``text`` (``, at step 2 (cancel()) after push(instances=1), deploy()``) on
     ``exc``, unless something was kept there already (the first engine to see it knows
-    best). Written to its ``__dict__`` directly: the exception is the user's, and its
-    class's own ``__setattr__`` is its code."""
+    best; ``replace``: it found fewer steps since). Written to its ``__dict__`` directly:
+    the exception is the user's, and its class's own ``__setattr__`` is its code."""
     try:
         kept = object.__getattribute__(exc, "__dict__")
     except (AttributeError, TypeError):  # (an exception class with slots: nothing kept)
         return
-    kept.setdefault(_KEPT, text)
+    if replace:
+        kept[_KEPT] = text
+    else:
+        kept.setdefault(_KEPT, text)
 
 
 def said(exc: BaseException) -> str:

@@ -264,7 +264,7 @@ def test_a_wrong_result_is_let_go_while_os_exit_is_still_refused(monkeypatch):
 
 @pytest.mark.parametrize(("engine", "steps"), [
     ("explore", ", in a move from the state after push(instances=1)"),  # the shortest path there
-    ("hypothesis", ", at step 1 (deploy(strategy=canary)) after push(instances=1)"),  # the example, shrunk
+    ("hypothesis", ", at step 1 (deploy(strategy=canary)) after push(instances=1)"),  # the example, shortest
 ])
 def test_a_rule_that_raises_is_said_with_the_steps_that_reached_it(capsys, hand_in, engine, steps):
     """The file and line alone left the design's author to find the steps again by hand."""
@@ -278,3 +278,35 @@ def test_a_rule_that_raises_is_said_with_the_steps_that_reached_it(capsys, hand_
     assert (status, result["verdict"]) == (1, "error")
     assert result["message"] == ("variant canary-only (DEPLOYSPEC_VARIANTS module canaryonly) raised KeyError: 2 "
                                  f"at canaryonly.py:3{steps}")
+
+
+@pytest.mark.parametrize("prop", ["cancel_restores_last_good", "app_stays_available"])
+def test_a_rule_that_raises_while_the_platform_settles_is_said_with_the_fewest_steps(capsys, hand_in, prop):
+    """Hypothesis kept every step of an example whose rule raised only while settling
+    ("after 33 steps, …, scale(instances=1), runtime(process=P3)"); replay takes the
+    steps that do not matter away, down to the explorer's shortest path."""
+    hand_in("cancelraises", "def pick(state, deployment, reports):\n    raise ValueError('nope')\n"
+            + EVOLVED.format("name='cancel-raises', violates_beyond={}, select_prior=pick"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "cancel-raises", "--engine", "hypothesis",
+                         "--property", prop, "--json")
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"]) == (1, "error")
+    assert result["message"] == ("variant cancel-raises (DEPLOYSPEC_VARIANTS module cancelraises) raised ValueError: "
+                                 "nope at cancelraises.py:2, while the platform settled after push(instances=1), "
+                                 "deploy(), cancel()")
+
+
+def test_steps_are_taken_away_while_the_rest_still_raises():
+    from deployspec.shortened import shortest
+
+    needed = {3, 17, 18}
+    tried = []
+
+    def raises(candidate):
+        tried.append(len(candidate))
+        return needed <= set(candidate)
+
+    assert shortest(list(range(40)), raises) == [3, 17, 18]
+    assert len(tried) < 120  # runs first: not one replay per step per pass
+    assert shortest([5, 6], lambda c: False) == [5, 6]
+    assert shortest([], lambda c: True) == []

@@ -83,6 +83,31 @@ def _remembered(seen: dict):
         raise _Abandoned(exc) from None
 
 
+def where_raised(done: list[dict], settling: bool) -> str:
+    """``, at step 2 (cancel()) after push(instances=1), deploy()``, or ``, while the
+    platform settled after …``: what a report adds to a rule's error."""
+    if settling:
+        return ", while the platform settled" + reached.after([action_label(a) for a in done])
+    return f", at step {len(done) - 1} ({action_label(done[-1])})" + reached.after([action_label(a) for a in done[:-1]])
+
+
+def _shortened(model, variant, config, prop, exc: BaseException, done: list[dict], settling: bool) -> None:
+    """Say the fewest steps a replay finds that raise ``exc`` again (:mod:`deployspec.shortened`)."""
+    from deployspec import shortened
+
+    actions = [model.action(a) for a in done]
+    wanted = shortened.signature(exc, settling)
+    raises = lambda candidate: shortened.raised_by(model, variant, config, (prop,), candidate) == wanted
+    try:
+        if not raises(actions):  # (a rule that raises by chance: the steps as the search saw them)
+            return
+        fewest = shortened.shortest(actions, raises)
+    except RuleHungError:
+        return
+    if len(fewest) < len(actions):
+        reached.note(exc, where_raised([a.to_json() for a in fewest], settling), replace=True)
+
+
 def check_property(
     model,
     variant_name: str,
@@ -125,11 +150,12 @@ def check_property(
         def do(self, action) -> None:
             interruption.raise_if_pending()  # one swallowed in Hypothesis's gc callback
             counter["steps"] += 1
+            before = len(self.session.steps)
             with _remembered(seen):
                 try:
                     super().do(action)
                 except (Exception, SystemExit) as exc:  # a design's rule raised: the steps that reached it
-                    self.noted(exc, f", at step {len(self.session.steps)} ({action_label(action.to_json())})")
+                    self.noted(exc, [s["action"] for s in self.session.steps[:before]] + [action.to_json()])
                     raise
 
         def teardown(self) -> None:
@@ -137,12 +163,17 @@ def check_property(
                 try:
                     super().teardown()
                 except (Exception, SystemExit) as exc:
-                    self.noted(exc, ", while the platform settled")
+                    self.noted(exc, [s["action"] for s in self.session.steps[:self.session.settle_from]],
+                               settling=True)
                     raise
 
-        def noted(self, exc: BaseException, where: str) -> None:
-            """Keep on ``exc`` where it was raised and the steps before (``deployspec.reached``)."""
-            reached.note(exc, where + reached.after([action_label(s["action"]) for s in self.session.steps]))
+        def noted(self, exc: BaseException, done: list[dict], settling: bool = False) -> None:
+            """Keep on ``exc`` where it was raised and the steps that reached it (the one that
+            raised last, unless ``settling``; ``deployspec.reached``), and for a search of the
+            reference the steps themselves (made fewest after the search)."""
+            reached.note(exc, where_raised(done, settling))
+            if on_reference and not isinstance(exc, RuleHungError):
+                seen["raised"] = (exc, done, settling)
 
     def unshrunk() -> Result:
         """The shortest violation seen, as it was (for a search that could not finish)."""
@@ -196,6 +227,8 @@ def check_property(
     except _Abandoned as abandoned:
         raise abandoned.error from None
     except BaseException as exc:
+        if on_reference and seen.get("raised", (None,))[0] is exc:  # a design's rule raised
+            _shortened(model, variant, config, prop, exc, *seen["raised"][1:])
         # an implementation under contract failed (ImplementationFault, which carries
         # ``found``), perhaps while Hypothesis was shrinking a violation: keep the
         # shortest violation seen, as it is (the implementation cannot shorten it now)
