@@ -239,7 +239,7 @@ def _slots() -> Model:
         probe_actions=slots_model.probe_actions,
         settle_action=slots_model.settle_action,
         partition=slots_model.partition,
-        essential=("push", "swap"),
+        essential=("push", "swap", "set_image"),
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

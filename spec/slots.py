@@ -76,8 +76,10 @@ def rollback_restores_previous(armed, step: Step):
     The App Service documentation's rollback is "swap the same two slots again"
     (right after the swap). cobalt #316 scenario 1 asks more: A, now staging, picks
     up B's image on a restart (the swap's own), so the rollback swap puts the bad
-    image back in production. So only a ``set_image`` between the swaps (deploying
-    something else) changes what "previous" means; pushes, restarts, scale-outs and
+    image back in production. So only a deploy between the swaps changes what
+    "previous" means: a ``set_image``, or a webhook delivery that changes what staging
+    runs (cobalt's design proposal, #212: the release tag pushed to ACR triggers the
+    deployment to staging); pushes, restarts, scale-outs and
     validations are what a rollback must survive. A production that ran no image
     (none configured, or a tag not built yet) must run none after the swap back: a
     rollback brings in nothing new.
@@ -95,6 +97,8 @@ def rollback_restores_previous(armed, step: Step):
         return digests(step.before, "production"), message
     if step.action["type"] == "set_image":
         return None, None
+    if step.action["type"] == "deliver_webhook" and digests(step.after, "staging") != digests(step.before, "staging"):
+        return None, None  # the webhook deployed a build to staging: the design proposal's release step
     return armed, None
 
 

@@ -10,7 +10,7 @@ import pytest
 from deployspec import models, variant_plugins
 
 from .cli_runs import run
-from .designs_handed_in import EVOLVED, MINE
+from .designs_handed_in import EVOLVED, EVOLVED_SLOTS, MINE
 
 
 def test_a_module_named_twice_in_the_variable_is_loaded_once(capsys, outside):
@@ -164,11 +164,18 @@ def test_a_slots_design_is_found_in_the_slots_model():
     assert (model.name, variant.name) == ("slots", "slots-pipeline-immutable")
 
 
-def test_a_slots_proof_without_a_swap_is_vacuous():
-    """Its properties are about what a swap does: a proof in which no swap took effect
-    (or no push) says nothing, and must say so."""
-    assert models.get_model("slots").essential == ("push", "swap")
+def test_a_slots_proof_without_a_swap_or_an_image_set_is_vacuous(capsys, hand_in):
+    """Its properties are about what a release does: a proof in which no swap took effect
+    (or no push) says nothing, and must say so; so does one where no image was ever set
+    (a pipeline that never deploys swapped two empty slots and held everything, plainly)."""
     assert models.get_model("capi").essential == ("deploy",)
+    hand_in("neverdeploys", "from deployspec.reference.core import Rejected\n"
+            "def never(state):\n    return Rejected('this pipeline never deploys')\n"
+            + EVOLVED_SLOTS.format("name='slots-never-deploys', reference=never"))
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-never-deploys", "--engine",
+                         "explore", "--property", "rollback_restores_previous", "--json")
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"], result["stats"]["vacuous"]) == (0, "holds", ["set_image"])
 
 
 def test_a_slots_trace_shown_as_html_calls_its_lanes_slots(capsys):

@@ -393,3 +393,21 @@ def test_a_site_change_that_is_no_swap_is_not_judged_as_a_rollback():
                ({"type": "deliver_webhook"}, BACK_WRONG)) is None
     assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
                (SWAP, BACK_WRONG)) is not None
+
+
+def test_a_webhook_delivery_to_staging_is_a_deploy_as_set_image_is():
+    """cobalt's design proposal (#212): a release tag pushed to ACR triggers the deployment
+    to staging. Two ordinary releases of slots-webhook-staging-tag (push, the webhook
+    delivers to staging, validate, swap) were judged a failed rollback at the second swap;
+    a delivery that changes what staging runs now changes what previous means, as a
+    set_image on staging does. A swap back with no deploy between is still judged."""
+    release = [Push(), DeliverWebhook(), Validate(), Swap()]
+    first = [Push(), SetImage("production"), DeliverWebhook()] + release
+    assert verdict("slots-webhook-staging-tag", "rollback_restores_previous", first + release) is None
+    v = verdict("slots-webhook-staging-tag", "rollback_restores_previous", first + [Push(), Swap()])
+    assert v is not None and v.message.startswith("swap back at step 8 left production on d")
+    staged = world(slot("B", 1), slot("A", 2), tag=2, last_swap="completed")
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
+               ({"type": "deliver_webhook"}, staged), (SWAP, BACK_WRONG)) is None
+    assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
+               ({"type": "deliver_webhook"}, PUSHED_AFTER_SWAP), (SWAP, BACK_WRONG)) is not None

@@ -142,8 +142,19 @@ def test_bounds_that_do_not_fit_the_target_design_are_a_one_line_usage_error(mon
     target = SLOTS.variant("slots-pipeline-immutable")
     monkeypatch.setitem(SLOTS.variants, target.name, attrs.evolve(target, config={"max_instances": 2}))
     with pytest.raises(UsageError, match=r"^cannot replay on slots-pipeline-immutable: the trace's bounds "
-                                         r"\(instances=3\).*need 1 <= instances <= max_instances$"):
+                                         r"\(instances=3\).*need 1 <= instances <= max_instances, got instances=3, max_instances=2$"):
         replay(trace, variant="slots-pipeline-immutable")
     monkeypatch.setitem(SLOTS.variants, target.name, target)
     production = replay(trace, variant="slots-pipeline-immutable").session.initial["slots"]["production"]
     assert len(production["instances"]) == 3  # the bound given on purpose, within the design's own
+
+
+def test_a_found_trace_replays_with_more_instances_than_its_search_had(capsys):
+    """Explored traces record max_instances=2 (the explorer's bound), and replay took
+    instances but not max_instances: no replay of one could run 3 instances, though
+    max_instances bounds only what a search tries."""
+    found = str(DIR / "slots-pipeline-tag--slot_runs_one_version--20a2d8d0f1.json")
+    assert main(["replay", found, "--bound", "instances=3"]) == 2
+    assert capsys.readouterr().err.endswith("need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
+    assert main(["replay", found, "--bound", "instances=3", "--bound", "max_instances=3"]) == 1
+    assert "with instances=3, max_instances=3): slot_runs_one_version at step 3" in capsys.readouterr().out

@@ -76,7 +76,7 @@ BAD = {
                     "x's explore max_in_flight: {1} is not a value a bound takes (numbers, true/false, text, lists)"),
     "notunderexplore": (EVOLVED_SLOTS.format("name='x', config={'instances': 3}"),
                         ("x's config with the exploration bounds (max_instances=2, max_pushes=3): "
-                         "need 1 <= instances <= max_instances")),
+                         "need 1 <= instances <= max_instances, got instances=3, max_instances=2")),
     # rules, switches and sets of states of their kinds (the variant classes' validators), said
     # at the line that made the variant: "DEPLOYING" was searched for substrings, "no" read as on
     "textforstates": (EVOLVED.format("name='x', scale_blocked_in='DEPLOYING'"),

@@ -137,7 +137,7 @@ def test_a_bound_the_close_look_s_explorer_cannot_take_is_refused_before_any_sea
     status, out, err = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-tag", "--engine",
                            "hypothesis", "--property", "slot_runs_one_version", "--bound", "instances=3",
                            "--budget", "0.1", "--out", str(out_dir))
-    assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances\n")
+    assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
     assert not out_dir.exists()
 
 
@@ -362,5 +362,5 @@ def test_a_bound_the_matrix_s_proof_of_a_design_handed_in_cannot_take_is_a_usage
     out_dir = tmp_path / "found"
     status, out, err = run(capsys, "check", "--model", "slots", "--engine", "hypothesis", "--bound", "instances=3",
                            "--property", "slot_runs_one_version", "--budget", "0.001", "--out", str(out_dir))
-    assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances\n")
+    assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
     assert not out_dir.exists()

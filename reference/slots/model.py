@@ -61,7 +61,7 @@ class SlotsConfig:
     EXPLORE: ClassVar[dict[str, Any]] = {"instances": 1, "max_instances": 2, "max_pushes": 3}
     #: what a replay of recorded actions uses (``replay --bound``): the start and how a swap
     #: treats DOCKER_ENABLE_CI; the rest bound a search
-    REPLAYED: ClassVar[tuple[str, ...]] = ("start", "instances", "ci_sticky", "settle_steps")
+    REPLAYED: ClassVar[tuple[str, ...]] = ("start", "instances", "max_instances", "ci_sticky", "settle_steps")
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -74,7 +74,8 @@ class SlotsConfig:
         config = cls(**config_fields(cls, data, least={"instances": 1, "max_instances": 1},
                                      special={"start": _start}))
         if config.instances > config.max_instances:
-            raise ValueError("need 1 <= instances <= max_instances")
+            raise ValueError(f"need 1 <= instances <= max_instances, got instances={config.instances}, "
+                             f"max_instances={config.max_instances}")
         return config
 
 
