@@ -27,7 +27,8 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
     ("crash", ("the implementation exited with status 1 before replying to action cancel; its stderr ends "
               "with: fake: simulated crash (TypeError: cannot read 'instances' of undefined)")),
     # its last words on stderr, as for a crash: often what it waits for
-    ("hang", ("no reply to action cancel within 0.5 s (hung? see --timeout); its stderr ends with: fake: "
+    ("hang", ("no reply to action cancel within 0.5 s (hung? see --timeout; or its reply waits unflushed in its "
+              "output buffer); its stderr ends with: fake: "
               "waiting for the database lock")),
     ("garbage", "reply to action cancel is not JSON: 'DEBUG: deploying app now'"),
     ("wrong-id", "reply to action cancel carries id 132, but the request's id is 32"),

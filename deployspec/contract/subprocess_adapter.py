@@ -182,7 +182,8 @@ class Program:
             raise ImplementationError(self._gone(request, "closed its stdin")) from None
 
     def _readline(self, request: dict) -> bytes:
-        timeout, hint = self.timeout, "hung? see --timeout"
+        # (a program that flushes in some branches only: its first replies came)
+        timeout, hint = self.timeout, "hung? see --timeout; or its reply waits unflushed in its output buffer"
         if self._started:  # the first reply: the program may still be loading
             timeout, self._started = max(self.timeout, self.startup_timeout), False
             # the limit is the longer of the two: say so, or a user whose program loads
@@ -193,6 +194,10 @@ class Program:
         fd = self.proc.stdout.fileno()
         while True:
             i = self._buf.find(b"\n")
+            if i > MAX_LINE:  # (the same bound as serve's: the line without its newline)
+                raise ImplementationError(
+                    f"reply to {protocol.describe(request)} is a line of over {MAX_LINE} bytes"
+                )
             if i >= 0:
                 line = bytes(self._buf[: i + 1])
                 del self._buf[: i + 1]
@@ -207,15 +212,20 @@ class Program:
             ready = select.select([fd], [], [], min(remaining, 0.2))[0] if remaining > 0 else []
             if not ready:
                 if self.proc.poll() is not None:
-                    raise ImplementationError(self._gone(request))
-                if remaining <= 0.2:
+                    if not select.select([fd], [], [], 0)[0]:  # (what it wrote before it ended is read first)
+                        raise ImplementationError(self._gone(request))
+                elif remaining <= 0.2:
                     if self._stdin_closed():  # it stopped reading: the request may never have reached it
                         raise ImplementationError(self._gone(request, "closed its stdin"))
+                    if self._buf:  # not hung: the reply came, but its line was never ended
+                        hint = (f"the {len(self._buf)} bytes it wrote since its last reply end without a "
+                                f"newline: {protocol._clip(bytes(self._buf))}; every reply ends with \\n")
                     raise ImplementationError(  # (its last words: often what it waits for)
                         f"no reply to {protocol.describe(request)} within {timeout:g} s ({hint})"
                         f"{self._stderr_tail()}"
                     )
-                continue
+                else:
+                    continue
             chunk = os.read(fd, 65536)
             if not chunk:
                 if self._buf:
@@ -244,7 +254,7 @@ class Program:
             status = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             return f"the implementation {closed} before replying to {what}{self._after(request)}{self._stderr_tail()}"
-        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}"
+        how = f"was killed by signal {-status}" if status < 0 else f"exited with status {status}{_by_signal(status)}"
         return f"the implementation {how} before replying to {what}{self._after(request)}{self._stderr_tail()}"
 
     def _after(self, request: dict) -> str:
@@ -314,3 +324,14 @@ class SubprocessAdapter:
             self.program.close()
             raise ImplementationError(self.program.dead)
         return reply["observation"]
+
+
+def _by_signal(status: int) -> str:
+    """`` (128+11: SIGSEGV?)`` for an exit status a shell gives a command a signal ended:
+    ``--exec`` runs through ``sh -c``, which waits for the program and exits so."""
+    import signal
+
+    try:
+        return f" (128+{status - 128}: {signal.Signals(status - 128).name}?)" if status > 128 else ""
+    except ValueError:
+        return ""
