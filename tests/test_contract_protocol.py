@@ -364,3 +364,19 @@ def test_a_reset_ok_speaks_protocol_1_only_as_the_integer_1(version):
         protocol.parse_reply(_reply({"id": 1, "type": "reset_ok", "protocol": version}), reset)
     assert protocol.parse_reply(_reply({"id": 1, "type": "reset_ok", "protocol": 1}), reset)["protocol"] == 1
 
+
+
+def test_the_worked_transcript_in_the_docs_is_what_the_harness_sends_and_the_server_answers():
+    """docs/protocol.md's transcript is what implementers copy: its reset lacked the
+    max_depth the harness sends. Each request is the harness's, each answer the
+    reference server's, byte for byte."""
+    text = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text()
+    block = text.split("## A worked transcript", 1)[1].split("```", 2)[1]
+    lines = [ln for ln in block.splitlines() if ln.startswith(("> ", "< "))]
+    asked, answered = [ln[2:] for ln in lines[::2]], [ln[2:] for ln in lines[1::2]]
+    assert len(asked) == len(answered) == 9 and all(ln.startswith("> ") for ln in lines[::2])
+    config = get_model("capi").default_config().to_json()
+    assert json.loads(asked[0]) == protocol.reset(1, "capi", config)
+    server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="deployspec capi-2022")
+    for request, answer in zip(asked, answered):
+        assert json.dumps(server.reply_to(request.encode()), separators=(",", ":")) == answer
