@@ -27,14 +27,30 @@ from deployspec.models import get_model
 
 
 def bound(text: str) -> tuple[int, int]:
-    n, m = text.lower().split("x")
-    return int(n), int(m)
+    """``NxM``: N processes, M deployments, each at least 1."""
+    try:
+        n, m = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NxM (processes x deployments, e.g. 8x7)") from None
+    if n < 1 or m < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: processes and deployments must be at least 1")
+    return n, m
+
+
+def positive(text: str) -> int:
+    try:
+        runs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs") from None
+    if runs < 1:
+        raise argparse.ArgumentTypeError("at least 1 run")
+    return runs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bounds", nargs="+", type=bound, default=[(8, 6), (8, 7), (12, 11), (16, 15)])
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=positive, default=3)
     args = ap.parse_args()
 
     capi = get_model("capi")

@@ -376,6 +376,16 @@ class ModelGraph(Graph):
         return (self.canonical(after) if self.canonical else after), action
 
 
+def actions_to(graph: ModelGraph, search: Layered, number: int) -> tuple[list[Action], Any]:
+    """The actions from the root to node ``number`` of a finished search, and its state."""
+    path, state = [], graph.root()
+    for depth, e in enumerate(search.path_to(number)):
+        graph.layer = depth
+        state, action = graph.child_by_edge(state, e)
+        path.append(action)
+    return path, state
+
+
 def bfs(
     model,
     variant,
@@ -410,11 +420,7 @@ def bfs(
     found = search.run(on_node, share=lambda: graph.by_kind, absorb=absorb)
     path = goal_state = None
     if found is not None:
-        path, goal_state = [], graph.root()
-        for depth, e in enumerate(search.path_to(found)):
-            graph.layer = depth
-            goal_state, action = graph.child_by_edge(goal_state, e)
-            path.append(action)
+        path, goal_state = actions_to(graph, search, found)
     return BfsResult(
         path=path,
         states=search.states,

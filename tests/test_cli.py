@@ -348,8 +348,9 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
     assert status == 1  # one judged (violated), one not: the verdict stands
     assert "capi-2022: n/a (z3) for capacity_within_bound: the selection rule does not bear on" in out
     # a close look whose one cell is unconfirmed judged nothing either, and says so in its own word
-    status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-current", "--engine", "z3",
-                         "--property", "cancel_restores_last_good")
+    # (capi-pr3084's: the original comes back, so no state showing its views breaks it)
+    status, _, err = run(capsys, "check", "--model", "capi", "--variant", "capi-pr3084", "--engine", "z3",
+                         "--property", "cancel_restores_last_good", "--budget", "3")
     assert status == 2 and "nothing was judged (z3: unconfirmed);" in err, err
     status, out, err = run(capsys, "check", "--model", "slots", "--engine", "z3")  # the matrix too
     assert status == 2 and "every variant shows exactly" not in out and "nothing was judged" in err

@@ -255,3 +255,32 @@ def test_a_bound_that_closes_the_snapshot_window_is_what_the_rule_is_judged_unde
     trace = traces.load(closed.counterexample)
     assert not trace["config"].get("snapshot_window")  # written only when on
     assert replay(trace).reproduced
+
+
+def test_capi_current_s_cancel_that_keeps_the_new_droplet_is_confirmed(tmp_path):
+    """Its symbolic counterexamples of survivor_not_newer were each searched for from the
+    start and judged as if the app had just been pushed (which droplet ran before the
+    deployment unknown), so finding 10's own state was passed over: 'unconfirmed'. The
+    cancel views of a configuration are now found once, and each judged on its trace."""
+    r = run("capi-current", "cancel_restores_last_good", tmp_path, budget=60)
+    assert r.verdict == "violated"
+    assert r.stats["counterexample"]["selection_property"] in ("survivor_not_newer", "survivor_runs")
+    trace = traces.load(r.counterexample)
+    assert replay(trace).reproduced and not replay(trace, variant="capi-safe").reproduced
+
+
+def test_an_unconfirmed_view_says_how_many_states_showed_it_and_the_bound_it_was_searched_to():
+    """capi-pr3084's views were said 'not reached' while 32 reached states showed one and
+    none broke the property; --bound max_depth was recorded but not searched to."""
+    r = run("capi-pr3084", "cancel_restores_last_good", budget=30,
+            config=attrs.evolve(CAPI.default_config(CAPI.variant("capi-pr3084")), max_depth=8))
+    assert r.verdict == "unconfirmed"
+    first = r.stats["unconfirmed"][0]
+    assert "state(s) showing it did not break cancel_restores_last_good given their history" in first["why"]
+    assert first["search"]["depth"] <= 8 and first["search"]["config"]["max_depth"] == 8
+
+
+def test_a_budget_spent_before_any_search_says_so():
+    r = run("capi-2022", "app_stays_available", budget=1e-9)
+    assert r.verdict == "unconfirmed" and r.stats["unconfirmed"] == []
+    assert r.message.endswith("the budget ran out before any was searched for on the concrete model (--budget)")

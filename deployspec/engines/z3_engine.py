@@ -35,18 +35,18 @@ import z3
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.result import Result
-from deployspec.explorer import bfs
+from deployspec.explorer import Layered, ModelGraph, actions_to
 from deployspec.reference.capi.actions import Tick
 from deployspec.reference.capi.state import CANCELING
 from deployspec.session import Session
 from deployspec.spec import selection as sel
-from deployspec.spec.core import Step
 
 #: default bounds of the symbolic state: with one process per deployment plus the
 #: pushed one, 8 processes is the most 7 deployments can leave
 PROCESSES, DEPLOYMENTS = 8, 7
-#: symbolic counterexamples tried per spec property before giving up as unconfirmed
-ATTEMPTS = 3
+#: symbolic counterexamples tried per selection property (in turn with the others that
+#: guard the spec property) before giving up as unconfirmed, unless the budget ends first
+ATTEMPTS = 40
 #: depth bound of the confirming search
 MAX_DEPTH = 12
 
@@ -195,28 +195,6 @@ def selection_inputs(variant, state, tick: Tick) -> list[sel.SelectionView]:
     return seen
 
 
-class _StartAt(ReferenceAdapter):
-    """A reference adapter whose runs start from a given state."""
-
-    def __init__(self, model, variant, state):
-        super().__init__(model, variant)
-        self.start = state
-
-    def reset(self, config) -> None:
-        self.state = self.start
-
-
-def _breaks_from(model, variant, config, prop, state, tick: Tick) -> bool:
-    """Does running ``tick`` and settling from ``state`` break ``prop``, judged as if
-    the user had just asked for this state (a cheap stand-in for the history)?"""
-    session = Session(model, _StartAt(model, variant, state), (prop,), config)
-    obs = session.obs
-    session.monitor.advance(Step(-1, {"type": "push", "instances": 1}, "user", None, obs, obs))
-    if session.perform(tick) is not None:
-        return True
-    return session.settle() is not None
-
-
 def _replay(model, variant, config, prop, path, tick: Tick) -> Session:
     session = Session(model, ReferenceAdapter(model, variant), (prop,), config)
     session.play([*path, tick])
@@ -240,50 +218,73 @@ def search_config(model, variant, deployments: int, base=None):
     return attrs.evolve(config, **bounds)
 
 
-def confirm(model, variant, view: sel.SelectionView, prop, *, config=None,
-            budget: float = 5.0, max_depth: int = MAX_DEPTH) -> Confirmation:
-    """Search breadth-first from the initial state for a state in which a cancel
-    step sees a view equivalent to ``view`` and the trace then breaks ``prop``."""
-    config = config or search_config(model, variant, view.m)
-    key, c = view.key(), view.canceled
-    chosen: dict[Any, tuple[Tick, sel.SelectionView]] = {}
-    refuted: set = set()
-    started = time.perf_counter()
-    figures = {"states": 0, "transitions": 0, "seconds": 0.0, "searches": 0}
+@attrs.define
+class CancelViews:
+    """Every view a cancel step is called with in the states one search reaches, by the
+    view's key: built once per configuration, so each symbolic counterexample is looked
+    up instead of searched for again (40 views of capi-current each took a search)."""
 
-    def goal(state, obs) -> bool:
-        if len(state.deployments) != view.m or state.deployments[c].state != CANCELING or state in refuted:
+    graph: ModelGraph
+    search: Layered
+    #: view key -> (node number, the dispatch, the concrete view), in the order found
+    by_key: dict[Any, list[tuple[int, Tick, sel.SelectionView]]]
+    figures: dict[str, Any]
+
+    @classmethod
+    def of(cls, model, variant, config, *, max_depth: int, budget: float) -> CancelViews:
+        started = time.perf_counter()
+        graph = ModelGraph(model, variant, config)
+        by_key: dict[Any, list] = {}
+
+        def on_node(seen, depth, number) -> bool:
+            state = seen[0]
+            for c, d in enumerate(state.deployments):
+                if d.state != CANCELING:
+                    continue
+                for reports in (True, False):
+                    for tick in cancel_ticks(state, c, reports):
+                        for v in selection_inputs(variant, state, tick):
+                            if v.canceled == c:
+                                by_key.setdefault(v.key(), []).append((number, tick, v))
             return False
-        for tick in cancel_ticks(state, c, view.reports):
-            same = [v for v in selection_inputs(variant, state, tick) if v.key() == key]
-            if same and _breaks_from(model, variant, config, prop, state, tick):
-                chosen[state] = (tick, same[0])
-                return True
-        return False
 
-    while True:
-        left = budget - (time.perf_counter() - started)
-        if left <= 0:
+        search = Layered(graph, max_depth=max_depth, time_budget=budget)
+        search.run(on_node)
+        figures = {"states": search.states, "transitions": search.transitions, "depth": search.depth,
+                   "complete": search.exhausted, "stopped": search.stopped, "searches": 1,
+                   "seconds": round(time.perf_counter() - started, 3), "config": config.to_json()}
+        return cls(graph, search, by_key, figures)
+
+
+def confirm(model, variant, view: sel.SelectionView, prop, *, config=None, budget: float = 5.0,
+            max_depth: int = MAX_DEPTH, views: CancelViews | None = None) -> Confirmation:
+    """A trace from the initial state to a state in which a cancel step sees a view
+    equivalent to ``view``, which then breaks ``prop`` (judged on the whole trace: the
+    history decides a property such as cancel_restores_last_good), shortest first.
+    ``views``: the cancel views of this configuration, found before."""
+    started = time.perf_counter()
+    config = config or search_config(model, variant, view.m)
+    if views is None:
+        views = CancelViews.of(model, variant, config, max_depth=max_depth, budget=budget)
+    figures = dict(views.figures)
+    refuted: set[int] = set()
+    for number, tick, reached in views.by_key.get(view.key(), []):
+        if number in refuted:
+            continue
+        if time.perf_counter() - started > budget:
             return Confirmation(view, prop.name, None, figures, "search budget spent")
-        r = bfs(model, variant, config, goal=goal, max_depth=max_depth, time_budget=left)
-        figures["states"] += r.states
-        figures["transitions"] += r.transitions
-        figures["searches"] += 1
-        figures.update(depth=r.depth, complete=r.complete, stopped=r.stopped,
-                       seconds=round(time.perf_counter() - started, 3), config=config.to_json())
-        if r.path is None:
-            why = ("no reachable state shows it" if r.complete
-                   else f"not reached within the search bound ({r.stopped})")
-            if refuted:
-                why += f"; {len(refuted)} state(s) showing it did not break {prop.name} given their history"
-            return Confirmation(view, prop.name, None, figures, why)
-        tick, reached = chosen[r.goal_state]
-        session = _replay(model, variant, config, prop, r.path, tick)
+        path, _ = actions_to(views.graph, views.search, number)
+        session = _replay(model, variant, config, prop, path, tick)
         # the property must break at the cancel step or after it, not on the way there
-        if session.violation is not None and session.violation.step >= len(r.path):
-            figures.update(trace_length=len(session.steps), cancel_step=len(r.path))
+        if session.violation is not None and session.violation.step >= len(path):
+            figures.update(trace_length=len(session.steps), cancel_step=len(path))
             return Confirmation(view, prop.name, session, figures, reached=reached)
-        refuted.add(r.goal_state)  # the history clears it: look further
+        refuted.add(number)
+    why = ("no reachable state shows it" if figures["complete"]
+           else f"not reached within the search bound ({figures['stopped']})")
+    if refuted:
+        why += f"; {len(refuted)} state(s) showing it did not break {prop.name} given their history"
+    return Confirmation(view, prop.name, None, figures, why)
 
 
 # ---------------------------------------------------------------------------
@@ -338,14 +339,28 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
         return result("holds", f"selection rule holds for {bound} ({names}; solver "
                                f"{stats['solver_seconds']:.2f} s)", stats)
     unconfirmed: list[dict] = []
-    for g in violated:
-        confirmed = _confirmed(model, variant, rule, g, prop, config, started + budget, unconfirmed)
-        if confirmed is not None:
-            return _finding(model, variant_name, prop, g, *confirmed, stats, seed, out_dir, result)
+    # one try of each violated selection property in turn: the views of one that its search
+    # cannot reach must not spend the budget another's first view would be confirmed in
+    tried: dict[str, list[sel.SelectionView]] = {g.name: [] for g in violated}
+    searched: dict[int, CancelViews] = {}  # by deployment count: each configuration searched once
+    left = list(violated)
+    for _ in range(ATTEMPTS):
+        for g in list(left):
+            confirmed = _confirmed(model, variant, rule, g, prop, config, started + budget, tried[g.name],
+                                   unconfirmed, searched)
+            if confirmed is None:
+                left.remove(g)  # no other view, or out of time
+            elif confirmed is not False:
+                return _finding(model, variant_name, prop, g, *confirmed, stats, seed, out_dir, result)
+        if not left:
+            break
     stats["unconfirmed"] = unconfirmed
     names = ", ".join(g.name for g in violated)
-    return result("unconfirmed", f"symbolic counterexample(s) of {names}; none confirmed as a "
-                                 f"{prop.name} violation within the search bound", stats)
+    if not unconfirmed:  # (no view was searched for: the budget ended first)
+        return result("unconfirmed", f"symbolic counterexample(s) of {names}; the budget ran out before "
+                                     "any was searched for on the concrete model (--budget)", stats)
+    return result("unconfirmed", f"symbolic counterexample(s) of {names}; none confirmed as a violation "
+                                 f"of {prop.name} within the search bound", stats)
 
 
 def _not_encoded(variant_name: str) -> str:
@@ -361,30 +376,36 @@ def _not_encoded(variant_name: str) -> str:
             "(spec/selection/ VARIANTS); --engine explore judges a design of your own")
 
 
-def _confirmed(model, variant, rule, g, prop, config, deadline: float,
-               unconfirmed: list[dict]) -> tuple[sel.SelectionView, Confirmation] | None:
-    """Up to ATTEMPTS minimal symbolic counterexamples of selection property ``g``, each
-    searched for as a concrete violation of ``prop`` until ``deadline`` (perf_counter):
-    the first confirmed (its view and confirmation), or None; each one not confirmed is
-    added to ``unconfirmed``."""
-    tried: list[sel.SelectionView] = []
-    for _ in range(ATTEMPTS):
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            return None
-        try:
-            view = rule.minimal(g, symptom=prop.name if prop.name in sel.SYMPTOMS else None, exclude=tried)
-        except SolverUnknown:
-            return None
-        if view is None:
-            return None
-        outcome = confirm(model, variant, view, prop, budget=left, config=search_config(model, variant, view.m, config))
-        if outcome.session is not None:
-            return view, outcome
-        tried.append(view)
-        unconfirmed.append({"selection_property": g.name, "view": view.describe(),
-                            "why": outcome.why, "search": outcome.search})
-    return None
+def _confirmed(model, variant, rule, g, prop, config, deadline: float, tried: list[sel.SelectionView],
+               unconfirmed: list[dict], searched: dict[int, CancelViews],
+               ) -> tuple[sel.SelectionView, Confirmation] | bool | None:
+    """The next minimal symbolic counterexample of selection property ``g`` (not in
+    ``tried``), looked for as a concrete violation of ``prop`` until ``deadline``
+    (perf_counter) among the cancel views of its configuration's search (``searched``,
+    by deployment count, made here the first time): its view and confirmation; False
+    when not confirmed (added to ``tried`` and ``unconfirmed``); None when there is no
+    other view, or no time. The search's depth is ``--bound max_depth`` when given."""
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return None
+    try:
+        view = rule.minimal(g, symptom=prop.name if prop.name in sel.SYMPTOMS else None, exclude=tried)
+    except SolverUnknown:
+        return None
+    if view is None:
+        return None
+    config = search_config(model, variant, view.m, config)
+    if view.m not in searched:
+        searched[view.m] = CancelViews.of(model, variant, config, budget=left,
+                                          max_depth=getattr(config, "max_depth", None) or MAX_DEPTH)
+    outcome = confirm(model, variant, view, prop, budget=max(0.0, deadline - time.perf_counter()), config=config,
+                      views=searched[view.m])
+    if outcome.session is not None:
+        return view, outcome
+    tried.append(view)
+    unconfirmed.append({"selection_property": g.name, "view": view.describe(),
+                        "why": outcome.why, "search": outcome.search})
+    return False
 
 
 def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, seed, out_dir, result):

@@ -161,7 +161,15 @@ PriorSelection = Callable[[CapiState, Deployment, bool], Process]
 def newest_other_process(state: CapiState, canceling: Deployment, reports: bool) -> Process:
     """Before PR #3072: the newest web process that is not the canceled
     deployment's own, whoever created it and whatever its health. With two
-    active deployments that is the *other* deployment's new process (the seed)."""
+    active deployments that is the *other* deployment's new process (the seed).
+
+    Upstream (4528366a, ``updater.rb#cancel_deployment``) takes ``max_by(&:created_at)``
+    over ``app.processes`` ordered ``created_at, id``: of processes created within the
+    same second (MySQL's ``created_at`` resolution; upstream's 0ea23f1976 says so) it
+    keeps the *first*, the lowest id. The model's states have no clock, so every
+    process is newer than the one before it: the model keeps the last. Ties change
+    which interim survives, not whether one that never ran can (the seed's shape
+    needs no tie)."""
     others = [p for p in state.processes if p.id != canceling.deploying_process]
     if not others:
         raise Retry("no web process other than the deploying one")

@@ -13,6 +13,8 @@ from deployspec.reference.capi.state import (
     DEGENERATE,
     DEPLOYED,
     DEPLOYING,
+    PAUSED,
+    PREPAUSED,
     SUPERSEDED,
 )
 
@@ -59,8 +61,20 @@ def _pair_allowed(s: Symbolic, j: int, pairs) -> z3.BoolRef:
 
 ALWAYS: frozenset[str] = frozenset()
 FINAL_PAIRS = ((DEPLOYED, DEPLOYED), (DEPLOYED, SUPERSEDED), (DEPLOYED, DEGENERATE), (CANCELED, CANCELED))
+#: every (state, status_reason) pair a design writes (``Deployment.moved_to`` in reference/capi,
+#: as the controllers' code writes them)
+WRITTEN_PAIRS = FINAL_PAIRS + ((DEPLOYING, DEPLOYING), (CANCELING, CANCELING), (CANCELED, SUPERSEDED),
+                               (PREPAUSED, DEPLOYING), (PAUSED, PAUSED))
 
 WELLFORMED: tuple[Constraint, ...] = (
+    Constraint(
+        "statuses_written",
+        "A deployment's state and reason are a pair some step writes: DEPLOYING/DEPLOYING, "
+        "PREPAUSED/DEPLOYING and PAUSED/PAUSED (canaries), CANCELING/CANCELING, DEPLOYED with "
+        "reason DEPLOYED, SUPERSEDED or DEGENERATE, CANCELED with CANCELED or SUPERSEDED. "
+        "Without it, the designs that no narrower constraint covers (capi-current) were offered "
+        "views no controller writes (DEPLOYING/PAUSED), and their few tries went to those.",
+        ALWAYS, lambda s: z3.And([_pair_allowed(s, j, WRITTEN_PAIRS) for j in range(s.M)])),
     Constraint(
         "has_web_process",
         "The app has a web process: push creates one, and finalize, cancel and the "
