@@ -60,8 +60,20 @@ class Model:
     probe_actions: Callable[[dict, Any], list[Action]] | None = None
     #: the action kinds without which the model's properties say nothing: an
     #: exhaustive proof in which one of them never moved is vacuous (e.g. a
-    #: deploy every variant of the time refused under these bounds), and says so
-    essential: tuple[str, ...] = ()
+    #: deploy every variant of the time refused under these bounds), and says so; an
+    #: entry may be a tuple of kinds any one of which will do (slots deploys by
+    #: ``set_image`` or by a webhook's delivery: cobalt #212's pipeline does the latter)
+    essential: tuple[str | tuple[str, ...], ...] = ()
+
+    def vacuous(self, moved: Callable[[str], bool]) -> list[str]:
+        """The essential actions none of which ``moved`` (a kind -> whether it took
+        effect), each as a proof's note names it (``set_image or deliver_webhook``)."""
+        out = []
+        for entry in self.essential:
+            kinds = (entry,) if isinstance(entry, str) else entry
+            if not any(moved(k) for k in kinds):
+                out.append(" or ".join(kinds))
+        return out
 
     @property
     def lanes_plural(self) -> str:
@@ -239,7 +251,7 @@ def _slots() -> Model:
         probe_actions=slots_model.probe_actions,
         settle_action=slots_model.settle_action,
         partition=slots_model.partition,
-        essential=("push", "swap", "set_image"),
+        essential=("push", "swap", ("set_image", "deliver_webhook")),
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

@@ -10,9 +10,10 @@ Values are written so that readers which type the trace can load it (Quint's
 ``ofItfNormalized``, itf-rs into Rust types, itf-py), each variable keeping one
 type from state to state. Where the observation schema says so:
 
-- a value that may be null is Quint's option: ``{"tag": "None", "value":
-  {"#tup": []}}`` or ``{"tag": "Some", "value": v}`` (ITF has no null, and its
-  ``#unserializable`` is refused by most readers);
+- a value that may be null, or a field that may be left out, is Quint's option:
+  ``{"tag": "None", "value": {"#tup": []}}`` or ``{"tag": "Some", "value": v}`` (ITF
+  has no null, and its ``#unserializable`` is refused by most readers); every record
+  then has every field its schema names;
 - one of several single-field objects (slots' image, ``{"tag": t}`` or
   ``{"digest": d}``) is a variant named by its field, ``{"tag": "digest",
   "value": 3}``;
@@ -84,7 +85,22 @@ def _object(v: dict, schema: dict | None, root: dict | None) -> Any:
     if properties is None and isinstance(extra, dict):  # keyed by data: a map
         return {"#map": [[str(k), value(x, extra, root)] for k, x in v.items()]}
     properties = properties or {}
-    return {str(k): value(x, properties.get(k), root) for k, x in v.items()}
+    required = set(schema.get("required", ()))
+    out = {str(k): (value(x, properties.get(k), root) if k in required or k not in properties
+                    else _option(x, properties[k], root)) for k, x in v.items()}
+    for k in properties:  # one shape for every record: a field left out is None
+        if k not in v and k not in required:
+            out[str(k)] = NONE
+    return out
+
+
+def _option(v: Any, schema: Any, root: dict | None) -> dict:
+    """A field the schema does not require, as an option (None when absent or null)."""
+    if not isinstance(schema, dict):
+        schema = None
+    if schema is not None:
+        _, schema = _without_null(_resolved(schema, root), root)
+    return NONE if v is None else some(value(v, schema, root))
 
 
 def _resolved(schema: dict, root: dict | None) -> dict:

@@ -7,7 +7,9 @@ broke the property first, or did not reach the rule. As :mod:`deployspec.minimiz
 does for a violation, this takes steps away (halves, then smaller runs, then single
 steps) as long as replaying the rest on the reference raises the same exception from
 the same line at the same kind of place (a step, or settling); nothing shorter is
-claimed where no replay raises so (a rule that raises by chance).
+claimed where no replay raises so (a rule that raises by chance). A candidate that
+raises at a step keeps no step after it. The time it may take (``SECONDS``) is looked
+at between replays: a replay whose rule hangs waits out the rule's own limit first.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ def signature(exc: BaseException, settling: bool) -> tuple:
     return type(exc), last, settling
 
 
-def raised_by(model, variant, config, properties, actions: Sequence[Any]) -> tuple | None:
+def raised_by(model, variant, config, properties, actions: Sequence[Any]) -> tuple[tuple, int] | None:
     """Replay ``actions`` on the reference, then settle; the signature of what a rule
-    raised, or None (no raise, or a property broke first: the search would stop there)."""
+    raised and how many of the actions it took (the one that raised included), or None
+    (no raise, or a property broke first: the search would stop there)."""
     session = Session(model, ReferenceAdapter(model, variant), tuple(properties), config)
-    settling = False
+    settling, done = False, 0
     try:
         for action in actions:
+            done += 1
             if session.perform(action) is not None:
                 return None
         settling = True
@@ -48,16 +52,17 @@ def raised_by(model, variant, config, properties, actions: Sequence[Any]) -> tup
     except RuleHungError:
         raise  # (each replay would wait as long: the caller keeps what it has)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - what the design's rule raised, compared
-        return signature(exc, settling)
+        return signature(exc, settling), done
     finally:
         session.adapter.close()
     return None
 
 
-def shortest(actions: Sequence[Any], raises: Callable[[Sequence[Any]], bool],
+def shortest(actions: Sequence[Any], kept: Callable[[list[Any]], list[Any] | None],
              seconds: float = SECONDS) -> list[Any]:
-    """``actions`` with runs of steps taken away while ``raises`` holds of the rest
-    (the longest runs first); ``actions`` itself when none can go or time is up."""
+    """``actions`` with runs of steps taken away while ``kept`` of the rest says what of
+    it still raises (None: nothing does), the longest runs first; ``actions`` itself
+    when none can go or time is up."""
     deadline = time.monotonic() + seconds
     best = list(actions)
     size = max(1, len(best) // 2)
@@ -67,8 +72,8 @@ def shortest(actions: Sequence[Any], raises: Callable[[Sequence[Any]], bool],
             interruption.raise_if_pending()
             if time.monotonic() > deadline:
                 return best
-            candidate = best[:start] + best[start + size:]
-            if raises(candidate):
+            candidate = kept(best[:start] + best[start + size:])
+            if candidate is not None:
                 best = candidate
             start -= size
             start = min(start, len(best) - size)

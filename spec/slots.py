@@ -77,9 +77,11 @@ def rollback_restores_previous(armed, step: Step):
     (right after the swap). cobalt #316 scenario 1 asks more: A, now staging, picks
     up B's image on a restart (the swap's own), so the rollback swap puts the bad
     image back in production. So only a deploy between the swaps changes what
-    "previous" means: a ``set_image``, or a webhook delivery that changes what staging
-    runs (cobalt's design proposal, #212: the release tag pushed to ACR triggers the
-    deployment to staging); pushes, restarts, scale-outs and
+    "previous" means: a ``set_image``, or a webhook delivery that brings staging a build
+    neither slot ran (cobalt's design proposal, #212: the release tag pushed to ACR
+    triggers the deployment to staging). One that brings staging what production runs
+    is scenario 1's pick-up ("A, now staging, picks up the latest image"), judged as a
+    restart is. Pushes, restarts, scale-outs and
     validations are what a rollback must survive. A production that ran no image
     (none configured, or a tag not built yet) must run none after the swap back: a
     rollback brings in nothing new.
@@ -97,8 +99,9 @@ def rollback_restores_previous(armed, step: Step):
         return digests(step.before, "production"), message
     if step.action["type"] == "set_image":
         return None, None
-    if step.action["type"] == "deliver_webhook" and digests(step.after, "staging") != digests(step.before, "staging"):
-        return None, None  # the webhook deployed a build to staging: the design proposal's release step
+    if step.action["type"] == "deliver_webhook" and (
+            digests(step.after, "staging") - digests(step.before, "staging") - digests(step.before, "production")):
+        return None, None  # the webhook deployed a new build to staging: the design proposal's release step
     return armed, None
 
 

@@ -79,3 +79,14 @@ def test_a_program_a_signal_ended_under_the_shell_is_said_so():
     with _program("exit 3", startup_timeout=5) as p, \
             pytest.raises(ImplementationError, match=r"exited with status 3 before"):
         p.ask(protocol.reset(1, "capi", {}))
+
+
+def test_a_reply_without_its_newline_is_named_also_when_the_program_ended():
+    """A background child kept stdout open after the program exited, so no end of output
+    came: 'exited with status 0 before replying' said nothing of the bytes it had sent."""
+    line = _reset_ok(60)
+    with _program(f"printf '%s' {shlex.quote(line)}; sleep 3 & exit 0", startup_timeout=5) as p, \
+            pytest.raises(ImplementationError) as e:
+        p.ask(protocol.reset(1, "capi", {}))
+    assert "exited with status 0 before replying to reset" in str(e.value)
+    assert "the 60 bytes it wrote since its last reply end without a newline" in str(e.value)

@@ -302,11 +302,13 @@ def test_steps_are_taken_away_while_the_rest_still_raises():
     needed = {3, 17, 18}
     tried = []
 
-    def raises(candidate):
+    def kept(candidate):
         tried.append(len(candidate))
-        return needed <= set(candidate)
+        return candidate if needed <= set(candidate) else None
 
-    assert shortest(list(range(40)), raises) == [3, 17, 18]
+    assert shortest(list(range(40)), kept) == [3, 17, 18]
     assert len(tried) < 120  # runs first: not one replay per step per pass
-    assert shortest([5, 6], lambda c: False) == [5, 6]
-    assert shortest([], lambda c: True) == []
+    assert shortest([5, 6], lambda c: None) == [5, 6]
+    assert shortest([], lambda c: c) == []
+    # what raised at a step keeps no step after it: the rest of a candidate is cut there
+    assert shortest(list(range(10)), lambda c: c[:c.index(4) + 1] if 4 in c else None) == [4]

@@ -111,3 +111,21 @@ def test_the_type_check_finds_what_the_export_wrote_before():
     assert joined([itf_type({"tag": "None", "value": {"#tup": []}}), itf_type({"tag": "Some", "value": 3})]) == (
         "variant", (("None", ("tup", ())), ("Some", "int")))
     assert joined([itf_type([]), itf_type([1])]) == ("seq", "int")
+
+
+def test_records_keep_one_shape_when_an_implementation_leaves_optional_fields_out():
+    """capi's deployments need not carry max_in_flight, strategy, canary_steps, canary_step,
+    web_instances: an implementation writing them for some deployments only made records of
+    two shapes (a committed trace, from the reference, always has them all)."""
+    trace = json.loads(json.dumps(traces.load(ROOT / "counterexamples/capi/capi-2022--app_stays_available--a940739cf1.json")))
+    for obs in [trace["initial"]] + [s["observation"] for s in trace["steps"]]:
+        for d in obs["deployments"]:
+            for k in ("canary_step", "canary_steps", "web_instances", "strategy", "max_in_flight"):
+                d.pop(k, None)
+    trace["steps"][-1]["observation"]["deployments"][0]["strategy"] = "rolling"
+    itf = render_itf.render(trace)
+    types = joined(itf_type(state["deployments"]) for state in itf["states"])
+    kind, record = types
+    assert kind == "seq" and record[0] == "rec"
+    fields = dict(record[1])
+    assert fields["strategy"] == ("variant", (("None", ("tup", ())), ("Some", "str")))

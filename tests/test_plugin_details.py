@@ -175,7 +175,22 @@ def test_a_slots_proof_without_a_swap_or_an_image_set_is_vacuous(capsys, hand_in
     status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "slots-never-deploys", "--engine",
                          "explore", "--property", "rollback_restores_previous", "--json")
     (result,) = json.loads(out)["results"]
-    assert (status, result["verdict"], result["stats"]["vacuous"]) == (0, "holds", ["set_image"])
+    assert (status, result["verdict"], result["stats"]["vacuous"]) == (0, "holds", ["set_image or deliver_webhook"])
+    assert "vacuous: no set_image or deliver_webhook ever took effect" in result["message"]
+
+
+def test_a_slots_pipeline_that_deploys_by_its_webhook_only_is_not_vacuous(capsys, hand_in):
+    """cobalt's design proposal (#212) deploys to staging by the registry's webhook, never
+    by set_image: its proofs judged what its deploys do, and were not to be called vacuous."""
+    hand_in("webonly", "import attrs\nfrom deployspec.reference.core import Rejected\n"
+            "from deployspec.reference.slots.variants import SLOTS_WEBHOOK_STAGING_TAG\n"
+            "def never(state):\n    return Rejected('deploys through the webhook only')\n"
+            "VARIANTS = [attrs.evolve(SLOTS_WEBHOOK_STAGING_TAG, name='webhook-only', reference=never)]\n")
+    status, out, _ = run(capsys, "check", "--model", "slots", "--variant", "webhook-only", "--engine", "explore",
+                         "--property", "push_does_not_touch_production", "--json")
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"]) == (0, "holds")  # its webhook targets staging: production untouched
+    assert result["stats"]["vacuous"] == [] and result["stats"]["by_action"]["deliver_webhook"] > 0
 
 
 def test_a_slots_trace_shown_as_html_calls_its_lanes_slots(capsys):

@@ -411,3 +411,10 @@ def test_a_webhook_delivery_to_staging_is_a_deploy_as_set_image_is():
                ({"type": "deliver_webhook"}, staged), (SWAP, BACK_WRONG)) is None
     assert run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (PUSH, PUSHED_AFTER_SWAP),
                ({"type": "deliver_webhook"}, PUSHED_AFTER_SWAP), (SWAP, BACK_WRONG)) is not None
+    # scenario 1's pick-up by a delivery: staging (A) now runs what production runs, then the
+    # swap back puts it in production; a restart doing the same was always judged
+    picked = world(slot("B", 1), slot("A", 1), tag=1, last_swap="completed")
+    back = world(slot("A", 1), slot("B", 1), tag=1, last_swap="completed")
+    for how in ({"type": "deliver_webhook"}, {"type": "restart", "slot": "staging"}):
+        v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (how, picked), (SWAP, back))
+        assert v is not None and v.message.startswith("swap back at step 2 left production on d1, not the d0"), how

@@ -26,7 +26,7 @@ import pytest
 
 class VacuousHold(UserWarning):
     """A contract check held although the model's essential actions (capi: deploy; slots:
-    push, swap) never took effect: pytest lists it in its warnings summary
+    push, swap, and set_image or a webhook's delivery) never took effect: pytest lists it in its warnings summary
     (``-W error::deployspec.contract.plugin.VacuousHold`` makes it fail)."""
 
 

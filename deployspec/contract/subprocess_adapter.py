@@ -213,13 +213,13 @@ class Program:
             if not ready:
                 if self.proc.poll() is not None:
                     if not select.select([fd], [], [], 0)[0]:  # (what it wrote before it ended is read first)
-                        raise ImplementationError(self._gone(request))
+                        unended = f"; {self._unended()}" if self._buf else ""
+                        raise ImplementationError(self._gone(request) + unended)
                 elif remaining <= 0.2:
                     if self._stdin_closed():  # it stopped reading: the request may never have reached it
                         raise ImplementationError(self._gone(request, "closed its stdin"))
                     if self._buf:  # not hung: the reply came, but its line was never ended
-                        hint = (f"the {len(self._buf)} bytes it wrote since its last reply end without a "
-                                f"newline: {protocol._clip(bytes(self._buf))}; every reply ends with \\n")
+                        hint = self._unended()
                     raise ImplementationError(  # (its last words: often what it waits for)
                         f"no reply to {protocol.describe(request)} within {timeout:g} s ({hint})"
                         f"{self._stderr_tail()}"
@@ -235,6 +235,12 @@ class Program:
                     )
                 raise ImplementationError(self._gone(request))
             self._buf += chunk
+
+    def _unended(self) -> str:
+        """What it wrote since its last reply, which no newline ended: a reply sent without
+        its ``\\n`` (``write(json.dumps(r))``) looks like no reply at all."""
+        return (f"the {len(self._buf)} bytes it wrote since its last reply end without a newline: "
+                f"{protocol._clip(bytes(self._buf))}; every reply ends with \\n")
 
     def _stdin_closed(self) -> bool:
         """The program closed the pipe deployspec writes to (POSIX poll: POLLERR on our

@@ -250,7 +250,7 @@ def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) 
         "by_action": by_kind,
         "rejected_by_action": {k: moved["rejected_by_kind"].get(k, 0) for k in model.vocabulary},
         "never_enabled": [k for k, n in by_kind.items() if n == 0],
-        "vacuous": [k for k in model.essential if by_kind.get(k, 0) == 0],
+        "vacuous": model.vacuous(lambda k: by_kind.get(k, 0) > 0),
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "visited_bytes": layered.storage_bytes(),
         "collision_bound": collision_bound(states),

@@ -97,11 +97,15 @@ def _shortened(model, variant, config, prop, exc: BaseException, done: list[dict
 
     actions = [model.action(a) for a in done]
     wanted = shortened.signature(exc, settling)
-    raises = lambda candidate: shortened.raised_by(model, variant, config, (prop,), candidate) == wanted
+
+    def kept(candidate: list) -> list | None:
+        raised = shortened.raised_by(model, variant, config, (prop,), candidate)
+        return candidate[:raised[1]] if raised is not None and raised[0] == wanted else None
+
     try:
-        if not raises(actions):  # (a rule that raises by chance: the steps as the search saw them)
+        if kept(actions) is None:  # (a rule that raises by chance: the steps as the search saw them)
             return
-        fewest = shortened.shortest(actions, raises)
+        fewest = shortened.shortest(actions, kept)
     except RuleHungError:
         return
     if len(fewest) < len(actions):
