@@ -284,3 +284,19 @@ def test_a_budget_spent_before_any_search_says_so():
     r = run("capi-2022", "app_stays_available", budget=1e-9)
     assert r.verdict == "unconfirmed" and r.stats["unconfirmed"] == []
     assert r.message.endswith("the budget ran out before any was searched for on the concrete model (--budget)")
+
+
+def test_the_view_reported_is_the_same_whatever_the_solver_met_before():
+    """Z3's pick among equally minimal views depended on its context's history: the
+    matrix and a close look reported different traces of the same cell."""
+    first = run("capi-current", "cancel_restores_last_good", budget=60).stats["counterexample"]["view"]
+    z3_engine._PROBLEMS.clear()
+    run("capi-current", "app_stays_available", budget=60)  # another query first, on a fresh context
+    again = run("capi-current", "cancel_restores_last_good", budget=60).stats["counterexample"]["view"]
+    assert first == again
+
+
+def test_a_max_depth_of_0_is_the_depth_searched():
+    config = attrs.evolve(CAPI.default_config(CAPI.variant("capi-2022")), max_depth=0)
+    r = run("capi-2022", "app_stays_available", budget=30, config=config)
+    assert r.verdict == "unconfirmed" and r.stats["unconfirmed"][0]["search"]["depth"] == 0

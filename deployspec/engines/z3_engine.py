@@ -130,6 +130,12 @@ class Problem:
         opt.minimize(z3.If(s.reports, 0, 1))
         opt.minimize(z3.Sum([z3.If(r > 0, 1, 0) for r in s.running]))
         opt.minimize(z3.Sum([z3.If(r > 0, i, 0) for i, r in enumerate(s.running)]))  # the oldest serve
+        # then the same view whatever the solver met before (its pick among equals did depend
+        # on that: the matrix and a close look reported different traces): the lowest
+        # state and reason codes, deployment by deployment
+        for j in range(s.M):
+            opt.minimize(s.state[j])
+            opt.minimize(s.reason[j])
         if _decided(opt.check()) != z3.sat:
             return None
         return s.view(opt.model())
@@ -183,16 +189,29 @@ def cancel_ticks(state, canceled: int, reports: bool) -> list[Tick]:
     return ticks
 
 
+class _Spy:
+    """The variant with its rule watched: the views it is called with during a dispatch.
+    Built once per variant (``attrs.evolve`` of a variant costs more than the step)."""
+
+    def __init__(self, variant):
+        self.seen: list[sel.SelectionView] = []
+        select = variant.select_prior
+
+        def spy(st, deployment, reports):
+            self.seen.append(sel.SelectionView.of(st, deployment, reports))
+            return select(st, deployment, reports)
+
+        self.variant = attrs.evolve(variant, select_prior=spy)
+
+    def __call__(self, state, tick: Tick) -> list[sel.SelectionView]:
+        self.seen = []
+        self.variant.step(state, tick)
+        return self.seen
+
+
 def selection_inputs(variant, state, tick: Tick) -> list[sel.SelectionView]:
     """The views the variant's rule is called with during one dispatch."""
-    seen: list[sel.SelectionView] = []
-
-    def spy(st, deployment, reports):
-        seen.append(sel.SelectionView.of(st, deployment, reports))
-        return variant.select_prior(st, deployment, reports)
-
-    attrs.evolve(variant, select_prior=spy).step(state, tick)
-    return seen
+    return _Spy(variant)(state, tick)
 
 
 def _replay(model, variant, config, prop, path, tick: Tick) -> Session:
@@ -226,15 +245,19 @@ class CancelViews:
 
     graph: ModelGraph
     search: Layered
-    #: view key -> (node number, the dispatch, the concrete view), in the order found
-    by_key: dict[Any, list[tuple[int, Tick, sel.SelectionView]]]
+    #: view key -> (node number, the dispatch), in the order found (the view itself is
+    #: seen again when one is confirmed: keeping each took 489 MB for 143,798 states)
+    by_key: dict[Any, list[tuple[int, Tick]]]
     figures: dict[str, Any]
+    #: the views a dispatch calls the variant's rule with
+    inputs: _Spy
 
     @classmethod
     def of(cls, model, variant, config, *, max_depth: int, budget: float) -> CancelViews:
         started = time.perf_counter()
         graph = ModelGraph(model, variant, config)
         by_key: dict[Any, list] = {}
+        inputs = _Spy(variant)
 
         def on_node(seen, depth, number) -> bool:
             state = seen[0]
@@ -243,9 +266,9 @@ class CancelViews:
                     continue
                 for reports in (True, False):
                     for tick in cancel_ticks(state, c, reports):
-                        for v in selection_inputs(variant, state, tick):
+                        for v in inputs(state, tick):
                             if v.canceled == c:
-                                by_key.setdefault(v.key(), []).append((number, tick, v))
+                                by_key.setdefault(v.key(), []).append((number, tick))
             return False
 
         search = Layered(graph, max_depth=max_depth, time_budget=budget)
@@ -253,7 +276,7 @@ class CancelViews:
         figures = {"states": search.states, "transitions": search.transitions, "depth": search.depth,
                    "complete": search.exhausted, "stopped": search.stopped, "searches": 1,
                    "seconds": round(time.perf_counter() - started, 3), "config": config.to_json()}
-        return cls(graph, search, by_key, figures)
+        return cls(graph, search, by_key, figures, inputs)
 
 
 def confirm(model, variant, view: sel.SelectionView, prop, *, config=None, budget: float = 5.0,
@@ -267,23 +290,26 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None, budge
     if views is None:
         views = CancelViews.of(model, variant, config, max_depth=max_depth, budget=budget)
     figures = dict(views.figures)
-    refuted: set[int] = set()
-    for number, tick, reached in views.by_key.get(view.key(), []):
-        if number in refuted:
+    refuted: set[tuple[int, Tick]] = set()
+    key = view.key()
+    for number, tick in views.by_key.get(key, []):
+        if (number, tick) in refuted:
             continue
         if time.perf_counter() - started > budget:
             return Confirmation(view, prop.name, None, figures, "search budget spent")
-        path, _ = actions_to(views.graph, views.search, number)
+        path, state = actions_to(views.graph, views.search, number)
         session = _replay(model, variant, config, prop, path, tick)
         # the property must break at the cancel step or after it, not on the way there
         if session.violation is not None and session.violation.step >= len(path):
             figures.update(trace_length=len(session.steps), cancel_step=len(path))
+            reached = next(v for v in views.inputs(state, tick) if v.key() == key)
             return Confirmation(view, prop.name, session, figures, reached=reached)
-        refuted.add(number)
+        refuted.add((number, tick))
     why = ("no reachable state shows it" if figures["complete"]
            else f"not reached within the search bound ({figures['stopped']})")
     if refuted:
-        why += f"; {len(refuted)} state(s) showing it did not break {prop.name} given their history"
+        why += (f"; {len({n for n, _ in refuted})} state(s) showing it did not break {prop.name} given "
+                "their history")
     return Confirmation(view, prop.name, None, figures, why)
 
 
@@ -396,8 +422,9 @@ def _confirmed(model, variant, rule, g, prop, config, deadline: float, tried: li
         return None
     config = search_config(model, variant, view.m, config)
     if view.m not in searched:
+        depth = getattr(config, "max_depth", None)
         searched[view.m] = CancelViews.of(model, variant, config, budget=left,
-                                          max_depth=getattr(config, "max_depth", None) or MAX_DEPTH)
+                                          max_depth=MAX_DEPTH if depth is None else depth)
     outcome = confirm(model, variant, view, prop, budget=max(0.0, deadline - time.perf_counter()), config=config,
                       views=searched[view.m])
     if outcome.session is not None:
