@@ -39,11 +39,17 @@ def test_a_reply_line_over_the_bound_is_a_fault_however_it_arrives(monkeypatch, 
             assert p.ask(protocol.reset(1, "capi", {}))[0]["type"] == "reset_ok"
 
 
-def test_a_reply_without_its_newline_is_said_to_lack_it_not_to_hang():
+@pytest.mark.parametrize("then, said", [
+    ("exec sleep 5", "no reply to reset within"),
+    # a background child keeps stdout open after the program exited: no end of output came
+    ("sleep 3 & exit 0", "exited with status 0 before replying to reset"),
+], ids=["still running", "ended"])
+def test_a_reply_without_its_newline_is_said_to_lack_it_not_to_hang(then, said):
     line = _reset_ok(60)
-    with _program(f"printf '%s' {shlex.quote(line)}; exec sleep 5", startup_timeout=0.5) as p, \
+    with _program(f"printf '%s' {shlex.quote(line)}; {then}", startup_timeout=0.5) as p, \
             pytest.raises(ImplementationError) as e:
         p.ask(protocol.reset(1, "capi", {}))
+    assert said in str(e.value)
     assert "60 bytes it wrote since its last reply end without a newline: '{\"id\":1," in str(e.value)
     assert "every reply ends with \\n" in str(e.value)
 
@@ -81,12 +87,13 @@ def test_a_program_a_signal_ended_under_the_shell_is_said_so():
         p.ask(protocol.reset(1, "capi", {}))
 
 
-def test_a_reply_without_its_newline_is_named_also_when_the_program_ended():
-    """A background child kept stdout open after the program exited, so no end of output
-    came: 'exited with status 0 before replying' said nothing of the bytes it had sent."""
-    line = _reset_ok(60)
-    with _program(f"printf '%s' {shlex.quote(line)}; sleep 3 & exit 0", startup_timeout=5) as p, \
-            pytest.raises(ImplementationError) as e:
-        p.ask(protocol.reset(1, "capi", {}))
+def test_an_unended_reply_is_named_when_the_program_ended_before_the_request_was_written():
+    """A program quicker than the harness: it wrote its reply without a newline and ended
+    before the request reached it, so the write failed and nothing it wrote was read."""
+    with _program(f"printf '%s' {shlex.quote(_reset_ok(60))}; sleep 3 & exit 0", startup_timeout=5) as p:
+        p.start()
+        p.proc.wait()
+        with pytest.raises(ImplementationError) as e:
+            p.ask(protocol.reset(1, "capi", {}))
     assert "exited with status 0 before replying to reset" in str(e.value)
     assert "the 60 bytes it wrote since its last reply end without a newline" in str(e.value)

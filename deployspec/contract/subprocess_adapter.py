@@ -179,7 +179,15 @@ class Program:
                 n = os.write(fd, data)
                 data = data[n:]
         except (BrokenPipeError, ConnectionResetError):
-            raise ImplementationError(self._gone(request, "closed its stdin")) from None
+            # (it may have ended already, having written a reply with no newline: say so too)
+            fd_out = self.proc.stdout.fileno()
+            while len(self._buf) <= MAX_LINE and select.select([fd_out], [], [], 0)[0]:
+                chunk = os.read(fd_out, 65536)
+                if not chunk:
+                    break
+                self._buf += chunk
+            unended = f"; {self._unended()}" if self._buf and b"\n" not in self._buf else ""
+            raise ImplementationError(self._gone(request, "closed its stdin") + unended) from None
 
     def _readline(self, request: dict) -> bytes:
         # (a program that flushes in some branches only: its first replies came)
