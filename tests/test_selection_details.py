@@ -15,7 +15,7 @@ import z3
 from deployspec.spec import selection as sel
 from deployspec.spec.core import state_property
 
-from deployspec.engines import z3_engine
+from deployspec.engines import z3_confirm, z3_engine
 from deployspec.models import get_model
 
 CAPI = get_model("capi")
@@ -70,7 +70,7 @@ def test_a_trace_that_breaks_the_property_before_the_cancel_step_confirms_nothin
     variant, encoding = CAPI.variant("capi-2022"), sel.VARIANTS["capi-2022"]
     rule = z3_engine.problem(encoding, 8, 7, sel.traits(variant, encoding))
     view = rule.minimal(sel.selection_property("survivor_not_newer"))
-    outcome = z3_engine.confirm(CAPI, variant, view, no_app_at_all, budget=30, max_depth=5)
+    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, max_depth=5)
     assert outcome.session is None
     assert "did not break no_app_at_all given their history" in outcome.why
 

@@ -21,7 +21,7 @@ from deployspec.spec import selection as sel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployspec.engines.z3_engine import selection_inputs
+from deployspec.engines.z3_confirm import selection_inputs
 from deployspec.explorer import bfs
 from deployspec.models import get_model
 
