@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Tick
+from deployspec.reference.capi.actions import Cancel, Continue, Deploy, Push, Runtime, Tick
 
 from deployspec import traces
 from deployspec.adapter import ReferenceAdapter
@@ -198,6 +198,13 @@ def test_a_canary_left_paused_and_finalized_is_never_superseded() -> None:
         return [(d["state"], d["status_value"], d["status_reason"]) for d in s.obs["deployments"]]
 
     assert rows() == [("PAUSED", "FINALIZED", "PAUSED"), ("DEPLOYED", "FINALIZED", "DEPLOYED")]
+    # cf cancel-deployment / continue-deployment find no deployment with status value ACTIVE
+    # (cloudfoundry/cli, GetLatestActiveDeploymentForApp): neither is offered, both refused
+    offered = {a.kind for a in model.candidate_actions(s.obs, config)}
+    assert not offered & {"cancel", "continue"}
+    for a in (Cancel(), Continue()):
+        s.perform(a)
+        assert s.steps[-1]["rejected"].startswith("no active deployment")
     s.perform(Deploy())
     assert rows() == [("PAUSED", "FINALIZED", "PAUSED"), ("DEPLOYED", "FINALIZED", "DEPLOYED"),
                       ("DEPLOYING", "ACTIVE", "DEPLOYING")]

@@ -134,8 +134,14 @@ def _refuse_rollback(state: CapiState, action: Deploy) -> str | None:
 
 
 def newest_active(state: CapiState) -> Deployment | None:
+    """The deployment ``cf cancel-deployment`` and ``cf continue-deployment`` act on: the
+    newest whose *status value* is ACTIVE (cloudfoundry/cli c524df80,
+    ``actor/v7action/deployment.go``, ``GetLatestActiveDeploymentForApp``), whatever its
+    state. The two differ only for capi-current's canary written PAUSED/FINALIZED after it
+    was superseded (docs/findings.md, finding 8): the CLI finds no deployment there, while
+    the API would take its guid (``deployments_controller.rb``), which the model leaves out."""
     for d in reversed(state.deployments):
-        if d.active:
+        if d.status_value == ACTIVE:
             return d
     return None
 

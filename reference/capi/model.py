@@ -234,16 +234,16 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     out: list = []
     deployments = obs["deployments"]
     active = []  # ids of active deployments, oldest first
-    newest = None  # the newest active deployment
-    paused = progressing = False
+    newest = None  # what cancel and continue act on (``api.newest_active``)
+    progressing = False
     for d in deployments:
         state = d["state"]
         if state in ACTIVE_STATES:
             active.append(d["id"])
+            progressing = progressing or state != CANCELING
+        if d["status_value"] == "ACTIVE":
             newest = d
-            if state != CANCELING:
-                progressing = True
-                paused = paused or state == PAUSED
+    paused = newest is not None and newest["state"] == PAUSED
     for p in obs["processes"]:
         if "STARTING" in p["instances"]:
             out.append(_runtime(p["id"]))

@@ -3,8 +3,9 @@
 One ``tick`` is one dispatch: the scheduler snapshots the deployments to scale
 and to cancel and submits a step for each to a work pool (``dispatcher.rb``,
 ``WorkPool``), which runs them at once; the model runs them one after another,
-in one of their orders (where a verdict is at stake an app has at most one active
-deployment, so one order covers them). A step is a transaction under the
+scale steps first. The other order is a ``tick(failed=…)`` of the scaled deployment
+followed by a later tick, which the candidates offer whenever two deployments are
+active (capi-2022's seed state: one CANCELING beside one DEPLOYING). A step is a transaction under the
 deployment's and the app's locks; when it raises (lock contention, a missing
 process: ``tick(failed=…)``) it rolls back and the deployment is retried on the
 next dispatch. Instance reports Diego cannot give (``tick(reports_unavailable=…)``)
