@@ -396,8 +396,8 @@ def test_an_observation_larger_than_a_reply_may_be_is_a_fault_and_is_copied_with
     from deployspec.models import get_model
 
     model = get_model("capi")
-    armed, copy = [], python_adapter._as_json
-    monkeypatch.setattr(python_adapter, "_as_json", lambda obs: armed.append(timed_call._armed) or copy(obs))
+    armed, copy = [], python_adapter.as_json
+    monkeypatch.setattr(python_adapter, "as_json", lambda obs: armed.append(timed_call._armed) or copy(obs))
     monkeypatch.setattr(protocol, "MAX_LINE", 1000)
     adapter = python_adapter.PythonAdapter(_Observes({"app": "x" * 2000}), model, timeout=5.0)
     with pytest.raises(ImplementationError) as caught:

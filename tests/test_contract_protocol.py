@@ -240,7 +240,7 @@ def test_serve_answers_what_python_cannot_read_with_an_error_reply():
                         "conversion: value has 5000 digits")),
         (None, "error", 'the request cannot be read: an object names "type" twice'),
         (1, "reset_ok", None),
-        (2, "error", "the reply cannot be written as JSON: Object of type set is not JSON serializable")]
+        (2, "error", "observe() returned something that is not JSON: Object of type set is not JSON serializable")]
 
 
 def test_serve_answers_line_by_line_until_end_of_input():

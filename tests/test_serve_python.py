@@ -137,10 +137,14 @@ class _Raises:
         pass
 
     def perform(self, action):
-        raise self.exc
+        raise self.exc  # _RAISES_AT
 
     def observe(self):
         return {"app": None, "droplets": [], "processes": [], "deployments": []}
+
+
+_RAISES_AT = next(n for n, line in enumerate(Path(__file__).read_text().splitlines(), 1)
+                  if line.endswith("# _RAISES_AT"))
 
 
 def _answers(impl) -> list[dict]:
@@ -163,7 +167,46 @@ def _answers(impl) -> list[dict]:
     (_Unprintable(), "_Unprintable: (an unprintable _Unprintable)"),
 ])
 def test_whatever_a_served_object_raises_is_an_error_reply(exc, message):
-    assert _answers(_Raises(exc))[1] == {"id": 1, "type": "error", "message": message}
+    """Said as in process: what it raised and the line of the object's code that raised it."""
+    assert _answers(_Raises(exc))[1] == {"id": 1, "type": "error",
+                                         "message": f"{message} at test_serve_python.py:{_RAISES_AT}"}
+
+
+class _Exits(Exception):
+    def __str__(self):
+        raise SystemExit(0)
+
+
+class _ItemsRaise(dict):
+    def items(self):
+        raise RuntimeError("no items")
+
+
+def test_an_error_or_observation_that_runs_its_own_code_when_written_is_an_error_reply():
+    """Serialising the reply ran the object's own code outside the error replies: an
+    exception whose ``__str__`` exits ended serve with status 0 and no reply; a dict whose
+    ``items()`` raises was a traceback; a 9 MiB message made a reply over the protocol's
+    line bound (the exception lost). Each is now one error reply, as in process."""
+    (reply,) = _answers(_Raises(_Exits()))[1:]
+    assert reply == {"id": 1, "type": "error",
+                     "message": f"_Exits: (an unprintable _Exits) at test_serve_python.py:{_RAISES_AT}"}
+    (reply,) = _answers(_Raises(RuntimeError("x" * 9 * 2**20)))[1:]
+    assert reply["type"] == "error" and reply["message"].startswith("RuntimeError: xxx")
+    assert len(reply["message"]) < 300
+
+    class Odd(_Raises):
+        def observe(self):
+            return _ItemsRaise(app=None, droplets=[], processes=[], deployments=[])
+
+    from deployspec.contract.server import serve
+
+    requests = io.BytesIO(b'{"id": 0, "type": "reset", "protocol": 1, "model": "capi", "config": {}}\n'
+                          b'{"id": 1, "type": "observe"}\n')
+    replies = io.BytesIO()
+    assert serve(Odd(None), "capi", stdin=requests, stdout=replies) == 0
+    reply = json.loads(replies.getvalue().splitlines()[1])
+    assert (reply["id"], reply["type"]) == (1, "error")
+    assert "no items" in reply["message"], reply
 
 
 def test_an_interruption_still_ends_serving():

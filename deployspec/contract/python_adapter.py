@@ -100,7 +100,7 @@ class PythonAdapter:
         # a copy in plain JSON (the object may mutate what it returned), made within the
         # call's --timeout and held to the size of a reply over --exec: an observation of
         # millions of instances took 14 s past a --timeout of 1 and was accepted
-        copied = self._call("observe", then=_as_json)
+        copied = self._call("observe", then=as_json)
         if len(copied) > protocol.MAX_LINE:
             raise self._failed(f"observe() returned an observation of {len(copied)} bytes as JSON, over the "
                                f"{protocol.MAX_LINE} a reply may have (as over --exec)")
@@ -137,7 +137,7 @@ class PythonAdapter:
             # hangs, a __del__ that calls os._exit)
             result = getattr(self.impl, method)(*a)
             if (why := wrong_answer(method, result)) is not None:
-                return _Wrong(why)
+                return Wrong(why)
             if then is not None:
                 return then(result)
             # perform's reason, as a plain copy; what any other method returned is dropped here
@@ -150,7 +150,7 @@ class PythonAdapter:
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
-        if isinstance(result, _Wrong):
+        if isinstance(result, Wrong):
             raise self._failed(result.why)
         return result
 
@@ -160,22 +160,22 @@ class PythonAdapter:
 
 
 @attrs.frozen
-class _Wrong:
+class Wrong:
     """Why what a method returned cannot be its answer (:func:`wrong_answer`), or, for
-    ``observe()``, cannot be copied as JSON (:func:`_as_json`)."""
+    ``observe()``, cannot be copied as JSON (:func:`as_json`)."""
 
     why: str
 
 
-def _as_json(obs: Any) -> str | _Wrong:
+def as_json(obs: Any) -> str | Wrong:
     """``obs`` as JSON text, or why not (said as the object's fault, not a crash of its call)."""
     try:
         return json.dumps(obs, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         why = str(exc) if isinstance(exc, TypeError) else protocol.unreadable(exc)
-        return _Wrong(f"observe() returned something that is not JSON: {why}")
+        return Wrong(f"observe() returned something that is not JSON: {why}")
     except Exception as exc:  # noqa: BLE001 - its own mapping's methods raised
-        return _Wrong(f"observe() returned an object ({type(obs).__name__}) that raised "
+        return Wrong(f"observe() returned an object ({type(obs).__name__}) that raised "
                       f"{describe(exc)} when read")
 
 

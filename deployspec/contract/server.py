@@ -20,9 +20,10 @@ from typing import Any, BinaryIO
 
 from deployspec.adapter import StopServing
 from deployspec.contract import leftovers, protocol
-from deployspec.contract.python_adapter import wrong_answer
+from deployspec.contract.python_adapter import Wrong, as_json, wrong_answer
 from deployspec.reference.core import shown
 from deployspec.text import quoted
+from deployspec.user_code import at_user_line, describe
 
 
 class _Unanswerable(Exception):
@@ -77,6 +78,11 @@ class Server:
         result = getattr(self.impl, method)(*args)
         if (why := wrong_answer(method, result)) is not None:
             raise _Unanswerable(why)
+        if method == "observe":  # a plain copy now, as in process: serialising it runs its own code
+            copied = as_json(result)
+            if isinstance(copied, Wrong):
+                raise _Unanswerable(copied.why)
+            return json.loads(copied)
         return result
 
     def reply_to(self, line: bytes) -> dict:
@@ -95,7 +101,7 @@ class Server:
         except (KeyboardInterrupt, StopServing):
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
-            message = str(exc) if isinstance(exc, _Unanswerable) else _described(exc)
+            message = str(exc) if isinstance(exc, _Unanswerable) else f"{describe(exc)}{at_user_line(exc)}"
             return {"id": rid, "type": "error", "message": message}
 
     def answer(self, line: bytes) -> bytes:
@@ -107,16 +113,6 @@ class Server:
             why = protocol.unreadable(exc) if not isinstance(exc, TypeError) else str(exc)
             return _dumps({"id": reply.get("id"), "type": "error",
                            "message": f"the reply cannot be written as JSON: {why}"}).encode() + b"\n"
-
-
-def _described(exc: BaseException) -> str:
-    """``Type: message`` (``Type`` without one) of what the implementation raised, whatever
-    its ``__str__`` does."""
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - a raising __str__ is the implementation's, not a crash
-        text = f"(an unprintable {type(exc).__name__})"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 # allow_nan=False: NaN and Infinity are not JSON (docs/protocol.md: UTF-8 JSON both ways); a

@@ -1,3 +1,0 @@
-from deployspec.profiles import register
-
-register()
