@@ -13,6 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
+from deployspec.profiles import chosen
 from deployspec.validation import validator as strict_validator
 
 CAPI = get_model("capi")
@@ -26,12 +27,14 @@ def machine_for(variant: str, properties=None):
 
 SafeMachine = machine_for("capi-safe")
 TestCapiSafe = SafeMachine.TestCase
+# deployspec's profile (DEPLOYSPEC_PROFILE), whatever profile the run loaded for its other tests
+TestCapiSafe.settings = chosen()
 
 
 def test_seed_design_is_caught():
     machine = machine_for("capi-2022", [CAPI.property("single_active_deployment")])
     with pytest.raises(PropertyViolated) as info:
-        run_state_machine_as_test(machine, settings=settings(max_examples=200, database=None))
+        run_state_machine_as_test(machine, settings=settings(chosen(), max_examples=200, database=None))
     assert info.value.violation.property == "single_active_deployment"
 
 
@@ -51,4 +54,4 @@ def test_observations_match_the_published_schema():
         def teardown(self):
             self.session.adapter.close()
 
-    run_state_machine_as_test(Validating, settings=settings(max_examples=30, database=None))
+    run_state_machine_as_test(Validating, settings=settings(chosen(), max_examples=30, database=None))

@@ -13,6 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
+from deployspec.profiles import chosen
 from deployspec.validation import validator as strict_validator
 
 SLOTS = get_model("slots")
@@ -26,19 +27,21 @@ def machine_for(variant: str, properties=None, config=None):
 
 
 TestSlotsImmutable = machine_for("slots-pipeline-immutable").TestCase
+# deployspec's profile (DEPLOYSPEC_PROFILE), whatever profile the run loaded for its other tests
+TestSlotsImmutable.settings = chosen()
 
 
 def test_immutable_holds_with_sticky_ci_setting():
     config = SLOTS.config_type(ci_sticky=True)
     run_state_machine_as_test(machine_for("slots-pipeline-immutable", config=config),
-                              settings=settings(max_examples=30, database=None))
+                              settings=settings(chosen(), max_examples=30, database=None))
 
 
 def test_webhook_design_is_caught():
     machine = machine_for("slots-webhook-tag", [SLOTS.property("push_does_not_touch_production")])
     with pytest.raises(PropertyViolated) as info:
         # generation only: catching it is the point here, shrinking is the engine's job
-        run_state_machine_as_test(machine, settings=settings(max_examples=200, database=None,
+        run_state_machine_as_test(machine, settings=settings(chosen(), max_examples=200, database=None,
                                                              phases=(Phase.generate,)))
     assert info.value.violation.property == "push_does_not_touch_production"
 
@@ -52,4 +55,4 @@ def test_observations_match_the_published_schema():
             super().do(action)
             validator.validate(self.session.obs)
 
-    run_state_machine_as_test(Validating, settings=settings(max_examples=30, database=None))
+    run_state_machine_as_test(Validating, settings=settings(chosen(), max_examples=30, database=None))

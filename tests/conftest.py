@@ -4,11 +4,11 @@ import signal
 import pytest
 
 from deployspec import models, variant_plugins
-from deployspec.profiles import register
+from deployspec.profiles import load
 
 from .designs_handed_in import DESIGNS
 
-register()
+load()
 
 
 # A suite started in the background (`pytest &` in a script) inherits SIGINT ignored, and

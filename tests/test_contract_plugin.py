@@ -177,11 +177,16 @@ def test_a_fault_while_shortening_a_trace_shows_the_fault_and_the_violation(tmp_
 
 @pytest.mark.parametrize("implementation", [(), SAFE])
 def test_an_unknown_profile_is_one_usage_error_before_collection(tmp_path, implementation):
-    """A conftest that raised while pytest imported it was a traceback and 'found no collectors'."""
-    r = pytest_run(tmp_path, *implementation, env={"DEPLOYSPEC_PROFILE": "thourough"})
+    """A conftest that raised while pytest imported it was a traceback and 'found no collectors'.
+    The state-machine tests shipped beside the contract tests read the variable; the contract
+    tests alone do not (they take --deployspec-examples)."""
+    machines = ("--pyargs", "deployspec.stateful_tests.test_capi_machine")
+    r = pytest_run(tmp_path, *machines, *implementation, env={"DEPLOYSPEC_PROFILE": "thourough"})
     assert r.returncode == pytest.ExitCode.USAGE_ERROR, r.stdout + r.stderr
     assert r.stderr.strip() == "ERROR: DEPLOYSPEC_PROFILE='thourough': unknown profile (known: ci, thorough)"
     assert "Traceback" not in r.stdout + r.stderr
+    r = pytest_run(tmp_path, env={"DEPLOYSPEC_PROFILE": "thourough"})
+    assert r.returncode == 0 and f"{N_PROPERTIES} skipped" in r.stdout, r.stdout + r.stderr
     r = pytest_run(tmp_path, env={"DEPLOYSPEC_PROFILE": ""})  # set but empty: the default
     assert r.returncode == 0 and f"{N_PROPERTIES} skipped" in r.stdout
 
@@ -195,6 +200,49 @@ def test_another_projects_run_is_not_stopped_by_a_profile_it_never_reads(tmp_pat
                        capture_output=True, text=True, timeout=300, check=False,
                        env={**os.environ, "DEPLOYSPEC_PROFILE": "thourough"})
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("profile", ["", "thorough"])
+def test_collecting_the_contract_tests_leaves_the_settings_of_ones_own_tests_alone(tmp_path, profile):
+    """The package's conftest loaded deployspec's profile for the whole run: a user's own
+    Hypothesis tests collected beside the contract tests ran ``ci``'s 60 examples with no
+    deadline (2000 with DEPLOYSPEC_PROFILE=thorough), whatever profile they had loaded."""
+    (tmp_path / "conftest.py").write_text(
+        "from hypothesis import settings\n"
+        "settings.register_profile('theirs', max_examples=7, deadline=200)\n"
+        "settings.load_profile('theirs')\n")
+    (tmp_path / "test_theirs.py").write_text(
+        "from hypothesis import settings\n"
+        "def test_their_profile_holds():\n"
+        "    assert (settings.default.max_examples, settings.default.deadline.total_seconds()) == (7, 0.2)\n")
+    r = pytest_run(tmp_path, "test_theirs.py", env={"DEPLOYSPEC_PROFILE": profile})
+    assert r.returncode == 0 and "1 passed" in r.stdout and f"{N_PROPERTIES} skipped" in r.stdout, r.stdout
+
+
+def test_the_shipped_state_machine_tests_take_deployspecs_profile_explicitly(monkeypatch):
+    from deployspec.profiles import chosen
+
+    monkeypatch.setenv("DEPLOYSPEC_PROFILE", "thorough")
+    assert (chosen().max_examples, chosen().deadline) == (2000, None)
+    monkeypatch.delenv("DEPLOYSPEC_PROFILE")
+    assert chosen().max_examples == 60
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")])
+def test_an_implementation_given_to_a_run_with_no_contract_test_says_so(tmp_path, xdist):
+    """An ``addopts`` carrying --deployspec-exec in a run that never names the contract tests
+    passed in silence: nothing judged the implementation."""
+    from deployspec.contract.plugin import NO_CONTRACT_TEST
+
+    (tmp_path / "test_theirs.py").write_text("def test_theirs():\n    assert True\n")
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist, "--deployspec-python", SAFE[1]]
+    r = subprocess.run([*run, "test_theirs.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert r.returncode == 0 and NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    r = pytest_run(tmp_path, *xdist, *SAFE, "--deployspec-examples", "3", "-k", "single_active_deployment")
+    assert r.returncode == 0 and NO_CONTRACT_TEST not in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    r = pytest_run(tmp_path, *xdist, *SAFE, "-k", "no_such_check")  # -k deselected every one
+    assert NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
 
 
 def test_a_check_that_holds_vacuously_warns_and_a_hang_names_the_plugins_option(tmp_path):

@@ -85,6 +85,45 @@ def test_the_cli_s_options_are_named_as_the_plugin_s():
         "cannot save: --deployspec-out x (or --deployspec-exec y, --deployspec-python z:f)"
 
 
+def test_a_fault_keeps_what_the_implementation_said_and_names_only_deployspec_s_hints(monkeypatch):
+    """The whole fault line went through ``ours``: a served program's stderr saying
+    ``--python nosuch:f`` came out as ``--deployspec-python``, an option the user never gave."""
+
+    def fails(*args, **kwargs):
+        raise ImplementationFault("exited with status 2; its stderr ends with: deployspec: error: --python "
+                                  "nosuch:f: no module named 'nosuch'; no reply (hung? see --timeout)",
+                                  where="reset")
+
+    monkeypatch.setattr(harness, "check_one", fails)
+    s = plugin.ContractSession(_Config(exec="deployspec serve --model capi --python nosuch:f"))
+    s._conn = _Conn()
+    with pytest.raises(pytest.fail.Exception) as caught:
+        s.check("single_active_deployment")
+    said = str(caught.value)
+    assert "deployspec: error: --python nosuch:f" in said and "(hung? see --deployspec-timeout)" in said, said
+
+
+def test_a_vacuous_hold_made_an_error_fails_in_one_line(monkeypatch):
+    """``-W error::deployspec.contract.plugin.VacuousHold`` (docs/contract.md) raised the
+    warning through the plugin: a traceback of its source, where every other failure is a line."""
+    import warnings
+
+    def vacuous(*args, **kwargs):
+        return Result("capi", "x", "single_active_deployment", "hypothesis", "holds",
+                      stats={"vacuous": ["deploy"]})
+
+    monkeypatch.setattr(harness, "check_one", vacuous)
+    s = plugin.ContractSession(_Config(python=SAFE))
+    s._conn = _Conn()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", plugin.VacuousHold)
+        with pytest.raises(pytest.fail.Exception) as caught:
+            s.check("single_active_deployment")
+    assert not caught.value.pytrace and "holds vacuously" in str(caught.value)
+    with pytest.warns(plugin.VacuousHold):  # as a warning, the test passes
+        s.check("single_active_deployment")
+
+
 def test_looking_a_factory_up_gives_sigalrm_back():
     """The import's timer is released: a user's own SIGALRM handler is theirs again."""
     from deployspec.contract import timed_call

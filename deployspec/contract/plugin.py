@@ -103,11 +103,16 @@ def _runs_deployspecs_own_tests(config) -> bool:
     """Whether this run may collect deployspec's own tests, the ones ``DEPLOYSPEC_PROFILE``
     sets: in its source tree, or named with ``--pyargs deployspec.…``. Another project's
     run, where the plugin is loaded only because deployspec is installed, is not stopped
-    by a variable it never reads."""
+    by a variable it never reads; nor is a run of the contract tests alone (they take
+    ``--deployspec-examples``)."""
     root = config.rootpath
     if (root / "deployspec" / "profiles.py").is_file() and (root / "stateful_tests").is_dir():
         return True
-    return any(str(arg).startswith("deployspec.") for arg in config.args)
+    return any(str(arg).startswith("deployspec.") and not str(arg).startswith(_CONTRACT_TESTS)
+               for arg in config.args)
+
+
+_CONTRACT_TESTS = "deployspec.stateful_tests.test_contract"
 
 
 def _check_designs() -> None:
@@ -159,6 +164,21 @@ def ours(text: str) -> str:
     return re.sub(r"(?<![\w-])--(exec|python|out|timeout)\b", r"--deployspec-\1", text)
 
 
+#: deployspec's own hints in a fault line that name the CLI's options
+#: (``subprocess_adapter``, ``timed_call``, ``python_adapter``)
+_HINTS = ("see --timeout", "or --timeout if longer", "(as over --exec)")
+
+
+def ours_in_fault(text: str) -> str:
+    """A fault line with deployspec's own hints in the plugin's words; what the
+    implementation said (its exception, its stderr, a served program's own options) is
+    kept as it said it (``ours`` over the whole line made ``--python`` in a served
+    program's stderr ``--deployspec-python``)."""
+    for hint in _HINTS:
+        text = text.replace(hint, ours(hint))
+    return text
+
+
 def _find_factory(spec: str) -> None:
     """Import MODULE and look FACTORY up now, as the CLI does before any check: a
     name not found is one usage error, not one failure per test. A module that
@@ -189,6 +209,41 @@ def pytest_generate_tests(metafunc) -> None:
     reference = opt("--deployspec-reference")
     names = ([name_for(reference)] if reference else []) + [p.name for p in model.properties]
     metafunc.parametrize("deployspec_check", names)
+
+
+_COLLECTED = pytest.StashKey[bool]()
+
+
+def _contract_test(name: str) -> bool:
+    return "deployspec_check" in name or "test_contract" in name
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m deselected theirs
+def pytest_collection_modifyitems(config, items) -> None:
+    if any("deployspec_check" in getattr(item, "fixturenames", ()) for item in items):
+        config.stash[_COLLECTED] = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids) -> None:
+    """(pytest-xdist's controller collects nothing itself: its workers' test ids.)"""
+    if any(_contract_test(i) for i in ids):
+        node.config.stash[_COLLECTED] = True
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """An implementation given to a run that collected no contract test (the module not
+    named, or a ``-k`` that matched none) is said, not a silent pass of what the run did
+    collect (an ``addopts`` carrying ``--deployspec-exec`` would gate nothing). A line,
+    not a usage error: collection is over, and in an xdist worker that is an INTERNALERROR."""
+    if _configured(config) and not hasattr(config, "workerinput") and not config.stash.get(_COLLECTED, False):
+        terminalreporter.write_line(
+            f"deployspec: {NO_CONTRACT_TEST}", yellow=True, bold=True)
+
+
+#: said when an implementation is given and no contract test was collected
+NO_CONTRACT_TEST = ("an implementation was given, but no contract test was selected: nothing judged it "
+                    "(name them: pytest --pyargs deployspec.stateful_tests.test_contract …)")
 
 
 class ContractSession:
@@ -265,15 +320,20 @@ class ContractSession:
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:
-            text = ours(fault.with_history()) + ("\n\n" + text if text else "")
+            text = ours_in_fault(fault.with_history()) + ("\n\n" + text if text else "")
         if text:
             pytest.fail(text, pytrace=False)
         if r.stats.get("vacuous"):  # it held, having judged none of what these do: said, as the CLI's "?"
             import warnings
 
-            warnings.warn(VacuousHold(f"{name} holds vacuously: {harness.not_taking_effect(r.stats['vacuous'])} "
-                                      "(each was refused or changed nothing), so nothing they do was judged"),
-                          stacklevel=1)
+            said = VacuousHold(f"{name} holds vacuously: {harness.not_taking_effect(r.stats['vacuous'])} "
+                               "(each was refused or changed nothing), so nothing they do was judged")
+            try:
+                warnings.warn(said, stacklevel=1)
+                return
+            except VacuousHold:  # -W error::…VacuousHold: a failure in one line, as every other
+                pass
+            pytest.fail(str(said), pytrace=False)  # (outside the except: said once, not "during handling")
 
     def close(self) -> None:
         if self._conn is not None:
