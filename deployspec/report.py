@@ -88,13 +88,22 @@ def _unfinished(model, v: str, p: str, rs: list[Result], verdict: str, declared:
 
 def _vacuous(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
     """`` ?``: it holds, but what the property judges never took effect."""
-    if verdict != "holds":
-        return ""
-    vacuous = sorted({k for r in rs if r.verdict == verdict for k in r.stats.get("vacuous", ())})
+    vacuous = vacuous_kinds(rs, verdict)
     if not vacuous:
         return ""
-    said.notes.append(f"? {v} · {p}: vacuous, no {' or '.join(vacuous)} took effect within the bounds")
+    said.notes.append(f"? {v} · {p}: {vacuous_said(vacuous)}")
     return " ?"
+
+
+def vacuous_kinds(rs: list[Result], verdict: str) -> list[str]:
+    """What never took effect in the searches of a cell that holds (none: not vacuous)."""
+    if verdict != "holds":
+        return []
+    return sorted({k for r in rs if r.verdict == verdict for k in r.stats.get("vacuous", ())})
+
+
+def vacuous_said(kinds: list[str]) -> str:
+    return f"vacuous, no {' or '.join(kinds)} took effect within the bounds"
 
 
 def _judged(verdict: str) -> bool:

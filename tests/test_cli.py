@@ -339,7 +339,7 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
     from deployspec.models import get_model
 
     every = str(len(get_model("slots").properties))  # each property n/a: a skipped case
-    assert (root.get("errors"), root.get("skipped")) == ("1", every)
+    assert (root.get("errors"), str(sum(int(s.get("skipped")) for s in root.iter("testsuite")))) == ("1", every)
     assert "slots-pipeline-tag: n/a (z3) for production_runs_only_released_images, " in out
     assert err.endswith("deployspec: error: nothing was judged (z3: n/a); --engine hypothesis or explore judges "
                         "every property\n")

@@ -179,6 +179,24 @@ def test_a_slots_proof_without_a_swap_or_an_image_set_is_vacuous(capsys, hand_in
     assert "vacuous: no set_image or deliver_webhook ever took effect" in result["message"]
 
 
+def test_a_vacuous_proof_is_no_green_junit_case(capsys, hand_in, tmp_path):
+    """The table marks it ``?``; its --junit case passed as "holds (explore), as declared",
+    all green for a design that never deploys. Skipped with the reason, as contract's."""
+    from .junit_reports import outcome_of, totals_agree
+
+    hand_in("neverdeploys2", "from deployspec.reference.core import Rejected\n"
+            "def never(state):\n    return Rejected('this pipeline never deploys')\n"
+            + EVOLVED_SLOTS.format("name='slots-never-deploys', reference=never"))
+    report = tmp_path / "r.xml"
+    for declared in ((), ("--variant", "slots-never-deploys")):  # the matrix's cell, and a close look
+        status, _, _ = run(capsys, "check", "--model", "slots", *declared, "--engine", "explore",
+                           "--property", "rollback_restores_previous", "--junit", str(report))
+        case = next(c for c in totals_agree(report).iter("testcase") if "never-deploys" in c.get("classname"))
+        assert (status, outcome_of(case)) == (0, "skipped"), declared
+        assert case.find("skipped").get("message") == (
+            "holds ?: vacuous, no set_image or deliver_webhook took effect within the bounds")
+
+
 def test_a_slots_pipeline_that_deploys_by_its_webhook_only_is_not_vacuous(capsys, hand_in):
     """cobalt's design proposal (#212) deploys to staging by the registry's webhook, never
     by set_image: its proofs judged what its deploys do, and were not to be called vacuous."""
