@@ -112,6 +112,24 @@ def _shortened(model, variant, config, prop, exc: BaseException, done: list[dict
         reached.note(exc, where_raised([a.to_json() for a in fewest], settling), replace=True)
 
 
+def _unrepeated(exc: BaseException, variant: str | None) -> str:
+    """The line for Hypothesis's ``Flaky``: what the first run raised (a design's rule: where,
+    as for any rule that raises, and after which steps), which the same steps did not raise
+    again; Hypothesis's own words (its test function, "sub-exception") only when it says no more."""
+    from deployspec import variant_plugins
+    from deployspec.text import printable_line
+
+    first = next(iter(getattr(exc, "exceptions", ())), None)  # FlakyFailure: what the first run raised
+    if isinstance(first, PropertyViolated):
+        what = f"{first.violation.property}: {first.violation.message}"
+    elif first is not None:
+        what = (variant_plugins.fault(variant, first) if variant else None) or \
+            f"{type(first).__name__}: {first}{reached.said(first)}"
+    else:  # FlakyStrategyDefinition: the draws themselves went otherwise (its first line says so)
+        return f"non-deterministic behaviour: {printable_line(str(exc).strip().partition(chr(10))[0])}"
+    return f"non-deterministic behaviour: {printable_line(what, 600)}; the same steps run again did not fail"
+
+
 def check_property(
     model,
     variant_name: str,
@@ -222,7 +240,7 @@ def check_property(
         # was and the search's counts go back with the error, for the caller to keep
         as_seen = unshrunk() if "violation" in seen else None
         return Result(model.name, variant_name, prop.name, engine_name, "error",
-                      message=f"non-deterministic behaviour: {exc}",
+                      message=_unrepeated(exc, variant_name if on_reference else None),
                       stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed,
                              "seconds": round(time.perf_counter() - started, 3)},
                       trace=as_seen.trace if as_seen else None, cause=as_seen.cause if as_seen else None)
