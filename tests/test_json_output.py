@@ -34,6 +34,19 @@ def test_the_schema_is_a_schema(schema):
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
+def test_every_stats_field_the_docs_call_stable_is_one_the_schema_types(schema):
+    """docs/json.md lists the stable ``stats`` fields; the schema lets engines add others, so
+    one the docs name and the schema does not (z3's ``selection``, the explorer's
+    ``bfs_depth``) could change type unseen."""
+    import re
+
+    text = (Path(__file__).parent.parent / "docs" / "json.md").read_text()
+    table = text[text.index("| `stats` field |"):].split("\n\n")[0]
+    named = {f for line in table.splitlines()[2:] for f in re.findall(r"`(\w+)`", line.split("|")[1])}
+    assert named >= {"seconds", "bfs_depth", "counterexample"}  # the table was read
+    assert named <= set(schema["$defs"]["stats"]["properties"]), named - set(schema["$defs"]["stats"]["properties"])
+
+
 def test_the_matrix(capsys, schema):
     status, doc = _json(capsys, "check", "--model", "slots", "--engine", "explore", "--property", "no_latent_drift")
     assert status == 0 and doc["matches_declarations"] is True
