@@ -16,9 +16,7 @@ import argparse
 import atexit
 import contextlib
 import errno
-import json
 import os
-import re
 import signal
 import sys
 import time
@@ -26,10 +24,11 @@ from typing import NoReturn
 
 from deployspec import commands, interruption, replay_command, streams
 from deployspec import junit as junit_xml
+from deployspec.argtypes import bound, int_between, nonneg_int, positive_int, seconds
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
-from deployspec.text import ESCAPE, quoted
+from deployspec.text import ESCAPE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,18 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--engine", default="hypothesis",
                    help="hypothesis (default), z3 (the selection rule, symbolically), "
                         "explore (exhaustive, bounded), or all")
-    c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+    c.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help="time of each search (default: hypothesis 2, z3 10, explore 120; with "
                         "--variant, each search for a further cause: hypothesis 10, explore 5; "
                         "shrinking a violation found comes on top)")
-    c.add_argument("--seed", type=_nonneg_int, default=0,
+    c.add_argument("--seed", type=nonneg_int, default=0,
                    help="seed of the random (Hypothesis) search (default 0)")
-    c.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
+    c.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the model configuration (repeatable; VALUE is JSON), "
                         "e.g. max_deployments=3 or 'max_in_flight=[1,2]'; a wrong NAME lists the names")
-    c.add_argument("--jobs", type=_int_between(1, MAX_JOBS), default=1, metavar="N",
+    c.add_argument("--jobs", type=int_between(1, MAX_JOBS), default=1, metavar="N",
                    help=f"run the searches in N processes (default 1, at most {MAX_JOBS})")
-    c.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+    c.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="split each exhaustive (explore) search over N processes "
                         "(default 1; Linux; not with --jobs)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
@@ -86,10 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("files", nargs="+", metavar="FILE",
                    help="trace files, or folders whose *.json files (in subfolders too) are replayed")
     r.add_argument("--variant", help="replay on this variant instead of the recorded one")
-    r.add_argument("--bound", action="append", type=_bound, metavar="NAME=VALUE",
+    r.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
                         "e.g. start=empty: a trace found from one start, replayed from another")
-    contract_cli.add_replay_options(r, _seconds)
+    contract_cli.add_replay_options(r)
     r.add_argument("--json", action="store_true",
                    help="print the verdicts as one JSON document (each file's line goes to stderr)")
     r.add_argument("--junit", metavar="FILE",
@@ -105,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("variants", help="list the variants and what they declare")
     v.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
-    contract_cli.add_parsers(sub, _seconds, _nonneg_int, _positive_int)
+    contract_cli.add_parsers(sub)
     return p
 
 
@@ -118,70 +117,10 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {_quoted(text)}") from None
-    if not 0 < value < 86400:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and less than 86400 seconds, got {_quoted(text)}")
-    return value
-
-
-def _bound(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {_quoted(text)}")
-    from deployspec.contract.protocol import unique_names, unreadable
-
-    try:  # (a name twice is refused, as in a trace file: JSON says not which one counts)
-        return name, json.loads(value, object_pairs_hook=unique_names)
-    except json.JSONDecodeError:
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", value):  # a bare word is a string: start=release
-            return name, value
-        raise argparse.ArgumentTypeError(f"{name}: not a JSON value: {_quoted(value)}") from None
-    except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
-        raise argparse.ArgumentTypeError(f"{name}: {unreadable(exc)}") from None
-
-
-def _quoted(text: str, limit: int = 60) -> str:
-    """``text`` quoted for an error message, cut short: a pasted megabyte stays off the screen."""
-    return quoted(text) if len(text) <= limit else quoted(text[:limit]) + f"... ({len(text)} characters)"
-
-
-def _int_at_least(least: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            too_long = re.fullmatch(r"\s*[+-]?\d+\s*", text) is not None  # beyond Python's 4,300 digits
-            raise argparse.ArgumentTypeError(
-                f"too large: {_quoted(text)}" if too_long else f"not an integer: {_quoted(text)}") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
-        return value
-
-    return parse
-
-
-def _int_between(least: int, most: int):
-    at_least = _int_at_least(least)
-
-    def parse(text: str) -> int:
-        value = at_least(text)
-        if value > most:
-            raise argparse.ArgumentTypeError(f"at most {most}, got {value}")
-        return value
-
-    return parse
-
-
 #: the most search processes (a typo should not start a thousand)
 MAX_JOBS = 64
-_nonneg_int = _int_at_least(0)
-_positive_int = _int_at_least(1)
 #: pytest's --deployspec-examples (contract's --examples is held to its most after parsing)
-_examples_count = _int_between(1, contract_cli.MAX_EXAMPLES)
+examples_count = int_between(1, contract_cli.MAX_EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:

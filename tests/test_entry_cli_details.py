@@ -10,8 +10,7 @@ import signal
 
 import pytest
 
-from deployspec import cli, interruption, streams
-from deployspec.cli import _bound, _int_at_least, _int_between, _quoted, _seconds
+from deployspec import argtypes, cli, interruption, streams
 from deployspec.models import UsageError
 
 # --- argument checks -----------------------------------------------------------------
@@ -21,13 +20,13 @@ from deployspec.models import UsageError
 def test_a_budget_outside_zero_to_a_day_is_refused(text):
     """--budget 0, a day or more, or nan (which compares false to everything) would never end or never start."""
     with pytest.raises(argparse.ArgumentTypeError, match="more than 0 and less than 86400"):
-        _seconds(text)
+        argtypes.seconds(text)
 
 
 @pytest.mark.parametrize("text, value", [("0.001", 0.001), ("86399.5", 86399.5), ("2", 2.0)])
 def test_a_budget_inside_the_range_is_taken(text, value):
     """The edges just inside the range are valid budgets."""
-    assert _seconds(text) == value
+    assert argtypes.seconds(text) == value
 
 
 @pytest.mark.parametrize("text, bound", [
@@ -36,7 +35,7 @@ def test_a_budget_inside_the_range_is_taken(text, value):
 ])
 def test_a_bound_is_a_json_value_or_a_bare_word(text, bound):
     """NAME=VALUE gives JSON, or a bare word as a string (start=release)."""
-    assert _bound(text) == bound
+    assert argtypes.bound(text) == bound
 
 
 @pytest.mark.parametrize("text, message", [
@@ -46,19 +45,19 @@ def test_a_bound_is_a_json_value_or_a_bare_word(text, bound):
 def test_a_bound_without_a_name_or_with_a_bad_word_is_refused(text, message):
     """A value that is neither JSON nor one bare word is a typo, not a string to search with."""
     with pytest.raises(argparse.ArgumentTypeError, match=message):
-        _bound(text)
+        argtypes.bound(text)
 
 
 def test_quoted_text_is_whole_up_to_the_limit_and_cut_past_it():
     """An error quotes a value of up to 60 characters whole; longer is cut at 60 and its length said."""
-    assert _quoted("x" * 60) == repr("x" * 60)
-    assert _quoted("x" * 61) == repr("x" * 60) + "... (61 characters)"
+    assert argtypes.quoted_arg("x" * 60) == repr("x" * 60)
+    assert argtypes.quoted_arg("x" * 61) == repr("x" * 60) + "... (61 characters)"
 
 
 def test_integer_bounds_are_inclusive():
     """--jobs 1 and --jobs 64 are allowed; 0 and 65 are not."""
-    jobs = _int_between(1, 64)
-    assert (jobs("1"), jobs("64"), _int_at_least(0)("0")) == (1, 64, 0)
+    jobs = argtypes.int_between(1, 64)
+    assert (jobs("1"), jobs("64"), argtypes.int_at_least(0)("0")) == (1, 64, 0)
     with pytest.raises(argparse.ArgumentTypeError, match="at most 64, got 65"):
         jobs("65")
     with pytest.raises(argparse.ArgumentTypeError, match=">= 1, got 0"):
@@ -69,7 +68,7 @@ def test_integer_bounds_are_inclusive():
 def test_a_signed_or_spaced_huge_integer_is_too_large_not_malformed(text):
     """int() takes signs and spaces: past its 4,300 digits the number is too large, not 'not an integer'."""
     with pytest.raises(argparse.ArgumentTypeError, match="too large"):
-        _int_at_least(0)(text)
+        argtypes.int_at_least(0)(text)
 
 
 # --- main's exit statuses ------------------------------------------------------------
@@ -149,4 +148,4 @@ def test_a_signal_held_while_loading_interrupts_the_command_once_it_is_read(caps
 def test_a_malformed_integer_is_not_called_too_large(text):
     """--seed=--5 is a typo to fix, not a number too large: the message must say which."""
     with pytest.raises(argparse.ArgumentTypeError, match="not an integer"):
-        _int_at_least(0)(text)
+        argtypes.int_at_least(0)(text)

@@ -16,6 +16,12 @@ import time
 
 from deployspec import traces
 from deployspec.adapter import ImplementationError, StopServing
+from deployspec.argtypes import (  # check's: the same syntax and messages
+    bound,
+    nonneg_int,
+    positive_int,
+    seconds,
+)
 from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bound_words, bounds_given, find_variant, get_model
 from deployspec.text import printable_line, quoted
@@ -25,8 +31,7 @@ from deployspec.user_code import lent_streams
 DEFAULT_TIMEOUT = 10.0
 
 
-def add_parsers(sub, seconds, nonneg_int, positive_int) -> None:
-    from deployspec.cli import _bound as bound  # check's parser: the same syntax and messages
+def add_parsers(sub) -> None:
 
     c = sub.add_parser(
         "contract", help="check another implementation against the spec (and a reference)",
@@ -83,7 +88,7 @@ def add_parsers(sub, seconds, nonneg_int, positive_int) -> None:
                            "contract --exec \"deployspec serve --model M --python MODULE:FACTORY\"")
 
 
-def add_replay_options(r, seconds) -> None:
+def add_replay_options(r) -> None:
     how = r.add_mutually_exclusive_group()
     how.add_argument("--exec", dest="exec_", metavar="COMMAND", help="replay against this program")
     how.add_argument("--python", metavar="MODULE:FACTORY", help="replay against this Python object")

@@ -35,14 +35,15 @@ NO_TARGET = ("no implementation given: pass --deployspec-exec COMMAND or "
 
 
 def _cli(validator: str):
-    """The CLI's option validator of that name, imported only when the option is given."""
+    """The command line's value type of that name (``deployspec.argtypes``; the CLI's
+    ``examples_count``), imported only when the option is given."""
 
     def parse(text: str):
-        from deployspec import cli
+        from deployspec import argtypes, cli
 
-        return getattr(cli, validator)(text)
+        return (getattr(argtypes, validator, None) or getattr(cli, validator))(text)
 
-    parse.__name__ = validator.strip("_")
+    parse.__name__ = validator
     return parse
 
 
@@ -56,11 +57,11 @@ def pytest_addoption(parser) -> None:
                 help="the model it implements (default: capi)")
     g.addoption("--deployspec-reference", metavar="VARIANT",
                 help="also check conformance to this reference variant")
-    g.addoption("--deployspec-examples", type=_cli("_examples_count"), default=100, metavar="N",
+    g.addoption("--deployspec-examples", type=_cli("examples_count"), default=100, metavar="N",
                 help="examples per check (default 100)")
-    g.addoption("--deployspec-seed", type=_cli("_nonneg_int"), default=0, metavar="N",
+    g.addoption("--deployspec-seed", type=_cli("nonneg_int"), default=0, metavar="N",
                 help="seed of the random search (default 0): the same seed, the same examples")
-    g.addoption("--deployspec-timeout", type=_cli("_seconds"), default=10.0, metavar="SECONDS",
+    g.addoption("--deployspec-timeout", type=_cli("seconds"), default=10.0, metavar="SECONDS",
                 help="longest wait for one reply, or one call of a Python object (default 10)")
     g.addoption("--deployspec-out", metavar="DIR", help="save counterexamples here")
 
