@@ -12,19 +12,18 @@ and figures).
 
 from __future__ import annotations
 
-import argparse
 import platform
 import time
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--max-deployments", type=int, default=None,
+    import _args  # bad arguments: one line, exit status 2
+
+    parser = _args.Parser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=_args.runs, default=5)
+    parser.add_argument("--max-deployments", type=_args.at_least_0, default=None,
                         help="instead of the default exploration bound (2)")
     args = parser.parse_args()
-
-    import attrs
 
     from deployspec.engines.explore import explore_config
     from deployspec.explorer import bfs
@@ -33,8 +32,7 @@ def main() -> None:
     model = get_model("capi")
     variant = model.variant("capi-safe")
     config = explore_config(model, variant)
-    if args.max_deployments is not None:
-        config = attrs.evolve(config, max_deployments=args.max_deployments)
+    config = _args.with_max_deployments(model, config, args.max_deployments)
     print(f"{platform.python_implementation()} {platform.python_version()}: bare BFS on capi-safe")
     print("run  states  transitions  depth  CPU s  states/s (CPU)")
     for run in range(1, args.runs + 1):

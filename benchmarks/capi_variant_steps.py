@@ -10,7 +10,6 @@ is the engine's own figure (Result.stats["steps_per_second"]) for one property.
 from __future__ import annotations
 
 import random
-import sys
 import time
 
 from deployspec.adapter import ReferenceAdapter
@@ -37,8 +36,13 @@ def model_steps_per_second(variant: str, seconds: float) -> int:
 
 
 def main() -> None:
-    variant = sys.argv[1] if len(sys.argv) > 1 else "capi-current"
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
+    import _args
+
+    ap = _args.Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("variant", nargs="?", type=_args.capi_variant, default="capi-current")
+    ap.add_argument("seconds", nargs="?", type=_args.seconds, default=5.0)
+    args = ap.parse_args()
+    variant, seconds = args.variant, args.seconds
     model = get_model("capi")
     print(f"{variant} model: {model_steps_per_second(variant, seconds)} steps/s")
     r = search(model, variant, model.property("single_active_deployment"),

@@ -33,7 +33,6 @@ written outside the temporary directory, which is removed afterwards.
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -156,8 +155,10 @@ def measure(path_first: str | None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3, help="runs of each build, alternating (median reported)")
+    import _args
+
+    ap = _args.Parser()
+    ap.add_argument("--runs", type=_args.runs, default=3, help="runs of each build, alternating (median reported)")
     ap.add_argument("--compiler", choices=["cython", "mypyc"], default="cython")
     args = ap.parse_args()
     try:

@@ -23,7 +23,6 @@ Reports, each measurement in a fresh process (so its peak memory is its own):
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import multiprocessing as mp
 import resource
@@ -232,14 +231,16 @@ def fresh(fn, *args):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    import _args  # here, not above: the fresh processes measured import this module
+
+    ap = _args.Parser()
     ap.add_argument("--quick", action="store_true", help="one run each, skip max_deployments=3")
-    ap.add_argument("--runs", type=int, default=None,
+    ap.add_argument("--runs", type=_args.runs, default=None,
                     help="runs of the bare BFS, median reported (default 1 with --quick, else 3)")
     ap.add_argument("--section", type=int, action="append", choices=(1, 2, 3, 4),
                     help="run only this section (repeatable; default: all)")
     args = ap.parse_args()
-    runs = args.runs or (1 if args.quick else 3)
+    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
     sections = set(args.section or (1, 2, 3, 4))
     if 1 in sections:
         section_1(args, runs)

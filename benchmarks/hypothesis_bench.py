@@ -11,7 +11,6 @@ busy machine does not move them.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -20,8 +19,10 @@ from deployspec.models import get_model
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seeds", type=int, default=20)
+    import _args
+
+    ap = _args.Parser()
+    ap.add_argument("--seeds", type=_args.runs, default=20)
     args = ap.parse_args()
     capi = get_model("capi")
 

@@ -18,7 +18,6 @@ subtracted, so the figure is the search's alone. Needs ``valgrind`` on PATH.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -57,11 +56,18 @@ def counted(args: list[str]) -> tuple[int, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", default="capi-safe")
-    parser.add_argument("--max-deployments", type=int, default=None,
+    import _args
+
+    parser = _args.Parser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", type=_args.capi_variant, default="capi-safe")
+    parser.add_argument("--max-deployments", type=_args.at_least_0, default=None,
                         help="instead of the default exploration bound (2)")
     args = parser.parse_args()
+    from deployspec.engines.explore import explore_config
+    from deployspec.models import get_model
+
+    model = get_model("capi")  # the bound as --bound takes it, before valgrind starts
+    _args.with_max_deployments(model, explore_config(model, model.variant(args.variant)), args.max_deployments)
     if shutil.which("valgrind") is None:
         raise SystemExit("instructions.py: needs valgrind on PATH (e.g. apt-get install valgrind)")
     bound = "-" if args.max_deployments is None else str(args.max_deployments)

@@ -25,32 +25,27 @@ from deployspec.spec import selection as sel
 from deployspec.engines.z3_engine import Problem
 from deployspec.models import get_model
 
+#: the largest N or M taken (the explorer's max_deployments is held to the same)
+MOST = 64
+
 
 def bound(text: str) -> tuple[int, int]:
-    """``NxM``: N processes, M deployments, each at least 1."""
+    """``NxM``: N processes, M deployments, each from 1 to :data:`MOST`."""
     try:
         n, m = (int(x) for x in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not NxM (processes x deployments, e.g. 8x7)") from None
-    if n < 1 or m < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: processes and deployments must be at least 1")
+    if not (1 <= n <= MOST and 1 <= m <= MOST):
+        raise argparse.ArgumentTypeError(f"{text!r}: processes and deployments must be from 1 to {MOST}")
     return n, m
 
 
-def positive(text: str) -> int:
-    try:
-        runs = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs") from None
-    if runs < 1:
-        raise argparse.ArgumentTypeError("at least 1 run")
-    return runs
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    import _args
+
+    ap = _args.Parser()
     ap.add_argument("--bounds", nargs="+", type=bound, default=[(8, 6), (8, 7), (12, 11), (16, 15)])
-    ap.add_argument("--runs", type=positive, default=3)
+    ap.add_argument("--runs", type=_args.runs, default=3)
     args = ap.parse_args()
 
     capi = get_model("capi")
