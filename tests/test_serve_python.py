@@ -260,3 +260,29 @@ def test_a_served_object_that_closes_its_streams_ends_serving_quietly():
                           input="".join(json.dumps(r) + "\n" for r in requests), check=False)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert [json.loads(line)["type"] for line in proc.stdout.splitlines()] == ["reset_ok", "performed", "performed"]
+
+
+def test_keys_that_become_one_name_as_json_are_refused_served_and_in_process():
+    """``{1: …, "1": …}`` is written as an object naming "1" twice. Over --exec a harness
+    refuses that line; served from a Python object (and in process) it was read back by
+    json.loads, which keeps the last: a different observation, accepted."""
+    from deployspec.contract.python_adapter import PythonAdapter
+    from deployspec.contract.server import serve
+    from deployspec.models import get_model
+
+    tags = {1: "sha256:aa", "1": "sha256:bb"}
+
+    class Twice(_Raises):
+        def observe(self):
+            return {"registry": {"tags": tags}}
+
+    requests = io.BytesIO(b'{"id": 0, "type": "reset", "protocol": 1, "model": "slots", "config": {}}\n'
+                          b'{"id": 1, "type": "observe"}\n')
+    replies = io.BytesIO()
+    assert serve(Twice(None), "slots", stdin=requests, stdout=replies) == 0
+    reply = json.loads(replies.getvalue().splitlines()[1])
+    assert reply == {"id": 1, "type": "error",
+                     "message": 'observe() returned something that is not JSON: an object names "1" twice'}
+    adapter = PythonAdapter(Twice(None), get_model("slots"))
+    with pytest.raises(Exception, match='not JSON: an object names "1" twice'):
+        adapter.observe()

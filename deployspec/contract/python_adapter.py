@@ -104,7 +104,9 @@ class PythonAdapter:
         if len(copied) > protocol.MAX_LINE:
             raise self._failed(f"observe() returned an observation of {len(copied)} bytes as JSON, over the "
                                f"{protocol.MAX_LINE} a reply may have (as over --exec)")
-        obs = json.loads(copied)
+        obs = read_back(copied)
+        if isinstance(obs, Wrong):
+            raise self._failed(obs.why)
         problem = self.checker.check(obs)
         if problem:
             raise self._failed(f"observation violates the {self.model.name} observation schema: {problem}")
@@ -177,6 +179,16 @@ def as_json(obs: Any) -> str | Wrong:
     except Exception as exc:  # noqa: BLE001 - its own mapping's methods raised
         return Wrong(f"observe() returned an object ({type(obs).__name__}) that raised "
                       f"{describe(exc)} when read")
+
+
+def read_back(text: str) -> Any:
+    """The copy as a harness reads it over ``--exec`` (``protocol.loads``), or why not: keys
+    that became one name once written as strings (``{1: …, "1": …}``) are refused there,
+    not collapsed into one."""
+    try:
+        return protocol.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return Wrong(f"observe() returned something that is not JSON: {protocol.unreadable(exc)}")
 
 
 def wrong_answer(method: str, result: Any) -> str | None:

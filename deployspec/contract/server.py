@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 from deployspec.adapter import StopServing
 from deployspec.contract import leftovers, protocol
-from deployspec.contract.python_adapter import Wrong, as_json, wrong_answer
+from deployspec.contract.python_adapter import Wrong, as_json, read_back, wrong_answer
 from deployspec.reference.core import shown
 from deployspec.text import quoted
 from deployspec.user_code import at_user_line, describe
@@ -80,9 +80,11 @@ class Server:
             raise _Unanswerable(why)
         if method == "observe":  # a plain copy now, as in process: serialising it runs its own code
             copied = as_json(result)
+            if not isinstance(copied, Wrong):
+                copied = read_back(copied)
             if isinstance(copied, Wrong):
                 raise _Unanswerable(copied.why)
-            return json.loads(copied)
+            return copied
         return result
 
     def reply_to(self, line: bytes) -> dict:
