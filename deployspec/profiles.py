@@ -27,16 +27,21 @@ def unknown_profile() -> str | None:
     return None if name in PROFILES else f"DEPLOYSPEC_PROFILE={quoted(name)}: unknown profile (known: {', '.join(PROFILES)})"
 
 
-def register() -> None:
-    """Register the profiles; load none."""
+#: what each profile sets beyond what they share (:func:`made`)
+_OWN = {"ci": {"max_examples": 60, "stateful_step_count": 30},
+        "thorough": {"max_examples": 2000, "stateful_step_count": 60}}
+
+
+def made(name: str, **overrides):
+    """Profile ``name``'s settings, on Hypothesis's defaults (never on the profile a run
+    loaded, which may be a user's)."""
     from hypothesis import HealthCheck, settings  # (here: the plugin's check needs none of it)
 
     # No deadline and no too_slow health check: every example ends with a settle phase
     # (up to settle_steps platform steps), so examples are slow by design, not by accident.
     # No database: a CI checkout is fresh, and replays live in counterexamples/ instead.
     common = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
-    settings.register_profile("ci", max_examples=60, stateful_step_count=30, **common)
-    settings.register_profile("thorough", max_examples=2000, stateful_step_count=60, **common)
+    return settings(settings.get_profile("default"), **{**common, **_OWN[name], **overrides})
 
 
 def _name() -> str:
@@ -44,20 +49,20 @@ def _name() -> str:
 
 
 def load() -> None:
-    """Register the profiles and load ``DEPLOYSPEC_PROFILE``'s for every test of the run:
-    deployspec's own suite only (an unknown one is left to the plugin to refuse:
-    :func:`unknown_profile`)."""
-    register()
-    if unknown_profile() is None:
-        from hypothesis import settings
-
-        settings.load_profile(_name())
-
-
-def chosen():
-    """The settings of ``DEPLOYSPEC_PROFILE``'s profile (``ci`` when unknown: the plugin
-    refuses an unknown one before collection), for one test to take explicitly."""
+    """For every test of deployspec's own suite: register the profiles as
+    ``deployspec-ci`` and ``deployspec-thorough`` and load ``DEPLOYSPEC_PROFILE``'s (an
+    unknown one is left to the plugin to refuse: :func:`unknown_profile`). Not as ``ci``:
+    that is Hypothesis's own profile, loaded when ``CI`` is set, which a user may have
+    changed; registering the active profile again reloads it."""
     from hypothesis import settings
 
-    register()
-    return settings.get_profile(_name() if unknown_profile() is None else "ci")
+    for name in PROFILES:
+        settings.register_profile(f"deployspec-{name}", made(name))
+    if unknown_profile() is None:
+        settings.load_profile(f"deployspec-{_name()}")
+
+
+def chosen(**overrides):
+    """``DEPLOYSPEC_PROFILE``'s settings (``ci``'s when unknown: the plugin refuses an
+    unknown one before collection) for one test to take explicitly; nothing registered."""
+    return made(_name() if unknown_profile() is None else "ci", **overrides)

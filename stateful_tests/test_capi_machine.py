@@ -8,7 +8,7 @@ shows the machine can fail.
 
 import pytest
 from deployspec.stateful_tests.machine import PropertyViolated, build_machine
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec.adapter import ReferenceAdapter
@@ -27,8 +27,9 @@ def machine_for(variant: str, properties=None):
 
 SafeMachine = machine_for("capi-safe")
 TestCapiSafe = SafeMachine.TestCase
-# deployspec's profile (DEPLOYSPEC_PROFILE), whatever profile the run loaded for its other tests
-TestCapiSafe.settings = chosen()
+# deployspec's profile (DEPLOYSPEC_PROFILE), whatever profile the run loaded for its other tests;
+# every health check off, as Hypothesis's own TestCase settings have them
+TestCapiSafe.settings = chosen(suppress_health_check=list(HealthCheck))
 
 
 def test_seed_design_is_caught():

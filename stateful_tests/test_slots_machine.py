@@ -8,7 +8,7 @@ must catch the webhook redeploying production, which shows the machine can fail.
 
 import pytest
 from deployspec.stateful_tests.machine import PropertyViolated, build_machine
-from hypothesis import Phase, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec.adapter import ReferenceAdapter
@@ -27,8 +27,9 @@ def machine_for(variant: str, properties=None, config=None):
 
 
 TestSlotsImmutable = machine_for("slots-pipeline-immutable").TestCase
-# deployspec's profile (DEPLOYSPEC_PROFILE), whatever profile the run loaded for its other tests
-TestSlotsImmutable.settings = chosen()
+# deployspec's profile (DEPLOYSPEC_PROFILE), whatever profile the run loaded for its other tests;
+# every health check off, as Hypothesis's own TestCase settings have them
+TestSlotsImmutable.settings = chosen(suppress_health_check=list(HealthCheck))
 
 
 def test_immutable_holds_with_sticky_ci_setting():

@@ -202,47 +202,72 @@ def test_another_projects_run_is_not_stopped_by_a_profile_it_never_reads(tmp_pat
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("theirs", ["theirs", "ci"])
 @pytest.mark.parametrize("profile", ["", "thorough"])
-def test_collecting_the_contract_tests_leaves_the_settings_of_ones_own_tests_alone(tmp_path, profile):
+def test_collecting_deployspecs_tests_leaves_the_settings_of_ones_own_tests_alone(tmp_path, profile, theirs):
     """The package's conftest loaded deployspec's profile for the whole run: a user's own
     Hypothesis tests collected beside the contract tests ran ``ci``'s 60 examples with no
-    deadline (2000 with DEPLOYSPEC_PROFILE=thorough), whatever profile they had loaded."""
+    deadline (2000 with DEPLOYSPEC_PROFILE=thorough), whatever profile they had loaded.
+    Then registering deployspec's ``ci`` again (the state-machine modules, as imported)
+    reloaded Hypothesis's ``ci`` profile, the one it loads itself when CI is set."""
     (tmp_path / "conftest.py").write_text(
         "from hypothesis import settings\n"
-        "settings.register_profile('theirs', max_examples=7, deadline=200)\n"
-        "settings.load_profile('theirs')\n")
+        f"settings.register_profile({theirs!r}, max_examples=7, deadline=200)\n"
+        f"settings.load_profile({theirs!r})\n")
     (tmp_path / "test_theirs.py").write_text(
         "from hypothesis import settings\n"
         "def test_their_profile_holds():\n"
         "    assert (settings.default.max_examples, settings.default.deadline.total_seconds()) == (7, 0.2)\n")
     r = pytest_run(tmp_path, "test_theirs.py", env={"DEPLOYSPEC_PROFILE": profile})
     assert r.returncode == 0 and "1 passed" in r.stdout and f"{N_PROPERTIES} skipped" in r.stdout, r.stdout
+    machines = ("deployspec.stateful_tests.test_capi_machine", "deployspec.stateful_tests.test_slots_machine")
+    r = pytest_run(tmp_path, *machines, "test_theirs.py", "-k", "their_profile",
+                   env={"DEPLOYSPEC_PROFILE": profile, "CI": "true"})
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout
 
 
-def test_the_shipped_state_machine_tests_take_deployspecs_profile_explicitly(monkeypatch):
-    from deployspec.profiles import chosen
-
-    monkeypatch.setenv("DEPLOYSPEC_PROFILE", "thorough")
-    assert (chosen().max_examples, chosen().deadline) == (2000, None)
-    monkeypatch.delenv("DEPLOYSPEC_PROFILE")
-    assert chosen().max_examples == 60
+def test_the_shipped_state_machine_tests_take_deployspecs_profile_with_every_health_check_off():
+    """As Hypothesis's own TestCase settings have them (filter_too_much, data_too_large…),
+    with DEPLOYSPEC_PROFILE's examples and steps."""
+    code = ("from hypothesis import HealthCheck\n"
+            "from deployspec.stateful_tests.test_capi_machine import TestCapiSafe\n"
+            "from deployspec.stateful_tests.test_slots_machine import TestSlotsImmutable\n"
+            "for t in (TestCapiSafe, TestSlotsImmutable):\n"
+            "    s = t.settings\n"
+            "    print(s.max_examples, s.stateful_step_count, s.deadline, set(s.suppress_health_check) == set(HealthCheck))\n")
+    for profile, want in (("", "60 30 None True"), ("thorough", "2000 60 None True")):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                           env={**os.environ, "DEPLOYSPEC_PROFILE": profile})
+        assert r.stdout.splitlines() == [want, want], r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("xdist", [(), ("-n", "2")])
 def test_an_implementation_given_to_a_run_with_no_contract_test_says_so(tmp_path, xdist):
     """An ``addopts`` carrying --deployspec-exec in a run that never names the contract tests
-    passed in silence: nothing judged the implementation."""
+    passed in silence: nothing judged the implementation. (A test of theirs whose name says
+    "test_contract" is not one; nor is a contract test a hook wrapper deselected last.)"""
     from deployspec.contract.plugin import NO_CONTRACT_TEST
 
-    (tmp_path / "test_theirs.py").write_text("def test_theirs():\n    assert True\n")
+    (tmp_path / "test_contracts_billing.py").write_text("def test_theirs():\n    assert True\n")
     run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist, "--deployspec-python", SAFE[1]]
-    r = subprocess.run([*run, "test_theirs.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                       check=False)
+    r = subprocess.run([*run, "test_contracts_billing.py"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300, check=False)
     assert r.returncode == 0 and NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
     r = pytest_run(tmp_path, *xdist, *SAFE, "--deployspec-examples", "3", "-k", "single_active_deployment")
     assert r.returncode == 0 and NO_CONTRACT_TEST not in r.stdout.replace("\n", " "), r.stdout + r.stderr
     r = pytest_run(tmp_path, *xdist, *SAFE, "-k", "no_such_check")  # -k deselected every one
     assert NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\n"
+        "@pytest.hookimpl(wrapper=True)\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    result = yield\n"
+        "    gone = [i for i in items if 'test_contract[' in i.nodeid]\n"
+        "    config.hook.pytest_deselected(items=gone)\n"
+        "    items[:] = [i for i in items if i not in gone]\n"
+        "    return result\n")
+    r = pytest_run(tmp_path, *xdist, *SAFE, "test_contracts_billing.py")
+    assert r.returncode == 0 and NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
 
 
 def test_a_check_that_holds_vacuously_warns_and_a_hang_names_the_plugins_option(tmp_path):

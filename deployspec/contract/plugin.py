@@ -215,25 +215,26 @@ def pytest_generate_tests(metafunc) -> None:
 _COLLECTED = pytest.StashKey[bool]()
 
 
-def _contract_test(name: str) -> bool:
-    return "deployspec_check" in name or "test_contract" in name
-
-
-@pytest.hookimpl(trylast=True)  # after -k and -m deselected theirs
-def pytest_collection_modifyitems(config, items) -> None:
-    if any("deployspec_check" in getattr(item, "fixturenames", ()) for item in items):
+def pytest_collection_finish(session) -> None:
+    """Whether a contract test is among the items run, once every plugin has deselected
+    (``-k``, ``--lf``, a hook wrapper's own); an xdist worker tells its controller."""
+    selected = any("deployspec_check" in getattr(item, "fixturenames", ()) for item in session.items)
+    config = session.config
+    if hasattr(config, "workeroutput"):
+        config.workeroutput["deployspec_contract_selected"] = selected
+    elif selected:
         config.stash[_COLLECTED] = True
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_node_collection_finished(node, ids) -> None:
-    """(pytest-xdist's controller collects nothing itself: its workers' test ids.)"""
-    if any(_contract_test(i) for i in ids):
+def pytest_testnodedown(node, error) -> None:
+    """(pytest-xdist's controller collects nothing itself: what each worker told.)"""
+    if getattr(node, "workeroutput", {}).get("deployspec_contract_selected"):
         node.config.stash[_COLLECTED] = True
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    """An implementation given to a run that collected no contract test (the module not
+    """An implementation given to a run that selected no contract test (the module not
     named, or a ``-k`` that matched none) is said, not a silent pass of what the run did
     collect (an ``addopts`` carrying ``--deployspec-exec`` would gate nothing). A line,
     not a usage error: collection is over, and in an xdist worker that is an INTERNALERROR."""
