@@ -22,6 +22,7 @@ import time
 import z3
 from deployspec.spec import selection as sel
 
+from deployspec.argtypes import quoted_arg
 from deployspec.engines.z3_engine import Problem
 from deployspec.models import get_model
 
@@ -34,9 +35,9 @@ def bound(text: str) -> tuple[int, int]:
     try:
         n, m = (int(x) for x in text.lower().split("x"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not NxM (processes x deployments, e.g. 8x7)") from None
+        raise argparse.ArgumentTypeError(f"{quoted_arg(text)} is not NxM (processes x deployments, e.g. 8x7)") from None
     if not (1 <= n <= MOST and 1 <= m <= MOST):
-        raise argparse.ArgumentTypeError(f"{text!r}: processes and deployments must be from 1 to {MOST}")
+        raise argparse.ArgumentTypeError(f"{quoted_arg(text)}: processes and deployments must be from 1 to {MOST}")
     return n, m
 
 

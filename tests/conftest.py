@@ -1,5 +1,6 @@
 import multiprocessing as mp
 import signal
+import sys
 
 import pytest
 
@@ -34,12 +35,21 @@ def outside(monkeypatch):
     monkeypatch.syspath_prepend(str(DESIGNS))
     monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [])
 
+    used: set[str] = set()
+
     def use(modules: str) -> None:
         monkeypatch.setenv(variant_plugins.ENV, modules)
         models._CACHE.clear()
         variant_plugins._handed_in = None
+        # each test's own module of that name: another test's, imported before, is no design of this one's
+        names = {m.strip() for m in modules.split(",") if m.strip()}
+        for name in names:
+            sys.modules.pop(name, None)
+        used.update(names)
 
-    return use
+    yield use
+    for name in used:
+        sys.modules.pop(name, None)
 
 
 @pytest.fixture

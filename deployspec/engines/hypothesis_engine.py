@@ -114,20 +114,41 @@ def _shortened(model, variant, config, prop, exc: BaseException, done: list[dict
 
 def _unrepeated(exc: BaseException, variant: str | None) -> str:
     """The line for Hypothesis's ``Flaky``: what the first run raised (a design's rule: where,
-    as for any rule that raises, and after which steps), which the same steps did not raise
-    again; Hypothesis's own words (its test function, "sub-exception") only when it says no more."""
-    from deployspec import variant_plugins
+    as for any rule that raises, and after which steps), and what the same steps did when
+    run again (nothing, or another error); Hypothesis's own words (its test function,
+    "sub-exception") only when it holds no exception."""
     from deployspec.text import printable_line
 
-    first = next(iter(getattr(exc, "exceptions", ())), None)  # FlakyFailure: what the first run raised
-    if isinstance(first, PropertyViolated):
-        what = f"{first.violation.property}: {first.violation.message}"
-    elif first is not None:
-        what = (variant_plugins.fault(variant, first) if variant else None) or \
-            f"{type(first).__name__}: {first}{reached.said(first)}"
-    else:  # FlakyStrategyDefinition: the draws themselves went otherwise (its first line says so)
+    raised = [_unwrapped(e) for e in getattr(exc, "exceptions", ())]  # FlakyFailure: first run, replay
+    if not raised:  # FlakyStrategyDefinition: the draws themselves went otherwise (its first line says so)
         return f"non-deterministic behaviour: {printable_line(str(exc).strip().partition(chr(10))[0])}"
-    return f"non-deterministic behaviour: {printable_line(what, 600)}; the same steps run again did not fail"
+    then = (f"; the same steps run again raised {printable_line(_again(raised[-1]), 300)}"
+            if len(raised) > 1 else "; the same steps run again did not fail")
+    return f"non-deterministic behaviour: {printable_line(_said(raised[0], variant), 600)}{then}"
+
+
+def _unwrapped(exc: BaseException) -> BaseException:
+    """Hypothesis wraps a BaseException (SystemExit, GeneratorExit) it holds in a group in an
+    exception of its own, with the real one as its cause."""
+    return exc.__cause__ if type(exc).__name__ == "_WrappedBaseException" and exc.__cause__ else exc
+
+
+def _again(exc: BaseException) -> str:
+    """What the replay raised, short (the steps are the first run's)."""
+    from deployspec.user_code import at_user_line, describe
+
+    if isinstance(exc, PropertyViolated):
+        return f"{exc.violation.property}: {exc.violation.message}"
+    return f"{describe(exc)}{at_user_line(exc)}"
+
+
+def _said(exc: BaseException, variant: str | None) -> str:
+    from deployspec import variant_plugins
+    from deployspec.user_code import describe
+
+    if isinstance(exc, PropertyViolated):
+        return f"{exc.violation.property}: {exc.violation.message}"
+    return (variant_plugins.fault(variant, exc) if variant else None) or f"{describe(exc)}{reached.said(exc)}"
 
 
 def check_property(

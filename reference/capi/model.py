@@ -213,7 +213,8 @@ def probe_actions(obs: dict, config: CapiConfig) -> list:
     process with no STARTING instance, ``tick(failed=…)`` of the only active
     deployment (nothing happens but what the dispatcher does before the steps,
     which a plain ``tick`` does too), ``cancel`` with nothing to cancel or while
-    CANCELING with no newer droplet, ``continue`` with no PAUSED deployment,
+    CANCELING with no newer droplet (the deployment the cf CLI acts on:
+    ``api.newest_active``), ``continue`` unless that deployment is PAUSED,
     ``scale`` while a deployment progresses or to the count the newest web process
     has, a rollback to the latest revision.
     So a probe reaches no state the candidates do not. What the bounds leave out (a stage past ``max_droplets``,
