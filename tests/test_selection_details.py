@@ -11,6 +11,7 @@ when two views are equivalent.
 from __future__ import annotations
 
 import attrs
+import pytest
 import z3
 from deployspec.spec import selection as sel
 from deployspec.spec.core import state_property
@@ -228,3 +229,63 @@ def test_capi_pr3072_s_dead_interim_breaks_cancel_restores_last_good_by_survivor
     r = z3_engine.search(CAPI, "capi-pr3072", CAPI.property("cancel_restores_last_good"), budget=10, seed=0,
                          out_dir=None)
     assert r.verdict == "violated" and r.stats["counterexample"]["selection_property"] == "survivor_runs"
+
+
+# --- terms a mutation probe found unpinned: each view tells the term from a weaker or stronger one
+
+_CC, _CS = ("CANCELING", "CANCELING"), ("DEPLOYED", "SUPERSEDED")
+
+
+def _ev(prop, view, survivor):
+    s = sel.Symbolic(view.n, view.m)
+    return s.evaluate(getattr(sel, prop)(s, z3.IntVal(survivor)), view)
+
+
+@pytest.mark.parametrize("owners, deployments, canceled", [
+    ((-1, 0), (_CC,), 0),  # the pushed process: a candidate
+    ((0, 1), (("DEPLOYED", "DEPLOYED"), _CC), 1),  # the finalized deployment's process: a candidate
+])
+def test_a_running_process_of_the_kinds_cancel_may_keep_satisfies_survivor_runs(owners, deployments, canceled):
+    view = sel.SelectionView(owners=owners, desired=(1, 1), running=(1, 1), deployments=deployments,
+                             canceled=canceled, reports=True)
+    assert _ev("_survivor_runs", view, 1) is True
+
+
+def test_an_oldest_process_that_still_runs_is_no_exception_even_with_a_crash():
+    """P0, the process capi-safe's cancel of d0 kept (its own: owner d0, CANCELED), runs one
+    instance and has one crashed; keeping P1 of the canceled d1 instead is newer, and keeping
+    it does not serve what P0 serves."""
+    view = sel.SelectionView(owners=(0, 1), desired=(2, 1), running=(1, 1), crashed=(1, 0),
+                             deployments=(("CANCELED", "CANCELED"), _CC), canceled=1, reports=True)
+    assert _ev("_survivor_not_newer", view, 1) is False
+    assert _ev("_survivor_runs", view, 1) is False
+
+
+def test_a_crashed_oldest_is_no_exception_while_an_interim_runs():
+    """Near the seed: the cancel keeps the canceled deployment's own process while an older
+    interim still runs; the crashing original excuses nothing then."""
+    view = sel.SelectionView(owners=(-1, 0, 1), desired=(1, 1, 1), running=(0, 1, 1), crashed=(1, 0, 0),
+                             deployments=(_CS, _CC), canceled=1, reports=True)
+    assert _ev("_survivor_not_newer", view, 2) is False
+
+
+def test_the_exception_keeps_the_canceled_process_only_if_it_runs():
+    view = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(0, 0), crashed=(1, 0),
+                             deployments=(_CC,), canceled=0, reports=True)
+    assert _ev("_survivor_not_newer", view, 1) is False
+
+
+def test_a_degenerate_deployment_has_no_live_process():
+    view = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(1, 0),
+                             deployments=(("DEPLOYED", "DEGENERATE"), _CC), canceled=1, reports=True)
+    s = sel.Symbolic(2, 2)
+    got = {c.name: s.evaluate(c.build(s), view) for c in sel.WELLFORMED if c.needs == sel.ALWAYS}
+    assert got["degenerate_has_no_process"] is False
+
+
+def test_the_app_stays_available_symptom_needs_a_process_that_runs():
+    """The search for a view that takes the app down looks where something ran before."""
+    view = sel.SelectionView(owners=(-1, 0), desired=(1, 1), running=(0, 0),
+                             deployments=(_CC,), canceled=0, reports=True)
+    s = sel.Symbolic(2, 1)
+    assert s.evaluate(sel.SYMPTOMS["app_stays_available"](s, z3.IntVal(0)), view) is False

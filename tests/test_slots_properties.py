@@ -418,3 +418,8 @@ def test_a_webhook_delivery_to_staging_is_a_deploy_as_set_image_is():
     for how in ({"type": "deliver_webhook"}, {"type": "restart", "slot": "staging"}):
         v = run("rollback_restores_previous", RELEASED, (SWAP, SWAPPED), (how, picked), (SWAP, back))
         assert v is not None and v.message.startswith("swap back at step 2 left production on d1, not the d0"), how
+
+
+def test_an_empty_container_beside_a_running_one_is_one_version():
+    """A container that pulled nothing runs no version (the slot is not two versions)."""
+    assert state("slot_runs_one_version", world(slot("A", 1), slot("B", 1, None), tag=1)) is None

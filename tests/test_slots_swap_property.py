@@ -59,3 +59,26 @@ def test_every_shipped_design_keeps_production_serving_through_a_swap_of_a_faili
     steps = DEPLOY_FOO + [Push(healthy=False), SetImage("staging"), Swap(), Swap()]
     for variant in SLOTS.variants:
         assert verdict(variant, "swap_keeps_production_serving", steps) is None, variant
+
+
+def test_an_aborted_swap_that_changes_only_production_s_settings_breaks_it():
+    """docs/properties.md: an aborted swap leaves production's instances, image reference
+    *and settings* as they were (a swap applying its phase-one settings to the wrong slot,
+    then aborting); no test changed the settings alone."""
+    import copy
+
+    before = world(slot("A", 0), slot("B", 1), tag=1)
+    before["slots"]["production"]["settings"] = [{"name": "FEATURE", "value": False, "sticky": False}]
+    after = copy.deepcopy(before)
+    after["last_swap"] = "aborted"
+    after["slots"]["production"]["settings"][0]["value"] = True
+    v = run("swap_keeps_production_serving", before, (SWAP, after))
+    assert v is not None and v.message == ("swap at step 0 left production on site A but changed its "
+                                           "image reference or settings")
+
+
+def test_a_completed_swap_is_judged_by_every_container_it_promotes_not_the_first():
+    failing = {"digest": 1, "status": "crash_loop"}
+    v = run("swap_keeps_production_serving", world(slot("A", 0, 0), slot("B", 1, failing), tag=1),
+            (SWAP, world(slot("B", 1, failing), slot("A", 0, 0), tag=1, last_swap="completed")))
+    assert v is not None and v.message.startswith("swap at step 0 promoted containers that fail to start")
