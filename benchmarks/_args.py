@@ -1,24 +1,24 @@
 """The command line the benchmarks share, held to deployspec's rules for bad input: one
-line on stderr, exit status 2, never a traceback. The checks are deployspec's own
-(``deployspec.argtypes``; bounds through ``Model.with_bounds``), not copies of them."""
+line on stderr, exit status 2, never a traceback. The value types are deployspec's own
+(``deployspec.argtypes``, which the scripts use directly; bounds through
+``Model.with_bounds``), not copies of them."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from typing import NoReturn
 
-from deployspec.argtypes import int_between, nonneg_int, seconds
+from deployspec.argtypes import int_between
 from deployspec.models import UsageError, get_model
 
 #: the most runs or seeds a benchmark takes: a typo should not start a week of measuring
 MOST_RUNS = 1000
 runs = int_between(1, MOST_RUNS)
-at_least_0 = nonneg_int
-__all__ = ["MOST_RUNS", "Parser", "at_least_0", "capi_variant", "fail", "runs", "seconds", "with_max_deployments"]
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
 

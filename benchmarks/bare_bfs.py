@@ -19,9 +19,11 @@ import time
 def main() -> None:
     import _args  # bad arguments: one line, exit status 2
 
+    from deployspec import argtypes
+
     parser = _args.Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=_args.runs, default=5)
-    parser.add_argument("--max-deployments", type=_args.at_least_0, default=None,
+    parser.add_argument("--max-deployments", type=argtypes.nonneg_int, default=None,
                         help="instead of the default exploration bound (2)")
     args = parser.parse_args()
 

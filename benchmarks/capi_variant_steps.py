@@ -38,9 +38,11 @@ def model_steps_per_second(variant: str, seconds: float) -> int:
 def main() -> None:
     import _args
 
+    from deployspec import argtypes
+
     ap = _args.Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("variant", nargs="?", type=_args.capi_variant, default="capi-current")
-    ap.add_argument("seconds", nargs="?", type=_args.seconds, default=5.0)
+    ap.add_argument("seconds", nargs="?", type=argtypes.seconds, default=5.0)
     args = ap.parse_args()
     variant, seconds = args.variant, args.seconds
     model = get_model("capi")

@@ -68,10 +68,12 @@ def _cpu() -> float:
 def main() -> None:
     import _args
 
+    from deployspec import argtypes
+
     p = _args.Parser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--seconds", type=_args.seconds, default=3.0, help="search budget per property")
+    p.add_argument("--seconds", type=argtypes.seconds, default=3.0, help="search budget per property")
     p.add_argument("--variant", type=_args.capi_variant, default="capi-safe")
-    p.add_argument("--seed", type=_args.at_least_0, default=0)
+    p.add_argument("--seed", type=argtypes.nonneg_int, default=0)
     args = p.parse_args()
     server = f"{shlex.quote(sys.executable)} -m deployspec serve --model capi --variant {args.variant}"
     module_factory = f"deployspec.contract.examples:{args.variant.replace('-', '_')}"

@@ -58,9 +58,11 @@ def counted(args: list[str]) -> tuple[int, str]:
 def main() -> None:
     import _args
 
+    from deployspec import argtypes
+
     parser = _args.Parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", type=_args.capi_variant, default="capi-safe")
-    parser.add_argument("--max-deployments", type=_args.at_least_0, default=None,
+    parser.add_argument("--max-deployments", type=argtypes.nonneg_int, default=None,
                         help="instead of the default exploration bound (2)")
     args = parser.parse_args()
     from deployspec.engines.explore import explore_config

@@ -100,6 +100,10 @@ def pytest_configure(config) -> None:
             raise pytest.UsageError(ours(str(exc))) from None
 
 
+#: the contract tests' module, which reads --deployspec-examples, not DEPLOYSPEC_PROFILE
+_CONTRACT_TESTS = "deployspec.stateful_tests.test_contract"
+
+
 def _runs_deployspecs_own_tests(config) -> bool:
     """Whether this run may collect deployspec's own tests, the ones ``DEPLOYSPEC_PROFILE``
     sets: in its source tree, or named with ``--pyargs deployspec.…``. Another project's
@@ -111,9 +115,6 @@ def _runs_deployspecs_own_tests(config) -> bool:
         return True
     return any(str(arg).startswith("deployspec.") and not str(arg).startswith(_CONTRACT_TESTS)
                for arg in config.args)
-
-
-_CONTRACT_TESTS = "deployspec.stateful_tests.test_contract"
 
 
 def _check_designs() -> None:

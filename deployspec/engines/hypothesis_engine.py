@@ -122,7 +122,7 @@ def _unrepeated(exc: BaseException, variant: str | None) -> str:
     raised = [_unwrapped(e) for e in getattr(exc, "exceptions", ())]  # FlakyFailure: first run, replay
     if not raised:  # FlakyStrategyDefinition: the draws themselves went otherwise (its first line says so)
         return f"non-deterministic behaviour: {printable_line(str(exc).strip().partition(chr(10))[0])}"
-    then = (f"; the same steps run again raised {printable_line(_again(raised[-1]), 300)}"
+    then = (f"; the same steps run again raised {printable_line(_said(raised[-1], variant, short=True), 300)}"
             if len(raised) > 1 else "; the same steps run again did not fail")
     return f"non-deterministic behaviour: {printable_line(_said(raised[0], variant), 600)}{then}"
 
@@ -133,21 +133,16 @@ def _unwrapped(exc: BaseException) -> BaseException:
     return exc.__cause__ if type(exc).__name__ == "_WrappedBaseException" and exc.__cause__ else exc
 
 
-def _again(exc: BaseException) -> str:
-    """What the replay raised, short (the steps are the first run's)."""
+def _said(exc: BaseException, variant: str | None, short: bool = False) -> str:
+    """What a run raised: a violation, or an error (a design's rule: where, and after which
+    steps; ``short``: where in the code only, for the replay of steps already said)."""
+    from deployspec import variant_plugins
     from deployspec.user_code import at_user_line, describe
 
     if isinstance(exc, PropertyViolated):
         return f"{exc.violation.property}: {exc.violation.message}"
-    return f"{describe(exc)}{at_user_line(exc)}"
-
-
-def _said(exc: BaseException, variant: str | None) -> str:
-    from deployspec import variant_plugins
-    from deployspec.user_code import describe
-
-    if isinstance(exc, PropertyViolated):
-        return f"{exc.violation.property}: {exc.violation.message}"
+    if short:
+        return f"{describe(exc)}{at_user_line(exc)}"
     return (variant_plugins.fault(variant, exc) if variant else None) or f"{describe(exc)}{reached.said(exc)}"
 
 
