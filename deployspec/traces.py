@@ -318,16 +318,28 @@ def _check_by_model(path: Path, model, data: dict) -> None:
     if data["violation"]["step"] >= n:  # -1: a settled check with no step before it
         raise UsageError(f"{path}: violation.step {data['violation']['step']} is beyond the "
                          f"trace's {n} step(s)")
-    if data.get("settle_from") is not None and data["settle_from"] > n:
-        raise UsageError(f"{path}: settle_from {data['settle_from']} is beyond the trace's {n} step(s)")
+    settle_from = data.get("settle_from")
+    if settle_from is not None and settle_from > n:
+        raise UsageError(f"{path}: settle_from {settle_from} is beyond the trace's {n} step(s)")
+    if settle_from is not None:
+        # the settle phase is the platform's alone (``Session.settle``); a replay plays the steps
+        # before it and settles by the target's own rules: a user's action there would be dropped
+        for i in range(settle_from, n):
+            if model.action(data["steps"][i]["action"]).actor != "platform":
+                raise UsageError(f"{path}: step {i}: {data['steps'][i]['action']['type']} is a user's "
+                                 f"action, after settle_from {settle_from} (the platform settles alone)")
     try:
         model.config_from_json(data["config"])
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{path}: bad config: {exc}") from None
     try:
-        model.property(data["property"])
+        prop = model.property(data["property"])
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
+    if settle_from is None and (prop.kind == "settled" or data["violation"]["step"] < 0):
+        # without a settle phase a replay would never judge it, and say it holds
+        raise UsageError(f"{path}: {prop.name} is judged once the platform settles, and the trace has "
+                         "no settle_from")
 
 
 @lru_cache(maxsize=8)

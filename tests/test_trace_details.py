@@ -103,6 +103,36 @@ def test_settle_from_may_be_the_trace_s_length_not_beyond(tmp_path):
         traces.load(beyond)
 
 
+def test_a_user_s_action_after_settle_from_is_refused_not_dropped(tmp_path):
+    # a replay plays the steps before settle_from and lets the target settle alone: a
+    # user's action after it would be dropped unsaid, and the verdict ("does not
+    # reproduce", exit 0) read as a fix
+    trace = seed_trace()  # push, runtime, deploy, cancel, deploy, tick
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(dict(trace, settle_from=2)))
+    with pytest.raises(UsageError, match=r"step 2: deploy is a user's action, after settle_from 2"):
+        traces.load(moved)
+    ok = tmp_path / "ok.json"  # from the tick on, the platform alone: accepted
+    ok.write_text(json.dumps(dict(trace, settle_from=5)))
+    assert traces.load(ok)["settle_from"] == 5
+
+
+@pytest.mark.parametrize("how", ["settled-property", "step-before-any"])
+def test_a_trace_judged_on_settling_without_settle_from_is_refused(tmp_path, how):
+    # a settled property is judged by the settle phase alone: without one, a replay never
+    # judges it and would say it holds
+    prop = CAPI.property("deployment_converges")
+    config = CAPI.default_config(CAPI.variant("capi-2022"))
+    trace = record(CAPI, "capi-2022", config, prop, [Push(1), Deploy(), Cancel(), Deploy(), Cancel(), Tick()],
+                   title="two cancels")
+    if how == "step-before-any":  # the loader's own "-1: a settled check with no step before it"
+        trace = dict(seed_trace(), violation=dict(trace["violation"], step=-1))
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(dict(trace, settle_from=None)))
+    with pytest.raises(UsageError, match="is judged once the platform settles, and the trace has no settle_from"):
+        traces.load(path)
+
+
 @pytest.mark.parametrize("occupant", ["{}", "[1, 2]", '{"model": "capi", "variant": "v", "property": "p", "steps": [1]}'])
 def test_json_that_is_no_trace_under_the_name_is_replaced(tmp_path, occupant):
     # readable JSON but not a trace (no fingerprint): like a truncated file, it is replaced
