@@ -86,3 +86,10 @@ def divergence(trace: dict[str, Any]) -> str:
         return divergence_report(trace) + "\n"
     except UsageError as exc:  # a reference design not handed in here
         return f"(where it parted from the reference is not shown: {exc})\n"
+    except (Exception, SystemExit) as exc:  # the reference's rule raised: a design handed in, said
+        from deployspec import variant_plugins
+
+        why = variant_plugins.fault(trace["property"][len(PREFIX):], exc)
+        if why is None:  # a shipped variant's: deployspec's own bug
+            raise
+        return f"(where it parted from the reference is not shown: {why})\n"

@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 
 from deployspec.adapter import ReferenceAdapter
+from deployspec.contract.conformance import PREFIX
+from deployspec.contract.guard import guard_property
 from deployspec.models import UsageError, get_model
 from deployspec.reference.core import Action
 from deployspec.session import Session
@@ -73,9 +75,9 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     config = config_on(trace, None if implementation else target, bounds)
     # a conformance trace replayed on a variant: that variant is what differs, if anything
     prop = model.property(trace["property"], config, subject="implementation" if implementation else target)
-    if implementation:
-        from deployspec.contract.guard import guard_property
-
+    if implementation and not trace["property"].startswith(PREFIX):
+        # (as contract guards them: an observation a property cannot read is the implementation's
+        # fault; a conformance property's reference raising is the reference design's)
         prop = guard_property(prop)
     session = Session(model, adapter, (prop,), config)
     try:

@@ -88,7 +88,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     # unless it failed of an interruption it caught (a bare except: then sys.exit):
                     # the run was stopped, as when a rule swallows it
                     interruption.raise_if_pending()
-                    why = variant_plugins.fault(args.variant or trace["variant"], exc) if conn is None else None
+                    why = variant_plugins.fault(_raised_in(exc, trace, args, conn), exc)
                     if why is None:
                         raise
                     _say_unreplayed([p for p, _ in loaded[at + 1:]])
@@ -102,6 +102,15 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
             if conn is not None:
                 conn.close()
     return max((v[1] for v in verdicts), default=0)
+
+
+def _raised_in(exc: BaseException, trace: dict, args, conn) -> str:
+    """The design whose rule raised ``exc``: a conformance trace's reference
+    (``reference_raised``), else the variant replayed on ("" with an implementation: its
+    failures come as faults)."""
+    from deployspec.contract.conformance import reference_raised
+
+    return reference_raised(exc) or ("" if conn is not None else args.variant or trace["variant"])
 
 
 def _say_unreplayed(paths: list[str]) -> None:

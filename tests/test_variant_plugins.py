@@ -134,6 +134,25 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
     assert (status, out) == (2, "") and without_steps(err.rstrip("\n")).endswith(f"deployspec: error: --reference: {why}")
 
 
+def test_a_conformance_trace_whose_reference_raises_blames_that_design(capsys, hand_in, tmp_path):
+    """A conformance trace replayed on its variant, on an implementation, or drawn: the
+    reference's rule raising is that design's error (it was a traceback with exit 1, the
+    status of a finding that reproduces, or an implementation fault of a correct one)."""
+    hand_in("rulebroken", "def boom(state):\n    raise RuntimeError('my rule is broken')\n"
+            + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
+    why = "variant raises (DEPLOYSPEC_VARIANTS module rulebroken) raised RuntimeError: my rule is broken at rulebroken.py:2"
+    seed = json.loads((ROOT / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json").read_text())
+    trace = tmp_path / "conf.json"
+    trace.write_text(json.dumps(dict(seed, variant="capi-safe", property="conforms_to_raises",
+                                     violation={"step": 5, "message": "differs"})))
+    for target in ([], ["--python", "deployspec.contract.examples:capi_safe"]):
+        status, out, err = run(capsys, "replay", str(trace), *target)
+        assert (status, out, err) == (2, "", f"deployspec: error: {trace}: {why}\n"), target
+    status, out, err = run(capsys, "show", str(trace))  # the steps drawn; where it parted, not
+    assert status == 0 and err == ""
+    assert out.endswith(f"(where it parted from the reference is not shown: {why})\n")
+
+
 @pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")
 def test_a_rule_that_raises_in_an_explore_worker_is_named_by_its_own_line(capsys, hand_in):
     """--workers: the exception comes back from a worker process; it was named by the line of

@@ -30,6 +30,13 @@ def conformance_property(model, variant_name: str, config: Any, subject: str = "
     variant = model.variant(variant_name)
 
     def advance(state, step: Step):
+        try:
+            return _advance(state, step)
+        except (Exception, SystemExit) as exc:  # the reference's rule (a design handed in) raised
+            mark_reference(exc, variant_name)
+            raise
+
+    def _advance(state, step: Step):
         if step.index == 0:
             problems = differences(model.observe(state), step.before, variant_name, implementation=subject)
             if problems:
@@ -56,6 +63,30 @@ def conformance_property(model, variant_name: str, config: Any, subject: str = "
         initial=model.initial_state(config),
         advance=advance,
     )
+
+
+#: the attribute of an exception that names the reference variant whose rule raised it
+_RAISED_IN = "_deployspec_reference"
+
+
+def mark_reference(exc: BaseException, variant: str) -> None:
+    """Note on ``exc`` that the reference ``variant`` raised it (as :mod:`deployspec.reached`
+    keeps steps: in its ``__dict__``, left alone by the exception class's own code): a
+    replay of a conformance trace then blames that design, not the target or the
+    implementation."""
+    try:
+        object.__getattribute__(exc, "__dict__").setdefault(_RAISED_IN, variant)
+    except (AttributeError, TypeError):  # (an exception class with slots: nothing kept)
+        pass
+
+
+def reference_raised(exc: BaseException) -> str | None:
+    """The reference variant :func:`mark_reference` noted on ``exc``, or None."""
+    try:
+        found = object.__getattribute__(exc, "__dict__").get(_RAISED_IN)
+    except (AttributeError, TypeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def _the(subject: str) -> str:
