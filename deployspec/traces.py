@@ -214,13 +214,14 @@ def _finding_in(there: Any) -> str | None:
 
 
 def _stored(path: Path) -> Any:
-    """What the file at ``path`` holds as JSON; None for no regular file (a FIFO would wait
-    for a writer), one over ``MAX_TRACE_BYTES`` (no trace: reading an 8 GB file whole took
-    a minute and a half and 17 GB before saving a trace over it) or one unreadable."""
+    """What the file at ``path`` holds as JSON, if it is a trace ``load`` reads; None for no
+    regular file (a FIFO would wait for a writer), one over ``MAX_TRACE_BYTES`` (no trace:
+    reading an 8 GB file whole took a minute and a half and 17 GB before saving a trace over
+    it), one unreadable, or one that is no valid trace (an edited one: replay refuses it)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        return json.loads(_read_text(path))
+        return _validated(path, _parsed(path, _read_text(path)))
     except (OSError, UsageError, ValueError, RecursionError):
         return None
 
@@ -234,7 +235,11 @@ def load(path: str | os.PathLike) -> dict:
     if not str(path):  # Path("") is ".", the current folder
         raise UsageError("an empty file name: name a trace file")
     path = Path(path)
-    data = _parsed(path, _read_text(path))
+    return _validated(path, _parsed(path, _read_text(path)))
+
+
+def _validated(path: Path, data: Any) -> dict:
+    """``data``, read from ``path``, if it is a trace; else a one-line UsageError."""
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]

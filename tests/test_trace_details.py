@@ -143,6 +143,19 @@ def test_json_that_is_no_trace_under_the_name_is_replaced(tmp_path, occupant):
     assert traces.load(final)["steps"] == json.loads(json.dumps(trace["steps"]))
 
 
+def test_a_file_of_the_same_finding_that_does_not_load_is_replaced(tmp_path):
+    # the same name and fingerprint, but a field edited out: replay refuses it, so saving the
+    # finding again replaces it rather than keep it and say "saved"
+    trace = seed_trace()
+    final = traces.save(trace, tmp_path)
+    broken = dict(json.loads(final.read_text()), version=2)
+    del broken["initial"]
+    final.write_text(json.dumps(broken))
+    assert traces.fingerprint(broken) == traces.fingerprint(trace)
+    assert traces.keep(trace, tmp_path) == (str(final), None, None)
+    assert traces.load(final)["initial"] == json.loads(json.dumps(trace["initial"]))
+
+
 # --- shortening by replay ----------------------------------------------------------------
 
 

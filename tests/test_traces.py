@@ -160,7 +160,9 @@ def test_save_replaces_a_broken_file_of_the_same_name_and_keeps_a_readable_one(t
     assert not path.is_symlink()
     other = json.loads(good)
     other["steps"] = other["steps"][:2]  # a readable trace of another finding under this name
+    other["violation"]["step"] = 1
     path.write_text(json.dumps(other))
+    assert traces.load(path)["steps"] == other["steps"]
     with pytest.raises(UsageError, match="the name is taken by another trace"):
         traces.save(trace, tmp_path)
     assert json.loads(path.read_text()) == other
@@ -326,6 +328,7 @@ def test_a_file_over_the_trace_limit_under_the_name_is_not_read_but_replaced(tmp
     good = path.read_text()
     other = json.loads(good)
     other["steps"] = other["steps"][:2]
+    other["violation"]["step"] = 1  # (a trace load reads: one it refuses is replaced too)
     padded = json.dumps(other) + " " * 200
     monkeypatch.setattr(traces, "MAX_TRACE_BYTES", len(padded.encode()))
     path.write_text(padded)  # within the limit: another finding's, refused
