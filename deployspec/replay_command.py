@@ -267,7 +267,7 @@ def trace_files(paths: list[str]) -> list[str]:
 
 def _json_files_in(folder: str) -> list[str]:
     """The ``*.json`` files in ``folder`` and its subfolders (not through links to
-    folders), but ITF exports (``*.itf.json``, ``show``'s name for them) and the
+    folders), but ITF exports (``*.itf.json`` in any case, as ``show`` names them) and the
     temporary files of a save a crash left (``.tmp-*``). A folder that cannot be read, or
     a ``*.json`` that is no file (a link to nothing, a FIFO), is a UsageError, not a
     trace less replayed (pathlib's ``rglob`` skipped them without a word: a suite passed
@@ -278,7 +278,7 @@ def _json_files_in(folder: str) -> list[str]:
     found = []
     for top, _dirs, names in os.walk(folder, onerror=refuse):
         for n in names:
-            if not n.endswith(".json") or n.endswith(".itf.json") or n.startswith(TEMPORARY):
+            if not n.endswith(".json") or n.lower().endswith(".itf.json") or n.startswith(TEMPORARY):
                 continue
             path = os.path.join(top, n)
             if not os.path.isfile(path):

@@ -222,7 +222,8 @@ def test_show_writes_no_json_name_a_replay_of_its_folder_would_read_as_a_trace(c
         status, _, err = run(capsys, "show", str(SEED), "-o", str(out), *argv)
         assert status == 2 and "a .json name would be read as a trace" in err and not out.exists()
     assert run(capsys, "show", str(SEED), "-o", str(tmp_path / "x.itf.json"))[0] == 0
-    # the name it suggests is one a replay of the folder leaves alone (it read it, and failed)
+    assert run(capsys, "show", str(SEED), "-o", str(tmp_path / "y.ITF.json"))[0] == 0  # (its suffix, any case)
+    # the names it takes for ITF are ones a replay of the folder leaves alone (it read them, and failed)
     import shutil
 
     shutil.copy(SEED, tmp_path / SEED.name)
