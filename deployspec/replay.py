@@ -9,6 +9,7 @@ the implementation's fault, as in ``deployspec contract``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -47,11 +48,29 @@ class ReplayOutcome:
         recorded start when the trace names one (a slots trace from a tag Terraform left:
         a design that pins digests still meets it there); None: nothing to say."""
         if self.started_elsewhere(trace):
-            return "from another start than recorded" if self.bounds_moved_start else "from its own start"
+            if self.bounds_moved_start:
+                return "from another start than recorded"
+            if self.target == trace["variant"]:  # its own configuration: the recorded start, or should be
+                return f"from another start than recorded: {CHANGED}"
+            return "from its own start"
         start = (trace.get("config") or {}).get("start")
         if isinstance(start, str):
             return f"from start={start}, as recorded; --bound start=NAME replays from another"
         return None
+
+
+    def departure(self, trace: dict) -> int | None:
+        """The first step after which a replay on the recorded design observed or refused
+        otherwise than the trace records (an edited file, or a model changed since), or None."""
+        for i, (done, recorded) in enumerate(zip(self.session.steps, trace["steps"])):
+            if (done["rejected"] is None) != (recorded.get("rejected") is None) \
+                    or json.loads(json.dumps(done["observation"])) != recorded["observation"]:
+                return i
+        return None
+
+
+#: why a replay on the recorded design parts from the recorded steps
+CHANGED = "the file or the model changed since it was saved"
 
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,

@@ -191,6 +191,12 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
     """A replay's verdict, 1 if it reproduces, its one line, and what ``--json`` tells of it."""
     start = outcome.start_note(trace)  # e.g. slots: where another design's Terraform leaves the app
     notes = [start] if start else []
+    if outcome.target == trace["variant"] and not bounds and not outcome.started_elsewhere(trace):
+        from deployspec.replay import CHANGED
+
+        parted = outcome.departure(trace)  # on the recorded design, the recorded story or a changed one
+        if parted is not None:
+            notes.append(f"parts from the recorded steps at step {parted}: {CHANGED}")
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")

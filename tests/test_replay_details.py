@@ -8,9 +8,11 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from deployspec.replay import replay
 
-from .cli_runs import SEED
+from .cli_runs import SEED, run
 
 
 def _seed() -> dict:
@@ -38,3 +40,37 @@ def test_a_trace_broken_by_settling_alone_is_settled_not_played():
     assert outcome.session.settle_from == 0
     assert outcome.session.steps == []  # no push, deploy…: capi's start has no app, so nothing settles
     assert not outcome.reproduced  # (capi's start has no app: settling does nothing)
+
+
+def _edited(tmp_path, edit) -> str:
+    trace = _seed()
+    edit(trace)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(trace))
+    return str(path)
+
+
+def _set(where: dict, key: str, value):
+    where[key] = value
+
+
+@pytest.mark.parametrize("edit, note", [
+    (lambda t: None, None),
+    (lambda t: _set(t["initial"], "app", {"droplet": 0, "started": True}),
+     "from another start than recorded: the file or the model changed since it was saved"),
+    (lambda t: _set(t["steps"][2]["observation"], "deployments", []),
+     "parts from the recorded steps at step 2: the file or the model changed since it was saved"),
+    (lambda t: _set(t["steps"][1], "rejected", "refused"),
+     "parts from the recorded steps at step 1: the file or the model changed since it was saved"),
+], ids=["as-recorded", "start", "observation", "refusal"])
+def test_a_replay_on_the_recorded_design_says_where_it_parts_from_the_recorded_steps(capsys, tmp_path, edit, note):
+    """The replay follows the recorded actions; a file whose recorded story it does not
+    follow (edited, or the model changed) reproduced as if nothing differed, and its start
+    was said to be the design's "own" (it is the recorded design's)."""
+    path = _edited(tmp_path, edit)
+    status, out, _ = run(capsys, "replay", path)
+    on = "capi-2022" + (f" ({note})" if note else "")
+    assert status == 1 and out.startswith(f"{path}: reproduces on {on}: app_stays_available at step 5 ")
+    # on another design the replay's story is its own: nothing to say
+    status, out, _ = run(capsys, "replay", path, "--variant", "capi-current")
+    assert "parts from" not in out and "changed since" not in out
