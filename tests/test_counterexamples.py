@@ -24,8 +24,10 @@ def test_reproduces_on_recorded_variant(path):
     assert outcome.reproduced, f"{path.name} no longer reproduces on {trace['variant']}"
     assert outcome.violation.step == trace["violation"]["step"]
     assert outcome.violation.cause == trace["violation"].get("cause"), "the property names another cause now"
-    # what show and the pictures print is what replay says today
+    # what show and the pictures print is what replay says today: the message, each
+    # observation and refusal, from the recorded start
     assert outcome.violation.message == trace["violation"]["message"]
+    assert not outcome.started_elsewhere(trace) and outcome.departure(trace) is None
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
