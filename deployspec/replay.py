@@ -18,7 +18,7 @@ import attrs
 from deployspec.adapter import ReferenceAdapter
 from deployspec.contract.conformance import PREFIX
 from deployspec.contract.guard import guard_property
-from deployspec.models import UsageError, get_model
+from deployspec.models import UsageError, did_you_mean, get_model
 from deployspec.reference.core import Action
 from deployspec.session import Session
 from deployspec.spec.core import Violation
@@ -131,9 +131,12 @@ def config_on(trace: dict, target: str | None, bounds: dict[str, Any] | None = N
         return config
     replayed, fields = model.config_type.REPLAYED, attrs.fields_dict(model.config_type)
     for name in bounds:
-        if name in fields and name not in replayed:  # (an unknown name: with_bounds lists them)
+        if name in fields and name not in replayed:
             raise UsageError(f"--bound {name}: bounds what a search tries; a replay runs the recorded "
                              f"actions (it takes: {', '.join(replayed)})")
+        if name not in fields:  # (with_bounds would list every field: the search's too)
+            raise UsageError(f"--bound {name}: no bound of {model.name}{did_you_mean(name, replayed)} "
+                             f"(a replay takes: {', '.join(replayed)})")
     return model.with_bounds(config, bounds)
 
 

@@ -14,7 +14,7 @@ from deployspec import interruption, traces
 from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
 from deployspec.files import TEMPORARY
-from deployspec.models import UsageError, bounds_given
+from deployspec.models import UsageError, bounds_given, get_model
 from deployspec.text import escaped, quoted
 
 
@@ -124,7 +124,7 @@ def _say_unreplayed(paths: list[str]) -> None:
 def _check_replay_configs(args, loaded, bounds) -> None:
     """Each trace's target and its configuration there, with ``--bound``, before any
     verdict is printed or any program started: a UsageError naming the file."""
-    from deployspec.models import find_variant, get_model
+    from deployspec.models import find_variant
     from deployspec.replay import config_on
 
     implementation = args.exec_ is not None or args.python is not None
@@ -146,8 +146,10 @@ def _check_replay_configs(args, loaded, bounds) -> None:
                 started = recorded_on(trace, model) or trace["variant"]
                 found = (f"found on implementation {quoted(trace['variant'])} run with --reference {quoted(started)}"
                          if started != trace["variant"] else f"found on variant {quoted(started)}")
-                raise UsageError(f"{path}: {found}, which is not known here: its own configuration decides "
-                                 f"what the trace replays with on {on} {HAND_IN_AGAIN}")
+                elsewhere = _of_another_model(started, model)
+                raise UsageError(f"{path}: {found}, " + (elsewhere or (
+                    f"which is not known here: its own configuration decides what the trace replays with on "
+                    f"{on} {HAND_IN_AGAIN}")))
         try:
             config_on(trace, on, bounds)
         except UsageError as exc:
@@ -178,7 +180,18 @@ def _no_target(path, trace) -> str:
     if isinstance((trace.get("extra") or {}).get("implementation"), dict):
         return (f"{path}: found on implementation {quoted(trace['variant'])}; replay it with --exec/--python, "
                 "or on a reference with --variant")
-    return f"{path}: found on variant {quoted(trace['variant'])}, which is not known here {HAND_IN_AGAIN}"
+    elsewhere = _of_another_model(trace["variant"], get_model(trace["model"]))
+    return f"{path}: found on variant {quoted(trace['variant'])}, " + (
+        elsewhere or f"which is not known here {HAND_IN_AGAIN}")
+
+
+def _of_another_model(variant: str, model) -> str | None:
+    """What to say of ``variant`` when it is another model's (the file names one model, its
+    variant belongs to another: an edited file), else None (a design not handed in)."""
+    from deployspec.models import model_names
+
+    others = [m for m in model_names() if m != model.name and variant in get_model(m).variants]
+    return f"a variant of model {others[0]}, not of the file's model {model.name}" if others else None
 
 
 def _replay_one(replay, trace, args, conn, bounds):

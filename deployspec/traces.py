@@ -21,7 +21,10 @@ from typing import Any
 from deployspec import __version__, validation
 from deployspec.files import write_atomically
 from deployspec.models import UsageError, get_model
-from deployspec.text import quoted
+from deployspec.text import printable_line, quoted
+
+#: the trace format's version (trace.schema.json's ``version``): what this deployspec writes and reads
+VERSION = 1
 
 #: a name a trace file is named by (``NAME--PROPERTY--HASH.json``): a variant's, or an
 #: implementation's (``contract --name``). It starts with a letter or digit (on a command
@@ -54,7 +57,7 @@ def build(
     v = session.violation
     trace = {
         "format": "deployspec-trace",
-        "version": 1,
+        "version": VERSION,
         "deployspec_version": __version__,
         "model": model,
         "variant": variant,
@@ -240,6 +243,13 @@ def load(path: str | os.PathLike) -> dict:
 
 def _validated(path: Path, data: Any) -> dict:
     """``data``, read from ``path``, if it is a trace; else a one-line UsageError."""
+    if isinstance(data, dict) and data.get("format") == "deployspec-trace" and "version" in data \
+            and data["version"] != VERSION:
+        # said first: another version's fields would be reported one by one as unknown
+        by = data.get("deployspec_version")
+        by = f", written by deployspec {printable_line(str(by), 40)}" if by is not None else ""
+        raise UsageError(f"{path}: trace format version {printable_line(json.dumps(data.get('version')), 40)}{by}; "
+                         f"this deployspec reads version {VERSION}")
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -247,7 +257,7 @@ def _validated(path: Path, data: Any) -> dict:
         raise UsageError(f"{path}: not a deployspec trace ({where}: {validation.explained(e)})")
     model = get_model(data["model"]) if data["model"] in _known_models() else None
     if model is None:
-        raise UsageError(f"{path}: unknown model {quoted(data['model'])}")
+        raise UsageError(f"{path}: unknown model {quoted(data['model'])} (known: {', '.join(_known_models())})")
     _check_observations(path, model, data)
     _check_by_model(path, model, data)
     return data

@@ -32,6 +32,15 @@ def test_a_trace_of_a_design_not_handed_in_says_so(capsys, tmp_path):
                                 "docs/variants.md)\n"))
 
 
+def test_a_trace_whose_variant_is_another_model_s_says_so(capsys, tmp_path):
+    """An edited file: capi's model, slots' variant. It was said to be a design not handed in."""
+    path = _recorded_on(tmp_path, "slots-webhook-tag", implementation=False)
+    why = "found on variant 'slots-webhook-tag', a variant of model slots, not of the file's model capi"
+    for on in ([], ["--variant", "capi-safe"]):
+        status, _, err = run(capsys, "replay", str(path), *on)
+        assert (status, err) == (2, f"deployspec: error: {path}: {why}\n"), on
+
+
 def test_a_trace_of_a_design_not_handed_in_is_not_replayed_on_another_from_a_guessed_start(capsys, tmp_path):
     """Which of its configuration's values were bounds chosen on purpose (kept) and which the
     design's own (the target's instead) only the design tells: replayed from the model's

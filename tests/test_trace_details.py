@@ -264,3 +264,17 @@ def test_as_given_names_the_folder_as_given_and_only_it():
     assert traces.as_given("saved: /w/out/a.json", "/w/out", ".") == "saved: a.json"
     assert traces.as_given("/w/out/a.json, not /w/out2/b.json", "/w/out", "res") == \
         "res/a.json, not /w/out2/b.json"
+
+
+@pytest.mark.parametrize("edit, said", [
+    # another version is said as such, not as the fields it adds or lacks
+    ({"version": 2, "deployspec_version": "9.0", "new_field": 1},
+     "trace format version 2, written by deployspec 9.0; this deployspec reads version 1"),
+    ({"model": "kubernetes"}, "unknown model 'kubernetes' (known: capi, slots)"),
+], ids=["version", "model"])
+def test_a_trace_of_another_version_or_model_is_said_so(tmp_path, edit, said):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(dict(seed_trace(), **edit)))
+    with pytest.raises(UsageError) as caught:
+        traces.load(path)
+    assert str(caught.value) == f"{path}: {said}"
