@@ -132,6 +132,10 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
                            "capi", "--reference", "raises", "--property", "conforms_to_raises", "--examples", "3",
                            "--json")
     assert (status, out) == (2, "") and without_steps(err.rstrip("\n")).endswith(f"deployspec: error: --reference: {why}")
+    # a --python that cannot be loaded is the argument's error, not the reference design's
+    status, out, err = run(capsys, "contract", "--python", "no_such_module_here:f", "--model", "capi",
+                           "--reference", "raises", "--examples", "3")
+    assert (status, out) == (2, "") and err.startswith("deployspec: error: --python no_such_module_here:f: no module"), err
 
 
 def test_a_conformance_trace_whose_reference_raises_blames_that_design(capsys, hand_in, tmp_path):

@@ -161,6 +161,8 @@ def cmd_contract(args) -> int:
                                   budget=args.budget, max_examples=args.examples, seed=args.seed,
                                   out_dir=out_dir, timeout=args.timeout, bounds=bounds,
                                   on_start=progress.start, on_result=heard)
+            except UsageError:  # (a bad --python, say: the user's argument, no fault of the design's)
+                raise
             except (Exception, SystemExit) as exc:  # a --reference design of one's own failed (sys.exit too)
                 why = variant_plugins.fault(args.reference, exc) if args.reference else None
                 if why is None:
