@@ -59,20 +59,21 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
-    try:
-        conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
-    except ImplementationFault as fault:
-        verdicts.append(("", 3, fault.line(), 0.0, {"outcome": "fault", "fault": fault.to_json(),
-                                                     "message": fault.line()}))
-        print(f"deployspec: {fault.line()}", file=sys.stderr)
-        return 3
-    # the verdicts go to ``out``: a --python object's threads print to stderr at any time
-    # (with --json, the lines go to stderr beside it: stdout is the document's)
-    lending = timed_call.lending(conn is not None and conn.target.kind == "python")
+    # the verdicts go to ``out``: a --python object's threads print to stderr at any time, from
+    # its factory on (with --json, the lines go to stderr beside it: stdout is the document's)
+    lending = timed_call.lending(args.python is not None)
+    implementation = args.exec_ is not None or args.python is not None
     # (a design of one's own runs in this process too: its rule may swallow the interruption)
-    holdout = "the implementation" if conn is not None else "a design's rule"
+    holdout = "the implementation" if implementation else "a design's rule"
     with lending as lent, interruption.sigterm_interrupts(holdout=holdout):
         out = sys.stderr if args.json else lent
+        try:
+            conn = contract_cli.open_for_replay(args, loaded)  # None unless --exec/--python
+        except ImplementationFault as fault:
+            verdicts.append(("", 3, fault.line(), 0.0, {"outcome": "fault", "fault": fault.to_json(),
+                                                         "message": fault.line()}))
+            print(f"deployspec: {fault.line()}", file=sys.stderr)
+            return 3
         try:
             for at, (path, trace) in enumerate(loaded):
                 started = time.perf_counter()

@@ -422,6 +422,39 @@ def test_a_refusal_that_does_not_repeat_gives_its_reason(capsys, monkeypatch):
             "where it was accepted before (is reset complete?") in err
 
 
+def test_an_object_s_calls_draw_from_the_global_random_generator_as_a_process_of_its_own_would(monkeypatch):
+    """Hypothesis seeds the global ``random`` generator alike before every example: an object
+    whose updater failed at ``random.random() < 0.1`` drew the same numbers after every reset
+    and passed as deterministic (over --exec, in a process of its own, it did not). Its calls
+    now carry a generator state of their own from call to call, and the caller's is left as it was."""
+    import random
+
+    from deployspec.contract import python_adapter
+    from deployspec.models import get_model
+
+    class Draws:
+        def __init__(self):
+            self.drawn: list[float] = []
+
+        def reset(self, config):
+            self.drawn.append(random.random())
+
+        def perform(self, action):
+            return None
+
+        def observe(self):
+            return {}
+
+    model = get_model("capi")
+    impl = Draws()
+    adapter = python_adapter.PythonAdapter(impl, model, timeout=5.0)
+    for _ in range(3):
+        random.seed(0)  # as Hypothesis does before each example
+        adapter.reset(model.default_config())
+    assert len(set(impl.drawn)) == 3, impl.drawn
+    assert random.random() == random.Random(0).random()  # the caller's generator, as it left it
+
+
 def _count_fickle_deploys_from_zero(monkeypatch) -> None:
     """``fickle`` counts deploys over its module's life: from 0 in each test, whatever ran before."""
     monkeypatch.syspath_prepend(str(FAKES.parent))

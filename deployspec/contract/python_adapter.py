@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -84,6 +85,11 @@ class PythonAdapter:
         self.timeout = timeout
         #: the cause once the object has failed, or INTERRUPTED
         self.dead: str | None = None
+        #: the global ``random`` generator's state for the object's calls, as a process of its
+        #: own would have it (seeded by the OS, carried from call to call): Hypothesis seeds
+        #: that generator alike before every example, so an object's ``random.random()`` gave
+        #: the same draws after each reset and a flaky updater passed as deterministic
+        self._random = random.Random().getstate()
 
     def reset(self, config: Any) -> None:
         self._call("reset", config.to_json())
@@ -145,6 +151,8 @@ class PythonAdapter:
             # perform's reason, as a plain copy; what any other method returned is dropped here
             return str.__str__(result) if method == "perform" and result is not None else None
 
+        outer = random.getstate()
+        random.setstate(self._random)
         try:
             result = call(answer, *args, what=f"{method}()", timeout=self.timeout)
         except ImplementationError as exc:
@@ -152,6 +160,9 @@ class PythonAdapter:
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
+        finally:
+            self._random = random.getstate()
+            random.setstate(outer)
         if isinstance(result, Wrong):
             raise self._failed(result.why)
         return result
