@@ -4,7 +4,8 @@ observations and protocol messages.
 JSON Schema counts ``2.0`` as an integer. Python does not: a step number,
 a ``settle_from`` or an id read as ``2.0`` would later index a list, or print
 as ``P0.0``. Here an integer must be written as one. And a list of numbered things (processes, deployments, digests) says its
-items' ids once each (``x-uniqueBy``), which JSON Schema alone cannot say.
+items' ids once each (``x-uniqueBy``), and in order (``x-numberedBy``, ``x-ascendingBy``),
+which JSON Schema alone cannot say.
 """
 
 from __future__ import annotations
@@ -47,7 +48,43 @@ def _unique_by(validator: Any, field: str, instance: Any, _schema: Any):
             seen[key] = i
 
 
-Validator = validators.extend(_BASE, validators={UNIQUE_BY: _unique_by},
+#: a list whose items are numbered by their place: item i has the named field i (capi's droplets
+#: and deployments: the properties read ``deployments[d]`` as deployment ``d``)
+NUMBERED_BY = "x-numberedBy"
+#: a list in the named field's strictly increasing order (capi's web processes, oldest first:
+#: the properties read the first as the oldest)
+ASCENDING_BY = "x-ascendingBy"
+
+
+def _numbered_by(validator: Any, field: str, instance: Any, _schema: Any):
+    if not validator.is_type(instance, "array"):
+        return
+    for i, item in enumerate(instance):
+        if isinstance(item, dict) and _is_integer(None, item.get(field)) and item[field] != i:
+            yield jsonschema.ValidationError(
+                f"{item[field]}: item {i} must have {field} {i} (numbered 0, 1, 2… in creation order, oldest "
+                "first)", path=[i, field])
+            return
+
+
+def _ascending_by(validator: Any, field: str, instance: Any, _schema: Any):
+    if not validator.is_type(instance, "array"):
+        return
+    before = None
+    for i, item in enumerate(instance):
+        value = item.get(field) if isinstance(item, dict) else None
+        if not _is_integer(None, value):
+            continue
+        if before is not None and value <= before:
+            yield jsonschema.ValidationError(
+                f"{value}: not above the {field} before it, {before} (oldest first, {field}s increasing)",
+                path=[i, field])
+            return
+        before = value
+
+
+Validator = validators.extend(_BASE, validators={UNIQUE_BY: _unique_by, NUMBERED_BY: _numbered_by,
+                                                ASCENDING_BY: _ascending_by},
                               type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
 
 

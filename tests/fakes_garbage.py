@@ -70,12 +70,13 @@ def nan_observation():
 
 
 class Inconsistent(ReferenceImplementation):
-    """Valid by the schema, but deployments are numbered from 1, not by position."""
+    """Valid by the schema, but its web processes run a droplet never staged (one past the
+    last: the properties that ask whether it is healthy read past the list of droplets)."""
 
     def observe(self):
         obs = super().observe()
-        for d in obs["deployments"]:
-            d["id"] += 1
+        for p in obs["processes"]:
+            p["droplet"] = len(obs["droplets"])
         return obs
 
 

@@ -199,6 +199,29 @@ def test_an_implementation_naming_one_id_twice_is_said_so_at_the_second():
         f'"{settings[0]["name"]}"')
 
 
+def test_capi_lists_out_of_their_order_are_said_at_the_first_item_out_of_place():
+    """The properties read deployment d as ``deployments[d]``, droplet i as ``droplets[i]`` and
+    the first process as the oldest: listed newest first, a correct implementation was
+    judged to break cancel_restores_last_good (the other deployment's cancel); numbered from
+    1, it failed as a property that "cannot read" the observation."""
+    checker = protocol.ObservationChecker(get_model("capi"))
+    impl = ReferenceImplementation("capi", "capi-safe")
+    impl.reset({})
+    for action in ({"type": "push", "instances": 1}, {"type": "stage", "healthy": True}, {"type": "deploy"}):
+        assert impl.perform(action) is None
+    obs = impl.observe()
+    assert [len(obs[k]) for k in ("droplets", "processes", "deployments")] == [2, 2, 1]
+    assert checker.check(obs) is None
+    newest_first = {**obs, "processes": obs["processes"][::-1]}
+    assert checker.check(newest_first) == "processes/1/id: 0: not above the id before it, 1 (oldest first, ids increasing)"
+    gap = {**obs, "processes": [dict(obs["processes"][0], id=0), dict(obs["processes"][1], id=5)]}
+    assert checker.check(gap) is None  # processes are the ones that exist: ids may skip
+    for key in ("droplets", "deployments"):
+        from_one = {**obs, key: [dict(item, id=item["id"] + 1) for item in obs[key]]}
+        assert checker.check(from_one) == (f"{key}/0/id: 1: item 0 must have id 0 (numbered 0, 1, 2… in "
+                                           "creation order, oldest first)")
+
+
 def test_server_transcript():
     server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="ref")
     ask = lambda obj: server.reply_to(json.dumps(obj).encode())
