@@ -222,6 +222,22 @@ def test_capi_lists_out_of_their_order_are_said_at_the_first_item_out_of_place()
                                            "creation order, oldest first)")
 
 
+@pytest.mark.parametrize("member", ["max_in_flight", "strategy", "canary_steps", "canary_step", "web_instances"])
+def test_a_capi_deployment_without_a_member_is_refused_by_the_schema(member):
+    """Each member is required, null ones too (Go's ``omitempty`` leaves them out): left out,
+    the properties read their defaults, and an implementation that accepted
+    deploy(max_in_flight=2) and did not say so was judged over capacity at max_in_flight 1."""
+    checker = protocol.ObservationChecker(get_model("capi"))
+    impl = ReferenceImplementation("capi", "capi-safe")
+    impl.reset({})
+    for action in ({"type": "push", "instances": 1}, {"type": "deploy"}):
+        assert impl.perform(action) is None
+    obs = impl.observe()
+    assert checker.check(obs) is None
+    del obs["deployments"][0][member]
+    assert checker.check(obs) == f"deployments/0: '{member}' is a required property"
+
+
 def test_server_transcript():
     server = Server(ReferenceImplementation("capi", "capi-2022"), "capi", name="ref")
     ask = lambda obj: server.reply_to(json.dumps(obj).encode())
