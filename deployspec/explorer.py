@@ -246,7 +246,8 @@ class Layered:
         interruption.raise_if_pending()  # dropped where Python could not raise it: a stop, not a budget
         if self.time_budget is not None and time.perf_counter() - started > self.time_budget:
             return "time"
-        if self.memory_budget_mb is not None and current_rss_mb() > self.memory_budget_mb:
+        if self.memory_budget_mb is not None and (current_rss_mb() > self.memory_budget_mb
+                                                  or address_space_short()):
             return "memory"
         return None
 
@@ -305,6 +306,26 @@ def current_rss_mb() -> float:
         return pages * resource.getpagesize() / 2**20
     except (OSError, ValueError, IndexError):
         return peak_rss_mb()
+
+
+#: address space (MiB) a search keeps in hand under a limit (``ulimit -v``): below it, it
+#: stops on its memory budget rather than meet MemoryError, which CPython 3.11 can turn into
+#: an endless loop that no signal but SIGKILL ends (cpython#132508)
+ADDRESS_SPACE_RESERVE_MB = 64.0
+
+
+def address_space_short() -> bool:
+    """Whether the address space left under RLIMIT_AS is below the reserve (or a tenth of the limit)."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return False
+    try:
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return False
+    left_mb = (soft - size) / 2**20
+    return left_mb < max(ADDRESS_SPACE_RESERVE_MB, soft / 2**20 / 10)
 
 
 def peak_rss_mb() -> float:

@@ -310,7 +310,8 @@ def _search_text(r, results) -> str:
         head = f"{r.engine}: {r.message}"
     elif r.message:
         head += f": {r.message}"
-    if r.stats.get("complete") is False and "(incomplete:" not in head:  # (the explorer's message says it)
+    # (the explorer's message says it; a search that failed was stopped by no bound)
+    if r.verdict != "error" and r.stats.get("complete") is False and "(incomplete:" not in head:
         head += f" (incomplete: stopped by {r.stats.get('stopped') or 'a bound'})"
     if r.verdict == "violated" and r.trace is not None and shortest_of_its_cause(r, results):
         return f"{head}\n{trace_text(r)}"

@@ -23,7 +23,7 @@ import attrs
 from deployspec.batches import dumps as dump_batch
 from deployspec.batches import loads as load_batch
 from deployspec.contract import last_resort
-from deployspec.explorer import CHECK_EVERY, current_rss_mb, peak_rss_mb
+from deployspec.explorer import CHECK_EVERY, address_space_short, current_rss_mb, peak_rss_mb
 
 if TYPE_CHECKING:
     from deployspec.partitioned import Partitioned
@@ -56,7 +56,11 @@ def serve(search: Partitioned, w: int, pipes, started: float, on_node, on_edge, 
     """A worker's life: answer the parent until it says finish, then leave at once
     (``os._exit``: nothing inherited from the parent is flushed or cleaned up twice)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # held since forked (Partitioned.run)
+    # not the parent's handler (interruption.kept), which would raise KeyboardInterrupt here and
+    # hand it to the parent: a SIGTERM to this worker alone (earlyoom) is this search's end
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # (both held since forked: Partitioned.run)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     conn = Sending(pipes[w][1])
     for i, (parent_end, child_end) in enumerate(pipes):
         parent_end.close()
@@ -256,6 +260,7 @@ class Worker:
         s = self.search
         if s.time_budget is not None and time.perf_counter() - self.started > s.time_budget:
             self.stopped = "time"
-        elif self.allowance_mb is not None and current_rss_mb() - self.inherited_mb > self.allowance_mb:
+        elif self.allowance_mb is not None and (current_rss_mb() - self.inherited_mb > self.allowance_mb
+                                                or address_space_short()):
             self.stopped = "memory"
         return self.stopped is not None

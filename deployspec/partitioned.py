@@ -146,7 +146,7 @@ class Partitioned:
         procs = []
         finished = False
         try:
-            with interruption.held_while_starting({signal.SIGINT}):  # until each ignores it (serve)
+            with interruption.held_while_starting({signal.SIGINT, signal.SIGTERM}):  # until each takes them (serve)
                 for w in range(self.workers):
                     p = ctx.Process(target=serve, daemon=True, name=f"deployspec-explore-{w}",
                                     args=(self, w, pipes, started, on_node, on_edge, share))
@@ -163,12 +163,13 @@ class Partitioned:
             for parent_end, child_end in pipes:
                 parent_end.close()
                 child_end.close()
+            if not finished:  # interrupted or failed: nothing more to hear from them, and the
+                for p in procs:  # program's last resort ends it 5 s after a signal (a SIGTERM
+                    if p.is_alive():  # waits while a worker is stopped): killed at once
+                        p.kill()
             for p in procs:
-                p.join(5 if finished else 0)
+                p.join(5 if finished else 1)
                 if p.is_alive():
-                    p.terminate()
-                    p.join(5)
-                if p.is_alive():  # stopped (SIGSTOP), or a rule that holds SIGTERM: it must not outlive the run
                     p.kill()
                     p.join(1)
 
@@ -277,7 +278,8 @@ class _Driver:
         proc = self.procs[w]
         proc.join(1)
         code = proc.exitcode
-        why = {-signal.SIGKILL: " (killed: out of memory?)", 3: " (out of memory)"}.get(code, "")
+        why = {-signal.SIGKILL: " (killed: out of memory?)", -signal.SIGTERM: " (stopped by SIGTERM)",
+               3: " (out of memory)"}.get(code, "")
         raise WorkerLost(f"explore worker {w + 1} of {len(self.conns)} stopped without answering "
                          f"(exit code {code}){why}")
 

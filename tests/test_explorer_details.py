@@ -285,3 +285,18 @@ def test_the_workers_findings_are_taken_as_one_process_takes_its_own():
     assert found == {"total": 5, "number": 1}
     _take_shortest(found, [{}, {"total": 4, "number": 9}])
     assert found == {"total": 4, "number": 9}
+
+
+def test_the_address_space_left_under_a_limit_is_measured_against_a_reserve(monkeypatch):
+    """``ulimit -v``: a search stops on its memory budget while a reserve of address space is
+    left (MemoryError there could hang CPython 3.11); no limit, nothing to keep in hand."""
+    import resource
+
+    from deployspec import explorer
+
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * resource.getpagesize()
+    for limit, short in ((resource.RLIM_INFINITY, False), (size + (8 << 20), True),
+                         (size + (64 << 30), False), (size * 11 // 10, True)):
+        monkeypatch.setattr(resource, "getrlimit", lambda which, limit=limit: (limit, resource.RLIM_INFINITY))
+        assert explorer.address_space_short() is short, (limit - size) >> 20

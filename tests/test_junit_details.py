@@ -78,6 +78,14 @@ def test_a_proof_a_bound_cut_short_says_what_stopped_it():
     assert suite.cases[0].details == "explore: holds: no violation in 40 states (incomplete: stopped by max_depth)"
 
 
+def test_a_search_that_failed_is_not_said_cut_by_a_bound():
+    """An error (a worker killed) has complete: false too; no bound stopped it."""
+    rs = [R("single_active_deployment", "error", message="explore worker 2 of 2 stopped without answering "
+            "(exit code -9) (killed: out of memory?)", stats={"complete": False, "stopped": None})]
+    (suite,) = junit.check_suites(rs, declared=False)
+    assert "incomplete" not in suite.cases[0].details, suite.cases[0].details
+
+
 def test_a_cell_s_time_is_that_of_all_its_searches():
     """CI shows the slow cases: a cell's time is what its engines took together."""
     rs = [R("single_active_deployment", "holds", stats={"seconds": 1.5}),

@@ -21,10 +21,12 @@ the module's targeted tests:
 from __future__ import annotations
 
 import signal
+import time
 
 import pytest
 
-from deployspec import partitioned
+from deployspec import interruption, partitioned
+from deployspec.contract import last_resort
 from deployspec.partition_worker import Report
 from deployspec.partitioned import Partitioned, WorkerLost, _Driver
 
@@ -164,6 +166,7 @@ def test_a_stopped_worker_does_not_outlive_an_interrupted_search(tmp_path):
 
     previous = signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, 1.0)
+    started = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
             Partitioned(Tree(1 << 20), workers=2).run(stops)
@@ -173,3 +176,24 @@ def test_a_stopped_worker_does_not_outlive_an_interrupted_search(tmp_path):
     pid = int(pids.read_text())
     with pytest.raises(ProcessLookupError):  # ended and reaped
         os.kill(pid, 0)
+    # killed at once, not after SIGTERM and 5 s of waiting: the deployspec program's last
+    # resort ends it 5 s after a signal, before the kill came, and the worker stayed behind
+    # with no report written (the interrupt came 1 s in)
+    assert time.monotonic() - started < 1 + last_resort.GRACE / 2
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or not partitioned.available(), reason="POSIX, fork")
+def test_a_sigterm_to_one_worker_ends_that_search_not_the_run():
+    """A worker inherited the program's SIGTERM handler (sigterm_interrupts), which raised
+    KeyboardInterrupt there and handed it to the parent: the whole run was interrupted, its
+    report blaming Ctrl-C. It is that search's loss, said with the signal (earlyoom, a kill)."""
+    import os
+
+    def terminated(node, depth, n):
+        if n > 0:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return False
+
+    with interruption.sigterm_interrupts(), pytest.raises(
+            WorkerLost, match=r"stopped without answering \(exit code -15\) \(stopped by SIGTERM\)$"):
+        Partitioned(Tree(64), workers=2).run(terminated)

@@ -46,6 +46,8 @@ from deployspec.spec.core import Step
 ENGINE = "explore"
 #: resident memory (MiB) beyond which a search stops
 MEMORY_BUDGET_MB = 3072
+
+
 class InternalError(RuntimeError):
     """The replayed trace disagrees with the search: a bug in the engine or the model."""
 
