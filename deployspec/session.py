@@ -42,10 +42,21 @@ class Session:
         data = action.to_json()
         self.steps.append({"action": data, "rejected": rejected, "observation": after})
         step = Step(len(self.steps) - 1, data, action.actor, rejected, before, after)
-        v = self.monitor.advance(step)
+        v = self._judged(self.monitor.advance, step)
         if v is not None and self.violation is None:
             self.violation = v
         return v
+
+    def _judged(self, judge, *args):
+        """``judge(*args)``; an implementation's fault on the way (a property that cannot read
+        its observation) carries the steps since reset."""
+        try:
+            return judge(*args)
+        except BaseException as exc:
+            from deployspec.contract.guard import with_steps
+
+            with_steps(exc, self.steps)
+            raise
 
     def play(self, actions, settle: bool = True) -> Violation | None:
         """Perform ``actions`` until one breaks a property; if none does, let the platform
@@ -78,7 +89,7 @@ class Session:
                 break
         if cut and self.model.settle_action(self.obs) is None:
             cut = False  # it finished on the last step the bound allowed
-        v = self.monitor.settled(self.obs, len(self.steps) - 1)
+        v = self._judged(self.monitor.settled, self.obs, len(self.steps) - 1)
         if v is not None and cut:  # bounded liveness: say the bound may be what was missed
             v = attrs.evolve(v, message=f"{v.message} (the settle phase was cut at settle_steps="
                                         f"{bound}: the platform was still busy)")

@@ -158,6 +158,19 @@ def _a_fault_at_start(capsys, monkeypatch, tmp_path, cause: str) -> None:
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+def test_an_observation_a_property_cannot_read_is_a_fault_with_the_steps_that_led_to_it(capsys, monkeypatch):
+    """The steps since reset, as every other fault has them: "at step 40 (tick())" alone
+    could not be reproduced by hand (--json gave "steps": [])."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(FAKES.parent)
+    status = main(["contract", "--python", "contract_fakes:inconsistent", "--model", "capi", "--examples", "30",
+                   "--seed", "2", "--property", "cancel_restores_last_good", "--json"])
+    fault = json.loads(capsys.readouterr().out)["fault"]
+    assert status == 3 and fault["cause"].startswith("the observation is inconsistent")
+    step = int(fault["where"].split()[1])
+    assert len(fault["steps"]) == step + 1 and fault["where"].endswith(f"({fault['steps'][-1]})"), fault
+
+
 def test_replay_reports_an_observation_the_property_cannot_read_as_a_fault(capsys, monkeypatch):
     """As contract does: deployments numbered from 1 make cancel_restores_last_good read past a list."""
     monkeypatch.setattr(sys, "path", list(sys.path))

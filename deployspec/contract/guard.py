@@ -178,8 +178,8 @@ class GuardedAdapter:
             raise self._fault(exc) from None
         self._last_refused, self._last_reason = reason is not None, reason
         self._accepted = (action.kind, before) if reason is None and before is not None else None
-        if reason is not None:
-            self.history[-1] += " REJECTED"  # as the trace table marks it: runs of refused deploy()s read apart
+        if reason is not None:  # as the trace table marks it: runs of refused deploy()s read apart
+            self.history[-1] = _label(action.to_json(), True)
             if before is not None:
                 self._refused = before, reason
         return reason
@@ -280,6 +280,19 @@ def guard_property(prop):
         advance=advance if prop.advance is not None else None,
         at_settled=at_settled if prop.at_settled is not None else None,
     )
+
+
+def with_steps(exc: BaseException, steps: list[dict]) -> None:
+    """A fault raised where the steps since reset are not known (a property that cannot read
+    an observation) gets them from the session's record, as the adapter's faults have them:
+    without them, "at step 40" could not be reproduced by hand."""
+    if isinstance(exc, ImplementationFault) and not exc.history:
+        exc.history = tuple(_label(s["action"], s["rejected"] is not None) for s in steps)
+
+
+def _label(action: dict, refused: bool) -> str:
+    """A step as the fault's history says it (refused ones marked, as the trace table marks them)."""
+    return action_label(action) + (" REJECTED" if refused else "")
 
 
 def _unreadable(prop, where: str, exc: Exception) -> ImplementationFault:
