@@ -363,9 +363,25 @@ def test_the_summary_names_what_the_implementation_says_it_is_and_the_reference(
 def test_one_entry_is_an_entry():
     from deployspec.contract.conformance import differences
 
-    one, two = [{"id": 0}], [{"id": 0}, {"id": 1}]
-    assert differences(two, one, "capi-safe", "droplets") == ["droplets: capi-safe has 2 entries, implementation 1"]
-    assert differences(one, two, "capi-safe", "droplets") == ["droplets: capi-safe has 1 entry, implementation 2"]
+    one, two = [{"name": "a"}], [{"name": "a"}, {"name": "b"}]
+    assert differences(two, one, "capi-safe", "settings") == ["settings: capi-safe has 2 entries, implementation 1"]
+    assert differences(one, two, "capi-safe", "settings") == ["settings: capi-safe has 1 entry, implementation 2"]
+
+
+def test_numbered_entries_are_paired_by_id_not_by_place():
+    """An implementation still listing a process the reference removed showed every later
+    entry as changed (``processes[0].id: capi-safe 1, implementation 0``): the entry one
+    side lacks is named, and the entries both have are compared with each other."""
+    from deployspec.contract.conformance import differences
+
+    p0, p1 = {"id": 0, "instances": []}, {"id": 1, "instances": ["RUNNING"]}
+    assert differences([p1], [p0, p1], "capi-safe", "processes") == [
+        "processes: implementation has an entry with id 0, which capi-safe lacks"]
+    assert differences([p0, p1], [dict(p1, instances=[])], "capi-safe", "processes") == [
+        "processes: implementation lacks the entry with id 0, which capi-safe has",
+        'processes[1].instances: capi-safe ["RUNNING"], implementation []']
+    assert differences([p0, p1], [p1, p0], "capi-safe", "processes") == [
+        "processes: the same entries in another order (capi-safe ids [0, 1], implementation [1, 0])"]
 
 
 def test_the_replay_command_hands_in_the_designs_the_run_had(monkeypatch):
