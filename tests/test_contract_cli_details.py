@@ -392,3 +392,14 @@ def test_the_replay_command_hands_in_the_designs_the_run_had(monkeypatch):
     assert line == "DEPLOYSPEC_VARIANTS='my designs' deployspec replay x.json --python deployspec.contract.examples:mine"
     monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "")
     assert contract_cli.replay_command("x.json", harness.Target("exec", "impl"), 10.0) == "deployspec replay x.json --exec impl"
+
+
+def test_the_steps_an_example_may_take_are_the_ones_the_docs_give():
+    """A divergence needing a longer run of actions is never found by the random search,
+    whatever its budget: the docs say how long a run of actions may be."""
+    from pathlib import Path
+
+    from deployspec.engines.hypothesis_engine import STEPS
+
+    text = " ".join((Path(__file__).parents[1] / "docs" / "contract.md").read_text().split())
+    assert f"Each example is at most {STEPS} actions from a reset" in text
