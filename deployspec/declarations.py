@@ -48,7 +48,7 @@ def matches(model, variant: str, prop: str, verdict: str, stats: dict | None = N
 
 
 #: what stops an exhaustive search short of its bounds (not a bound: max_depth, max_states)
-BUDGETS = ("time", "memory")
+BUDGETS = ("time", "memory", "address_space")
 
 
 def unproven(variant: str, stats: dict | None) -> bool:

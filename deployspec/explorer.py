@@ -65,7 +65,8 @@ class BfsResult:
     seconds: float
     #: False when a bound or budget stopped the search before it ran out of states
     complete: bool
-    #: why the search stopped early ("max_depth", "max_states", "time", "memory") or None
+    #: why the search stopped early ("max_depth", "max_states", "time", "memory",
+    #: "address_space": near a ``ulimit -v``) or None
     stopped: str | None = None
     #: the goal state itself (the last state of ``path``)
     goal_state: Any = None
@@ -246,9 +247,10 @@ class Layered:
         interruption.raise_if_pending()  # dropped where Python could not raise it: a stop, not a budget
         if self.time_budget is not None and time.perf_counter() - started > self.time_budget:
             return "time"
-        if self.memory_budget_mb is not None and (current_rss_mb() > self.memory_budget_mb
-                                                  or address_space_short()):
+        if self.memory_budget_mb is not None and current_rss_mb() > self.memory_budget_mb:
             return "memory"
+        if self.memory_budget_mb is not None and address_space_short():
+            return "address_space"
         return None
 
     def path_to(self, number: int) -> list[int]:

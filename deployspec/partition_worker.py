@@ -260,7 +260,8 @@ class Worker:
         s = self.search
         if s.time_budget is not None and time.perf_counter() - self.started > s.time_budget:
             self.stopped = "time"
-        elif self.allowance_mb is not None and (current_rss_mb() - self.inherited_mb > self.allowance_mb
-                                                or address_space_short()):
+        elif self.allowance_mb is not None and current_rss_mb() - self.inherited_mb > self.allowance_mb:
             self.stopped = "memory"
+        elif self.allowance_mb is not None and address_space_short():
+            self.stopped = "address_space"
         return self.stopped is not None

@@ -177,6 +177,9 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     if stats.get("stopped") == "memory":
         return (f"{variant} · {prop}: the memory budget stopped it, which no option lifts: narrower "
                 "--bound options finish sooner")
+    if stats.get("stopped") == "address_space":
+        return (f"{variant} · {prop}: the address-space limit (ulimit -v) stopped it: a higher limit, or "
+                "narrower --bound options")
     budget = max(DEFAULT_BUDGET["explore"], math.ceil(2 * stats.get("seconds", 0)))
     words = ["--engine", "explore", "--property", prop]
     words += bound_words(given)

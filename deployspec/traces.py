@@ -247,7 +247,8 @@ def _validated(path: Path, data: Any) -> dict:
             and data["version"] != VERSION:
         # said first: another version's fields would be reported one by one as unknown
         by = data.get("deployspec_version")
-        by = f", written by deployspec {printable_line(str(by), 40)}" if by is not None else ""
+        by = by if isinstance(by, str) else json.dumps(by)
+        by = f", written by deployspec {printable_line(by, 40)}" if by != "null" else ""
         raise UsageError(f"{path}: trace format version {printable_line(json.dumps(data.get('version')), 40)}{by}; "
                          f"this deployspec reads version {VERSION}")
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -337,12 +338,10 @@ def _check_by_model(path: Path, model, data: dict) -> None:
     if settle_from is not None and settle_from > n:
         raise UsageError(f"{path}: settle_from {settle_from} is beyond the trace's {n} step(s)")
     if settle_from is not None:
-        # the settle phase is the platform's alone (``Session.settle``); a replay plays the steps
-        # before it and settles by the target's own rules: a user's action there would be dropped
-        for i in range(settle_from, n):
-            if model.action(data["steps"][i]["action"]).actor != "platform":
-                raise UsageError(f"{path}: step {i}: {data['steps'][i]['action']['type']} is a user's "
-                                 f"action, after settle_from {settle_from} (the platform settles alone)")
+        # the settle phase is the platform's alone (``Session.settle``: ``settle_action`` of each
+        # observation in turn); a replay plays the steps before it and settles by the target's own
+        # rules: any other step there (a user's action, a tick that fails) would be dropped unsaid
+        _check_settling(path, model, data, settle_from)
     try:
         model.config_from_json(data["config"])
     except (ValueError, TypeError) as exc:
@@ -351,10 +350,28 @@ def _check_by_model(path: Path, model, data: dict) -> None:
         prop = model.property(data["property"])
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    if settle_from is None and (prop.kind == "settled" or data["violation"]["step"] < 0):
+    if data["violation"]["step"] < 0 and prop.kind != "settled":
+        raise UsageError(f"{path}: violation.step -1: only a property judged once the platform settles "
+                         f"breaks before any step, and {prop.name} is judged at each step")
+    if settle_from is None and prop.kind == "settled":
         # without a settle phase a replay would never judge it, and say it holds
         raise UsageError(f"{path}: {prop.name} is judged once the platform settles, and the trace has "
                          "no settle_from")
+
+
+def _check_settling(path: Path, model, data: dict, settle_from: int) -> None:
+    """Each step from ``settle_from`` on is what the platform does when left alone in the
+    observation before it (``model.settle_action``)."""
+    from deployspec.render_text import action_label
+
+    steps = data["steps"]
+    for i in range(settle_from, len(steps)):
+        before = steps[i - 1]["observation"] if i > 0 else data["initial"]
+        alone = model.settle_action(before)
+        if alone is None or alone.to_json() != model.action(steps[i]["action"]).to_json():
+            done = "had nothing left to do" if alone is None else f"does {action_label(alone.to_json())}"
+            raise UsageError(f"{path}: step {i}: {action_label(steps[i]['action'])}, at or after settle_from "
+                             f"{settle_from}, where the platform left alone {done}")
 
 
 @lru_cache(maxsize=8)

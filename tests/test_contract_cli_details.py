@@ -379,7 +379,9 @@ def test_numbered_entries_are_paired_by_id_not_by_place():
         "processes: implementation has an entry with id 0, which capi-safe lacks"]
     assert differences([p0, p1], [dict(p1, instances=[])], "capi-safe", "processes") == [
         "processes: implementation lacks the entry with id 0, which capi-safe has",
-        'processes[1].instances: capi-safe ["RUNNING"], implementation []']
+        'processes[id=1].instances: capi-safe ["RUNNING"], implementation []']
+    assert differences([], [p0], "capi-safe", "processes") == [
+        "processes: implementation has an entry with id 0, which capi-safe lacks"]
     assert differences([p0, p1], [p1, p0], "capi-safe", "processes") == [
         "processes: the same entries in another order (capi-safe ids [0, 1], implementation [1, 0])"]
 

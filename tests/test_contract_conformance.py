@@ -132,7 +132,7 @@ def test_a_divergence_before_the_first_step_is_reported_at_the_initial_observati
     observations, not the ones after step 0, which agree."""
     status, out = conformance(capsys, target("--python", "starts_with_a_droplet"), "--out", tmp_path)
     assert status == 1, out
-    message = "the initial observation differs from capi-safe: droplets: capi-safe has 0 entries, implementation 1"
+    message = "the initial observation differs from capi-safe: droplets: implementation has an entry with id 0, which capi-safe lacks"
     lines = out.splitlines()
     assert f"  {message}" in lines
     (path,) = tmp_path.glob("*.json")
@@ -140,7 +140,7 @@ def test_a_divergence_before_the_first_step_is_reported_at_the_initial_observati
     report = lines[lines.index("first divergence from capi-safe at the initial observation:"):]
     assert report[1].split() == ["capi-safe", "-", "-"]  # no web process, no deployment
     assert report[2].split() == ["implementation", "-", "-"]
-    assert report[3] == "    droplets: capi-safe has 0 entries, implementation 1"
+    assert report[3] == "    droplets: implementation has an entry with id 0, which capi-safe lacks"
 
 
 @pytest.mark.parametrize("how", ["--python", "--exec"])
@@ -174,7 +174,7 @@ def test_a_conformance_trace_replayed_on_a_variant_names_that_variant_not_the_im
         assert message.startswith("step 0 (tick()): capi-safe rejects it (") and message.endswith(f"), {who} accepted it")
         changed = {**initial, "droplets": [{"id": 0, "healthy": True}]}
         _, message = prop.advance(prop.initial, Step(0, tick, "user", "no app", changed, changed))
-        assert message == f"the initial observation differs from capi-safe: droplets: capi-safe has 0 entries, {subject} 1"
+        assert message == f"the initial observation differs from capi-safe: droplets: {subject} has an entry with id 0, which capi-safe lacks"
 
 
 @pytest.mark.parametrize("how", ["--python", "--exec"])

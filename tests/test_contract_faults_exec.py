@@ -48,8 +48,8 @@ def contract(capsys, command: str, *extra: str) -> tuple[int, str]:
                 "the maximum of 10000")),
     # a valid reply, but a refusal must leave the state unchanged (docs/protocol.md)
     ("dirty-refusal", ("rejected (nothing to cancel), yet the observation changed (a refusal must leave the "
-                       "state unchanged, and nothing changes but by actions): droplets: before has 0 "
-                       "entries, after 1")),
+                       "state unchanged, and nothing changes but by actions): droplets: after has an "
+                       "entry with id 0, which before lacks")),
 ])
 def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, mode, cause):
     pidfile = tmp_path / "pids"

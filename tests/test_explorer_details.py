@@ -15,6 +15,7 @@ nothing shorter.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import attrs
@@ -287,6 +288,7 @@ def test_the_workers_findings_are_taken_as_one_process_takes_its_own():
     assert found == {"total": 4, "number": 9}
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the address space is read from Linux's /proc")
 def test_the_address_space_left_under_a_limit_is_measured_against_a_reserve(monkeypatch):
     """``ulimit -v``: a search stops on its memory budget while a reserve of address space is
     left (MemoryError there could hang CPython 3.11); no limit, nothing to keep in hand."""

@@ -155,6 +155,9 @@ def test_the_command_that_finishes_a_proof_keeps_its_bounds_and_workers_and_lift
     assert _unfinished(stopped="memory", workers=2) == ("capi-safe · single_active_deployment: the memory "
                                                         "budget stopped it, which no option lifts: narrower "
                                                         "--bound options finish sooner")
+    assert _unfinished(stopped="address_space") == ("capi-safe · single_active_deployment: the address-space "
+                                                   "limit (ulimit -v) stopped it: a higher limit, or narrower "
+                                                   "--bound options")
 
 
 def test_only_a_holding_cell_is_marked_unfinished():

@@ -110,26 +110,55 @@ def test_a_user_s_action_after_settle_from_is_refused_not_dropped(tmp_path):
     trace = seed_trace()  # push, runtime, deploy, cancel, deploy, tick
     moved = tmp_path / "moved.json"
     moved.write_text(json.dumps(dict(trace, settle_from=2)))
-    with pytest.raises(UsageError, match=r"step 2: deploy is a user's action, after settle_from 2"):
+    with pytest.raises(UsageError, match=r"step 2: deploy\(\), at or after settle_from 2, where the platform "
+                                         r"left alone had nothing left to do$"):
         traces.load(moved)
-    ok = tmp_path / "ok.json"  # from the tick on, the platform alone: accepted
-    ok.write_text(json.dumps(dict(trace, settle_from=5)))
-    assert traces.load(ok)["settle_from"] == 5
+    ok = tmp_path / "ok.json"  # after the last step: nothing of the platform's recorded
+    ok.write_text(json.dumps(dict(trace, settle_from=6)))
+    assert traces.load(ok)["settle_from"] == 6
 
 
-@pytest.mark.parametrize("how", ["settled-property", "step-before-any"])
-def test_a_trace_judged_on_settling_without_settle_from_is_refused(tmp_path, how):
+def test_a_settling_step_other_than_the_platform_s_own_is_refused(tmp_path):
+    # a replay settles by the target's own rules: a recorded tick that fails (no step the
+    # platform takes alone) was replaced by a plain tick without a word, and show drew it
+    prop = CAPI.property("deployment_converges")
+    config = CAPI.default_config(CAPI.variant("capi-2022"))
+    trace = record(CAPI, "capi-2022", config, prop, [Push(1), Deploy(), Cancel(), Deploy(), Cancel(), Tick()],
+                   title="two cancels")
+    at = next(i for i in range(trace["settle_from"], len(trace["steps"]))
+              if trace["steps"][i]["action"]["type"] == "tick")
+    traces.load(traces.save(trace, tmp_path))  # as recorded: the platform's own steps
+    trace = json.loads(json.dumps(trace))
+    trace["steps"][at]["action"]["failed"] = [1]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    with pytest.raises(UsageError, match=rf"step {at}: tick\(failed=d1\), at or after settle_from "
+                                         rf"{trace['settle_from']}, where the platform left alone does tick\(\)$"):
+        traces.load(path)
+
+
+def test_a_trace_judged_on_settling_without_settle_from_is_refused(tmp_path):
     # a settled property is judged by the settle phase alone: without one, a replay never
     # judges it and would say it holds
     prop = CAPI.property("deployment_converges")
     config = CAPI.default_config(CAPI.variant("capi-2022"))
     trace = record(CAPI, "capi-2022", config, prop, [Push(1), Deploy(), Cancel(), Deploy(), Cancel(), Tick()],
                    title="two cancels")
-    if how == "step-before-any":  # the loader's own "-1: a settled check with no step before it"
-        trace = dict(seed_trace(), violation=dict(trace["violation"], step=-1))
     path = tmp_path / "t.json"
     path.write_text(json.dumps(dict(trace, settle_from=None)))
     with pytest.raises(UsageError, match="is judged once the platform settles, and the trace has no settle_from"):
+        traces.load(path)
+
+
+@pytest.mark.parametrize("settle_from", [None, "end"])
+def test_a_step_by_step_property_broken_before_any_step_is_refused(tmp_path, settle_from):
+    # -1 is a settled check with no step before it; a property judged at each step breaks at one
+    trace = seed_trace()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(dict(trace, violation=dict(trace["violation"], step=-1),
+                                    settle_from=len(trace["steps"]) if settle_from else None)))
+    with pytest.raises(UsageError, match="violation.step -1: only a property judged once the platform settles "
+                                         "breaks before any step, and app_stays_available is judged at each step"):
         traces.load(path)
 
 

@@ -135,7 +135,7 @@ def differences(expected: Any, actual: Any, reference: str = "reference", path: 
 def _ids(entries: list) -> list | None:
     """The ``id`` of each entry, when every entry is an object with a distinct one; else None."""
     ids = [e.get("id") if isinstance(e, dict) else None for e in entries]
-    if not entries or any(i is None or isinstance(i, dict | list) for i in ids) or len(set(ids)) < len(ids):
+    if any(i is None or isinstance(i, dict | list) for i in ids) or len(set(ids)) < len(ids):
         return None
     return ids
 
@@ -143,18 +143,18 @@ def _ids(entries: list) -> list | None:
 def _by_id(expected: list, actual: list, ids: tuple[list, list], reference: str, path: str,
            impl: str) -> list[str]:
     """Lists of numbered entries (processes, deployments) whose ids differ: the entries one
-    side lacks, then the differences of those both have, each at the reference's place (by
-    place, an implementation that still listed a removed process showed every later one as
-    changed: ``processes[0].id: capi-safe 1, implementation 0``)."""
+    side lacks, then the differences of those both have, each named by its id
+    (``processes[id=1].instances``; by place, an implementation that still listed a removed
+    process showed every later one as changed: ``processes[0].id: capi-safe 1, implementation 0``)."""
     here = path or "observation"
     theirs = dict(zip(ids[1], actual))
     out = [f"{here}: {impl} lacks the entry with id {_show(k)}, which {reference} has"
            for k in ids[0] if k not in theirs]
     out += [f"{here}: {impl} has an entry with id {_show(k)}, which {reference} lacks"
             for k in ids[1] if k not in set(ids[0])]
-    for i, (k, e) in enumerate(zip(ids[0], expected)):
+    for k, e in zip(ids[0], expected):
         if k in theirs:
-            out += differences(e, theirs[k], reference, f"{path}[{i}]", impl)
+            out += differences(e, theirs[k], reference, f"{path}[id={_show(k)}]", impl)
     common = [k for k in ids[0] if k in theirs]
     if not out and common != [k for k in ids[1] if k in common]:
         out.append(f"{here}: the same entries in another order ({reference} ids {_show(ids[0])}, {impl} "

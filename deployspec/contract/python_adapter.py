@@ -86,10 +86,12 @@ class PythonAdapter:
         #: the cause once the object has failed, or INTERRUPTED
         self.dead: str | None = None
         #: the global ``random`` generator's state for the object's calls, as a process of its
-        #: own would have it (seeded by the OS, carried from call to call): Hypothesis seeds
+        #: own would have it: as its import and factory left it (seeded by the OS at start, or
+        #: by the object's own ``random.seed``), carried from call to call. Hypothesis seeds
         #: that generator alike before every example, so an object's ``random.random()`` gave
-        #: the same draws after each reset and a flaky updater passed as deterministic
-        self._random = random.Random().getstate()
+        #: the same draws after each reset and a flaky updater passed as deterministic. (Its
+        #: own threads' draws between calls still come from the generator Hypothesis seeds.)
+        self._random = random.getstate()
 
     def reset(self, config: Any) -> None:
         self._call("reset", config.to_json())

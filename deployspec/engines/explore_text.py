@@ -17,6 +17,7 @@ def bounds_text(bounds: dict) -> str:
 
 #: what stopped an exhaustive search early (``stats["stopped"]``), in words
 WHY = {"time": "time budget spent", "memory": "memory budget spent",
+       "address_space": "address-space limit (ulimit -v) nearly reached",
        "max_depth": "depth bound reached", "max_states": "state bound reached"}
 
 
