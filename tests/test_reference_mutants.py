@@ -35,6 +35,28 @@ def test_before_pr_4247_a_deployment_takes_no_web_instances(variant):
     assert VARIANTS["capi-current"].step(state, Deploy(web_instances=3)).deployments[0].web_instances == 3
 
 
+@pytest.mark.parametrize("variant", PRE_CANARY)
+def test_before_pr_3892_a_canary_deployment_is_refused_even_without_steps(variant):
+    """The canary strategy came with PR #3892 (2024): the designs before it refuse it, with
+    or without instance weights. (Mutant: ``rules.rolling_only`` checking only the options,
+    not the strategy.)"""
+    state = run_capi(variant, [Push(2), Runtime(0), Runtime(0)])
+    refused = VARIANTS[variant].step(state, Deploy(strategy="canary"))
+    assert isinstance(refused, Rejected) and "canary came with PR #3892" in refused.reason
+    assert VARIANTS["capi-current"].step(state, Deploy(strategy="canary")).deployments[0].strategy == "canary"
+
+
+def test_a_search_bound_of_max_in_flight_0_is_refused():
+    """``max_in_flight`` is at least 1 upstream (DeploymentCreateMessage); a search bound of 0
+    would offer deploys every design refuses. (Mutant: the configuration accepting 0.)"""
+    from deployspec.models import UsageError, get_model
+
+    model = get_model("capi")
+    with pytest.raises(UsageError, match=r"max_in_flight must be a non-empty list of integers >= 1, got \[0\]"):
+        model.with_bounds(model.default_config(), {"max_in_flight": [0]})
+    assert model.with_bounds(model.default_config(), {"max_in_flight": [1, 2]}).max_in_flight == (1, 2)
+
+
 def test_canary_weights_may_repeat_but_not_go_down():
     """``DeploymentCreateMessage`` (3bbba90) asks that the instance weights be sorted in
     ascending order: equal neighbours ([50, 50]) are sorted and accepted, a weight below
