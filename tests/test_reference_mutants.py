@@ -1,23 +1,24 @@
-"""Behaviours of the reference models that a mutation pass over ``reference/`` found
-unpinned: each test was written against a hand-made mutant that the rest of the suite
-let through, and asserts the upstream behaviour (or the model's documented rule) that
-the mutant changed. The mutant each one kills is named in its docstring."""
+"""Behaviours of the Cloud Controller reference models that a mutation pass over
+``reference/`` found unpinned: each test was written against a hand-made mutant that the
+rest of the suite let through, and asserts the upstream behaviour (or the model's
+documented rule) that the mutant changed. The mutant each one kills is named in its
+docstring (the App Service ones: ``test_reference_mutants_slots.py``)."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
-from deployspec.reference.capi import VARIANTS, from_observation, observe
-from deployspec.reference.capi.actions import Deploy, Push, Runtime, Tick
+from deployspec.reference.capi import VARIANTS, from_observation, observe, updater
+from deployspec.reference.capi.actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Tick
+from deployspec.reference.capi.model import CapiConfig, candidate_actions, probe_actions
 from deployspec.reference.capi.state import CapiState
+from deployspec.reference.capi.variants import CAPI_CURRENT
 from deployspec.reference.core import Rejected
-from deployspec.reference.slots import VARIANTS as SLOTS
-from deployspec.reference.slots.model import SlotsConfig
-from deployspec.reference.slots.model import initial_state as slots_initial_state
-from deployspec.reference.slots.state import PRODUCTION, STAGING, Webhook
 
 from .helpers import app, dep, proc, run_capi, shape, tick
 
 PRE_CANARY = ["capi-2022", "capi-pr3072", "capi-pr3084"]
+READY3 = [Push(3), Runtime(0), Runtime(0), Runtime(0)]  # P0 with three running instances
 
 
 # --- DeploymentCreate ---------------------------------------------------------
@@ -122,20 +123,159 @@ def test_an_observed_deployment_without_its_optional_fields_is_a_plain_rolling_o
         "rolling", 1, [], 0, None)
 
 
-# --- App Service slots -------------------------------------------------------------------
+# --- canary plans ------------------------------------------------------------------
 
 
-def test_terraform_registers_the_production_webhook_only_if_there_is_none():
-    """slots-webhook-tag (cobalt 242e0a9a76, app-service/main.tf): applying production's
-    configuration registers a registry-wide webhook at production's CD URL if the registry
-    has none, and leaves one already registered alone (here the design proposal's, scoped
-    to the release tag and posting to staging). (Mutant: ``SlotsVariant.set_image``
-    registering it unconditionally.)"""
-    hook = SLOTS["slots-webhook-tag"]
-    state = slots_initial_state(SlotsConfig(start="webhook-staging"))
-    assert state.registry.webhook == Webhook(STAGING, "app:release")
-    assert hook.set_image(state, PRODUCTION).registry.webhook == Webhook(STAGING, "app:release")
-    empty = slots_initial_state(SlotsConfig())
-    assert hook.set_image(empty, PRODUCTION).registry.webhook == Webhook(PRODUCTION, None)
+def test_a_canary_without_steps_keeps_every_original_whatever_web_instances():
+    """``DeploymentModel#canary_step_plan`` (3bbba90) returns ``canary: 1, original: owic``
+    when there are no steps, before it looks at web_instances: a canary with
+    web_instances 1 over three running originals pauses with all three kept. (Mutant:
+    ``canary._plan`` sizing the no-steps plan with ``plan_size(owic, web_instances)``.)"""
+    state = run_capi("capi-current", READY3 + [Deploy(strategy="canary", web_instances=1), Runtime(1), Tick()])
+    assert shape(observe(state)) == {0: 3, 1: 1} and state.deployments[0].state == "PAUSED"
 
 
+def test_a_canary_with_web_instances_starts_at_its_first_step():
+    """``DeploymentCreate#starting_process_instances`` (3bbba90) starts a canary with its
+    first step's canary count and looks at web_instances only for rolling deployments:
+    owic 3, web_instances 2, a 10% step is one canary instance, not two, even with
+    max_in_flight 3. (Mutant: ``rules.starting_instances`` taking web_instances first.)"""
+    deploy = Deploy(strategy="canary", canary_steps=(10,), web_instances=2, max_in_flight=3)
+    assert run_capi("capi-current", READY3 + [deploy]).processes[-1].desired == 1
+    assert run_capi("capi-current", READY3 + [Deploy(web_instances=2, max_in_flight=3)]).processes[-1].desired == 2
+
+
+# --- DeploymentCancel and DeploymentContinue ---------------------------------------
+
+
+def test_before_pr_3892_an_observed_paused_deployment_is_not_cancelable():
+    """``DeploymentCancel`` refuses a deployment that is not ``cancelable?``, which is
+    ``ACTIVE_STATES.include?(state)`` (``deployment_model.rb`` since 9c9c5d3fb2, 2019);
+    PAUSED and PREPAUSED joined ACTIVE_STATES with the canary (PR #3892). Given an
+    observation of a paused canary (from a newer implementation), the designs before it
+    refuse to cancel it and today's accepts. (Mutant: ``api.cancel`` without the
+    ``cancelable_states`` check.)"""
+    obs = app([proc(0, 2), proc(1, 1)],
+              [dep(0, "PAUSED", "PAUSED", 1, 2, strategy="canary", canary_steps=[50], canary_step=1)])
+    state = from_observation(obs)
+    for variant in PRE_CANARY:
+        refused = VARIANTS[variant].step(state, Cancel())
+        assert isinstance(refused, Rejected) and refused.reason == "cannot cancel a PAUSED deployment"
+    assert VARIANTS["capi-current"].step(state, Cancel()).deployments[0].state == "CANCELING"
+
+
+def test_continue_is_offered_only_when_the_newest_active_deployment_is_paused():
+    """``cf continue-deployment`` continues the app's newest active deployment
+    (``api.newest_active``); a canary left PAUSED (finding 8) beside a newer DEPLOYING
+    one is not it, so the search offers ``continue`` only as a probe, which the design
+    refuses. (Mutant: ``model._actions`` offering it when any deployment is PAUSED.)"""
+    state = run_capi("capi-current", [Push(1), Deploy(strategy="canary"), Runtime(1), Tick(finish_later=(0,)),
+                                      Deploy(), Tick()])
+    obs = observe(state)
+    assert [(d["state"], d["status_value"]) for d in obs["deployments"]] == [
+        ("PAUSED", "FINALIZED"), ("DEPLOYING", "ACTIVE")]
+    config = CapiConfig(canary_plans=((), (100,)), finish_window=True)
+    assert Continue() not in candidate_actions(obs, config) and Continue() in probe_actions(obs, config)
+    assert isinstance(VARIANTS["capi-current"].step(state, Continue()), Rejected)
+
+
+# --- the dispatcher ------------------------------------------------------------------
+
+#: capi-2022: d0 CANCELING on P1, d1 DEPLOYING on P2, which is at owic with every instance running
+TWO_ACTIVE = app([proc(0, 2), proc(1, 1), proc(2, 2)],
+                 [dep(0, "CANCELING", "CANCELING", 1, 2), dep(1, "DEPLOYING", "DEPLOYING", 2, 2)])
+
+
+def test_a_dispatch_runs_its_scale_steps_before_its_cancel_steps():
+    """``Dispatcher.dispatch`` (4528366a) submits the DEPLOYING deployments' scale steps to
+    its pool before the CANCELING ones' cancel steps, the serialization a plain tick
+    takes: d1's step finalizes it and destroys P0 and P1, so d0's cancel step cannot lock
+    its own process and d0 stays CANCELING. (Mutant: ``updater.dispatch`` running the
+    cancel steps first; that order is ``tick(failed=d1)`` then a tick.)"""
+    after = tick("capi-2022", TWO_ACTIVE)
+    assert [(d["state"], d["status_reason"]) for d in after["deployments"]] == [
+        ("CANCELING", "CANCELING"), ("DEPLOYED", "DEPLOYED")]
+    assert shape(after) == {2: 2}
+
+
+def test_a_late_step_runs_before_the_next_dispatch_s_degenerate_check():
+    """A late step belongs to the dispatch that submitted it, which drains its pool
+    (``workpool.drain``, ``dispatcher.rb`` at 4528366a) before the next dispatch begins
+    with ``finalize_degenerate_deployments``: d1's late step destroys d0's process P1,
+    and the next dispatch finalizes d0 as DEGENERATE. (Mutant: ``updater.dispatch``
+    running ``before_dispatch`` before the pending steps.)"""
+    v = VARIANTS["capi-2022"]
+    state = v.step(v.step(from_observation(TWO_ACTIVE), Tick(late=(1,), failed=(0,))), Tick(failed=(0, 1)))
+    assert [(d.state, d.status_reason) for d in state.deployments] == [
+        ("DEPLOYED", "DEGENERATE"), ("DEPLOYED", "DEPLOYED")]
+
+
+def test_late_steps_run_in_the_order_the_dispatcher_submitted_them():
+    """``Tick.late`` moves steps past the user's actions, not past each other: two steps
+    made late and then run end where the same tick's steps run at once end, oldest
+    deployment first (d0's step finalizes it and destroys P0; d1 then grows). (Mutant:
+    ``updater.dispatch`` queueing each late step before the ones queued already.)"""
+    obs = app([proc(0, 1), proc(1, 2), proc(2, 1)],
+              [dep(0, "DEPLOYING", "DEPLOYING", 1, 3), dep(1, "DEPLOYING", "DEPLOYING", 2, 3)])
+    v = VARIANTS["capi-2022"]
+    later = v.step(v.step(from_observation(obs), Tick(late=(0, 1))), Tick(failed=(0, 1)))
+    assert shape(observe(later)) == shape(tick("capi-2022", obs)) == {0: 0, 1: 2, 2: 2}
+
+
+# --- the scale steps' clean-up and down-scaling ------------------------------------
+
+
+def test_a_count_written_over_a_zeroed_process_starts_new_instances():
+    """3bbba90: the clean-up (``ScaleDownCanceledProcesses``) zeroes the superseded canary's
+    process P1, then ``DownScaler#scale_down``, over copies read before the clean-up,
+    writes 1 over it. Diego starts a new instance: the ones the clean-up stopped are gone,
+    so P1 has one STARTING instance, not one of the RUNNING ones its stale copy had.
+    (Mutant: ``scaling.scale_down_with_stale_counts`` writing the count onto the copy.)"""
+    state = run_capi("capi-current", READY3 + [Deploy(strategy="canary", canary_steps=(50,), max_in_flight=2),
+                                               Runtime(1), Runtime(1), Tick(), Deploy(max_in_flight=2),
+                                               Runtime(2), Runtime(2), Tick()])
+    assert {p.id: p.instances for p in state.processes} == {
+        0: (), 1: ("STARTING",), 2: ("RUNNING", "RUNNING", "STARTING")}
+
+
+def test_the_clean_up_leaves_a_deployment_canceled_by_its_own_cancel_alone():
+    """``ScaleDownCanceledProcesses`` (3bbba90) zeroes the processes of deployments
+    CANCELED *and* SUPERSEDED only. Here d1's own cancel kept its process P2 (the app's
+    oldest once d1's step destroyed the others), so d1 is CANCELED/CANCELED with P2 the
+    app's one web process; a later deployment's step scales P2 down as an old process,
+    one instance at a time, and the app keeps serving. (Mutant:
+    ``rules.zero_canceled_superseded`` zeroing every CANCELED deployment's process.)"""
+    state = run_capi("capi-current", [Push(1), Deploy(), Deploy(), Runtime(2), Tick(), Cancel(), Tick()])
+    assert [(d.state, d.status_reason, d.deploying_process) for d in state.deployments][1] == (
+        "CANCELED", "CANCELED", 2)
+    state = run_capi("capi-current", [Scale(2), Runtime(2), Deploy(), Runtime(3), Tick()], state)
+    assert {p.id: p.instances for p in state.processes} == {2: ("RUNNING",), 3: ("RUNNING", "STARTING")}
+
+
+def test_capi_safe_s_roll_back_leaves_the_prior_process_at_owic():
+    """capi-safe's cancel ends as upstream's ``Actions::Cancel`` does (3bbba90): the prior
+    web process is set to the deployment's original_web_process_instance_count. Here the
+    prior P1 grew to 3 for a deployment with web_instances 3 that the canceled one
+    superseded; the roll-back leaves it at owic 2. (Mutant:
+    ``updater.cancel_step_roll_back`` without the final ``scaled_to(owic)``.)"""
+    state = run_capi("capi-safe", [Push(2), Runtime(0), Runtime(0), Deploy(web_instances=3), Runtime(1), Tick(),
+                                   Runtime(1), Tick(), Deploy(), Cancel(), Tick()])
+    assert {p.id: p.instances for p in state.processes} == {1: ("RUNNING", "RUNNING")}
+    assert (state.deployments[1].state, state.deployments[1].owic) == ("CANCELED", 2)
+
+
+# --- variants ------------------------------------------------------------------------
+
+
+def test_finish_after_commit_takes_a_scale_step_with_keyword_arguments():
+    """A design's scale step may take ``finish`` through ``**kwargs`` (a wrapper around
+    ``updater.scale_or_canary_step``): the variant's check accepts it, as the dispatcher's
+    ``finish=False`` call would. (Mutant: ``variants._finish_taken`` asking for a
+    parameter named ``finish``.)"""
+    def step(variant, state, deployment, reports, **kw):
+        return updater.scale_or_canary_step(variant, state, deployment, reports, **kw)
+
+    assert attrs.evolve(CAPI_CURRENT, name="wrapped", scale_step=step).finish_after_commit
+    state = run_capi("capi-current", [Push(1), Runtime(0), Deploy(), Runtime(1)])
+    wrapped = attrs.evolve(CAPI_CURRENT, name="wrapped", scale_step=step)
+    assert wrapped.step(state, Tick(finish_later=(0,))) == CAPI_CURRENT.step(state, Tick(finish_later=(0,)))
