@@ -34,7 +34,6 @@ runs the same layered search with each worker owning a share of the states.
 from __future__ import annotations
 
 import gc
-import resource
 import sys
 import time
 from array import array
@@ -44,6 +43,7 @@ from typing import Any
 import attrs
 
 from deployspec import interruption
+from deployspec.memory import memory_stop
 from deployspec.reference.core import Action, Rejected
 
 #: how often (in expanded nodes) the time and memory budgets are looked at
@@ -247,10 +247,8 @@ class Layered:
         interruption.raise_if_pending()  # dropped where Python could not raise it: a stop, not a budget
         if self.time_budget is not None and time.perf_counter() - started > self.time_budget:
             return "time"
-        if self.memory_budget_mb is not None and current_rss_mb() > self.memory_budget_mb:
-            return "memory"
-        if self.memory_budget_mb is not None and address_space_short():
-            return "address_space"
+        if self.memory_budget_mb is not None:
+            return memory_stop(self.memory_budget_mb)
         return None
 
     def path_to(self, number: int) -> list[int]:
@@ -298,41 +296,6 @@ def merged_counts(counts: list[dict[str, int] | None]) -> dict[str, int]:
 
 def collision_bound(states: int) -> float:
     return states * states / 2.0**65
-
-
-def current_rss_mb() -> float:
-    """Resident memory now (Linux /proc), else the peak so far."""
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-        return pages * resource.getpagesize() / 2**20
-    except (OSError, ValueError, IndexError):
-        return peak_rss_mb()
-
-
-#: address space (MiB) a search keeps in hand under a limit (``ulimit -v``): below it, it
-#: stops on its memory budget rather than meet MemoryError, which CPython 3.11 can turn into
-#: an endless loop that no signal but SIGKILL ends (cpython#132508)
-ADDRESS_SPACE_RESERVE_MB = 64.0
-
-
-def address_space_short() -> bool:
-    """Whether the address space left under RLIMIT_AS is below the reserve (or a tenth of the limit)."""
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    if soft == resource.RLIM_INFINITY:
-        return False
-    try:
-        with open("/proc/self/statm") as f:
-            size = int(f.read().split()[0]) * resource.getpagesize()
-    except (OSError, ValueError, IndexError):
-        return False
-    left_mb = (soft - size) / 2**20
-    return left_mb < max(ADDRESS_SPACE_RESERVE_MB, soft / 2**20 / 10)
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process (ru_maxrss is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,8 @@ import attrs
 from deployspec.batches import dumps as dump_batch
 from deployspec.batches import loads as load_batch
 from deployspec.contract import last_resort
-from deployspec.explorer import CHECK_EVERY, address_space_short, current_rss_mb, peak_rss_mb
+from deployspec.explorer import CHECK_EVERY
+from deployspec.memory import current_rss_mb, memory_stop, peak_rss_mb
 
 if TYPE_CHECKING:
     from deployspec.partitioned import Partitioned
@@ -260,8 +261,6 @@ class Worker:
         s = self.search
         if s.time_budget is not None and time.perf_counter() - self.started > s.time_budget:
             self.stopped = "time"
-        elif self.allowance_mb is not None and current_rss_mb() - self.inherited_mb > self.allowance_mb:
-            self.stopped = "memory"
-        elif self.allowance_mb is not None and address_space_short():
-            self.stopped = "address_space"
+        elif self.allowance_mb is not None:
+            self.stopped = memory_stop(self.allowance_mb, self.inherited_mb)
         return self.stopped is not None

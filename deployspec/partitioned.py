@@ -54,7 +54,8 @@ from typing import Any
 import attrs
 
 from deployspec import interruption
-from deployspec.explorer import Graph, current_rss_mb
+from deployspec.explorer import Graph
+from deployspec.memory import current_rss_mb
 from deployspec.partition_worker import Report, serve
 
 #: the most workers one search may use (a typo should not fork a thousand processes)

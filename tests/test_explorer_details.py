@@ -294,11 +294,11 @@ def test_the_address_space_left_under_a_limit_is_measured_against_a_reserve(monk
     left (MemoryError there could hang CPython 3.11); no limit, nothing to keep in hand."""
     import resource
 
-    from deployspec import explorer
+    from deployspec import memory
 
     with open("/proc/self/statm") as f:
         size = int(f.read().split()[0]) * resource.getpagesize()
     for limit, short in ((resource.RLIM_INFINITY, False), (size + (8 << 20), True),
                          (size + (64 << 30), False), (size * 11 // 10, True)):
         monkeypatch.setattr(resource, "getrlimit", lambda which, limit=limit: (limit, resource.RLIM_INFINITY))
-        assert explorer.address_space_short() is short, (limit - size) >> 20
+        assert memory.address_space_short() is short, (limit - size) >> 20

@@ -231,7 +231,7 @@ def test_a_lost_worker_is_reported_before_the_others_finish_their_layer():
 
 
 def test_the_memory_budget_counts_what_workers_add_not_what_they_inherit():
-    from deployspec.explorer import current_rss_mb
+    from deployspec.memory import current_rss_mb
 
     ballast = bytearray(200 * 2**20)  # the parent holds 200 MiB, shared with every worker
     ballast[:: 4096] = b"x" * len(ballast[:: 4096])

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from deployspec import partition_worker, partitioned
-from deployspec.explorer import current_rss_mb
+from deployspec.memory import current_rss_mb
 from deployspec.partition_worker import Worker
 from deployspec.partitioned import Partitioned
 

@@ -36,8 +36,9 @@ from deployspec.adapter import ReferenceAdapter
 from deployspec.engines.explore_text import progress_text, proof_text
 from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
-from deployspec.explorer import collision_bound, merged_counts, peak_rss_mb
+from deployspec.explorer import collision_bound, merged_counts
 from deployspec.explorer import layered as layered_search
+from deployspec.memory import peak_rss_mb
 from deployspec.partitioned import WorkerLost
 from deployspec.render_text import action_label
 from deployspec.session import Session
