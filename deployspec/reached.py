@@ -10,6 +10,8 @@ the state it was expanding), and the report adds them (:func:`said`).
 
 from __future__ import annotations
 
+from deployspec import exception_notes
+
 #: the attribute of an exception that holds what :func:`note` kept
 _KEPT = "_deployspec_reached"
 #: the steps a report names at most (the last ones)
@@ -19,25 +21,13 @@ SHOWN = 8
 def note(exc: BaseException, text: str, replace: bool = False) -> None:
     """Keep ``text`` (``, at step 2 (cancel()) after push(instances=1), deploy()``) on
     ``exc``, unless something was kept there already (the first engine to see it knows
-    best; ``replace``: it found fewer steps since). Written to its ``__dict__`` directly:
-    the exception is the user's, and its class's own ``__setattr__`` is its code."""
-    try:
-        kept = object.__getattribute__(exc, "__dict__")
-    except (AttributeError, TypeError):  # (an exception class with slots: nothing kept)
-        return
-    if replace:
-        kept[_KEPT] = text
-    else:
-        kept.setdefault(_KEPT, text)
+    best; ``replace``: it found fewer steps since)."""
+    exception_notes.keep(exc, _KEPT, text, replace)
 
 
 def said(exc: BaseException) -> str:
     """What :func:`note` kept on ``exc``, or ""."""
-    try:
-        kept = object.__getattribute__(exc, "__dict__").get(_KEPT, "")
-    except (AttributeError, TypeError):
-        return ""
-    return kept if isinstance(kept, str) else ""
+    return exception_notes.kept(exc, _KEPT) or ""
 
 
 def after(labels: list[str]) -> str:

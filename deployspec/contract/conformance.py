@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deployspec import exception_notes
 from deployspec.reference.core import Rejected
 from deployspec.render_text import action_label
 from deployspec.spec.core import Property, Step
@@ -70,23 +71,14 @@ _RAISED_IN = "_deployspec_reference"
 
 
 def mark_reference(exc: BaseException, variant: str) -> None:
-    """Note on ``exc`` that the reference ``variant`` raised it (as :mod:`deployspec.reached`
-    keeps steps: in its ``__dict__``, left alone by the exception class's own code): a
-    replay of a conformance trace then blames that design, not the target or the
-    implementation."""
-    try:
-        object.__getattribute__(exc, "__dict__").setdefault(_RAISED_IN, variant)
-    except (AttributeError, TypeError):  # (an exception class with slots: nothing kept)
-        pass
+    """Note on ``exc`` that the reference ``variant`` raised it: a replay of a conformance
+    trace then blames that design, not the target or the implementation."""
+    exception_notes.keep(exc, _RAISED_IN, variant)
 
 
 def reference_raised(exc: BaseException) -> str | None:
     """The reference variant :func:`mark_reference` noted on ``exc``, or None."""
-    try:
-        found = object.__getattribute__(exc, "__dict__").get(_RAISED_IN)
-    except (AttributeError, TypeError):
-        return None
-    return found if isinstance(found, str) else None
+    return exception_notes.kept(exc, _RAISED_IN)
 
 
 def _the(subject: str) -> str:
