@@ -149,25 +149,46 @@ def _earlier(final: Path, trace: dict) -> str | None:
 def saved_line(r) -> str:
     """``saved: PATH``, or ``kept: PATH (…)`` where ``--out`` already held the same finding
     from another engine, seed or configuration (``Result.kept``): the line does not pass
-    that file off as this run's."""
+    that file off as this run's; ``saved: PATH (replacing …)`` where what had the name was
+    no trace ``replay`` reads (``Result.replaced``), so the user knows it is gone."""
     if r.kept:
         return (f"kept: {r.counterexample} (the same steps were there already, found by {r.kept}; "
                 "left as it was)")
+    if r.replaced:
+        return f"saved: {r.counterexample} (replacing {r.replaced})"
     return f"saved: {r.counterexample}"
 
 
-def keep(trace: dict, directory: str | os.PathLike | None) -> tuple[str | None, str | None, str | None]:
-    """:func:`save` for a search that has its verdict: ``(path, None, earlier)``, or
-    ``(None, why, None)`` when it cannot be saved, so the verdict is still reported (and
-    the command then ends with status 2); ``earlier`` says how a file kept from before
-    was found (:func:`_earlier`). Nothing to do without a directory."""
+def keep(trace: dict, directory: str | os.PathLike | None) -> dict[str, str | None]:
+    """:func:`save` for a search that has its verdict, as the fields of its ``Result``:
+    ``counterexample`` (the path), or ``unsaved`` (why it cannot be saved, so the verdict
+    is still reported and the command then ends with status 2); ``kept``: how a file kept
+    from before was found (:func:`_earlier`); ``replaced``: what a file it replaced was
+    (:func:`_replacing`). Nothing to do without a directory."""
+    out: dict[str, str | None] = {"counterexample": None, "unsaved": None, "kept": None, "replaced": None}
     if not directory:
-        return None, None, None
-    earlier = _earlier(Path(directory) / name_of(trace), trace)
+        return out
+    final = Path(directory) / name_of(trace)
+    earlier, replacing = _earlier(final, trace), _replacing(final)
     try:
-        return str(save(trace, directory)), None, earlier
+        out["counterexample"] = str(save(trace, directory))
     except UsageError as exc:
-        return None, str(exc), None
+        out["unsaved"] = str(exc)
+    else:
+        out["kept"], out["replaced"] = earlier, replacing
+    return out
+
+
+def _replacing(final: Path) -> str | None:
+    """What ``save`` would replace at ``final``: a dangling link, or a file ``load`` refuses
+    (truncated, edited, too large); None for nothing there, or a trace it reads."""
+    if not os.path.lexists(final):
+        return None
+    if not os.path.exists(final):
+        return "a dangling link of that name"
+    if _stored(final) is None and stat.S_ISREG(os.stat(final).st_mode):
+        return "a file of that name that replay refused"
+    return None
 
 
 def unsaved(results) -> str | None:

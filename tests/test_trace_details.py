@@ -85,8 +85,8 @@ def test_a_name_taken_while_saving_keeps_a_same_finding_and_refuses_another(tmp_
 def test_keep_without_a_folder_saves_nothing(tmp_path, monkeypatch):
     # an empty --out is no folder: nothing is written (not into the current folder)
     monkeypatch.chdir(tmp_path)
-    assert traces.keep(seed_trace(), "") == (None, None, None)
-    assert traces.keep(seed_trace(), None) == (None, None, None)
+    nothing = {"counterexample": None, "unsaved": None, "kept": None, "replaced": None}
+    assert traces.keep(seed_trace(), "") == traces.keep(seed_trace(), None) == nothing
     assert list(tmp_path.iterdir()) == []
 
 
@@ -181,8 +181,11 @@ def test_a_file_of_the_same_finding_that_does_not_load_is_replaced(tmp_path):
     del broken["initial"]
     final.write_text(json.dumps(broken))
     assert traces.fingerprint(broken) == traces.fingerprint(trace)
-    assert traces.keep(trace, tmp_path) == (str(final), None, None)
+    kept = traces.keep(trace, tmp_path)
+    assert kept == {"counterexample": str(final), "unsaved": None, "kept": None,
+                    "replaced": "a file of that name that replay refused"}
     assert traces.load(final)["initial"] == json.loads(json.dumps(trace["initial"]))
+    assert traces.keep(trace, tmp_path)["replaced"] is None  # what is there now loads: kept, nothing replaced
 
 
 # --- shortening by replay ----------------------------------------------------------------

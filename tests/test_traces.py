@@ -226,8 +226,8 @@ def test_a_name_held_by_no_regular_file_is_refused_at_once_and_left_alone(tmp_pa
     with pytest.raises(UsageError, match=f"^cannot save {re.escape(str(name))}: {what} has that name$"):
         traces.save(trace, tmp_path)
     assert name.is_symlink() == (occupant == "link to a directory")
-    assert traces.keep(trace, tmp_path) == (None, f"cannot save {name}: {what} has that name", None)
-    assert traces.keep(trace, None) == (None, None, None)
+    assert traces.keep(trace, tmp_path) == {"counterexample": None, "unsaved": f"cannot save {name}: {what} has that name",
+                                           "kept": None, "replaced": None}
 
 
 def test_instance_counts_that_would_take_minutes_to_replay_are_refused_when_loading(tmp_path):
@@ -254,7 +254,8 @@ def test_a_file_where_the_out_folder_was_is_named_so(tmp_path):
     """Replaced during a run (the folder was checked at the start): 'File exists' before."""
     trace = traces.load(SEED)
     (tmp_path / "out").write_text("x")
-    found, why, _ = traces.keep(trace, tmp_path / "out")
+    kept = traces.keep(trace, tmp_path / "out")
+    found, why = kept["counterexample"], kept["unsaved"]
     assert found is None and why.startswith(f"cannot save {tmp_path / 'out'}/") and why.endswith(
         f": {tmp_path / 'out'} is not a folder")
     assert (tmp_path / "out").read_text() == "x"
@@ -268,10 +269,9 @@ def test_a_finding_already_there_is_said_to_be_kept_not_saved(tmp_path):
     from deployspec.engines.result import Result
 
     def said(trace) -> str:
-        path, unsaved, kept = traces.keep(trace, tmp_path)
-        assert unsaved is None
-        return traces.saved_line(Result("capi", "v", "p", trace["engine"], "violated", counterexample=path,
-                                         kept=kept))
+        kept = traces.keep(trace, tmp_path)
+        assert kept["unsaved"] is None
+        return traces.saved_line(Result("capi", "v", "p", trace["engine"], "violated", **kept))
 
     trace = json.loads(SEED.read_text())
     path = str(tmp_path / traces.name_of(trace))

@@ -331,7 +331,8 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
                                            "reference": conn.reference}}
     if not_shrunk(r):  # the file says it too (a replay of it may not reproduce on this implementation)
         r.trace["extra"]["shrunk"] = False
-    r.counterexample, r.unsaved, r.kept = traces.keep(r.trace, out_dir)
+    for field, value in traces.keep(r.trace, out_dir).items():
+        setattr(r, field, value)
 
 
 def _from_sweep(conn: Connection, prop, config, seed: int, shrink) -> tuple[Result | None, dict]:

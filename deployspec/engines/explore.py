@@ -231,10 +231,9 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
                          property=prop.name, engine=ENGINE, seed=None, session=session,
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
-    path, unsaved, kept = traces.keep(trace, out_dir)
-    return Result(model.name, variant_name, prop.name, ENGINE, "violated", counterexample=path,
+    return Result(model.name, variant_name, prop.name, ENGINE, "violated",
                   trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,
-                  trace=trace, unsaved=unsaved, kept=kept)
+                  trace=trace, **traces.keep(trace, out_dir))
 
 
 def _stats(model, graph, layered, counts, config, max_depth, seconds, complete) -> dict:

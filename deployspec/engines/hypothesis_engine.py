@@ -301,19 +301,16 @@ def check_property(
         trace = minimize(trace)
     elif shrink is not None:
         trace = shrink(trace)
-    path, unsaved, kept = traces.keep(trace, out_dir)
     return Result(
         model.name,
         variant_name,
         prop.name,
         engine_name,
         "violated",
-        counterexample=path,
         trace_length=len(trace["steps"]),
         message=trace["violation"]["message"],
         stats=stats,
         cause=violation.violation.cause,
         trace=trace,
-        unsaved=unsaved,
-        kept=kept,
+        **traces.keep(trace, out_dir),
     )

@@ -27,6 +27,9 @@ class Result:
     #: how the file already under ``--out`` that was kept was found ("engine E, seed S"), or
     #: None: this search wrote it (``traces.keep``); not part of the JSON report
     kept: str | None = attrs.field(default=None, repr=False)
+    #: what had the counterexample's name and was replaced ("a dangling link of that name"),
+    #: or None (``traces.keep``); not part of the JSON report
+    replaced: str | None = attrs.field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self, filter=lambda a, _v: a.name not in ("trace", "kept"))
+        return attrs.asdict(self, filter=lambda a, _v: a.name not in ("trace", "kept", "replaced"))

@@ -300,7 +300,6 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
                          config=outcome.search["config"], property=prop.name, engine="z3",
                          seed=seed, session=session, extra={"selection": snapshot})
     trace["title"] = f"{g.name}: {view.n} processes, {view.m} deployments"
-    path, unsaved, kept = traces.keep(trace, out_dir)
     stats["counterexample"] = {"selection_property": g.name, "processes": view.n,
                                "deployments": view.m, "view": view.describe(), "confirmed": True,
                                "search": outcome.search}
@@ -308,5 +307,4 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
     only = " (only when instance reports are unavailable)" if stats["selection"][g.name].get(
         "holds_with_reports_available") else ""
     return result("violated", f"{g.name}{only} ({view.describe()}): {v.message}", stats,
-                  counterexample=path, trace_length=len(trace["steps"]), trace=trace, cause=v.cause,
-                  unsaved=unsaved, kept=kept)
+                  trace_length=len(trace["steps"]), trace=trace, cause=v.cause, **traces.keep(trace, out_dir))
