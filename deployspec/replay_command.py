@@ -189,10 +189,13 @@ def _no_target(path, trace) -> str:
 def _of_another_model(variant: str, model) -> str | None:
     """What to say of ``variant`` when it is another model's (the file names one model, its
     variant belongs to another: an edited file), else None (a design not handed in)."""
-    from deployspec.models import model_names
+    from deployspec.models import find_variant
 
-    others = [m for m in model_names() if m != model.name and variant in get_model(m).variants]
-    return f"a variant of model {others[0]}, not of the file's model {model.name}" if others else None
+    try:
+        other = find_variant(variant)[0]
+    except UsageError:
+        return None
+    return f"a variant of model {other.name}, not of the file's model {model.name}" if other.name != model.name else None
 
 
 def _replay_one(replay, trace, args, conn, bounds):
