@@ -18,11 +18,13 @@ _KEPT = "_deployspec_reached"
 SHOWN = 8
 
 
-def note(exc: BaseException, text: str, replace: bool = False) -> None:
+def note(exc: BaseException, text: str) -> None:
     """Keep ``text`` (``, at step 2 (cancel()) after push(instances=1), deploy()``) on
-    ``exc``, unless something was kept there already (the first engine to see it knows
-    best; ``replace``: it found fewer steps since)."""
-    exception_notes.keep(exc, _KEPT, text, replace)
+    ``exc``, over whatever was kept there: the engine that saw it last ran the steps it
+    reports (a design may raise one exception object it keeps, in every run: Hypothesis's
+    first failing example noted it before the shrunk one it reports, and ``--engine all``
+    runs one engine after another)."""
+    exception_notes.keep(exc, _KEPT, text, replace=True)
 
 
 def said(exc: BaseException) -> str:

@@ -280,6 +280,24 @@ def test_a_rule_that_raises_is_said_with_the_steps_that_reached_it(capsys, hand_
                                  f"at canaryonly.py:3{steps}")
 
 
+def test_a_rule_raising_an_exception_object_it_keeps_is_said_with_each_engine_s_own_steps(capsys, hand_in):
+    """A design may raise one exception object it keeps (``ERR = KeyError(2)``, ``raise
+    ERR``): each run that raises it notes its steps on the same object. The first failing
+    example Hypothesis tried (8 steps with seed 0) was said instead of the shrunk one, and
+    under ``--engine all`` the explorer's report took the Hypothesis run's steps."""
+    hand_in("keptraise", "from deployspec.reference.capi import rules\nERR = KeyError(2)\n"
+            "def start(state, action, owic):\n"
+            "    if action.strategy == 'canary':\n        raise ERR\n"
+            "    return rules.one_starting_instance(state, action, owic)\n"
+            + EVOLVED.format("name='kept-raise', violates_beyond={}, starting_instances=start"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "kept-raise", "--engine", "all",
+                         "--property", "capacity_within_bound", "--seed", "0", "--json")
+    said = {r["engine"]: r["message"] for r in json.loads(out)["results"] if r["verdict"] == "error"}
+    assert status == 1 and sorted(said) == ["explore", "hypothesis"], out
+    assert said["hypothesis"].endswith(" at keptraise.py:5, at step 1 (deploy(strategy=canary)) after push(instances=1)")
+    assert said["explore"].endswith(" at keptraise.py:5, in a move from the state after push(instances=1)")
+
+
 @pytest.mark.parametrize("prop", ["cancel_restores_last_good", "app_stays_available"])
 def test_a_rule_that_raises_while_the_platform_settles_is_said_with_the_fewest_steps(capsys, hand_in, prop):
     """Hypothesis kept every step of an example whose rule raised only while settling

@@ -109,7 +109,7 @@ def _shortened(model, variant, config, prop, exc: BaseException, done: list[dict
     except RuleHungError:
         return
     if len(fewest) < len(actions):
-        reached.note(exc, where_raised([a.to_json() for a in fewest], settling), replace=True)
+        reached.note(exc, where_raised([a.to_json() for a in fewest], settling))
 
 
 def _unrepeated(exc: BaseException, variant: str | None) -> str:
