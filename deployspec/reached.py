@@ -24,7 +24,7 @@ def note(exc: BaseException, text: str) -> None:
     reports (a design may raise one exception object it keeps, in every run: Hypothesis's
     first failing example noted it before the shrunk one it reports, and ``--engine all``
     runs one engine after another)."""
-    exception_notes.keep(exc, _KEPT, text, replace=True)
+    exception_notes.keep(exc, _KEPT, text)
 
 
 def said(exc: BaseException) -> str:

@@ -218,3 +218,17 @@ def test_a_long_value_in_a_difference_is_clipped():
     """C9: a long value (a whole list of processes) is cut to 60 characters, '...' included."""
     (line,) = differences({"p": "x" * 100}, {"p": "y"}, "ref")
     assert line == "p: ref " + ('"' + "x" * 56) + "..., implementation \"y\""
+
+
+def test_an_exception_object_two_reference_designs_raise_is_blamed_on_the_last():
+    """Two designs handed in may share a rule that raises one exception object it keeps; a
+    replay of two conformance traces, one on each, blamed the second design's error on the
+    first (the first note was kept)."""
+    from deployspec.contract.conformance import mark_reference, reference_raised
+
+    shared = KeyError(2)
+    mark_reference(shared, "kept-a")
+    assert reference_raised(shared) == "kept-a"
+    mark_reference(shared, "kept-b")
+    assert reference_raised(shared) == "kept-b"
+    assert reference_raised(KeyError(2)) is None

@@ -284,7 +284,8 @@ def test_a_rule_raising_an_exception_object_it_keeps_is_said_with_each_engine_s_
     """A design may raise one exception object it keeps (``ERR = KeyError(2)``, ``raise
     ERR``): each run that raises it notes its steps on the same object. The first failing
     example Hypothesis tried (8 steps with seed 0) was said instead of the shrunk one, and
-    under ``--engine all`` the explorer's report took the Hypothesis run's steps."""
+    under ``--engine all`` the explorer's report took the Hypothesis run's steps (split over
+    workers too)."""
     hand_in("keptraise", "from deployspec.reference.capi import rules\nERR = KeyError(2)\n"
             "def start(state, action, owic):\n"
             "    if action.strategy == 'canary':\n        raise ERR\n"
@@ -296,6 +297,33 @@ def test_a_rule_raising_an_exception_object_it_keeps_is_said_with_each_engine_s_
     assert status == 1 and sorted(said) == ["explore", "hypothesis"], out
     assert said["hypothesis"].endswith(" at keptraise.py:5, at step 1 (deploy(strategy=canary)) after push(instances=1)")
     assert said["explore"].endswith(" at keptraise.py:5, in a move from the state after push(instances=1)")
+    # split over workers the explorer names no steps (its workers do not say where), nor the ones
+    # the Hypothesis run left on the object, which came back with it from the workers
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "kept-raise", "--engine", "all",
+                         "--property", "capacity_within_bound", "--seed", "0", "--workers", "2", "--json")
+    said = {r["engine"]: r["message"] for r in json.loads(out)["results"] if r["verdict"] == "error"}
+    assert status == 1 and said["explore"].endswith(" at keptraise.py:5"), said
+    assert said["hypothesis"].endswith(" at step 1 (deploy(strategy=canary)) after push(instances=1)")
+
+
+@pytest.mark.parametrize("own", ["__dict__ = None", "@property\n    def __dict__(self):\n        raise OSError('mine')"])
+def test_a_rule_raising_an_exception_whose_class_redefines_its_dict_is_said_as_itself(capsys, hand_in, own):
+    """The steps are kept on the exception through ``BaseException``'s own dictionary: a
+    class whose ``__dict__`` is None (or a property of its code) was reported as deployspec's
+    own TypeError (or the property's error) at exception_notes.py, not as the rule's."""
+    hand_in("oddexc", "from deployspec.reference.capi import rules\n"
+            f"class Odd(Exception):\n    {own}\n"
+            "def start(state, action, owic):\n"
+            "    if action.strategy == 'canary':\n        raise Odd('odd')\n"
+            "    return rules.one_starting_instance(state, action, owic)\n"
+            + EVOLVED.format("name='odd-raise', violates_beyond={}, starting_instances=start"))
+    line = 4 + own.count("\n")
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "odd-raise", "--engine", "explore",
+                         "--property", "capacity_within_bound", "--json")
+    (result,) = json.loads(out)["results"]
+    assert (status, result["verdict"]) == (1, "error")
+    assert result["message"] == ("variant odd-raise (DEPLOYSPEC_VARIANTS module oddexc) raised Odd: odd "
+                                 f"at oddexc.py:{line + 2}, in a move from the state after push(instances=1)")
 
 
 @pytest.mark.parametrize("prop", ["cancel_restores_last_good", "app_stays_available"])

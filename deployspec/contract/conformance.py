@@ -72,7 +72,8 @@ _RAISED_IN = "_deployspec_reference"
 
 def mark_reference(exc: BaseException, variant: str) -> None:
     """Note on ``exc`` that the reference ``variant`` raised it: a replay of a conformance
-    trace then blames that design, not the target or the implementation."""
+    trace then blames that design, not the target or the implementation (the last one to
+    raise it: two designs may share a rule that raises one exception object it keeps)."""
     exception_notes.keep(exc, _RAISED_IN, variant)
 
 

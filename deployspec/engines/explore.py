@@ -130,11 +130,12 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
     except (Exception, SystemExit) as exc:  # a design's rule raised: the shortest path to where, for its report
         failed_at = getattr(layered, "failed_at", None)  # (a search split over workers does not say)
-        if failed_at is not None:
-            labels = _labels_to(graph, layered, failed_at)
-            if labels is not None:
-                where = f"the state{reached.after(labels)}" if labels else "the initial state"
-                reached.note(exc, f", in a move from {where}")
+        labels = _labels_to(graph, layered, failed_at) if failed_at is not None else None
+        if labels is None:  # no steps to say; none another engine's run left on a kept exception either
+            reached.note(exc, "")
+        else:
+            where = f"the state{reached.after(labels)}" if labels else "the initial state"
+            reached.note(exc, f", in a move from {where}")
         raise
     if goal is None and "number" in found:
         goal = found["number"]
