@@ -135,11 +135,10 @@ def _provenance(trace: dict) -> tuple:
     return engine, trace.get("seed") if engine in DRAWN else None, trace.get("config")
 
 
-def _earlier(final: Path, trace: dict) -> str | None:
-    """How the file already at ``final`` was found, when it holds ``trace``'s steps from
-    another engine, seed or configuration (``save`` keeps it); None otherwise (:func:`_stored`:
-    a FIFO under that name, which ``save`` refuses, is not read)."""
-    there = _stored(final)
+def _earlier(there: Any, trace: dict) -> str | None:
+    """How the file already under ``trace``'s name was found, when it (``there``, what
+    :func:`_stored` read of it) holds ``trace``'s steps from another engine, seed or
+    configuration (``save`` keeps it); None otherwise."""
     if not isinstance(there, dict) or _finding_in(there) != fingerprint(trace) \
             or _provenance(there) == _provenance(trace):
         return None
@@ -169,7 +168,8 @@ def keep(trace: dict, directory: str | os.PathLike | None) -> dict[str, str | No
     if not directory:
         return out
     final = Path(directory) / name_of(trace)
-    earlier, replacing = _earlier(final, trace), _replacing(final)
+    there = _stored(final)  # (read once, before saving: a trace of tens of MB takes seconds)
+    earlier, replacing = _earlier(there, trace), _replacing(final, there)
     try:
         out["counterexample"] = str(save(trace, directory))
     except UsageError as exc:
@@ -179,16 +179,22 @@ def keep(trace: dict, directory: str | os.PathLike | None) -> dict[str, str | No
     return out
 
 
-def _replacing(final: Path) -> str | None:
-    """What ``save`` would replace at ``final``: a dangling link, or a file ``load`` refuses
-    (truncated, edited, too large); None for nothing there, or a trace it reads."""
-    if not os.path.lexists(final):
+def _replacing(final: Path, there: Any) -> str | None:
+    """What ``save`` replaces at ``final``, where ``there`` is what :func:`_stored` read of it:
+    a dangling link, or a file (or a link to one) that ``load`` refuses (truncated, edited,
+    too large); None for nothing there, or a trace it reads."""
+    if there is not None:
         return None
-    if not os.path.exists(final):
-        return "a dangling link of that name"
-    if _stored(final) is None and stat.S_ISREG(os.stat(final).st_mode):
-        return "a file of that name that replay refused"
-    return None
+    try:
+        link = os.path.islink(final)
+        mode = os.stat(final).st_mode
+    except FileNotFoundError:
+        return "a dangling link of that name" if link else None
+    except OSError:  # (a link loop: save refuses it)
+        return None
+    if not stat.S_ISREG(mode):
+        return None
+    return "a link of that name to a file replay refused" if link else "a file of that name that replay refused"
 
 
 def unsaved(results) -> str | None:

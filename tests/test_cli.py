@@ -140,6 +140,12 @@ def test_check_says_which_file_of_its_finding_s_name_it_replaced(capsys, tmp_pat
     os.symlink(tmp_path / "gone.json", path)
     status, out, _ = run(capsys, *argv)
     assert status == 1 and f"saved: {path} (replacing a dangling link of that name)" in out.splitlines()
+    os.remove(path)
+    (tmp_path / "edited.txt").write_text(json.dumps(edited))
+    os.symlink(tmp_path / "edited.txt", path)
+    status, out, _ = run(capsys, *argv)
+    assert status == 1 and f"saved: {path} (replacing a link of that name to a file replay refused)" in out
+    assert not os.path.islink(path) and json.loads((tmp_path / "edited.txt").read_text()) == edited
     status, out, _ = run(capsys, *argv)
     assert status == 1 and f"saved: {path}" in out.splitlines()  # this run's own file: nothing replaced
 
