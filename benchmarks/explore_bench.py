@@ -31,7 +31,9 @@ import time
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from deployspec.memory import peak_rss_mb
+
+    return peak_rss_mb()
 
 
 def bare_bfs(variant: str, overrides: dict) -> dict:

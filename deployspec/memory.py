@@ -7,6 +7,7 @@ A search asks :func:`memory_stop` every few hundred nodes, so one check reads
 from __future__ import annotations
 
 import resource
+import sys
 
 MIB = 2**20
 _PAGE = resource.getpagesize()
@@ -28,8 +29,9 @@ def _statm() -> tuple[int, int] | None:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process (ru_maxrss is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident memory of this process (``ru_maxrss`` counts KiB on Linux, bytes on macOS)."""
+    unit = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit / MIB
 
 
 def current_rss_mb() -> float:

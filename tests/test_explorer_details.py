@@ -302,3 +302,20 @@ def test_the_address_space_left_under_a_limit_is_measured_against_a_reserve(monk
                          (size + (64 << 30), False), (size * 11 // 10, True)):
         monkeypatch.setattr(resource, "getrlimit", lambda which, limit=limit: (limit, resource.RLIM_INFINITY))
         assert memory.address_space_short() is short, (limit - size) >> 20
+
+
+@pytest.mark.parametrize(("platform", "maxrss", "mb"), [("linux", 2048, 2.0), ("darwin", 2 << 20, 2.0)])
+def test_the_peak_memory_is_read_in_the_unit_of_the_platform(monkeypatch, platform, maxrss, mb):
+    """``ru_maxrss`` is in KiB on Linux and in bytes on macOS: read as KiB there, a search's
+    80 MB was 80 GB, over every memory budget at the first look (off Linux, where no
+    ``/proc/self/statm`` is, the budget is judged by the peak)."""
+    import resource
+    import sys
+
+    from deployspec import memory
+
+    monkeypatch.setattr(sys, "platform", platform)
+    monkeypatch.setattr(resource, "getrusage", lambda who: type("Usage", (), {"ru_maxrss": maxrss})())
+    assert memory.peak_rss_mb() == mb
+    monkeypatch.setattr(memory, "_statm", lambda: None)  # (no /proc: the peak stands for the resident size)
+    assert memory.current_rss_mb() == mb and memory.memory_stop(mb + 1) is None and memory.memory_stop(mb / 2) == "memory"
