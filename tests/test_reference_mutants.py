@@ -149,11 +149,11 @@ def test_a_canary_with_web_instances_starts_at_its_first_step():
 
 
 def test_before_pr_3892_an_observed_paused_deployment_is_not_cancelable():
-    """``DeploymentCancel`` refuses a deployment that is not ``cancelable?``, which is
-    ``ACTIVE_STATES.include?(state)`` (``deployment_model.rb`` since 9c9c5d3fb2, 2019);
-    PAUSED and PREPAUSED joined ACTIVE_STATES with the canary (PR #3892). Given an
-    observation of a paused canary (from a newer implementation), the designs before it
-    refuse to cancel it and today's accepts. (Mutant: ``api.cancel`` without the
+    """``DeploymentCancel`` refuses a deployment that is not ``cancelable?``: DEPLOYING or
+    CANCELING (``deployment_model.rb`` at 9c9c5d3fb2, 2019), then ``ACTIVE_STATES.include?(state)``
+    with PREPAUSED and PAUSED from the canary's PR #3892 (d66f46a60d). Given an observation
+    of a paused canary (from a newer implementation), the designs before it refuse to cancel
+    it and today's accepts. (Mutant: ``api.cancel`` without the
     ``cancelable_states`` check.)"""
     obs = app([proc(0, 2), proc(1, 1)],
               [dep(0, "PAUSED", "PAUSED", 1, 2, strategy="canary", canary_steps=[50], canary_step=1)])

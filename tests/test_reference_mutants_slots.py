@@ -37,8 +37,6 @@ def test_terraform_registers_the_production_webhook_only_if_there_is_none():
     assert hook.set_image(empty, PRODUCTION).registry.webhook == Webhook(PRODUCTION, None)
 
 
-
-
 # --- the platform ----------------------------------------------------------------------
 
 
