@@ -47,7 +47,6 @@ def build_machine(
     properties,
     config,
     *,
-    settle: bool = True,
     name: str = "DeploymentMachine",
     skip: frozenset[tuple[str, str]] = frozenset(),
     probes: bool = False,
@@ -99,7 +98,7 @@ def build_machine(
 
         def teardown(self) -> None:
             try:
-                if settle and self.session.violation is None and not self._broken:
+                if self.session.violation is None and not self._broken:
                     v = self.session.settle()
                     if v is not None:
                         raise PropertyViolated(v, self.session)
