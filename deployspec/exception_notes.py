@@ -15,16 +15,10 @@ _OWN = BaseException.__dict__["__dict__"]
 
 def keep(exc: BaseException, key: str, text: str) -> None:
     """Keep ``text`` under ``key`` on ``exc``, over whatever was kept there."""
-    try:
-        _OWN.__get__(exc)[key] = text
-    except TypeError:  # (not an exception: nothing to keep it on)
-        pass
+    _OWN.__get__(exc)[key] = text
 
 
 def kept(exc: BaseException, key: str) -> str | None:
     """What :func:`keep` kept under ``key`` on ``exc``, or None."""
-    try:
-        found = _OWN.__get__(exc).get(key)
-    except TypeError:
-        return None
+    found = _OWN.__get__(exc).get(key)
     return found if isinstance(found, str) else None

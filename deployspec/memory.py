@@ -36,7 +36,10 @@ def peak_rss_mb() -> float:
 
 def current_rss_mb() -> float:
     """Resident memory now (Linux /proc), else the peak so far."""
-    read = _statm()
+    return _resident_mb(_statm())
+
+
+def _resident_mb(read: tuple[int, int] | None) -> float:
     return read[1] / MIB if read else peak_rss_mb()
 
 
@@ -58,8 +61,7 @@ def memory_stop(budget_mb: float, inherited_mb: float = 0.0) -> str | None:
     beyond ``inherited_mb`` (what a forked worker started with) is over ``budget_mb``,
     ``"address_space"`` when the address space left is short; else None."""
     read = _statm()
-    resident = read[1] / MIB if read else peak_rss_mb()
-    if resident - inherited_mb > budget_mb:
+    if _resident_mb(read) - inherited_mb > budget_mb:
         return "memory"
     if _short(read[0] if read else None):
         return "address_space"

@@ -107,49 +107,6 @@ def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
     assert status == 0 and "does not reproduce" in out
 
 
-def test_check_says_how_to_replay_what_it_saved_and_which_file_it_kept(capsys, tmp_path):
-    """As contract does: a replay line under each saved trace. A second search of the same
-    finding (the explorer's, with its own bounds) keeps the first file and says so."""
-    argv = ("check", "--model", "capi", "--variant", "capi-2022", "--property", "single_active_deployment",
-            "--out", str(tmp_path))
-    status, out, _ = run(capsys, *argv, "--budget", "1")
-    saved = [ln for ln in out.splitlines() if ln.startswith(("saved: ", "kept: "))]
-    assert status == 1 and saved and all(ln.startswith("saved: ") for ln in saved)
-    path = saved[0].removeprefix("saved: ")
-    assert f"replay: deployspec replay {path}" in out.splitlines()
-    status, out, _ = run(capsys, *argv, "--engine", "explore")
-    assert status == 1 and f"kept: {path} (the same steps were there already, found by engine hypothesis" in out
-
-
-def test_check_says_which_file_of_its_finding_s_name_it_replaced(capsys, tmp_path):
-    """A file under the finding's name that replay refuses (edited by hand), or a dangling
-    link, is replaced by the trace found; the saved line says so, so the user knows what
-    had that name is gone."""
-    argv = ("check", "--model", "capi", "--variant", "capi-2022", "--property", "single_active_deployment",
-            "--engine", "explore", "--out", str(tmp_path))
-    status, out, _ = run(capsys, *argv)
-    path = next(ln for ln in out.splitlines() if ln.startswith("saved: ")).removeprefix("saved: ")
-    assert status == 1 and path.endswith(".json")
-    edited = json.loads(Path(path).read_text())
-    del edited["initial"]
-    Path(path).write_text(json.dumps(edited))
-    status, out, _ = run(capsys, *argv)
-    assert status == 1 and f"saved: {path} (replacing a file of that name that replay refused)" in out.splitlines()
-    assert "initial" in json.loads(Path(path).read_text())
-    os.remove(path)
-    os.symlink(tmp_path / "gone.json", path)
-    status, out, _ = run(capsys, *argv)
-    assert status == 1 and f"saved: {path} (replacing a dangling link of that name)" in out.splitlines()
-    os.remove(path)
-    (tmp_path / "edited.txt").write_text(json.dumps(edited))
-    os.symlink(tmp_path / "edited.txt", path)
-    status, out, _ = run(capsys, *argv)
-    assert status == 1 and f"saved: {path} (replacing a link of that name to a file replay refused)" in out
-    assert not os.path.islink(path) and json.loads((tmp_path / "edited.txt").read_text()) == edited
-    status, out, _ = run(capsys, *argv)
-    assert status == 1 and f"saved: {path}" in out.splitlines()  # this run's own file: nothing replaced
-
-
 def test_check_runs_only_the_properties_named(capsys):
     status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
                          "--property", "capacity_within_bound", "--property", "single_active_deployment",
