@@ -34,3 +34,14 @@ def test_a_bad_argument_is_one_line_and_exit_2(argv, said):
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert r.stderr.startswith(f"{argv[0]}: error: ") and said in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in BENCHMARKS.glob("*.py") if not p.stem.startswith("_")))
+def test_each_benchmark_also_runs_as_a_module_from_the_root(name):
+    """``python -m benchmarks.NAME`` from the repository's root finds the scripts' shared
+    ``_args`` as ``python benchmarks/NAME.py`` does (it was a ModuleNotFoundError): shown
+    by the same one-line refusal of an argument none of them takes."""
+    r = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", "--no-such-option"], capture_output=True,
+                       text=True, timeout=120, check=False, cwd=BENCHMARKS.parent)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == f"{name}.py: error: unrecognized arguments: --no-such-option\n", r.stderr
