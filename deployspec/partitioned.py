@@ -14,8 +14,11 @@ rebuilt by their constructors (:mod:`deployspec.batches`).
 
 The workers move in lockstep, one layer at a time (expand, then take in what the
 others sent), so the search stays breadth first: a goal is found in the first
-layer that holds one, and its path is a shortest one. Among goals of the same
-layer the lowest worker's first wins. Owners come from a stable hash, not from Python's
+layer that holds one, and its path is a shortest one. Each layer has two phases
+(the workers expand it; then each takes in the children the others sent it), and of
+the goals found in the same phase the lowest worker's first wins: a goal some worker
+finds among children it owns itself comes before one a lower worker is sent. Both are
+equally short. Owners come from a stable hash, not from Python's
 ``hash`` (whose string hashes are salted per process), so which worker owns what,
 and so the whole run, is the same in every process for a given ``W``: the same
 trace every time. Another ``W`` may give another trace of the same length. An

@@ -140,7 +140,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     if goal is None and "number" in found:
         goal = found["number"]
     seconds = time.perf_counter() - started
-    complete = goal is not None or layered.exhausted or (settler is not None and "total" in found)
+    complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, graph, layered, counts, config, max_depth, seconds, complete)
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
