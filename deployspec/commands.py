@@ -155,7 +155,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
     if args.variant:
         _print_close_look(results, saving=bool(args.out))
         return
-    print(matrix(results, declared=True))
+    print(matrix(results, declared=True, bounds=bounds_given(args.bound)))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import Any
 
 from deployspec.engines.result import Result
 from deployspec.models import bound_words, get_model, model_names
@@ -11,11 +12,12 @@ from deployspec.text import escaped, printable_line
 from deployspec.variant_plugins import ENV, source_of
 
 
-def matrix(results: list[Result], declared: bool) -> str:
+def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None) -> str:
     """Rows are variants, columns properties; ``!`` marks a cell that does not agree with
     what its variant declares (as ``check``'s exit status and its JUnit cases judge it:
     :func:`declarations.cell_agrees`), ``+`` a property it violates beyond the default
-    search, ``*`` an unfinished proof, ``?`` a vacuous one (each said under the table)."""
+    search, ``*`` an unfinished proof, ``?`` a vacuous one (each said under the table).
+    ``bounds``: the run's ``--bound`` values, which the close look a ``!`` suggests keeps."""
     from deployspec.declarations import cells
 
     grouped = cells(results)
@@ -29,7 +31,7 @@ def matrix(results: list[Result], declared: bool) -> str:
         cols = [max(len(p), 9) for p in props]
         head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
         lines = [f"model {model_name}", head, "-" * len(head)]
-        said = _Said()
+        said = _Said(bounds)
         for v in variants:
             row = [f"{_cell(model, v, p, mine.get((v, p), []), declared, said):{w}}" for p, w in zip(props, cols)]
             lines.append(f"{v:{width}}  " + "  ".join(row))
@@ -41,7 +43,9 @@ class _Said:
     """What a model's table says under it: the commands that finish unfinished proofs,
     a note per marked cell, and each engine error with the cells it decided."""
 
-    def __init__(self) -> None:
+    def __init__(self, bounds: dict[str, Any] | None = None) -> None:
+        #: the run's ``--bound`` values: a close look suggested here looks at what it looked at
+        self.bounds = bounds or {}
         self.unfinished: list[str] = []
         self.notes: list[str] = []
         self.errors: dict[str, list[str]] = {}  # message -> the cells it came from
@@ -129,13 +133,15 @@ def _disagrees(model, v: str, p: str, rs: list[Result], verdict: str, declared: 
 
     if not declared or not _judged(verdict) or cell_agrees(model.name, v, p, rs):
         return ""
-    said.notes.append(_mismatch(model, v, p, verdict, rs))
+    said.notes.append(_mismatch(model, v, p, verdict, rs, said.bounds))
     return " !"
 
 
-def _mismatch(model, v: str, p: str, verdict: str, rs: list[Result]) -> str:
+def _mismatch(model, v: str, p: str, verdict: str, rs: list[Result], bounds: dict[str, Any]) -> str:
     """The note under a cell marked ``!``: what it shows, by which engines, how that
-    differs from the declaration (or that an engine ended in error), and the close look."""
+    differs from the declaration (or that an engine ended in error), and the close look,
+    with the run's ``bounds`` (without them it looked at another configuration, and could
+    show the opposite verdict)."""
     from deployspec.declarations import beyond, disagreement, verdict_word
 
     gave = [r for r in rs if r.verdict == verdict]
@@ -145,8 +151,12 @@ def _mismatch(model, v: str, p: str, verdict: str, rs: list[Result]) -> str:
            else disagreement(model, v, p, [r.stats for r in gave]))
     look = f"{handing_in(v)}deployspec check --model {model.name} --variant {v} --property {p}"
     proof = next((r.stats for r in gave if r.engine == "explore" and r.stats.get("bounds")), None)
+    words, given = [], dict(bounds)
     if beyond(model, v, p) is not None and proof is not None:  # within the bounds of the declaration
-        look += " " + " ".join(shlex.quote(w) for w in ["--engine", "explore", *bound_words(_given(model, v, proof))])
+        words, given = ["--engine", "explore"], given | _given(model, v, proof)
+    words += bound_words(given)
+    if words:
+        look += " " + " ".join(shlex.quote(w) for w in words)
     return (f"! {v} · {p}: {verdict_word(verdict)} ({', '.join(sorted({r.engine for r in gave}))}), {why}; "
             f"a close look: {look}")
 
