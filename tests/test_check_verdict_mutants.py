@@ -2,12 +2,14 @@
 ``check``, ``declarations``, ``traces``, ``minimize``, ``report``, ``outputs``, ``junit``,
 ``files`` and ``batches`` found unpinned: what an interrupted close look still reports,
 how often a property without causes is searched, which markers a close look's table
-carries, and a vacuous proof's JUnit case where it contradicts a declaration. Each test
-was written against a hand-made mutant the rest of the suite let through; its docstring
-names it."""
+carries, a vacuous proof's JUnit case where it contradicts a declaration, and the bounds
+of the close look a mismatch suggests (a bug the pass found). Each test was written
+against a hand-made mutant the rest of the suite let through; its docstring names it."""
 
 from __future__ import annotations
 
+import json
+import shlex
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -107,9 +109,6 @@ def test_the_close_look_a_mismatch_suggests_keeps_the_run_s_bounds(capsys, engin
     violation holds; by default it is violated). Found as mutant R5 of ``_mismatch``, which
     kept an explorer proof's bounds where the code kept them only for a violation declared
     beyond the default search, and none for the random search."""
-    import json
-    import shlex
-
     status, out, _ = run(capsys, "check", "--model", "capi", "--engine", engine, "--bound", "max_in_flight=[2]",
                          "--property", "single_active_deployment", "--budget", "1")
     assert status == 1

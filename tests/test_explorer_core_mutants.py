@@ -2,15 +2,17 @@
 ``partitioned``, ``partition_worker``, ``memory``, ``pool`` and ``engines/explore`` found
 unpinned: the counts and the move a trace property's violation is found with, in one
 process as over workers; a time budget beside a memory budget in a worker; a stop kept
-pending in a partitioned search; which memory a budget reads; and what a ``--jobs`` run
-does with a search stopped, ended or never begun. Each test was written against a
-hand-made mutant the rest of the suite let through; its docstring names it."""
+pending in a partitioned search; which memory a budget reads; what a ``--jobs`` run does
+with a search stopped, ended or never begun; and ``bfs``'s own memory budget. Each test
+was written against a hand-made mutant the rest of the suite let through; its docstring
+names it."""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
 import mmap
+import os
 import resource
 import signal
 
@@ -27,7 +29,8 @@ from .helpers import Tree, action_labels
 from .toy import Move, toy_model
 
 FORKS = pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")
-PROC = pytest.mark.skipif(not memory._statm(), reason="resident memory is read from Linux's /proc")
+PROC = pytest.mark.skipif(not os.path.exists("/proc/self/statm"),
+                          reason="resident memory is read from Linux's /proc")
 
 # --- a trace property's violation, in one process and over workers ------------------------
 
