@@ -51,7 +51,7 @@ tr.key td {{ color: #868e96; font-size: 11px; }}
 {f'<p>{escape(trace["title"])}</p>' if trace.get("title") else ""}
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
 {f'<p>cause: <code>{escape(trace["violation"]["cause"])}</code></p>' if trace["violation"].get("cause") else ""}
-<p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} steps.
+<p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} step{"" if len(trace["steps"]) == 1 else "s"}.
 Replay: <code>deployspec replay FILE</code>.</p>
 {render_svg.render(trace)}
 <table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr>

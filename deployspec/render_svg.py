@@ -182,6 +182,9 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
         settle_col = next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
     per_step = [lanes(o, parts_of) for o in observations]
     parts = [{name: parts_of(x) for name, x in lane_items(o)} for o in observations]
+    for c, i in enumerate(drawn):  # a gap column: as the column before it, so what the steps it
+        if i is None:  # leaves out changed of a lane is written after it (as the other row does)
+            parts[c] = parts[c - 1]
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))

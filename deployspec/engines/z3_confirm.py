@@ -163,9 +163,10 @@ def confirm(model, variant, view: sel.SelectionView, prop, *, config=None, budge
             reached = next(v for v in views.inputs(state, tick) if v.key() == key)
             return Confirmation(view, prop.name, session, figures, reached=reached)
         refuted.add((number, tick))
-    why = ("no reachable state shows it" if figures["complete"]
-           else f"not reached within the search bound ({figures['stopped']})")
-    if refuted:
-        why += (f"; {len({n for n, _ in refuted})} state(s) showing it did not break {prop.name} given "
-                "their history")
+    if refuted:  # reached: none broke the property (and the search may have stopped short of others)
+        why = (f"{len({n for n, _ in refuted})} state(s) showing it did not break {prop.name} given their history"
+               + ("" if figures["complete"] else f"; no other within the search bound ({figures['stopped']})"))
+    else:
+        why = ("no reachable state shows it" if figures["complete"]
+               else f"not reached within the search bound ({figures['stopped']})")
     return Confirmation(view, prop.name, None, figures, why)
