@@ -28,6 +28,7 @@ from deployspec.argtypes import bound, int_between, nonneg_int, positive_int, se
 from deployspec.contract import cli as contract_cli
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
+from deployspec.outputs import writable_dir
 from deployspec.text import ESCAPE
 
 
@@ -220,6 +221,9 @@ def _report_interrupted_start(args, started: float) -> None:
                               out=getattr(args, "out", None))
         if getattr(args, "files", None) and replay_command.is_a_trace(path, replay_command.trace_files(args.files)):
             raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
+        out = getattr(args, "out", None)
+        if out and not path.parent.is_dir():  # in the --out folder, which the command had yet to make
+            writable_dir(out, path)
         junit_xml.save(path, named, title, [junit_xml.interrupted(title, started, when)], started)
     except UsageError as exc:  # the interruption stays the news
         _say(f"error: {exc}")

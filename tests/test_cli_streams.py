@@ -45,11 +45,12 @@ def test_the_program_still_runs_exit_handlers():
 
 def test_output_that_cannot_be_written_is_one_line_exit_2(tmp_path):
     """stdout on a full disk, or closed: no traceback, no 'Exception ignored' at exit."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so the last flush is main's
     for stdout in (open("/dev/full", "w"), None):  # noqa: SIM115 (closed below)
         proc = subprocess.run(
             [sys.executable, "-m", "deployspec.cli", "show", str(SEED)],
             stdout=stdout if stdout is not None else subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True, check=False,
+            text=True, check=False, env=env,
             **({} if stdout is not None else {"preexec_fn": lambda: __import__("os").close(1)}),
         )
         if stdout is not None:
@@ -193,15 +194,20 @@ def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
 def test_help_that_cannot_be_written_is_an_error_and_a_closed_pipe_is_not(argv):
     """argparse dropped a failed write of a long help (--help > /dev/full: status 0, nothing said);
     a short one stayed in the buffer until the exit, whose flush failed unseen."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a short help is buffered
     with open("/dev/full", "w") as full:
-        proc = deployspec(*argv, stdout=full, stderr=subprocess.PIPE)
+        proc = deployspec(*argv, stdout=full, stderr=subprocess.PIPE, env=env)
         _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (2, "deployspec: error: cannot write the output: No space left on device\n")
-    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     first = proc.stdout.readline()
     proc.stdout.close()  # as `| head -1` does
     _, err = proc.communicate(timeout=60)
     assert first.startswith("usage: deployspec") and (proc.returncode, err) == (0, "")
+    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # `| true`: closed before the help is flushed at the exit
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (0, "")
 
 
 def test_a_closed_or_full_stderr_does_not_cost_the_results(tmp_path):

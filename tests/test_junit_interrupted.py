@@ -226,6 +226,20 @@ def test_sigterm_while_the_program_starts_still_writes_the_report(tmp_path):
     assert cases_of(report)["interrupted"].find("error").get("message").endswith("before it judged anything")
 
 
+def test_a_report_in_the_out_folder_not_made_yet_is_still_written_when_the_start_is_cut(tmp_path):
+    """``--out found --junit found/check.xml`` in a fresh checkout, a SIGTERM while the
+    program loads: the report of the stop was refused ("cannot write: No such file or
+    directory"), the --out folder being made only by the command that never ran. The
+    folder is made, as the command would have (found by a mutation probe of cli.py)."""
+    import signal
+
+    found = tmp_path / "found"
+    status, _out, err = _program("check", "--model", "capi", "--out", str(found),
+                                 "--junit", str(found / "check.xml"), first=signal.SIGTERM)
+    assert (status, err) == (130, "deployspec: interrupted\n")
+    assert _after_interruption(found / "check.xml", "check", by="SIGTERM") == {"interrupted": junit.ERROR}
+
+
 def test_ctrl_c_while_the_program_starts_is_one_line_not_a_traceback():
     import signal
 
