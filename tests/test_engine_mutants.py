@@ -4,9 +4,9 @@ engines/z3_confirm.py, engines/product.py) found unpinned: where a rule that hun
 the platform settled is said to have been reached, a stop pending when Hypothesis calls
 a search flaky, which selection properties of a Z3 finding say "only when instance
 reports are unavailable", its trace's title, why a variant without an encoding is not
-judged, Z3's "unknown" as an error, why a symbolic counterexample went unconfirmed (the
-search's bound, and states not dispatches counted), and the cap on the explorer's shared
-moves. Each test's docstring names its mutant (mut/mutants.py in the probe's clone)."""
+judged, Z3's "unknown" as an error, and the cap on the explorer's shared moves (why a
+symbolic counterexample went unconfirmed: tests/test_selection_details.py). Each test's
+docstring names its mutant (mut/mutants.py in the probe's clone)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,11 @@ import signal
 
 import pytest
 from deployspec.reference.capi.actions import Tick
-from deployspec.spec import selection as sel
 from deployspec.spec.core import state_property
 from hypothesis.errors import Flaky
 
 from deployspec import interruption, reached
-from deployspec.engines import explore, hypothesis_engine, product, z3_confirm, z3_engine
+from deployspec.engines import explore, hypothesis_engine, product, z3_engine
 from deployspec.models import get_model
 from deployspec.render_text import action_label
 from deployspec.rule_results import RuleHungError
@@ -106,54 +105,6 @@ def test_z3_answering_unknown_is_an_error_not_unconfirmed(monkeypatch):
     monkeypatch.setattr(z3_engine, "problem", undecided)
     r = z3_engine.search(CAPI, "capi-2022", CAPI.property("app_stays_available"), budget=1, seed=0, out_dir=None)
     assert (r.verdict, r.message) == ("error", "Z3 could not decide the query")
-
-
-@state_property("capi")
-def no_app_at_all(obs):
-    """Breaks as soon as an app exists: at the push, long before any cancel step."""
-    return "there is an app" if obs["app"] is not None else None
-
-
-def _seed_view():
-    variant, encoding = CAPI.variant("capi-2022"), sel.VARIANTS["capi-2022"]
-    rule = z3_engine.problem(encoding, 8, 7, sel.traits(variant, encoding))
-    view = rule.minimal(sel.selection_property("survivor_not_newer"))
-    return variant, view, z3_confirm.search_config(CAPI, variant, view.m)
-
-
-def test_a_view_not_reached_by_a_depth_bounded_search_says_the_bound_stopped_it():
-    """C06 (the reason's two cases swapped): a search cut at its depth bound said 'no
-    reachable state shows it', a claim only a complete search makes."""
-    variant, view, config = _seed_view()
-    views = z3_confirm.CancelViews.of(CAPI, variant, config, max_depth=0, budget=30)
-    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, config=config, views=views)
-    assert outcome.session is None and not views.figures["complete"]
-    assert outcome.why == "not reached within the search bound (max_depth)"
-
-
-def test_an_unconfirmed_view_counts_the_states_that_showed_it_not_their_dispatches():
-    """C07 (``len(refuted)`` for the states in it): with two deployments active each state
-    is tried with two dispatches (the cancel step alone, then with every step), and the
-    count said twice the states that showed the view."""
-    variant, view, config = _seed_view()
-    views = z3_confirm.CancelViews.of(CAPI, variant, config, max_depth=5, budget=30)
-    tried = views.by_key[view.key()]
-    states = len({number for number, _ in tried})
-    assert len(tried) > states  # (what tells the two counts apart)
-    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, config=config, views=views)
-    assert f"{states} state(s) showing it did not break no_app_at_all given their history" in outcome.why
-
-
-def test_an_unconfirmed_view_that_states_showed_is_not_said_unreached():
-    """The reason began "not reached within the search bound" and went on to count the
-    states that showed the view: reached, by its own words. It says the states first, and
-    the bound only as what may hide others (found reading the code during the mutation pass)."""
-    variant, view, config = _seed_view()
-    views = z3_confirm.CancelViews.of(CAPI, variant, config, max_depth=5, budget=30)
-    states = len({number for number, _ in views.by_key[view.key()]})
-    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, config=config, views=views)
-    assert outcome.why == (f"{states} state(s) showing it did not break no_app_at_all given their history; "
-                           "no other within the search bound (max_depth)")
 
 
 @state_property("toy")

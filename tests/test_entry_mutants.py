@@ -13,7 +13,7 @@ full disk; standard output named through /proc/<pid>/fd/1 or a relative link, an
 very file stdout goes to refused beside --json in the program; descriptor 1 put back and
 its copy closed after --json in a host; a --python object's own output after the run
 kept off stdout, with --json and with --junit; /dev/null's descriptor closed after a
-drop; progress: the bar's count, and a run under a second saying only its last line; the
+drop; the
 signals: each signal heard in ``kept(once=True)``, an unraisable KeyboardInterrupt
 reported when no signal is pending, an enclosing block's pending signal kept, a mask
 already blocking a signal left so; a character U+0080-U+009F quoted as a character; and
@@ -37,7 +37,6 @@ from types import SimpleNamespace
 import pytest
 
 from deployspec import cli, interruption, profiles, streams
-from deployspec.progress import Progress
 from deployspec.text import quoted
 
 from .cli_runs import SEED
@@ -321,42 +320,6 @@ def test_dropping_stdout_leaves_no_descriptor_open(monkeypatch, tmp_path):
         assert len(os.listdir("/proc/self/fd")) == before
     finally:
         os.close(fd)
-
-
-# --- progress ------------------------------------------------------------------------------
-
-RESULT = SimpleNamespace(variant="v", property="p", engine="e", verdict="holds", stats={"seconds": 0.1})
-
-
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_on_a_terminal_the_bar_counts_the_searches_done(monkeypatch):
-    """P07 (the bar never advanced): it read 0/2 throughout."""
-    term = Terminal()
-    monkeypatch.setattr(sys, "stderr", term)
-    with Progress(total=2) as p:
-        p.start("capi-safe · p · explore")
-        p.done(RESULT)
-    assert "1/2" in term.getvalue()
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    now = [0.0]
-    monkeypatch.setattr("deployspec.progress.time.perf_counter", lambda: now[0])
-    return now
-
-
-def test_a_run_under_a_second_says_only_its_last_line(capsys, clock):
-    """P16 (any run taken as long): a run of half a second said every line."""
-    p = Progress(total=2)
-    clock[0] = 0.5
-    p.done(RESULT)
-    p.done(RESULT)
-    assert capsys.readouterr().err == "[2/2] v · p · e: holds (0.1s)\n"
 
 
 # --- interruption --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 unpinned: how often a line is said, the bar on a terminal, and what it does not swallow."""
 
 import io
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -73,3 +74,22 @@ def test_an_unfinished_proof_is_holds_star_as_in_the_table(capsys, clock):
     p.done(SimpleNamespace(**{**vars(RESULT), "stats": {"seconds": 1.0, "complete": False}}))
     p.done(SimpleNamespace(**{**vars(RESULT), "stats": {"seconds": 1.0, "complete": True}}))
     assert capsys.readouterr().err.splitlines() == ["[1/2] v · p · e: holds* (1.0s)", "[2/2] v · p · e: holds (1.0s)"]
+
+
+def test_on_a_terminal_the_bar_counts_the_searches_done(monkeypatch):
+    """P07 of the second probe (the bar never advanced): it read 0/2 throughout."""
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with Progress(total=2) as p:
+        p.start("capi-safe · p · explore")
+        p.done(RESULT)
+    assert "1/2" in term.getvalue()
+
+
+def test_a_run_under_a_second_says_only_its_last_line(capsys, clock):
+    """P16 of the second probe (any run taken as long): a run of half a second said every line."""
+    p = Progress(total=2)
+    clock[0] = 0.5
+    p.done(RESULT)
+    p.done(RESULT)
+    assert capsys.readouterr().err == "[2/2] v · p · e: holds (0.1s)\n"

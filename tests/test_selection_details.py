@@ -3,7 +3,8 @@ wrong quietly.
 
 Found missing by mutation testing of ``deployspec/engines/z3_engine.py`` and
 ``spec/selection``: the confirming search (the cancel dispatch, the deployments it
-allows, the view it must reach, a break before the cancel step), the symbolic
+allows, the view it must reach, a break before the cancel step, and why a view went
+unconfirmed: the search's bound, or the states, not dispatches, that showed it), the symbolic
 properties on concrete views, the well-formedness constraints of each family and
 when two views are equivalent.
 """
@@ -65,15 +66,56 @@ def no_app_at_all(obs):
     return "there is an app" if obs["app"] is not None else None
 
 
-def test_a_trace_that_breaks_the_property_before_the_cancel_step_confirms_nothing():
-    # every state showing the seed's view breaks no_app_at_all from its start, but each
-    # trace reaching one broke it at the push already: the cancel step is not the cause
+def _seed_view():
+    """capi-2022, the seed's minimal view, and the configuration confirming it searches."""
     variant, encoding = CAPI.variant("capi-2022"), sel.VARIANTS["capi-2022"]
     rule = z3_engine.problem(encoding, 8, 7, sel.traits(variant, encoding))
     view = rule.minimal(sel.selection_property("survivor_not_newer"))
+    return variant, view, z3_confirm.search_config(CAPI, variant, view.m)
+
+
+def test_a_trace_that_breaks_the_property_before_the_cancel_step_confirms_nothing():
+    # every state showing the seed's view breaks no_app_at_all from its start, but each
+    # trace reaching one broke it at the push already: the cancel step is not the cause
+    variant, view, _ = _seed_view()
     outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, max_depth=5)
     assert outcome.session is None
     assert "did not break no_app_at_all given their history" in outcome.why
+
+
+def test_a_view_not_reached_by_a_depth_bounded_search_says_the_bound_stopped_it():
+    """C06 (the reason's two cases swapped): a search cut at its depth bound said 'no
+    reachable state shows it', a claim only a complete search makes."""
+    variant, view, config = _seed_view()
+    views = z3_confirm.CancelViews.of(CAPI, variant, config, max_depth=0, budget=30)
+    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, config=config, views=views)
+    assert outcome.session is None and not views.figures["complete"]
+    assert outcome.why == "not reached within the search bound (max_depth)"
+
+
+def test_an_unconfirmed_view_counts_the_states_that_showed_it_not_their_dispatches():
+    """C07 (``len(refuted)`` for the states in it): with two deployments active each state
+    is tried with two dispatches (the cancel step alone, then with every step), and the
+    count said twice the states that showed the view."""
+    variant, view, config = _seed_view()
+    views = z3_confirm.CancelViews.of(CAPI, variant, config, max_depth=5, budget=30)
+    tried = views.by_key[view.key()]
+    states = len({number for number, _ in tried})
+    assert len(tried) > states  # (what tells the two counts apart)
+    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, config=config, views=views)
+    assert f"{states} state(s) showing it did not break no_app_at_all given their history" in outcome.why
+
+
+def test_an_unconfirmed_view_that_states_showed_is_not_said_unreached():
+    """The reason began "not reached within the search bound" and went on to count the
+    states that showed the view: reached, by its own words. It says the states first, and
+    the bound only as what may hide others (found reading the code during the mutation pass)."""
+    variant, view, config = _seed_view()
+    views = z3_confirm.CancelViews.of(CAPI, variant, config, max_depth=5, budget=30)
+    states = len({number for number, _ in views.by_key[view.key()]})
+    outcome = z3_confirm.confirm(CAPI, variant, view, no_app_at_all, budget=30, config=config, views=views)
+    assert outcome.why == (f"{states} state(s) showing it did not break no_app_at_all given their history; "
+                           "no other within the search bound (max_depth)")
 
 
 # --- the selection rule's encoding -------------------------------------------------------
