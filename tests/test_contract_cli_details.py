@@ -221,6 +221,8 @@ def test_a_violation_not_saved_says_why_and_one_not_shrunk_says_so():
     ("python", 10.0, ["--python", "impl:serve"]),
     ("exec", 0.5, ["--exec", "./impl --serve", "--timeout", "0.5"]),
     ("exec", 20.0, ["--exec", "./impl --serve", "--timeout", "20"]),
+    # as given, not rounded to six digits (the rerun line's own form; found by a probe)
+    ("exec", 12.3456789, ["--exec", "./impl --serve", "--timeout", "12.3456789"]),
 ])
 def test_the_replay_command_names_the_target_and_a_timeout_other_than_the_default(kind, timeout, tail):
     spec = "./impl --serve" if kind == "exec" else "impl:serve"

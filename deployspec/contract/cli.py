@@ -270,7 +270,7 @@ def replay_command(path: str, target, timeout: float) -> str:
 
     argv = ["deployspec", "replay", path, f"--{target.kind}", target.spec]
     if timeout != DEFAULT_TIMEOUT:  # a slow implementation needs it on replay too
-        argv += ["--timeout", f"{timeout:g}"]
+        argv += ["--timeout", _exact(timeout)]
     return escaped(designs_handed_in() + shlex.join(argv))
 
 

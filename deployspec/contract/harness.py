@@ -42,7 +42,8 @@ from deployspec.contract.guard import (
     ImplementationFault,
     guard_property,
 )
-from deployspec.contract.loading import STARTUP_TIMEOUT, instantiate, load_factory, split_spec
+from deployspec.contract.loading import instantiate, load_factory, split_spec
+from deployspec.contract.protocol import STARTUP_TIMEOUT
 from deployspec.contract.python_adapter import PythonAdapter
 from deployspec.contract.recall import Answers, RecallingAdapter
 from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter

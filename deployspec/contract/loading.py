@@ -21,8 +21,6 @@ from deployspec.models import UsageError
 from deployspec.text import quoted
 from deployspec.user_code import at_user_line, cwd_first_on_path, describe, is_module_name
 
-#: the import and the factory may be slow, as a program's first reply may be
-STARTUP_TIMEOUT = 30.0
 #: the module whose attributes are the factories of the variants (``capi_safe``)
 EXAMPLES = "deployspec.contract.examples"
 

@@ -186,7 +186,8 @@ def _find_factory(spec: str) -> None:
     name not found is one usage error, not one failure per test. A module that
     fails to import is the implementation's fault: each test reports it."""
     from deployspec.adapter import ImplementationError
-    from deployspec.contract.loading import STARTUP_TIMEOUT, load_factory
+    from deployspec.contract.loading import load_factory
+    from deployspec.contract.protocol import STARTUP_TIMEOUT
     from deployspec.contract.timed_call import release_alarm
 
     try:

@@ -29,6 +29,9 @@ from deployspec.text import decoded, quoted
 VERSION = 1
 #: a line longer than this (a request, or a reply) is garbage, not a message: neither side holds more
 MAX_LINE = 8 * 1024 * 1024
+#: the least an implementation's start is given (a program's first reply, or an object's
+#: import and factory: either may still be loading); --timeout, when longer, gives it more
+STARTUP_TIMEOUT = 30.0
 REQUESTS = ("reset", "action", "observe")
 REPLIES = ("reset_ok", "performed", "rejected", "observation", "error")
 #: the replies each request may get (``error`` always may)

@@ -32,9 +32,7 @@ from deployspec.text import printable_line, quoted
 
 #: a reply line longer than this is garbage, not an observation
 MAX_LINE = protocol.MAX_LINE
-#: the least the first reply after start is given (the program may still be loading);
-#: --timeout, when longer, gives it more
-STARTUP_TIMEOUT = 30.0
+STARTUP_TIMEOUT = protocol.STARTUP_TIMEOUT
 INTERRUPTED = "interrupted"
 #: programs still running, ended at interpreter exit whatever path led there
 _RUNNING: weakref.WeakSet = weakref.WeakSet()
