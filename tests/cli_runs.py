@@ -1,11 +1,15 @@
 """Running the command line in a test: in process (``run``) or as the program (``deployspec``)."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from deployspec.cli import main
 
+#: the environment of a child whose output is buffered as in a CI job's (under
+#: PYTHONUNBUFFERED every write goes at once, so a failing flush never comes at the end)
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from .cli_runs import SEED, deployspec
+from .cli_runs import BUFFERED, SEED, deployspec
 
 
 def test_console_script_runs_without_traceback(tmp_path):
@@ -22,10 +22,9 @@ def test_console_script_runs_without_traceback(tmp_path):
 
 def test_the_program_flushes_its_output_and_keeps_its_exit_status():
     """``run`` leaves with ``os._exit`` (freeing a large search's states took seconds)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
     proc = subprocess.run([sys.executable, "-m", "deployspec", "check", "--model", "capi", "--variant",
                            "capi-2022", "--engine", "explore", "--property", "capacity_within_bound"],
-                          capture_output=True, text=True, check=False, env=env)
+                          capture_output=True, text=True, check=False, env=BUFFERED)
     assert proc.returncode == 1, proc.stderr
     assert "\ncapi-2022  VIOLATED" in proc.stdout and "Traceback" not in proc.stderr
     assert proc.stdout.endswith("to judge it (and every other variant) by that: deployspec check --model capi "
@@ -36,21 +35,19 @@ def test_the_program_still_runs_exit_handlers():
     """Contract implementations are stopped by an ``atexit`` handler: it must still run."""
     script = ("import atexit, sys; atexit.register(print, 'exit handlers ran'); "
               "sys.argv = ['deployspec', 'variants']; from deployspec.cli import run; run()")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
-                          env=env)
+                          env=BUFFERED)
     assert proc.returncode == 0, proc.stderr
     assert "capi-safe" in proc.stdout and proc.stdout.rstrip().endswith("exit handlers ran")
 
 
 def test_output_that_cannot_be_written_is_one_line_exit_2(tmp_path):
     """stdout on a full disk, or closed: no traceback, no 'Exception ignored' at exit."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so the last flush is main's
     for stdout in (open("/dev/full", "w"), None):  # noqa: SIM115 (closed below)
         proc = subprocess.run(
             [sys.executable, "-m", "deployspec.cli", "show", str(SEED)],
             stdout=stdout if stdout is not None else subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True, check=False, env=env,
+            text=True, check=False, env=BUFFERED,  # (so the last flush is main's)
             **({} if stdout is not None else {"preexec_fn": lambda: __import__("os").close(1)}),
         )
         if stdout is not None:
@@ -194,17 +191,16 @@ def test_show_to_a_file_needs_no_stdout_but_the_rest_does(tmp_path):
 def test_help_that_cannot_be_written_is_an_error_and_a_closed_pipe_is_not(argv):
     """argparse dropped a failed write of a long help (--help > /dev/full: status 0, nothing said);
     a short one stayed in the buffer until the exit, whose flush failed unseen."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a short help is buffered
     with open("/dev/full", "w") as full:
-        proc = deployspec(*argv, stdout=full, stderr=subprocess.PIPE, env=env)
+        proc = deployspec(*argv, stdout=full, stderr=subprocess.PIPE, env=BUFFERED)
         _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (2, "deployspec: error: cannot write the output: No space left on device\n")
-    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=BUFFERED)
     first = proc.stdout.readline()
     proc.stdout.close()  # as `| head -1` does
     _, err = proc.communicate(timeout=60)
     assert first.startswith("usage: deployspec") and (proc.returncode, err) == (0, "")
-    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = deployspec(*argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=BUFFERED)
     proc.stdout.close()  # `| true`: closed before the help is flushed at the exit
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (0, "")

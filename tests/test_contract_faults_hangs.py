@@ -12,6 +12,7 @@ import pytest
 from deployspec import traces
 from deployspec.cli import main
 
+from .cli_runs import BUFFERED
 from .fault_runs import FAKES
 
 
@@ -145,11 +146,10 @@ def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
     printed, reaches stdout (which the object's call had borrowed) before the end."""
     seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
     steps = len(traces.load(seed)["steps"])
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
     proc = subprocess.run(
         [sys.executable, "-m", "deployspec", "replay", str(seed), str(seed), "--python", "contract_fakes:swallows",
          "--timeout", "0.5"], cwd=FAKES.parent, capture_output=True, text=True, timeout=60, check=False,
-        env={**env, "DEPLOYSPEC_FAKE_SWALLOW_AFTER": str(steps + 2)})
+        env={**BUFFERED, "DEPLOYSPEC_FAKE_SWALLOW_AFTER": str(steps + 2)})
     assert proc.returncode == 3, proc.stderr
     assert proc.stdout.count(str(seed)) == 1 and "stopping" in proc.stderr
 

@@ -18,6 +18,8 @@ import pytest
 from deployspec import interruption
 from deployspec.contract import last_resort, leftovers
 
+from .cli_runs import BUFFERED
+
 # --- a program's stderr, and the processes it leaves behind --------------------------------
 
 
@@ -168,9 +170,8 @@ def test_own_process_is_the_deployspec_program_s(monkeypatch):
 def _last_resort(code: str) -> subprocess.CompletedProcess:
     """A Python process that arms the last resort (its GRACE 0.2 s) as ``code`` says."""
     prelude = "import io, os, sys, time\nfrom deployspec.contract import last_resort\nlast_resort.GRACE = 0.2\n"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # so a lost flush shows
     return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
-                          timeout=60, check=False, env=env)
+                          timeout=60, check=False, env=BUFFERED)
 
 
 def test_the_last_resort_flushes_what_was_printed_says_one_line_and_ends_with_its_status():

@@ -39,11 +39,7 @@ import pytest
 from deployspec import cli, interruption, profiles, streams
 from deployspec.text import quoted
 
-from .cli_runs import SEED
-
-#: the environment of a child whose output is buffered as in a CI job's (PYTHONUNBUFFERED
-#: writes at once, so a failing flush never comes at the end, where these mutants hid)
-BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+from .cli_runs import BUFFERED, SEED
 
 
 @pytest.fixture
@@ -397,7 +393,7 @@ def test_a_profile_is_made_on_hypothesis_s_defaults_not_on_the_one_loaded():
     try:
         assert profiles.made("ci").derandomize is False
     finally:
-        settings.load_profile(f"deployspec-{profiles._name() if profiles.unknown_profile() is None else 'ci'}")
+        profiles.load()  # the suite's profile back, as tests/conftest.py loads it
 
 
 def test_an_unknown_profile_is_taken_as_ci_by_a_test_that_chooses_its_own(monkeypatch):
