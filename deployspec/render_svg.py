@@ -181,10 +181,7 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     if settle_from is not None and settle_from < len(steps):
         settle_col = next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
     per_step = [lanes(o, parts_of) for o in observations]
-    parts = [{name: parts_of(x) for name, x in lane_items(o)} for o in observations]
-    for c, i in enumerate(drawn):  # a gap column: as the column before it, so what the steps it
-        if i is None:  # leaves out changed of a lane is written after it (as the other row does)
-            parts[c] = parts[c - 1]
+    parts = _over_gaps(drawn, [{name: parts_of(x) for name, x in lane_items(o)} for o in observations])
     band_steps = [bands(o) for o in observations]
     lane_keys = list(dict.fromkeys(k for ls in per_step for k in ls))
     band_keys = list(dict.fromkeys(k for bs in band_steps for k in bs))
@@ -213,14 +210,20 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
         y += BAND_H + 4
     other_y = y
     others, other_lines = None, []
-    if other is not None:  # (a gap column: as the column before it, so nothing is written there)
-        texts = [other[1](every[i]) if i is not None else None for i in drawn]
-        others = (other[0], [t if t is not None else texts[c - 1] for c, t in enumerate(texts)])
+    if other is not None:
+        others = (other[0], _over_gaps(drawn, [other[1](every[i]) if i is not None else None for i in drawn]))
         other_lines = changed_parts(others[1])
         y += _other_height(other_lines) + 4
     bad_col = drawn.index(bad_index)
     return _Layout(per_step, parts, band_steps, labels, rejected, lane_keys, band_keys, depth, width, title, message,
                    top, lane_y, band_y, y, y + 14, bad_col, settle_col, others, other_y, other_lines)
+
+
+def _over_gaps(drawn: list[int | None], values: list) -> list:
+    """``values``, one per column, with a gap column's as the column's before it: nothing is
+    written in the gap, and what the steps it leaves out changed is written after it, as a
+    change (a lane's new site, the other row's new text)."""
+    return [values[c - 1] if i is None else v for c, (i, v) in enumerate(zip(drawn, values))]
 
 
 def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
