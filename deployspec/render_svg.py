@@ -162,24 +162,15 @@ class _Layout:
 
 def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | None = None,
             parts_of: Callable[[dict], list[str]] = label_parts) -> _Layout:
+    """Where each part of ``trace``'s picture goes: the columns drawn (a long trace's middle
+    left out, :func:`timeline.columns`), then the heading, the lanes, the bands and the other row."""
     steps = trace["steps"]
     every = [trace["initial"]] + [s["observation"] for s in steps]
     bad = trace["violation"]["step"]
     bad_index = len(every) - 1 if bad == -1 or bad >= len(steps) else bad + 1
     drawn = columns(len(every), bad_index)
     observations = [{} if i is None else every[i] for i in drawn]
-    labels, rejected = [], []
-    for c, i in enumerate(drawn):
-        if i is None:
-            left_out = (drawn[c + 1] if c + 1 < len(drawn) else len(every)) - drawn[c - 1] - 1
-            labels.append(f"… {left_out} step{'' if left_out == 1 else 's'} not drawn …")
-        else:
-            labels.append(f"{i - 1}: {action_label(steps[i - 1]['action'])}" if i else "initial")
-        rejected.append(None if not i else steps[i - 1].get("rejected"))
-    settle_from = trace.get("settle_from")
-    settle_col = None
-    if settle_from is not None and settle_from < len(steps):
-        settle_col = next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
+    labels, rejected = _column_labels(drawn, steps, len(every))
     per_step = [lanes(o, parts_of) for o in observations]
     parts = _over_gaps(drawn, [{name: parts_of(x) for name, x in lane_items(o)} for o in observations])
     band_steps = [bands(o) for o in observations]
@@ -188,35 +179,68 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     # (two cells at least: the lane's name and its label above its floor line)
     depth = {k: min(MAX_CELLS, max(2, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)))
              for k in lane_keys}
-    n = len(observations)
-    longest = max(len(label) + 11 for label in labels)
-    title = _cut(f"{trace['model']} / {trace['variant']}: {trace['property']} violated", TITLE_CHARS)
-    # as wide as the steps need, or the title (bold, 15 px); the message wraps within that
-    width = max(LEFT + n * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
-    per_line = max(30, int((width - 20) / 6.2))
-    # (cut first: more than the lines hold still overflows them, and textwrap splits it all)
-    said = str(trace["violation"]["message"])[:(MESSAGE_LINES + 1) * per_line]
-    message = textwrap.wrap(said, per_line, max_lines=MESSAGE_LINES, placeholder=" …") or [""]
-    top = HEAD + 14 * (len(message) - 1) + int(longest * 6.2 * 0.82) + 16
-    y = top
-    lane_y = {}
-    for k in lane_keys:
-        lane_y[k] = y
-        y += depth[k] * (CELL_H + GAP) + 14
-    y += 6
-    band_y = {}
-    for k in band_keys:
-        band_y[k] = y
-        y += BAND_H + 4
-    other_y = y
+    title, width, message, top = _heading(trace, labels)
+    lane_y, band_y, other_y = _rows(top, depth, band_keys)
+    y = other_y
     others, other_lines = None, []
     if other is not None:
         others = (other[0], _over_gaps(drawn, [other[1](every[i]) if i is not None else None for i in drawn]))
         other_lines = changed_parts(others[1])
         y += _other_height(other_lines) + 4
-    bad_col = drawn.index(bad_index)
     return _Layout(per_step, parts, band_steps, labels, rejected, lane_keys, band_keys, depth, width, title, message,
-                   top, lane_y, band_y, y, y + 14, bad_col, settle_col, others, other_y, other_lines)
+                   top, lane_y, band_y, y, y + 14, drawn.index(bad_index), _settle_column(trace, drawn), others,
+                   other_y, other_lines)
+
+
+def _rows(top: int, depth: dict[str, int], band_keys: list[str]) -> tuple[dict[str, int], dict[str, int], int]:
+    """Each lane's top (as deep as its most instances, ``depth``), then each band's, and
+    the top of what comes below them (the other row)."""
+    y, lane_y, band_y = top, {}, {}
+    for k, cells in depth.items():
+        lane_y[k] = y
+        y += cells * (CELL_H + GAP) + 14
+    y += 6
+    for k in band_keys:
+        band_y[k] = y
+        y += BAND_H + 4
+    return lane_y, band_y, y
+
+
+def _column_labels(drawn: list[int | None], steps: list[dict], observed: int) -> tuple[list[str], list[str | None]]:
+    """Each column's label ("initial", "k: the action", or what a gap leaves out) and its
+    step's refusal (or None); ``observed``: how many observations the trace holds."""
+    labels, rejected = [], []
+    for c, i in enumerate(drawn):
+        if i is None:
+            left_out = (drawn[c + 1] if c + 1 < len(drawn) else observed) - drawn[c - 1] - 1
+            labels.append(f"… {left_out} step{'' if left_out == 1 else 's'} not drawn …")
+        else:
+            labels.append(f"{i - 1}: {action_label(steps[i - 1]['action'])}" if i else "initial")
+        rejected.append(None if not i else steps[i - 1].get("rejected"))
+    return labels, rejected
+
+
+def _settle_column(trace: dict[str, Any], drawn: list[int | None]) -> int | None:
+    """The first column drawn of the settle phase, if the trace has one."""
+    settle_from = trace.get("settle_from")
+    if settle_from is None or settle_from >= len(trace["steps"]):
+        return None
+    return next((c for c, i in enumerate(drawn) if i is not None and i >= settle_from + 1), None)
+
+
+def _heading(trace: dict[str, Any], labels: list[str]) -> tuple[str, int, list[str], int]:
+    """The title, the picture's width, the message's lines and the lanes' top: as wide as
+    the steps need or the title (bold, 15 px); the message wraps within that, and the
+    rotated action labels sit between it and the lanes."""
+    longest = max(len(label) + 11 for label in labels)
+    title = _cut(f"{trace['model']} / {trace['variant']}: {trace['property']} violated", TITLE_CHARS)
+    width = max(LEFT + len(labels) * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
+    per_line = max(30, int((width - 20) / 6.2))
+    # (cut first: more than the lines hold still overflows them, and textwrap splits it all)
+    said = str(trace["violation"]["message"])[:(MESSAGE_LINES + 1) * per_line]
+    message = textwrap.wrap(said, per_line, max_lines=MESSAGE_LINES, placeholder=" …") or [""]
+    top = HEAD + 14 * (len(message) - 1) + int(longest * 6.2 * 0.82) + 16
+    return title, width, message, top
 
 
 def _over_gaps(drawn: list[int | None], values: list) -> list:
