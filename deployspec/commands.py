@@ -11,11 +11,33 @@ import shlex
 import sys
 import time
 
+import attrs
+
 from deployspec import junit as junit_xml
 from deployspec import traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
 from deployspec.text import escaped, printable_line
+
+
+def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: bool) -> None:
+    """Refuse, naming both models, a ``--bound`` of one model in a run that checks another
+    too (``check --bound max_deployments=3`` checks slots as well as capi): each model's
+    own check would only say slots knows no ``max_deployments``."""
+    models = {m.name: m for m, _ in pairs}
+    known = {name: set(attrs.fields_dict(m.config_type)) for name, m in models.items()}
+    for name, fields in known.items():
+        foreign = [b for b in bounds if b not in fields]
+        owner = next((o for o, theirs in known.items() if o != name and foreign and set(bounds) <= theirs), None)
+        if owner is None:
+            continue  # no other model takes them all: the model's own check says which bounds it knows
+        if named:
+            theirs = ", ".join(v for m, v in pairs if m.name == name)
+            hint = f"check {name}'s variants ({theirs}) in another run"
+        else:
+            hint = f"add --model {owner} to check {owner} only"
+        raise UsageError(f"--bound {', '.join(foreign)}: a bound of {owner}, not of {name}, which this run "
+                         f"checks too; {hint}")
 
 
 def cmd_check(args) -> int:
@@ -34,7 +56,9 @@ def cmd_check(args) -> int:
     if bounds:
         from deployspec.variant_plugins import source_of
 
-        for (m, v) in pairs:
+        pairs_judged = [(m, v) for m, v in pairs if check.selected(m, args.property)]  # --property may leave some out
+        _bounds_of_one_model(pairs_judged, bounds, named=bool(args.variant))
+        for (m, v) in pairs_judged:
             # a close look explores too, and so does the matrix a design handed in (check.searches)
             explored = args.variant or source_of(v) is not None
             for e in set(engines) | ({"explore"} if explored else set()):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from deployspec import check
@@ -66,3 +68,28 @@ def test_a_fixed_design_holds_at_64_instances_where_the_settle_bound_had_cut_it(
                    "--property", "deployment_converges", "--bound", "max_instances=64", "--bound", "max_depth=2"])
     out = capsys.readouterr().out
     assert status == 0 and "settle_steps=640" in out, out
+
+
+def test_a_bound_of_one_model_in_a_run_of_both_names_both(capsys) -> None:
+    """``check --bound max_deployments=3`` (README's example, without ``--model``) checks
+    slots too, which has no such bound: the refusal said only slots' known bounds, as if
+    max_deployments were no bound at all."""
+    assert main(["check", "--bound", "max_deployments=3"]) == 2
+    assert capsys.readouterr().err == ("deployspec: error: --bound max_deployments: a bound of capi, not of slots, "
+                                       "which this run checks too; add --model capi to check capi only\n")
+    assert main(["check", "--variant", "capi-safe", "--variant", "slots-pipeline-tag", "--bound", "start=release"]) == 2
+    assert capsys.readouterr().err == ("deployspec: error: --bound start: a bound of slots, not of capi, which this "
+                                       "run checks too; check capi's variants (capi-safe) in another run\n")
+
+
+def test_a_bound_is_held_only_to_the_models_property_leaves_in(capsys, monkeypatch) -> None:
+    """``--property single_active_deployment`` checks capi only, so capi's bound is no
+    error there (it was refused for slots, which the run does not check)."""
+    seen = []
+    real = check.configure
+    monkeypatch.setattr(check, "configure", lambda model, *a: seen.append(model.name) or real(model, *a))
+    code = main(["check", "--bound", "max_deployments=2", "--property", "single_active_deployment",
+                 "--budget", "0.05", "--json"])
+    assert code in (0, 1), capsys.readouterr().err
+    assert set(seen) == {"capi"}
+    assert {r["model"] for r in json.loads(capsys.readouterr().out)["results"]} == {"capi"}
