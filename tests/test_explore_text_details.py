@@ -3,8 +3,11 @@ lines, bounds, proofs, vacuity and the ``check`` statistics."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from deployspec.cli import main
 from deployspec.engines.explore_text import (
     bounds_text,
     progress_text,
@@ -123,3 +126,18 @@ def test_a_complete_but_vacuous_proof_says_so():
     assert text.startswith("holds for all 1234 states") and text.endswith(
         "548 states/s; vacuous: no deploy ever took effect within these bounds "
         "(every one was refused or changed nothing)")
+
+
+def test_a_violation_says_what_it_did_not_take_before_it_not_what_never_took_effect(capsys):
+    """The search stops at its first violation: the actions it had not come to were said
+    to be "refused wherever tried" (slots-webhook-tag's drift, 2 states, listed eight
+    actions never tried), and ``--json`` called the property vacuous on a violation."""
+    code = main(["check", "--model", "slots", "--variant", "slots-webhook-tag", "--engine", "explore",
+                 "--property", "no_latent_drift", "--json"])
+    assert code == 1
+    [r] = json.loads(capsys.readouterr().out)["results"]
+    assert r["verdict"] == "violated" and r["stats"]["vacuous"] == [] and "swap" in r["stats"]["never_enabled"]
+    lines = summary(Result(**{k: r[k] for k in ("model", "variant", "property", "engine", "verdict", "message",
+                                                 "stats", "cause", "trace_length")})).splitlines()
+    assert lines[3].startswith("  not taken before the violation: ") and "swap" in lines[3]
+    assert not any("never took effect" in line for line in lines)
