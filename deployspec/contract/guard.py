@@ -144,14 +144,30 @@ class GuardedAdapter:
         """Whether the box remembers the run of steps since the reset (and so checks its repeats)."""
         return self._run is not None
 
+    @property
+    def _checking(self) -> str | None:
+        """The check a fault now ends: a program that never answered a reset failed at
+        start, not in the check it began."""
+        return self.checking if self.box.initial else None
+
     def _fault(self, exc: ImplementationError) -> ImplementationFault:
         where = self.phase
         if where == "reset" and exc.during == "observe":  # an adapter asks for it with the reset
             where = "the initial observation"
-        # a program that never answered a reset failed at start, not in the check it began
-        checking = self.checking if self.box.initial else None
-        fault = ImplementationFault(str(exc), where=where, history=tuple(self.history), checking=checking)
+        fault = ImplementationFault(str(exc), where=where, history=tuple(self.history), checking=self._checking)
         return self.box.record(fault)
+
+    def _calling(self, method, *args: Any) -> Any:
+        """``method(*args)`` of the implementation, its failure a fault at this step; while
+        it runs, this guard is the one calling (:func:`located`: the watchdog's last word)."""
+        global _calling
+        _calling = self
+        try:
+            return method(*args)
+        except ImplementationError as exc:
+            raise self._fault(exc) from None
+        finally:
+            _calling = None
 
     def reset(self, config: Any) -> None:
         self.history = []
@@ -159,10 +175,7 @@ class GuardedAdapter:
         self._config = config_key(config)
         self._seen = self._refused = self._last_refused = None
         self._run = self.box.run(None, self._config)
-        try:
-            self.inner.reset(config)
-        except ImplementationError as exc:
-            raise self._fault(exc) from None
+        self._calling(self.inner.reset, config)
         self.phase = "the initial observation"
 
     def perform(self, action) -> str | None:
@@ -172,10 +185,7 @@ class GuardedAdapter:
         before, self._seen, self._refused = self._seen, None, None
         if self._run is not None:
             self._run = self.box.run(self._run, json.dumps(action.to_json(), sort_keys=True))
-        try:
-            reason = self.inner.perform(action)
-        except ImplementationError as exc:
-            raise self._fault(exc) from None
+        reason = self._calling(self.inner.perform, action)
         self._last_refused, self._last_reason = reason is not None, reason
         self._accepted = (action.kind, before) if reason is None and before is not None else None
         if reason is not None:  # as the trace table marks it: runs of refused deploy()s read apart
@@ -185,10 +195,7 @@ class GuardedAdapter:
         return reason
 
     def observe(self) -> dict:
-        try:
-            obs = self.inner.observe()
-        except ImplementationError as exc:
-            raise self._fault(exc) from None
+        obs = self._calling(self.inner.observe)
         if self.phase == "the initial observation":
             self._same_start(obs)
         refused, self._refused = self._refused, None
@@ -238,6 +245,20 @@ class GuardedAdapter:
 
     def close(self) -> None:
         self.inner.close()
+
+
+#: the guard whose call into the implementation is running, if any (:meth:`GuardedAdapter._calling`)
+_calling: GuardedAdapter | None = None
+
+
+def located(cause: str) -> str:
+    """``implementation fault at STEP while checking P: CAUSE`` for the call running now, as its
+    fault would say it (the watchdog's line, when the call will not return); without a guarded
+    call running, ``implementation fault: CAUSE``."""
+    guard = _calling
+    if guard is None:
+        return f"implementation fault: {cause}"
+    return ImplementationFault(cause, where=guard.phase, checking=guard._checking).line()
 
 
 def _first_differences(was: dict, now: dict, was_named: str, now_named: str, most: int = 3) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deployspec.adapter import ImplementationError
-from deployspec.contract import last_resort
+from deployspec.contract import guard, last_resort
 from deployspec.user_code import (
     DescriptorsMoved,
     ExitCalled,
@@ -200,7 +200,7 @@ def _watch() -> None:
                 why = (f"could not be interrupted for {last_resort.GRACE:g} s more (does it block or handle "
                        "SIGALRM, or wait in C code?)")
             ended = this
-            last_resort.end(f"implementation fault: {this.what} did not return within {this.timeout:g} s, and {why}", 3)
+            last_resort.end(guard.located(f"{this.what} did not return within {this.timeout:g} s, and {why}"), 3)
 
 
 def _take_alarm() -> bool:
