@@ -83,8 +83,28 @@ def rule(instance: Any, attribute: Any, value: Any) -> None:
         name = own if isinstance(own, str) else type(value).__name__
         raise InvalidVariant(
             f"{instance.name}'s {attribute.name} must take the {takes} argument{'' if takes == 1 else 's'} the rule "
-            f"it replaces takes: {name}{signature} ({exc}; the comment on {type(instance).__name__}."
-            f"{attribute.name} gives them)") from None
+            f"it replaces takes: {name}{signature} ({_unlike(signature, takes, exc)}; the comment on "
+            f"{type(instance).__name__}.{attribute.name} gives them)") from None
+
+
+def _unlike(signature: inspect.Signature, takes: int, refused: TypeError) -> str:
+    """How a rule's parameters differ from the ``takes`` positional arguments it is called
+    with, said of the rule (Python's own words, "too many positional arguments", are the
+    caller's: they read as if the rule took too many)."""
+    params = signature.parameters.values()
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        positional = takes
+    else:
+        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if positional < takes:
+        return f"it takes {positional or 'none'}"
+    needed = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+    if needed > takes:
+        return f"it needs {needed}"
+    keyword = next((p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty), None)
+    if keyword is not None:
+        return f"its keyword-only {keyword} has no default"
+    return str(refused)
 
 
 #: a rule field's metadata key: the types its results may have (what the shipped rules return)

@@ -105,7 +105,7 @@ BAD = {
                    "def start_two(state, action):\n    return 2\n"
                    "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='x', starting_instances=start_two)]\n"),
                   ("x's starting_instances must take the 3 arguments the rule it replaces takes: "
-                   "start_two(state, action) (too many positional arguments; the comment on "
+                   "start_two(state, action) (it takes 2; the comment on "
                    "CapiVariant.starting_instances gives them) at wrongargs.py:5")),
     # named as it is written (a class was 'type(a, b)'); a decorator's own arguments count, not what it wraps
     "wrongargsclass": (("import attrs, functools\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"
@@ -113,7 +113,13 @@ BAD = {
                         "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='x', starting_instances=K)]\n"),
                        "x's starting_instances must take the 3 arguments the rule it replaces takes: K(a, b) "),
     "wrongargsslots": (EVOLVED_SLOTS.format("name='x', reference=lambda: None"),
-                       "x's reference must take the 1 argument the rule it replaces takes: <lambda>() "),
+                       "x's reference must take the 1 argument the rule it replaces takes: <lambda>() (it takes none;"),
+    # said of the rule: Python's "too many positional arguments" read as if it took too many
+    "moreargs": (EVOLVED_SLOTS.format("name='x', reference=lambda a, b: None"),
+                 "x's reference must take the 1 argument the rule it replaces takes: <lambda>(a, b) (it needs 2;"),
+    "keywordarg": (EVOLVED_SLOTS.format("name='x', reference=lambda a, *, k: None"),
+                   ("x's reference must take the 1 argument the rule it replaces takes: <lambda>(a, *, k) (its "
+                    "keyword-only k has no default;")),
     # a misspelt field: the closest name first (the list of 22 capi fields is cut in its middle)
     "misspelt": (EVOLVED.format("name='x', select_priors=None"),
                  ("cannot load: TypeError: CapiVariant.__init__() got an unexpected keyword argument "
