@@ -246,18 +246,18 @@ def test_an_implementation_given_to_a_run_with_no_contract_test_says_so(tmp_path
     """An ``addopts`` carrying --deployspec-exec in a run that never names the contract tests
     passed in silence: nothing judged the implementation. (A test of theirs whose name says
     "test_contract" is not one; nor is a contract test a hook wrapper deselected last.)"""
-    from deployspec.contract.plugin import NO_CONTRACT_TEST
+    from deployspec.contract.plugin import LEFT_OUT, NAME_THEM, NO_CONTRACT_TEST
 
     # a test of theirs whose file name contains "test_contract": what it checks is not the point
     (tmp_path / "test_contracts_billing.py").write_text("def test_theirs():\n    pass\n")
     run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist, "--deployspec-python", SAFE[1]]
     r = subprocess.run([*run, "test_contracts_billing.py"], cwd=tmp_path, capture_output=True, text=True,
                        timeout=300, check=False)
-    assert r.returncode == 0 and NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    assert r.returncode == 0 and f"{NO_CONTRACT_TEST} {NAME_THEM}" in r.stdout.replace("\n", " "), r.stdout + r.stderr
     r = pytest_run(tmp_path, *xdist, *SAFE, "--deployspec-examples", "3", "-k", "single_active_deployment")
     assert r.returncode == 0 and NO_CONTRACT_TEST not in r.stdout.replace("\n", " "), r.stdout + r.stderr
-    r = pytest_run(tmp_path, *xdist, *SAFE, "-k", "no_such_check")  # -k deselected every one
-    assert NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    r = pytest_run(tmp_path, *xdist, *SAFE, "-k", "no_such_check")  # -k deselected every one (they were named)
+    assert f"{NO_CONTRACT_TEST} {LEFT_OUT}" in r.stdout.replace("\n", " "), r.stdout + r.stderr
     (tmp_path / "conftest.py").write_text(
         "import pytest\n"
         "@pytest.hookimpl(wrapper=True)\n"
@@ -268,7 +268,7 @@ def test_an_implementation_given_to_a_run_with_no_contract_test_says_so(tmp_path
         "    items[:] = [i for i in items if i not in gone]\n"
         "    return result\n")
     r = pytest_run(tmp_path, *xdist, *SAFE, "test_contracts_billing.py")
-    assert r.returncode == 0 and NO_CONTRACT_TEST in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    assert r.returncode == 0 and f"{NO_CONTRACT_TEST} {LEFT_OUT}" in r.stdout.replace("\n", " "), r.stdout + r.stderr
 
 
 def test_a_check_that_holds_vacuously_warns_and_a_hang_names_the_plugins_option(tmp_path):

@@ -215,15 +215,28 @@ def pytest_generate_tests(metafunc) -> None:
 
 
 _COLLECTED = pytest.StashKey[bool]()
+#: whether a contract test was collected and then deselected (the summary's hint)
+_DESELECTED = pytest.StashKey[bool]()
+
+
+def _contract_tests(items) -> bool:
+    return any("deployspec_check" in getattr(item, "fixturenames", ()) for item in items)
+
+
+def pytest_deselected(items) -> None:
+    if items and _contract_tests(items):
+        items[0].config.stash[_DESELECTED] = True
 
 
 def pytest_collection_finish(session) -> None:
     """Whether a contract test is among the items run, once every plugin has deselected
-    (``-k``, ``--lf``, a hook wrapper's own); an xdist worker tells its controller."""
-    selected = any("deployspec_check" in getattr(item, "fixturenames", ()) for item in session.items)
+    (``-k``, ``--lf``, a hook wrapper's own); an xdist worker tells its controller (and
+    whether it deselected one)."""
+    selected = _contract_tests(session.items)
     config = session.config
     if hasattr(config, "workeroutput"):
         config.workeroutput["deployspec_contract_selected"] = selected
+        config.workeroutput["deployspec_contract_deselected"] = config.stash.get(_DESELECTED, False)
     elif selected:
         config.stash[_COLLECTED] = True
 
@@ -231,8 +244,11 @@ def pytest_collection_finish(session) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
     """(pytest-xdist's controller collects nothing itself: what each worker told.)"""
-    if getattr(node, "workeroutput", {}).get("deployspec_contract_selected"):
+    told = getattr(node, "workeroutput", {})
+    if told.get("deployspec_contract_selected"):
         node.config.stash[_COLLECTED] = True
+    if told.get("deployspec_contract_deselected"):
+        node.config.stash[_DESELECTED] = True
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -241,13 +257,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     collect (an ``addopts`` carrying ``--deployspec-exec`` would gate nothing). A line,
     not a usage error: collection is over, and in an xdist worker that is an INTERNALERROR."""
     if _configured(config) and not hasattr(config, "workerinput") and not config.stash.get(_COLLECTED, False):
-        terminalreporter.write_line(
-            f"deployspec: {NO_CONTRACT_TEST}", yellow=True, bold=True)
+        hint = LEFT_OUT if config.stash.get(_DESELECTED, False) else NAME_THEM
+        terminalreporter.write_line(f"deployspec: {NO_CONTRACT_TEST} {hint}", yellow=True, bold=True)
 
 
-#: said when an implementation is given and no contract test was collected
-NO_CONTRACT_TEST = ("an implementation was given, but no contract test was selected: nothing judged it "
-                    "(name them: pytest --pyargs deployspec.stateful_tests.test_contract …)")
+#: said when an implementation is given and no contract test was selected, then why
+NO_CONTRACT_TEST = "an implementation was given, but no contract test was selected: nothing judged it"
+#: none was collected
+NAME_THEM = "(name them: pytest --pyargs deployspec.stateful_tests.test_contract …)"
+#: some were collected, and every one deselected
+LEFT_OUT = "(they were collected, then every one left out: by -k, -m, --lf or --deselect?)"
 
 
 class ContractSession:
