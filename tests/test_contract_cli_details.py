@@ -407,3 +407,16 @@ def test_the_steps_an_example_may_take_are_the_ones_the_docs_give():
 
     text = " ".join((Path(__file__).parents[1] / "docs" / "contract.md").read_text().split())
     assert f"Each example is at most {STEPS} actions from a reset" in text
+
+
+def test_the_config_line_says_which_bounds_the_run_changed(capsys):
+    """With --reference, the line called the configuration the reference's though --bound had
+    changed it; without, it looked like the model's default."""
+    status, out, _ = run(capsys, "contract", *SAFE, "--model", "capi", "--reference", "capi-safe", "--bound",
+                         "canary_plans=[]", "--examples", "2", "--property", "single_active_deployment")
+    assert status == 0
+    assert out.splitlines()[1].startswith("config (capi-safe's, with --bound canary_plans): ")
+    status, out, _ = run(capsys, "contract", *SAFE, "--model", "capi", "--bound", "max_instances=2", "--bound",
+                         "max_droplets=2", "--examples", "2", "--property", "single_active_deployment")
+    assert status == 0
+    assert out.splitlines()[1].startswith("config (with --bound max_instances, max_droplets): max_instances=2,")

@@ -298,9 +298,10 @@ def summary(run) -> str:
     fmt = "  ".join(f"{{:{w}}}" for w in widths)
     said = f" · says it is {quoted(run.implementation)}" if run.implementation else ""
     against = f" · against --reference {run.reference}" if run.reference else ""
-    whose = f" ({run.reference}'s)" if run.reference else ""
+    whose = [f"{run.reference}'s"] if run.reference else []
+    whose += [f"with --bound {', '.join(run.bounds)}"] if run.bounds else []
     lines = [f"contract {run.model} · {run.target.describe()}{said}{against}",
-             f"config{whose}: {config_text(run.config)}",
+             f"config{' (' + ', '.join(whose) + ')' if whose else ''}: {config_text(run.config)}",
              fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]

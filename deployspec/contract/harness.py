@@ -187,6 +187,8 @@ class ContractRun:
     implementation: str | None = None
     #: ``--reference``: the variant whose configuration the run sent and which it conforms to
     reference: str | None = None
+    #: the bounds ``--bound`` changed in that configuration, by name
+    bounds: tuple[str, ...] = ()
 
     @property
     def exit_status(self) -> int:
@@ -370,7 +372,8 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
         on_result: Callable[[Result], None] = lambda r: None) -> ContractRun:
     config = config_for(model, reference, bounds)
     checks = plan_checks(model, reference, properties, config)
-    run = ContractRun(model.name, target, config, planned=tuple(p.name for p in checks), reference=reference)
+    run = ContractRun(model.name, target, config, planned=tuple(p.name for p in checks), reference=reference,
+                      bounds=tuple(bounds or ()))
     try:
         conn = Connection(target, model, timeout=timeout)
     except ImplementationFault as fault:
