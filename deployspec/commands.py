@@ -244,7 +244,7 @@ NOTHING_JUDGED = 2
 
 def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
     """``check --json``: each result with what its variant declares about the
-    property (``declared_violated``) and, for the matrix (no ``--variant``),
+    property (``declared_violated``, ``declared_beyond``) and, for the matrix (no ``--variant``),
     whether the verdict agrees with that; the exit status and, for the matrix,
     the overall agreement, so a script needs no second source."""
     from deployspec import declarations
@@ -255,6 +255,7 @@ def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
         model = get_model(r.model)
         entry = r.to_json()
         entry["declared_violated"] = r.property in model.variant(r.variant).declares
+        entry["declared_beyond"] = declarations.beyond(model, r.variant, r.property) is not None
         if judged:
             entry["matches_declaration"] = declarations.matches(model, r.variant, r.property, r.verdict, r.stats)
         out.append(entry)

@@ -364,3 +364,17 @@ def test_a_bound_the_matrix_s_proof_of_a_design_handed_in_cannot_take_is_a_usage
                            "--property", "slot_runs_one_version", "--budget", "0.001", "--out", str(out_dir))
     assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
     assert not out_dir.exists()
+
+
+def test_the_matrix_as_json_says_which_violations_are_declared_beyond_the_default_search(capsys):
+    """A `+` cell had no mark in --json: capi-current's violated single_active_deployment read
+    `declared_violated: false, matches_declaration: true`, and a script had to ask `variants`."""
+    import json
+
+    results = [_r("capi-current", "single_active_deployment", "hypothesis", "violated"),
+               _r("capi-safe", "app_stays_available", "hypothesis", "holds"),
+               _r("capi-2022", "single_active_deployment", "hypothesis", "violated")]
+    status, out, _ = _conclude(capsys, results, json=True)
+    doc = json.loads(out)
+    assert [(e["declared_violated"], e["declared_beyond"], e["matches_declaration"]) for e in doc["results"]] == [
+        (False, True, True), (False, False, True), (True, False, True)]
