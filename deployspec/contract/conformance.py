@@ -94,35 +94,45 @@ def _message(what: str, variant: str, problems: list[str]) -> str:
 def differences(expected: Any, actual: Any, reference: str = "reference", path: str = "",
                 implementation: str = "implementation") -> list[str]:
     """Every place where two observations differ, as ``path: reference X, implementation Y``."""
-    impl = implementation
-    here = path or "observation"
     if isinstance(expected, dict) and isinstance(actual, dict):
-        out = []
-        for key in list(expected) + [k for k in actual if k not in expected]:
-            sub = f"{path}.{key}" if path else str(key)
-            if key not in actual:
-                out.append(f"{sub}: {reference} {_show(expected[key])}, {impl} lacks it")
-            elif key not in expected:
-                out.append(f"{sub}: {reference} lacks it, {impl} {_show(actual[key])}")
-            else:
-                out += differences(expected[key], actual[key], reference, sub, impl)
-        return out
+        return _dict_differences(expected, actual, reference, path, implementation)
     if isinstance(expected, list) and isinstance(actual, list):
-        ids = _ids(expected), _ids(actual)
-        if None not in ids and ids[0] != ids[1]:  # numbered entries: paired by id, not by place
-            return _by_id(expected, actual, ids, reference, path, impl)
-        if len(expected) != len(actual) and not all(isinstance(x, dict) for x in expected + actual):
-            return [f"{here}: {reference} {_show(expected)}, {impl} {_show(actual)}"]
-        out = []
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            out += differences(e, a, reference, f"{path}[{i}]", impl)
-        if len(expected) != len(actual):
-            entries = "entry" if len(expected) == 1 else "entries"
-            out.append(f"{here}: {reference} has {len(expected)} {entries}, {impl} {len(actual)}")
-        return out
+        return _list_differences(expected, actual, reference, path, implementation)
     if expected != actual or type(expected) is not type(actual):
-        return [f"{here}: {reference} {_show(expected)}, {impl} {_show(actual)}"]
+        return [f"{path or 'observation'}: {reference} {_show(expected)}, {implementation} {_show(actual)}"]
     return []
+
+
+def _dict_differences(expected: dict, actual: dict, reference: str, path: str, impl: str) -> list[str]:
+    """Two objects' keys each lacks, and their differences under the keys both have, in the reference's order."""
+    out = []
+    for key in list(expected) + [k for k in actual if k not in expected]:
+        sub = f"{path}.{key}" if path else str(key)
+        if key not in actual:
+            out.append(f"{sub}: {reference} {_show(expected[key])}, {impl} lacks it")
+        elif key not in expected:
+            out.append(f"{sub}: {reference} lacks it, {impl} {_show(actual[key])}")
+        else:
+            out += differences(expected[key], actual[key], reference, sub, impl)
+    return out
+
+
+def _list_differences(expected: list, actual: list, reference: str, path: str, impl: str) -> list[str]:
+    """Two lists: numbered entries paired by id, objects by place (then how many each has),
+    and lists of plain values of another length said whole."""
+    here = path or "observation"
+    ids = _ids(expected), _ids(actual)
+    if None not in ids and ids[0] != ids[1]:  # numbered entries: paired by id, not by place
+        return _by_id(expected, actual, ids, reference, path, impl)
+    if len(expected) != len(actual) and not all(isinstance(x, dict) for x in expected + actual):
+        return [f"{here}: {reference} {_show(expected)}, {impl} {_show(actual)}"]
+    out = []
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        out += differences(e, a, reference, f"{path}[{i}]", impl)
+    if len(expected) != len(actual):
+        entries = "entry" if len(expected) == 1 else "entries"
+        out.append(f"{here}: {reference} has {len(expected)} {entries}, {impl} {len(actual)}")
+    return out
 
 
 def _ids(entries: list) -> list | None:
