@@ -160,14 +160,14 @@ class GuardedAdapter:
     def _calling(self, method, *args: Any) -> Any:
         """``method(*args)`` of the implementation, its failure a fault at this step; while
         it runs, this guard is the one calling (:func:`located`: the watchdog's last word)."""
-        global _calling
-        _calling = self
+        global _guard_calling
+        _guard_calling = self
         try:
             return method(*args)
         except ImplementationError as exc:
             raise self._fault(exc) from None
         finally:
-            _calling = None
+            _guard_calling = None
 
     def reset(self, config: Any) -> None:
         self.history = []
@@ -248,14 +248,14 @@ class GuardedAdapter:
 
 
 #: the guard whose call into the implementation is running, if any (:meth:`GuardedAdapter._calling`)
-_calling: GuardedAdapter | None = None
+_guard_calling: GuardedAdapter | None = None
 
 
 def located(cause: str) -> str:
     """``implementation fault at STEP while checking P: CAUSE`` for the call running now, as its
     fault would say it (the watchdog's line, when the call will not return); without a guarded
     call running, ``implementation fault: CAUSE``."""
-    guard = _calling
+    guard = _guard_calling
     if guard is None:
         return f"implementation fault: {cause}"
     return ImplementationFault(cause, where=guard.phase, checking=guard._checking).line()
