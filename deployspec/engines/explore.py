@@ -145,8 +145,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None
-        # what a proof says nothing about: a violation is no proof (its search stopped at
-        # it, before most actions were tried)
+        # vacuity is a proof's question: a violation judged something (its search stopped
+        # at it, before most actions were tried, which is no sign of a hollow check)
         stats["vacuous"] = []
     if goal is None:
         return Result(model.name, variant_name, prop.name, ENGINE, "holds",
