@@ -61,7 +61,7 @@ def cmd_check(args) -> int:
         for (m, v) in pairs_judged:
             # a close look explores too, and so does the matrix a design handed in (check.searches)
             explored = args.variant or source_of(v) is not None
-            for e in set(engines) | ({"explore"} if explored else set()):
+            for e in dict.fromkeys([*engines, *(["explore"] if explored else [])]):  # (in order: one message)
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
     if args.out is not None:

@@ -202,7 +202,8 @@ def bounds_given(pairs: list[tuple[str, Any]] | None) -> dict[str, Any] | None:
 
     out: dict[str, Any] = {}
     for name, value in pairs:
-        if name in out and out[name] != value:
+        # (as JSON compares: true is not 1, nor 1.0 an int; the keys of an object in any order)
+        if name in out and json.dumps(out[name], sort_keys=True) != json.dumps(value, sort_keys=True):
             raise UsageError(f"--bound {name}: given twice ({json.dumps(out[name])} and {json.dumps(value)})")
         out[name] = value
     return out

@@ -91,6 +91,9 @@ def test_a_bound_of_the_other_model_names_the_file(capsys):
 def test_check_and_contract_refuse_a_bound_given_twice_too(capsys, command):
     status, _, err = run(capsys, *command, "--bound", "max_instances=1", "--bound", "max_instances=2")
     assert (status, err) == (2, "deployspec: error: --bound max_instances: given twice (1 and 2)\n")
+    # as JSON compares: true is not 1 (Python's True == 1 let the second win, the run went on with 1)
+    status, _, err = run(capsys, *command, "--bound", "max_instances=true", "--bound", "max_instances=1")
+    assert (status, err) == (2, "deployspec: error: --bound max_instances: given twice (true and 1)\n")
 
 
 def test_an_implementation_trace_without_a_reference_replays_on_a_variant(capsys, tmp_path):

@@ -376,5 +376,6 @@ def test_the_matrix_as_json_says_which_violations_are_declared_beyond_the_defaul
                _r("capi-2022", "single_active_deployment", "hypothesis", "violated")]
     status, out, _ = _conclude(capsys, results, json=True)
     doc = json.loads(out)
+    assert status == doc["exit_status"] == 0 and doc["matches_declarations"] is True
     assert [(e["declared_violated"], e["declared_beyond"], e["matches_declaration"]) for e in doc["results"]] == [
         (False, True, True), (False, False, True), (True, False, True)]

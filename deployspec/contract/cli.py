@@ -348,7 +348,8 @@ def cmd_serve(args) -> int:
                 impl, name = _served_object(args.python), args.python
             else:
                 model.variant(args.variant)
-                impl, name = ReferenceImplementation(model.name, args.variant), f"deployspec {args.variant}"
+                impl = ReferenceImplementation(model.name, args.variant)
+                name = impl.name
             return serve(impl, model.name, name=name, stdin=requests, stdout=replies)
         except ImplementationError as exc:  # its import or factory failed: a fault, as contract says it
             print(f"deployspec: error: {printable_line(str(exc), 500, both_ends=True)}", file=sys.stderr, flush=True)
