@@ -69,6 +69,18 @@ def test_the_matrix_fails_a_cell_only_where_it_differs_from_the_declaration():
     assert by["check capi · capi-safe", "app_stays_available"].message == "hypothesis: boom"
 
 
+def test_a_cell_declared_violated_beyond_the_default_search_says_so_and_where():
+    """The table's ``+``: either verdict passes, and ``holds (hypothesis), as declared`` read
+    as a declared hold, with no word of the committed counterexample the table names."""
+    for verdict, shown in (("holds", "holds"), ("violated", "VIOLATED")):
+        [suite] = junit.check_suites([_result("capi-pr3072", "deployment_converges", verdict)], declared=True)
+        [case] = suite.cases
+        assert case.outcome == junit.PASSED
+        assert case.message.startswith(f"{shown} (hypothesis), as declared: violated beyond the default search "
+                                       "(max_deployments=3 (explorer, 13 steps): ")
+        assert case.message.endswith("counterexamples/capi/capi-pr3072--deployment_converges--defa35a0d4.json)")
+
+
 def test_the_matrix_cell_follows_the_shown_verdict_as_the_exit_status_does():
     """A random search that missed a declared violation the explorer shows is no failure."""
     from deployspec import declarations
