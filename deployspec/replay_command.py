@@ -55,7 +55,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     """Replay each file in turn, each verdict said as it comes and kept in ``verdicts``;
     the worst status, 3 at the first implementation fault (the rest are not replayed)."""
     from deployspec import variant_plugins
-    from deployspec.contract import timed_call
+    from deployspec.contract import guard, timed_call
     from deployspec.contract.guard import ImplementationFault
     from deployspec.replay import replay
 
@@ -78,7 +78,8 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
             for at, (path, trace) in enumerate(loaded):
                 started = time.perf_counter()
                 try:
-                    outcome = _replay_one(replay, trace, args, conn, bounds)
+                    with guard.during(file=str(path)):  # (the watchdog's last word names it, as a fault below)
+                        outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
                     verdicts.append((path, 3, fault.line(), time.perf_counter() - started,
                                      {"outcome": "fault", "fault": fault.to_json(), "message": f"{path}: {fault.line()}"}))

@@ -91,7 +91,8 @@ def test_a_python_implementation_that_swallows_the_timeout_still_ends_the_run(tm
     assert re.fullmatch(
         r"deployspec: implementation fault at step \d+ \(deploy\(\)\) while checking app_stays_available: "
         + re.escape(f"perform() did not return within 0.5 s, and went on for {GRACE:g} s more after being "
-                    "interrupted (does it catch every exception?): stopping"),
+                    "interrupted (does it catch every exception?); steps since reset (")
+        + r".*deploy\(\)\): stopping",
         err.strip().splitlines()[-1]), err
     assert "Traceback" not in err
     assert time.monotonic() - started < 0.5 + GRACE + 15
@@ -172,7 +173,8 @@ def test_a_python_implementation_that_blocks_the_alarm_still_ends_the_run(tmp_pa
     assert re.fullmatch(
         r"deployspec: implementation fault at step \d+ \(deploy\(\)\) while checking app_stays_available: "
         + re.escape(f"perform() did not return within 0.5 s, and could not be interrupted for {GRACE:g} s more "
-                    "(does it block or handle SIGALRM, or wait in C code?): stopping"),
+                    "(does it block or handle SIGALRM, or wait in C code?); steps since reset (")
+        + r".*deploy\(\)\): stopping",
         proc.stderr.strip().splitlines()[-1]), proc.stderr
     assert time.monotonic() - started < 0.5 + GRACE + 15
 
@@ -287,3 +289,31 @@ def test_a_call_found_long_overdue_at_one_look_is_not_ended_at_once(monkeypatch,
 
     assert timed_call.call(stopped_for_a_minute, what="perform()", timeout=0.05) == "returned"
     assert watched == []
+
+
+def test_the_watchdogs_line_says_a_hang_at_start_and_in_which_file_a_replay_hung(monkeypatch):
+    """The watchdog's last word is said as the fault would be: ``at start`` for the import
+    and the factory (it said "implementation fault: xf:factory() did not return", where a
+    plain timeout there says "at start"), and with the file a replay hung in (two files of
+    one property could not be told apart)."""
+    from deployspec import replay_command
+    from deployspec.contract import guard, harness
+
+    seen = []
+    real_instantiate, real_replay_one = harness.instantiate, replay_command._replay_one
+
+    def instantiate(*args, **kw):
+        seen.append(guard.located("factory() did not return"))
+        return real_instantiate(*args, **kw)
+
+    def replay_one(*args, **kw):
+        seen.append(guard.located("perform() did not return"))
+        return real_replay_one(*args, **kw)
+
+    monkeypatch.setattr(harness, "instantiate", instantiate)
+    monkeypatch.setattr(replay_command, "_replay_one", replay_one)
+    seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
+    assert main(["replay", str(seed), "--python", "deployspec.contract.examples:capi_2022"]) == 1
+    assert seen == ["implementation fault at start: factory() did not return",
+                    f"{seed}: implementation fault: perform() did not return"]
+    assert guard.located("x") == "implementation fault: x"  # nothing said of what has ended

@@ -9,6 +9,7 @@ hung program dozens of times). :class:`ImplementationFault` derives from
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -251,14 +252,38 @@ class GuardedAdapter:
 _guard_calling: GuardedAdapter | None = None
 
 
+#: what the running calls are part of, for :func:`located`: ``at`` where an unguarded call
+#: stands ("start": the import and the factory), ``file`` the trace being replayed
+_context: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def during(**context: str):
+    """Calls into the implementation made within are said with ``context`` by :func:`located`:
+    ``at="start"`` (outside any guard), ``file=PATH`` (a replay says each fault with its file)."""
+    _context.update(context)
+    try:
+        yield
+    finally:
+        for key in context:
+            _context.pop(key, None)
+
+
 def located(cause: str) -> str:
-    """``implementation fault at STEP while checking P: CAUSE`` for the call running now, as its
-    fault would say it (the watchdog's line, when the call will not return); without a guarded
-    call running, ``implementation fault: CAUSE``."""
+    """The fault of the call running now, said as it would be if it returned (the watchdog's
+    line, when it will not): ``[FILE: ]implementation fault at STEP while checking P: CAUSE[; steps
+    since reset (…)]``,
+    ``at start`` for the import or the factory, else ``implementation fault: CAUSE``."""
     guard = _guard_calling
-    if guard is None:
-        return f"implementation fault: {cause}"
-    return ImplementationFault(cause, where=guard.phase, checking=guard._checking).line()
+    if guard is not None:
+        fault = ImplementationFault(cause, where=guard.phase, checking=guard._checking, history=tuple(guard.history))
+        # (contract's fault lines carry the steps since reset; a replay's has them in its file)
+        line = fault.line() if "file" in _context else fault.with_history()
+    elif "at" in _context:
+        line = ImplementationFault(cause, where=_context["at"]).line()
+    else:
+        line = f"implementation fault: {cause}"
+    return f"{_context['file']}: {line}" if "file" in _context else line
 
 
 def _first_differences(was: dict, now: dict, was_named: str, now_named: str, most: int = 3) -> str:

@@ -33,7 +33,7 @@ import attrs
 
 from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
-from deployspec.contract import leftovers, sweep
+from deployspec.contract import guard, leftovers, sweep
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import (
     NOT_DETERMINISTIC,
@@ -118,8 +118,9 @@ class Connection:
             startup = max(timeout, STARTUP_TIMEOUT)
             leftovers.watch_object_children()  # (the module and the factory may fork too)
             try:
-                factory = load_factory(target.spec, startup)  # UsageError for a bad name
-                self.impl = instantiate(factory, target.spec, startup)
+                with guard.during(at="start"):  # (the watchdog's line says it as the fault below does)
+                    factory = load_factory(target.spec, startup)  # UsageError for a bad name
+                    self.impl = instantiate(factory, target.spec, startup)
             except BaseException as exc:
                 release_alarm()
                 leftovers.end_object_children()
