@@ -20,7 +20,8 @@ from deployspec.outputs import output_path, writable_dir, write_output
 from deployspec.text import escaped, printable_line
 
 
-def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: bool) -> None:
+def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: bool,
+                         properties: list[str] | None) -> None:
     """Refuse, naming both models, a ``--bound`` of one model in a run that checks another
     too (``check --bound max_deployments=3`` checks slots as well as capi): each model's
     own check would only say slots knows no ``max_deployments``."""
@@ -34,6 +35,9 @@ def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: b
         if named:
             theirs = ", ".join(v for m, v in pairs if m.name == name)
             hint = f"check {name}'s variants ({theirs}) in another run"
+        elif properties:  # (--model alone would refuse the properties named of the other model)
+            theirs = ", ".join(p.name for p in models[name].properties if p.name in properties)
+            hint = f"check {name}'s properties ({theirs}) in another run"
         else:
             hint = f"add --model {owner} to check {owner} only"
         raise UsageError(f"--bound {', '.join(foreign)}: a bound of {owner}, not of {name}, which this run "
@@ -57,7 +61,7 @@ def cmd_check(args) -> int:
         from deployspec.variant_plugins import source_of
 
         pairs_judged = [(m, v) for m, v in pairs if check.selected(m, args.property)]  # --property may leave some out
-        _bounds_of_one_model(pairs_judged, bounds, named=bool(args.variant))
+        _bounds_of_one_model(pairs_judged, bounds, named=bool(args.variant), properties=args.property)
         for (m, v) in pairs_judged:
             # a close look explores too, and so does the matrix a design handed in (check.searches)
             explored = args.variant or source_of(v) is not None

@@ -80,6 +80,12 @@ def test_a_bound_of_one_model_in_a_run_of_both_names_both(capsys) -> None:
     assert main(["check", "--variant", "capi-safe", "--variant", "slots-pipeline-tag", "--bound", "start=release"]) == 2
     assert capsys.readouterr().err == ("deployspec: error: --bound start: a bound of slots, not of capi, which this "
                                        "run checks too; check capi's variants (capi-safe) in another run\n")
+    # (--model capi would refuse no_latent_drift: the hint names what to leave out instead)
+    assert main(["check", "--property", "single_active_deployment", "--property", "no_latent_drift",
+                 "--bound", "max_deployments=3"]) == 2
+    assert capsys.readouterr().err == ("deployspec: error: --bound max_deployments: a bound of capi, not of slots, "
+                                       "which this run checks too; check slots's properties (no_latent_drift) in "
+                                       "another run\n")
 
 
 def test_a_bound_is_held_only_to_the_models_property_leaves_in(capsys, monkeypatch) -> None:

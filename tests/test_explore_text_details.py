@@ -110,6 +110,13 @@ def test_a_search_that_never_ran_is_one_line():
     assert summary(r) == "capi-2022 · p · explore: error: lost"
 
 
+def test_a_search_that_ended_in_error_does_not_say_what_never_took_effect():
+    """A worker lost, or a replay that did not match: the search was cut short, so what it had
+    not taken was not "refused wherever tried"."""
+    text = summary(_result("error", message="a worker was lost", stats={"never_enabled": ["cancel"]}))
+    assert text.splitlines()[3] == "  not taken before the search ended: cancel"
+
+
 def test_workers_memory_and_actions_never_taking_effect_are_said():
     """A partitioned search's memory per worker, and the actions the bounds never let move."""
     text = summary(_result("holds", message="holds for all", stats={

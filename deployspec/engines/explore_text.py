@@ -69,8 +69,9 @@ def summary(result: Result) -> str:
     )
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
     lines.append(f"  transitions by action: {moves or 'none'}")
-    if s["never_enabled"] and result.verdict == "violated":  # (the search stopped at it)
-        lines.append(f"  not taken before the violation: {', '.join(s['never_enabled'])}")
+    if s["never_enabled"] and result.verdict != "holds":  # (the search stopped at it, or failed)
+        before = "the violation" if result.verdict == "violated" else "the search ended"
+        lines.append(f"  not taken before {before}: {', '.join(s['never_enabled'])}")
     elif s["never_enabled"]:
         lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (refused wherever tried, or "
                      "not offered: the model leaves out actions that would change nothing there)")
