@@ -56,8 +56,9 @@ def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, 
     """The searches ``todo`` in a pool; the ones to run again if a process of it died."""
     ctx = mp.get_context("spawn")
     begun = ctx.Array("i", len(tasks), lock=False)  # the pid each search began in (0: not begun)
+    ended = ctx.SimpleQueue()  # a process's last resort: the line and status that end the program
     pool = cf.ProcessPoolExecutor(min(jobs, len(todo)), mp_context=ctx, initializer=_pool_worker,
-                                  initargs=(begun,))
+                                  initargs=(begun, ended, interruption.OWN_PROCESS))
     futures: dict = {}
 
     def heard(i: int, answer) -> None:
@@ -73,15 +74,19 @@ def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, 
                 answer = future.result()
             except cf.process.BrokenProcessPool:
                 procs = list((getattr(pool, "_processes", None) or {}).values())  # (shutdown forgets them)
-                ended = _the_dead(procs)  # before the others are ended
+                dead = _the_dead(procs)  # before the others are ended
                 for p in procs:  # the others' searches run again: they need not finish their step first
                     if p.exitcode is None:
                         p.kill()
+                if not ended.empty():  # a rule that would not let go: the program ends, as without --jobs
+                    from deployspec.contract import last_resort
+
+                    last_resort.end(*ended.get())
                 pool.shutdown()
                 for f, i in futures.items():  # answers in before the break, not yet heard
                     if not done[i] and f.done() and not f.cancelled() and f.exception() is None:
                         heard(i, f.result())
-                return _after_a_death(ended, begun, tasks, done, on_result, on_found, last=last)
+                return _after_a_death(dead, begun, tasks, done, on_result, on_found, last=last)
             heard(futures[future], answer)
     except BaseException as stop:
         workers = list((getattr(pool, "_processes", None) or {}).values())  # no public way to stop a busy worker
@@ -321,11 +326,19 @@ def _lost(model: str, variant: str, engine: str, prop: str, exitcode: int) -> Re
 _begun = None
 
 
-def _pool_worker(begun=None) -> None:
+def _pool_worker(begun=None, ended=None, own_process: bool = False) -> None:
     """A search process of ``--jobs``: Ctrl-C is the parent's to handle, and it
     ends when the parent dies (killed: otherwise it would wait for ever on the
-    task queue, whose write end it holds itself)."""
+    task queue, whose write end it holds itself). In the ``deployspec`` program
+    (``own_process``), a rule that will not let go ends it as in one process: its
+    last resort hands the line to the parent through ``ended``, then ends this process
+    (spawned, it would not know the program's, and waited for ever on such a rule)."""
+    from deployspec.contract import last_resort
     from deployspec.partition_worker import die_with_parent
+
+    interruption.OWN_PROCESS = own_process
+    if ended is not None:
+        last_resort.relay = lambda line, status: ended.put((line, status))
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C held since spawned is dropped)
     # the parent's stop (SIGUSR1) stops the search in progress (_judge_in_pool) and those
