@@ -131,9 +131,17 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     writes its report to ``path`` before the interruption goes on: ``so_far()``,
     the suites of what was judged (the rest skipped), and a suite of one error
     case saying it was stopped, so the report fails as the run did (exit 130) and
-    a report of an earlier run is not taken for this one's."""
+    a report of an earlier run is not taken for this one's. A last resort that ends the
+    program meanwhile (a rule or an object that will not let go) writes it too, its line
+    the error."""
     global began
+    from deployspec.contract import last_resort
+
     began = True
+    if path is not None:  # a last resort ends the program too: its line is the report's error
+        last_resort.before_end = lambda line: save(
+            path, named, title, [*so_far(), run_error(title, "ended", f"{line}; what it had not judged is skipped")],
+            started)
     try:
         yield
     except KeyboardInterrupt:
@@ -143,6 +151,8 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
             except UsageError as exc:  # the interruption stays the news: said, and it goes on
                 print(f"deployspec: error: {exc}", file=sys.stderr)
         raise
+    finally:
+        last_resort.before_end = None
 
 
 def interrupted(title: str, started: float, when: str = "what it had not judged is skipped") -> Suite:

@@ -127,3 +127,29 @@ def test_a_rule_that_will_not_let_go_in_a_jobs_process_ends_the_program_once(tmp
                      "select_prior (at swallows.py:6) did not return within 0.3 s and could not be interrupted (it "
                      "swallows every exception, or waits in a system call): stopping")]
     assert "stopped without answering" not in done.stdout + done.stderr
+
+
+def test_a_last_resort_writes_the_report_of_what_was_judged(tmp_path):
+    """The program ended by a rule that will not let go left an earlier run's --junit report
+    in place (and this run's verdicts in none): CI took the old report for this run's."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "swallows.py").write_text(SWALLOWS)
+    report = tmp_path / "r.xml"
+    report.write_text('<?xml version="1.0"?><testsuites name="an earlier run" tests="0"/>\n')
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DEPLOYSPEC_VARIANTS": "swallows"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, "check", "--model", "capi", "--property", "cancel_restores_last_good",
+         "--budget", "0.2", "--junit", str(report)],
+        check=False, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    root = ET.parse(report).getroot()
+    assert root.get("name") == "deployspec check"
+    cases = {(s.get("name"), c.get("name")): c for s in root for c in s.iter("testcase")}
+    judged = [k for k, c in cases.items() if c.find("skipped") is None and c.find("error") is None]
+    assert len(judged) == 5  # the shipped variants, judged before the design's search hung
+    [error] = [c.find("error") for c in cases.values() if c.find("error") is not None]
+    assert error.get("message").startswith("deployspec check: error: variant swallows (DEPLOYSPEC_VARIANTS module "
+                                           "swallows): its rule select_prior (at swallows.py:3) did not return")
+    assert cases["check capi · swallows", "cancel_restores_last_good"].find("skipped") is not None

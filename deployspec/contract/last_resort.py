@@ -46,6 +46,9 @@ def last_resort(line: str, status: int) -> threading.Timer:
 #: in a worker of a partitioned search (``partition_worker.serve``): hands the line and
 #: status to the parent, which ends the program with them, once, as it would end alone
 relay: Callable[[str, int], None] | None = None
+#: what the program does with the line before it ends (``junit.saved_if_interrupted``:
+#: the report of what was judged, so an earlier run's is not taken for this one's)
+before_end: Callable[[str], None] | None = None
 
 
 def end(line: str, status: int) -> None:
@@ -67,6 +70,11 @@ def end(line: str, status: int) -> None:
     from deployspec.contract import leftovers
 
     leftovers.end_object_children()  # (a child it forked would hold stdout's pipe)
+    if before_end is not None:
+        try:
+            before_end(line)
+        except Exception:  # noqa: BLE001, S110 - leaving anyway: the line below is the news
+            pass
     try:
         # (escaped: the line may name what others wrote, a design's module, a file)
         os.write(2, f"deployspec: {escaped(line)}: stopping\n".encode(errors=ESCAPE))
