@@ -59,7 +59,7 @@ class _Said:
         out += self.notes
         for message, where in self.errors.items():  # why: the cell alone does not say
             named = ", ".join(where[:2]) + (f" and {len(where) - 2} more" if len(where) > 2 else "")
-            out.append(f"error in {named}: {printable_line(message, 300)}")
+            out.append(f"error in {named}: {printable_line(message, 300, both_ends=True)}")
         return out
 
 
