@@ -261,10 +261,11 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
             wrong.append(f"violates_beyond[{quoted(prop)}] must be Beyond(config=dict, trace=text or None, why=text)")
     if wrong:
         raise UsageError(f"variants from {where}: {v.name}'s {wrong[0]}")
-    unknown = sorted(str(p) for p in (set(v.declares) | set(v.violates_beyond)) - known)
-    if unknown:
-        raise UsageError(f"variants from {where}: {v.name} declares unknown properties {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(known))})")
+    for field, names in (("declares", v.declares), ("violates_beyond", v.violates_beyond)):
+        unknown = sorted(str(p) for p in set(names) - known)  # (named by field: a misspelt key of
+        if unknown:                                            # violates_beyond is not in declares)
+            raise UsageError(f"variants from {where}: {v.name}'s {field} names unknown properties "
+                             f"{', '.join(unknown)} (known: {', '.join(sorted(known))})")
 
 
 def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:

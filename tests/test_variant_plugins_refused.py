@@ -49,7 +49,7 @@ BAD = {
     "propertyinname": (EVOLVED.format("name='x--cancel_restores_last_good'"), "name 'x--cancel_restores_last_good' must"),
     "trailingdash": (EVOLVED.format("name='capi-current-'"), "name 'capi-current-' must be 1-64 letters"),
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
-                        "x declares unknown properties fast (known: app_stays_available,"),
+                        "x's declares names unknown properties fast (known: app_stays_available,"),
     "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
                         "x's declares must be a set of property names, not str"),
     "beyondnotbeyond": (EVOLVED.format("name='x', violates_beyond={'single_active_deployment': 'somewhere'}"),
@@ -152,7 +152,7 @@ BAD = {
         "x's violates_beyond['single_active_deployment'] must be Beyond(config=dict"),
     "beyondunknown": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
         "name='x', violates_beyond={'fast': Beyond(config={}, trace='t.json', why='w')}")),
-        "x declares unknown properties fast (known: "),
+        "x's violates_beyond names unknown properties fast (known: "),
     # the bounds a violation beyond the default search was found with: check's matrix compares
     # a proof's bounds with them (declarations.covers), where a dict raised TypeError
     "beyondbound": (("from deployspec.reference.core import Beyond\n" + EVOLVED.format(
