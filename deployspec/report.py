@@ -218,7 +218,7 @@ def declared_by(results: list[Result]) -> str:
     lines = []
     for model_name, name in dict.fromkeys((r.model, r.variant) for r in results):
         variant = get_model(model_name).variant(name)
-        says = ", ".join(sorted(variant.declares)) or "nothing (every property must hold)"
+        says = declared(variant)
         beyond = sorted(variant.violates_beyond)
         if beyond:
             says += f", and beyond the default search {', '.join(beyond)}"
@@ -226,6 +226,14 @@ def declared_by(results: list[Result]) -> str:
                      f"that: {handing_in(name)}deployspec check --model {model_name}"
                      f"{_properties_of(results, model_name)}")
     return "\n".join(lines)
+
+
+def declared(variant) -> str:
+    """The properties a variant declares violated, in words; with none, whether every
+    property must hold or only within the default search (one it violates beyond it)."""
+    if variant.declares:
+        return ", ".join(sorted(variant.declares))
+    return "nothing within the default search" if variant.violates_beyond else "nothing (every property must hold)"
 
 
 def _properties_of(results: list[Result], model_name: str) -> str:
@@ -246,7 +254,7 @@ def variants_table() -> str:
     for model in models:
         lines.append(f"model {model.name}: {model.description}")
         for v in model.variants.values():
-            declares = ", ".join(sorted(v.declares)) or "nothing (must hold every property)"
+            declares = declared(v)
             lines.append(f"  {v.name:{w}} {escaped(v.summary)}")
             lines.append(f"  {'':{w}} violates: {declares}")
             for prop, where in sorted(v.violates_beyond.items()):

@@ -110,7 +110,7 @@ def test_the_variants_table_says_what_breaks_beyond_the_default_search_and_what_
     only past the default bounds is said with where, so nobody takes the green cell for proof."""
     lines = variants_table().splitlines()
     safe = next(i for i, ln in enumerate(lines) if ln.startswith("  capi-safe "))
-    assert lines[safe + 1].split("violates: ")[1] == "nothing (must hold every property)"
+    assert lines[safe + 1].split("violates: ")[1] == "nothing (every property must hold)"
     assert any(ln.strip().startswith("and beyond the default search, single_active_deployment: --engine explore")
                for ln in lines)
 
@@ -246,3 +246,17 @@ def test_an_error_cell_is_said_to_judge_nothing_and_gets_no_plus():
     row = next(ln for ln in text.splitlines() if ln.startswith("capi-pr3072"))
     assert row.split()[1:] == ["error", "!"]
     assert "! capi-pr3072 · deployment_converges: error (hypothesis), ended in error (below), judging nothing" in text
+
+
+def test_a_design_declaring_only_a_violation_beyond_the_default_search_is_not_said_to_hold_everything():
+    """``violates: nothing (must hold every property)`` was followed by the violation it
+    declares beyond the default search: the line contradicted the next."""
+    import attrs
+    from deployspec.reference.capi.variants import CAPI_CURRENT, CAPI_SAFE
+
+    from deployspec.report import declared
+
+    beyond = attrs.evolve(CAPI_SAFE, declares=frozenset(), violates_beyond=dict(CAPI_CURRENT.violates_beyond))
+    assert declared(beyond) == "nothing within the default search"
+    assert declared(CAPI_SAFE) == "nothing (every property must hold)"
+    assert declared(CAPI_CURRENT) == ", ".join(sorted(CAPI_CURRENT.declares))
