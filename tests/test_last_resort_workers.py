@@ -73,19 +73,8 @@ def test_the_last_line_is_escaped():
 
 
 def test_a_rule_that_will_not_let_go_in_a_worker_ends_the_program_once(tmp_path):
-    (tmp_path / "swallows.py").write_text(SWALLOWS)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DEPLOYSPEC_VARIANTS": "swallows"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, "check", "--model", "capi", "--variant", "swallows", "--engine", "explore",
-         "--property", "cancel_restores_last_good", "--workers", "2", "--budget", "60"],
-        check=False, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
-    )
-    said = [line for line in done.stderr.splitlines() if "did not return" in line]
-    assert done.returncode == 2, done.stderr
-    assert said == [("deployspec: error: variant swallows (DEPLOYSPEC_VARIANTS module swallows): its rule "
-                     "select_prior (at swallows.py:3) did not return within 0.3 s and could not be interrupted (it "
-                     "swallows every exception, or waits in a system call): stopping")]
-    assert "stopped without answering" not in done.stdout + done.stderr
+    _ended_once(tmp_path, SWALLOWS, "--model", "capi", "--variant", "swallows", "--engine", "explore",
+                "--property", "cancel_restores_last_good", "--workers", "2", "--budget", "60", line=3)
 
 
 def test_the_relay_never_sends_into_a_message_the_search_is_sending():
@@ -112,21 +101,11 @@ def test_a_rule_that_will_not_let_go_in_a_jobs_process_ends_the_program_once(tmp
     """``--jobs``: its processes are spawned, so they did not know they were the program's,
     and the last resort never came: the run waited for ever on the rule. (The limits are
     shortened by the design's module, which each spawned process loads.)"""
-    (tmp_path / "swallows.py").write_text(
-        "from deployspec import rule_watch\nfrom deployspec.contract import last_resort\n"
-        "rule_watch.LIMIT, rule_watch._EVERY, last_resort.GRACE = 0.3, 0.05, 0.3\n" + SWALLOWS)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DEPLOYSPEC_VARIANTS": "swallows"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, "check", "--model", "capi", "--variant", "swallows", "--variant", "capi-safe",
-         "--engine", "explore", "--property", "cancel_restores_last_good", "--jobs", "2", "--budget", "60"],
-        check=False, capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
-    )
-    said = [line for line in done.stderr.splitlines() if "did not return" in line]
-    assert done.returncode == 2, done.stderr
-    assert said == [("deployspec: error: variant swallows (DEPLOYSPEC_VARIANTS module swallows): its rule "
-                     "select_prior (at swallows.py:6) did not return within 0.3 s and could not be interrupted (it "
-                     "swallows every exception, or waits in a system call): stopping")]
-    assert "stopped without answering" not in done.stdout + done.stderr
+    shortened = ("from deployspec import rule_watch\nfrom deployspec.contract import last_resort\n"
+                 "rule_watch.LIMIT, rule_watch._EVERY, last_resort.GRACE = 0.3, 0.05, 0.3\n")
+    _ended_once(tmp_path, shortened + SWALLOWS, "--model", "capi", "--variant", "swallows", "--variant", "capi-safe",
+                "--engine", "explore", "--property", "cancel_restores_last_good", "--jobs", "2", "--budget", "60",
+                line=6)
 
 
 def test_a_last_resort_writes_the_report_of_what_was_judged(tmp_path):
@@ -153,3 +132,17 @@ def test_a_last_resort_writes_the_report_of_what_was_judged(tmp_path):
     assert error.get("message").startswith("deployspec check: error: variant swallows (DEPLOYSPEC_VARIANTS module "
                                            "swallows): its rule select_prior (at swallows.py:3) did not return")
     assert cases["check capi · swallows", "cancel_restores_last_good"].find("skipped") is not None
+
+
+def _ended_once(tmp_path, design: str, *check: str, line: int) -> None:
+    """``check`` with ``design`` handed in ends with the rule's one line and status 2."""
+    (tmp_path / "swallows.py").write_text(design)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DEPLOYSPEC_VARIANTS": "swallows"}
+    done = subprocess.run([sys.executable, "-c", PROGRAM, "check", *check], check=False, capture_output=True,
+                          text=True, env=env, timeout=120, cwd=tmp_path)
+    said = [ln for ln in done.stderr.splitlines() if "did not return" in ln]
+    assert done.returncode == 2, done.stderr
+    assert said == [("deployspec: error: variant swallows (DEPLOYSPEC_VARIANTS module swallows): its rule "
+                     f"select_prior (at swallows.py:{line}) did not return within 0.3 s and could not be interrupted "
+                     "(it swallows every exception, or waits in a system call): stopping")]
+    assert "stopped without answering" not in done.stdout + done.stderr
