@@ -56,16 +56,19 @@ class Suite:
     properties: tuple[tuple[str, str], ...] = ()
 
 
-def report(title: str, suites: list[Suite], started: float | None = None) -> str:
+def report(title: str, suites: list[Suite], started: float | None = None, seconds: float | None = None) -> str:
     """The XML document of ``suites``, with the totals each level carries;
-    ``started``: when the run began (``time.time()``), its suites' timestamp."""
+    ``started``: when the run began (``time.time()``), its suites' timestamp;
+    ``seconds``: how long the run took, the top level's time (a suite's is its cases'
+    added up, which with ``--jobs`` is more than the run's wall clock); without it,
+    the suites' added up."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started))
     host = _name(socket.gethostname())  # (Linux allows any byte but NUL in a host name)
     root = ET.Element("testsuites", name=_name(title))
     # (no "skipped" on the root: Jenkins xUnit's junit-10.xsd allows it on testsuite only,
     # and that plugin skips a report its schema refuses)
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    seconds = 0.0
+    added = 0.0
     for suite in suites:
         counts = _counts(suite.cases)
         took = sum(c.seconds for c in suite.cases)
@@ -78,8 +81,8 @@ def report(title: str, suites: list[Suite], started: float | None = None) -> str
             _case(el, case)
         for k in totals:
             totals[k] += counts[k]
-        seconds += took
-    root.attrib.update({k: str(v) for k, v in totals.items()}, time=f"{seconds:.3f}")
+        added += took
+    root.attrib.update({k: str(v) for k, v in totals.items()}, time=f"{added if seconds is None else seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -112,7 +115,7 @@ def save(path: Path, named: str, title: str, suites: list[Suite], started: float
     global tried
     tried = True
     sys.stdout.flush()
-    write_output(path, report(title, suites, started), "--junit", named)
+    write_output(path, report(title, suites, started, max(0.0, time.time() - started)), "--junit", named)
 
 
 #: whether this run wrote its report, or tried to (:func:`save`), and whether it began
@@ -169,7 +172,7 @@ def run_error(title: str, name: str, line: str) -> Suite:
     """A suite of one error case: what went wrong with the run as a whole (its cases alone
     would not fail the report as its exit status does)."""
     line = f"{title}: {line}"
-    # no time of its own: the run's is its cases' (a testsuites total adds them up)
+    # no time of its own: the run's is the report's top level's
     return Suite(f"{title}: {name}", (Case(title.replace(" ", "."), name, ERROR, line, line),))
 
 

@@ -4,6 +4,7 @@ results made up here (no search runs)."""
 
 from __future__ import annotations
 
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -30,6 +31,16 @@ def test_the_report_s_totals_and_time_add_up_every_suite(tmp_path):
     root = totals_agree(path)
     assert [root.get(k) for k in ("tests", "failures", "errors", "time")] == ["4", "1", "1", "3.750"]
     assert [s.get("skipped") for s in root.iter("testsuite")] == ["0", "1"]
+    assert [s.get("time") for s in root.iter("testsuite")] == ["1.750", "2.000"]
+
+
+def test_a_saved_report_s_time_is_the_run_s_wall_clock_not_its_suites_added_up(tmp_path):
+    """With ``--jobs`` the suites' times overlap: added up they were more than the run took
+    (the matrix's 52 s said as 108). A saved report's top level is the run's own time."""
+    path = tmp_path / "r.xml"
+    junit.save(path, str(path), "t", two_suites(), started=time.time() - 1.0)
+    root = ET.parse(path).getroot()
+    assert 1.0 <= float(root.get("time")) < 3.0  # not 3.750, the suites' added up
     assert [s.get("time") for s in root.iter("testsuite")] == ["1.750", "2.000"]
 
 
