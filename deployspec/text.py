@@ -99,8 +99,24 @@ def printable_line(text: str, n: int = 300, *, both_ends: bool = False) -> str:
     if not both_ends:
         return head[:n] + "…"
     half = n // 2
+    head = _shown_within(text[:n], half)
     tail = _shown_within(reversed(text[max(len(text) - n, 0):]), n - half)
-    return "".join(_shown_within(text[:n], half)) + "…" + "".join(reversed(tail))
+    # a cut inside a word drops its piece when a space is near (within an eighth of the
+    # part kept): a list of names cut in its middle shows no half name
+    # (``previous_deployment,…_states``); a short line keeps what it can
+    if text[len(head)] != " ":
+        head = _to_space(head, min(24, half // 8))
+    if text[len(text) - len(tail) - 1] != " ":
+        tail = _to_space(tail, min(24, (n - half) // 8))
+    return "".join(head) + "…" + "".join(reversed(tail))
+
+
+def _to_space(shown: list[str], near: int) -> list[str]:
+    """``shown`` up to and with its last space, if one is among its last ``near`` items."""
+    for i in range(len(shown) - 1, max(len(shown) - near, 0) - 1, -1):
+        if shown[i] == " ":
+            return shown[:i + 1]
+    return shown
 
 
 def _shown_within(chars: Iterable[str], budget: int) -> list[str]:

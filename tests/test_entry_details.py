@@ -132,6 +132,20 @@ def test_a_line_cut_in_the_middle_keeps_both_ends(text, n, line):
     assert printable_line(text, n, both_ends=True) == line and len(line) <= n + 1
 
 
+def test_a_list_of_names_cut_in_the_middle_shows_no_half_name():
+    """A refused field's hint lists a design's fields; cut in the middle of a name, the piece
+    read as a field of its own (``previous_deployment,…_states``). The cut moves to the
+    nearest space, when one is near; a name that ends at the cut is kept."""
+    names = ", ".join(f"field_number_{i}" for i in range(60))
+    line = printable_line(f"unknown 'x' (fields: {names}; docs)", 300, both_ends=True)
+    head, tail = line.split("…")
+    assert head.endswith(", ") and tail.startswith(" field_number_"), line
+    assert all(w.strip(",").startswith("field_number_") or w in ("unknown", "'x'", "(fields:")
+               for w in line.replace("…", " ").replace("; docs)", "").split()), line
+    whole = "a" * 140 + " " + "b" * 9 + " " + "c" * 300  # a word ends at the cut: kept
+    assert printable_line(whole, 300, both_ends=True).startswith("a" * 140 + " " + "b" * 9 + "…")
+
+
 def test_markup_escapes_both_markup_and_control_characters():
     """An SVG or HTML picture of a trace cannot be broken by its messages (XML forbids \\x1b)."""
     assert markup("<b>\x1b&") == "&lt;b&gt;\\x1b&amp;"
