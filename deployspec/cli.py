@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     started = interruption.HELD[2] if interruption.HELD is not None else time.time()
     junit_xml.tried = junit_xml.began = False
+    junit_xml.stopped = junit_xml.INTERRUPTED
     try:
         args = build_parser().parse_args(argv)
         held = interruption.take_over_signals()

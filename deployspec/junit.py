@@ -124,8 +124,11 @@ def save(path: Path, named: str, title: str, suites: list[Suite], started: float
 tried = began = False
 
 
-#: why a case was not run, in a run that was stopped
-INTERRUPTED = "the run was interrupted"
+#: why a case was not run, in a run that was stopped: interrupted (Ctrl-C, SIGTERM), or
+#: ended by its last resort (a rule or an object that would not let go), which sets
+#: ``stopped`` before its report is written; reset by ``cli.main``
+INTERRUPTED, ENDED = "the run was interrupted", "the run was ended"
+stopped = INTERRUPTED
 
 
 @contextlib.contextmanager
@@ -142,9 +145,7 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
 
     began = True
     if path is not None:  # a last resort ends the program too: its line is the report's error
-        last_resort.before_end = lambda line: save(
-            path, named, title, [*so_far(), run_error(title, "ended", f"{line}; what it had not judged is skipped")],
-            started)
+        last_resort.before_end = lambda line: _ended(path, named, title, so_far, started, line)
     try:
         yield
     except KeyboardInterrupt:
@@ -156,6 +157,14 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
         raise
     finally:
         last_resort.before_end = None
+
+
+def _ended(path: Path, named: str, title: str, so_far, started: float, line: str) -> None:
+    """The report of a run its last resort ends: ``line`` its error, the rest skipped as ended."""
+    global stopped
+    stopped = ENDED
+    save(path, named, title, [*so_far(), run_error(title, "ended", f"{line}; what it had not judged is skipped")],
+         started)
 
 
 def interrupted(title: str, started: float, when: str = "what it had not judged is skipped") -> Suite:
@@ -240,7 +249,7 @@ def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[
         rs = judged.get((model_name, variant, prop), [])
         if (model_name, variant, prop) in unfinished:
             case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, SKIPPED,
-                        f"not judged: {INTERRUPTED}", "\n\n".join(_search_text(r, results) for r in rs))
+                        f"not judged: {stopped}", "\n\n".join(_search_text(r, results) for r in rs))
         else:
             case = _check_case(model_name, variant, prop, rs, results, declared)
         suites.setdefault((model_name, variant), []).append(case)
@@ -386,7 +395,7 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
         said = f"holds ?: vacuous, {harness.not_taking_effect(vacuous)}" if vacuous else ""
         return [Case(classname, name, SKIPPED if vacuous else PASSED, said, _contract_stats(rs[0]), seconds)]
     if interrupted and fault is None:
-        return [Case(classname, name, SKIPPED, f"not run: {INTERRUPTED}")]
+        return [Case(classname, name, SKIPPED, f"not run: {stopped}")]
     where = f" ({fault.checking or 'at start'})" if fault is not None else ""
     return [Case(classname, name, SKIPPED, f"not run: the implementation failed first{where}")]
 
@@ -452,7 +461,7 @@ def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -
         times[name] = times.get(name, 0) + 1
         name += f" #{times[name]}" if times[name] > 1 else ""  # named again: a case of its own
         if verdict is None:
-            why = INTERRUPTED if interrupted else "the implementation failed first"
+            why = stopped if interrupted else "the implementation failed first"
             cases.append(Case(classname, name, SKIPPED, f"not replayed: {why}"))
             continue
         _, status, line, seconds, *_ = verdict

@@ -148,15 +148,28 @@ def test_the_last_resort_ends_the_run_though_no_one_reads_its_stderr(tmp_path):
 
 def test_verdicts_printed_before_a_last_resort_are_not_lost(tmp_path):
     """replay A B on an object that swallows its timeout in B: A's verdict, already
-    printed, reaches stdout (which the object's call had borrowed) before the end."""
+    printed, reaches stdout (which the object's call had borrowed) before the end; its
+    --junit report has A's verdict, the line as its error and B skipped as ended (not
+    "interrupted": nothing interrupted it)."""
+    import xml.etree.ElementTree as ET
+
+    from deployspec.contract.last_resort import GRACE
+
     seed = FAKES.parents[1] / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json"
     steps = len(traces.load(seed)["steps"])
+    report = tmp_path / "r.xml"
     proc = subprocess.run(
         [sys.executable, "-m", "deployspec", "replay", str(seed), str(seed), "--python", "contract_fakes:swallows",
-         "--timeout", "0.5"], cwd=FAKES.parent, capture_output=True, text=True, timeout=60, check=False,
-        env={**BUFFERED, "DEPLOYSPEC_FAKE_SWALLOW_AFTER": str(steps + 2)})
+         "--timeout", "0.5", "--junit", str(report)], cwd=FAKES.parent, capture_output=True, text=True, timeout=60,
+        check=False, env={**BUFFERED, "DEPLOYSPEC_FAKE_SWALLOW_AFTER": str(steps + 2)})
     assert proc.returncode == 3, proc.stderr
     assert proc.stdout.count(str(seed)) == 1 and "stopping" in proc.stderr
+    cases = list(ET.parse(report).getroot().iter("testcase"))
+    assert [len(c) for c in cases[:1]] == [1] and cases[0][0].tag == "system-out"  # A: judged (passed)
+    assert [c.find("skipped").get("message") for c in cases[1:2]] == ["not replayed: the run was ended"]
+    assert cases[2].find("error").text.endswith(f"did not return within 0.5 s, and went on for {GRACE:g} s more "
+                                                "after being interrupted (does it catch every exception?); what "
+                                                "it had not judged is skipped")
 
 
 def test_a_python_implementation_that_blocks_the_alarm_still_ends_the_run(tmp_path):
