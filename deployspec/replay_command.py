@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from deployspec import interruption, traces
+from deployspec import interruption, junit_cases, traces
 from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
 from deployspec.files import TEMPORARY
@@ -33,13 +33,13 @@ def cmd_replay(args) -> int:
     target = _replay_target(args)
     document = sys.stdout  # (a --python object's threads may print meanwhile: sys.stdout is then theirs)
     with junit_xml.saved_if_interrupted(junit, args.junit, "deployspec replay",
-                                     lambda: junit_xml.replay_suites(verdicts, loaded, target, interrupted=True),
+                                     lambda: junit_cases.replay_suites(verdicts, loaded, target, interrupted=True),
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
     if args.json:
         print(json.dumps(replay_document(verdicts, loaded, target, status)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
-        junit_xml.save(junit, args.junit, "deployspec replay", junit_xml.replay_suites(verdicts, loaded, target), started)
+        junit_xml.save(junit, args.junit, "deployspec replay", junit_cases.replay_suites(verdicts, loaded, target), started)
     return status
 
 

@@ -82,7 +82,7 @@ def test_a_close_look_marks_no_violation_beyond_the_default_search():
     assert "VIOLATED +" in matrix(rs, declared=True)
 
 
-# --- junit.py ----------------------------------------------------------------------
+# --- junit_cases.py ----------------------------------------------------------------
 
 
 def test_a_vacuous_proof_that_contradicts_a_declaration_fails_its_case_as_the_status_does(capsys, tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from deployspec import junit
+from deployspec import junit, junit_cases
 from deployspec.engines.result import Result
 
 from .cli_runs import SEED, run
@@ -56,7 +56,7 @@ def test_the_matrix_fails_a_cell_only_where_it_differs_from_the_declaration():
         _result("capi-safe", "capacity_within_bound", "violated", message="too many"),
         _result("capi-safe", "app_stays_available", "error", message="boom"),
     ]
-    suites = junit.check_suites(results, declared=True)
+    suites = junit_cases.check_suites(results, declared=True)
     by = {(s.name, c.name): c for s in suites for c in s.cases}
     assert by["check capi · capi-2022", "single_active_deployment"].outcome == junit.PASSED
     assert by["check capi · capi-2022", "single_active_deployment"].message == \
@@ -73,7 +73,7 @@ def test_a_cell_declared_violated_beyond_the_default_search_says_so_and_where():
     """The table's ``+``: either verdict passes, and ``holds (hypothesis), as declared`` read
     as a declared hold, with no word of the committed counterexample the table names."""
     for verdict, shown in (("holds", "holds"), ("violated", "VIOLATED")):
-        [suite] = junit.check_suites([_result("capi-pr3072", "deployment_converges", verdict)], declared=True)
+        [suite] = junit_cases.check_suites([_result("capi-pr3072", "deployment_converges", verdict)], declared=True)
         [case] = suite.cases
         assert case.outcome == junit.PASSED
         assert case.message.startswith(f"{shown} (hypothesis), as declared: violated beyond the default search "
@@ -87,10 +87,10 @@ def test_the_matrix_cell_follows_the_shown_verdict_as_the_exit_status_does():
 
     results = [_result("capi-2022", "single_active_deployment", "holds"),
                _result("capi-2022", "single_active_deployment", "violated", engine="explore")]
-    (suite,) = junit.check_suites(results, declared=True)
+    (suite,) = junit_cases.check_suites(results, declared=True)
     assert declarations.matches_declarations(results) and suite.cases[0].outcome == junit.PASSED
     alone = results[:1]
-    (suite,) = junit.check_suites(alone, declared=True)
+    (suite,) = junit_cases.check_suites(alone, declared=True)
     assert not declarations.matches_declarations(alone) and suite.cases[0].outcome == junit.FAILURE
 
 
@@ -98,11 +98,11 @@ def test_a_trace_that_could_not_be_saved_is_an_error_as_the_exit_status_says():
     """check exits 2 when --out could not take a trace; in the matrix the cell's
     verdict is as declared, so the case would pass: it is an error instead."""
     results = [_result("capi-2022", "single_active_deployment", "violated", unsaved="found/x.json: a directory")]
-    (suite,) = junit.check_suites(results, declared=True)
+    (suite,) = junit_cases.check_suites(results, declared=True)
     assert suite.cases[0].outcome == junit.ERROR
     assert suite.cases[0].message == "VIOLATED, but not saved: found/x.json: a directory"
     # a close look: the violation is the news (a failure), and its message says what was not done
-    (suite,) = junit.check_suites(results, declared=False)
+    (suite,) = junit_cases.check_suites(results, declared=False)
     assert suite.cases[0].outcome == junit.FAILURE
     assert suite.cases[0].message.endswith("; not saved: found/x.json: a directory")
 
@@ -111,14 +111,14 @@ def test_a_cell_no_engine_judged_is_skipped_in_the_matrix_too():
     results = [_result("capi-safe", "app_stays_available", "n/a", engine="z3", message="not a selection"),
                _result("capi-safe", "single_active_deployment", "unconfirmed", engine="z3", message="bounded")]
     for declared in (True, False):
-        (suite,) = junit.check_suites(results, declared=declared)
+        (suite,) = junit_cases.check_suites(results, declared=declared)
         assert [c.outcome for c in suite.cases] == [junit.SKIPPED, junit.SKIPPED]
 
 
 def test_a_dot_in_a_variant_name_does_not_split_its_class_name():
     """Readers (Jenkins) take what follows the last dot of a class name for the class."""
     results = [Result("slots", "slots-claims.fixed", "slot_runs_one_version", "explore", "holds")]
-    (suite,) = junit.check_suites(results, declared=False)
+    (suite,) = junit_cases.check_suites(results, declared=False)
     assert suite.cases[0].classname == "deployspec.check.slots.slots-claims_fixed"
 
 
@@ -133,7 +133,7 @@ def test_suites_are_stamped_with_the_start_of_the_run():
 def test_a_close_look_fails_a_violation_whatever_it_declares_and_skips_what_was_not_judged():
     results = [_result("capi-2022", "single_active_deployment", "violated", message="2 active"),
                _result("capi-2022", "app_stays_available", "n/a", engine="z3", message="not a selection")]
-    cases = {c.name: c for s in junit.check_suites(results, declared=False) for c in s.cases}
+    cases = {c.name: c for s in junit_cases.check_suites(results, declared=False) for c in s.cases}
     assert cases["single_active_deployment"].outcome == junit.FAILURE
     assert cases["app_stays_available"].outcome == junit.SKIPPED
 

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from deployspec import junit
+from deployspec import junit, junit_cases
 from deployspec.engines.result import Result
 from deployspec.models import UsageError
 
@@ -75,9 +75,9 @@ def test_a_violation_with_several_causes_names_them_all_in_its_one_line():
     """The line a viewer lists is all a reader may look at: two mechanisms, two bugs."""
     rs = [R("cancel_restores_last_good", "violated", message="kept d1", cause="superseded"),
           R("cancel_restores_last_good", "violated", message="kept d2", cause="raced")]
-    (suite,) = junit.check_suites(rs, declared=False)
+    (suite,) = junit_cases.check_suites(rs, declared=False)
     assert suite.cases[0].message == "VIOLATED: kept d1 (2 causes: raced, superseded)"
-    (suite,) = junit.check_suites(rs[:1], declared=False)
+    (suite,) = junit_cases.check_suites(rs[:1], declared=False)
     assert suite.cases[0].message == "VIOLATED: kept d1"
 
 
@@ -85,7 +85,7 @@ def test_a_proof_a_bound_cut_short_says_what_stopped_it():
     """"holds" from a search that did not finish is not a proof: the details say which bound ended it."""
     rs = [R("single_active_deployment", "holds", message="no violation in 40 states",
             stats={"complete": False, "stopped": "max_depth"})]
-    (suite,) = junit.check_suites(rs, declared=False)
+    (suite,) = junit_cases.check_suites(rs, declared=False)
     assert suite.cases[0].details == "explore: holds: no violation in 40 states (incomplete: stopped by max_depth)"
 
 
@@ -93,7 +93,7 @@ def test_a_search_that_failed_is_not_said_cut_by_a_bound():
     """An error (a worker killed) has complete: false too; no bound stopped it."""
     rs = [R("single_active_deployment", "error", message="explore worker 2 of 2 stopped without answering "
             "(exit code -9) (killed: out of memory?)", stats={"complete": False, "stopped": None})]
-    (suite,) = junit.check_suites(rs, declared=False)
+    (suite,) = junit_cases.check_suites(rs, declared=False)
     assert "incomplete" not in suite.cases[0].details, suite.cases[0].details
 
 
@@ -101,7 +101,7 @@ def test_a_cell_s_time_is_that_of_all_its_searches():
     """CI shows the slow cases: a cell's time is what its engines took together."""
     rs = [R("single_active_deployment", "holds", stats={"seconds": 1.5}),
           R("single_active_deployment", "holds", engine="hypothesis", stats={"seconds": 2.0})]
-    (suite,) = junit.check_suites(rs, declared=False)
+    (suite,) = junit_cases.check_suites(rs, declared=False)
     assert suite.cases[0].seconds == 3.5
 
 
@@ -121,10 +121,10 @@ def test_a_replay_case_carries_its_time_and_a_fault_before_any_file_is_a_case_of
     """An implementation that fails at start replayed nothing: the report must fail
     (an error case), not list only skipped files, which CI reads as success."""
     loaded = [(name, {"model": "capi", "property": "single_active_deployment"}) for name in ("a.json", "b.json")]
-    (suite,) = junit.replay_suites([("a.json", 0, "does not reproduce", 0.5), ("b.json", 1, "reproduces", 1.25)],
+    (suite,) = junit_cases.replay_suites([("a.json", 0, "does not reproduce", 0.5), ("b.json", 1, "reproduces", 1.25)],
                                    loaded, "the reference")
     assert [(c.outcome, c.seconds) for c in suite.cases] == [(junit.PASSED, 0.5), (junit.FAILURE, 1.25)]
-    (suite,) = junit.replay_suites([("", 3, "implementation fault at start", 0.0)], loaded, "mine")
+    (suite,) = junit_cases.replay_suites([("", 3, "implementation fault at start", 0.0)], loaded, "mine")
     assert [(c.name, c.outcome) for c in suite.cases] == \
         [("start", junit.ERROR), ("a.json", junit.SKIPPED), ("b.json", junit.SKIPPED)]
     assert suite.cases[0].message == "implementation fault at start"
@@ -153,11 +153,11 @@ def test_a_contract_pass_says_how_much_was_tried_and_a_fault_at_start_fails_the_
 
     checks = [SimpleNamespace(name="single_active_deployment"), SimpleNamespace(name="app_stays_available")]
     held = Result("capi", "mine", "single_active_deployment", "hypothesis", "holds", stats={"examples": 3, "steps": 40})
-    (suite,) = junit.contract_suites(contract_run([held]), checks[:1], timeout=1.0)
+    (suite,) = junit_cases.contract_suites(contract_run([held]), checks[:1], timeout=1.0)
     assert suite.cases[0].details == "holds: 3 examples, 40 steps"
     fault = SimpleNamespace(checking=None, line=lambda: "implementation fault at start: boom",
                             with_history=lambda: "boom, after reset", seconds=0.0)
-    (suite,) = junit.contract_suites(contract_run(fault=fault), checks, timeout=1.0, interrupted=True)
+    (suite,) = junit_cases.contract_suites(contract_run(fault=fault), checks, timeout=1.0, interrupted=True)
     assert [(c.name, c.outcome) for c in suite.cases] == [
         ("start", junit.ERROR), ("single_active_deployment", junit.SKIPPED), ("app_stays_available", junit.SKIPPED)]
     assert suite.cases[1].message == "not run: the implementation failed first (at start)"
@@ -186,7 +186,7 @@ def test_a_case_shows_the_shortest_trace_of_each_cause_once():
         return R("single_active_deployment", "violated", engine=engine, message=f"after {n}", cause="c",
                  trace=trace, trace_length=n)
 
-    (suite,) = junit.check_suites([found("hypothesis", 5), found("explore", 2)], declared=False)
+    (suite,) = junit_cases.check_suites([found("hypothesis", 5), found("explore", 2)], declared=False)
     details = suite.cases[0].details
     assert details.count("  after 2") == 1 and "  after 5" not in details
 
@@ -203,7 +203,7 @@ def test_a_violation_followed_by_a_fault_says_both():
                trace=trace)
     fault = SimpleNamespace(checking="single_active_deployment", line=lambda: "implementation fault: hung",
                             with_history=lambda: "hung after tick()", seconds=1.0)
-    (suite,) = junit.contract_suites(contract_run([r], fault), [SimpleNamespace(name=r.property)], timeout=1.0)
+    (suite,) = junit_cases.contract_suites(contract_run([r], fault), [SimpleNamespace(name=r.property)], timeout=1.0)
     failed, faulted = suite.cases
     assert (failed.outcome, failed.message) == (junit.FAILURE, "VIOLATED: two active")
     assert failed.details.endswith("\nthen: hung after tick()") and "  two active" in failed.details
@@ -243,10 +243,10 @@ def test_replay_files_after_a_fault_are_skipped_for_the_fault_not_an_interruptio
     t = {"model": "capi", "property": "app_stays_available"}
     verdicts = [("a.json", 3, "a.json: the implementation crashed", 0.5)]
     loaded = [("a.json", t), ("b.json", t)]
-    (suite,) = junit.replay_suites(verdicts, loaded, "python m:f")
+    (suite,) = junit_cases.replay_suites(verdicts, loaded, "python m:f")
     assert [(c.name, c.outcome, c.message) for c in suite.cases][1] == \
         ("b.json", junit.SKIPPED, "not replayed: the implementation failed first")
-    (suite,) = junit.replay_suites(verdicts[:0], loaded, "python m:f", interrupted=True)
+    (suite,) = junit_cases.replay_suites(verdicts[:0], loaded, "python m:f", interrupted=True)
     assert suite.cases[0].message == f"not replayed: {junit.INTERRUPTED}"
 
 
@@ -255,7 +255,7 @@ def test_a_proof_cut_short_whose_message_says_so_says_it_once():
     rs = [R("app_stays_available", "holds",
             message="no violation within 30947 states explored (incomplete: time budget spent at depth 11, 1.0 s)",
             stats={"complete": False, "stopped": "time"})]
-    (suite,) = junit.check_suites(rs, declared=False)
+    (suite,) = junit_cases.check_suites(rs, declared=False)
     assert suite.cases[0].details.count("(incomplete:") == 1
 
 

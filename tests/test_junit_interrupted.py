@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from deployspec import junit
+from deployspec import junit, junit_cases
 
 from .cli_runs import SEED, run
 from .junit_reports import cases_of, outcome_of, totals_agree
@@ -286,14 +286,14 @@ def test_a_check_interrupted_while_it_plans_writes_a_report_saying_so(capsys, tm
 
 def test_a_replay_interrupted_after_its_verdicts_does_not_say_it_judged_nothing(capsys, tmp_path, monkeypatch):
     report = tmp_path / "replay.xml"
-    real = junit.replay_suites
+    real = junit_cases.replay_suites
 
     def interrupted_once_judged(*a, **k):
         if not k.get("interrupted"):
             raise KeyboardInterrupt  # between the verdicts and the report
         return real(*a, **k)
 
-    monkeypatch.setattr(junit, "replay_suites", interrupted_once_judged)
+    monkeypatch.setattr(junit_cases, "replay_suites", interrupted_once_judged)
     with pytest.raises(KeyboardInterrupt):
         run(capsys, "replay", str(SEED), "--junit", str(report))
     assert _after_interruption(report, "replay") == {"interrupted": junit.ERROR}

@@ -121,7 +121,7 @@ MAX_EXAMPLES = 10_000_000
 
 
 def cmd_contract(args) -> int:
-    from deployspec import junit, variant_plugins
+    from deployspec import junit, junit_cases, variant_plugins
     from deployspec.contract import harness, timed_call
     from deployspec.outputs import writable_dir
     from deployspec.progress import Progress
@@ -146,7 +146,7 @@ def cmd_contract(args) -> int:
     def so_far() -> list:
         run = harness.ContractRun(model.name, target, config, list(found))
         _as_given(run, out_dir, args.out)
-        return junit.contract_suites(run, checks, timeout=args.timeout, interrupted=True, search=rerun)
+        return junit_cases.contract_suites(run, checks, timeout=args.timeout, interrupted=True, search=rerun)
 
     def heard(r) -> None:
         found.append(r)
@@ -173,7 +173,7 @@ def cmd_contract(args) -> int:
         out.flush()
     if report is not None:
         junit.save(report, args.junit, "deployspec contract",
-                   junit.contract_suites(run, checks, timeout=args.timeout, search=rerun), started)
+                   junit_cases.contract_suites(run, checks, timeout=args.timeout, search=rerun), started)
     return run.exit_status
 
 
