@@ -2,7 +2,7 @@
 
 Every engine drives an :class:`Adapter`: the reference variants, a Python
 object under test and a subprocess speaking the JSON-lines protocol all sit
-behind the same three calls.
+behind the same calls (``reset``, ``perform``, ``observe``; ``close``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The ``deployspec`` program: its arguments and exit statuses (the commands
-themselves are :mod:`deployspec.commands` and :mod:`deployspec.contract.cli`; the
+themselves are :mod:`deployspec.commands`, :mod:`deployspec.replay_command` and
+:mod:`deployspec.contract.cli`; the
 signals that stop a run :mod:`deployspec.interruption`; the standard streams
 :mod:`deployspec.streams`).
 

@@ -8,11 +8,12 @@ Visited states are stored compactly, as in TLC or SPIN's hash compaction: a set
 of 64-bit fingerprints (Python's ``hash`` of the frozen attrs state), and two
 flat arrays indexed by node number (the order of discovery) hold each node's
 parent and the index of the action (in ``candidate_actions``) that reached it.
-Only the current and next BFS layers keep whole states. A path is rebuilt by
+Only the current and next BFS layers keep whole states (the search's own storage; the
+explore engine's graph also keeps up to ``MOVES_CAP`` states' moves, ``engines/product.py``). A path is rebuilt by
 walking parent pointers back to the root and replaying the action indices
 forward. Two distinct states sharing a fingerprint would make the second look
 visited; with n states the chance of any such collision is about n**2 / 2**65
-(reported as ``collision_bound``; 2e-12 for 10,000 states). That bound takes
+(reported as ``collision_bound``; about 3e-12 for 10,000 states). That bound takes
 the hashes as random, which Python's are not everywhere: ``hash(-1) == hash(-2)``,
 and so are the hashes of tuples and states differing only there (the shipped
 models' states hold no negative numbers). Fingerprints are only compared within

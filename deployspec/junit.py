@@ -88,7 +88,7 @@ def report(title: str, suites: list[Suite], started: float | None = None, second
 
 
 def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None = None) -> Path | None:
-    """Where ``--junit`` writes its report (:func:`output_path`; in ``out``, the ``--out``
+    """Where ``--junit`` writes its report (:func:`deployspec.outputs.output_path`; in ``out``, the ``--out``
     folder, also before that is made), None without it.
     Not a ``.json`` name: a folder's ``*.json`` files are replayed as traces, and
     a trace saved under ``--out`` would be overwritten by the report. Not standard

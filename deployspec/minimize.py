@@ -39,10 +39,12 @@ def _attempt(trace: dict, actions: list[dict], replay_on: Callable[[dict], Repla
 
 def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
              seconds: float | None = None) -> dict:
-    """The smallest trace found by removing steps; ``trace`` if none can go.
+    """The smallest trace found by removing steps, rebuilt from its last replay (the
+    whole trace again if none can go); ``trace`` itself, unchanged, if it does not
+    reproduce by replay.
 
     ``replay_on(trace)`` replays a candidate (default: on the trace's variant);
-    after ``seconds`` the smallest trace found so far is kept. The result's
+    after ``seconds`` the smallest trace found so far is kept. A rebuilt trace's
     ``extra.minimized_by_replay`` is True, or why it stopped early."""
     deadline = None if seconds is None else time.monotonic() + seconds
     end = trace.get("settle_from")

@@ -3,7 +3,7 @@
 Hash partitioning, as in distributed explicit-state checkers (Stern and Dill's
 parallel Murphi; Lerda and Sisto's distributed SPIN): worker ``w`` of ``W`` owns
 every node whose owner key (``graph.owner_key``, else the node's key) has a
-:func:`stable_hash` (of its ``repr``) equal to ``w`` modulo ``W``. A model's ``partition`` names the
+:func:`~deployspec.partition_worker.stable_hash` (of its ``repr``) equal to ``w`` modulo ``W``. A model's ``partition`` names the
 part of a state few moves change, so that most moves stay inside one worker.
 The owner alone keeps the fingerprints, parent pointers and action indices of
 its nodes, judges them (``on_node``) and expands them. A child owned by another

@@ -67,7 +67,7 @@ def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, 
         _judged(tasks, done, i, _verdicts(tasks[i], answer), on_result, on_found)
 
     try:
-        with _signals_held():  # a process spawned holds Ctrl-C and SIGUSR1 until it can take them (_pool_worker)
+        with _signals_held():  # a process spawned holds Ctrl-C, SIGUSR1 and SIGTERM until it can take them (_pool_worker)
             futures = {pool.submit(_judge_at, i, *tasks[i], **options): i for i in todo}
         for future in cf.as_completed(futures):
             try:
@@ -247,8 +247,9 @@ HELD_AT_SPAWN = {signal.SIGINT, signal.SIGUSR1, signal.SIGTERM} if STOPS_A_SEARC
 
 @contextlib.contextmanager
 def _signals_held():
-    """Ctrl-C and SIGUSR1 held while ``--jobs`` processes are spawned, until each takes
-    them over (``_pool_worker`` ignores Ctrl-C, takes the stop, and unblocks both):
+    """Ctrl-C, SIGUSR1 and SIGTERM held while ``--jobs`` processes are spawned, until each
+    takes them over (``_pool_worker`` ignores Ctrl-C, takes the stop and the end, and
+    unblocks all three):
     :func:`deployspec.interruption.held_while_starting`."""
     from multiprocessing import resource_tracker
 

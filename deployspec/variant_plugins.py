@@ -271,7 +271,7 @@ def _check_declarations(where: str, v: Any, known: set[str]) -> None:
 def _with_checked_bounds(where: str, v: Any, model: Any) -> Any:
     """``v`` with its ``config`` checked as ``--bound`` is (``Model.with_bounds``: names, types,
     ranges) over the model's defaults, and the configuration ``--engine explore`` runs it
-    with (the model's exploration bounds, then ``explore``, which capi variants have) too;
+    with (the model's exploration bounds, then the variant's ``explore``) too;
     the values held as the configuration holds them (a list given for a tuple). A bound
     the search cannot take would otherwise run as another (an unknown ``start`` as the
     empty one) or end the search as an error blamed on the design's rules."""

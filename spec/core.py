@@ -163,7 +163,7 @@ class Monitor:
 def action_label(action: dict[str, Any]) -> str:
     """An action as every table, picture and message shows it: its arguments but those at
     their defaults (capi's deploy: rolling, max_in_flight 1, web_instances 0), a
-    deployment list as ``d0,d1``, a process as ``P1``."""
+    deployment list (a tick's) as ``d0,d1``, a process as ``P1``."""
     kind = action["type"]
     args = []
     for key, value in action.items():
@@ -173,7 +173,7 @@ def action_label(action: dict[str, Any]) -> str:
             continue
         if key == "max_in_flight" and value == 1:
             continue
-        if key in ("failed", "reports_unavailable"):
+        if key in ("failed", "reports_unavailable", "finish_later", "late"):
             value = ",".join(f"d{d}" for d in value)
         if key == "process":
             value = f"P{value}"

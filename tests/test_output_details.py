@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from deployspec.reference.capi.actions import Tick
+
 from deployspec import render_itf
 from deployspec.models import get_model
 from deployspec.render_text import action_label, capi_state, render, render_steps
@@ -45,6 +47,11 @@ def test_action_labels_leave_out_defaults_and_name_things_as_the_table_does():
     assert action_label({"type": "tick", "failed": [1, 2], "reports_unavailable": [0]}) == \
         "tick(failed=d1,d2, reports_unavailable=d0)"
     assert action_label({"type": "runtime", "process": 3}) == "runtime(process=P3)"
+    # every deployment list of a tick, as the tick says itself (finish_later and late were
+    # shown as JSON lists, ``tick(finish_later=[0])``, where the search's messages say d0)
+    tick = Tick(failed=(1,), reports_unavailable=(0,), finish_later=(2, 3), late=(4,))
+    assert action_label(tick.to_json()) == str(tick) == \
+        "tick(failed=d1, reports_unavailable=d0, finish_later=d2,d3, late=d4)"
 
 
 def test_the_state_line_abbreviates_instances_and_shows_a_reason_that_differs():

@@ -37,7 +37,8 @@ def add_parsers(sub) -> None:
         "contract", help="check another implementation against the spec (and a reference)",
         description="Run the model's machines against an implementation. Exit status: 0 no "
                     "check found a violation, 1 a property is violated or the implementation diverges from "
-                    "--reference, 2 usage error, 3 implementation fault (crash, hang, garbage, "
+                    "--reference, 2 usage error or a counterexample --out could not save, 3 implementation "
+                    "fault (crash, hang, garbage, "
                     "wrong reply id, schema violation, error reply, a refusal that changed the "
                     "state, a reset that does not reset, non-determinism).")
     how = c.add_mutually_exclusive_group(required=True)
@@ -281,10 +282,10 @@ def config_text(config) -> str:
 
 
 def summary(run) -> str:
-    # found by the sweep of the initial state, before any example: no search, so no steps of one
     from deployspec.declarations import verdict_word
 
     rows = [(r.property, verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""),
+             # found by the sweep of the initial state, before any example: no search, so no steps of one
              *(("first step", "", "") if r.stats.get("found_by") == "sweep" else
                (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
                 str(r.stats.get("steps_per_second", "")))))

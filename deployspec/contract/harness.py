@@ -15,7 +15,8 @@ implementation fault ends the run; what was found before it is kept, the trace
 being shortened when the implementation failed included.
 
 Exit status: 0 no check found a violation, 1 a property is violated or the
-implementation diverges from the reference, 2 usage error, 3 implementation
+implementation diverges from the reference, 2 usage error (or a counterexample
+``--out`` could not save: the verdicts stand), 3 implementation
 fault (crash, hang, garbage, wrong id, schema violation, error reply, a refusal
 that changed the state, a reset that does not reset, non-determinism).
 """

@@ -144,7 +144,7 @@ def _plainly_valid(sch: dict, msg: dict) -> bool:
 
 
 #: the deepest nesting of objects and lists a message or observation may have (the
-#: models' observations nest 4 deep, a reply carrying one 5): deeper, validating would
+#: models' observations nest at most 5 deep, a reply carrying one 6): deeper, validating would
 #: recurse (jsonschema, and ``repr`` in its messages) towards the recursion limit, where
 #: the answer would depend on the caller's stack and the Python version
 MAX_NESTING = 64

@@ -30,7 +30,7 @@ class Answers:
     """The runs of steps answered so far, as a tree: a node is a run from a reset,
     its children the runs one step longer; and where the implementation stands.
 
-    Nodes are only kept for runs the :class:`FaultBox` remembers too, so a run
+    Nodes are only kept for runs the :class:`~deployspec.contract.guard.FaultBox` remembers too, so a run
     answered from here is one whose repeat the box checks when it is asked again."""
 
     def __init__(self, real: Callable[[str | None], GuardedAdapter], took_effect: dict[str, int]):

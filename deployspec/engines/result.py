@@ -13,7 +13,7 @@ class Result:
     variant: str
     property: str
     engine: str
-    verdict: str  # "holds" | "violated"
+    verdict: str  # "holds" | "violated" | "error" | "n/a" | "unconfirmed" (declarations.PRECEDENCE)
     counterexample: str | None = None
     trace_length: int | None = None
     message: str | None = None

@@ -1,6 +1,7 @@
 """The text picture of a slots observation, for ``deployspec show``.
 
-``production A release: 1 1`` reads: the name production routes to site A, whose
+``prod A+ci release: 1 1`` reads: the name production (``stag``: staging) routes to
+site A, which deploys continuously (``+ci``; a swap moves it unless it is sticky), whose
 reference is the tag ``release`` (``@1`` for a digest, ``-`` for none); its
 instances run digest 1 (``x1`` failing to start on 1, ``x?`` nothing to pull, ``.`` empty).
 """

@@ -60,8 +60,9 @@ class SelectionView:
 
     ``owners[i]`` is the deployment whose deploying process the i-th web process
     (creation order) is, or ``PUSHED``; ``deployments`` are (state, status_reason)
-    in creation order. ``status_value`` is left out: the controller derives it
-    from the state (ACTIVE in active states, FINALIZED otherwise). Instances are
+    in creation order. ``status_value`` is left out: no selection rule reads it
+    (every design derives it from the state but capi-current, whose late PAUSED
+    write leaves a deployment PAUSED/FINALIZED). Instances are
     ``running`` RUNNING, ``crashed`` CRASHED (all zero when not given) and the
     rest STARTING.
     """
