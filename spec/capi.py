@@ -243,7 +243,10 @@ def capacity_bound(d: dict) -> int:
 def capacity_within_bound(memory, step: Step):
     """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step
     raises the app's desired web instances above the original count (or
-    web_instances, if larger) plus max_in_flight.
+    web_instances, if larger) plus max_in_flight; while it is rolled back
+    (CANCELING), no step of the updater's does (the roll-back scales the prior
+    process up as the deployment scaled its own: a user's scale, which some designs
+    accept then, is the user's count, judged by ``user_scale_not_lost``).
 
     What max_in_flight promises a quota holder, stated in issue 3: cloud_controller_ng
     PR #4101's design discussion ("desired instances at 10, and max-in-flight of 3,
@@ -257,7 +260,8 @@ def capacity_within_bound(memory, step: Step):
     as long as nothing adds to it. The cause is the verb that added them: a
     deployment's create (``deploy``) or the updater's step (``tick``).
     """
-    live = [d for d in step.after["deployments"] if d["state"] in PROGRESSING_STATES]
+    judged = ACTIVE_STATES if step.action["type"] == "tick" else PROGRESSING_STATES
+    live = [d for d in step.after["deployments"] if d["state"] in judged]
     if not live:
         return None, None
     d = live[-1]

@@ -95,9 +95,22 @@ def test_paused_and_prepaused_deployments_are_in_progress_and_bounded():
         assert capacity(rolling(1, 1, d), rolling(1, 2, d)).cause == "tick"
 
 
-def test_a_canceling_deployment_is_not_in_progress_and_not_bounded():
-    d = dep(0, "CANCELING", "CANCELING", 1, 1)
+def test_a_canceling_deployment_bounds_its_roll_back_but_not_a_user_s_scale():
+    """The roll-back scales the prior process up as the deployment scaled its own: an
+    updater's step over the bound while CANCELING breaks the quota too (it was not
+    judged: a roll-back by max_in_flight + 1 held). A scale some designs accept then
+    is the user's own count (user_scale_not_lost judges it)."""
+    d = dep(0, "CANCELING", "CANCELING", 1, 2)
     assert capacity(rolling(1, 1, d), rolling(1, 3, d), kind="scale", instances=3) is None
+    assert capacity(rolling(1, 1, d), rolling(2, 1, d)) is None  # at the bound: 3
+    v = capacity(rolling(2, 1, d), rolling(3, 1, d))
+    assert v == ("step 5 (tick()) raised the app to 4 desired web instances while d0 is CANCELING, "
+                 "above its bound 3 (original 2 + max_in_flight 1)") and v.cause == "tick"
+    # a scale while an older deployment is in progress is judged by that one, as before
+    older = dep(0, "DEPLOYING", "DEPLOYING", 1, 1)
+    newer = dep(1, "CANCELING", "CANCELING", 1, 1)
+    assert capacity(rolling(1, 1, older, newer), rolling(1, 3, older, newer), kind="scale", instances=3) \
+        .startswith("step 5 (scale(instances=3)) raised the app to 4 desired web instances while d0 is DEPLOYING")
 
 
 def test_with_no_deployment_in_progress_the_app_may_scale_freely():
