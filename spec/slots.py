@@ -208,6 +208,30 @@ def no_latent_drift(obs: Observation) -> str | None:
     return None
 
 
+@trace_property(MODEL, initial=None)
+def pipeline_ships_latest_build(memory, step: Step):
+    """A deploy ships the build just pushed: after an accepted ``set_image`` on a slot,
+    every container of the slot runs (or fails to start on) the digest ``:release``
+    names, whatever reference the design writes (a tag, a digest).
+
+    cobalt #316, "managing container settings in App Dev CD": the pipeline's deploy step
+    sets the slot's image to the build it pushed (PR #324). A reference to another build (the first,
+    the one before, production's, a tag nothing pushes) leaves the other properties
+    content: the slot runs one version, which its reference resolves to, reviewed or not.
+    Before the first push there is no build to ship.
+    """
+    if step.rejected is not None or step.action["type"] != "set_image":
+        return memory, None
+    latest = step.after["registry"]["tags"].get("release")
+    slot = step.action["slot"]
+    runs = {i["digest"] for i in step.after["slots"][slot]["instances"]}
+    if latest is None or runs == {latest}:
+        return memory, None
+    shown = _names(d for d in runs if d is not None) + (" (and nothing pulled)" if None in runs and len(runs) > 1 else "")
+    return memory, (f"set_image({slot}) at step {step.index} left {slot} running {shown}, not the build "
+                    f"just pushed, d{latest}")
+
+
 PROPERTIES = (
     production_runs_only_released_images,
     rollback_restores_previous,
@@ -215,4 +239,5 @@ PROPERTIES = (
     swap_keeps_production_serving,
     slot_runs_one_version,
     no_latent_drift,
+    pipeline_ships_latest_build,
 )

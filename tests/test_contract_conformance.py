@@ -191,7 +191,8 @@ def test_a_swap_that_does_not_wait_for_staging_breaks_the_spec_not_only_conforma
                 if line.split() and line.split()[0] in {p.name for p in get_model("slots").properties}}
     assert verdicts == {"production_runs_only_released_images": "holds", "rollback_restores_previous": "holds",
                         "push_does_not_touch_production": "holds", "swap_keeps_production_serving": "VIOLATED",
-                        "slot_runs_one_version": "holds", "no_latent_drift": "holds"}
+                        "slot_runs_one_version": "holds", "no_latent_drift": "holds",
+                        "pipeline_ships_latest_build": "holds"}
     (path,) = tmp_path.glob("implementation--swap_keeps_production_serving--*.json")
     trace = traces.load(path)
     assert [s["action"] for s in trace["steps"]] == [
