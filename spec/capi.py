@@ -276,6 +276,31 @@ def capacity_within_bound(memory, step: Step):
     return None, None
 
 
+@trace_property(MODEL, initial=None)
+def deployment_ships_its_droplet(memory, step: Step):
+    """When a deployment is finalized (it becomes DEPLOYED for reason DEPLOYED), every web
+    process of the app runs the deployment's droplet.
+
+    What finalizing is: the deploying process becomes the app's web process and every
+    other web process is destroyed (``Finalize`` / the updater's finalize, cloud_controller_ng
+    at 3bbba90; docs/upstream/cloud-controller.md). A design whose new process runs the
+    old droplet, or that writes DEPLOYED on a deployment it superseded, keeps the app up
+    and its scale, and ships nothing; no other property objects.
+    """
+    before = {d["id"]: d for d in step.before["deployments"]}
+    for d in step.after["deployments"]:
+        if (d["state"], d["status_reason"]) != ("DEPLOYED", "DEPLOYED"):
+            continue
+        was = before.get(d["id"])
+        if was is not None and (was["state"], was["status_reason"]) == ("DEPLOYED", "DEPLOYED"):
+            continue
+        wrong = [p for p in step.after["processes"] if p["droplet"] != d["droplet"]]
+        if wrong:
+            return None, (f"d{d['id']} was finalized at {_describe(step)} with P{wrong[0]['id']} running "
+                          f"droplet {wrong[0]['droplet']}, not its droplet {d['droplet']}")
+    return None, None
+
+
 def _describe(step: Step) -> str:
     """A step as the trace tables name it (``deploy()``, ``tick(failed=d1)``)."""
     return f"step {step.index} ({action_label(step.action)})"
@@ -288,4 +313,5 @@ PROPERTIES = (
     deployment_converges,
     user_scale_not_lost,
     capacity_within_bound,
+    deployment_ships_its_droplet,
 )

@@ -129,3 +129,49 @@ def test_the_newest_deployment_in_progress_sets_the_bound():
     older, newer = dep(0, "DEPLOYING", "DEPLOYING", 1, 5), dep(1, "DEPLOYING", "DEPLOYING", 1, 1)
     v = capacity(rolling(1, 1, older, newer), rolling(1, 2, older, newer))
     assert v is not None and "while d1 is DEPLOYING, above its bound 2" in v
+
+
+# --- deployment_ships_its_droplet -------------------------------------------------
+
+
+def ships(before, after, kind="tick", **args):
+    """deployment_ships_its_droplet's verdict on one step (it keeps no memory)."""
+    SCHEMA.validate(before)
+    SCHEMA.validate(after)
+    actor = "platform" if kind == "tick" else "user"
+    return spec.deployment_ships_its_droplet.advance(None, Step(5, {"type": kind, **args}, actor, None, before,
+                                                                after))[1]
+
+
+TWO_DROPLETS = (True, True)
+
+
+def test_a_finalized_deployment_leaves_only_processes_on_its_droplet():
+    """The deploying process of droplet 1 becomes the web process: shipped. One whose process
+    ran the old droplet, or that left another process on it, shipped nothing."""
+    deploying = dep(0, "DEPLOYING", "DEPLOYING", 1, 1, droplet=1)
+    done = dep(0, "DEPLOYED", "DEPLOYED", 1, 1, droplet=1)
+    before = app([proc(0, 1), proc(1, 1, droplet=1)], [deploying], TWO_DROPLETS)
+    assert ships(before, app([proc(1, 1, droplet=1)], [done], TWO_DROPLETS)) is None
+    v = ships(before, app([proc(1, 1, droplet=0)], [done], TWO_DROPLETS))
+    assert v == "d0 was finalized at step 5 (tick()) with P1 running droplet 0, not its droplet 1"
+    v = ships(before, app([proc(0, 1), proc(1, 1, droplet=1)], [done], TWO_DROPLETS))
+    assert v is not None and "with P0 running droplet 0" in v
+
+
+def test_only_the_step_that_finalizes_is_judged_and_a_superseded_deployment_is_not_finalized():
+    """DEPLOYED for reason SUPERSEDED ships nothing (a newer deployment took over); a deployment
+    finalized before the step is not judged again, when a newer one's process runs another droplet."""
+    deploying = dep(0, "DEPLOYING", "DEPLOYING", 1, 1, droplet=1)
+    before = app([proc(0, 1), proc(1, 1, droplet=1)], [deploying], TWO_DROPLETS)
+    superseded = dep(0, "DEPLOYED", "SUPERSEDED", 1, 1, droplet=1)
+    newer = dep(1, "DEPLOYING", "DEPLOYING", 2, 1)
+    after = app([proc(0, 1), proc(1, 1, droplet=1), proc(2, 1, running=0, starting=1)], [superseded, newer],
+                TWO_DROPLETS)
+    assert ships(before, after, kind="deploy") is None
+    done = dep(0, "DEPLOYED", "DEPLOYED", 1, 1, droplet=1)
+    later = app([proc(1, 1, droplet=1), proc(2, 1, running=0, starting=1)], [done, newer], TWO_DROPLETS)
+    assert ships(later, later) is None
+    # the late Finalize of capi-current: DEPLOYED written over SUPERSEDED is a finalizing
+    v = ships(after, later)
+    assert v == "d0 was finalized at step 5 (tick()) with P2 running droplet 0, not its droplet 1"

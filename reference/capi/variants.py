@@ -336,7 +336,7 @@ CAPI_CURRENT = attrs.evolve(
         }
     ),
     # no livelock here: the scale step no longer zeroes superseded processes first; but
-    # Finalize and the PAUSED write after the commit break three more (docs/findings.md 8-10)
+    # Finalize and the PAUSED write after the commit break four more (docs/findings.md 8-10)
     violates_beyond={
         "single_active_deployment": _after_commit(
             "capi-current--single_active_deployment--515d6c9395.json", 6,
@@ -348,6 +348,10 @@ CAPI_CURRENT = attrs.evolve(
             "capi-current--cancel_restores_last_good--c98dd14efa.json", 8,
             "Finalize stops on the interim the step destroyed; a cancel before the next "
             "dispatch keeps the new droplet"),
+        "deployment_ships_its_droplet": _after_commit(
+            "capi-current--deployment_ships_its_droplet--24d6ab83ff.json", 7,
+            "Finalize writes DEPLOYED on a deployment superseded since the commit, beside the "
+            "new deployment's process on its own droplet"),
     },
     refuse_deploy=rules.deployment_options,
     starting_instances=rules.starting_instances,
