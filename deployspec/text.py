@@ -96,8 +96,8 @@ def printable_line(text: str, n: int = 300, *, both_ends: bool = False) -> str:
     head = escaped(text[:n])
     if len(head) <= n and len(text) <= n:
         return head
-    if not both_ends:
-        return head[:n] + "…"
+    if not both_ends:  # an escape whole or not at all, as in the middle
+        return "".join(_shown_within(text[:n], n)) + "…"
     half = n // 2
     head = _shown_within(text[:n], half)
     tail = _shown_within(reversed(text[max(len(text) - n, 0):]), n - half)

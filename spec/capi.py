@@ -244,9 +244,9 @@ def capacity_within_bound(memory, step: Step):
     """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step
     raises the app's desired web instances above the original count (or
     web_instances, if larger) plus max_in_flight; while it is rolled back
-    (CANCELING), no step of the updater's does (the roll-back scales the prior
-    process up as the deployment scaled its own: a user's scale, which some designs
-    accept then, is the user's count, judged by ``user_scale_not_lost``).
+    (CANCELING), no step but a user's scale does (the roll-back, by the updater or
+    the cancel itself, scales the prior process up as the deployment scaled its own;
+    a scale some designs accept then is the user's count, ``user_scale_not_lost``'s).
 
     What max_in_flight promises a quota holder, stated in issue 3: cloud_controller_ng
     PR #4101's design discussion ("desired instances at 10, and max-in-flight of 3,
@@ -260,7 +260,7 @@ def capacity_within_bound(memory, step: Step):
     as long as nothing adds to it. The cause is the verb that added them: a
     deployment's create (``deploy``) or the updater's step (``tick``).
     """
-    judged = ACTIVE_STATES if step.action["type"] == "tick" else PROGRESSING_STATES
+    judged = PROGRESSING_STATES if step.action["type"] == "scale" else ACTIVE_STATES
     live = [d for d in step.after["deployments"] if d["state"] in judged]
     if not live:
         return None, None
@@ -284,8 +284,9 @@ def deployment_ships_its_droplet(memory, step: Step):
     What finalizing is: the deploying process becomes the app's web process and every
     other web process is destroyed (``Finalize`` / the updater's finalize, cloud_controller_ng
     at 3bbba90; docs/upstream/cloud-controller.md). A design whose new process runs the
-    old droplet, or that writes DEPLOYED on a deployment it superseded, keeps the app up
-    and its scale, and ships nothing; no other property objects.
+    old droplet ships nothing, and one that writes DEPLOYED on a deployment it superseded
+    reports a finished release beside another droplet's process; both keep the app up
+    and its scale, and no other property objects.
     """
     before = {d["id"]: d for d in step.before["deployments"]}
     for d in step.after["deployments"]:
@@ -296,7 +297,8 @@ def deployment_ships_its_droplet(memory, step: Step):
             continue
         wrong = [p for p in step.after["processes"] if p["droplet"] != d["droplet"]]
         if wrong:
-            return None, (f"d{d['id']} was finalized at {_describe(step)} with P{wrong[0]['id']} running "
+            late = ", superseded before," if was is not None and was["status_reason"] == "SUPERSEDED" else ""
+            return None, (f"d{d['id']}{late} was finalized at {_describe(step)} with P{wrong[0]['id']} on "
                           f"droplet {wrong[0]['droplet']}, not its droplet {d['droplet']}")
     return None, None
 

@@ -227,9 +227,11 @@ def pipeline_ships_latest_build(memory, step: Step):
     runs = {i["digest"] for i in step.after["slots"][slot]["instances"]}
     if latest is None or runs == {latest}:
         return memory, None
-    shown = _names(d for d in runs if d is not None) + (" (and nothing pulled)" if None in runs and len(runs) > 1 else "")
-    return memory, (f"set_image({slot}) at step {step.index} left {slot} running {shown}, not the build "
-                    f"just pushed, d{latest}")
+    shown = _names(d for d in runs if d is not None)
+    if None in runs and len(runs) > 1:
+        shown += " and nothing (an instance pulled no image)"
+    return memory, (f"set_image({slot}) at step {step.index} left {slot} running {shown}: every instance "
+                    f"should run the build just pushed, d{latest}")
 
 
 PROPERTIES = (

@@ -111,10 +111,11 @@ def test_kept_characters_stay_as_they_are():
 
 @pytest.mark.parametrize("text, n, line", [
     ("ab", 2, "ab"), ("abc", 2, "ab…"), ("", 2, ""),
-    ("a\n", 3, "a\\n"), ("a\n", 2, "a\\…"), ("\x1b" * 3, 5, "\\x1b\\…"),
+    ("a\n", 3, "a\\n"), ("a\n", 2, "a…"), ("\x1b" * 3, 5, "\\x1b…"), ("a\x1b" * 200, 4, "a…"),
 ])
-def test_a_printable_line_is_clipped_at_exactly_n_characters(text, n, line):
-    """A text of exactly n characters is whole; longer (or escaped longer) is cut to n and an ellipsis."""
+def test_a_printable_line_is_clipped_at_n_characters_keeping_escapes_whole(text, n, line):
+    """A text of exactly n characters is whole; longer (or escaped longer) is cut to at most n and
+    an ellipsis, an escape whole or not at all (``a\\…`` read as a backslash)."""
     assert printable_line(text, n) == line
 
 

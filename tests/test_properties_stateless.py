@@ -96,16 +96,19 @@ def test_paused_and_prepaused_deployments_are_in_progress_and_bounded():
 
 
 def test_a_canceling_deployment_bounds_its_roll_back_but_not_a_user_s_scale():
-    """The roll-back scales the prior process up as the deployment scaled its own: an
-    updater's step over the bound while CANCELING breaks the quota too (it was not
-    judged: a roll-back by max_in_flight + 1 held). A scale some designs accept then
-    is the user's own count (user_scale_not_lost judges it)."""
+    """The roll-back scales the prior process up as the deployment scaled its own: a step
+    of the updater's (or a cancel's own) over the bound while CANCELING breaks the quota
+    too (it was not judged: a roll-back by max_in_flight + 1 held). A scale some designs
+    accept then is the user's own count (user_scale_not_lost judges it)."""
     d = dep(0, "CANCELING", "CANCELING", 1, 2)
     assert capacity(rolling(1, 1, d), rolling(1, 3, d), kind="scale", instances=3) is None
     assert capacity(rolling(1, 1, d), rolling(2, 1, d)) is None  # at the bound: 3
     v = capacity(rolling(2, 1, d), rolling(3, 1, d))
     assert v == ("step 5 (tick()) raised the app to 4 desired web instances while d0 is CANCELING, "
                  "above its bound 3 (original 2 + max_in_flight 1)") and v.cause == "tick"
+    # a cancel that scales the prior process up at once breaks the bound as the updater would
+    deploying = dep(0, "DEPLOYING", "DEPLOYING", 1, 2)
+    assert capacity(rolling(1, 2, deploying), rolling(2, 2, d), kind="cancel").cause == "cancel"
     # a scale while an older deployment is in progress is judged by that one, as before
     older = dep(0, "DEPLOYING", "DEPLOYING", 1, 1)
     newer = dep(1, "CANCELING", "CANCELING", 1, 1)
@@ -154,9 +157,9 @@ def test_a_finalized_deployment_leaves_only_processes_on_its_droplet():
     before = app([proc(0, 1), proc(1, 1, droplet=1)], [deploying], TWO_DROPLETS)
     assert ships(before, app([proc(1, 1, droplet=1)], [done], TWO_DROPLETS)) is None
     v = ships(before, app([proc(1, 1, droplet=0)], [done], TWO_DROPLETS))
-    assert v == "d0 was finalized at step 5 (tick()) with P1 running droplet 0, not its droplet 1"
+    assert v == "d0 was finalized at step 5 (tick()) with P1 on droplet 0, not its droplet 1"
     v = ships(before, app([proc(0, 1), proc(1, 1, droplet=1)], [done], TWO_DROPLETS))
-    assert v is not None and "with P0 running droplet 0" in v
+    assert v is not None and "with P0 on droplet 0" in v
 
 
 def test_only_the_step_that_finalizes_is_judged_and_a_superseded_deployment_is_not_finalized():
@@ -174,4 +177,4 @@ def test_only_the_step_that_finalizes_is_judged_and_a_superseded_deployment_is_n
     assert ships(later, later) is None
     # the late Finalize of capi-current: DEPLOYED written over SUPERSEDED is a finalizing
     v = ships(after, later)
-    assert v == "d0 was finalized at step 5 (tick()) with P2 running droplet 0, not its droplet 1"
+    assert v == "d0, superseded before, was finalized at step 5 (tick()) with P2 on droplet 0, not its droplet 1"

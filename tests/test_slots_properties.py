@@ -450,14 +450,16 @@ def test_a_set_image_of_another_build_is_named_with_the_one_just_pushed():
     v = run("pipeline_ships_latest_build", world(slot("A", 0), slot("B", None), tag=1),
             (SET_STAGING, world(slot("A", 0), slot("B", 0, 0, image=PINNED), tag=1)))
     assert v is not None and v.step == 0
-    assert v.message == "set_image(staging) at step 0 left staging running d0, not the build just pushed, d1"
+    assert v.message == ("set_image(staging) at step 0 left staging running d0: every instance should run the "
+                         "build just pushed, d1")
     # a tag nothing pushed: the slot pulls nothing
     v = run("pipeline_ships_latest_build", world(slot("A", 0), slot("B", None), tag=1),
             (SET_STAGING, world(slot("A", 0), slot("B", None, image={"tag": "latest"}), tag=1)))
-    assert v is not None and "left staging running nothing, not the build just pushed, d1" in v.message
+    assert v is not None and "left staging running nothing: every instance should run the build just pushed, d1" \
+        in v.message
     v = run("pipeline_ships_latest_build", world(slot("A", 0), slot("B", None), tag=1),
             (SET_STAGING, world(slot("A", 0), slot("B", 1, None), tag=1)))
-    assert v is not None and "left staging running d1 (and nothing pulled)" in v.message
+    assert v is not None and "left staging running d1 and nothing (an instance pulled no image): every" in v.message
 
 
 def test_no_build_to_ship_before_the_first_push_and_a_refusal_ships_nothing():

@@ -50,7 +50,9 @@ from .state import (
 from .swap import swap
 
 #: what a mutable tag breaks: every property but ``swap_keeps_production_serving``, which
-#: App Service's own swap keeps in every design (it stops a swap whose staging fails to start)
+#: App Service's own swap keeps in every design (it stops a swap whose staging fails to start),
+#: and ``pipeline_ships_latest_build`` (a ``set_image`` restarts the slot, which pulls the tag
+#: just moved)
 MUTABLE_TAG_BREAKS = frozenset(
     {
         "production_runs_only_released_images",
@@ -102,7 +104,9 @@ class SlotsVariant:
     #: webhook's ``null_resource``, whose triggers are the image setting's text and
     #: ``uses_acr``, ``main.tf`` at 242e0a9a76: a push moving ``:release`` re-runs nothing;
     #: the model's ``set_image`` restarts production even where Terraform would find no
-    #: change, which no verdict depends on: a ``set_image`` on production is a release)
+    #: change: a ``set_image`` on production is a release. The tag designs' verdict of
+    #: ``pipeline_ships_latest_build`` rests on it: a Terraform apply that restarted
+    #: nothing would leave production on the build before)
     terraform_webhook: bool = attrs.field(validator=flag)
     doc: str = ""
     model: str = "slots"
