@@ -7,8 +7,9 @@ XML: suites of test cases, each passed, failed (``<failure>``), broken
 ``--junit FILE``: a case per matrix cell (variant, property), contract check or
 trace file (:mod:`deployspec.junit_cases`), judged by the rule the command's exit
 status follows, so the report and the status never disagree. This module writes the
-report: its format, where it is saved, and the report of a run that was stopped. (The pytest plugin's ``--junitxml`` names cases by pytest
-node ids, which are empty for tests run with ``--pyargs``: pytest's way.)
+report: its format, where it is saved, and the report of a run that was stopped.
+(The pytest plugin's ``--junitxml`` names cases by pytest node ids, which are empty
+for tests run with ``--pyargs``: pytest's way.)
 
 Text from elsewhere (a trace's names, an implementation's error) may hold
 characters XML 1.0 cannot carry at all, even as references; they are written as

@@ -239,14 +239,18 @@ def capacity_bound(d: dict) -> int:
     return max(d["owic"], d.get("web_instances") or 0) + d.get("max_in_flight", 1)
 
 
+#: the user's own instance counts: while a deployment is rolled back, user_scale_not_lost's
+USER_COUNTS = ("push", "scale")
+
+
 @trace_property(MODEL, initial=None)
 def capacity_within_bound(memory, step: Step):
     """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step
     raises the app's desired web instances above the original count (or
     web_instances, if larger) plus max_in_flight; while it is rolled back
-    (CANCELING), no step but a user's scale does (the roll-back, by the updater or
-    the cancel itself, scales the prior process up as the deployment scaled its own;
-    a scale some designs accept then is the user's count, ``user_scale_not_lost``'s).
+    (CANCELING), no step but a user's push or scale does (the roll-back, by the updater
+    or the cancel itself, scales the prior process up as the deployment scaled its own;
+    a count some designs accept then is the user's, ``user_scale_not_lost``'s).
 
     What max_in_flight promises a quota holder, stated in issue 3: cloud_controller_ng
     PR #4101's design discussion ("desired instances at 10, and max-in-flight of 3,
@@ -260,7 +264,7 @@ def capacity_within_bound(memory, step: Step):
     as long as nothing adds to it. The cause is the verb that added them: a
     deployment's create (``deploy``) or the updater's step (``tick``).
     """
-    judged = PROGRESSING_STATES if step.action["type"] == "scale" else ACTIVE_STATES
+    judged = PROGRESSING_STATES if step.action["type"] in USER_COUNTS else ACTIVE_STATES
     live = [d for d in step.after["deployments"] if d["state"] in judged]
     if not live:
         return None, None

@@ -99,9 +99,10 @@ def test_a_canceling_deployment_bounds_its_roll_back_but_not_a_user_s_scale():
     """The roll-back scales the prior process up as the deployment scaled its own: a step
     of the updater's (or a cancel's own) over the bound while CANCELING breaks the quota
     too (it was not judged: a roll-back by max_in_flight + 1 held). A scale some designs
-    accept then is the user's own count (user_scale_not_lost judges it)."""
+    accept then (or a push) is the user's own count (user_scale_not_lost judges it)."""
     d = dep(0, "CANCELING", "CANCELING", 1, 2)
     assert capacity(rolling(1, 1, d), rolling(1, 3, d), kind="scale", instances=3) is None
+    assert capacity(rolling(1, 1, d), rolling(1, 3, d), kind="push", instances=3) is None  # the user's count too
     assert capacity(rolling(1, 1, d), rolling(2, 1, d)) is None  # at the bound: 3
     v = capacity(rolling(2, 1, d), rolling(3, 1, d))
     assert v == ("step 5 (tick()) raised the app to 4 desired web instances while d0 is CANCELING, "
