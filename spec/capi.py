@@ -51,11 +51,40 @@ def single_active_deployment(obs: Observation) -> str | None:
     return None
 
 
-@trace_property(MODEL, initial=(False, 0))
+#: nothing asked yet: (count, the count a cancel gives back, the verb that asked)
+NOT_ASKED = (None, None, None)
+
+
+def asked(memory: tuple, step: Step) -> tuple:
+    """The web instance count the user last asked for, after one step.
+
+    A push or a scale asks for one; so does a deploy with ``web_instances`` (the count
+    the deployment takes the app to). A cancel gives back the count that stood before a
+    deploy in flight asked for another: it restores the original count, which that one
+    is. Kept with it: that count to give back (while a deployment is active), and the
+    verb that asked. Shared by ``app_stays_available`` and ``user_scale_not_lost``.
+    """
+    wanted, before, verb = memory
+    kind = step.action["type"]
+    if step.rejected is None:
+        if kind in ("push", "scale"):
+            wanted, verb = step.action["instances"], "scale"
+        elif kind == "deploy" and step.action.get("web_instances"):
+            if before is None:  # the first count a deploy of this train asks for
+                before = (wanted, verb)
+            wanted, verb = step.action["web_instances"], "deploy"
+        elif kind == "cancel" and before is not None:
+            (wanted, verb), before = before, None
+    if before is not None and not active(step.after):  # the train ended: nothing to give back
+        before = None
+    return wanted, before, verb
+
+
+@trace_property(MODEL, initial=(False, NOT_ASKED))
 def app_stays_available(memory, step: Step):
     """While the app is started and was serving, some web instance stays routable,
     unless the user's latest request (push, scale, or deploy with web_instances)
-    asked for 0 instances.
+    asked for 0 instances (a cancel takes back what its deploy asked, :func:`asked`).
 
     The seed's expected result ("rolling deployments should not lead to an
     unavailable application in case the new app version can't be started",
@@ -65,18 +94,15 @@ def app_stays_available(memory, step: Step):
     restarts from 0 — docs-dev-guide #563 —, one it scales down, crashed or
     unstarted instances), the deployments' scale step, or the user verb.
     """
-    serving, wanted = memory
-    obs, kind = step.after, step.action["type"]
-    if step.rejected is None and kind in ("push", "scale"):
-        wanted = step.action["instances"]
-    elif step.rejected is None and kind == "deploy" and step.action.get("web_instances"):
-        wanted = step.action["web_instances"]  # a deployment can ask for a new count too
-    if obs["app"] is None or not obs["app"]["started"] or wanted == 0:
-        return (False, wanted), None
+    serving, wanting = memory
+    wanting = asked(wanting, step)
+    obs = step.after
+    if obs["app"] is None or not obs["app"]["started"] or not wanting[0]:  # (0, or nothing asked)
+        return (False, wanting), None
     up = routable(obs)
     if serving and up == 0:
-        return (False, wanted), Breach(_loss_cause(step), f"no routable web instance left after {_describe(step)}")
-    return (serving or up > 0, wanted), None
+        return (False, wanting), Breach(_loss_cause(step), f"no routable web instance left after {_describe(step)}")
+    return (serving or up > 0, wanting), None
 
 
 def _loss_cause(step: Step) -> str:
@@ -203,8 +229,8 @@ def desired(obs: Observation) -> int:
     return sum(len(p["instances"]) for p in obs["processes"])
 
 
-@trace_property(MODEL, initial=None)
-def user_scale_not_lost(wanted, step: Step):
+@trace_property(MODEL, initial=NOT_ASKED)
+def user_scale_not_lost(wanting, step: Step):
     """An accepted scale is what the app has once no deployment is active: the
     request is either rejected or honoured, never silently dropped.
 
@@ -212,25 +238,23 @@ def user_scale_not_lost(wanted, step: Step):
     3bbba90): since PR #3892 a scale is refused while a deployment is DEPLOYING,
     PREPAUSED or PAUSED, but accepted while it is CANCELING, and it then lands on
     the newest web process, the canceled deployment's own, which the cancel step
-    destroys. Watched from the latest accepted ``push`` or ``scale``; a deploy with
-    ``web_instances`` asks for a new count and stops the watch until the next one.
+    destroys. Watched from the latest accepted ``push`` or ``scale``, or deploy with
+    ``web_instances`` (the count it takes the app to, lost when another deploy
+    supersedes it: docs/explore-findings 3); a cancel takes the deploy's back
+    (:func:`asked`).
     """
-    kind = step.action["type"]
-    if step.rejected is None:
-        if kind in ("push", "scale"):
-            wanted = step.action["instances"]
-        elif kind == "deploy" and step.action.get("web_instances"):
-            wanted = None
+    wanting = asked(wanting, step)
+    wanted, _, verb = wanting
     obs = step.after
     if wanted is None or obs["app"] is None or active(obs):
-        return wanted, None
+        return wanting, None
     have = desired(obs)
     if have != wanted:
-        return None, (
+        return NOT_ASKED, (
             f"the app has {have} web instance(s) after {_describe(step)}, "
-            f"but the last accepted scale asked for {wanted}"
+            f"but the last accepted {verb} asked for {wanted}"
         )
-    return wanted, None
+    return wanting, None
 
 
 def capacity_bound(d: dict) -> int:

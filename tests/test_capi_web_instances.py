@@ -7,8 +7,8 @@ finalizes once the deploying process has I routable (§4.1, §4.3); ``Deployment
 new process with ``min(max_in_flight, web_instances)`` (§4.9, fixture F43). capi-safe keeps all of
 that and bounds the start by the room left under ``max(owic, web_instances) + max_in_flight``.
 
-The Hypothesis machine never deploys with web_instances (``candidate_actions`` does not offer it),
-so these rollouts are the only tests of the scale target.
+The searches deploy with web_instances where a configuration's ``web_instances`` bound offers
+it (capi-current's and capi-safe's do); these rollouts pin the scale target itself.
 """
 
 from __future__ import annotations

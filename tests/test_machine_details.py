@@ -94,7 +94,8 @@ def test_a_probe_s_number_picks_a_verb_then_one_of_its_probes():
 
     assert probed(0) == "stage(healthy=True)"  # push has none: stage, the next verb
     assert probed(7) == "stage(healthy=True)"  # runtime neither: round to push, then stage
-    assert probed(2 + 8 * 3) == "deploy(max_in_flight=2, strategy='canary')"
+    # deploy's fourth probe: rolling with max_in_flight 1 and 2, then asking web_instances 1
+    assert probed(2 + 8 * 3) == "deploy(max_in_flight=2, web_instances=1)"
     assert probed(5 + 8 * 5) == "scale(instances=1)"  # the pick wraps round scale's 4 probes
 
 

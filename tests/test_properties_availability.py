@@ -64,6 +64,32 @@ def test_a_deploy_with_web_instances_after_a_scale_to_zero_makes_the_app_judged_
     assert run(spec.app_stays_available, [SERVING, zero, zero, SERVING, down], refused) is None
 
 
+def test_a_cancel_takes_back_the_count_its_deploy_asked_for():
+    """After scale(0), ``deploy(web_instances=1)`` is canceled: the cancel restores the
+    original count, 0, which is what stands once the deploy's request is taken back, so
+    the loss is excused. A second cancel (already CANCELING) gives back nothing more, and
+    a cancel after the deployment finished has nothing of it to give back."""
+    zero = app([proc(0, 0)], [])
+    rolling = app([proc(0, 0), proc(1, 1)], [dep(0, "DEPLOYING", "DEPLOYING", 1, 0, web_instances=1)])
+    canceling = app([proc(0, 0), proc(1, 1)], [dep(0, "CANCELING", "CANCELING", 1, 0, web_instances=1)])
+    canceled = app([proc(0, 0)], [dep(0, "CANCELED", "CANCELED", 1, 0, web_instances=1)])
+    steps = [("push", {"instances": 1}), ("scale", {"instances": 0}), ("deploy", {"web_instances": 1}),
+             ("cancel", {}), ("tick", {})]
+    assert run(spec.app_stays_available, [SERVING, zero, rolling, canceling, canceled], steps) is None
+    refused = [*steps[:3], ("cancel", {}, "cannot cancel"), ("tick", {})]
+    v = run(spec.app_stays_available, [SERVING, zero, rolling, rolling, canceled], refused)
+    assert v is not None and v.step == 4  # a refused cancel takes nothing back
+    deployed = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 0, web_instances=1)])
+    again = app([proc(1, 1), proc(2, 1, running=0, starting=1)],
+                [dep(0, "DEPLOYED", "DEPLOYED", 1, 0, web_instances=1), dep(1, "DEPLOYING", "DEPLOYING", 2, 1)])
+    back = app([proc(1, 1, running=0, crashed=1)],
+               [dep(0, "DEPLOYED", "DEPLOYED", 1, 0, web_instances=1), dep(1, "CANCELED", "CANCELED", 2, 1)])
+    later = [*steps[:3], ("tick", {}), ("deploy", {}), ("cancel", {}), ("tick", {})]
+    canceling_again = {**again, "deployments": [again["deployments"][0], dep(1, "CANCELING", "CANCELING", 2, 1)]}
+    v = run(spec.app_stays_available, [SERVING, zero, rolling, deployed, again, canceling_again, back], later)
+    assert v is not None and v.step == 6  # the count asked stands: 1, not the 0 before it
+
+
 def test_a_stopped_app_need_not_serve_and_must_serve_again_before_it_is_judged():
     down = stopped(app([proc(0, 1, running=0, crashed=1)], []))
     restarting = app([proc(0, 1, running=0, starting=1)], [])
@@ -81,7 +107,7 @@ def test_a_deleted_app_need_not_serve_and_its_new_push_starts_unjudged():
 
 
 def test_nothing_is_judged_before_the_first_accepted_push():
-    """The user has asked for nothing yet: the memory starts at "0 instances wanted"."""
+    """The user has asked for nothing yet: the memory starts at "nothing asked"."""
     assert run(spec.app_stays_available, [SERVING, DEPLOYING, SCALED_AWAY],
                [("runtime", {"process": 0}), ("deploy", {}), ("tick", {})]) is None
 
@@ -92,8 +118,9 @@ def test_once_a_loss_is_reported_the_app_must_serve_again_before_it_is_judged_ag
     from deployspec.spec.core import Step
 
     down = app([proc(0, 1, running=0, crashed=1)], [])
+    one = (1, None, "scale")
     memory, message = spec.app_stays_available.advance(
-        (True, 1), Step(3, {"type": "tick"}, "platform", None, SERVING, down))
-    assert message is not None and memory == (False, 1)
+        (True, one), Step(3, {"type": "tick"}, "platform", None, SERVING, down))
+    assert message is not None and memory == (False, one)
     assert spec.app_stays_available.advance(
-        memory, Step(4, {"type": "tick"}, "platform", None, down, down)) == ((False, 1), None)
+        memory, Step(4, {"type": "tick"}, "platform", None, down, down)) == ((False, one), None)

@@ -80,7 +80,7 @@ def _replay(model, variant, config, prop, path, tick: Tick) -> Session:
 
 #: the confirming search's bounds: the view fixes the number of deployments, and whether
 #: a process runs matters, not how many instances it has; rolling deployments suffice
-SEARCH_BOUNDS = {"max_instances": 1, "max_droplets": 2, "max_in_flight": (1,), "canary_plans": ()}
+SEARCH_BOUNDS = {"max_instances": 1, "max_droplets": 2, "max_in_flight": (1,), "canary_plans": (), "web_instances": ()}
 
 
 def search_config(model, variant, deployments: int, base=None):

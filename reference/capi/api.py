@@ -75,6 +75,9 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     elif action.revision is not None:  # the revision's droplet is current again
         state = state.with_app(App.of(action.revision, state.app.started))
     droplet = state.app.droplet
+    web_instances = variant.web_instances_of(action, previous)
+    if web_instances != (action.web_instances or None):  # the count the design reads
+        action = attrs.evolve(action, web_instances=web_instances or 0)
     start = variant.starting_instances(state, action, owic)
     state, process = state.with_new_process(droplet=droplet, instances=start)
     deployment = Deployment(
@@ -89,7 +92,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
         max_in_flight=action.max_in_flight,
         strategy=action.strategy,
         canary_steps=action.canary_steps,
-        web_instances=action.web_instances or None,
+        web_instances=web_instances,
     )
     state = state.with_new_deployment(deployment)
     if previous is not None:

@@ -49,11 +49,19 @@ def step_plan(owic: int, web_instances: int | None, weights: tuple[int, ...]) ->
 def step_plan_without_extra(owic: int, web_instances: int | None, weights: tuple[int, ...]) -> Plan:
     """capi-safe: the plain split the weights describe, ``c + o = N`` with
     ``c <= N``, so a step never needs more than N instances besides max_in_flight,
-    and an app scaled to 0 gets no canary instance that would outlive the deployment."""
+    and an app scaled to 0 gets no canary instance that would outlive the deployment.
+
+    N is the count the deployment takes the app to (``web_instances`` if given, else
+    owic), not upstream's smaller of the two: a deployment that supersedes one asking for
+    more than the original count (owic 0, ``web_instances`` 1) would otherwise split 0
+    and leave nothing serving at its canary step (docs/explore-findings 3). The original
+    instances stay at most owic, all the older processes are sure to have."""
+    n = owic if web_instances is None else web_instances
     if not weights:
-        canary = min(1, owic)
-        return ((canary, owic - canary),)
-    return _plan(owic, web_instances, weights, extra_original=0, at_most_n=True)
+        canary = min(1, n)
+        return ((canary, min(n - canary, owic)),)
+    return tuple((canary, min(original, owic)) for canary, original in
+                 _plan(n, None, weights, extra_original=0, at_most_n=True))
 
 
 def _plan(

@@ -25,6 +25,9 @@ class CapiConfig:
     max_droplets: int = 3
     #: the max_in_flight values a deploy tries
     max_in_flight: tuple[int, ...] = (1,)
+    #: the ``web_instances`` counts a deploy tries besides naming none (empty: a deploy
+    #: names no count; the designs before 2024 refuse one)
+    web_instances: tuple[int, ...] = ()
     #: canary step plans a deploy tries (empty: no canary deployments)
     canary_plans: tuple[tuple[int, ...], ...] = ()
     #: offer ``tick(finish_later=…)``: user actions between a finished scale step's
@@ -69,6 +72,10 @@ class CapiConfig:
         out = attrs.asdict(self)
         out["max_in_flight"] = list(self.max_in_flight)
         out["canary_plans"] = [list(p) for p in self.canary_plans]
+        if self.web_instances:  # (none, as in every trace saved before it existed)
+            out["web_instances"] = list(self.web_instances)
+        else:
+            del out["web_instances"]
         for name in _SWITCHES:
             if not out[name]:  # (off, as in every trace saved before it existed)
                 del out[name]
@@ -77,7 +84,8 @@ class CapiConfig:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CapiConfig:
         return cls(**config_fields(cls, data, least={"max_instances": 1}, special={
-            "max_in_flight": _max_in_flight, "canary_plans": _canary_plans, "max_depth": _depth}))
+            "max_in_flight": _max_in_flight, "canary_plans": _canary_plans, "max_depth": _depth,
+            "web_instances": _web_instances}))
 
 
 #: the configuration's switches (true or false): the windows that open an interleaving,
@@ -92,6 +100,15 @@ def _max_in_flight(name: str, m: Any) -> tuple[int, ...]:
     check_bound(f"{name} values", max(m))
     check_bound(f"{name}'s length", len(m))
     return tuple(m)
+
+
+def _web_instances(name: str, counts: Any) -> tuple[int, ...]:
+    if not isinstance(counts, (list, tuple)) or not all(_is_int(x) and x >= 1 for x in counts):
+        # 0 is not offered: the model's vocabulary reads ``web_instances: 0`` as none
+        raise ValueError(f"{name} must be a list of integers >= 1, got {shown(counts)}")
+    check_bound(f"{name} values", max(counts, default=0))
+    check_bound(f"{name}'s length", len(counts))
+    return tuple(counts)
 
 
 def _canary_plans(name: str, plans: Any) -> tuple[tuple[int, ...], ...]:
@@ -140,9 +157,11 @@ def _fixed_actions(config: CapiConfig) -> dict[str, tuple]:
     return {
         "push": tuple(Push(n) for n in range(1, config.max_instances + 1)),
         "stage": (Stage(True), Stage(False)),
-        "deploy": tuple(Deploy(max_in_flight=m) for m in config.max_in_flight)
+        "deploy": tuple(Deploy(max_in_flight=m, web_instances=w)
+                        for w in (0, *config.web_instances) for m in config.max_in_flight)
         + tuple(
-            Deploy(max_in_flight=m, strategy="canary", canary_steps=plan)
+            Deploy(max_in_flight=m, strategy="canary", canary_steps=plan, web_instances=w)
+            for w in (0, *config.web_instances)
             for plan in config.canary_plans
             for m in config.max_in_flight
         ),

@@ -18,6 +18,7 @@ from .state import (
     ACTIVE_STATES,
     CANARY,
     CANCELED,
+    CANCELING,
     CRASHED,
     DEPLOYED,
     DEPLOYING,
@@ -141,6 +142,26 @@ def previous_active(state: CapiState) -> Deployment | None:
         if d.status_value == ACTIVE:
             return d
     return None
+
+
+def web_instances_as_asked(action: Deploy, previous: Deployment | None) -> int | None:
+    """Today's DeploymentCreate: a deployment's ``web_instances`` is its message's, or
+    none; then its target is the original count, which it takes from the deployment it
+    supersedes, whose own ``web_instances`` is ignored (``app/actions/deployment_create.rb``
+    at 3bbba90, docs/upstream/cloud-controller.md §4.9). A count asked by a deployment
+    still in flight is lost when another supersedes it (docs/explore-findings 3)."""
+    return action.web_instances or None
+
+
+def web_instances_kept(action: Deploy, previous: Deployment | None) -> int | None:
+    """capi-safe: a deploy that names no count keeps the count the deployment it
+    supersedes was taking the app to: the user asked for it, and nothing since asked for
+    another. Not a CANCELING one's: its cancel took that count back."""
+    if action.web_instances:
+        return action.web_instances
+    if previous is None or previous.state == CANCELING:
+        return None
+    return previous.web_instances
 
 
 def superseded(previous: Deployment) -> Deployment:

@@ -134,6 +134,10 @@ class CapiVariant:
     #: (state, deploy action, owic) -> instances the new web process starts with
     starting_instances: Callable[[CapiState, Deploy, int], int] = rule_field(
         int, default=rules.one_starting_instance, takes=3)
+    #: (deploy action, the deployment it supersedes or None) -> the ``web_instances`` the
+    #: new deployment is created with, None for none (``rules.web_instances_as_asked``)
+    web_instances_of: Callable[[Deploy, Deployment | None], int | None] = rule_field(
+        int, None, default=rules.web_instances_as_asked, takes=2)
     #: (the superseded deployment) -> it as a new deployment leaves it (``rules.superseded``)
     supersede: Callable[[Deployment], Deployment] = rule_field(Deployment, default=rules.superseded, takes=1)
     #: (state, the deployment just created) -> state (``rules.canary_starts_prepaused``)
@@ -368,9 +372,10 @@ CAPI_CURRENT = attrs.evolve(
     # owic 1 or 2 is where a superseded or canceled deployment loses the app: keeping
     # push/scale small makes a 100-example round find it (issue 3's checker budget).
     config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "max_instances": 2,
-            "finish_window": True},
-    # exhaustive search: rolling and the 100% canary step (docs-dev-guide #563), one in flight
-    explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},
+            "finish_window": True, "web_instances": (1, 2)},
+    # exhaustive search: rolling and the 100% canary step (docs-dev-guide #563), one in flight,
+    # no count asked (``--bound 'web_instances=[1]'`` asks one: four times the states)
+    explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2, "web_instances": ()},
 )
 
 CAPI_SAFE = attrs.evolve(
@@ -379,7 +384,7 @@ CAPI_SAFE = attrs.evolve(
     summary="ours: capi-current + graceful cancel, idle-first down-scaling, bounded starts",
     upstream="proposal on top of cloud_controller_ng 3bbba90 (capi-current), keeping PR #3084's rule",
     doc=(
-        "capi-current with eight small changes, each where a property broke (docs/findings.md). "
+        "capi-current with nine small changes, each where a property broke (docs/findings.md). "
         "(1) Cancel rolls back the way a deployment rolls forward: the prior web process is "
         "scaled up by at most max_in_flight in flight while the others are scaled down as it "
         "becomes routable, and destroyed once it is back at owic, all routable "
@@ -402,7 +407,11 @@ CAPI_SAFE = attrs.evolve(
         "app's lock, inside the scale's transaction (upstream checks before it, process_scale.rb, "
         "leaving a deployment created meanwhile to take the old count). (8) A finished step "
         "finalizes or pauses inside its scale transaction, under the deployment's lock, "
-        "as before PRs #4212 and #4219, so nothing created or canceled meanwhile is overwritten."
+        "as before PRs #4212 and #4219, so nothing created or canceled meanwhile is overwritten. "
+        "(9) A deploy that names no web_instances keeps the count of the deployment it "
+        "supersedes (unless that one is being canceled), and a canary step splits the count "
+        "the deployment takes the app to, so a count asked by a deployment in flight is not "
+        "lost when another supersedes it (docs/explore-findings 3)."
     ),
     declares=frozenset(),
     select_prior=rules.running_interim_or_oldest_that_can_serve,
@@ -412,12 +421,14 @@ CAPI_SAFE = attrs.evolve(
     cleanup=rules.keep_processes,
     canary_plan=canary.step_plan_without_extra,
     starting_instances=rules.starting_instances_within_bound,
+    web_instances_of=rules.web_instances_kept,
     finish_after_commit=False,
     down_counts_stale=False,
     violates_beyond={},  # (8): Finalize and the PAUSED write inside the transaction
-    # the wider bounds: a fixed design must hold with three instances too
-    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,))},
-    explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2},
+    # the wider bounds: a fixed design must hold with three instances too, and with a
+    # count asked below and above the original one
+    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "web_instances": (1, 3)},
+    explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2, "web_instances": ()},
 )
 
 VARIANTS: dict[str, CapiVariant] = {
