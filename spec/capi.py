@@ -67,8 +67,8 @@ def asked(memory: tuple, step: Step) -> tuple:
     wanted, before, verb = memory
     kind = step.action["type"]
     if step.rejected is None:
-        if kind in ("push", "scale"):
-            wanted, verb = step.action["instances"], "scale"
+        if kind in ("push", "scale"):  # the user's own count: no cancel takes it back
+            wanted, verb, before = step.action["instances"], "scale", None
         elif kind == "deploy" and step.action.get("web_instances"):
             if before is None:  # the first count a deploy of this train asks for
                 before = (wanted, verb)
@@ -331,6 +331,38 @@ def deployment_ships_its_droplet(memory, step: Step):
     return None, None
 
 
+#: what a deployment in each state may become in one step: a cancel only ends (CANCELED,
+#: also when a new deployment supersedes it), and an ended deployment stays as it is
+_MAY_BECOME = {"CANCELING": ("CANCELING", "CANCELED"), "DEPLOYED": ("DEPLOYED",), "CANCELED": ("CANCELED",)}
+
+
+@trace_property(MODEL, initial=None)
+def deployment_never_resumes(memory, step: Step):
+    """A deployment the user canceled, or one that ended, does not come back: once
+    CANCELING it only becomes CANCELED, and a DEPLOYED or CANCELED one keeps its state.
+
+    What ``cf cancel-deployment`` promises (the deployment is rolled back and ends), and what
+    the final states are (``DeploymentModel``'s FINALIZED status value, cloud_controller_ng
+    3bbba90). A design that writes a state it read before the user's cancel, or before a
+    new deployment superseded it, over the one written since, resumes what the user or
+    the controller had stopped: a canceled canary is PAUSED again, and ``continue`` then
+    deploys the droplet the cancel took back.
+
+    Causes: ``cancel-undone`` (it was CANCELING), ``cancel-degenerate`` (it was CANCELING and
+    the 2019-2023 dispatcher's clean-up of a deployment whose process is gone wrote it
+    DEPLOYED/DEGENERATE: a canceled deployment reported deployed, though nothing resumes),
+    ``end-undone`` (it was DEPLOYED or CANCELED).
+    """
+    before = {d["id"]: d["state"] for d in step.before["deployments"]}
+    for d in step.after["deployments"]:
+        was = before.get(d["id"])
+        if was in _MAY_BECOME and d["state"] not in _MAY_BECOME[was]:
+            cause = "end-undone" if was != "CANCELING" else (
+                "cancel-degenerate" if d["status_reason"] == "DEGENERATE" else "cancel-undone")
+            return None, Breach(cause, f"d{d['id']} was {was} and became {d['state']} at {_describe(step)}")
+    return None, None
+
+
 def _describe(step: Step) -> str:
     """A step as the trace tables name it (``deploy()``, ``tick(failed=d1)``)."""
     return f"step {step.index} ({action_label(step.action)})"
@@ -344,4 +376,5 @@ PROPERTIES = (
     user_scale_not_lost,
     capacity_within_bound,
     deployment_ships_its_droplet,
+    deployment_never_resumes,
 )

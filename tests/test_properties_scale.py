@@ -69,24 +69,49 @@ def test_the_scale_is_judged_only_once_no_deployment_is_active():
     assert v is not None and v.step == 2 and "asked for 2" in v.message
 
 
-def test_a_deploy_with_web_instances_asks_for_a_new_count_and_stops_the_watch():
+def test_a_deploy_with_web_instances_asks_for_a_new_count_the_app_must_end_with():
     deploying = app([proc(0, 1), proc(1, 3, running=0, starting=3)],
                     [dep(0, "DEPLOYING", "DEPLOYING", 1, 1, web_instances=3)])
     deployed = app([proc(1, 3)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1, web_instances=3)])
-    assert run(spec.user_scale_not_lost, [SERVING, deploying, deployed],
-               [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("tick", {})]) is None
+    steps = [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("tick", {})]
+    assert run(spec.user_scale_not_lost, [SERVING, deploying, deployed], steps) is None
+    short = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1, web_instances=3)])
+    v = run(spec.user_scale_not_lost, [SERVING, deploying, short], steps)
+    assert v is not None and v.message.endswith("the app has 1 web instance(s) after step 2 (tick()), "
+                                                "but the last accepted deploy asked for 3")
 
 
-def test_a_deploy_with_web_instances_that_is_canceled_leaves_no_count_to_honour():
-    """The watch stops at the deploy rather than moving to its count: a cancel takes the
-    app back to its original instances, so the canceled deployment's 3 were never a
-    request the app must end with."""
+def test_a_deploy_with_web_instances_that_is_canceled_leaves_the_count_before_it():
+    """A cancel takes the app back to its original instances, and takes back the count
+    the canceled deployment asked for: the app must end with the 1 asked before it."""
     d0 = dep(0, "DEPLOYING", "DEPLOYING", 1, 1, web_instances=3)
     deploying = app([proc(0, 1), proc(1, 3, running=0, starting=3)], [d0])
     cancel = {**deploying, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 1, web_instances=3)]}
     done = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1, web_instances=3)])
-    assert run(spec.user_scale_not_lost, [SERVING, deploying, cancel, done],
-               [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("cancel", {}), ("tick", {})]) is None
+    steps = [("push", {"instances": 1}), ("deploy", {"web_instances": 3}), ("cancel", {}), ("tick", {})]
+    assert run(spec.user_scale_not_lost, [SERVING, deploying, cancel, done], steps) is None
+    kept = app([proc(1, 3)], [dep(0, "CANCELED", "CANCELED", 1, 1, web_instances=3)])
+    v = run(spec.user_scale_not_lost, [SERVING, deploying, cancel, kept], steps)
+    assert v is not None and v.message.endswith("but the last accepted scale asked for 1")
+
+
+def test_a_scale_accepted_while_a_deploy_asks_for_a_count_is_not_taken_back_by_a_cancel():
+    """A design that accepts a scale while a deployment is in flight (one of one's own):
+    the scale is the user's own count, and a later cancel does not give back the count
+    before the deploy in its place (review of session 46)."""
+    deploying = app([proc(0, 2), proc(1, 1, running=0, starting=1)],
+                    [dep(0, "DEPLOYING", "DEPLOYING", 1, 2, web_instances=3)])
+    scaled = app([proc(0, 2), proc(1, 5, running=0, starting=5)],
+                 [dep(0, "DEPLOYING", "DEPLOYING", 1, 2, web_instances=3)])
+    cancel = {**scaled, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 2, web_instances=3)]}
+    steps = [("push", {"instances": 2}), ("deploy", {"web_instances": 3}), ("scale", {"instances": 5}),
+             ("cancel", {}), ("tick", {})]
+    honoured = app([proc(0, 5)], [dep(0, "CANCELED", "CANCELED", 1, 2, web_instances=3)])
+    dropped = app([proc(0, 2)], [dep(0, "CANCELED", "CANCELED", 1, 2, web_instances=3)])
+    two = app([proc(0, 2)], [])
+    assert run(spec.user_scale_not_lost, [two, deploying, scaled, cancel, honoured], steps) is None
+    v = run(spec.user_scale_not_lost, [two, deploying, scaled, cancel, dropped], steps)
+    assert v is not None and v.message.endswith("but the last accepted scale asked for 5")
 
 
 def test_a_deploy_without_web_instances_keeps_the_watch():

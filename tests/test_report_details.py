@@ -40,7 +40,7 @@ def test_under_a_close_look_each_variant_says_what_it_declares_and_how_to_judge_
         "app_stays_available"),
         ("capi-current declares it violates app_stays_available, capacity_within_bound, user_scale_not_lost, "
         "and beyond the default search cancel_restores_last_good, deployment_converges, "
-        "deployment_ships_its_droplet, single_active_deployment; to judge it (and every other variant) by that: deployspec check --model "
+        "deployment_never_resumes, deployment_ships_its_droplet, single_active_deployment; to judge it (and every other variant) by that: deployspec check --model "
         "capi --property single_active_deployment --property app_stays_available"),
     ]
 

@@ -117,7 +117,9 @@ def test_capi_safe_splits_a_canary_step_over_the_count_asked():
     assert canary.step_plan_without_extra(0, 1, ()) == ((1, 0),)
     assert canary.step_plan_without_extra(1, 3, (10,)) == ((1, 1),)
     assert canary.step_plan_without_extra(2, 3, (50,)) == ((2, 1),)
-    assert canary.step_plan_without_extra(3, 2, (50,)) == ((1, 1),)  # below owic: as upstream's split
+    # below owic: upstream's N (web_instances) without its extra original, ((1, 2),)
+    assert canary.step_plan_without_extra(3, 2, (50,)) == ((1, 1),)
+    assert canary.step_plan_without_extra(3, 1, ()) == ((1, 0),)  # no steps: one canary of the 1 asked
     # upstream: N = min(owic, web_instances) = 0, and a canary step has at least one
     assert canary.step_plan(0, 1, (100,)) == ((1, 0),)
 
@@ -141,7 +143,7 @@ def test_the_bound_offers_deploys_with_each_count():
 
 
 @pytest.mark.parametrize("prop", ["app_stays_available", "user_scale_not_lost"])
-def test_capi_safe_holds_with_every_count_searched(prop):
+def test_capi_safe_holds_with_a_count_asked_in_the_search(prop):
     """The explorer, with a deploy of ``web_instances=1`` offered (one instance, one droplet,
     so it finishes in about a second): capi-safe holds (today's rule loses the app in the
     first test's trace, which these bounds contain)."""

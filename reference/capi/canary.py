@@ -29,6 +29,12 @@ def ruby_round(x: float) -> int:
     return whole + (1 if x - whole >= 0.5 else 0) if x >= 0 else -ruby_round(-x)
 
 
+def desired(owic: int, web_instances: int | None) -> int:
+    """``DeploymentModel#desired_web_instances``: the count a deployment takes the app to,
+    ``web_instances`` if given, else owic."""
+    return owic if web_instances is None else web_instances
+
+
 def plan_size(owic: int, web_instances: int | None) -> int:
     """N: ``web_instances`` if given and below the original count, else owic."""
     if web_instances is not None and web_instances < owic:
@@ -47,7 +53,7 @@ def step_plan(owic: int, web_instances: int | None, weights: tuple[int, ...]) ->
 
 
 def step_plan_without_extra(owic: int, web_instances: int | None, weights: tuple[int, ...]) -> Plan:
-    """capi-safe: the plain split the weights describe, ``c + o = N`` with
+    """capi-safe: the plain split the weights describe, ``c + o <= N`` with
     ``c <= N``, so a step never needs more than N instances besides max_in_flight,
     and an app scaled to 0 gets no canary instance that would outlive the deployment.
 
@@ -56,7 +62,7 @@ def step_plan_without_extra(owic: int, web_instances: int | None, weights: tuple
     more than the original count (owic 0, ``web_instances`` 1) would otherwise split 0
     and leave nothing serving at its canary step (docs/explore-findings 3). The original
     instances stay at most owic, all the older processes are sure to have."""
-    n = owic if web_instances is None else web_instances
+    n = desired(owic, web_instances)
     if not weights:
         canary = min(1, n)
         return ((canary, min(n - canary, owic)),)

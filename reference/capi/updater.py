@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from . import scaling
 from .actions import Tick
-from .canary import current_step
+from .canary import current_step, desired
 from .rules import Retry
 from .state import (
     ACTIVE,
@@ -294,8 +294,8 @@ def cancel_step_roll_back(
 
 
 def desired_web_instances(deployment: Deployment) -> int:
-    """``DeploymentModel#desired_web_instances``: web_instances if given, else owic."""
-    return deployment.owic if deployment.web_instances is None else deployment.web_instances
+    """``DeploymentModel#desired_web_instances`` of a deployment (``canary.desired``)."""
+    return desired(deployment.owic, deployment.web_instances)
 
 
 def scale_or_canary_step(

@@ -233,6 +233,7 @@ CAPI_2022 = CapiVariant(
             "deployment_converges",
             "user_scale_not_lost",
             "capacity_within_bound",
+            "deployment_never_resumes",
         }
     ),
     previous_deployment=rules.previous_deploying,
@@ -340,7 +341,7 @@ CAPI_CURRENT = attrs.evolve(
         }
     ),
     # no livelock here: the scale step no longer zeroes superseded processes first; but
-    # Finalize and the PAUSED write after the commit break four more (docs/findings.md 8-10)
+    # Finalize and the PAUSED write after the commit break five more (docs/findings.md 8-10, 12)
     violates_beyond={
         "single_active_deployment": _after_commit(
             "capi-current--single_active_deployment--515d6c9395.json", 6,
@@ -356,6 +357,10 @@ CAPI_CURRENT = attrs.evolve(
             "capi-current--deployment_ships_its_droplet--24d6ab83ff.json", 7,
             "Finalize writes DEPLOYED on a deployment superseded since the commit, beside the "
             "new deployment's process on its own droplet"),
+        "deployment_never_resumes": _after_commit(
+            "capi-current--deployment_never_resumes--a0f43c7b40.json", 6,
+            "Finalize writes DEPLOYED over a cancel committed since the commit (the PAUSED write "
+            "writes PAUSED over it the same way)"),
     },
     refuse_deploy=rules.deployment_options,
     starting_instances=rules.starting_instances,
@@ -395,8 +400,9 @@ CAPI_SAFE = attrs.evolve(
         "whose instances are still starting does not scale the serving original to 0. "
         "(3) Processes of CANCELED/SUPERSEDED deployments are scaled down with the other older "
         "processes instead of being zeroed at once (they may be the only ones serving). "
-        "(4) A canary step is the plain split, canary + original = N, so it never needs more "
-        "than the original count plus max_in_flight. (5) A new deployment's process starts "
+        "(4) A canary step is the plain split, canary + original <= N, so it never needs more "
+        "than the count it takes the app to (the original count, or web_instances) plus "
+        "max_in_flight. (5) A new deployment's process starts "
         "with at most the room left under that bound by the processes already there. "
         "(6) When instance reports are unavailable the cancel step retries instead of "
         "treating every interim as dead (PR #3084's rescue), and a prior process whose "
