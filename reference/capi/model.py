@@ -72,43 +72,37 @@ class CapiConfig:
         out = attrs.asdict(self)
         out["max_in_flight"] = list(self.max_in_flight)
         out["canary_plans"] = [list(p) for p in self.canary_plans]
-        if self.web_instances:  # (none, as in every trace saved before it existed)
-            out["web_instances"] = list(self.web_instances)
-        else:
-            del out["web_instances"]
-        for name in _SWITCHES:
-            if not out[name]:  # (off, as in every trace saved before it existed)
+        out["web_instances"] = list(self.web_instances)
+        for name in _LEFT_OUT_WHEN_OFF:
+            if not out[name]:  # (off or empty, as in every trace saved before it existed)
                 del out[name]
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CapiConfig:
         return cls(**config_fields(cls, data, least={"max_instances": 1}, special={
-            "max_in_flight": _max_in_flight, "canary_plans": _canary_plans, "max_depth": _depth,
-            "web_instances": _web_instances}))
+            "max_in_flight": _counts, "canary_plans": _canary_plans, "max_depth": _depth,
+            "web_instances": functools.partial(_counts, empty=True)}))
 
 
 #: the configuration's switches (true or false): the windows that open an interleaving,
 #: and the deploys of another droplet than the current one; each left out of a trace's
 #: config when off
 _SWITCHES = ("finish_window", "snapshot_window", "push_rolling", "rollback")
+#: what a trace's config leaves out when off or empty: the switches, and the counts a
+#: deploy asks for (none, as before the bound existed)
+_LEFT_OUT_WHEN_OFF = (*_SWITCHES, "web_instances")
 
 
-def _max_in_flight(name: str, m: Any) -> tuple[int, ...]:
-    if not isinstance(m, (list, tuple)) or not m or not all(_is_int(x) and x >= 1 for x in m):
-        raise ValueError(f"{name} must be a non-empty list of integers >= 1, got {shown(m)}")
-    check_bound(f"{name} values", max(m))
+def _counts(name: str, m: Any, empty: bool = False) -> tuple[int, ...]:
+    """A list of counts >= 1 (max_in_flight: at least one; web_instances: maybe none, and
+    no 0, which the model's vocabulary reads as "not given")."""
+    if not isinstance(m, (list, tuple)) or not (m or empty) or not all(_is_int(x) and x >= 1 for x in m):
+        some = "a" if empty else "a non-empty"
+        raise ValueError(f"{name} must be {some} list of integers >= 1, got {shown(m)}")
+    check_bound(f"{name} values", max(m, default=0))
     check_bound(f"{name}'s length", len(m))
     return tuple(m)
-
-
-def _web_instances(name: str, counts: Any) -> tuple[int, ...]:
-    if not isinstance(counts, (list, tuple)) or not all(_is_int(x) and x >= 1 for x in counts):
-        # 0 is not offered: the model's vocabulary reads ``web_instances: 0`` as none
-        raise ValueError(f"{name} must be a list of integers >= 1, got {shown(counts)}")
-    check_bound(f"{name} values", max(counts, default=0))
-    check_bound(f"{name}'s length", len(counts))
-    return tuple(counts)
 
 
 def _canary_plans(name: str, plans: Any) -> tuple[tuple[int, ...], ...]:
