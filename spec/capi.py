@@ -363,6 +363,100 @@ def deployment_never_resumes(memory, step: Step):
     return None, None
 
 
+def canary_share(d: dict) -> tuple[int, int]:
+    """The fewest and most routable instances a canary deployment may pause with at its
+    current step, whatever the design's rounding.
+
+    With a step of weight ``w`` percent the canary is about ``w`` percent of the count the
+    deployment is about: at least ``floor(w * n / 100)`` of the smaller of the original
+    count and the count the deployment takes the app to (``web_instances``, else the
+    original), and at most ``ceil(w * n / 100)`` of the larger; at least one when the app is
+    to serve any, at most one for a plan without steps. Upstream's plan (``round(N * w /
+    100)``, at least 1, N the smaller count: ``DeploymentModel#canary_step_plan`` at 3bbba90)
+    and capi-safe's (N the count taken to) both fall within it."""
+    owic, wi, weights = d["owic"], d["web_instances"], d["canary_steps"]
+    taken_to = owic if wi is None else wi
+    least = min(1, taken_to)
+    if not weights:
+        return least, 1
+    weight = weights[min(max(d["canary_step"], 1), len(weights)) - 1]
+    low, high = min(owic, taken_to), max(owic, taken_to)
+    return max(least, low * weight // 100), max(1, -(-high * weight // 100))
+
+
+#: a deployment that stopped being a canary the user steps through: its canary steps
+#: are no longer owed (whether it may resume is deployment_never_resumes')
+_STEPPED_OUT = frozenset({"CANCELING", "CANCELED", "DEPLOYED", "SUPERSEDED"})
+
+
+@trace_property(MODEL, initial=())
+def canary_pauses_at_every_step(memory, step: Step):
+    """A canary deployment pauses at each of its steps, in order, before it rolls out the
+    rest, and each pause shows the step's share of canary instances, routable.
+
+    What ``cf push --strategy canary --instance-steps`` promises: the deployment stops at
+    every step (PAUSED, ``Updater#canary`` writes it once the deploying process has the
+    step's canary instances routable: ``deployment_updater/updater.rb`` and
+    ``actions/up_scaler.rb`` ``finished_scaling?`` at cloud_controller_ng 3bbba90), and only
+    ``cf continue-deployment`` at the last step lets it become DEPLOYING. A pause is the
+    user's moment to look at the canary: one with nothing routable shows nothing, and one
+    with the whole app on the new droplet has already shipped it. A plan without steps is
+    one step. Judged until the deployment is canceled, superseded or ends.
+
+    Causes: ``step-skipped`` (PAUSED at a later step than the next, or DEPLOYING or
+    DEPLOYED before the last step's pause), ``step-out-of-order`` (PAUSED at an earlier
+    step than the last pause), ``canary-short`` and ``canary-over`` (paused
+    with fewer or more routable instances of its deploying process than
+    :func:`canary_share` allows). Memory: (deployment id, the step it last paused at),
+    one per canary deployment still stepped through.
+    """
+    watched = dict(memory)
+    before = {d["id"]: d["state"] for d in step.before["deployments"]}
+    kept, breach = [], None
+    for d in step.after["deployments"]:
+        i, state = d["id"], d["state"]
+        if d["strategy"] != "canary" or (i in before and i not in watched):
+            continue
+        last = watched.get(i, 0)
+        if state in _STEPPED_OUT or d["status_reason"] in _STEPPED_OUT:
+            if state == "DEPLOYED" and d["status_reason"] == "DEPLOYED" and breach is None:
+                breach = _unfinished(d, last, step)
+            continue
+        if state != before.get(i) and breach is None:
+            if state == "PAUSED":
+                at = max(d["canary_step"], 1)
+                breach = _pause_shown(d, at, step) if at in (last, last + 1) else _skipped(d, last, at, step)
+                last = at
+            elif state == "DEPLOYING":
+                breach = _unfinished(d, last, step)
+        kept.append((i, last))
+    return tuple(kept), breach
+
+
+def _unfinished(d: dict, last: int, step: Step) -> Breach | None:
+    steps = max(len(d["canary_steps"]), 1)
+    if last >= steps:
+        return None
+    return Breach("step-skipped", f"d{d['id']} became {d['state']} at {_describe(step)} having paused at "
+                                  f"{last} of its {steps} canary step(s)")
+
+
+def _skipped(d: dict, last: int, at: int, step: Step) -> Breach:
+    return Breach("step-skipped" if at > last else "step-out-of-order", f"d{d['id']} paused at canary step {at} at {_describe(step)}, "
+                                  f"after pausing last at step {last}")
+
+
+def _pause_shown(d: dict, at: int, step: Step) -> Breach | None:
+    low, high = canary_share(d)
+    have = sum(i == "RUNNING" for p in step.after["processes"] if p["id"] == d["deploying_process"]
+               for i in p["instances"])
+    if low <= have <= high:
+        return None
+    cause, bound = ("canary-short", f"at least {low}") if have < low else ("canary-over", f"at most {high}")
+    return Breach(cause, f"d{d['id']} paused at canary step {at} at {_describe(step)} with {have} routable "
+                         f"instance(s) of P{d['deploying_process']}; its step asks for {bound}")
+
+
 def _describe(step: Step) -> str:
     """A step as the trace tables name it (``deploy()``, ``tick(failed=d1)``)."""
     return f"step {step.index} ({action_label(step.action)})"
@@ -377,4 +471,5 @@ PROPERTIES = (
     capacity_within_bound,
     deployment_ships_its_droplet,
     deployment_never_resumes,
+    canary_pauses_at_every_step,
 )

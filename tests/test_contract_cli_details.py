@@ -238,7 +238,7 @@ def test_the_replay_command_escapes_what_a_terminal_would_act_on():
 def test_the_configuration_is_shown_compact_as_bound_takes_it():
     config = harness.config_for(get_model("capi"), "capi-safe")
     assert contract_cli.config_text(config).startswith("max_instances=3, max_deployments=3, ")
-    assert "max_in_flight=[1,2], web_instances=[1,3], canary_plans=[[],[50],[100]]" in contract_cli.config_text(config)
+    assert "max_in_flight=[1,2], web_instances=[1,3], canary_plans=[[],[50],[100],[50,100]]" in contract_cli.config_text(config)
 
 
 # --- the signals, while a run goes on ----------------------------------------------

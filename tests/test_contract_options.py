@@ -73,7 +73,7 @@ def test_the_text_summary_names_the_configuration_in_the_syntax_bound_takes(caps
                          "--property", "single_active_deployment", "--examples", "2")
     assert status == 0, out
     (line,) = [x for x in out.splitlines() if x.startswith("config (capi-safe's): ")]  # the reference's own
-    assert "max_in_flight=[1,2], web_instances=[1,3], canary_plans=[[],[50],[100]]" in line
+    assert "max_in_flight=[1,2], web_instances=[1,3], canary_plans=[[],[50],[100],[50,100]]" in line
     status, out, _ = run(capsys, "contract", *SAFE, "--model", "capi", "--reference", "capi-safe",
                          "--property", "single_active_deployment", "--examples", "2",
                          "--bound", "canary_plans=[]")

@@ -376,7 +376,7 @@ CAPI_CURRENT = attrs.evolve(
     down_counts_stale=True,
     # owic 1 or 2 is where a superseded or canceled deployment loses the app: keeping
     # push/scale small makes a 100-example round find it (issue 3's checker budget).
-    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "max_instances": 2,
+    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,), (50, 100)), "max_instances": 2,
             "finish_window": True, "web_instances": (1, 2)},
     # exhaustive search: rolling and the 100% canary step (docs-dev-guide #563), one in flight,
     # no count asked (``--bound 'web_instances=[1]'`` asks one: four times the states)
@@ -433,7 +433,7 @@ CAPI_SAFE = attrs.evolve(
     violates_beyond={},  # (8): Finalize and the PAUSED write inside the transaction
     # the wider bounds: a fixed design must hold with three instances too, and with a
     # count asked below and above the original one
-    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,)), "web_instances": (1, 3)},
+    config={"max_in_flight": (1, 2), "canary_plans": ((), (50,), (100,), (50, 100)), "web_instances": (1, 3)},
     explore={"max_in_flight": (1,), "canary_plans": ((), (100,)), "max_instances": 2, "web_instances": ()},
 )
 
