@@ -457,6 +457,29 @@ def _pause_shown(d: dict, at: int, step: Step) -> Breach | None:
                          f"instance(s) of P{d['deploying_process']}; its step asks for {bound}")
 
 
+@trace_property(MODEL, initial=None)
+def cancel_accepted_in_flight(memory, step: Step):
+    """While a deployment is in flight (DEPLOYING, PREPAUSED or PAUSED) and is the one
+    ``cf cancel-deployment`` acts on, a cancel is accepted.
+
+    The user's way back: ``DeploymentCancel`` refuses only a deployment that is not
+    ``cancelable?``, one in none of ``DeploymentModel::ACTIVE_STATES`` (cloud_controller_ng
+    3bbba90, ``app/actions/deployment_cancel.rb``, ``app/models/runtime/deployment_model.rb``;
+    the droplet it restores can be gone, which the model never makes so); the CLI cancels
+    the newest deployment whose status value is ACTIVE. A design that refuses to cancel a
+    PAUSED canary, or a deployment between two of its steps, leaves the user a release they
+    can only push through; no other property objects, as a refusal changes nothing.
+    Whether a CANCELING deployment may be canceled again is not judged (a repeat asks for
+    nothing new)."""
+    if step.action["type"] != "cancel" or step.rejected is None:
+        return None, None
+    target = next((d for d in reversed(step.before["deployments"]) if d["status_value"] == "ACTIVE"), None)
+    if target is None or target["state"] not in PROGRESSING_STATES:
+        return None, None
+    return None, (f"cancel refused at {_describe(step)} while d{target['id']} was {target['state']}: "
+                  f"{step.rejected}")
+
+
 def _describe(step: Step) -> str:
     """A step as the trace tables name it (``deploy()``, ``tick(failed=d1)``)."""
     return f"step {step.index} ({action_label(step.action)})"
@@ -472,4 +495,5 @@ PROPERTIES = (
     deployment_ships_its_droplet,
     deployment_never_resumes,
     canary_pauses_at_every_step,
+    cancel_accepted_in_flight,
 )
