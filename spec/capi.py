@@ -379,14 +379,14 @@ def canary_share(d: dict) -> tuple[int, int]:
     least = min(1, taken_to)
     if not weights:
         return least, 1
-    weight = weights[min(max(d["canary_step"], 1), len(weights)) - 1]
+    weight = weights[min(_step_of(d), len(weights)) - 1]
     low, high = min(owic, taken_to), max(owic, taken_to)
     return max(least, low * weight // 100), max(1, -(-high * weight // 100))
 
 
-#: a deployment that stopped being a canary the user steps through: its canary steps
-#: are no longer owed (whether it may resume is deployment_never_resumes')
-_STEPPED_OUT = frozenset({"CANCELING", "CANCELED", "DEPLOYED", "SUPERSEDED"})
+#: states in which a canary no longer owes steps (whether it may leave them is
+#: deployment_never_resumes'); so does any deployment whose status value is FINALIZED
+_STEPPED_OUT = frozenset({"CANCELING", "CANCELED", "DEPLOYED"})
 
 
 @trace_property(MODEL, initial=())
@@ -397,35 +397,39 @@ def canary_pauses_at_every_step(memory, step: Step):
     What ``cf push --strategy canary --instance-steps`` promises: the deployment stops at
     every step (PAUSED, ``Updater#canary`` writes it once the deploying process has the
     step's canary instances routable: ``deployment_updater/updater.rb`` and
-    ``actions/up_scaler.rb`` ``finished_scaling?`` at cloud_controller_ng 3bbba90), and only
-    ``cf continue-deployment`` at the last step lets it become DEPLOYING. A pause is the
-    user's moment to look at the canary: one with nothing routable shows nothing, and one
-    with the whole app on the new droplet has already shipped it. A plan without steps is
-    one step. Judged until the deployment is canceled, superseded or ends.
+    ``actions/up_scaler.rb`` ``finished_scaling?`` at cloud_controller_ng 3bbba90), and
+    ``cf continue-deployment`` moves it to the next step, or after the last one lets it
+    become DEPLOYING (``deployment_continue.rb``). A pause is the user's moment to look at
+    the canary: one with nothing routable shows nothing, one with the whole app on the new
+    droplet has already shipped it, and one at a step already shown leaves the user
+    continuing without moving on. A plan without steps is one step. Judged until the
+    deployment is canceled, superseded or ends; a deployment created for a stopped app is
+    DEPLOYED at once upstream (``deployment_create.rb``) and owes no pause.
 
     Causes: ``step-skipped`` (PAUSED at a later step than the next, or DEPLOYING or
-    DEPLOYED before the last step's pause), ``step-out-of-order`` (PAUSED at an earlier
-    step than the last pause), ``canary-short`` and ``canary-over`` (paused
-    with fewer or more routable instances of its deploying process than
-    :func:`canary_share` allows). Memory: (deployment id, the step it last paused at),
-    one per canary deployment still stepped through.
+    DEPLOYED before the last step's pause), ``step-repeated`` (PAUSED again at a step
+    already paused at, or at one past the plan), ``step-out-of-order`` (PAUSED at an
+    earlier step than the last pause), ``canary-short`` and ``canary-over`` (paused with
+    fewer or more routable instances of its deploying process than :func:`canary_share`
+    allows). Memory: (deployment id, the step it last paused at), one per canary deployment
+    still stepped through.
     """
     watched = dict(memory)
-    before = {d["id"]: d["state"] for d in step.before["deployments"]}
+    before = {d["id"]: (d["state"], d["canary_step"]) for d in step.before["deployments"]}
     kept, breach = [], None
     for d in step.after["deployments"]:
         i, state = d["id"], d["state"]
         if d["strategy"] != "canary" or (i in before and i not in watched):
             continue
         last = watched.get(i, 0)
-        if state in _STEPPED_OUT or d["status_reason"] in _STEPPED_OUT:
-            if state == "DEPLOYED" and d["status_reason"] == "DEPLOYED" and breach is None:
+        if state in _STEPPED_OUT or d["status_value"] == "FINALIZED":
+            if (state, d["status_reason"]) == ("DEPLOYED", "DEPLOYED") and _was_started(step) and breach is None:
                 breach = _unfinished(d, last, step)
             continue
-        if state != before.get(i) and breach is None:
+        if (state, d["canary_step"]) != before.get(i) and breach is None:
             if state == "PAUSED":
-                at = max(d["canary_step"], 1)
-                breach = _pause_shown(d, at, step) if at in (last, last + 1) else _skipped(d, last, at, step)
+                at = _step_of(d)
+                breach = _pause_shown(d, at, step) if at == last + 1 <= _steps_in(d) else _out_of_turn(d, last, at, step)
                 last = at
             elif state == "DEPLOYING":
                 breach = _unfinished(d, last, step)
@@ -433,20 +437,38 @@ def canary_pauses_at_every_step(memory, step: Step):
     return tuple(kept), breach
 
 
+def _step_of(d: dict) -> int:
+    """The step a canary is at (``canary_current_step``, 1 before any is written)."""
+    return max(d["canary_step"], 1)
+
+
+def _steps_in(d: dict) -> int:
+    """The steps of a canary's plan; one for a plan without steps."""
+    return max(len(d["canary_steps"]), 1)
+
+
+def _was_started(step: Step) -> bool:
+    return bool(step.before["app"] and step.before["app"]["started"])
+
+
 def _unfinished(d: dict, last: int, step: Step) -> Breach | None:
-    steps = max(len(d["canary_steps"]), 1)
-    if last >= steps:
+    """A canary rolling out the rest (DEPLOYING, DEPLOYED) before its last step's pause."""
+    if last >= _steps_in(d):
         return None
     return Breach("step-skipped", f"d{d['id']} became {d['state']} at {_describe(step)} having paused at "
-                                  f"{last} of its {steps} canary step(s)")
+                                  f"{last} of its {_steps_in(d)} canary step(s)")
 
 
-def _skipped(d: dict, last: int, at: int, step: Step) -> Breach:
-    return Breach("step-skipped" if at > last else "step-out-of-order", f"d{d['id']} paused at canary step {at} at {_describe(step)}, "
-                                  f"after pausing last at step {last}")
+def _out_of_turn(d: dict, last: int, at: int, step: Step) -> Breach:
+    """A pause at any step but the next one of the plan."""
+    cause = ("step-out-of-order" if at < last else
+             "step-repeated" if at == last or at > _steps_in(d) else "step-skipped")
+    return Breach(cause, f"d{d['id']} paused at canary step {at} at {_describe(step)}, after pausing last at "
+                         f"step {last} of its {_steps_in(d)}")
 
 
 def _pause_shown(d: dict, at: int, step: Step) -> Breach | None:
+    """A pause whose deploying process has the step's share routable, or the breach."""
     low, high = canary_share(d)
     have = sum(i == "RUNNING" for p in step.after["processes"] if p["id"] == d["deploying_process"]
                for i in p["instances"])

@@ -72,7 +72,7 @@ def test_a_pause_at_a_later_step_than_the_next_skips_one():
     obs, actions = TO_FIRST_PAUSE
     v = run(PROP, [*obs[:-1], canary_app(1, 0, "PAUSED", "PAUSED", 2)], actions)
     assert v is not None and (v.step, v.cause) == (3, "step-skipped")
-    assert v.message == "d0 paused at canary step 2 at step 3 (tick()), after pausing last at step 0"
+    assert v.message == "d0 paused at canary step 2 at step 3 (tick()), after pausing last at step 0 of its 2"
 
 
 def test_a_canary_without_steps_is_one_step_and_a_finish_before_it_is_judged():
@@ -99,7 +99,51 @@ def test_a_canceled_or_superseded_canary_owes_no_more_steps():
     superseded = app([proc(0, 2), proc(1, 1), proc(2, 1, running=0, starting=1)],
                      [canary_dep("CANCELED", "SUPERSEDED", 1), dep(1, "DEPLOYING", "DEPLOYING", 2, 2)])
     assert run(PROP, [*obs, superseded], [*actions, ("deploy", {})]) is None
-    assert spec.deployment_never_resumes.name in {p.name for p in MODEL.properties}
+
+
+def test_a_deployment_finalized_owes_no_step_whatever_its_state():
+    """Finding 8's canary, superseded and written PAUSED/FINALIZED by a late write, as an
+    implementation could report it from the start: a pause the user cannot continue."""
+    obs, actions = TO_FIRST_PAUSE
+    finalized = app(obs[-1]["processes"], [canary_dep("PAUSED", "PAUSED", 2, value="FINALIZED")])
+    assert run(PROP, [*obs[:-1], finalized], actions) is None
+    assert run(PROP, [*obs[:-1], canary_app(1, 0, "PAUSED", "PAUSED", 2)], actions) is not None
+
+
+@pytest.mark.parametrize("again, cause", [
+    ([("continue", "PREPAUSED", 1), ("tick", "PAUSED", 1)], "step-repeated"),  # continue that does not advance
+    ([("continue", "DEPLOYING", 2), ("tick", "PAUSED", 2)], "step-repeated"),  # paused after the last continue
+    ([("continue", "PREPAUSED", 3), ("tick", "PAUSED", 3)], "step-repeated"),  # a step past the plan
+    ([("tick", "PAUSED", 1)], "step-out-of-order"),  # back to the first step
+])
+def test_a_pause_at_a_step_already_shown_or_past_the_plan_is_not_a_step(again, cause):
+    obs, actions = TO_FIRST_PAUSE
+    full = [canary_app(1, 0, "PREPAUSED", "DEPLOYING", 2), canary_app(1, 1, "PREPAUSED", "DEPLOYING", 2),
+            canary_app(2, 0, "PREPAUSED", "DEPLOYING", 2), canary_app(2, 0, "PAUSED", "PAUSED", 2)]
+    steps = [CONTINUE, TICK, RUNTIME, TICK]
+    if again[0][1:] == ("PREPAUSED", 1):  # stay at step 1
+        full, steps = [], []
+    more = [canary_app(2 if full else 1, 0, state, state if state != "PREPAUSED" else "DEPLOYING", at)
+            for _, state, at in again]
+    v = run(PROP, [*obs, *full, *more], [*actions, *steps, *[(verb, {}) for verb, _, _ in again]])
+    assert v is not None and v.cause == cause and v.step == len(obs) + len(full) + len(more) - 1, v
+
+
+def test_a_jump_from_one_pause_to_the_next_is_judged_at_the_pause():
+    """PAUSED at step 1, then PAUSED at step 2 in one step: the second pause is judged
+    (its 100 % step asks for both instances, one is routable)."""
+    obs, actions = TO_FIRST_PAUSE
+    v = run(PROP, [*obs, canary_app(1, 0, "PAUSED", "PAUSED", 2)], [*actions, CONTINUE])
+    assert v is not None and (v.step, v.cause) == (4, "canary-short")
+
+
+def test_a_canary_created_for_a_stopped_app_is_deployed_at_once_and_owes_no_pause():
+    """``DeploymentCreate`` of a stopped app (``cf push --no-start``): DEPLOYED at once,
+    the app started (``deployment_create.rb`` at 3bbba90)."""
+    stopped = {**SERVING, "app": {"droplet": 0, "started": False}}
+    deployed = app([proc(1, 2)], [canary_dep("DEPLOYED", "DEPLOYED", 0)])
+    assert run(PROP, [stopped, deployed], [PUSH, DEPLOY]) is None
+    assert run(PROP, [SERVING, deployed], [PUSH, DEPLOY]) is not None
 
 
 def test_a_rolling_deployment_is_not_judged():

@@ -46,13 +46,20 @@ def test_the_deployment_judged_is_the_newest_with_status_value_active():
     """As the CLI picks it: a canary written PAUSED/FINALIZED after it was superseded
     (capi-current, finding 8) is not the one a cancel acts on, so a refusal there is not
     judged; the newest ACTIVE one is, whatever is older."""
-    finalized = dep(0, "PAUSED", "PAUSED", 1, 1, "FINALIZED", strategy="canary")
-    old = in_flight("CANCELING", "CANCELING")
-    assert run(PROP, [SERVING, old, app(old["processes"], [finalized])],
-               [PUSH, ("deploy", {}), ("cancel", {}, "no active deployment to cancel")]) is None
+    finalized = app([proc(0, 1), proc(1, 1)], [dep(0, "PAUSED", "PAUSED", 1, 1, "FINALIZED", strategy="canary")])
+    assert run(PROP, [SERVING, finalized, finalized],
+               [PUSH, ("deploy", {"strategy": "canary"}), ("cancel", {}, "no active deployment to cancel")]) is None
     both = in_flight("DEPLOYING", "DEPLOYING", None, dep(0, "CANCELING", "CANCELING", 1, 1))
     v = run(PROP, [SERVING, both, both], [PUSH, ("deploy", {}), ("cancel", {}, "busy")])
     assert v is not None and "d1 was DEPLOYING" in v.message
+
+
+def test_the_state_judged_is_the_one_the_cancel_was_asked_in():
+    """An implementation that refuses and yet moves the deployment on: what the user
+    asked to cancel was PAUSED."""
+    v = run(PROP, [SERVING, in_flight("PAUSED", "PAUSED"), in_flight("CANCELING", "CANCELING")],
+            [PUSH, ("deploy", {"strategy": "canary"}), ("cancel", {}, "try again")])
+    assert v is not None and v.message.endswith("while d0 was PAUSED: try again")
 
 
 @pytest.mark.parametrize("states, at, length", [({DEPLOYING, PREPAUSED, CANCELING}, "PAUSED", 5),
