@@ -6,13 +6,14 @@ the report it protects against.
 
 from __future__ import annotations
 
+from .capi_canary import out_of_turn, pause_shown, step_of, steps_in, unfinished
 from .core import (
     Breach,
     Observation,
     Step,
-    action_label,
     settled_property,
     state_property,
+    step_label,
     trace_property,
 )
 
@@ -101,7 +102,7 @@ def app_stays_available(memory, step: Step):
         return (False, wanting), None
     up = routable(obs)
     if serving and up == 0:
-        return (False, wanting), Breach(_loss_cause(step), f"no routable web instance left after {_describe(step)}")
+        return (False, wanting), Breach(_loss_cause(step), f"no routable web instance left after {step_label(step)}")
     return (serving or up > 0, wanting), None
 
 
@@ -251,7 +252,7 @@ def user_scale_not_lost(wanting, step: Step):
     have = desired(obs)
     if have != wanted:
         return NOT_ASKED, (
-            f"the app has {have} web instance(s) after {_describe(step)}, "
+            f"the app has {have} web instance(s) after {step_label(step)}, "
             f"but the last accepted {verb} asked for {wanted}"
         )
     return wanting, None
@@ -296,7 +297,7 @@ def capacity_within_bound(memory, step: Step):
     before, have, bound = desired(step.before), desired(step.after), capacity_bound(d)
     if have > bound and have > before:
         return None, Breach(step.action["type"],
-            f"{_describe(step)} raised the app to {have} desired web instances while "
+            f"{step_label(step)} raised the app to {have} desired web instances while "
             f"d{d['id']} is {d['state']}, above its bound {bound} (original {d['owic']}"
             + (f", web_instances {d['web_instances']}" if d.get("web_instances") else "")
             + f" + max_in_flight {d.get('max_in_flight', 1)})"
@@ -326,7 +327,7 @@ def deployment_ships_its_droplet(memory, step: Step):
         wrong = [p for p in step.after["processes"] if p["droplet"] != d["droplet"]]
         if wrong:
             late = ", superseded before," if was is not None and was["status_reason"] == "SUPERSEDED" else ""
-            return None, (f"d{d['id']}{late} was finalized at {_describe(step)} with P{wrong[0]['id']} on "
+            return None, (f"d{d['id']}{late} was finalized at {step_label(step)} with P{wrong[0]['id']} on "
                           f"droplet {wrong[0]['droplet']}, not its droplet {d['droplet']}")
     return None, None
 
@@ -359,29 +360,8 @@ def deployment_never_resumes(memory, step: Step):
         if was in _MAY_BECOME and d["state"] not in _MAY_BECOME[was]:
             cause = "end-undone" if was != "CANCELING" else (
                 "cancel-degenerate" if d["status_reason"] == "DEGENERATE" else "cancel-undone")
-            return None, Breach(cause, f"d{d['id']} was {was} and became {d['state']} at {_describe(step)}")
+            return None, Breach(cause, f"d{d['id']} was {was} and became {d['state']} at {step_label(step)}")
     return None, None
-
-
-def canary_share(d: dict) -> tuple[int, int]:
-    """The fewest and most routable instances a canary deployment may pause with at its
-    current step, whatever the design's rounding.
-
-    With a step of weight ``w`` percent the canary is about ``w`` percent of the count the
-    deployment is about: at least ``floor(w * n / 100)`` of the smaller of the original
-    count and the count the deployment takes the app to (``web_instances``, else the
-    original), and at most ``ceil(w * n / 100)`` of the larger; at least one when the app is
-    to serve any, at most one for a plan without steps. Upstream's plan (``round(N * w /
-    100)``, at least 1, N the smaller count: ``DeploymentModel#canary_step_plan`` at 3bbba90)
-    and capi-safe's (N the count taken to) both fall within it."""
-    owic, wi, weights = d["owic"], d["web_instances"], d["canary_steps"]
-    taken_to = owic if wi is None else wi
-    least = min(1, taken_to)
-    if not weights:
-        return least, 1
-    weight = weights[min(_step_of(d), len(weights)) - 1]
-    low, high = min(owic, taken_to), max(owic, taken_to)
-    return max(least, low * weight // 100), max(1, -(-high * weight // 100))
 
 
 #: states in which a canary no longer owes steps (whether it may leave them is
@@ -410,7 +390,7 @@ def canary_pauses_at_every_step(memory, step: Step):
     DEPLOYED before the last step's pause), ``step-repeated`` (PAUSED again at a step
     already paused at, or at one past the plan), ``step-out-of-order`` (PAUSED at an
     earlier step than the last pause), ``canary-short`` and ``canary-over`` (paused with
-    fewer or more routable instances of its deploying process than :func:`canary_share`
+    fewer or more routable instances of its deploying process than :func:`~.capi_canary.canary_share`
     allows). Memory: (deployment id, the step it last paused at), one per canary deployment
     still stepped through.
     """
@@ -424,59 +404,21 @@ def canary_pauses_at_every_step(memory, step: Step):
         last = watched.get(i, 0)
         if state in _STEPPED_OUT or d["status_value"] == "FINALIZED":
             if (state, d["status_reason"]) == ("DEPLOYED", "DEPLOYED") and _was_started(step) and breach is None:
-                breach = _unfinished(d, last, step)
+                breach = unfinished(d, last, step)
             continue
         if (state, d["canary_step"]) != before.get(i) and breach is None:
             if state == "PAUSED":
-                at = _step_of(d)
-                breach = _pause_shown(d, at, step) if at == last + 1 <= _steps_in(d) else _out_of_turn(d, last, at, step)
+                at = step_of(d)
+                breach = pause_shown(d, at, step) if at == last + 1 <= steps_in(d) else out_of_turn(d, last, at, step)
                 last = at
             elif state == "DEPLOYING":
-                breach = _unfinished(d, last, step)
+                breach = unfinished(d, last, step)
         kept.append((i, last))
     return tuple(kept), breach
 
 
-def _step_of(d: dict) -> int:
-    """The step a canary is at (``canary_current_step``, 1 before any is written)."""
-    return max(d["canary_step"], 1)
-
-
-def _steps_in(d: dict) -> int:
-    """The steps of a canary's plan; one for a plan without steps."""
-    return max(len(d["canary_steps"]), 1)
-
-
 def _was_started(step: Step) -> bool:
     return bool(step.before["app"] and step.before["app"]["started"])
-
-
-def _unfinished(d: dict, last: int, step: Step) -> Breach | None:
-    """A canary rolling out the rest (DEPLOYING, DEPLOYED) before its last step's pause."""
-    if last >= _steps_in(d):
-        return None
-    return Breach("step-skipped", f"d{d['id']} became {d['state']} at {_describe(step)} having paused at "
-                                  f"{last} of its {_steps_in(d)} canary step(s)")
-
-
-def _out_of_turn(d: dict, last: int, at: int, step: Step) -> Breach:
-    """A pause at any step but the next one of the plan."""
-    cause = ("step-out-of-order" if at < last else
-             "step-repeated" if at == last or at > _steps_in(d) else "step-skipped")
-    return Breach(cause, f"d{d['id']} paused at canary step {at} at {_describe(step)}, after pausing last at "
-                         f"step {last} of its {_steps_in(d)}")
-
-
-def _pause_shown(d: dict, at: int, step: Step) -> Breach | None:
-    """A pause whose deploying process has the step's share routable, or the breach."""
-    low, high = canary_share(d)
-    have = sum(i == "RUNNING" for p in step.after["processes"] if p["id"] == d["deploying_process"]
-               for i in p["instances"])
-    if low <= have <= high:
-        return None
-    cause, bound = ("canary-short", f"at least {low}") if have < low else ("canary-over", f"at most {high}")
-    return Breach(cause, f"d{d['id']} paused at canary step {at} at {_describe(step)} with {have} routable "
-                         f"instance(s) of P{d['deploying_process']}; its step asks for {bound}")
 
 
 @trace_property(MODEL, initial=None)
@@ -498,13 +440,8 @@ def cancel_accepted_in_flight(memory, step: Step):
     target = next((d for d in reversed(step.before["deployments"]) if d["status_value"] == "ACTIVE"), None)
     if target is None or target["state"] not in PROGRESSING_STATES:
         return None, None
-    return None, (f"cancel refused at {_describe(step)} while d{target['id']} was {target['state']}: "
+    return None, (f"cancel refused at {step_label(step)} while d{target['id']} was {target['state']}: "
                   f"{step.rejected}")
-
-
-def _describe(step: Step) -> str:
-    """A step as the trace tables name it (``deploy()``, ``tick(failed=d1)``)."""
-    return f"step {step.index} ({action_label(step.action)})"
 
 
 PROPERTIES = (

@@ -179,3 +179,8 @@ def action_label(action: dict[str, Any]) -> str:
             value = f"P{value}"
         args.append(f"{key}={value}")
     return f"{kind}({', '.join(args)})"
+
+
+def step_label(step: Step) -> str:
+    """A step as the trace tables name it (``step 3 (deploy())``, ``step 5 (tick(failed=d1))``)."""
+    return f"step {step.index} ({action_label(step.action)})"

@@ -37,7 +37,7 @@ import attrs
 import pytest
 from deployspec.spec import capi as spec
 from deployspec.spec import slots as slots_spec
-from deployspec.spec.core import Step, settled_property, state_property, trace_property
+from deployspec.spec.core import Step, settled_property, state_property, step_label, trace_property
 
 from .helpers import app, dep, proc
 from .property_traces import run
@@ -74,8 +74,8 @@ def test_a_step_is_described_without_its_empty_arguments_whatever_their_type():
     obs = app([proc(0, 1)], [])
     step = Step(3, {"type": "deploy", "canary_steps": (), "failed": [], "revision": None,
                     "web_instances": 0, "new_droplet": False}, "user", None, obs, obs)
-    assert spec._describe(step) == "step 3 (deploy(new_droplet=False))"
-    assert spec._describe(attrs.evolve(step, action={"type": "tick", "failed": [1]})) == "step 3 (tick(failed=d1))"
+    assert step_label(step) == "step 3 (deploy(new_droplet=False))"
+    assert step_label(attrs.evolve(step, action={"type": "tick", "failed": [1]})) == "step 3 (tick(failed=d1))"
 
 
 # --- slots: how a change of production's containers is worded -----------------

@@ -1,0 +1,70 @@
+"""How a canary deployment's pauses are judged (``capi.canary_pauses_at_every_step``): the
+share of canary instances a step asks for, and the breach each wrong pause is.
+
+A design's rounding of a step's weight is its own, so the share is a band that upstream's
+plan and capi-safe's both fall within; the names are the observation's (``owic``,
+``web_instances``, ``canary_steps``, ``canary_step``).
+"""
+
+from __future__ import annotations
+
+from .core import Breach, Step, step_label
+
+
+def canary_share(d: dict) -> tuple[int, int]:
+    """The fewest and most routable instances a canary deployment may pause with at its
+    current step, whatever the design's rounding.
+
+    With a step of weight ``w`` percent the canary is about ``w`` percent of the count the
+    deployment is about: at least ``floor(w * n / 100)`` of the smaller of the original
+    count and the count the deployment takes the app to (``web_instances``, else the
+    original), and at most ``ceil(w * n / 100)`` of the larger; at least one when the app is
+    to serve any, at most one for a plan without steps. Upstream's plan (``round(N * w /
+    100)``, at least 1, N the smaller count: ``DeploymentModel#canary_step_plan`` at 3bbba90)
+    and capi-safe's (N the count taken to) both fall within it."""
+    owic, wi, weights = d["owic"], d["web_instances"], d["canary_steps"]
+    taken_to = owic if wi is None else wi
+    least = min(1, taken_to)
+    if not weights:
+        return least, 1
+    weight = weights[min(step_of(d), len(weights)) - 1]
+    low, high = min(owic, taken_to), max(owic, taken_to)
+    return max(least, low * weight // 100), max(1, -(-high * weight // 100))
+
+
+def step_of(d: dict) -> int:
+    """The step a canary is at (``canary_current_step``, 1 before any is written)."""
+    return max(d["canary_step"], 1)
+
+
+def steps_in(d: dict) -> int:
+    """The steps of a canary's plan; one for a plan without steps."""
+    return max(len(d["canary_steps"]), 1)
+
+
+def unfinished(d: dict, last: int, step: Step) -> Breach | None:
+    """A canary rolling out the rest (DEPLOYING, DEPLOYED) before its last step's pause."""
+    if last >= steps_in(d):
+        return None
+    return Breach("step-skipped", f"d{d['id']} became {d['state']} at {step_label(step)} having paused at "
+                                  f"{last} of its {steps_in(d)} canary step(s)")
+
+
+def out_of_turn(d: dict, last: int, at: int, step: Step) -> Breach:
+    """A pause at any step but the next one of the plan."""
+    cause = ("step-out-of-order" if at < last else
+             "step-repeated" if at == last or at > steps_in(d) else "step-skipped")
+    return Breach(cause, f"d{d['id']} paused at canary step {at} at {step_label(step)}, after pausing last at "
+                         f"step {last} of its {steps_in(d)}")
+
+
+def pause_shown(d: dict, at: int, step: Step) -> Breach | None:
+    """A pause whose deploying process has the step's share routable, or the breach."""
+    low, high = canary_share(d)
+    have = sum(i == "RUNNING" for p in step.after["processes"] if p["id"] == d["deploying_process"]
+               for i in p["instances"])
+    if low <= have <= high:
+        return None
+    cause, bound = ("canary-short", f"at least {low}") if have < low else ("canary-over", f"at most {high}")
+    return Breach(cause, f"d{d['id']} paused at canary step {at} at {step_label(step)} with {have} routable "
+                         f"instance(s) of P{d['deploying_process']}; its step asks for {bound}")
