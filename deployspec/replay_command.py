@@ -22,6 +22,7 @@ def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load(f)) for f in trace_files(args.files)]  # validate all before running any
+    loaded = _of_the_variants_model(args, loaded)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json)
@@ -41,6 +42,39 @@ def cmd_replay(args) -> int:
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_cases.replay_suites(verdicts, loaded, target), started)
     return status
+
+
+def _of_the_variants_model(args, loaded):
+    """With ``--variant``, a folder stands for its traces of that design's model (a suite
+    such as ``counterexamples/`` holds every model's): the others are left out, and said so
+    on stderr. A file named on its own is replayed or refused, never left out; a folder
+    with no trace of the model is a usage error."""
+    if not args.variant or args.exec_ is not None or args.python is not None:
+        return loaded
+    from deployspec.models import find_variant
+
+    model = find_variant(args.variant)[0].name  # (an unknown name: said as such)
+    named = {f for f in args.files if not Path(f).is_dir()}
+    kept = [(path, trace) for path, trace in loaded if trace["model"] == model or path in named]
+    left = [(path, trace) for path, trace in loaded if trace["model"] != model and path not in named]
+    if not left:
+        return loaded
+    others = traces_per_model(left)
+    if not kept:
+        folders = ", ".join(escaped(f) for f in args.files if Path(f).is_dir())
+        raise UsageError(f"{folders}: no {model} trace to replay on --variant {args.variant} ({others}; "
+                         "replay each model's traces on one of its own)")
+    shown = ", ".join(escaped(str(p)) for p, _ in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+    print(f"deployspec: left out {others} (--variant {args.variant} is a {model} design): {shown}", file=sys.stderr)
+    return kept
+
+
+def traces_per_model(loaded) -> str:
+    """``2 slots traces`` or ``12 capi traces, 2 slots traces``: how many files of each model."""
+    counts: dict[str, int] = {}
+    for _, trace in loaded:
+        counts[trace["model"]] = counts.get(trace["model"], 0) + 1
+    return ", ".join(f"{n} {m} trace{'s' if n > 1 else ''}" for m, n in sorted(counts.items()))
 
 
 def _replay_target(args) -> str:

@@ -420,7 +420,10 @@ def open_for_replay(args, traces_loaded):
         return None
     models = {trace["model"] for _, trace in traces_loaded}
     if len(models) > 1:
-        raise UsageError("replay --exec/--python: the files are of different models")
+        from deployspec.replay_command import traces_per_model
+
+        raise UsageError(f"replay --exec/--python: the files are of different models ({traces_per_model(traces_loaded)}); "
+                         "an implementation speaks one: replay one model's traces at a time")
     if args.variant:
         raise UsageError("replay: --variant and --exec/--python exclude each other")
     return Connection(target, get_model(models.pop()),
