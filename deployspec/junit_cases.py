@@ -156,15 +156,16 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
         cases.append(Case(classname, "start", ERROR, fault.line(), fault.with_history()))
     for name in planned:
         cases += _contract_cases(classname, name, [r for r in run.results if r.property == name],
-                                 fault, target, timeout, interrupted)
+                                 fault, target, timeout, interrupted, run.fail_vacuous)
     properties = (("implementation", f"{target.kind} {target.spec}"), ("config", config_text(run.config)))
     properties += (("search", search),) if search else ()  # the command that runs it again
     return [Suite(f"contract {run.model} · {target.name}", tuple(cases), properties)]
 
 
 def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float,
-                    interrupted: bool) -> list[Case]:
-    """The case of one planned check (two when a fault followed its violation)."""
+                    interrupted: bool, fail_vacuous: bool = False) -> list[Case]:
+    """The case of one planned check (two when a fault followed its violation); a vacuous
+    hold is skipped, or failed with ``--fail-vacuous``."""
     from deployspec.contract import harness
     from deployspec.contract.cli import violation_text
 
@@ -186,7 +187,8 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
         vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do:
         # skipped, so a test view counts it apart (a stub refusing everything read all green)
         said = f"holds ?: vacuous, {harness.not_taking_effect(vacuous)}" if vacuous else ""
-        return [Case(classname, name, SKIPPED if vacuous else PASSED, said, _contract_stats(rs[0]), seconds)]
+        outcome = (FAILURE if fail_vacuous else SKIPPED) if vacuous else PASSED
+        return [Case(classname, name, outcome, said, _contract_stats(rs[0]), seconds)]
     if interrupted and fault is None:
         return [Case(classname, name, SKIPPED, f"not run: {junit.stopped}")]
     where = f" ({fault.checking or 'at start'})" if fault is not None else ""

@@ -194,6 +194,33 @@ def test_a_controller_that_refuses_everything_holds_vacuously_and_is_told_so(cap
     assert status == 0 and json.loads(out)["results"][0]["stats"]["vacuous"] == []
 
 
+def test_fail_vacuous_makes_a_vacuous_hold_a_failure(capsys, tmp_path):
+    """A CI gate that wants every check exercised (a session's review: a stub refusing
+    everything passed with exit 0): exit 1, the closing line says why, the JUnit cases fail
+    rather than skip, --json says so and its rerun keeps the flag; an implementation that
+    deploys still passes with it."""
+    from .cli_runs import valid_json_output
+
+    program = tmp_path / "frozen.py"
+    program.write_text(REFUSES_EVERYTHING)
+    argv = ("contract", "--exec", f"{PY} {program}", "--model", "capi", "--examples", "5",
+            "--property", "single_active_deployment", "--property", "capacity_within_bound", "--fail-vacuous")
+    status, out, _ = run(capsys, *argv)
+    assert status == 1
+    assert out.rstrip().splitlines()[-1] == ("VACUOUS: single_active_deployment, capacity_within_bound held with "
+                                             "nothing judged, a failure with --fail-vacuous")
+    status, out, _ = run(capsys, *argv, "--json", "--junit", str(tmp_path / "r.xml"))
+    doc = valid_json_output(json.loads(out))
+    assert (status, doc["exit_status"], doc["search"]["fail_vacuous"]) == (1, 1, True)
+    assert shlex.split(doc["search"]["rerun"])[-1] == "--fail-vacuous"
+    cases = list(ElementTree.parse(tmp_path / "r.xml").getroot().iter("testcase"))
+    assert [[child.tag for child in case] for case in cases] == [["failure"]] * 2
+    assert cases[0][0].get("message").startswith("holds ?: vacuous")
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
+                         "capi", "--examples", "5", "--property", "single_active_deployment", "--fail-vacuous")
+    assert status == 0 and "VACUOUS" not in out
+
+
 def test_the_json_document_reruns_its_own_search(capsys):
     """A CI artifact alone rebuilds the search: ``search.rerun`` is the command, and run
     again it gives the same verdicts (the amount, seed, bounds and checks as they were)."""
@@ -206,7 +233,8 @@ def test_the_json_document_reruns_its_own_search(capsys):
     doc = valid_json_output(json.loads(out))
     search = doc["search"]
     assert search | {"rerun": None} == {"reference": None, "checks": ["capacity_within_bound", "single_active_deployment"],
-                                        "examples": 20, "budget": None, "seed": 3, "timeout": 20.0, "rerun": None}
+                                        "examples": 20, "budget": None, "seed": 3, "timeout": 20.0,
+                                        "fail_vacuous": False, "rerun": None}
     words = shlex.split(search["rerun"])
     assert words[:2] == ["deployspec", "contract"] and "--json" not in words
     again_status, again, _ = run(capsys, *words[1:], "--json")

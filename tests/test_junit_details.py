@@ -141,7 +141,7 @@ def contract_run(results=(), fault=None):
     from types import SimpleNamespace
 
     target = SimpleNamespace(name="mine", kind="python", spec="pkg:impl")
-    return SimpleNamespace(target=target, fault=fault, results=list(results), model="capi",
+    return SimpleNamespace(target=target, fault=fault, results=list(results), model="capi", fail_vacuous=False,
                            config=SimpleNamespace(to_json=lambda: {"max_instances": 2}))
 
 

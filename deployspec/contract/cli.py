@@ -37,7 +37,7 @@ def add_parsers(sub) -> None:
         "contract", help="check another implementation against the spec (and a reference)",
         description="Run the model's machines against an implementation. Exit status: 0 no "
                     "check found a violation, 1 a property is violated or the implementation diverges from "
-                    "--reference, 2 usage error or a counterexample --out could not save, 3 implementation "
+                    "--reference (or, with --fail-vacuous, a check held vacuously), 2 usage error or a counterexample --out could not save, 3 implementation "
                     "fault (crash, hang, garbage, "
                     "wrong reply id, schema violation, error reply, a refusal that changed the "
                     "state, a reset that does not reset, non-determinism).")
@@ -73,6 +73,10 @@ def add_parsers(sub) -> None:
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--name", default="implementation",
                    help="the implementation's name in trace files (default: implementation)")
+    c.add_argument("--fail-vacuous", action="store_true",
+                   help="a check that holds vacuously (holds ?: none of the actions it is about took "
+                        "effect, as with a stub that refuses every deploy) fails the run, exit 1, as a "
+                        "violation does; the JUnit case fails instead of being skipped")
     c.add_argument("--json", action="store_true", help="print results as JSON")
     c.add_argument("--junit", metavar="FILE",
                    help="also write a JUnit XML report (for a CI's test view): a case per check, "
@@ -145,7 +149,7 @@ def cmd_contract(args) -> int:
     rerun = rerun_command(args, target)
 
     def so_far() -> list:
-        run = harness.ContractRun(model.name, target, config, list(found))
+        run = harness.ContractRun(model.name, target, config, list(found), fail_vacuous=args.fail_vacuous)
         _as_given(run, out_dir, args.out)
         return junit_cases.contract_suites(run, checks, timeout=args.timeout, interrupted=True, search=rerun)
 
@@ -169,6 +173,7 @@ def cmd_contract(args) -> int:
                 if why is None:
                     raise
                 raise UsageError(f"--reference: {why}") from None
+        run.fail_vacuous = args.fail_vacuous
         _as_given(run, out_dir, args.out)
         _report(run, args, model, target, out, [c.name for c in checks], rerun)
         out.flush()
@@ -198,7 +203,7 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
             "config": run.config.to_json(),
             "search": {"reference": args.reference, "checks": planned, "examples": args.examples,
                        "budget": None if args.examples is not None else args.budget, "seed": args.seed,
-                       "timeout": args.timeout, "rerun": rerun},
+                       "timeout": args.timeout, "fail_vacuous": args.fail_vacuous, "rerun": rerun},
             "results": [r.to_json() for r in run.results],
             "fault": None if run.fault is None else run.fault.to_json(),
             "exit_status": run.exit_status,
@@ -252,6 +257,7 @@ def rerun_command(args, target) -> str:
     argv += bound_words(args.bound or ())
     argv += ["--timeout", _exact(args.timeout)] if args.timeout != DEFAULT_TIMEOUT else []
     argv += ["--name", target.name] if target.name != "implementation" else []
+    argv += ["--fail-vacuous"] if getattr(args, "fail_vacuous", False) else []  # (its exit status too)
     return shlex.join(argv)
 
 
@@ -312,7 +318,9 @@ def summary(run) -> str:
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
                # deployspec's own status, not the program's (which the fault line may quote)
                3: "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"}
-    lines.append(verdict[run.exit_status])
+    failed_vacuous = run.exit_status == 1 and not any(r.verdict == "violated" for r in run.results)
+    lines.append(f"VACUOUS: {', '.join(run.vacuous)} held with nothing judged, a failure with --fail-vacuous"
+                 if failed_vacuous else verdict[run.exit_status])
     return "\n".join(lines)
 
 

@@ -191,6 +191,13 @@ class ContractRun:
     reference: str | None = None
     #: the bounds ``--bound`` changed in that configuration, by name
     bounds: tuple[str, ...] = ()
+    #: ``--fail-vacuous``: a check that holds vacuously fails the run, as a violation does
+    fail_vacuous: bool = False
+
+    @property
+    def vacuous(self) -> list[str]:
+        """The checks that held with none of the actions they are about taking effect."""
+        return [r.property for r in self.results if r.verdict == "holds" and r.stats.get("vacuous")]
 
     @property
     def exit_status(self) -> int:
@@ -198,7 +205,9 @@ class ContractRun:
             return FAULT
         if any(r.unsaved for r in self.results):
             return traces.UNSAVED
-        return VIOLATED if any(r.verdict == "violated" for r in self.results) else OK
+        if any(r.verdict == "violated" for r in self.results):
+            return VIOLATED
+        return VIOLATED if self.fail_vacuous and self.vacuous else OK
 
 
 def plan_checks(model, reference: str | None, properties: list[str] | None, config) -> list:
