@@ -107,9 +107,10 @@ def test_every_state_within_depth_is_wellformed(name):
                 return True
         return False
 
-    result = bfs(CAPI, variant, config, goal=goal, max_depth=6, time_budget=120)
+    result = bfs(CAPI, variant, config, goal=goal, max_depth=6, time_budget=300)
     assert result.path is None, (bad["view"].describe(), checker.broken(bad["view"]), result.path)
-    # the whole depth was searched (11 s here), not cut short by the time budget on a slow machine
+    # the whole depth was searched (11 s at the machine's fast moments, 24-52 s at its slow ones), not
+    # cut short by the time budget
     assert result.stopped in ("max_depth", None) and result.states > 300
 
 
