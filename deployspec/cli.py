@@ -86,7 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="replay trace files")
     r.add_argument("files", nargs="+", metavar="FILE",
                    help="trace files, or folders whose *.json files (in subfolders too) are replayed")
-    r.add_argument("--variant", help="replay on this variant instead of the recorded one")
+    r.add_argument("--variant", help="replay on this variant instead of the recorded one; a folder then "
+                                     "stands for its traces of the variant's model (the others are left "
+                                     "out, said on stderr)")
     r.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
                         "e.g. start=empty: a trace found from one start, replayed from another")

@@ -187,6 +187,7 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
         vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do:
         # skipped, so a test view counts it apart (a stub refusing everything read all green)
         said = f"holds ?: vacuous, {harness.not_taking_effect(vacuous)}" if vacuous else ""
+        said += " (a failure with --fail-vacuous)" if vacuous and fail_vacuous else ""
         outcome = (FAILURE if fail_vacuous else SKIPPED) if vacuous else PASSED
         return [Case(classname, name, outcome, said, _contract_stats(rs[0]), seconds)]
     if interrupted and fault is None:

@@ -22,12 +22,14 @@ def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load(f)) for f in trace_files(args.files)]  # validate all before running any
-    loaded = _of_the_variants_model(args, loaded)
+    loaded, left_out, model = _of_the_variants_model(args, loaded)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json)
     if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
+    if left_out:  # (said once nothing is left to refuse: a usage error is one line)
+        _say_left_out(args.variant, model, left_out)
     started = time.time()
     # (file, status, what was said, seconds, what --json tells of it), in order
     verdicts: list[tuple[str, int, str, float, dict]] = []
@@ -38,35 +40,53 @@ def cmd_replay(args) -> int:
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
     if args.json:
-        print(json.dumps(replay_document(verdicts, loaded, target, status)), file=document)
+        print(json.dumps(replay_document(verdicts, loaded, target, status, left_out)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_cases.replay_suites(verdicts, loaded, target), started)
     return status
 
 
-def _of_the_variants_model(args, loaded):
+def _of_the_variants_model(args, loaded) -> tuple[list, list, str | None]:
     """With ``--variant``, a folder stands for its traces of that design's model (a suite
-    such as ``counterexamples/`` holds every model's): the others are left out, and said so
-    on stderr. A file named on its own is replayed or refused, never left out; a folder
-    with no trace of the model is a usage error."""
+    such as ``counterexamples/`` holds every model's): (the traces kept, those left out,
+    the model).
+    A file named on its own is replayed or refused, never left out; a folder with no trace
+    of the model is a usage error, as such a file is."""
     if not args.variant or args.exec_ is not None or args.python is not None:
-        return loaded
-    from deployspec.models import find_variant
-
-    model = find_variant(args.variant)[0].name  # (an unknown name: said as such)
+        return loaded, [], None
+    model = _model_of(args.variant, loaded)
     named = {f for f in args.files if not Path(f).is_dir()}
     kept = [(path, trace) for path, trace in loaded if trace["model"] == model or path in named]
     left = [(path, trace) for path, trace in loaded if trace["model"] != model and path not in named]
     if not left:
-        return loaded
-    others = traces_per_model(left)
-    if not kept:
-        folders = ", ".join(escaped(f) for f in args.files if Path(f).is_dir())
-        raise UsageError(f"{folders}: no {model} trace to replay on --variant {args.variant} ({others}; "
-                         "replay each model's traces on one of its own)")
-    shown = ", ".join(escaped(str(p)) for p, _ in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
-    print(f"deployspec: left out {others} (--variant {args.variant} is a {model} design): {shown}", file=sys.stderr)
-    return kept
+        return loaded, [], model
+    ours = {path for path, trace in kept if trace["model"] == model}
+    for folder in dict.fromkeys(f for f in args.files if f and Path(f).is_dir()):
+        inside = set(_json_files_in(folder))
+        if not ours & inside:
+            theirs = [(p, t) for p, t in left if p in inside]
+            raise UsageError(f"{escaped(folder)}: no {model} trace to replay on --variant {args.variant} "
+                             f"({traces_per_model(theirs)}; replay each model's traces on one of its own)")
+    return kept, left, model
+
+
+def _model_of(variant: str, loaded) -> str:
+    """The model ``variant`` is a design of: looked for first among the traces' models, so
+    a replay loads no other model's designs (a broken one of those must not stop it)."""
+    from deployspec.models import find_variant
+
+    for name in dict.fromkeys(trace["model"] for _, trace in loaded):
+        if variant in get_model(name).variants:
+            return name
+    return find_variant(variant)[0].name  # (an unknown name: said as such)
+
+
+def _say_left_out(variant: str, model: str, left: list) -> None:
+    """The note on stderr naming the traces ``--variant`` left out (each once)."""
+    files = list(dict.fromkeys(str(p) for p, _ in left))
+    shown = ", ".join(escaped(p) for p in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    print(f"deployspec: left out {traces_per_model({p: t for p, t in left}.items())} "
+          f"(--variant {variant} is a {model} design): {shown}", file=sys.stderr)
 
 
 def traces_per_model(loaded) -> str:
@@ -283,9 +303,10 @@ def by_file(verdicts, loaded):
         yield path, trace, said[at] if at < len(said) else None
 
 
-def replay_document(verdicts, loaded, target: str, status: int) -> dict:
+def replay_document(verdicts, loaded, target: str, status: int, left_out=()) -> dict:
     """``replay --json``: each file's verdict, in order (the files a fault left unreplayed
-    too), the implementation's failure if one stopped the run, and the exit status."""
+    too), the files ``--variant`` left out (another model's, in a folder), the
+    implementation's failure if one stopped the run, and the exit status."""
     files = []
     for path, trace, verdict in by_file(verdicts, loaded):
         entry = {"file": path, "model": trace["model"], "variant": trace["variant"], "property": trace["property"]}
@@ -298,7 +319,9 @@ def replay_document(verdicts, loaded, target: str, status: int) -> dict:
                       "message": "not replayed: the implementation failed first", "seconds": 0.0}
         files.append(entry)
     faults = [v[4]["fault"] for v in verdicts if v[1] == 3]
-    return {"on": target, "files": files, "fault": faults[0] if faults else None, "exit_status": status}
+    left = [{"file": str(p), "model": t["model"]} for p, t in {str(p): t for p, t in left_out}.items()]
+    return {"on": target, "files": files, "left_out": left, "fault": faults[0] if faults else None,
+            "exit_status": status}
 
 
 def is_a_trace(report: Path | None, files: list[str]) -> bool:

@@ -207,8 +207,7 @@ def test_fail_vacuous_makes_a_vacuous_hold_a_failure(capsys, tmp_path):
             "--property", "single_active_deployment", "--property", "capacity_within_bound", "--fail-vacuous")
     status, out, _ = run(capsys, *argv)
     assert status == 1
-    assert out.rstrip().splitlines()[-1] == ("VACUOUS: single_active_deployment, capacity_within_bound held with "
-                                             "nothing judged, a failure with --fail-vacuous")
+    assert out.rstrip().splitlines()[-1] == "VACUOUS: every check held with nothing judged, a failure with --fail-vacuous"
     status, out, _ = run(capsys, *argv, "--json", "--junit", str(tmp_path / "r.xml"))
     doc = valid_json_output(json.loads(out))
     assert (status, doc["exit_status"], doc["search"]["fail_vacuous"]) == (1, 1, True)
@@ -216,9 +215,27 @@ def test_fail_vacuous_makes_a_vacuous_hold_a_failure(capsys, tmp_path):
     cases = list(ElementTree.parse(tmp_path / "r.xml").getroot().iter("testcase"))
     assert [[child.tag for child in case] for case in cases] == [["failure"]] * 2
     assert cases[0][0].get("message").startswith("holds ?: vacuous")
+    assert cases[0][0].get("message").endswith("(a failure with --fail-vacuous)")
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
                          "capi", "--examples", "5", "--property", "single_active_deployment", "--fail-vacuous")
     assert status == 0 and "VACUOUS" not in out
+
+
+def test_fail_vacuous_gives_way_to_a_fault_and_an_unsaved_trace():
+    """Exit 3 (the implementation failed) and 2 (a trace not saved) say more than a vacuous
+    hold; a violation beside one is the violation's 1."""
+    from types import SimpleNamespace
+
+    from deployspec.contract.harness import ContractRun
+
+    vacuous = SimpleNamespace(property="p", verdict="holds", stats={"vacuous": ["deploy"]}, unsaved=None)
+    run_ = ContractRun("capi", None, results=[vacuous], fail_vacuous=True)
+    assert (run_.exit_status, run_.vacuous) == (1, ["p"])
+    assert ContractRun("capi", None, results=[vacuous]).exit_status == 0
+    run_.fault = object()
+    assert run_.exit_status == 3
+    unsaved = SimpleNamespace(property="q", verdict="violated", stats={}, unsaved="q.json")
+    assert ContractRun("capi", None, results=[vacuous, unsaved], fail_vacuous=True).exit_status == 2
 
 
 def test_the_json_document_reruns_its_own_search(capsys):

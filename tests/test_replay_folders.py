@@ -13,6 +13,7 @@ SLOTS = min((SEED.parent.parent / "slots").glob("*.json"))
 
 def _suite(tmp_path):
     """A folder as ``check --out`` leaves it after the whole matrix: both models' traces."""
+    tmp_path.mkdir(exist_ok=True)
     shutil.copy(SEED, tmp_path / SEED.name)
     (tmp_path / "more").mkdir()
     shutil.copy(SLOTS, tmp_path / "more" / SLOTS.name)
@@ -42,8 +43,53 @@ def test_a_folder_with_no_trace_of_the_model_is_a_usage_error(capsys, tmp_path):
 def test_a_file_named_on_its_own_is_never_left_out(capsys, tmp_path):
     """Named beside a folder, a slots file is refused as before, not dropped."""
     folder = _suite(tmp_path)
-    status, _, err = run(capsys, "replay", str(folder / SEED.name), str(SLOTS), "--variant", "capi-safe")
+    status, _, err = run(capsys, "replay", str(folder), str(SLOTS), "--variant", "capi-safe")
     assert status == 2 and f"{SLOTS}: a slots trace; --variant capi-safe is a design of another model" in err
+
+
+def test_each_folder_must_hold_a_trace_of_the_model(capsys, tmp_path):
+    """As a file of another model named on its own is refused, so is a folder that holds
+    none of the model's traces, beside one that does (found by a review)."""
+    folder = _suite(tmp_path)
+    status, out, err = run(capsys, "replay", str(folder / SEED.name), str(folder / "more"), "--variant", "capi-safe")
+    assert (status, out) == (2, "") and err.startswith(f"deployspec: error: {folder / 'more'}: no capi trace")
+
+
+def test_the_note_comes_once_and_only_when_the_replay_runs(capsys, tmp_path):
+    """A folder given twice names each left-out file once; a usage error found after the
+    filter (a bad --bound) is the one line on stderr, without the note (found by a review)."""
+    folder = _suite(tmp_path)
+    status, _, err = run(capsys, "replay", str(folder), str(folder), "--variant", "capi-2022", "--json")
+    assert status == 1 and err.count("left out 1 slots trace") == 1 and err.count(SLOTS.name) == 1
+    status, _, err = run(capsys, "replay", str(folder), "--variant", "capi-2022", "--bound", "no_such_bound=1")
+    assert status == 2 and len(err.splitlines()) == 1 and "left out" not in err
+
+
+def test_the_json_document_lists_what_was_left_out(capsys, tmp_path):
+    import json
+
+    from .cli_runs import valid_json_output
+
+    folder = _suite(tmp_path)
+    _, out, _ = run(capsys, "replay", str(folder), "--variant", "capi-2022", "--json")
+    doc = valid_json_output(json.loads(out))
+    assert doc["left_out"] == [{"file": str(folder / "more" / SLOTS.name), "model": "slots"}]
+    assert [f["file"] for f in doc["files"]] == [str(folder / SEED.name)]
+    _, out, _ = run(capsys, "replay", str(folder), "--json")
+    assert valid_json_output(json.loads(out))["left_out"] == []
+
+
+def test_a_slots_replay_loads_no_capi_design(capsys, tmp_path, hand_in):
+    """A design of one's own of the other model, broken, does not stop a replay that does
+    not need it (docs/variants.md; a review found the filter loading every model)."""
+    hand_in("badcapi", "import attrs\n"
+                       "from deployspec.reference.capi.variants import CAPI_CURRENT\n"
+                       "VARIANTS = [attrs.evolve(CAPI_CURRENT, name='capi-bad', config={'nonsense': 1})]\n")
+    folder = _suite(tmp_path / "suite")
+    status, out, err = run(capsys, "replay", str(folder / "more"), "--variant", "slots-webhook-tag")
+    assert status == 1 and SLOTS.name in out and "capi-bad" not in err
+    status, _, err = run(capsys, "replay", str(folder), "--variant", "capi-safe")  # it is loaded here
+    assert status == 2 and "capi-bad" in err
 
 
 def test_without_variant_a_mixed_folder_replays_each_file_on_its_own_design(capsys, tmp_path):
@@ -56,3 +102,9 @@ def test_an_implementation_is_not_given_a_mixed_folder(capsys, tmp_path):
     assert status == 2
     assert err == ("deployspec: error: replay --exec/--python: the files are of different models (1 capi trace, "
                    "1 slots trace); an implementation speaks one: replay one model's traces at a time\n")
+
+
+def test_variant_and_an_implementation_are_refused_first(capsys, tmp_path):
+    """Not the mixed models, whose advice would only lead to this refusal (a review)."""
+    status, _, err = run(capsys, "replay", str(_suite(tmp_path)), "--variant", "capi-safe", "--exec", "never-started")
+    assert (status, err) == (2, "deployspec: error: replay: --variant and --exec/--python exclude each other\n")

@@ -80,7 +80,8 @@ def add_parsers(sub) -> None:
     c.add_argument("--json", action="store_true", help="print results as JSON")
     c.add_argument("--junit", metavar="FILE",
                    help="also write a JUnit XML report (for a CI's test view): a case per check, "
-                        "failed if violated, an error where the implementation failed")
+                        "failed if violated (or vacuous, with --fail-vacuous), an error where the "
+                        "implementation failed")
 
     s = sub.add_parser("serve", help="a reference variant or a Python object behind the JSON-lines protocol "
                                      "(stdin/stdout)")
@@ -319,7 +320,8 @@ def summary(run) -> str:
                # deployspec's own status, not the program's (which the fault line may quote)
                3: "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"}
     failed_vacuous = run.exit_status == 1 and not any(r.verdict == "violated" for r in run.results)
-    lines.append(f"VACUOUS: {', '.join(run.vacuous)} held with nothing judged, a failure with --fail-vacuous"
+    held = "every check" if len(run.vacuous) == len(run.results) > 1 else ", ".join(run.vacuous)
+    lines.append(f"VACUOUS: {held} held with nothing judged, a failure with --fail-vacuous"
                  if failed_vacuous else verdict[run.exit_status])
     return "\n".join(lines)
 
@@ -426,14 +428,14 @@ def open_for_replay(args, traces_loaded):
             raise UsageError("replay: --timeout bounds an implementation's replies; give --exec or --python, "
                              "or leave it out")
         return None
+    if args.variant:
+        raise UsageError("replay: --variant and --exec/--python exclude each other")
     models = {trace["model"] for _, trace in traces_loaded}
     if len(models) > 1:
         from deployspec.replay_command import traces_per_model
 
         raise UsageError(f"replay --exec/--python: the files are of different models ({traces_per_model(traces_loaded)}); "
                          "an implementation speaks one: replay one model's traces at a time")
-    if args.variant:
-        raise UsageError("replay: --variant and --exec/--python exclude each other")
     return Connection(target, get_model(models.pop()),
                       timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
 
