@@ -49,9 +49,8 @@ def cmd_replay(args) -> int:
 def _of_the_variants_model(args, loaded) -> tuple[list, list, str | None]:
     """With ``--variant``, a folder stands for its traces of that design's model (a suite
     such as ``counterexamples/`` holds every model's): (the traces kept, those left out,
-    the model).
-    A file named on its own is replayed or refused, never left out; a folder with no trace
-    of the model is a usage error, as such a file is."""
+    the model). A file named on its own is replayed or refused, never left out; a folder
+    with no trace of the model is a usage error, as such a file is."""
     if not args.variant or args.exec_ is not None or args.python is not None:
         return loaded, [], None
     model = _model_of(args.variant, loaded)
