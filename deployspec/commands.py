@@ -17,7 +17,7 @@ from deployspec import junit as junit_xml
 from deployspec import junit_cases, traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import output_path, writable_dir, write_output
-from deployspec.text import escaped, printable_line
+from deployspec.text import escaped, first_few, printable_line
 
 
 def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: bool,
@@ -130,8 +130,7 @@ def _found_said_if_interrupted(finished: dict, planned: list, out: str | None):
         saved = {r.counterexample for r in results if r.counterexample}
         line = f"judged before the interruption: {len(finished)} of {len(planned)} searches"
         if violated:
-            shown = ", ".join(violated[:4]) + (f" and {len(violated) - 4} more" if len(violated) > 4 else "")
-            line += f"; violated: {shown}"
+            line += f"; violated: {first_few(violated, 4)}"
         if saved:
             line += f"; {len(saved)} counterexample{'s' if len(saved) > 1 else ''} saved under {out}"
         sys.stdout.flush()

@@ -15,7 +15,7 @@ from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
 from deployspec.files import TEMPORARY
 from deployspec.models import UsageError, bounds_given, get_model
-from deployspec.text import escaped, quoted
+from deployspec.text import escaped, first_few, quoted
 
 
 def cmd_replay(args) -> int:
@@ -83,9 +83,9 @@ def _model_of(variant: str, loaded) -> str:
 def _say_left_out(variant: str, model: str, left: list) -> None:
     """The note on stderr naming the traces ``--variant`` left out (each once)."""
     files = list(dict.fromkeys(str(p) for p, _ in left))
-    shown = ", ".join(escaped(p) for p in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     print(f"deployspec: left out {traces_per_model({p: t for p, t in left}.items())} "
-          f"(--variant {variant} is a {model} design): {shown}", file=sys.stderr)
+          f"(--variant {variant} is a {model} design): {first_few([escaped(p) for p in files], 3)}",
+          file=sys.stderr)
 
 
 def traces_per_model(loaded) -> str:
@@ -172,7 +172,7 @@ def _say_unreplayed(paths: list[str]) -> None:
     """The files a fault (or a design's failing rule) left unreplayed, named on stderr (as
     the JUnit report skips them)."""
     if paths:
-        shown = ", ".join(escaped(str(p)) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        shown = first_few([escaped(str(p)) for p in paths], 3)
         print(f"deployspec: not replayed after the fault: {len(paths)} file(s): {shown}", file=sys.stderr)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from deployspec.engines.result import Result
 from deployspec.models import bound_words, get_model, model_names
-from deployspec.text import escaped, printable_line
+from deployspec.text import escaped, first_few, printable_line
 from deployspec.variant_plugins import ENV, source_of
 
 
@@ -58,8 +58,7 @@ class _Said:
             out += [f"  {command}" for command in self.unfinished]
         out += self.notes
         for message, where in self.errors.items():  # why: the cell alone does not say
-            named = ", ".join(where[:2]) + (f" and {len(where) - 2} more" if len(where) > 2 else "")
-            out.append(f"error in {named}: {printable_line(message, 300, both_ends=True)}")
+            out.append(f"error in {first_few(where, 2)}: {printable_line(message, 300, both_ends=True)}")
         return out
 
 

@@ -82,6 +82,12 @@ def quoted(value: object) -> str:
     return _REPR_ESCAPE.sub(_as_escaped, repr(value))
 
 
+def first_few(names: list[str], most: int) -> str:
+    """``a, b, c and 4 more``: the first ``most`` of ``names``, and how many are left."""
+    rest = len(names) - most
+    return ", ".join(names[:most]) + (f" and {rest} more" if rest > 0 else "")
+
+
 def decoded(raw: bytes) -> str:
     """Bytes another program wrote (a reply, its stderr) as text: a byte that is not UTF-8
     kept as the lone surrogate that stands for it (PEP 383), so it is shown as the byte

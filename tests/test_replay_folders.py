@@ -108,3 +108,11 @@ def test_variant_and_an_implementation_are_refused_first(capsys, tmp_path):
     """Not the mixed models, whose advice would only lead to this refusal (a review)."""
     status, _, err = run(capsys, "replay", str(_suite(tmp_path)), "--variant", "capi-safe", "--exec", "never-started")
     assert (status, err) == (2, "deployspec: error: replay: --variant and --exec/--python exclude each other\n")
+
+
+def test_a_long_list_of_names_is_cut_after_the_first_few():
+    from deployspec.text import first_few
+
+    assert first_few(["a", "b", "c", "d", "e"], 3) == "a, b, c and 2 more"
+    assert first_few(["a", "b", "c"], 3) == "a, b, c"
+    assert first_few(["a"], 2) == "a"
