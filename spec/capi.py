@@ -155,14 +155,15 @@ def cancel_restores_last_good(memory, step: Step):
     The seed's expected result: cancel must keep the healthy process and stop
     only the canceled deployment's own (cloud_controller_ng #3019, PR #3084).
     Judged when no instance is STARTING any more, unless the user acted first.
-    An app that ran no healthy droplet before the deployment has no "last good"
-    to demand back.
+    What the app ran is what its web processes with instances ran
+    (:func:`_ran_when_created`). An app that ran no healthy droplet before the
+    deployment has no "last good" to demand back.
     """
     ran_before, armed = memory
     before, after = step.before, step.after
     created = len(after["deployments"]) - len(ran_before)
-    if created > 0:  # what the app's web processes ran when each new deployment was created
-        ran_before += (frozenset(p["droplet"] for p in before["processes"]),) * created
+    if created > 0:
+        ran_before += (_ran_when_created(before),) * created
     if step.actor == "user" and step.rejected is None:
         armed = None
     for d in after["deployments"]:
@@ -172,6 +173,20 @@ def cancel_restores_last_good(memory, step: Step):
     if armed is None or starting(after) > 0:
         return (ran_before, armed), None
     return (ran_before, None), _restored(after, after["deployments"][armed], ran_before[armed])
+
+
+def _ran_when_created(obs: Observation) -> frozenset[int]:
+    """The droplets the app ran when a deployment was created: those of its web
+    processes with instances, leaving out a CANCELING deployment's own (its cancel
+    was taking it away); when none has instances, those of every such process.
+
+    A process at 0 ran nothing then: a canary's 100 % step leaves the original at 0
+    while the canary serves every instance, and a cancel of the deployment after
+    it must bring the canary's droplet back, not the original's."""
+    canceling = {d["deploying_process"] for d in obs["deployments"] if d["state"] == "CANCELING"}
+    kept = [p for p in obs["processes"] if p["id"] not in canceling]
+    serving = [p for p in kept if p["instances"]]
+    return frozenset(p["droplet"] for p in serving or kept)
 
 
 def _restored(obs: Observation, d: dict, ran: frozenset[int]) -> str | None:

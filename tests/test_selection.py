@@ -39,8 +39,9 @@ def views(draw, max_n=N, max_m=M):
     pair = st.one_of(st.sampled_from(WRITTEN), st.tuples(st.sampled_from(DEPLOYMENT_STATES),
                                                          st.sampled_from(STATUS_REASONS)))
     deployments = draw(st.lists(pair, min_size=m, max_size=m))
+    recorded = draw(st.integers(sel.NOT_RECORDED, n - 1))  # a live slot, or none
     return SelectionView(tuple(owners), tuple(desired), tuple(running), tuple(deployments),
-                         draw(st.integers(0, m - 1)), draw(st.booleans()), tuple(crashed))
+                         draw(st.integers(0, m - 1)), draw(st.booleans()), tuple(crashed), recorded)
 
 
 TERMS = {name: enc.encode(SYM) for name, enc in sel.RULES.items()}

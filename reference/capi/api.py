@@ -68,6 +68,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     if refusal:
         return Rejected(refusal)
     previous = variant.previous_deployment(state)
+    rolls_back_to = variant.rollback_process(state)
     owic = previous.owic if previous is not None else state.oldest_process.desired
     previous_droplet = state.app.droplet
     if action.new_droplet is not None:  # staged for it, current from now on
@@ -93,6 +94,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
         strategy=action.strategy,
         canary_steps=action.canary_steps,
         web_instances=web_instances,
+        rolls_back_to=rolls_back_to,
     )
     state = state.with_new_deployment(deployment)
     if previous is not None:

@@ -48,7 +48,7 @@ class CapiConfig:
     max_depth: int | None = None
 
     #: the bounds ``--engine explore`` uses unless a variant sets them: every state
-    #: reachable within them is visited in seconds (47,892 states for capi-safe)
+    #: reachable within them is visited in seconds (50,963 states for capi-safe)
     EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2, "max_deployments": 2}
     #: what a replay of recorded actions uses (``replay --bound``); the rest bound a search
     REPLAYED: ClassVar[tuple[str, ...]] = ("settle_steps",)

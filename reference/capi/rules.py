@@ -144,6 +144,32 @@ def previous_active(state: CapiState) -> Deployment | None:
     return None
 
 
+# ---------------------------------------------------------------------------
+# DeploymentCreate: which web process a cancel of the new deployment rolls back to
+# ---------------------------------------------------------------------------
+
+
+def no_rollback_recorded(state: CapiState) -> int | None:
+    """Upstream (every version): a deployment records nothing of the processes it
+    finds; its cancel step chooses the prior process from what is left then."""
+    return None
+
+
+def newest_serving_process(state: CapiState) -> int | None:
+    """capi-safe: the newest web process with a RUNNING instance when the deployment
+    is created, leaving out a CANCELING deployment's own (its cancel is taking it
+    away), or None when none serves. What the app served then is what a cancel of
+    the new deployment puts back; the deployment keeps that process (at 0 if its
+    steps take every instance) until it ends, so a later step cannot destroy it.
+    The oldest process is not recorded: the down-scaler keeps it at 0 anyway, and
+    the cancel step falls back to it (states that differ only there are one)."""
+    canceling = {d.deploying_process for d in state.deployments if d.state == CANCELING}
+    for p in reversed(state.processes):
+        if RUNNING in p.instances and p.id not in canceling:
+            return None if p is state.oldest_process else p.id
+    return None
+
+
 def web_instances_as_asked(action: Deploy, previous: Deployment | None) -> int | None:
     """Today's DeploymentCreate: a deployment's ``web_instances`` is its message's, or
     none; then its target is the original count, which it takes from the deployment it
@@ -243,13 +269,36 @@ def running_interim_or_oldest_strict(
 def running_interim_or_oldest_that_can_serve(
     state: CapiState, canceling: Deployment, reports: bool
 ) -> Process:
-    """capi-safe: the strict rule above, except that a prior process whose
-    instances crash and none runs (its droplet cannot start: the original was
-    already broken) gives way to the newest web process with a routable
-    instance, which may be the canceled deployment's own. A cancel then never
-    trades serving instances for ones that cannot serve, and does not wait forever
-    for them (capi-safe's roll-back waits for the prior to be routable)."""
+    """The strict rule above, except that a prior process whose instances crash
+    and none runs (its droplet cannot start: the original was already broken)
+    gives way to the newest web process with a routable instance, which may be
+    the canceled deployment's own. A cancel then never trades serving instances
+    for ones that cannot serve, and does not wait forever for them (capi-safe's
+    roll-back waits for the prior to be routable). capi-safe's rule before its
+    deployments recorded the process a cancel rolls back to."""
+    return _gives_way_if_crashing(state, running_interim_or_oldest_strict(state, canceling, reports))
+
+
+def running_interim_or_recorded_that_can_serve(
+    state: CapiState, canceling: Deployment, reports: bool
+) -> Process:
+    """capi-safe: the rule above, except that when neither a running interim nor
+    the oldest process serves, the process the deployment recorded when it was
+    created (:func:`newest_serving_process`) is kept instead of the oldest. A
+    canary's 100 % step scales every older process to 0; the oldest then is the
+    original, which may not be what served when the canceled deployment came
+    (a canary before it, superseded, served every instance), and PR #3084's
+    rule would roll the app back past it (docs/properties.md)."""
     prior = running_interim_or_oldest_strict(state, canceling, reports)
+    recorded = canceling.rolls_back_to
+    if recorded is not None and not prior.count(RUNNING):
+        prior = state.process(recorded) or prior
+    return _gives_way_if_crashing(state, prior)
+
+
+def _gives_way_if_crashing(state: CapiState, prior: Process) -> Process:
+    """``prior``, unless its instances crash and none runs: then the newest web
+    process with a routable instance, if any."""
     if prior.count(CRASHED) and not prior.count(RUNNING):
         serving = [p for p in reversed(state.processes) if p.count(RUNNING)]
         if serving:

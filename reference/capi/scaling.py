@@ -86,13 +86,18 @@ def scale_down_idle_first(state: CapiState, deploying: int, keep: int) -> CapiSt
     """capi-safe: as upstream, but older processes with no routable instance
     give up their instances before those that serve, so ``old + routable new = T``
     never leaves the app with nothing routable while a superseded deployment's
-    instances are still starting or crashing."""
+    instances are still starting or crashing; and the process an active
+    deployment recorded as the one its cancel rolls back to
+    (``Deployment.rolls_back_to``) is kept at 0 like the original, not destroyed."""
     old = old_processes(state, deploying)  # oldest first; sorted() keeps that within each group
-    return _scale_down_in_order(state, sorted(old, key=lambda p: p.count(RUNNING) > 0), keep)
+    owner = state.deployment_of(deploying)
+    kept = owner.rolls_back_to if owner is not None and owner.active else None
+    return _scale_down_in_order(state, sorted(old, key=lambda p: p.count(RUNNING) > 0), keep, kept)
 
 
-def _scale_down_in_order(state: CapiState, old: list[Process], keep: int) -> CapiState:
-    """Take instances from ``old`` in this order until ``keep`` remain among them."""
+def _scale_down_in_order(state: CapiState, old: list[Process], keep: int, kept: int | None = None) -> CapiState:
+    """Take instances from ``old`` in this order until ``keep`` remain among them;
+    ``kept``: a process other than the original that stays at 0 rather than go."""
     reduce = sum(p.desired for p in old) - keep
     if reduce <= 0:
         return state
@@ -101,7 +106,7 @@ def _scale_down_in_order(state: CapiState, old: list[Process], keep: int) -> Cap
         if reduce < p.desired:
             return state.with_process(p.scaled_to(p.desired - reduce))
         reduce -= p.desired
-        state = scale_down_old_process(state, p, original)
+        state = scale_down_old_process(state, p, p if p.id == kept else original)
     return state
 
 

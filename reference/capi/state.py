@@ -42,7 +42,7 @@ CANARY = "canary"
 
 
 #: the values the writing helpers build, each once (interned): capi-safe's default
-#: exploration meets 36 processes, 192 deployments and 2 apps in 47,892 states, and built
+#: exploration meets 36 processes, 192 deployments and 2 apps in 47,892 states (session 48), and built
 #: 93,000, 30,000 and 29,000 of them; a step now finds the object (its hash cached,
 #: identity settling equality) instead of building and hashing another. Frozen values:
 #: sharing them is what every state already does with its parent's. Objects built by the
@@ -117,7 +117,9 @@ class Deployment:
     """A row of the deployments table, with the fields the updater reads.
 
     ``owic`` is ``original_web_process_instance_count``: what cancel restores
-    and what a rolling deployment scales up to.
+    and what a rolling deployment scales up to. ``rolls_back_to`` is no column
+    upstream: the web process a design of one's own (capi-safe) records, when the
+    deployment is created, as the one a cancel rolls back to (None: none recorded).
     """
 
     id: int
@@ -133,6 +135,7 @@ class Deployment:
     canary_steps: tuple[int, ...] = ()
     canary_step: int = 0
     web_instances: int | None = None
+    rolls_back_to: int | None = None
 
     @property
     def active(self) -> bool:
@@ -147,10 +150,13 @@ class Deployment:
         Built with the constructor: ``attrs.evolve`` costs more than the step."""
         if state == self.state and value == self.status_value and reason == self.status_reason:
             return self
+        # a deployment that ended rolls back to nothing: states that differ only in what
+        # it had recorded are one
+        rolls_back_to = self.rolls_back_to if state in ACTIVE_STATES else None
         return _interned((
             Deployment, self.id, state, value, reason, self.deploying_process, self.droplet,
             self.previous_droplet, self.owic, self.max_in_flight, self.strategy,
-            self.canary_steps, self.canary_step, self.web_instances,
+            self.canary_steps, self.canary_step, self.web_instances, rolls_back_to,
         ), Deployment)
 
 

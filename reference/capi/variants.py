@@ -138,6 +138,10 @@ class CapiVariant:
     #: new deployment is created with, None for none (``rules.web_instances_as_asked``)
     web_instances_of: Callable[[Deploy, Deployment | None], int | None] = rule_field(
         int, None, default=rules.web_instances_as_asked, takes=2)
+    #: (state before a deployment is created) -> the web process its cancel rolls back to,
+    #: recorded in it (``Deployment.rolls_back_to``), or None (``rules.no_rollback_recorded``)
+    rollback_process: Callable[[CapiState], int | None] = rule_field(
+        int, None, default=rules.no_rollback_recorded, takes=1)
     #: (the superseded deployment) -> it as a new deployment leaves it (``rules.superseded``)
     supersede: Callable[[Deployment], Deployment] = rule_field(Deployment, default=rules.superseded, takes=1)
     #: (state, the deployment just created) -> state (``rules.canary_starts_prepaused``)
@@ -389,7 +393,8 @@ CAPI_SAFE = attrs.evolve(
     summary="ours: capi-current + graceful cancel, idle-first down-scaling, bounded starts",
     upstream="proposal on top of cloud_controller_ng 3bbba90 (capi-current), keeping PR #3084's rule",
     doc=(
-        "capi-current with nine small changes, each where a property broke (docs/findings.md). "
+        "capi-current with ten small changes, each where a property broke (docs/findings.md, "
+        "docs/properties.md). "
         "(1) Cancel rolls back the way a deployment rolls forward: the prior web process is "
         "scaled up by at most max_in_flight in flight while the others are scaled down as it "
         "becomes routable, and destroyed once it is back at owic, all routable "
@@ -417,10 +422,16 @@ CAPI_SAFE = attrs.evolve(
         "(9) A deploy that names no web_instances keeps the count of the deployment it "
         "supersedes (unless that one is being canceled), and a canary step splits the count "
         "the deployment takes the app to, so a count asked by a deployment in flight is not "
-        "lost when another supersedes it (docs/explore-findings 3)."
+        "lost when another supersedes it (docs/explore-findings 3). (10) A deployment records, "
+        "when it is created, the newest web process that serves (not a canceling deployment's, "
+        "not the oldest), keeps it at 0 rather than destroy it until it ends, and its cancel "
+        "rolls back to it when neither a running interim nor the oldest process serves: after a "
+        "canary's 100 % step the oldest is at 0 and the canary served, and PR #3084's rule "
+        "rolled the app back past it."
     ),
     declares=frozenset(),
-    select_prior=rules.running_interim_or_oldest_that_can_serve,
+    select_prior=rules.running_interim_or_recorded_that_can_serve,
+    rollback_process=rules.newest_serving_process,
     scale_blocked_in=rules.BLOCKED_WHILE_ACTIVE,
     cancel_step=updater.cancel_step_roll_back,
     scale_down=scaling.scale_down_idle_first,

@@ -9,7 +9,8 @@ and every later design changed the choice. This module states the choice over
 * :class:`SelectionView`: what a rule reads at a cancel step (process order,
   who created each process, instance counts (RUNNING, CRASHED), deployment states, which one is
   being canceled, whether instance reports were available), built from a
-  concrete :class:`~deployspec.reference.capi.state.CapiState` or from a model;
+  concrete :class:`~deployspec.reference.capi.state.CapiState` or from a model
+  (with the process the canceled deployment recorded, where a design records one);
 * :class:`Symbolic`: the same view as Z3 variables, N process slots and M
   deployment slots;
 * :data:`WELLFORMED`: the states the controller can actually be in when it
@@ -39,6 +40,7 @@ from .encodings import (  # noqa: F401
     encode_running_interim_or_oldest,
     encode_running_interim_or_oldest_strict,
     encode_running_interim_or_oldest_that_can_serve,
+    encode_running_interim_or_recorded_that_can_serve,
 )
 from .properties import (  # noqa: F401
     PROPERTIES,
@@ -60,9 +62,11 @@ from .view import (  # noqa: F401
     DESTROYING_AT_END,
     DESTROYS_AT_END,
     FINALIZE_WHOLE,
+    NOT_RECORDED,
     ONE_ACTIVE,
     PUSHED,
     REASON_CODE,
+    RECORDS_SERVING,
     RETRY,
     SNAPSHOT_CLOSED,
     STATE_CODE,

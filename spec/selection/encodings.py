@@ -13,7 +13,7 @@ from deployspec.reference.capi.state import (
 )
 
 from .symbolic import Symbolic
-from .view import ONE_ACTIVE, PUSHED, RETRY, TWO_ACTIVE
+from .view import NOT_RECORDED, ONE_ACTIVE, PUSHED, RETRY, TWO_ACTIVE
 
 # ---------------------------------------------------------------------------
 # The rules, as Z3 terms: the survivor's slot, or RETRY
@@ -59,12 +59,25 @@ def cannot_serve(s: Symbolic, slot: z3.ArithRef) -> z3.BoolRef:
     return z3.And(s.slot_value(s.crashed, slot) > 0, s.slot_value(s.running, slot) == 0)
 
 
-def encode_running_interim_or_oldest_that_can_serve(s: Symbolic) -> z3.ArithRef:
-    """The strict rule, but a prior that cannot serve gives way to the newest
-    process with a RUNNING instance, if any (the canceled deployment's own included)."""
+def _gives_way_if_crashing(s: Symbolic, prior: z3.ArithRef) -> z3.ArithRef:
+    """A prior that cannot serve gives way to the newest process with a RUNNING
+    instance, if any (the canceled deployment's own included)."""
     s.reads_crashed = True
-    prior = encode_running_interim_or_oldest_strict(s)
     return z3.If(cannot_serve(s, prior), _newest(s, lambda i: s.running[i] > 0, prior), prior)
+
+
+def encode_running_interim_or_oldest_that_can_serve(s: Symbolic) -> z3.ArithRef:
+    """The strict rule, giving way when its prior cannot serve."""
+    return _gives_way_if_crashing(s, encode_running_interim_or_oldest_strict(s))
+
+
+def encode_running_interim_or_recorded_that_can_serve(s: Symbolic) -> z3.ArithRef:
+    """The strict rule, but when its prior does not run, the recorded process if
+    there is one; giving way when that cannot serve."""
+    s.reads_recorded = True
+    prior = encode_running_interim_or_oldest_strict(s)
+    idle = z3.And(prior != RETRY, s.slot_value(s.running, prior) == 0)
+    return _gives_way_if_crashing(s, z3.If(z3.And(idle, s.recorded != NOT_RECORDED), s.recorded, prior))
 
 
 @attrs.frozen
@@ -84,6 +97,8 @@ RULES: dict[str, RuleEncoding] = {
                                                      encode_running_interim_or_oldest_strict),
     "running_interim_or_oldest_that_can_serve": RuleEncoding(
         rules.running_interim_or_oldest_that_can_serve, encode_running_interim_or_oldest_that_can_serve),
+    "running_interim_or_recorded_that_can_serve": RuleEncoding(
+        rules.running_interim_or_recorded_that_can_serve, encode_running_interim_or_recorded_that_can_serve),
 }
 
 
@@ -102,5 +117,5 @@ VARIANTS: dict[str, VariantEncoding] = {
     "capi-pr3084": VariantEncoding(RULES["running_interim_or_oldest"], ONE_ACTIVE),
     # today's actions/cancel.rb (3bbba90698) keeps PR #3084's rule; create supersedes as #3072
     "capi-current": VariantEncoding(RULES["running_interim_or_oldest"], ONE_ACTIVE),
-    "capi-safe": VariantEncoding(RULES["running_interim_or_oldest_that_can_serve"], ONE_ACTIVE),
+    "capi-safe": VariantEncoding(RULES["running_interim_or_recorded_that_can_serve"], ONE_ACTIVE),
 }

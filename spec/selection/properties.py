@@ -57,7 +57,8 @@ def _survivor_runs(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
     runs = s.slot_value(s.running, survivor) > 0
     oldest_cannot_serve = z3.And(s.crashed[0] > 0, s.running[0] == 0)
     return z3.Implies(survivor != RETRY,
-                      z3.If(some_runs, runs, z3.Or(survivor == 0, z3.And(oldest_cannot_serve, runs))))
+                      z3.If(some_runs, runs, z3.Or(survivor == 0, survivor == s.recorded,
+                                                   z3.And(oldest_cannot_serve, runs))))
 
 
 def _survivor_exists(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
@@ -81,7 +82,8 @@ PROPERTIES: tuple[SelectionProperty, ...] = (
         "survivor_runs",
         "If some process that may rightly survive has a RUNNING instance, the survivor has "
         "one; otherwise the survivor is the oldest web process (PR #3084's intent; the dead "
-        "interim of PR #3072; the unavailable-report fallback of PR #3084), or, when the "
+        "interim of PR #3072; the unavailable-report fallback of PR #3084) or the one the "
+        "canceled deployment recorded as serving when it was created (capi-safe), or, when the "
         "oldest has CRASHED instances and none RUNNING, a process that runs: keeping one that "
         "cannot serve takes the app down (capi-safe's rule gives way; whether the process it "
         "keeps may survive is survivor_not_newer's question).",
@@ -120,8 +122,9 @@ def _takes_app_down(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
 def _survivor_idle(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
     """The survivor has no RUNNING instance, or was created by the canceled deployment
     or a newer one. Any other survivor existed when the canceled deployment was created
-    (creation order), so the app ran its droplet then; if it runs, that droplet has
-    served, and the cancel scales it back: it restores a droplet the app ran before."""
+    (creation order); if it runs, it had instances then (an older process only loses
+    instances while a newer deployment rolls out), so the app ran its droplet then, and
+    the cancel scales it back: it restores a droplet the app ran before."""
     return z3.And(survivor != RETRY, z3.Or(s.slot_value(s.running, survivor) == 0,
                                            s.slot_value(s.owner, survivor) >= s.c))
 

@@ -10,7 +10,7 @@ from deployspec.reference.capi.state import (
     STATUS_REASONS,
 )
 
-from .view import PUSHED, REASON_CODE, STATE_CODE, SelectionView
+from .view import NOT_RECORDED, PUSHED, REASON_CODE, STATE_CODE, SelectionView
 
 # ---------------------------------------------------------------------------
 # The symbolic view
@@ -35,6 +35,10 @@ class Symbolic:
         #: set by a rule encoding that reads ``crashed`` before :meth:`domain` is built;
         #: otherwise the domain fixes every count at 0 (see there)
         self.reads_crashed = False
+        #: the slot the canceled deployment recorded (``NOT_RECORDED``: none)
+        self.recorded = z3.Int("recorded")
+        #: set by a rule encoding that reads ``recorded``; otherwise it is fixed at NOT_RECORDED
+        self.reads_recorded = False
         self.state = [z3.Int(f"state_{j}") for j in range(M)]
         self.reason = [z3.Int(f"reason_{j}") for j in range(M)]
         self._cache: dict[tuple, z3.ArithRef] = {}
@@ -77,9 +81,13 @@ class Symbolic:
         (``deploying_web_process`` is a single reference). Unless a rule reads them,
         CRASHED counts are fixed at 0: sound, since the rule's choice then does not
         depend on them and every property and symptom only gets weaker when a process
-        crashes, and it keeps minimal counterexamples free of crashes they do not need."""
+        crashes, and it keeps minimal counterexamples free of crashes they do not need.
+        The recorded slot, when a rule reads it, is a live process or none; otherwise none
+        (the rule's choice does not depend on it)."""
         out = [1 <= self.m, self.m <= self.M, 0 <= self.n, self.n <= self.N,
-               0 <= self.c, self.c < self.m]
+               0 <= self.c, self.c < self.m,
+               z3.Or(self.recorded == NOT_RECORDED,
+                     z3.And(self.reads_recorded, 0 <= self.recorded, self.recorded < self.n))]
         for i in range(self.N):
             out.append(z3.If(
                 self.live(i),
@@ -108,7 +116,8 @@ class Symbolic:
             raise ValueError(f"view with {view.n} processes and {view.m} deployments exceeds "
                              f"the bound ({self.N}, {self.M})")
         pairs = [(self.n, z3.IntVal(view.n)), (self.m, z3.IntVal(view.m)),
-                 (self.c, z3.IntVal(view.canceled)), (self.reports, z3.BoolVal(view.reports))]
+                 (self.c, z3.IntVal(view.canceled)), (self.reports, z3.BoolVal(view.reports)),
+                 (self.recorded, z3.IntVal(view.recorded))]
         for i in range(self.N):
             live = i < view.n
             pairs += [(self.owner[i], z3.IntVal(view.owners[i] if live else PUSHED)),
@@ -142,12 +151,13 @@ class Symbolic:
             canceled=val(self.c),
             reports=z3.is_true(model.eval(self.reports, model_completion=True)),
             crashed=tuple(val(self.crashed[i]) for i in range(n)),
+            recorded=val(self.recorded),
         )
 
     def same_class(self, view: SelectionView) -> z3.BoolRef:
         """Views equivalent to ``view`` (same :meth:`SelectionView.key`)."""
         cond = [self.n == view.n, self.m == view.m, self.c == view.canceled,
-                self.reports == view.reports]
+                self.reports == view.reports, self.recorded == view.recorded]
         for i in range(view.n):
             cond += [self.owner[i] == view.owners[i], (self.running[i] > 0) == (view.running[i] > 0),
                      (self.crashed[i] > 0) == (view.crashed[i] > 0)]

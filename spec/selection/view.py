@@ -22,6 +22,8 @@ from deployspec.reference.capi.state import (
 RETRY = -1
 #: the owner of a web process no deployment created: the one ``push`` created
 PUSHED = -1
+#: the canceled deployment recorded no web process to roll back to (or it is gone)
+NOT_RECORDED = -1
 
 STATE_CODE = {s: i for i, s in enumerate(DEPLOYMENT_STATES)}
 REASON_CODE = {r: i for i, r in enumerate(STATUS_REASONS)}
@@ -41,6 +43,11 @@ FINALIZE_WHOLE = "finalize-whole"
 #: dispatcher's snapshot: a design that checks the state under the lock (PR #3072 on),
 #: or one whose configuration does not open that window (capi-2022's does: ``tick(late=…)``)
 SNAPSHOT_CLOSED = "snapshot-closed"
+#: a design that records, when a deployment is created, a web process with a RUNNING
+#: instance as the one its cancel rolls back to (its droplet starts, so it never crashes)
+RECORDS_SERVING = "records-serving"
+#: the recording rules known to do so (by name, as below)
+RECORDING_SERVING = frozenset({"newest_serving_process"})
 #: the cancel steps known to do so (by name, so a variant from another module counts)
 DESTROYING_AT_END = frozenset({
     "cancel_step_scale_then_destroy",  # before PR #4246
@@ -64,7 +71,9 @@ class SelectionView:
     (every design derives it from the state but capi-current, whose late PAUSED
     write leaves a deployment PAUSED/FINALIZED). Instances are
     ``running`` RUNNING, ``crashed`` CRASHED (all zero when not given) and the
-    rest STARTING.
+    rest STARTING. ``recorded`` is the slot of the web process the canceled
+    deployment recorded when it was created (``Deployment.rolls_back_to``, capi-safe),
+    or ``NOT_RECORDED``.
     """
 
     owners: tuple[int, ...]
@@ -75,6 +84,7 @@ class SelectionView:
     reports: bool
     crashed: tuple[int, ...] = attrs.field(
         default=attrs.Factory(lambda self: (0,) * len(self.owners), takes_self=True))
+    recorded: int = NOT_RECORDED
 
     @property
     def n(self) -> int:
@@ -88,12 +98,14 @@ class SelectionView:
         """What makes two views equivalent for every rule and property here:
         exact instance counts do not matter, whether a process runs or crashes does."""
         return (self.owners, tuple(r > 0 for r in self.running), tuple(c > 0 for c in self.crashed),
-                self.deployments, self.canceled, self.reports)
+                self.deployments, self.canceled, self.reports, self.recorded)
 
     @classmethod
     def of(cls, state: CapiState, deployment: Deployment, reports: bool) -> SelectionView:
         """The view of a concrete state at the cancel step of ``deployment``."""
         index = {d.deploying_process: d.id for d in state.deployments}  # later ids win, as deployment_of
+        slots = [p.id for p in state.processes]
+        recorded = deployment.rolls_back_to
         return cls(
             owners=tuple(index.get(p.id, PUSHED) for p in state.processes),
             desired=tuple(p.desired for p in state.processes),
@@ -102,6 +114,7 @@ class SelectionView:
             canceled=deployment.id,
             reports=reports,
             crashed=tuple(p.count(CRASHED) for p in state.processes),
+            recorded=slots.index(recorded) if recorded in slots else NOT_RECORDED,
         )
 
     def to_observation(self) -> dict[str, Any]:
@@ -126,7 +139,13 @@ class SelectionView:
         }
 
     def to_state(self) -> CapiState:
-        return from_observation(self.to_observation())
+        """The state: the observation's, with what the canceled deployment recorded
+        (no observation shows it: no upstream column holds it)."""
+        state = from_observation(self.to_observation())
+        if self.recorded == NOT_RECORDED:
+            return state
+        canceled = state.deployments[self.canceled]
+        return state.with_deployment(attrs.evolve(canceled, rolls_back_to=self.recorded))
 
     def select(self, rule: rules.PriorSelection) -> int:
         """Run a Python rule on this view: the survivor's slot, or ``RETRY``."""
@@ -148,6 +167,7 @@ class SelectionView:
                             for j, (s, r) in enumerate(self.deployments)],
             "canceled": self.canceled,
             "reports_available": self.reports,
+            "rolls_back_to": None if self.recorded == NOT_RECORDED else self.recorded,
         }
 
     def describe(self) -> str:
@@ -161,4 +181,5 @@ class SelectionView:
         for j, (s, r) in enumerate(self.deployments):
             deps.append(f"d{j} {s}" + (f"/{r}" if r != s else "") + (" (canceled)" if j == self.canceled else ""))
         reports = "" if self.reports else "; instance reports unavailable"
-        return ", ".join(procs) + " | " + ", ".join(deps) + reports
+        recorded = "" if self.recorded == NOT_RECORDED else f"; d{self.canceled} rolls back to P{self.recorded}"
+        return ", ".join(procs) + " | " + ", ".join(deps) + recorded + reports

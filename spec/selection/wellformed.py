@@ -23,8 +23,11 @@ from .view import (
     DESTROYING_AT_END,
     DESTROYS_AT_END,
     FINALIZE_WHOLE,
+    NOT_RECORDED,
     ONE_ACTIVE,
     PUSHED,
+    RECORDING_SERVING,
+    RECORDS_SERVING,
     SNAPSHOT_CLOSED,
     TWO_ACTIVE,
 )
@@ -119,6 +122,17 @@ WELLFORMED: tuple[Constraint, ...] = (
             z3.Sum([z3.If(z3.And(s.live(i), s.owner[i] <= j), 1, 0) for i in range(s.N)]) <= 1)
             for j in range(s.M))),
     Constraint(
+        "recorded_before_canceled",
+        "The process a deployment records as the one its cancel rolls back to existed when "
+        "the deployment was created: pushed, or created by an older deployment.",
+        ALWAYS, lambda s: z3.Or(s.recorded == NOT_RECORDED, s.slot_value(s.owner, s.recorded) < s.c)),
+    Constraint(
+        "recorded_never_crashes",
+        "A design that records a process with a RUNNING instance records one whose droplet "
+        "starts, and no instance of such a droplet crashes (reference/capi/runtime.py).",
+        frozenset({RECORDS_SERVING}),
+        lambda s: z3.Or(s.recorded == NOT_RECORDED, s.slot_value(s.crashed, s.recorded) == 0)),
+    Constraint(
         "degenerate_has_no_process",
         "A deployment is finalized as DEPLOYED/DEGENERATE because its process is gone, "
         "and a destroyed process never comes back.",
@@ -191,7 +205,8 @@ WELLFORMED: tuple[Constraint, ...] = (
 
 def traits(variant, encoding: VariantEncoding, config=None) -> frozenset[str]:
     """What the well-formedness constraints may rely on for this variant: its family,
-    how its cancel step destroys processes, and whether its configuration opens the
+    how its cancel step destroys processes, what it records for its cancel, and whether
+    its configuration opens the
     window between the dispatcher's snapshot and a scale step: ``config`` when one
     is given (``--bound snapshot_window=…``), else the variant's own."""
     out = {encoding.family}
@@ -205,6 +220,8 @@ def traits(variant, encoding: VariantEncoding, config=None) -> frozenset[str]:
         out.add(DESTROYS_AT_END)
     if not getattr(variant, "finish_after_commit", False):
         out.add(FINALIZE_WHOLE)
+    if getattr(getattr(variant, "rollback_process", None), "__name__", None) in RECORDING_SERVING:
+        out.add(RECORDS_SERVING)
     return frozenset(out)
 
 
