@@ -99,9 +99,12 @@ def test_every_state_within_depth_is_wellformed(name):
     checker = Checker(variant)
     config = config_for(variant, max_instances=1, max_droplets=2)
     bad = {}
+    recorded = []  # views with a process the canceled deployment recorded (capi-safe)
 
     def goal(state, obs):
         for view in cancel_step_views(variant, state, config):
+            if view.recorded != sel.NOT_RECORDED:
+                recorded.append(view)
             if checker.broken(view):
                 bad["view"] = view
                 return True
@@ -112,6 +115,9 @@ def test_every_state_within_depth_is_wellformed(name):
     # the whole depth was searched (11 s at the machine's fast moments, 24-52 s at its slow ones), not
     # cut short by the time budget
     assert result.stopped in ("max_depth", None) and result.states > 300
+    # the constraints on what a deployment recorded were judged on such views (7,650 for capi-safe)
+    records = sel.RECORDS_SERVING in sel.traits(variant, sel.VARIANTS[name])
+    assert bool(recorded) == records, (name, len(recorded))
 
 
 def test_a_wrong_constraint_is_caught():
