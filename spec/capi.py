@@ -155,9 +155,9 @@ def cancel_restores_last_good(memory, step: Step):
     The seed's expected result: cancel must keep the healthy process and stop
     only the canceled deployment's own (cloud_controller_ng #3019, PR #3084).
     Judged when no instance is STARTING any more, unless the user acted first.
-    What the app ran is what its web processes with instances ran
-    (:func:`_ran_when_created`). An app that ran no healthy droplet before the
-    deployment has no "last good" to demand back.
+    What the app ran: once something served, what its web processes with
+    instances ran (:func:`_ran_when_created`). An app that ran no healthy droplet
+    before the deployment has no "last good" to demand back.
     """
     ran_before, armed = memory
     before, after = step.before, step.after
@@ -176,17 +176,19 @@ def cancel_restores_last_good(memory, step: Step):
 
 
 def _ran_when_created(obs: Observation) -> frozenset[int]:
-    """The droplets the app ran when a deployment was created: those of its web
-    processes with instances, leaving out a CANCELING deployment's own (its cancel
-    was taking it away); when none has instances, those of every such process.
+    """The droplets the app ran when a deployment was created, leaving out a
+    CANCELING deployment's process (its cancel was taking it away): when one of
+    the others served (a RUNNING instance), those of the ones with instances;
+    when none served, those of all of them (no version had proven itself).
 
     A process at 0 ran nothing then: a canary's 100 % step leaves the original at 0
     while the canary serves every instance, and a cancel of the deployment after
     it must bring the canary's droplet back, not the original's."""
     canceling = {d["deploying_process"] for d in obs["deployments"] if d["state"] == "CANCELING"}
     kept = [p for p in obs["processes"] if p["id"] not in canceling]
-    serving = [p for p in kept if p["instances"]]
-    return frozenset(p["droplet"] for p in serving or kept)
+    if any("RUNNING" in p["instances"] for p in kept):
+        kept = [p for p in kept if p["instances"]]
+    return frozenset(p["droplet"] for p in kept)
 
 
 def _restored(obs: Observation, d: dict, ran: frozenset[int]) -> str | None:

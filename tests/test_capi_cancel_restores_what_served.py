@@ -132,15 +132,19 @@ RAN = spec._ran_when_created
 
 
 def _obs(processes, deployments=()):
-    return {"processes": [{"id": i, "droplet": dr, "instances": ["RUNNING"] * n} for i, dr, n in processes],
+    """Processes (id, droplet, instances as a string of R and s), deployments (state, process)."""
+    status = {"R": "RUNNING", "s": "STARTING"}
+    return {"processes": [{"id": i, "droplet": dr, "instances": [status[c] for c in n]} for i, dr, n in processes],
             "deployments": [{"id": j, "state": st, "deploying_process": p} for j, (st, p) in enumerate(deployments)]}
 
 
-def test_what_the_app_ran_is_what_had_instances():
-    assert RAN(_obs([(0, 0, 0), (1, 1, 2)])) == {1}  # the original at 0 ran nothing
-    assert RAN(_obs([(0, 0, 1), (1, 1, 1)])) == {0, 1}
+def test_what_the_app_ran_is_what_had_instances_once_something_served():
+    assert RAN(_obs([(0, 0, ""), (1, 1, "RR")])) == {1}  # the original at 0 ran nothing
+    assert RAN(_obs([(0, 0, "R"), (1, 1, "R")])) == {0, 1}
+    assert RAN(_obs([(0, 0, "R"), (1, 1, "s"), (2, 2, "")])) == {0, 1}  # starting counts, 0 does not
     # a CANCELING deployment's process is left out: its cancel is taking it away
-    assert RAN(_obs([(0, 0, 1), (1, 1, 1)], [("CANCELING", 1)])) == {0}
-    # none with instances (but the canceled one's): every other process counts
-    assert RAN(_obs([(0, 0, 0), (1, 1, 1)], [("CANCELING", 1)])) == {0}
-    assert RAN(_obs([(0, 0, 0)])) == {0}
+    assert RAN(_obs([(0, 0, "R"), (1, 1, "R")], [("CANCELING", 1)])) == {0}
+    # nothing (but the canceled one's) served: every other process counts, at 0 or not
+    assert RAN(_obs([(0, 0, ""), (1, 1, "R")], [("CANCELING", 1)])) == {0}
+    assert RAN(_obs([(0, 0, ""), (1, 1, "s"), (2, 1, "s")])) == {0, 1}
+    assert RAN(_obs([(0, 0, "")])) == {0}
