@@ -148,3 +148,16 @@ def test_what_the_app_ran_is_what_had_instances_once_something_served():
     assert RAN(_obs([(0, 0, ""), (1, 1, "R")], [("CANCELING", 1)])) == {0}
     assert RAN(_obs([(0, 0, ""), (1, 1, "s"), (2, 1, "s")])) == {0, 1}
     assert RAN(_obs([(0, 0, "")])) == {0}
+    # only the canceled one's process: nothing to demand (the property then judges no droplet)
+    assert RAN(_obs([(1, 1, "R")], [("CANCELING", 1)])) == frozenset()
+
+
+def test_deployments_equal_but_for_their_record_keep_their_own_when_they_move():
+    """What a deployment recorded is part of the interned value's key: two deployments
+    that differ only there stay apart when a cancel moves them."""
+    s = run(SAFE, (Push(1), Runtime(0), Stage(True), CANARY, Runtime(1), Tick(), Deploy()), settle=False)
+    d = s.adapter.state.deployments[1]
+    other = attrs.evolve(d, rolls_back_to=None)
+    assert d.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to == 1
+    assert other.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to is None
+    assert d.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to == 1  # after the other was interned

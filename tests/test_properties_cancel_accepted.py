@@ -66,7 +66,7 @@ def test_the_state_judged_is_the_one_the_cancel_was_asked_in():
                                                 ({DEPLOYING, CANCELING}, "PREPAUSED", 3)])
 def test_the_explorer_finds_a_design_that_will_not_cancel_a_canary(monkeypatch, states, at, length):
     """capi-safe cancelling only some states. Every other property holds for both designs
-    at capi-safe's exploration bounds (the explorer, once: 40,090 and 47,892 states): a
+    at capi-safe's exploration bounds (the explorer, once, session 47: 40,090 and 47,892 states): a
     refusal changes nothing, so only this property tells them from capi-safe."""
     variant = attrs.evolve(MODEL.variant("capi-safe"), name=f"safe-cancels-{len(states)}", declares=frozenset(),
                            cancelable_states=frozenset(states))

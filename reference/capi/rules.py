@@ -160,7 +160,8 @@ def newest_serving_process(state: CapiState) -> int | None:
     is created, leaving out a CANCELING deployment's own (its cancel is taking it
     away), or None when none serves. What the app served then is what a cancel of
     the new deployment puts back; the deployment keeps that process (at 0 if its
-    steps take every instance) until it ends, so a later step cannot destroy it.
+    steps take every instance) while it rolls out, so a later step cannot destroy it
+    (a cancel that rolls back onto another process, one that serves, may).
     The oldest process is not recorded: the down-scaler keeps it at 0 anyway, and
     the cancel step falls back to it (states that differ only there are one)."""
     canceling = {d.deploying_process for d in state.deployments if d.state == CANCELING}

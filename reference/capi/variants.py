@@ -304,7 +304,16 @@ CAPI_PR3084 = attrs.evolve(
     ),
     declares=frozenset({"app_stays_available", "user_scale_not_lost", "capacity_within_bound"}),
     select_prior=rules.running_interim_or_oldest,
-    violates_beyond={"deployment_converges": _livelock("capi-pr3084--deployment_converges--6841edcf4c.json")},
+    violates_beyond={
+        "deployment_converges": _livelock("capi-pr3084--deployment_converges--6841edcf4c.json"),
+        "cancel_restores_last_good": Beyond(
+            config=CapiConfig(**{**CapiConfig.EXPLORE, "max_deployments": 3}).to_json(),
+            trace="counterexamples/capi/capi-pr3084--cancel_restores_last_good--0c8a2049b5.json",
+            why=("max_deployments=3 (explorer, 13 steps): two rolling deployments took the original to 0 "
+                 "while theirs served; with the instance report unavailable the cancel of a third falls "
+                 "back to the original and restores droplet 0"),
+        ),
+    },
 )
 
 CAPI_CURRENT = attrs.evolve(
@@ -424,7 +433,7 @@ CAPI_SAFE = attrs.evolve(
         "the deployment takes the app to, so a count asked by a deployment in flight is not "
         "lost when another supersedes it (docs/explore-findings 3). (10) A deployment records, "
         "when it is created, the newest web process that serves (not a canceling deployment's, "
-        "not the oldest), keeps it at 0 rather than destroy it until it ends, and its cancel "
+        "not the oldest), keeps it at 0 rather than destroy it while it rolls out, and its cancel "
         "rolls back to it when neither a running interim nor the oldest process serves: after a "
         "canary's 100 % step the oldest is at 0 and the canary served, and PR #3084's rule "
         "rolled the app back past it."

@@ -122,9 +122,11 @@ def _takes_app_down(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
 def _survivor_idle(s: Symbolic, survivor: z3.ArithRef) -> z3.BoolRef:
     """The survivor has no RUNNING instance, or was created by the canceled deployment
     or a newer one. Any other survivor existed when the canceled deployment was created
-    (creation order); if it runs, it had instances then (an older process only loses
-    instances while a newer deployment rolls out), so the app ran its droplet then, and
-    the cancel scales it back: it restores a droplet the app ran before."""
+    (creation order), and where the cancel step chooses before it scales anything, one
+    that runs had instances then (an older process only loses instances while a newer
+    deployment rolls out): the cancel restores a droplet the app ran. A cancel that
+    rolls back over several dispatches (capi-safe) may choose again a prior it scaled up
+    from 0; there this narrows the search for a trace rather than being necessary."""
     return z3.And(survivor != RETRY, z3.Or(s.slot_value(s.running, survivor) == 0,
                                            s.slot_value(s.owner, survivor) >= s.c))
 
