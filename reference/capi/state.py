@@ -42,7 +42,7 @@ CANARY = "canary"
 
 
 #: the values the writing helpers build, each once (interned): capi-safe's default
-#: exploration meets 36 processes, 192 deployments and 2 apps in 47,892 states (session 48), and built
+#: exploration met 36 processes, 192 deployments and 2 apps in 47,892 states (50,963 since its deployments record a process), and built
 #: 93,000, 30,000 and 29,000 of them; a step now finds the object (its hash cached,
 #: identity settling equality) instead of building and hashing another. Frozen values:
 #: sharing them is what every state already does with its parent's. Objects built by the
