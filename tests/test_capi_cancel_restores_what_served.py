@@ -101,7 +101,6 @@ def test_what_a_deployment_records():
     assert rules.newest_serving_process(state) == 1
     canceling = s.adapter.state.with_deployment(state.deployments[0].moved_to(CANCELING, "ACTIVE", CANCELING))
     assert rules.newest_serving_process(canceling) is None  # a cancel is taking P1 away
-    assert rules.no_rollback_recorded(state) is None
 
 
 def test_an_ended_deployment_forgets_what_it_recorded():

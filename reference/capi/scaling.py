@@ -106,7 +106,10 @@ def _scale_down_in_order(state: CapiState, old: list[Process], keep: int, kept: 
         if reduce < p.desired:
             return state.with_process(p.scaled_to(p.desired - reduce))
         reduce -= p.desired
-        state = scale_down_old_process(state, p, p if p.id == kept else original)
+        if p.id == kept:
+            state = state.with_process(p.scaled_to(0))
+        else:
+            state = scale_down_old_process(state, p, original)
     return state
 
 
