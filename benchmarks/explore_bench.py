@@ -125,7 +125,7 @@ def free_steps(variant: str) -> dict:
     return {"states": second.states, "cpu": cpu}
 
 
-def representation_cost(variant: str) -> dict:
+def representation_cost(variant: str, overrides: dict | None = None) -> dict:
     """What the attrs representation costs against named tuples, per explored state.
 
     Counts the objects the search builds per state (from a profile of one bare
@@ -149,7 +149,7 @@ def representation_cost(variant: str) -> dict:
 
     model = get_model("capi")
     v = model.variant(variant)
-    config = explore_config(model, v)
+    config = attrs.evolve(explore_config(model, v), **(overrides or {}))
     prof = cProfile.Profile()
     r = prof.runcall(bfs, model, v, config, goal=lambda s, o: False)
     built = collections.Counter()
@@ -162,8 +162,9 @@ def representation_cost(variant: str) -> dict:
     p = Process(0, 0, ("RUNNING", "STARTING"))
     tuples = {c.__name__: collections.namedtuple(c.__name__, [f.name for f in attrs.fields(c)])
               for c in (CapiState, Process, Deployment)}
+    # every field given, read off an instance, so a field added to the model cannot break this
     args = {"CapiState": (app, (True,), (p,), (d,), 2, ()), "Process": (0, 0, ("RUNNING", "RUNNING")),
-            "Deployment": (1, "DEPLOYING", "ACTIVE", "DEPLOYING", 1, 1, 0, 2, 1, "rolling", (), 0, None)}
+            "Deployment": attrs.astuple(d, recurse=False)}
     classes = {"CapiState": capi_state._state, "Process": Process, "Deployment": Deployment}
 
     def cost(cls, a):
