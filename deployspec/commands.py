@@ -16,7 +16,7 @@ import attrs
 from deployspec import junit as junit_xml
 from deployspec import junit_cases, traces
 from deployspec.models import UsageError, bounds_given
-from deployspec.outputs import output_path, writable_dir, write_output
+from deployspec.outputs import json_named, output_path, writable_dir, write_output
 from deployspec.text import escaped, first_few, printable_line
 
 
@@ -385,7 +385,8 @@ def _output_of_show(named: str, source: str):
             raise UsageError(f"-o {named}: is the trace being shown; write the picture elsewhere")
     except OSError:  # (the trace's own name is said when it is read)
         pass
-    if named.lower().endswith(".json") and not named.lower().endswith(".itf.json"):  # as --junit's
-        raise UsageError(f"-o {named}: a .json name would be read as a trace by a replay of its folder; "
+    why = json_named(path, named, also=(".itf.json",))  # as --junit's
+    if why is not None:
+        raise UsageError(f"-o {named}: {why} would be read as a trace by a replay of its folder; "
                          "name it .itf.json (itf), .svg, .html or .txt")
     return path

@@ -96,15 +96,16 @@ def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None 
     output when ``--json`` prints there: a JSON document followed by XML is neither."""
     if named is None:
         return None
-    from deployspec.outputs import output_path
+    from deployspec.outputs import json_named, output_path
     from deployspec.streams import is_stdout
 
     path = output_path(named, "--junit", made=out)
     if json_on_stdout and is_stdout(str(path)):
         raise UsageError(f"--junit {named}: standard output carries --json; write the report to a file")
-    if path.suffix.lower() == ".json":
-        raise UsageError(f"--junit {named}: a .json name, for an XML report (a folder's *.json files "
-                         "are read as traces); name it .xml")
+    why = json_named(path, named)
+    if why is not None:
+        raise UsageError(f"--junit {named}: {why}, for an XML report (a folder's *.json files are read as "
+                         "traces); name it .xml")
     return path
 
 

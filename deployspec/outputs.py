@@ -115,6 +115,24 @@ def output_path(named: str, flag: str, empty: str = "give a file name", made: st
     return Path(os.path.abspath(named))
 
 
+def json_named(path: Path, named: str, also: tuple[str, ...] = ()) -> str | None:
+    """What makes a write to ``path`` land on a ``.json`` file (one not ending in ``also``),
+    which a replay of its folder reads as a trace: "a .json name", or "links to X: a .json
+    name" (``report.xml`` linking to a saved trace would be written over it); None when
+    neither. A descriptor (``/dev/stdout`` into ``> x.json``) is the shell's redirection,
+    not a link of the user's to a trace."""
+    def is_json(n: str) -> bool:
+        return n.lower().endswith(".json") and not n.lower().endswith(also)
+
+    if is_json(named):
+        return "a .json name"
+    try:
+        target = os.path.realpath(path) if path.is_symlink() and not _descriptor(path) else None
+    except OSError:  # (a name too long: the write says so)
+        target = None
+    return f"links to {target}: a .json name" if target and is_json(target) else None
+
+
 #: where this process's open files are named: written into, never replaced (``> log`` would be lost)
 _DESCRIPTORS = ("/dev/fd/", "/proc/self/fd/")
 

@@ -232,6 +232,22 @@ def test_show_writes_no_json_name_a_replay_of_its_folder_would_read_as_a_trace(c
     assert (status, err) == (1, "") and out.count("reproduces on capi-2022") == 1
 
 
+def test_show_writes_no_trace_through_a_link_of_a_pictures_name(capsys, tmp_path):
+    """``-o pic.svg`` linking to a saved trace wrote the picture over it: the name the
+    link leads to is judged as the name given is; a link to a picture's name is written
+    through, the link left a link."""
+    trace = tmp_path / "saved.json"
+    trace.write_bytes(SEED.read_bytes())
+    for name in ("pic.svg", "pic.itf.json"):
+        (tmp_path / name).symlink_to(trace)
+        status, _, err = run(capsys, "show", str(SEED), "-o", str(tmp_path / name))
+        assert status == 2 and f"links to {trace}: a .json name would be read as a trace" in err, err
+    assert trace.read_bytes() == SEED.read_bytes()
+    (tmp_path / "to-itf.svg").symlink_to(tmp_path / "x.itf.json")  # a link to a picture's name: written through
+    assert run(capsys, "show", str(SEED), "-o", str(tmp_path / "to-itf.svg"), "--format", "svg")[0] == 0
+    assert (tmp_path / "to-itf.svg").is_symlink() and (tmp_path / "x.itf.json").read_text().startswith("<svg")
+
+
 def test_a_save_cut_short_leaves_no_file_a_replay_of_the_folder_would_read(capsys, tmp_path, monkeypatch):
     """A crash between write and rename (SIGKILL, out of memory, power) left
     ``.tmp-XXXX.json``, which a replay of the folder then read: a truncated one failed the

@@ -269,13 +269,27 @@ def test_a_report_never_takes_the_place_of_a_trace(capsys, tmp_path):
     link.symlink_to(trace)
     status, out, err = run(capsys, "replay", str(tmp_path), "--junit", str(link))
     assert (status, out) == (2, "")
-    assert err == f"deployspec: error: --junit {link}: is a trace being replayed; write the report elsewhere\n"
+    assert err == (f"deployspec: error: --junit {link}: links to {trace}: a .json name, for an XML report "
+                   "(a folder's *.json files are read as traces); name it .xml\n")
+    named = tmp_path / "seed.trace"  # a trace of another name, given by name: refused as the one replayed
+    named.write_bytes(SEED.read_bytes())
+    status, out, err = run(capsys, "replay", str(named), "--junit", str(named))
+    assert (status, out) == (2, "")
+    assert err == f"deployspec: error: --junit {named}: is a trace being replayed; write the report elsewhere\n"
     for argv in (["replay", str(tmp_path)],
                  ["check", "--model", "capi", "--variant", "capi-2022", "--out", str(tmp_path / "found")]):
         status, out, err = run(capsys, *argv, "--junit", str(trace))
         assert (status, out) == (2, "")
         assert err == (f"deployspec: error: --junit {trace}: a .json name, for an XML report (a folder's "
                        "*.json files are read as traces); name it .xml\n")
+    # nor through a link of another name to a trace not being replayed (it was written over)
+    other = tmp_path / "elsewhere.xml"
+    other.symlink_to(trace)
+    status, out, err = run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+                           "--property", "single_active_deployment", "--junit", str(other))
+    assert (status, out) == (2, "")
+    assert err == (f"deployspec: error: --junit {other}: links to {trace}: a .json name, for an XML report "
+                   "(a folder's *.json files are read as traces); name it .xml\n")
     assert trace.read_bytes() == SEED.read_bytes()
     assert not (tmp_path / "found").exists()  # nothing made before the refusal
 
