@@ -33,8 +33,29 @@ from deployspec.outputs import writable_dir
 from deployspec.text import ESCAPE
 
 
+class _Once(argparse._StoreAction):
+    """An option that takes one value, given twice with two: which was meant is a guess.
+    argparse keeps the last (``--model capi --model slots --property X`` then said slots
+    has no X), a CI line composed of defaults and overrides would search what nobody
+    read; refused as ``--bound`` given twice is. The same value twice is no conflict."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given_once", {})
+        if self.dest in given and given[self.dest] != values:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice "
+                         f"({given[self.dest]} and {values})")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2."""
+    """argparse, but a usage error is one line and exit status 2, and an option of one
+    value is given once (:class:`_Once`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in (None, "store"):  # (groups share the registry: options in them too)
+            self.register("action", name, _Once)
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(message)

@@ -421,3 +421,27 @@ def test_show_refuses_a_bad_o_before_reading_the_trace(capsys, tmp_path, monkeyp
                       (str(tmp_path), "is a directory")):
         status, _, err = run(capsys, "show", str(SEED), "-o", out)
         assert status == 2 and said in err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["check", "--model", "capi", "--model", "slots", "--property", "single_active_deployment"],
+     "argument --model: given twice (capi and slots)"),
+    (["check", "--seed", "1", "--seed", "2"], "argument --seed: given twice (1 and 2)"),
+    (["replay", str(SEED), "--variant", "capi-safe", "--variant", "capi-2022"],
+     "argument --variant: given twice (capi-safe and capi-2022)"),
+    (["show", str(SEED), "-o", "a.svg", "-o", "b.svg"], "argument -o: given twice (a.svg and b.svg)"),
+    (["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi", "--examples", "3",
+      "--examples", "4"], "argument --examples: given twice (3 and 4)"),
+])
+def test_an_option_of_one_value_given_twice_with_two_is_refused(capsys, argv, said):
+    """argparse kept the last: ``--model capi --model slots --property single_active_deployment``
+    said slots has no such property, and a CI line of defaults and overrides searched what
+    nobody read. Refused before any work, as ``--bound`` given twice is."""
+    assert run(capsys, *argv) == (2, "", f"deployspec: error: {said}\n")
+
+
+def test_an_option_given_twice_with_the_same_value_is_no_conflict(capsys):
+    status, out, err = run(capsys, "check", "--model", "capi", "--model", "capi", "--variant", "capi-safe",
+                           "--engine", "explore", "--property", "single_active_deployment", "--seed", "0",
+                           "--seed", "0")
+    assert status == 0 and "given twice" not in err and "holds" in out, (out, err)
