@@ -121,11 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "failed if it reproduces")
 
     s = sub.add_parser("show", help="draw a trace file")
-    s.add_argument("file", metavar="FILE")
+    s.add_argument("file", metavar="FILE", nargs="+")  # one: more are refused by name, not "unrecognized"
     s.add_argument("--format", choices=["text", "svg", "html", "itf"],
                    help="text, svg (timeline), html (timeline and table), itf (Apalache/Quint JSON); "
                         "default: as -o's name ends (.svg, .html, .itf.json), else text")
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
+    # FILE takes more only to refuse them by name; the usage says one
+    s.usage = " ".join(s.format_usage().removeprefix("usage: ").replace(" [FILE ...]", "").split())
 
     v = sub.add_parser("variants", help="list the variants and what they declare")
     v.add_argument("--json", action="store_true", help="the same as JSON, for scripts")

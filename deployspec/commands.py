@@ -325,6 +325,7 @@ def cmd_show(args) -> int:
     from deployspec import traces
     from deployspec.render_text import divergence, render
 
+    args.file = _one_trace(args.file)
     args.format = _show_format(args.format, args.out)
     out = None if args.out is None else _output_of_show(args.out, args.file)  # before the work, as for --out
     trace = traces.load(args.file)
@@ -362,6 +363,16 @@ def cmd_variants(args) -> int:
 IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff", ".svgz")
 #: what ``show -o NAME`` draws when --format is not given, by how NAME ends
 FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
+
+
+def _one_trace(files: list[str]) -> str:
+    """The trace ``show`` draws: one (a glob matching several said "unrecognized arguments")."""
+    if len(files) > 1:
+        from deployspec.text import first_few
+
+        raise UsageError(f"show draws one trace, got {len(files)} ({first_few(files, 3)}); "
+                         "draw each in turn, or replay them all: deployspec replay FILE...")
+    return files[0]
 
 
 def _show_format(given: str | None, out: str | None) -> str:

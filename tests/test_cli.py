@@ -445,3 +445,12 @@ def test_an_option_given_twice_with_the_same_value_is_no_conflict(capsys):
                            "--engine", "explore", "--property", "single_active_deployment", "--seed", "0",
                            "--seed", "0")
     assert status == 0 and "given twice" not in err and "holds" in out, (out, err)
+
+
+def test_show_given_several_traces_says_it_draws_one(capsys, tmp_path):
+    """A glob (``found/x--*.json``) matching several said "unrecognized arguments: b.json"."""
+    names = [str(SEED)] + [str(tmp_path / f"t{i}.json") for i in range(4)]
+    said = (f"deployspec: error: show draws one trace, got 5 ({names[0]}, {names[1]}, {names[2]} and 2 more); "
+            "draw each in turn, or replay them all: deployspec replay FILE...\n")
+    assert run(capsys, "show", *names) == (2, "", said)
+    assert run(capsys, "show", str(SEED))[0] == 0
