@@ -194,6 +194,18 @@ def test_a_controller_that_refuses_everything_holds_vacuously_and_is_told_so(cap
     assert status == 0 and json.loads(out)["results"][0]["stats"]["vacuous"] == []
 
 
+def test_a_vacuous_hold_against_a_reference_points_at_the_bounds(capsys):
+    """The note said "--reference VARIANT asks what they must do" to a run that gave one:
+    the reference refused the deploys as well (capi-2022 knows no max_in_flight), so the
+    configuration is what left them nothing to do."""
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model",
+                         "capi", "--reference", "capi-2022", "--bound", "max_in_flight=[2]", "--examples", "5",
+                         "--property", "single_active_deployment")
+    assert status == 0
+    assert ("so nothing they do was judged; capi-2022 refused them too, under this configuration (the bounds; "
+            "--bound changes them)") in out and "--reference VARIANT" not in out
+
+
 def test_fail_vacuous_makes_a_vacuous_hold_a_failure(capsys, tmp_path):
     """A CI gate that wants every check exercised (a session's review: a stub refusing
     everything passed with exit 0): exit 1, the closing line says why, the JUnit cases fail

@@ -313,7 +313,7 @@ def summary(run) -> str:
              fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
-    lines += vacuity_notes(run.results)
+    lines += vacuity_notes(run.results, run.reference)
     verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
                   "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
@@ -326,9 +326,11 @@ def summary(run) -> str:
     return "\n".join(lines)
 
 
-def vacuity_notes(results) -> list[str]:
+def vacuity_notes(results, reference: str | None = None) -> list[str]:
     """One line per set of actions that never took effect in the checks that held (``?``):
-    a controller that refuses every push and swap breaks no property of the spec."""
+    a controller that refuses every push and swap breaks no property of the spec. With a
+    reference, which refused them as well (it would have parted from the implementation
+    otherwise), the configuration left them nothing to do: the bounds are what to look at."""
     checks: dict[tuple[str, ...], list[str]] = {}
     for r in results:
         if r.stats.get("vacuous"):
@@ -336,9 +338,10 @@ def vacuity_notes(results) -> list[str]:
     every = len(checks) == 1 and len(next(iter(checks.values()))) == len(results) > 1
     from deployspec.contract.harness import not_taking_effect
 
+    hint = (f"{reference} refused them too, under this configuration (the bounds; --bound changes them)"
+            if reference else "--reference VARIANT asks what they must do")
     return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
-            "refused or changed nothing), so nothing they do was judged; --reference VARIANT asks what they "
-            "must do" for kinds, names in checks.items()]
+            f"refused or changed nothing), so nothing they do was judged; {hint}" for kinds, names in checks.items()]
 
 
 def cmd_serve(args) -> int:
