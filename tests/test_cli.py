@@ -161,6 +161,9 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--variant", "capi-2022", "--out", ""], "--out: empty"),
         (["check", "--variant", "capi-2022", "--bound", "max_instances=0"],
          "max_instances must be a positive integer, got 0"),
+        # (the push makes droplet 0 whatever the bound: 0 searched what 1 does, and said 0)
+        (["check", "--variant", "capi-safe", "--engine", "explore", "--bound", "max_droplets=0"],
+         "max_droplets must be a positive integer, got 0"),
         (["contract", "--exec", "true", "--model", "capi", "--name", "n" * 300], "must be 1-64 letters"),
     ],
 )

@@ -21,7 +21,7 @@ class CapiConfig:
     max_instances: int = 3
     #: deployments created at most (each ``deploy`` is one)
     max_deployments: int = 3
-    #: droplets at most (the pushed one plus stagings)
+    #: droplets at most (the pushed one plus stagings: at least 1, the push)
     max_droplets: int = 3
     #: the max_in_flight values a deploy tries
     max_in_flight: tuple[int, ...] = (1,)
@@ -80,7 +80,7 @@ class CapiConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CapiConfig:
-        return cls(**config_fields(cls, data, least={"max_instances": 1}, special={
+        return cls(**config_fields(cls, data, least={"max_instances": 1, "max_droplets": 1}, special={
             "max_in_flight": _counts, "canary_plans": _canary_plans, "max_depth": _depth,
             "web_instances": functools.partial(_counts, empty=True)}))
 
