@@ -336,7 +336,7 @@ def cmd_show(args) -> int:
     elif args.format == "html":
         from deployspec.render_html import render as render_html
 
-        text = render_html(trace)
+        text = render_html(trace, source=str(args.file))
     elif args.format == "itf":
         from deployspec.render_itf import render as render_itf
 

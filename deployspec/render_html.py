@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import shlex
 from typing import Any
 
 from deployspec import render_svg
@@ -12,7 +13,8 @@ from deployspec.text import markup as escape  # also control characters, which X
 from deployspec.traces import found_by
 
 
-def render(trace: dict[str, Any]) -> str:
+def render(trace: dict[str, Any], source: str | None = None) -> str:
+    """The page of ``trace``, read from the file ``source`` (named in its replay line)."""
     from deployspec.models import get_model
 
     model = get_model(trace["model"])
@@ -52,7 +54,7 @@ tr.key td {{ color: #868e96; font-size: 11px; }}
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
 {f'<p>cause: <code>{escape(trace["violation"]["cause"])}</code></p>' if trace["violation"].get("cause") else ""}
 <p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} step{"" if len(trace["steps"]) == 1 else "s"}.
-Replay: <code>deployspec replay FILE</code>.</p>
+Replay: <code>{escape(replay_line(trace, source))}</code>.</p>
 {render_svg.render(trace)}
 <table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr>
 <tr class="key"><td></td><td></td><td><code>{escape(key_lanes)}</code></td><td><code>{escape(key_other)}</code></td></tr></thead>
@@ -62,3 +64,13 @@ Replay: <code>deployspec replay FILE</code>.</p>
 {f'<pre>{html.escape(escaped(parted, keep=chr(10)))}</pre>' if (parted := divergence(trace)) else ""}
 </body></html>
 """
+
+
+def replay_line(trace: dict[str, Any], source: str | None) -> str:
+    """The command that replays the trace shown: its file (``FILE`` when drawn from no
+    file of a name), and for an implementation's trace the option naming it, which the
+    trace does not record."""
+    line = f"deployspec replay {shlex.quote(source) if source else 'FILE'}"
+    if trace.get("engine") == "contract":
+        line += " --exec PROGRAM (or --python MODULE:FACTORY: the implementation it was found on)"
+    return line

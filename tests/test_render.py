@@ -178,3 +178,16 @@ def test_a_slots_picture_shows_where_continuous_deployment_is_on():
     assert said[0] == "site A+ci image tag=relea…"  # production's label, beside its name
     assert said.count("site A+ci") == 2 and said.count("site B") == 3  # written at each swap
     assert "site A+ci" in render_html.render(scenario)
+
+
+def test_the_pages_replay_line_names_the_file_shown_and_an_implementations_option(capsys, tmp_path):
+    """The page said ``deployspec replay FILE`` whatever it showed: now the path given to
+    ``show`` (quoted for a shell), and for an implementation's trace, which does not
+    record the implementation, the option it needs."""
+    shown = tmp_path / "my trace.json"
+    shown.write_bytes(SEED.read_bytes())
+    assert main(["show", str(shown), "--format", "html"]) == 0
+    assert f"Replay: <code>deployspec replay &#x27;{shown}&#x27;</code>" in capsys.readouterr().out
+    found = dict(traces.load(SEED), engine="contract", variant="implementation")
+    assert "deployspec replay FILE --exec PROGRAM (or --python MODULE:FACTORY" in render_html.render(found)
+    assert "--exec" not in render_html.render(traces.load(SEED), source="x.json")
