@@ -50,7 +50,7 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     """One line per step: the action, then each lane and the deployments after it."""
     state_of = model.render_state or capi_state
     lanes_label, other = getattr(model, "render_titles", None) or (
-        f"{model.lanes_plural} (R routable, s starting, x crashed)", "deployments")
+        f"{model.lanes_plural} (R routable, s starting, x crashed, 0 none)", "deployments")
     rows = []
     for step in steps:
         lanes, deps = state_of(step["observation"])

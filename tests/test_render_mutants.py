@@ -263,7 +263,7 @@ def test_one_overlong_cell_does_not_widen_every_row():
 def test_the_text_table_heading_says_how_the_lanes_read():
     """T11 (the key left out of the heading): R, s and x are explained only there."""
     heading = render_steps(get_model("capi"), [], None, None)[0]
-    assert "web processes (R routable, s starting, x crashed)" in heading
+    assert "web processes (R routable, s starting, x crashed, 0 none)" in heading
 
 
 def test_a_newline_in_a_lane_or_deployment_cell_starts_no_line_of_show(capsys, tmp_path):
