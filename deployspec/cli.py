@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "failed if it reproduces")
 
     s = sub.add_parser("show", help="draw a trace file")
-    s.add_argument("file", metavar="FILE", nargs="+")  # one: more are refused by name, not "unrecognized"
+    s.add_argument("file", metavar="FILE", nargs="+", help="the trace file (- reads it from standard input)")
+    # (one: more are refused by name, not as "unrecognized arguments")
     s.add_argument("--format", choices=["text", "svg", "html", "itf"],
                    help="text, svg (timeline), html (timeline and table), itf (Apalache/Quint JSON); "
                         "default: as -o's name ends (.svg, .html, .itf.json), else text")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import sys
 import time
@@ -328,7 +329,10 @@ def cmd_show(args) -> int:
     args.file = _one_trace(args.file)
     args.format = _show_format(args.format, args.out)
     out = None if args.out is None else _output_of_show(args.out, args.file)  # before the work, as for --out
-    trace = traces.load(args.file)
+    if args.file == "-" and (sys.stdin is None or not os.path.exists(STDIN)):
+        raise UsageError("show -: standard input is closed; name a trace file")
+    trace = traces.load(STDIN if args.file == "-" else args.file)  # (``-``: standard input, as -o's is stdout)
+    source = None if args.file == "-" else str(args.file)
     if args.format == "svg":
         from deployspec.render_svg import render as render_svg
 
@@ -336,11 +340,11 @@ def cmd_show(args) -> int:
     elif args.format == "html":
         from deployspec.render_html import render as render_html
 
-        text = render_html(trace, source=str(args.file))
+        text = render_html(trace, source=source)
     elif args.format == "itf":
         from deployspec.render_itf import render as render_itf
 
-        text = json.dumps(render_itf(trace, source=str(args.file)), indent=1) + "\n"
+        text = json.dumps(render_itf(trace, source=source), indent=1) + "\n"
     else:
         text = render(trace) + "\n" + divergence(trace)
     if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
@@ -363,6 +367,10 @@ def cmd_variants(args) -> int:
 IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff", ".svgz")
 #: what ``show -o NAME`` draws when --format is not given, by how NAME ends
 FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
+
+
+#: what ``show -`` reads
+STDIN = "/dev/stdin"
 
 
 def _one_trace(files: list[str]) -> str:

@@ -457,3 +457,24 @@ def test_show_given_several_traces_says_it_draws_one(capsys, tmp_path):
             "draw each in turn, or replay them all: deployspec replay FILE...\n")
     assert run(capsys, "show", *names) == (2, "", said)
     assert run(capsys, "show", str(SEED))[0] == 0
+
+
+def test_show_reads_a_trace_from_standard_input_given_as_dash(tmp_path):
+    """``show -`` said "-: no such file", though ``-o -`` writes to standard output."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "deployspec", "show", "-"]
+    with open(SEED, "rb") as f:
+        r = subprocess.run(cmd, stdin=f, capture_output=True, text=True, timeout=60, check=False)
+    assert (r.returncode, r.stderr) == (0, "") and "violated" in r.stdout.splitlines()[0], r
+    with open(SEED, "rb") as f:
+        r = subprocess.run([*cmd, "--format", "html"], stdin=f, capture_output=True, text=True, timeout=60,
+                           check=False)
+    assert r.returncode == 0 and "Replay: <code>deployspec replay FILE</code>" in r.stdout, r.stderr
+    r = subprocess.run(cmd, input="{", capture_output=True, text=True, timeout=60, check=False)
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.startswith("deployspec: error: /dev/stdin: not JSON")
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
+                       preexec_fn=lambda: __import__("os").close(0))
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2, "", "deployspec: error: show -: standard input is closed; name a trace file\n")
