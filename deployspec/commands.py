@@ -376,8 +376,6 @@ STDIN = "/dev/stdin"
 def _one_trace(files: list[str]) -> str:
     """The trace ``show`` draws: one (a glob matching several said "unrecognized arguments")."""
     if len(files) > 1:
-        from deployspec.text import first_few
-
         raise UsageError(f"show draws one trace, got {len(files)} ({first_few(files, 3)}); "
                          "draw each in turn, or replay them all: deployspec replay FILE...")
     return files[0]
