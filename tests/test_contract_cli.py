@@ -200,10 +200,26 @@ def test_a_vacuous_hold_against_a_reference_points_at_the_bounds(capsys):
     configuration is what left them nothing to do."""
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model",
                          "capi", "--reference", "capi-2022", "--bound", "max_in_flight=[2]", "--examples", "5",
-                         "--property", "single_active_deployment")
+                         "--property", "single_active_deployment", "--property", "conforms_to_capi-2022")
     assert status == 0
     assert ("so nothing they do was judged; capi-2022 refused them too, under this configuration (the bounds; "
             "--bound changes them)") in out and "--reference VARIANT" not in out
+
+
+def test_a_vacuous_hold_says_nothing_of_a_reference_whose_conformance_did_not_hold(capsys, tmp_path):
+    """Only the conformance check compares with the reference: where it broke (capi-safe
+    accepts the push a frozen controller refuses), or was left out, the note may not say
+    the reference refused the actions too."""
+    program = tmp_path / "frozen.py"
+    program.write_text(REFUSES_EVERYTHING)
+    for checks, status_said in (
+            (["conforms_to_capi-safe", "single_active_deployment"],
+             (1, "conforms_to_capi-safe's counterexample above shows what capi-safe does")),
+            (["single_active_deployment"], (0, "--property conforms_to_capi-safe asks what capi-safe does"))):
+        status, out, _ = run(capsys, "contract", "--exec", f"{PY} {program}", "--model", "capi", "--reference",
+                             "capi-safe", "--examples", "5", *(a for c in checks for a in ("--property", c)))
+        assert status == status_said[0] and "refused them too" not in out, out
+        assert f"so nothing they do was judged; {status_said[1]}" in out, out
 
 
 def test_fail_vacuous_makes_a_vacuous_hold_a_failure(capsys, tmp_path):

@@ -328,18 +328,27 @@ def summary(run) -> str:
 
 def vacuity_notes(results, reference: str | None = None) -> list[str]:
     """One line per set of actions that never took effect in the checks that held (``?``):
-    a controller that refuses every push and swap breaks no property of the spec. With a
-    reference, which refused them as well (it would have parted from the implementation
-    otherwise), the configuration left them nothing to do: the bounds are what to look at."""
+    a controller that refuses every push and swap breaks no property of the spec. Where
+    the conformance check with the reference held, the reference refused them as well (it
+    would have parted from the implementation otherwise): the configuration left them
+    nothing to do, and the bounds are what to look at."""
     checks: dict[tuple[str, ...], list[str]] = {}
     for r in results:
         if r.stats.get("vacuous"):
             checks.setdefault(tuple(r.stats["vacuous"]), []).append(r.property)
     every = len(checks) == 1 and len(next(iter(checks.values()))) == len(results) > 1
+    from deployspec.contract.conformance import PREFIX
     from deployspec.contract.harness import not_taking_effect
 
-    hint = (f"{reference} refused them too, under this configuration (the bounds; --bound changes them)"
-            if reference else "--reference VARIANT asks what they must do")
+    conformance = next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
+    if conformance == "holds":
+        hint = f"{reference} refused them too, under this configuration (the bounds; --bound changes them)"
+    elif conformance is not None:
+        hint = f"{PREFIX}{reference}'s counterexample above shows what {reference} does"
+    elif reference is not None:  # (left out by --property)
+        hint = f"--property {PREFIX}{reference} asks what {reference} does"
+    else:
+        hint = "--reference VARIANT asks what they must do"
     return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
             f"refused or changed nothing), so nothing they do was judged; {hint}" for kinds, names in checks.items()]
 
