@@ -57,6 +57,17 @@ class _Parser(argparse.ArgumentParser):
         for name in (None, "store"):  # (groups share the registry: options in them too)
             self.register("action", name, _Once)
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, but ``show a.json -o x.svg b.json`` (FILE ends at the option, so
+        b.json was "unrecognized") hands b.json to show, which says it draws one trace."""
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra and getattr(ns, "command", None) == "show" and not any(
+                a.startswith("-") and a != "-" for a in extra):
+            ns.file = [*ns.file, *extra]
+        elif extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return ns
+
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(message)
 

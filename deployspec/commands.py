@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
 import sys
 import time
@@ -329,9 +328,12 @@ def cmd_show(args) -> int:
     args.file = _one_trace(args.file)
     args.format = _show_format(args.format, args.out)
     out = None if args.out is None else _output_of_show(args.out, args.file)  # before the work, as for --out
-    if args.file == "-" and (sys.stdin is None or not os.path.exists(STDIN)):
-        raise UsageError("show -: standard input is closed; name a trace file")
-    trace = traces.load(STDIN if args.file == "-" else args.file)  # (``-``: standard input, as -o's is stdout)
+    if args.file == "-":  # standard input, as -o's - is standard output
+        if sys.stdin is None:
+            raise UsageError("show -: standard input is closed; name a trace file")
+        trace = traces.load("standard input", stream=sys.stdin.buffer)
+    else:
+        trace = traces.load(args.file)
     source = None if args.file == "-" else str(args.file)
     if args.format == "svg":
         from deployspec.render_svg import render as render_svg
@@ -367,10 +369,6 @@ def cmd_variants(args) -> int:
 IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff", ".svgz")
 #: what ``show -o NAME`` draws when --format is not given, by how NAME ends
 FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
-
-
-#: what ``show -`` reads
-STDIN = "/dev/stdin"
 
 
 def _one_trace(files: list[str]) -> str:

@@ -9,6 +9,7 @@ descriptors (``/dev/stdout`` redirected to a log) are written into, never replac
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def output_path(named: str, flag: str, empty: str = "give a file name", made: st
     stream = closed_stream_named(named)
     if stream is not None:  # (with stderr closed, said nowhere: the status alone)
         raise UsageError(f"{flag} {named}: standard {'output' if stream == 'stdout' else 'error'} is closed")
+    if _is_standard_input(named):
+        raise UsageError(f"{flag} {named}: is standard input (a file read, not one to write); name another")
     try:
         if path.is_dir():
             raise UsageError(f"{flag} {named}: is a directory")
@@ -131,6 +134,23 @@ def json_named(path: Path, named: str, also: tuple[str, ...] = ()) -> str | None
     except OSError:  # (a name too long: the write says so)
         target = None
     return f"links to {target}: a .json name" if target and is_json(target) else None
+
+
+#: the names of standard input
+_STDIN_NAMES = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _is_standard_input(named: str) -> bool:
+    """Whether ``named`` is standard input: by its name, or as the very file it was
+    redirected from (``show - -o t.json < t.json`` wrote the table over the trace it read;
+    a descriptor is written into, so ``-o /dev/fd/0`` appended to it)."""
+    if os.path.abspath(named) in _STDIN_NAMES:
+        return True
+    try:
+        given, read = os.stat(named), os.fstat(0)
+    except (OSError, ValueError):  # (no such file yet; standard input closed)
+        return False
+    return stat.S_ISREG(read.st_mode) and (given.st_dev, given.st_ino) == (read.st_dev, read.st_ino)
 
 
 #: where this process's open files are named: written into, never replaced (``> log`` would be lost)

@@ -16,7 +16,7 @@ import stat
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from deployspec import __version__, validation
 from deployspec.files import write_atomically
@@ -260,12 +260,14 @@ def _stored(path: Path) -> Any:
 MAX_TRACE_BYTES = 64 << 20
 
 
-def load(path: str | os.PathLike) -> dict:
-    """Read and validate a trace file; any problem is a one-line UsageError."""
+def load(path: str | os.PathLike, stream: BinaryIO | None = None) -> dict:
+    """Read and validate a trace file; any problem is a one-line UsageError. From
+    ``stream`` instead when given (``show -``: standard input, read as it is, a pipe or a
+    socket), ``path`` then naming it in messages."""
     if not str(path):  # Path("") is ".", the current folder
         raise UsageError("an empty file name: name a trace file")
     path = Path(path)
-    return _validated(path, _parsed(path, _read_text(path)))
+    return _validated(path, _parsed(path, _read_text(path, stream)))
 
 
 def _validated(path: Path, data: Any) -> dict:
@@ -291,12 +293,15 @@ def _validated(path: Path, data: Any) -> dict:
     return data
 
 
-def _read_text(path: Path) -> str:
-    """The file's text, at most ``MAX_TRACE_BYTES`` of UTF-8 (a byte-order mark, as
-    Windows editors write one, is not the trace)."""
+def _read_text(path: Path, stream: BinaryIO | None = None) -> str:
+    """The file's text (or ``stream``'s), at most ``MAX_TRACE_BYTES`` of UTF-8 (a
+    byte-order mark, as Windows editors write one, is not the trace)."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_TRACE_BYTES + 1)
+        if stream is not None:
+            raw = stream.read(MAX_TRACE_BYTES + 1)
+        else:
+            with open(path, "rb") as f:
+                raw = f.read(MAX_TRACE_BYTES + 1)
         if len(raw) > MAX_TRACE_BYTES:
             raise UsageError(f"{path}: over {MAX_TRACE_BYTES >> 20} MiB: not a trace file")
         return raw.decode("utf-8-sig")

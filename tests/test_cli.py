@@ -456,6 +456,8 @@ def test_show_given_several_traces_says_it_draws_one(capsys, tmp_path):
     said = (f"deployspec: error: show draws one trace, got 5 ({names[0]}, {names[1]}, {names[2]} and 2 more); "
             "draw each in turn, or replay them all: deployspec replay FILE...\n")
     assert run(capsys, "show", *names) == (2, "", said)
+    assert run(capsys, "show", names[0], "-o", str(tmp_path / "x.svg"), *names[1:]) == (2, "", said)  # -o amid
+    assert run(capsys, "show", names[0], "--bogus") == (2, "", "deployspec: error: unrecognized arguments: --bogus\n")
     assert run(capsys, "show", str(SEED))[0] == 0
 
 
@@ -473,8 +475,36 @@ def test_show_reads_a_trace_from_standard_input_given_as_dash(tmp_path):
                            check=False)
     assert r.returncode == 0 and "Replay: <code>deployspec replay FILE</code>" in r.stdout, r.stderr
     r = subprocess.run(cmd, input="{", capture_output=True, text=True, timeout=60, check=False)
-    assert (r.returncode, r.stdout) == (2, "") and r.stderr.startswith("deployspec: error: /dev/stdin: not JSON")
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.startswith("deployspec: error: standard input: not JSON")
+    import socket
+
+    ours, theirs = socket.socketpair()  # (read as it is: reopening /dev/stdin fails on a socket)
+    with ours, theirs:
+        ours.sendall(SEED.read_bytes())
+        ours.shutdown(socket.SHUT_WR)
+        r = subprocess.run(cmd, stdin=theirs, capture_output=True, text=True, timeout=60, check=False)
+    assert (r.returncode, r.stderr) == (0, "") and "violated" in r.stdout.splitlines()[0], r
     r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
                        preexec_fn=lambda: __import__("os").close(0))
     assert (r.returncode, r.stdout, r.stderr) == (
         2, "", "deployspec: error: show -: standard input is closed; name a trace file\n")
+
+
+def test_no_output_is_written_over_standard_input(tmp_path):
+    """``show - -o t.json < t.json`` wrote the table over the trace it read (the "is the
+    trace being shown" guard compared -o with "-"), and ``-o /dev/fd/0``, a descriptor,
+    appended to whatever standard input was: refused, the file left as it was."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "t"
+    trace.write_bytes(SEED.read_bytes())
+    for argv in (["show", "-", "-o", str(trace)], ["show", "-", "-o", "/dev/stdin"],
+                 ["show", str(SEED), "-o", "/dev/fd/0", "--format", "svg"],
+                 ["replay", str(SEED), "--junit", str(trace)]):
+        with open(trace, "rb") as f:
+            r = subprocess.run([sys.executable, "-m", "deployspec", *argv], stdin=f, capture_output=True,
+                               text=True, timeout=60, check=False)
+        assert (r.returncode, r.stdout) == (2, ""), r
+        assert r.stderr.endswith(": is standard input (a file read, not one to write); name another\n"), r.stderr
+        assert trace.read_bytes() == SEED.read_bytes()
