@@ -19,7 +19,8 @@ def test_a_design_of_ones_own_is_listed_with_where_it_came_from(capsys, outside)
     status, out, _ = run(capsys, "variants", "--json")
     (mine,) = [v for v in valid_json_output(json.loads(out))["capi"]["variants"] if v["name"] == MINE]
     assert status == 0 and mine["source"] == "DEPLOYSPEC_VARIANTS module finalize_in_txn"
-    assert mine["declares"] == ["app_stays_available", "capacity_within_bound", "user_scale_not_lost"]
+    assert mine["declares"] == ["app_stays_available", "cancel_restores_last_good", "capacity_within_bound",
+                                "user_scale_not_lost"]
     shipped = [v for v in json.loads(out)["capi"]["variants"] if v["name"] == "capi-current"]
     assert shipped[0]["source"] is None
 
@@ -40,6 +41,27 @@ def test_the_explorer_proves_what_the_change_fixed(capsys, outside):
     (result,) = json.loads(out)["results"]
     assert status == 0 and result["variant"] == MINE and result["verdict"] == "holds"
     assert result["stats"]["complete"] is True
+
+
+def test_the_explorer_finds_what_the_change_left_of_capi_currents_cancel(capsys, outside):
+    """With the window closed, capi-current's cancel rolling back past a canary that served
+    (its eight-step finding hid it) is the design's shortest violation of the property: the
+    design declares it, and docs/variants.md's design declares what this one does (the
+    example's matrix exited 1 when the property grew stricter and neither said so)."""
+    outside("finalize_in_txn")
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", MINE, "--engine", "explore",
+                         "--property", "cancel_restores_last_good", "--json")
+    (result,) = json.loads(out)["results"]
+    assert status == 1 and result["verdict"] == "violated" and result["trace_length"] == 9, result
+    assert result["stats"]["complete"] and result["stats"]["shortest"], result["stats"]
+    assert result["message"] == ("cancel of d1 left P0 running droplet 0, not the healthy droplet 1 the app ran "
+                                 "before the deployment"), result["message"]
+    from tests.designs.finalize_in_txn import FINALIZE_IN_TXN
+
+    documented = {}
+    exec(documented_designs()["mydesigns"], documented)  # noqa: S102 (the doc's own example)
+    assert documented["FINALIZE_IN_TXN"].declares == FINALIZE_IN_TXN.declares
+    assert "cancel_restores_last_good" in FINALIZE_IN_TXN.declares
 
 
 def test_the_matrix_judges_it_by_what_it_declares(outside):
