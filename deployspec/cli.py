@@ -27,6 +27,7 @@ from deployspec import commands, interruption, replay_command, streams
 from deployspec import junit as junit_xml
 from deployspec.argtypes import bound, int_between, nonneg_int, positive_int, seconds
 from deployspec.contract import cli as contract_cli
+from deployspec.contract import serve_command
 from deployspec.files import OUT_OF_FILES
 from deployspec.models import UsageError
 from deployspec.outputs import writable_dir
@@ -379,7 +380,7 @@ def _help_written(status: int) -> int:
 
 COMMANDS = {"check": commands.cmd_check, "replay": replay_command.cmd_replay, "show": commands.cmd_show,
             "variants": commands.cmd_variants, "contract": contract_cli.cmd_contract,
-            "serve": contract_cli.cmd_serve}
+            "serve": serve_command.cmd_serve}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,6 +23,12 @@ def deployspec(*argv: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "deployspec", *argv], text=True, **kwargs)
 
 
+def finished(*argv: str, **kwargs) -> subprocess.CompletedProcess:
+    """The program run to its end (a minute at most), its output and status captured."""
+    return subprocess.run([sys.executable, "-m", "deployspec", *argv], capture_output=True, text=True,
+                          timeout=60, check=False, **kwargs)
+
+
 def valid_json_output(doc: dict) -> dict:
     """``doc`` (a command's ``--json``) checked against deployspec/output.schema.json."""
     import json

@@ -212,14 +212,14 @@ def test_a_vacuous_hold_says_nothing_of_a_reference_whose_conformance_did_not_ho
     the reference refused the actions too."""
     program = tmp_path / "frozen.py"
     program.write_text(REFUSES_EVERYTHING)
-    for checks, status_said in (
-            (["conforms_to_capi-safe", "single_active_deployment"],
-             (1, "conforms_to_capi-safe's counterexample above shows what capi-safe does")),
-            (["single_active_deployment"], (0, "--property conforms_to_capi-safe asks what capi-safe does"))):
+    for checks, expected, said in (
+            (["conforms_to_capi-safe", "single_active_deployment"], 1,
+             "conforms_to_capi-safe's counterexample above shows what capi-safe does"),
+            (["single_active_deployment"], 0, "--property conforms_to_capi-safe asks what capi-safe does")):
         status, out, _ = run(capsys, "contract", "--exec", f"{PY} {program}", "--model", "capi", "--reference",
                              "capi-safe", "--examples", "5", *(a for c in checks for a in ("--property", c)))
-        assert status == status_said[0] and "refused them too" not in out, out
-        assert f"so nothing they do was judged; {status_said[1]}" in out, out
+        assert status == expected and "refused them too" not in out, out
+        assert f"so nothing they do was judged; {said}" in out, out
 
 
 def test_fail_vacuous_makes_a_vacuous_hold_a_failure(capsys, tmp_path):

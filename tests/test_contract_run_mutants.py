@@ -100,7 +100,7 @@ def test_serve_gives_sigterm_back_as_it_found_it():
     """Mutant: the handler ``serve`` installs for SIGTERM left in place after it. Called in
     process (``main(["serve", …])``), a later SIGTERM would raise serve's own exception
     wherever the caller then is. Only under signals: the context manager itself."""
-    from deployspec.contract.cli import _sigterm_ends_serving
+    from deployspec.contract.serve_command import _sigterm_ends_serving
 
     def theirs(signum, frame):
         pass
