@@ -311,7 +311,7 @@ def test_the_quick_validity_check_never_accepts_what_the_schema_rejects():
 def test_sigterm_while_serve_answers_a_request_ends_the_server():
     """The server turns every Exception of a request into an error reply; SIGTERM's
     exception (a BaseException) must not be one, or the server serves on."""
-    from deployspec.contract.cli import _Terminated
+    from deployspec.contract.serve_command import _Terminated
     from deployspec.contract.server import Server
 
     class Stopped:
