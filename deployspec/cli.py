@@ -17,6 +17,7 @@ import argparse
 import atexit
 import contextlib
 import errno
+import functools
 import os
 import signal
 import sys
@@ -38,14 +39,30 @@ class _Once(argparse._StoreAction):
     """An option that takes one value, given twice with two: which was meant is a guess.
     argparse keeps the last (``--model capi --model slots --property X`` then said slots
     has no X), a CI line composed of defaults and overrides would search what nobody
-    read; refused as ``--bound`` given twice is. The same value twice is no conflict."""
+    read; refused as ``--bound`` given twice is. The same value twice is no conflict.
+    The message quotes both as typed (``--budget 2 --budget 3``: 2 and 3, not the floats
+    read), so the conversion notes the text it was given."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.typed = None
+        if callable(self.type) and self.nargs is None:  # one text, one value
+            convert = self.type
+
+            @functools.wraps(convert)  # argparse names the type in its error by __name__
+            def noting_text(text):
+                self.typed = text
+                return convert(text)
+
+            self.type = noting_text
 
     def __call__(self, parser, namespace, values, option_string=None):
         given = namespace.__dict__.setdefault("_given_once", {})
-        if self.dest in given and given[self.dest] != values:
+        typed = values if self.typed is None else self.typed
+        if self.dest in given and given[self.dest][0] != values:
             parser.error(f"argument {'/'.join(self.option_strings)}: given twice "
-                         f"({given[self.dest]} and {values})")
-        given[self.dest] = values
+                         f"({given[self.dest][1]} and {typed})")
+        given[self.dest] = (values, typed)
         setattr(namespace, self.dest, values)
 
 

@@ -19,6 +19,9 @@ from .cli_runs import SEED, finished, run
     (["show", str(SEED), "-o", "a.svg", "-o", "b.svg"], "argument -o: given twice (a.svg and b.svg)"),
     (["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi", "--examples", "3",
       "--examples", "4"], "argument --examples: given twice (3 and 4)"),
+    # as typed, not as read (the floats said 2.0 and 3.0; a value the same once read is no conflict)
+    (["check", "--budget", "2", "--budget", "3"], "argument --budget: given twice (2 and 3)"),
+    (["replay", str(SEED), "--timeout", "1e1", "--timeout", "5"], "argument --timeout: given twice (1e1 and 5)"),
 ])
 def test_an_option_of_one_value_given_twice_with_two_is_refused(capsys, argv, said):
     """argparse kept the last: ``--model capi --model slots --property single_active_deployment``
@@ -30,7 +33,7 @@ def test_an_option_of_one_value_given_twice_with_two_is_refused(capsys, argv, sa
 def test_an_option_given_twice_with_the_same_value_is_no_conflict(capsys):
     status, out, err = run(capsys, "check", "--model", "capi", "--model", "capi", "--variant", "capi-safe",
                            "--engine", "explore", "--property", "single_active_deployment", "--seed", "0",
-                           "--seed", "0")
+                           "--seed", "0", "--budget", "2", "--budget", "2.0")
     assert status == 0 and "given twice" not in err and "holds" in out, (out, err)
 
 
