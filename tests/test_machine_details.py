@@ -129,7 +129,7 @@ def test_a_verb_s_pick_runs_from_0_its_first_offer_to_63_and_a_probe_s_over_64_p
     # a probe's number covers the same 64 picks for each of the 8 verbs, no more
     rules = build_machine(CAPI, Recorded, (SINGLE_ACTIVE,), CAPI.default_config(CAPI.variant("capi-safe")),
                           probes=True)
-    quiet = settings(database=None, max_examples=200)
+    quiet = settings(database=None, max_examples=200, derandomize=True)  # (random: once missed 8*64-1)
     pick = rules.push.hypothesis_stateful_rule.arguments["pick"]
     assert find(pick, lambda p: True, settings=quiet) == 0
     assert find(pick, lambda p: p >= 63, settings=quiet) == 63
