@@ -279,7 +279,7 @@ def test_the_json_document_reruns_its_own_search(capsys):
     search = doc["search"]
     assert search | {"rerun": None} == {"reference": None, "checks": ["capacity_within_bound", "single_active_deployment"],
                                         "examples": 20, "budget": None, "seed": 3, "timeout": 20.0,
-                                        "fail_vacuous": False, "rerun": None}
+                                        "fail_vacuous": False, "known": True, "rerun": None}
     words = shlex.split(search["rerun"])
     assert words[:2] == ["deployspec", "contract"] and "--json" not in words
     again_status, again, _ = run(capsys, *words[1:], "--json")

@@ -24,7 +24,7 @@ class _Config:
         self.rootpath, self.args = Path(__file__).parent.parent, []  # deployspec's own tree, as its suite's
         self.options = {"--deployspec-exec": None, "--deployspec-python": None, "--deployspec-model": "capi",
                         "--deployspec-reference": None, "--deployspec-examples": 100, "--deployspec-seed": 0,
-                        "--deployspec-timeout": 10.0, "--deployspec-out": None}
+                        "--deployspec-timeout": 10.0, "--deployspec-out": None, "--deployspec-no-known": False}
         self.options.update({f"--deployspec-{k.replace('_', '-')}": v for k, v in options.items()})
 
     def getoption(self, name):
@@ -34,15 +34,17 @@ class _Config:
 def test_the_options_defaults_are_the_documented_ones(pytestconfig):
     """100 examples, seed 0, 10 s, model capi: what the help promises and the CLI uses."""
     got = {name: pytestconfig.getoption(name) for name in (
-        "--deployspec-model", "--deployspec-examples", "--deployspec-seed", "--deployspec-timeout")}
+        "--deployspec-model", "--deployspec-examples", "--deployspec-seed", "--deployspec-timeout",
+        "--deployspec-no-known")}
     assert got == {"--deployspec-model": "capi", "--deployspec-examples": 100, "--deployspec-seed": 0,
-                   "--deployspec-timeout": 10.0}
+                   "--deployspec-timeout": 10.0, "--deployspec-no-known": False}
 
 
 def test_a_session_searches_as_its_options_say():
-    """Examples, seed, timeout and out given on the command line reach the search."""
-    s = plugin.ContractSession(_Config(python=SAFE, examples=7, seed=3, timeout=2.5, out="found"))
-    assert (s.examples, s.seed, s.timeout, s.out) == (7, 3, 2.5, "found")
+    """Examples, seed, timeout, out and no-known given on the command line reach the search."""
+    s = plugin.ContractSession(_Config(python=SAFE, examples=7, seed=3, timeout=2.5, out="found", no_known=True))
+    assert (s.examples, s.seed, s.timeout, s.out, s.known) == (7, 3, 2.5, "found", False)
+    assert plugin.ContractSession(_Config(python=SAFE)).known
     assert (s.target.kind, s.target.spec) == ("python", SAFE)
     assert (plugin.ContractSession(_Config(exec="prog")).target.kind) == "exec"
 

@@ -208,11 +208,11 @@ def test_the_implementation_is_swept_once_per_connection(beside_the_fakes):
     conn = harness.Connection(harness.Target("python", "contract_fakes:counting"), model)
     config = harness.config_for(model, None)
     with conn:
-        found, first = harness._from_sweep(conn, model.property("single_active_deployment"), config, 0,
-                                           shrink=lambda t: t)
+        found, first = harness._from_recorded(conn, model.property("single_active_deployment"), config, 0,
+                                              lambda t: t, harness.SWEEP)
         after_first = len(resets)
-        found2, second = harness._from_sweep(conn, model.property("user_scale_not_lost"), config, 0,
-                                             shrink=lambda t: t)
+        found2, second = harness._from_recorded(conn, model.property("user_scale_not_lost"), config, 0,
+                                                lambda t: t, harness.SWEEP)
     assert found is None and found2 is None
     assert after_first == first["swept"] + 1 >= 10  # the opening reset, then one per first step
     assert len(resets) == after_first and second["sweep_seconds"] == 0

@@ -15,7 +15,7 @@ from deployspec.models import get_model
 
 
 def _recording():
-    return sweep.Recording("A", {"at": "start"},
+    return sweep.Recording(("A",), {"at": "start"},
                            ({"action": {"type": "a"}, "rejected": None, "observation": {"at": 0}},
                             {"action": {"type": "b"}, "rejected": "no", "observation": {"at": 1}}))
 
@@ -49,8 +49,8 @@ def test_judge_goes_past_a_recording_that_replays_otherwise_and_counts_what_it_j
 
     class Judged:
         def __init__(self, model, adapter, properties, config):
-            calls.append(adapter.recording.action)
-            self.violation = None if adapter.recording.action != "bad" else "violated"
+            calls.append(adapter.recording.actions[0])
+            self.violation = None if adapter.recording.actions[0] != "bad" else "violated"
 
         def perform(self, action):
             if action == "otherwise":
@@ -61,7 +61,7 @@ def test_judge_goes_past_a_recording_that_replays_otherwise_and_counts_what_it_j
             calls.append("settle")
 
     monkeypatch.setattr(sweep, "Session", Judged)
-    recordings = [sweep.Recording(a, {}, ()) for a in ("ok", "otherwise", "bad", "ok")]
+    recordings = [sweep.Recording((a,), {}, ()) for a in ("ok", "otherwise", "bad", "ok")]
     found, n = sweep.judge(model, sweep.Sweep(tuple(recordings), 0.0), prop, config)
     # no settle phase after a first step that violates it, nor after one that replays otherwise
     assert (found.violation, n, calls) == ("violated", 3, ["ok", "settle", "otherwise", "bad"])
@@ -88,4 +88,4 @@ def test_a_sweep_times_what_it_spent_driving_the_implementation():
     recorded = sweep.record(model, lambda: PythonAdapter(ReferenceImplementation("capi", "capi-safe"), model), config)
     assert recorded.seconds > 0 and len(recorded.recordings) >= 10
     first = recorded.recordings[0]
-    assert first.initial == recorded.recordings[1].initial and first.steps[0]["action"] == first.action.to_json()
+    assert first.initial == recorded.recordings[1].initial and first.steps[0]["action"] == first.actions[0].to_json()

@@ -73,6 +73,10 @@ def add_parsers(sub) -> None:
                    help="a check that holds vacuously (holds ?: none of the actions it is about took "
                         "effect, as with a stub that refuses every deploy) fails the run, exit 1, as a "
                         "violation does; the JUnit case fails instead of being skipped")
+    c.add_argument("--no-known", action="store_true",
+                   help="do not replay the committed counterexamples (how the shipped designs broke, "
+                        "counterexamples/MODEL/) where a check's search found nothing; they run under this "
+                        "run's configuration, once per run")
     c.add_argument("--json", action="store_true", help="print results as JSON")
     c.add_argument("--junit", metavar="FILE",
                    help="also write a JUnit XML report (for a CI's test view): a case per check, "
@@ -162,7 +166,7 @@ def cmd_contract(args) -> int:
                 run = harness.run(model, target, reference=args.reference, properties=args.property,
                                   budget=args.budget, max_examples=args.examples, seed=args.seed,
                                   out_dir=out_dir, timeout=args.timeout, bounds=bounds,
-                                  on_start=progress.start, on_result=heard)
+                                  known=not args.no_known, on_start=progress.start, on_result=heard)
             except UsageError:  # (a bad --python, say: the user's argument, no fault of the design's)
                 raise
             except (Exception, SystemExit) as exc:  # a --reference design of one's own failed (sys.exit too)
@@ -200,7 +204,8 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
             "config": run.config.to_json(),
             "search": {"reference": args.reference, "checks": planned, "examples": args.examples,
                        "budget": None if args.examples is not None else args.budget, "seed": args.seed,
-                       "timeout": args.timeout, "fail_vacuous": args.fail_vacuous, "rerun": rerun},
+                       "timeout": args.timeout, "fail_vacuous": args.fail_vacuous, "known": not args.no_known,
+                       "rerun": rerun},
             "results": [r.to_json() for r in run.results],
             "fault": None if run.fault is None else run.fault.to_json(),
             "exit_status": run.exit_status,
@@ -224,6 +229,7 @@ def violation_text(r, target, timeout: float) -> str:
     """A violated check as the report shows it: the trace, where the implementation
     parted from the reference (a conformance check), where it was saved and how to
     replay it."""
+    from deployspec.contract import known
     from deployspec.contract.conformance import PREFIX, divergence_report
     from deployspec.contract.harness import NOT_SHRUNK, not_shrunk
     from deployspec.render_text import render
@@ -233,6 +239,9 @@ def violation_text(r, target, timeout: float) -> str:
         lines.append(NOT_SHRUNK)
     if r.property.startswith(PREFIX):
         lines.append(divergence_report(r.trace))
+    if r.stats.get("replayed"):
+        lines.append(f"found by replaying {r.stats['replayed']} (how {known.design_of(r.stats['replayed'])} broke; "
+                     "docs/findings.md) after the search's examples held")
     if r.counterexample:
         lines.append(traces.saved_line(r))
         lines.append(f"replay: {replay_command(r.counterexample, target, timeout)}")
@@ -255,6 +264,7 @@ def rerun_command(args, target) -> str:
     argv += ["--timeout", _exact(args.timeout)] if args.timeout != DEFAULT_TIMEOUT else []
     argv += ["--name", target.name] if target.name != "implementation" else []
     argv += ["--fail-vacuous"] if getattr(args, "fail_vacuous", False) else []  # (its exit status too)
+    argv += ["--no-known"] if getattr(args, "no_known", False) else []
     return shlex.join(argv)
 
 
@@ -284,12 +294,17 @@ def config_text(config) -> str:
     return ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in config.to_json().items())
 
 
+#: the examples column of a violation the search did not find, by what found it
+FOUND_BY = {"sweep": "first step", "known": "known trace"}
+
+
 def summary(run) -> str:
     from deployspec.declarations import verdict_word
 
     rows = [(r.property, verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""),
-             # found by the sweep of the initial state, before any example: no search, so no steps of one
-             *(("first step", "", "") if r.stats.get("found_by") == "sweep" else
+             # found by the sweep of the initial state (before any example: no search, so no steps of
+             # one), or by a committed trace replayed after the search held
+             *((FOUND_BY[r.stats["found_by"]], "", "") if r.stats.get("found_by") in FOUND_BY else
                (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
                 str(r.stats.get("steps_per_second", "")))))
             for r in run.results]

@@ -6,7 +6,8 @@ the adapter seam, shrinks it, and the trace is saved like any counterexample
 (engine ``contract``, variant = the implementation's name). Besides the model's
 candidate actions the machine probes the ones it leaves out as refused or
 no-ops (``model.probe_actions``, docs/contract.md); before it, every action and
-probe of the initial state is tried once (``sweep.py``). Every check searches
+probe of the initial state is tried once (``sweep.py``); after a search that found
+nothing, the committed counterexamples are replayed (``known.py``). Every check searches
 with the same seed; a run of steps the implementation answered once is recalled,
 not asked again (``recall.py``). A trace found is then
 shortened by replaying it, less one or two steps at a time, on the
@@ -34,7 +35,7 @@ import attrs
 
 from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
-from deployspec.contract import guard, leftovers, sweep
+from deployspec.contract import guard, known, leftovers, sweep
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import (
     NOT_DETERMINISTIC,
@@ -106,8 +107,9 @@ class Connection:
         self.box = FaultBox()
         self.program: Program | None = None
         self._python: PythonAdapter | None = None
-        #: the sweep of the initial state, by configuration (``sweep.key``)
-        self.sweeps: dict[str, sweep.Sweep] = {}
+        #: the sweep of the initial state and the committed traces' runs, by kind and
+        #: configuration (``sweep.key``)
+        self.sweeps: dict[tuple[str, str], sweep.Sweep] = {}
         self.impl: Any = None
         #: the variant whose configuration the run sends (``--reference``; None: the model's default)
         self.reference: str | None = None
@@ -241,13 +243,16 @@ def config_for(model, reference: str | None, bounds: dict | None = None):
 
 
 def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int,
-              max_examples: int | None = None, out_dir: str | None = None) -> Result:
+              max_examples: int | None = None, out_dir: str | None = None, known: bool = True) -> Result:
     """One property against the implementation; the counterexample saved under ``out_dir``.
 
     ``budget`` in seconds (rounds of examples, as ``check``), or ``max_examples``
     for one round of at most that many valid examples (Hypothesis's
     ``max_examples``: the invalid ones and the shrinking of a violation come on top,
-    and ``stats["examples"]`` counts them all). Raises :class:`ImplementationFault`.
+    and ``stats["examples"]`` counts them all). Before the search every first step is
+    run (the sweep); after one that found nothing, unless ``known`` is false, the
+    committed counterexamples.
+    Raises :class:`ImplementationFault`.
     """
     from deployspec.engines import hypothesis_engine as engine
 
@@ -255,13 +260,9 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     failed: list[ImplementationFault] = []  # while shortening a trace
 
     def searchable(obs: dict, action) -> bool:
-        """Whether the search could have sent ``action`` here: a shorter trace can
-        name what no longer exists (``runtime(P1)`` without the deploy that made P1);
-        an implementation need not take that, so such a candidate is not tried."""
-        try:
-            return action in sweep.searchable_actions(model, obs, config)
-        except Exception:  # noqa: BLE001 - an observation the model cannot read: not this candidate
-            return False
+        """A shorter trace can name what no longer exists; an implementation need not
+        take that, so such a candidate is not tried."""
+        return sweep.searchable(model, obs, action, config)
 
     def replay_on_implementation(candidate: dict):
         try:
@@ -281,7 +282,7 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
               "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
     effects_before = dict(conn.took_effect)
     try:
-        r, swept = _from_sweep(conn, prop, config, seed, shrink)  # every first step, once
+        r, swept = _from_recorded(conn, prop, config, seed, shrink, SWEEP)  # every first step, once
         if r is None:
             if max_examples is not None:
                 r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed,
@@ -289,6 +290,10 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
             else:
                 r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
             r.stats.update(swept)
+            if r.verdict == "holds":  # a hold in which no push or swap (no deploy) did anything judged none
+                r.stats["vacuous"] = model.vacuous(lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0))
+                if known:  # what the search missed of the ways real designs broke
+                    r = _unless_known(conn, prop, config, seed, shrink, r)
     except ImplementationFault as fault:
         first = conn.box.first or fault
         first.found = first.found or fault.found  # a violation seen before the fault
@@ -315,8 +320,6 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
         fault = conn.box.first or failed[0]
         fault.found = r
         raise fault
-    if r.verdict == "holds":  # a hold in which no push or swap (no deploy) did anything judged none
-        r.stats["vacuous"] = model.vacuous(lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0))
     return r
 
 
@@ -349,36 +352,73 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
         setattr(r, field, value)
 
 
-def _from_sweep(conn: Connection, prop, config, seed: int, shrink) -> tuple[Result | None, dict]:
-    """The first step that breaks ``prop``, from the connection's sweep of the initial
-    state (driven once per configuration), shortened like any trace, or None; and
-    what the sweep did (``swept``: recordings judged, ``sweep_seconds``: spent
-    driving the implementation for this check). Raises :class:`ImplementationFault`."""
+@attrs.frozen
+class _Recorded:
+    """Runs recorded once per connection and configuration, judged by every check."""
+
+    #: ``stats["found_by"]`` of a violation one of them shows
+    found_by: str
+    #: the stats keys: runs judged, seconds spent driving the implementation
+    judged: str
+    seconds: str
+    #: (model, adapter factory, config) -> the runs, recorded
+    record: Callable[..., sweep.Sweep]
+
+
+SWEEP = _Recorded("sweep", "swept", "sweep_seconds", sweep.record)
+KNOWN = _Recorded("known", "known", "known_seconds",
+                  lambda model, adapters, config: sweep.record_runs(model, adapters, config, known.runs(model)))
+
+
+def _unless_known(conn: Connection, prop, config, seed: int, shrink, held: Result) -> Result:
+    """``held`` (the search's verdict), unless a committed counterexample, run once per
+    connection and configuration, breaks ``prop``: then that violation, with the search's
+    figures. Raises :class:`ImplementationFault`."""
+    found, replayed = _from_recorded(conn, prop, config, seed, shrink, KNOWN)
+    held.stats.update(replayed)
+    if found is None:
+        return held
+    searched = {k: v for k, v in held.stats.items() if k != "vacuous"}
+    found.stats = searched | replayed | {"found_by": "known", "replayed": found.stats["replayed"],
+                                         "seconds": round(held.stats.get("seconds", 0) + found.stats["seconds"], 3)}
+    return found
+
+
+def _from_recorded(conn: Connection, prop, config, seed: int, shrink, kind: _Recorded) -> tuple[Result | None, dict]:
+    """The first recorded run that breaks ``prop`` (``SWEEP``: every first step, before the
+    search; ``KNOWN``: the committed counterexamples, after a search that found nothing),
+    shortened like any trace, or None; and what it did
+    (runs judged, seconds spent driving the implementation for this check: 0 after the
+    first check, which records them). Raises :class:`ImplementationFault`."""
     model, target = conn.model, conn.target
     started = time.perf_counter()
-    recorded = conn.sweeps.get(sweep.key(config))
+    key = (kind.found_by, sweep.key(config))
+    recorded = conn.sweeps.get(key)
     paid = 0.0
     if recorded is None:
-        recorded = sweep.record(model, lambda: conn.adapter(prop.name), config)
-        conn.sweeps[sweep.key(config)] = recorded
+        recorded = kind.record(model, lambda: conn.adapter(prop.name), config)
+        conn.sweeps[key] = recorded
         paid = recorded.seconds
     session, judged = sweep.judge(model, recorded, prop, config)
-    stats = {"swept": judged, "sweep_seconds": round(paid, 3)}
+    stats = {kind.judged: judged, kind.seconds: round(paid, 3)}
     if session is None:
         return None, stats
+    source = recorded.recordings[judged - 1].source
     trace = shrink(traces.build(model=model.name, variant=target.name, config=config.to_json(),
-                                property=prop.name, engine="contract", seed=seed, session=session))
+                                property=prop.name, engine="contract", seed=seed, session=session,
+                                extra={"replayed": source} if source else None))
     elapsed = time.perf_counter() - started
     return Result(model.name, target.name, prop.name, "contract", "violated",
                   trace_length=len(trace["steps"]), message=trace["violation"]["message"],
-                  stats=stats | {"found_by": "sweep", "examples": 0, "steps": 0,
-                                 "seconds": round(elapsed, 3), "seed": seed},
+                  stats=stats | {"found_by": kind.found_by, "examples": 0, "steps": 0,
+                                 "seconds": round(elapsed, 3), "seed": seed}
+                  | ({"replayed": source} if source else {}),
                   cause=trace["violation"].get("cause"), trace=trace), stats
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,
         budget: float = 2.0, max_examples: int | None = None, seed: int = 0, out_dir: str | None = None,
-        timeout: float = 10.0, bounds: dict | None = None,
+        timeout: float = 10.0, bounds: dict | None = None, known: bool = True,
         on_start: Callable[[str], None] = lambda label: None,
         on_result: Callable[[Result], None] = lambda r: None) -> ContractRun:
     config = config_for(model, reference, bounds)
@@ -397,7 +437,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
             started = time.perf_counter()
             try:
                 r = check_one(conn, prop, config=config, budget=budget, max_examples=max_examples,
-                              seed=seed, out_dir=out_dir)
+                              seed=seed, out_dir=out_dir, known=known)
             except ImplementationFault as fault:
                 fault.seconds = time.perf_counter() - started
                 if fault.found is not None:  # the violation it had found before failing

@@ -64,6 +64,9 @@ def pytest_addoption(parser) -> None:
     g.addoption("--deployspec-timeout", type=_cli("seconds"), default=10.0, metavar="SECONDS",
                 help="longest wait for one reply, or one call of a Python object (default 10)")
     g.addoption("--deployspec-out", metavar="DIR", help="save counterexamples here")
+    g.addoption("--deployspec-no-known", action="store_true",
+                help="do not replay the committed counterexamples (how the shipped designs broke) where a "
+                     "check's search found nothing")
 
 
 def _configured(config) -> bool:
@@ -282,6 +285,7 @@ class ContractSession:
         self.examples = opt("--deployspec-examples")
         self.seed = opt("--deployspec-seed")
         self.out = opt("--deployspec-out")
+        self.known = not opt("--deployspec-no-known")
         self.config = harness.config_for(self.model, self.reference)
         if opt("--deployspec-exec"):
             self.target = harness.Target("exec", opt("--deployspec-exec"))
@@ -319,7 +323,7 @@ class ContractSession:
         try:
             with _ctrl_c_kept():
                 r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
-                                      max_examples=self.examples, out_dir=self.out)
+                                      max_examples=self.examples, out_dir=self.out, known=self.known)
                 interruption.raise_if_pending()  # dropped on the way: pytest's interruption, not a pass
         except ImplementationFault as exc:
             fault = exc

@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from deployspec import reached
 from deployspec.session import Session
 
 #: how many actions of one kind at most, as the machine's rules can address (``PICKS``)
@@ -29,11 +30,14 @@ PER_KIND = 64
 
 @attrs.frozen
 class Recording:
-    """One first step from a reset, and the settle phase after it, as the implementation did them."""
+    """A run from a reset (one first step, or a committed trace's actions: ``known.py``)
+    and the settle phase after it, as the implementation did them."""
 
-    action: Any
+    actions: tuple[Any, ...]
     initial: dict
     steps: tuple[dict, ...]
+    #: where the actions came from (a committed trace's name; the sweep's: none)
+    source: str = ""
 
 
 @attrs.frozen
@@ -96,28 +100,64 @@ def record(model, adapter_factory, config) -> Sweep:
         actions = searchable_actions(model, first, config)
     except Exception:  # noqa: BLE001 - an observation the model cannot read: the search's
         actions = []   # properties report it
+    return record_runs(model, adapter_factory, config, [("", (action,)) for action in actions], started)
+
+
+def record_runs(model, adapter_factory, config, runs, started: float | None = None) -> Sweep:
+    """Drive the implementation through each run (``(source, actions)``) from a reset, as far
+    as the search could have sent its actions (``searchable``), then its settle phase.
+
+    Raises ``ImplementationFault`` (through the guarded adapters)."""
+    started = time.perf_counter() if started is None else started
     recordings = []
-    for action in actions:
+    for source, actions in runs:
         session = Session(model, adapter_factory(), (), config)
+        done: list = []
         try:
-            session.perform(action)
+            for action in actions:
+                if not searchable(model, session.obs, action, config):
+                    break  # what no search would send here: the run ends before it
+                session.perform(action)
+                done.append(action)
             session.settle()
         finally:
             session.adapter.close()
-        recordings.append(Recording(action, session.initial, tuple(session.steps)))
+        recordings.append(Recording(tuple(done), session.initial, tuple(session.steps), source))
     return Sweep(tuple(recordings), time.perf_counter() - started)
+
+
+def searchable(model, obs: dict, action, config) -> bool:
+    """Whether a contract search could send ``action`` from ``obs``: a shortened or a
+    committed trace can name what does not exist here (``runtime(P1)`` without the deploy
+    that made P1), or what the configuration does not offer."""
+    try:
+        return action in searchable_actions(model, obs, config)
+    except Exception:  # noqa: BLE001 - an observation the model cannot read: not this candidate
+        return False
 
 
 def judge(model, sweep: Sweep, prop, config) -> tuple[Session | None, int]:
     """The session of the first recording that violates ``prop`` (None if none), and
-    how many recordings were judged."""
+    how many recordings were judged (the violating one last)."""
     for n, rec in enumerate(sweep.recordings, 1):
         session = Session(model, RecordedAdapter(rec), (prop,), config)
+        done, settling = 0, False
         try:
-            if session.perform(rec.action) is None:
+            for action in rec.actions:
+                done += 1
+                if session.perform(action) is not None:
+                    break
+            else:
+                settling = True
                 session.settle()
         except _Replayed:  # the settle phase went otherwise than recorded: judge it no further
             continue
+        except (Exception, SystemExit) as exc:  # a rule of the conformance check's reference design
+            from deployspec.engines.hypothesis_engine import where_raised  # (hypothesis: only now)
+
+            # the steps that reached it, as the search says them (a fault's own report says where)
+            reached.note(exc, where_raised([a.to_json() for a in rec.actions[:done]], settling))
+            raise
         if session.violation is not None:
             return session, n
     return None, len(sweep.recordings)
