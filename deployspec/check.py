@@ -76,6 +76,7 @@ def run(
     distinct: bool = False,
     jobs: int = 1,
     workers: int = 1,
+    memory_mb: float | None = None,
     properties: Iterable[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
     on_found: Callable[[tuple, list[Result]], None] = lambda task, found: None,
@@ -94,14 +95,15 @@ def run(
     ``jobs`` > 1 runs the searches in that many worker processes (:mod:`deployspec.pool`; each search
     is independent and seeded, so the verdicts are those of a serial run, save
     for budget-bound searches on a loaded machine). ``workers`` > 1 splits each
-    exhaustive search over that many processes instead (``engines.explore.search``).
+    exhaustive search over that many processes instead (``engines.explore.search``);
+    ``memory_mb`` is each exhaustive search's memory budget (None: the engine's).
     ``on_progress`` hears how far each running exhaustive search got (serial runs only);
     ``on_found`` hears each finished search (a task of :func:`searches`) with all its results
     (``on_result`` only the first), so what an interrupted run found can still be reported."""
     engines = tuple(engines)
     tasks = searches(pairs, engines, distinct, properties)
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
-               "distinct": distinct, "engines": engines, "workers": workers}
+               "distinct": distinct, "engines": engines, "workers": workers, "memory_mb": memory_mb}
     if jobs <= 1 or len(tasks) <= 1:
         with _collector_paused_between_explores() as before:
             return _run_serially(tasks, options, before, on_start, on_progress, on_found, on_result)
@@ -210,7 +212,8 @@ def check_property_names(pairs: list[tuple[object, str]], properties: list[str],
 def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
           seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
           engines: tuple[str, ...], on_start: Callable[[str], None] | None = None,
-          workers: int = 1, on_progress: Callable[[str], None] | None = None) -> list[Result]:
+          workers: int = 1, memory_mb: float | None = None,
+          on_progress: Callable[[str], None] | None = None) -> list[Result]:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress). What the
     rules of a variant handed in from outside raise (``sys.exit`` too: its exit is not
@@ -220,7 +223,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     try:
         return _judge(model_name, variant, engine, prop_name, budget=budget, seed=seed, out_dir=out_dir,
                       bounds=bounds, distinct=distinct, engines=engines, on_start=on_start,
-                      workers=workers, on_progress=on_progress)
+                      workers=workers, memory_mb=memory_mb, on_progress=on_progress)
     except MemoryError:
         pass  # (the search's states go with the exception, here: then there is room to say it)
     except (Exception, SystemExit) as exc:
@@ -241,7 +244,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
 def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
            seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
            engines: tuple[str, ...], on_start: Callable[[str], None] | None,
-           workers: int, on_progress: Callable[[str], None] | None) -> list[Result]:
+           workers: int, memory_mb: float | None, on_progress: Callable[[str], None] | None) -> list[Result]:
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
@@ -252,6 +255,8 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         # those, as every other search: the two need not make a configuration together)
         bounds = where.config
     exhaustive = {"workers": workers} if workers > 1 else {}  # options of exhaustive searches only
+    if memory_mb is not None:
+        exhaustive["memory_budget_mb"] = memory_mb
     if on_progress is not None:
         exhaustive["on_progress"] = on_progress
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}

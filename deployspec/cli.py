@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--workers", type=positive_int, default=1, metavar="N",
                    help="split each exhaustive (explore) search over N processes "
                         "(default 1; Linux; not with --jobs)")
+    c.add_argument("--memory", type=int_between(64, MAX_MEMORY_MIB), default=None, metavar="MIB",
+                   help="resident memory (MiB) at which each exhaustive search stops, incomplete, and "
+                        "says what it explored (default 3072; with --workers, shared among them; with "
+                        "--jobs, each process's own)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
     c.add_argument("--junit", metavar="FILE",
@@ -176,6 +180,8 @@ def _version() -> str:
 
 #: the most search processes (a typo should not start a thousand)
 MAX_JOBS = 64
+#: the largest --memory (MiB): 16 TiB, beyond any machine's memory (a typo of units should say so)
+MAX_MEMORY_MIB = 16 * 2**20
 #: pytest's --deployspec-examples (contract's --examples is held to its most after parsing)
 examples_count = int_between(1, contract_cli.MAX_EXAMPLES)
 

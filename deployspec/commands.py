@@ -56,6 +56,10 @@ def cmd_check(args) -> int:
         check.check_property_names(pairs, args.property, named=bool(args.variant))
     if args.workers > 1:
         _check_workers(args, check.searches(pairs, tuple(engines), bool(args.variant), args.property))
+    if args.memory is not None and not _explores(args, check.searches(pairs, tuple(engines), bool(args.variant),
+                                                                      args.property)):
+        raise UsageError(f"--memory bounds an exhaustive search, and --engine {args.engine} runs none "
+                         f"here ({EXPLORING})")
     bounds = bounds_given(args.bound)
     if bounds:
         from deployspec.variant_plugins import source_of
@@ -112,6 +116,7 @@ def cmd_check(args) -> int:
             results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
                                 on_start=progress.start, bounds=bounds,
                                 distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
+                                memory_mb=args.memory,
                                 properties=args.property, on_progress=progress.searching,
                                 on_found=found)
         return _conclude_check(args, engines, results, junit, started)
@@ -268,22 +273,30 @@ def _check_json(results, status: int, ok: bool, judged: bool) -> dict:
     return doc
 
 
+#: where check runs an exhaustive search (what --workers and --memory are about)
+EXPLORING = "--engine explore or all, hypothesis on one --variant, or a matrix with a design handed in"
+
+
+def _explores(args, planned: list) -> bool:
+    """Whether the run has an exhaustive search: with --engine explore, after hypothesis
+    on a --variant, or in the matrix for a design handed in (``check.searches``)."""
+    from deployspec import check
+
+    engines = check.ENGINES if args.engine == "all" else (args.engine,)
+    return any(engine == "explore" for _, _, engine, _ in planned) or bool(args.variant and "hypothesis" in engines)
+
+
 def _check_workers(args, planned: list) -> None:
-    from deployspec import check, partitioned
+    from deployspec import partitioned
 
     if args.jobs > 1:
         raise UsageError("--workers and --jobs both start processes: use one of them "
                          "(--jobs for many searches, --workers for one large search)")
     if args.workers > partitioned.MAX_WORKERS:
         raise UsageError(f"--workers: at most {partitioned.MAX_WORKERS}, got {args.workers}")
-    engines = check.ENGINES if args.engine == "all" else (args.engine,)
-    # an exhaustive search runs with --engine explore, after hypothesis on one --variant, or
-    # in the matrix for a design handed in (check.searches)
-    explores = any(engine == "explore" for _, _, engine, _ in planned)
-    if not explores and not (args.variant and "hypothesis" in engines):
+    if not _explores(args, planned):
         raise UsageError(f"--workers splits an exhaustive search, and --engine {args.engine} runs none "
-                         f"here (--engine explore or all, hypothesis on one --variant, or a matrix "
-                         f"with a design handed in)")
+                         f"here ({EXPLORING})")
     if not partitioned.available():
         raise UsageError("--workers needs Linux (the search forks its workers)")
 

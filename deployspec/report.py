@@ -173,8 +173,7 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     """The command that finishes an exhaustive search a bound or budget stopped: the
     bounds it ran with (those not the variant's defaults), its ``--workers``, and what
     stopped it lifted: no ``max_depth``, a ``--budget`` of twice the time it ran (at
-    least the default). The memory budget no option lifts (more workers share it): said
-    so instead."""
+    least the default), a ``--memory`` of twice the budget it spent."""
     import math
 
     from deployspec.check import DEFAULT_BUDGET
@@ -183,9 +182,10 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     if stats.get("stopped") == "max_depth":
         given.pop("max_depth", None)
     workers = stats.get("workers", 1)
-    if stats.get("stopped") == "memory":
-        return (f"{variant} · {prop}: the memory budget stopped it, which no option lifts: narrower "
-                "--bound options finish sooner")
+    spent = stats.get("memory_budget_mb")
+    if stats.get("stopped") == "memory" and not spent:  # (a result without its budget: none to double)
+        return (f"{variant} · {prop}: the memory budget stopped it: a larger --memory MIB, or narrower "
+                "--bound options")
     if stats.get("stopped") == "address_space":
         return (f"{variant} · {prop}: the address-space limit (ulimit -v) stopped it: a higher limit, or "
                 "narrower --bound options")
@@ -193,6 +193,8 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     words = ["--engine", "explore", "--property", prop]
     words += bound_words(given)
     words += ["--workers", str(workers)] if workers > 1 else []
+    if stats.get("stopped") == "memory":  # twice what it spent (if the machine has it)
+        words += ["--memory", str(2 * math.ceil(spent))]
     words += ["--budget", f"{budget:g}"]
     return (f"{handing_in(variant)}deployspec check --model {model.name} --variant {shlex.quote(variant)} "
             + " ".join(shlex.quote(w) for w in words))

@@ -50,6 +50,11 @@ def test_an_incomplete_search_says_why_it_stopped(stopped, why):
                                  f"instances=2) (incomplete: {why} at depth 9, 2.2 s)")
 
 
+def test_a_search_the_memory_budget_stopped_says_the_budget_and_the_option_that_gives_more():
+    stats = {**STATS, "complete": False, "stopped": "memory", "memory_budget_mb": 3072}
+    assert "(incomplete: memory budget of 3,072 MiB spent (--memory MIB gives more) at depth 9" in proof_text(stats)
+
+
 def test_an_incomplete_vacuous_search_says_both():
     """Vacuity is said of a bounded search too, after why it stopped."""
     stats = {**STATS, "complete": False, "stopped": "time", "vacuous": ["deploy", "cancel"]}

@@ -154,9 +154,10 @@ def test_the_command_that_finishes_a_proof_keeps_its_bounds_and_workers_and_lift
         f"{head} --bound 'max_in_flight=[1,2]' --budget 601"  # twice what it ran
     assert _unfinished(stopped="max_depth", seconds=0.4, bounds={"max_depth": 3, "max_instances": 3}) == \
         f"{head} --bound max_instances=3 --budget 120"  # the depth bound lifted
-    assert _unfinished(stopped="memory", workers=2) == ("capi-safe · single_active_deployment: the memory "
-                                                        "budget stopped it, which no option lifts: narrower "
-                                                        "--bound options finish sooner")
+    assert _unfinished(stopped="memory", workers=2, memory_budget_mb=3072, seconds=50) == \
+        f"{head} --workers 2 --memory 6144 --budget 120"  # twice the memory it had
+    assert _unfinished(stopped="memory") == ("capi-safe · single_active_deployment: the memory budget stopped it: "
+                                             "a larger --memory MIB, or narrower --bound options")
     assert _unfinished(stopped="address_space") == ("capi-safe · single_active_deployment: the address-space "
                                                    "limit (ulimit -v) stopped it: a higher limit, or narrower "
                                                    "--bound options")

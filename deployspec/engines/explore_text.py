@@ -29,10 +29,12 @@ def proof_text(stats: dict) -> str:
             f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
             + vacuity_text(stats)
         )
+    why = WHY.get(stats["stopped"], stats["stopped"])
+    if stats["stopped"] == "memory" and stats.get("memory_budget_mb"):  # what it had, and how to give more
+        why = f"memory budget of {stats['memory_budget_mb']:,g} MiB spent (--memory MIB gives more)"
     return (
         f"no violation within {stats['states']} states explored within bounds "
-        f"({bounds_text(stats['bounds'])}) (incomplete: "
-        f"{WHY.get(stats['stopped'], stats['stopped'])} at depth {stats['depth']}, "
+        f"({bounds_text(stats['bounds'])}) (incomplete: {why} at depth {stats['depth']}, "
         f"{stats['seconds']:.1f} s)" + vacuity_text(stats)
     )
 
