@@ -19,6 +19,7 @@ import contextlib
 import errno
 import functools
 import os
+import shlex
 import signal
 import sys
 import time
@@ -60,8 +61,8 @@ class _Once(argparse._StoreAction):
         given = namespace.__dict__.setdefault("_given_once", {})
         typed = values if self.typed is None else self.typed
         if self.dest in given and given[self.dest][0] != values:
-            parser.error(f"argument {'/'.join(self.option_strings)}: given twice "
-                         f"({given[self.dest][1]} and {typed})")
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice "  # (quoted: "" or "a b" read as given)
+                         f"({shlex.quote(str(given[self.dest][1]))} and {shlex.quote(str(typed))})")
         given[self.dest] = (values, typed)
         setattr(namespace, self.dest, values)
 

@@ -21,3 +21,18 @@ class FailsAfter(ReferenceImplementation):
 
 def fails_after():
     return FailsAfter("capi", "capi-safe")
+
+
+class PickyDeploy(ReferenceImplementation):
+    """capi-safe that refuses a deploy while any instance is STARTING (the search's first
+    example never has one accepted; some committed traces do)."""
+
+    def perform(self, action):
+        starting = any("STARTING" in p.get("instances", []) for p in self.observe().get("processes", []))
+        if action.get("type") == "deploy" and starting:
+            return "busy"
+        return super().perform(action)
+
+
+def picky_deploy():
+    return PickyDeploy("capi", "capi-safe")

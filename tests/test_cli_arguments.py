@@ -22,6 +22,9 @@ from .cli_runs import SEED, finished, run
     # as typed, not as read (the floats said 2.0 and 3.0; a value the same once read is no conflict)
     (["check", "--budget", "2", "--budget", "3"], "argument --budget: given twice (2 and 3)"),
     (["replay", str(SEED), "--timeout", "1e1", "--timeout", "5"], "argument --timeout: given twice (1e1 and 5)"),
+    # quoted where the text needs it to be read as given
+    (["contract", "--exec", "node a.js", "--exec", "", "--model", "capi"],
+     "argument --exec: given twice ('node a.js' and '')"),
 ])
 def test_an_option_of_one_value_given_twice_with_two_is_refused(capsys, argv, said):
     """argparse kept the last: ``--model capi --model slots --property single_active_deployment``

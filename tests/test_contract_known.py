@@ -122,3 +122,21 @@ def test_an_implementation_failing_during_them_is_a_fault_of_that_check(capsys, 
     doc = valid_json_output(json.loads(out))
     assert status == 3 and doc["fault"]["checking"] == "app_stays_available", err
     assert "out of order" in doc["fault"]["cause"]
+    # which trace it was replaying, to replay it by hand (the steps are that trace's)
+    first = known.runs(get_model("capi"))[0][0]
+    assert doc["fault"]["replaying"] == first
+    assert f"while checking app_stays_available, replaying {first}: " in err
+
+
+def test_what_took_effect_in_the_replays_a_check_judged_is_no_vacuous_hold(capsys, monkeypatch):
+    """A deploy refused while an instance starts: the search's one example has none taking
+    effect (``holds ?``, and --fail-vacuous fails it), though committed traces had deploys
+    accepted and judged; every check counts them, not only the first, which recorded them."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    argv = ["contract", "--python", "fakes_known:picky_deploy", "--model", "capi", "--examples", "1", "--seed", "0",
+            "--property", "single_active_deployment", "--property", "app_stays_available", "--json"]
+    status, out, _ = run(capsys, *argv, "--no-known")
+    assert status == 0 and all(r["stats"]["vacuous"] == ["deploy"] for r in json.loads(out)["results"])
+    status, out, _ = run(capsys, *argv, "--fail-vacuous")
+    results = valid_json_output(json.loads(out))["results"]
+    assert status == 0 and [r["stats"]["vacuous"] for r in results] == [[], []]

@@ -37,15 +37,19 @@ class ImplementationFault(BaseException):
         self.found = None
         #: how long the check it ended had run (a hang shows as its timeout and more)
         self.seconds = 0.0
+        #: the committed trace being replayed then (``known.py``), if one was: the steps are its
+        self.replaying: str | None = None
 
     def line(self) -> str:
-        """The one-line report: where, while checking what, and why."""
+        """The one-line report: where, while checking what (replaying which committed trace), and why."""
         during = f" while checking {self.checking}" if self.checking else ""
+        during += f", replaying {self.replaying}" if self.replaying else ""
         return f"implementation fault at {self.where}{during}: {self.cause}"
 
     def to_json(self) -> dict:
         """As ``--json`` gives it (contract's and replay's ``fault``)."""
-        return {"where": self.where, "checking": self.checking, "cause": self.cause, "steps": list(self.history)}
+        return {"where": self.where, "checking": self.checking, "cause": self.cause, "steps": list(self.history)} \
+            | ({"replaying": self.replaying} if self.replaying else {})
 
     def with_history(self, most: int = 20) -> str:
         """:meth:`line` and the steps since reset that led to the fault (the last ``most``),

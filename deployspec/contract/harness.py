@@ -290,10 +290,12 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
             else:
                 r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
             r.stats.update(swept)
+            if r.verdict == "holds" and known:  # what the search missed of the ways real designs broke
+                r = _unless_known(conn, prop, config, seed, shrink, r)
             if r.verdict == "holds":  # a hold in which no push or swap (no deploy) did anything judged none
-                r.stats["vacuous"] = model.vacuous(lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0))
-                if known:  # what the search missed of the ways real designs broke
-                    r = _unless_known(conn, prop, config, seed, shrink, r)
+                judged = _judged_effects(conn, config, known)
+                r.stats["vacuous"] = model.vacuous(
+                    lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0) or k in judged)
     except ImplementationFault as fault:
         first = conn.box.first or fault
         first.found = first.found or fault.found  # a violation seen before the fault
@@ -378,10 +380,18 @@ def _unless_known(conn: Connection, prop, config, seed: int, shrink, held: Resul
     held.stats.update(replayed)
     if found is None:
         return held
-    searched = {k: v for k, v in held.stats.items() if k != "vacuous"}
-    found.stats = searched | replayed | {"found_by": "known", "replayed": found.stats["replayed"],
+    found.stats = held.stats | replayed | {"found_by": "known", "replayed": found.stats["replayed"],
                                          "seconds": round(held.stats.get("seconds", 0) + found.stats["seconds"], 3)}
     return found
+
+
+def _judged_effects(conn: Connection, config, known: bool) -> frozenset[str]:
+    """What took effect in the recordings a check that held judged (the sweep's, and the
+    committed traces' unless ``known`` is false): recorded once, by the first check, so
+    the implementation's counters saw them then only."""
+    kinds = (SWEEP, KNOWN) if known else (SWEEP,)
+    recorded = [conn.sweeps.get((kind.found_by, sweep.key(config))) for kind in kinds]
+    return frozenset().union(*(r.took_effect() for r in recorded if r is not None))
 
 
 def _from_recorded(conn: Connection, prop, config, seed: int, shrink, kind: _Recorded) -> tuple[Result | None, dict]:

@@ -39,8 +39,9 @@ def _corpus(name: str) -> tuple[tuple[str, str, tuple], ...]:
     from deployspec.models import get_model
 
     model = get_model(name)
+    folder = resources.files(CORPUS).joinpath(name)
     out = []
-    for entry in sorted(resources.files(CORPUS).joinpath(name).iterdir(), key=lambda e: e.name):
+    for entry in sorted(folder.iterdir() if folder.is_dir() else (), key=lambda e: e.name):  # (none committed: none)
         if entry.name.endswith(".json"):
             trace = json.loads(entry.read_text())
             steps = trace["steps"][:trace.get("settle_from")]

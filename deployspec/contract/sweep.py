@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from deployspec import reached
+from deployspec.contract.guard import ImplementationFault
 from deployspec.session import Session
 
 #: how many actions of one kind at most, as the machine's rules can address (``PICKS``)
@@ -45,6 +46,19 @@ class Sweep:
     recordings: tuple[Recording, ...]
     #: seconds spent driving the implementation
     seconds: float
+
+    def took_effect(self) -> frozenset[str]:
+        """The kinds of action accepted somewhere in the recordings with a change to show
+        for it: what a check that judged them all and held did judge (``holds ?`` is
+        about the rest)."""
+        kinds = set()
+        for rec in self.recordings:
+            before = rec.initial
+            for step in rec.steps:
+                if step["rejected"] is None and step["observation"] != before:
+                    kinds.add(step["action"]["type"])
+                before = step["observation"]
+        return frozenset(kinds)
 
 
 class _Replayed(Exception):
@@ -120,6 +134,9 @@ def record_runs(model, adapter_factory, config, runs, started: float | None = No
                 session.perform(action)
                 done.append(action)
             session.settle()
+        except ImplementationFault as fault:  # its steps are this trace's: say which, to replay it
+            fault.replaying = fault.replaying or source or None
+            raise
         finally:
             session.adapter.close()
         recordings.append(Recording(tuple(done), session.initial, tuple(session.steps), source))
