@@ -244,7 +244,8 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
 def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
            seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
            engines: tuple[str, ...], on_start: Callable[[str], None] | None,
-           workers: int, memory_mb: float | None, on_progress: Callable[[str], None] | None) -> list[Result]:
+           workers: int, on_progress: Callable[[str], None] | None,
+           memory_mb: float | None = None) -> list[Result]:
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
