@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import pytest
 
-from deployspec.contract import harness
+from deployspec.contract import harness, recorded
 from deployspec.contract.examples import ReferenceImplementation
 from deployspec.models import get_model
 
@@ -208,11 +208,11 @@ def test_the_implementation_is_swept_once_per_connection(beside_the_fakes):
     conn = harness.Connection(harness.Target("python", "contract_fakes:counting"), model)
     config = harness.config_for(model, None)
     with conn:
-        found, first = harness._from_recorded(conn, model.property("single_active_deployment"), config, 0,
-                                              lambda t: t, harness.SWEEP)
+        found, first = recorded.first_found(conn, model.property("single_active_deployment"), config, 0,
+                                              lambda t: t, recorded.SWEEP)
         after_first = len(resets)
-        found2, second = harness._from_recorded(conn, model.property("user_scale_not_lost"), config, 0,
-                                                lambda t: t, harness.SWEEP)
+        found2, second = recorded.first_found(conn, model.property("user_scale_not_lost"), config, 0,
+                                                lambda t: t, recorded.SWEEP)
     assert found is None and found2 is None
     assert after_first == first["swept"] + 1 >= 10  # the opening reset, then one per first step
     assert len(resets) == after_first and second["sweep_seconds"] == 0

@@ -35,7 +35,7 @@ import attrs
 
 from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
-from deployspec.contract import guard, known, leftovers, sweep
+from deployspec.contract import guard, leftovers, recorded, sweep
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import (
     NOT_DETERMINISTIC,
@@ -282,7 +282,7 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
               "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
     effects_before = dict(conn.took_effect)
     try:
-        r, swept = _from_recorded(conn, prop, config, seed, shrink, SWEEP)  # every first step, once
+        r, swept = recorded.first_found(conn, prop, config, seed, shrink, recorded.SWEEP)  # every first step, once
         if r is None:
             if max_examples is not None:
                 r = engine.check_property(model, target.name, prop, max_examples=max_examples, seed=seed,
@@ -291,9 +291,9 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
                 r = engine.search(model, target.name, prop, budget=budget, seed=seed, **kwargs)
             r.stats.update(swept)
             if r.verdict == "holds" and known:  # what the search missed of the ways real designs broke
-                r = _unless_known(conn, prop, config, seed, shrink, r)
+                r = recorded.unless_known(conn, prop, config, seed, shrink, r)
             if r.verdict == "holds":  # a hold in which no push or swap (no deploy) did anything judged none
-                judged = _judged_effects(conn, config, known)
+                judged = recorded.judged_effects(conn, config, known)
                 r.stats["vacuous"] = model.vacuous(
                     lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0) or k in judged)
     except ImplementationFault as fault:
@@ -352,78 +352,6 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
         r.trace["extra"]["shrunk"] = False
     for field, value in traces.keep(r.trace, out_dir).items():
         setattr(r, field, value)
-
-
-@attrs.frozen
-class _Recorded:
-    """Runs recorded once per connection and configuration, judged by every check."""
-
-    #: ``stats["found_by"]`` of a violation one of them shows
-    found_by: str
-    #: the stats keys: runs judged, seconds spent driving the implementation
-    judged: str
-    seconds: str
-    #: (model, adapter factory, config) -> the runs, recorded
-    record: Callable[..., sweep.Sweep]
-
-
-SWEEP = _Recorded("sweep", "swept", "sweep_seconds", sweep.record)
-KNOWN = _Recorded("known", "known", "known_seconds",
-                  lambda model, adapters, config: sweep.record_runs(model, adapters, config, known.runs(model)))
-
-
-def _unless_known(conn: Connection, prop, config, seed: int, shrink, held: Result) -> Result:
-    """``held`` (the search's verdict), unless a committed counterexample, run once per
-    connection and configuration, breaks ``prop``: then that violation, with the search's
-    figures. Raises :class:`ImplementationFault`."""
-    found, replayed = _from_recorded(conn, prop, config, seed, shrink, KNOWN)
-    held.stats.update(replayed)
-    if found is None:
-        return held
-    found.stats = held.stats | replayed | {"found_by": "known", "replayed": found.stats["replayed"],
-                                         "seconds": round(held.stats.get("seconds", 0) + found.stats["seconds"], 3)}
-    return found
-
-
-def _judged_effects(conn: Connection, config, known: bool) -> frozenset[str]:
-    """What took effect in the recordings a check that held judged (the sweep's, and the
-    committed traces' unless ``known`` is false): recorded once, by the first check, so
-    the implementation's counters saw them then only."""
-    kinds = (SWEEP, KNOWN) if known else (SWEEP,)
-    recorded = [conn.sweeps.get((kind.found_by, sweep.key(config))) for kind in kinds]
-    return frozenset().union(*(r.took_effect() for r in recorded if r is not None))
-
-
-def _from_recorded(conn: Connection, prop, config, seed: int, shrink, kind: _Recorded) -> tuple[Result | None, dict]:
-    """The first recorded run that breaks ``prop`` (``SWEEP``: every first step, before the
-    search; ``KNOWN``: the committed counterexamples, after a search that found nothing),
-    shortened like any trace, or None; and what it did
-    (runs judged, seconds spent driving the implementation for this check: 0 after the
-    first check, which records them). Raises :class:`ImplementationFault`."""
-    model, target = conn.model, conn.target
-    started = time.perf_counter()
-    key = (kind.found_by, sweep.key(config))
-    recorded = conn.sweeps.get(key)
-    paid = 0.0
-    if recorded is None:
-        recorded = kind.record(model, lambda: conn.adapter(prop.name), config)
-        conn.sweeps[key] = recorded
-        paid = recorded.seconds
-    session, judged = sweep.judge(model, recorded, prop, config)
-    stats = {kind.judged: judged, kind.seconds: round(paid, 3)}
-    if session is None:
-        return None, stats
-    source = recorded.recordings[judged - 1].source
-    trace = shrink(traces.build(model=model.name, variant=target.name, config=config.to_json(),
-                                property=prop.name, engine="contract", seed=seed, session=session,
-                                extra={"replayed": source} if source else None))
-    elapsed = time.perf_counter() - started
-    return Result(model.name, target.name, prop.name, "contract", "violated",
-                  trace_length=len(trace["steps"]), message=trace["violation"]["message"],
-                  stats=stats | {"found_by": kind.found_by, "examples": 0, "steps": 0,
-                                 "seconds": round(elapsed, 3), "seed": seed}
-                  | ({"replayed": source} if source else {}),
-                  cause=trace["violation"].get("cause"), trace=trace), stats
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,

@@ -15,8 +15,9 @@ the package ``deployspec.counterexamples`` (data, beside the code that reads it)
 from __future__ import annotations
 
 import functools
-import json
 from importlib import resources
+
+from deployspec import traces
 
 #: the package the committed traces are installed as (the repository's counterexamples/)
 CORPUS = "deployspec.counterexamples"
@@ -43,7 +44,8 @@ def _corpus(name: str) -> tuple[tuple[str, str, tuple], ...]:
     out = []
     for entry in sorted(folder.iterdir() if folder.is_dir() else (), key=lambda e: e.name):  # (none committed: none)
         if entry.name.endswith(".json"):
-            trace = json.loads(entry.read_text())
+            with entry.open("rb") as stream:  # (read and checked as any trace file)
+                trace = traces.load(f"counterexamples/{name}/{entry.name}", stream=stream)
             steps = trace["steps"][:trace.get("settle_from")]
             out.append((f"counterexamples/{name}/{entry.name}", trace["variant"],
                         tuple(model.action(s["action"]) for s in steps)))

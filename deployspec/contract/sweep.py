@@ -10,7 +10,9 @@ whatever the seed and ``--examples``.
 The implementation is driven once per connection and configuration, with no
 property watching (``record``): the recordings hold every observation, and
 properties judge observations only, so each check judges them afterwards
-(``judge``) without resetting the implementation again.
+(``judge``) without resetting the implementation again. The committed
+counterexamples' runs are recorded and judged the same way (``record_runs``,
+``known.py``; both phases: ``recorded.py``).
 """
 
 from __future__ import annotations
