@@ -140,9 +140,10 @@ def test_the_summary_gives_deployspecs_exit_status_not_the_programs(capsys):
 
 def test_a_command_that_cannot_start_is_a_fault_at_start(capsys, tmp_path):
     """Not blamed on the check the run began with (which depended on --property): the
-    JUnit case is ``start``, --json's ``fault.checking`` null, as for a --python import."""
+    JUnit case is ``start``, --json's ``fault.checking`` null, as for a --python import.
+    (Through ``exec``: a missing program named first is a usage error, before the run.)"""
     report = tmp_path / "r.xml"
-    status, err = contract(capsys, "/nonexistent/impl --serve", "--junit", str(report))
+    status, err = contract(capsys, "exec /nonexistent/impl --serve", "--junit", str(report))
     assert status == 3
     assert err.startswith("deployspec: implementation fault at reset: "
                           "the implementation exited with status 127 before replying to reset; its stderr ends with:")

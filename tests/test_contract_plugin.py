@@ -100,6 +100,8 @@ SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
 
 @pytest.mark.parametrize("args, message", [
     (("--deployspec-exec", ""), "--deployspec-exec: empty"),  # was: every test skipped, exit 0
+    # was: every test failed, each with the shell's exit status 127
+    (("--deployspec-exec", "{tmp}/impl"), "--deployspec-exec '{tmp}/impl': {tmp}/impl: no such file"),
     ((*SAFE, "--deployspec-examples", "0"), "argument --deployspec-examples: must be >= 1, got 0"),
     ((*SAFE, "--deployspec-examples", "-3"), "argument --deployspec-examples: must be >= 1, got -3"),
     ((*SAFE, "--deployspec-examples", "10000001"), "argument --deployspec-examples: at most 10000000, got 10000001"),

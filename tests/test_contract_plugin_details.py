@@ -63,6 +63,7 @@ def test_closing_a_session_closes_its_implementation():
     ({"reference": "capi-9"}, "--deployspec-reference: unknown variant 'capi-9'"),
     ({"exec": "true", "python": SAFE}, "--deployspec-exec and --deployspec-python exclude each other"),
     ({"exec": ""}, "--deployspec-exec: empty"),
+    ({"exec": "./no-such-impl --serve"}, "--deployspec-exec './no-such-impl --serve': ./no-such-impl: no such file"),
     ({"python": "no-colon"}, "--deployspec-python 'no-colon': expected MODULE:FACTORY"),
 ])
 def test_a_bad_option_is_a_usage_error_at_configure(options, message):

@@ -114,6 +114,16 @@ def target_of(args):
     return None
 
 
+def cannot_start(command: str, option: str) -> None:
+    """A usage error if the shell could not start the command's program (a mistyped path),
+    not an implementation fault at the first request."""
+    from deployspec.contract import launchable
+
+    why = launchable.problem(command)
+    if why is not None:
+        raise UsageError(f"{option} {quoted(command)}: {why}")
+
+
 def _not_a_variant(name: str, model) -> None:
     """``--name`` must not be a reference variant's: ``replay`` would run such a
     trace on the reference and call a bug of the implementation fixed."""
@@ -140,6 +150,8 @@ def cmd_contract(args) -> int:
     bounds = bounds_given(args.bound)
     config = harness.config_for(model, args.reference, bounds)
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
+    if target.kind == "exec":
+        cannot_start(target.spec, "--exec")
     report = junit.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=report)
@@ -382,6 +394,8 @@ def open_for_replay(args, traces_loaded):
 
         raise UsageError(f"replay --exec/--python: the files are of different models ({traces_per_model(traces_loaded)}); "
                          "an implementation speaks one: replay one model's traces at a time")
+    if target.kind == "exec":
+        cannot_start(target.spec, "--exec")
     return Connection(target, get_model(models.pop()),
                       timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
 

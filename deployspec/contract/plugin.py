@@ -135,6 +135,7 @@ def _check_designs() -> None:
 
 def _check_target(opt) -> None:
     from deployspec.contract import harness
+    from deployspec.contract.cli import cannot_start
     from deployspec.models import UsageError
 
     if opt("--deployspec-exec") is not None and opt("--deployspec-python") is not None:
@@ -143,6 +144,8 @@ def _check_target(opt) -> None:
     option = f"--deployspec-{kind}"
     try:
         harness.Target(kind, opt(option))
+        if kind == "exec":
+            cannot_start(opt(option), option)
         if kind == "python":
             _find_factory(opt(option))
     except UsageError as exc:
