@@ -77,7 +77,8 @@ def test_each_fault_is_one_line_exit_3_and_leaves_no_process(capsys, tmp_path, m
 def test_a_program_that_stops_reading_is_said_to_have_closed_its_stdin(capsys, tmp_path, mode):
     """Whether the next request's write fails or it sits unread in the pipe (then the
     wait times out, and the closed pipe is named, not a hang)."""
-    status, err = contract(capsys, "exec " + fake(mode, tmp_path / "pids"))  # no shell holding the pipe
+    # as typed: the shell is made the program (``exec``), so none holds the pipe open
+    status, err = contract(capsys, fake(mode, tmp_path / "pids"))
     assert status == 3
     assert "the implementation closed its stdin before replying to " in err.splitlines()[0]
 

@@ -71,3 +71,25 @@ def test_a_program_that_starts_and_fails_is_still_a_fault(folder, capsys):
     _, err = capsys.readouterr()
     assert status == 3
     assert "the implementation exited with status 0 before replying to reset" in err
+
+
+@pytest.mark.parametrize("command, runs", [
+    ("./impl --serve", "exec ./impl --serve"),
+    ("  ./impl 2>log", "exec   ./impl 2>log"),
+    # more than one simple command, an assignment, a builtin or keyword: as written
+    ("./impl; echo done", None), ("./impl | tee log", None), ("./impl && true", None),
+    ("(./impl)", None), ("./impl `x`", None), ("./impl $(x)", None), ("./impl\necho", None),
+    ("FOO=1 ./impl", None), ("exec ./impl", None), ("cd build", None), ("if true; then ./impl; fi", None),
+    ("# ./impl", None), ("", None),
+])
+def test_a_simple_command_runs_as_the_shells_exec(command, runs):
+    assert launchable.exec_form(command) == (command if runs is None else runs)
+
+
+def test_a_program_killed_by_a_signal_is_said_so(folder, capsys):
+    """Not 'exited with status 139', the number a shell in between turned the signal into."""
+    (folder / "segv.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    status = main(["contract", "--exec", f"{sys.executable} segv.py", "--model", "capi", "--examples", "1"])
+    _, err = capsys.readouterr()
+    assert status == 3
+    assert "the implementation was killed by signal 11 before replying to reset" in err

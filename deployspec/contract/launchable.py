@@ -1,4 +1,4 @@
-"""Whether ``/bin/sh`` could start an ``--exec`` command's program, asked before a run.
+"""How ``/bin/sh`` starts an ``--exec`` command's program, and whether it could.
 
 A mistyped path (``--exec ./ctl`` for ``./ctl.py``, a build that has not run, a script
 without its executable bit) is a usage error: without this check the shell exits 127 or
@@ -8,6 +8,10 @@ reads as a bug of the program rather than of the command line.
 Only a command whose first word is a plain word is judged: shell syntax (``cd d && ./x``,
 ``$HOME/x``, ``~/x``, a builtin such as ``exec``) is left to the shell, whose failure is
 then reported as a fault at start, as before.
+
+A simple command runs as ``exec COMMAND``: dash forks even a single command, and a shell
+in between holds the program's stdin open (its closing it looked like a hang) and turns
+its death by a signal into an exit status 128+N.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ SHELL_WORDS = frozenset({
 #: characters after which a word means more than its letters to the shell
 _SHELL_SYNTAX = re.compile(r"[\s$`\\\"'*?\[\]{}()<>|&;~!#]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: a command holding any of these may be more than one simple command (a list, a pipeline,
+#: a subshell, a substitution): it runs as written
+_COMPOUND = re.compile(r"[;&|()`\n]|\$\(")
 #: by a script's extension, the program that runs it (the hint for a file without its x bit)
 _INTERPRETERS = {".py": "python3", ".sh": "sh", ".js": "node", ".rb": "ruby", ".pl": "perl"}
 
@@ -57,3 +64,13 @@ def problem(command: str) -> str | None:
         named = f", or name its interpreter: {shlex.quote(f'{interpreter} {program}')}" if interpreter else ""
         return f"{program}: not executable (chmod +x it{named})"
     return None
+
+
+def exec_form(command: str) -> str:
+    """``command`` as the shell should run it: after ``exec`` if it is one simple command
+    beginning with a program (not an assignment, a builtin or a keyword), else as written."""
+    words = command.split()
+    if (not words or _COMPOUND.search(command) or words[0] in SHELL_WORDS
+            or _ASSIGNMENT.match(words[0]) or words[0].startswith("#")):
+        return command
+    return f"exec {command}"

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # typing.Self is 3.11's; annotations are not evaluated
     from typing import Self
 
 from deployspec.adapter import ImplementationError
-from deployspec.contract import leftovers, protocol
+from deployspec.contract import launchable, leftovers, protocol
 from deployspec.files import MACHINE_LIMITS
 from deployspec.text import printable_line, quoted
 
@@ -73,7 +73,7 @@ class Program:
         self._reaped = time.monotonic()
         try:
             self.proc = subprocess.Popen(
-                self.command,
+                launchable.exec_form(self.command),  # (the shell becomes the program)
                 shell=True,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
