@@ -15,6 +15,10 @@ from deployspec.contract import harness
 
 from .fault_runs import FAKES
 
+#: the search's seed where a fake shows the case its row pins (else 2): which repeat of a
+#: run of steps differs first depends on the path the search takes
+SEEDS = {"moody": 14, "fickle": 20}
+
 
 @pytest.mark.parametrize("factory, prop, cause", [
     # the deploy the sweep of the initial state probes, before any push
@@ -76,7 +80,7 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
     monkeypatch.chdir(FAKES.parent)  # MODULE is found beside the user, as with `python -m`
     _count_fickle_deploys_from_zero(monkeypatch)
     status = main(["contract", "--python", f"contract_fakes:{factory}", "--model", "capi", "--examples", "30",
-                   "--seed", "2", "--property", prop])
+                   "--seed", str(SEEDS.get(factory, 2)), "--property", prop])
     err = capsys.readouterr().err
     assert status == 3, err
     lines = err.strip().splitlines()
@@ -386,16 +390,16 @@ def test_the_guard_keeps_each_distinct_observation_it_remembers_once():
 
 
 def test_a_refusal_that_does_not_repeat_gives_its_reason(capsys, monkeypatch):
-    """``fickle`` refuses every other deploy over its life: with seed 3 the first run of the
+    """``fickle`` refuses every other deploy over its life: with seed 39 the first run of the
     steps was accepted and the repeat refused, and the line says why the implementation refused."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.chdir(FAKES.parent)
     _count_fickle_deploys_from_zero(monkeypatch)
     status = main(["contract", "--python", "contract_fakes:fickle", "--model", "capi", "--examples", "30",
-                   "--seed", "3", "--property", "app_stays_available"])
+                   "--seed", "39", "--property", "app_stays_available"])
     err = capsys.readouterr().err
     assert status == 3, err
-    assert ("at step 2 (deploy()) while checking app_stays_available: non-deterministic behaviour: the same "
+    assert ("at step 3 (deploy()) while checking app_stays_available: non-deterministic behaviour: the same "
             "steps, run again from a reset, gave a different result: this step was refused (try again later), "
             "where it was accepted before (is reset complete?") in err
 
