@@ -64,6 +64,10 @@ class Model:
     #: entry may be a tuple of kinds any one of which will do (slots deploys by
     #: ``set_image`` or by a webhook's delivery: cobalt #212's pipeline does the latter)
     essential: tuple[str | tuple[str, ...], ...] = ()
+    #: bounds under which action kinds that the default configuration leaves nothing to
+    #: do take effect on the reference designs: (a ``--bound``, the kinds it lets act), in
+    #: the order a contract run's note on what never took effect suggests them
+    widening: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def vacuous(self, moved: Callable[[str], bool]) -> list[str]:
         """The essential actions none of which ``moved`` (a kind -> whether it took
@@ -228,6 +232,7 @@ def _capi() -> Model:
         settle_action=capi_model.settle_action,
         partition=capi_model.partition,
         essential=("deploy",),
+        widening=(("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",)),),
         schema_file="capi.observation.schema.json",
         lanes="web process",
     )
@@ -253,6 +258,9 @@ def _slots() -> Model:
         settle_action=slots_model.settle_action,
         partition=slots_model.partition,
         essential=("push", "swap", ("set_image", "deliver_webhook")),
+        # slots on a tag pull anew on a restart, a recycle, a retry; a webhook delivers
+        widening=(("start=release", ("restart", "recycle", "crash_retry")),
+                  ("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"))),
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

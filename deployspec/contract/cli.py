@@ -219,6 +219,7 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
                        "timeout": args.timeout, "fail_vacuous": args.fail_vacuous, "known": not args.no_known,
                        "rerun": rerun},
             "results": [r.to_json() for r in run.results],
+            "took_effect": run.took_effect,
             "fault": None if run.fault is None else run.fault.to_json(),
             "exit_status": run.exit_status,
         }, indent=1))
@@ -337,6 +338,7 @@ def summary(run) -> str:
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += vacuity_notes(run.results, run.reference)
+    lines += idle_note(run)
     verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
                   "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
@@ -374,6 +376,26 @@ def vacuity_notes(results, reference: str | None = None) -> list[str]:
         hint = "--reference VARIANT asks what they must do"
     return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
             f"refused or changed nothing), so nothing they do was judged; {hint}" for kinds, names in checks.items()]
+
+
+def idle_note(run) -> list[str]:
+    """A line naming the action kinds that took effect nowhere in the run (a contract run's
+    coverage: a slots run from empty slots pins digests, so no restart, recycle or crash
+    retry changes anything, and a bug in them passes), with the bounds under which the
+    reference designs give them something to do, those the run did not already send."""
+    if not run.idle:
+        return []
+    sent = run.config.to_json()
+    left, reach = list(run.idle), []
+    for suggested, kinds in get_model(run.model).widening:
+        name, value = bound(suggested.strip("'"))
+        here = [k for k in left if k in kinds]
+        if here and sent.get(name) != value:
+            reach.append(f"--bound {suggested} ({', '.join(here)})")
+            left = [k for k in left if k not in here]
+    where = f"; the reference designs give them something to do with {', '.join(reach)}" if reach else ""
+    return [(f"never took effect: {', '.join(run.idle)} (refused, or changing nothing, at every step of the run: "
+            f"no check judged what they do){where}")]
 
 
 def open_for_replay(args, traces_loaded):

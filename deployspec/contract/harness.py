@@ -195,6 +195,17 @@ class ContractRun:
     bounds: tuple[str, ...] = ()
     #: ``--fail-vacuous``: a check that holds vacuously fails the run, as a violation does
     fail_vacuous: bool = False
+    #: by action kind of the model, how many steps of the run it took effect in (accepted,
+    #: and the observation changed), the sweep's and the committed traces' included
+    took_effect: dict[str, int] = attrs.field(factory=dict)
+
+    @property
+    def idle(self) -> list[str]:
+        """The model's action kinds that took effect nowhere in a run that finished:
+        whatever the implementation does with them, no check judged it."""
+        if self.fault is not None or not self.took_effect:
+            return []
+        return [kind for kind, n in self.took_effect.items() if n == 0]
 
     @property
     def vacuous(self) -> list[str]:
@@ -387,4 +398,5 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
             run.results.append(r)
             on_result(r)
         run.implementation = conn.implementation
+        run.took_effect = {kind: conn.took_effect.get(kind, 0) for kind in model.vocabulary}
     return run

@@ -1,0 +1,74 @@
+"""A contract run names the action kinds that took effect nowhere in it: whatever the
+implementation does with them, no check judged it (a slots run from empty slots with
+pinned digests: no restart, recycle or crash retry changes anything)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deployspec.cli import main
+from deployspec.contract import harness
+from deployspec.models import get_model
+
+REFERENCE = {"capi": "capi-safe", "slots": "slots-pipeline-immutable"}
+
+
+def contract(capsys, *argv: str) -> tuple[int, str]:
+    status = main(["contract", *argv])
+    return status, capsys.readouterr().out
+
+
+def test_a_slots_run_from_empty_slots_names_what_it_never_exercised(capsys):
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
+                           "--model", "slots", "--examples", "20", "--property", "no_latent_drift")
+    assert status == 0, out
+    assert ("never took effect: deliver_webhook, restart, recycle, crash_retry (refused, or changing nothing, at "
+            "every step of the run: no check judged what they do); the reference designs give them something to "
+            "do with --bound start=release (restart, recycle, crash_retry), --bound start=webhook "
+            "(deliver_webhook)") in out.splitlines()
+
+
+def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
+                           "--model", "slots", "--examples", "20", "--property", "push_does_not_touch_production",
+                           "--bound", "start=release")
+    assert status == 0, out
+    (note,) = [line for line in out.splitlines() if line.startswith("never took effect")]
+    assert note.startswith("never took effect: deliver_webhook (") and note.endswith(
+        "with --bound start=webhook (deliver_webhook)")
+
+
+def test_json_counts_each_kind(capsys):
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                           "--examples", "20", "--property", "single_active_deployment", "--json")
+    assert status == 0
+    took = json.loads(out)["took_effect"]
+    assert list(took) == list(get_model("capi").vocabulary)
+    assert took["continue_"] == 0  # the default configuration offers no canary
+    assert all(n > 0 for kind, n in took.items() if kind != "continue_"), took
+
+
+def test_a_run_where_every_kind_took_effect_says_nothing_of_it(capsys):
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                           "--reference", "capi-safe", "--examples", "30", "--property", "conforms_to_capi-safe")
+    assert status == 0, out
+    assert "never took effect" not in out
+
+
+@pytest.mark.parametrize("model, suggested, kinds", [
+    (model, suggested, kinds) for model in ("capi", "slots") for suggested, kinds in get_model(model).widening])
+def test_each_suggested_bound_gives_its_kinds_something_to_do_on_the_reference(model, suggested, kinds):
+    """What the note suggests holds: under the bound, the reference design's own object
+    has each kind take effect in a short run."""
+    from deployspec.argtypes import bound
+
+    name, value = bound(suggested.strip("'"))
+    reference = REFERENCE[model]
+    run = harness.run(get_model(model), harness.Target("python", "deployspec.contract.examples:"
+                                                        + reference.replace("-", "_")),
+                      reference=reference, properties=[f"conforms_to_{reference}"], max_examples=100, seed=0,
+                      bounds={name: value}, known=False)
+    assert run.exit_status == 0
+    assert all(run.took_effect[kind] > 0 for kind in kinds), run.took_effect
