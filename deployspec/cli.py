@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("replay", help="replay trace files")
     r.add_argument("files", nargs="+", metavar="FILE",
-                   help="trace files, or folders whose *.json files (in subfolders too) are replayed")
+                   help="trace files, or folders whose *.json files (in subfolders too) are replayed; - reads one "
+                        "trace from standard input")
     r.add_argument("--variant", help="replay on this variant instead of the recorded one; a folder then "
                                      "stands for its traces of the variant's model (the others are left "
                                      "out, said on stderr)")
@@ -159,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     # (one: more are refused by name, not as "unrecognized arguments")
     s.add_argument("--format", choices=["text", "svg", "html", "itf"],
                    help="text, svg (timeline), html (timeline and table), itf (Apalache/Quint JSON); "
-                        "default: as -o's name ends (.svg, .html, .itf.json), else text")
+                        "default: as -o's name ends (.svg, .html, .itf.json or .itf), else text")
     s.add_argument("-o", dest="out", metavar="OUT", help="write here instead of stdout")
     # FILE takes more only to refuse them by name; the usage says one
     s.usage = " ".join(s.format_usage().removeprefix("usage: ").replace(" [FILE ...]", "").split())

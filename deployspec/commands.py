@@ -380,8 +380,10 @@ def cmd_variants(args) -> int:
 
 #: names of pictures ``show`` does not draw (without --format, it wrote its text table there)
 IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff", ".svgz")
+#: names of data a program would read (without --format, the text table went there too)
+DATA = (".jsonl", ".ndjson", ".xml", ".yaml", ".yml", ".csv", ".tla", ".qnt")
 #: what ``show -o NAME`` draws when --format is not given, by how NAME ends
-FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf"}
+FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf", ".itf": "itf"}
 
 
 def _one_trace(files: list[str]) -> str:
@@ -399,6 +401,9 @@ def _show_format(given: str | None, out: str | None) -> str:
     implied = next((f for suffix, f in FORMAT_OF_SUFFIX.items() if named.endswith(suffix)), None)
     if given is None and named.endswith(IMAGES):  # it wrote the text table into x.png
         raise UsageError(f"-o {out}: show draws svg, html, itf or text; name it .svg (or give --format)")
+    if given is None and named.endswith(DATA):  # and into x.jsonl
+        raise UsageError(f"-o {out}: show writes svg, html, itf (Apalache/Quint's trace format) or text; "
+                         "name it .itf.json, .svg, .html or .txt (or give --format)")
     if given is not None and implied is not None and implied != given:
         raise UsageError(f"-o {out}: a name for {implied}, not --format {given}")
     return given or implied or "text"

@@ -184,6 +184,22 @@ def test_show_draws_what_the_name_of_o_asks_for(capsys, tmp_path, name, starts):
     assert out.read_text().startswith(starts)
 
 
+@pytest.mark.parametrize("name", ["t.jsonl", "t.YAML", "t.xml"])
+def test_show_refuses_a_data_name_rather_than_write_text_there(capsys, tmp_path, name):
+    out = tmp_path / name
+    assert run(capsys, "show", str(SEED), "-o", str(out)) == (
+        2, "", (f"deployspec: error: -o {out}: show writes svg, html, itf (Apalache/Quint's trace format) or text; "
+               "name it .itf.json, .svg, .html or .txt (or give --format)\n"))
+    assert not out.exists()
+
+
+def test_show_writes_itf_into_a_name_ending_itf(capsys, tmp_path):
+    """Was the text table, exit 0 (a helper's finding)."""
+    out = tmp_path / "t.itf"
+    assert run(capsys, "show", str(SEED), "-o", str(out))[0] == 0
+    assert json.loads(out.read_text())["#meta"]["format"] == "ITF"
+
+
 def test_show_refuses_a_name_that_asks_for_another_format(capsys, tmp_path):
     out = tmp_path / "t.html"
     assert run(capsys, "show", str(SEED), "--format", "svg", "-o", str(out)) == (

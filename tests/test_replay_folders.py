@@ -116,3 +116,18 @@ def test_a_long_list_of_names_is_cut_after_the_first_few():
     assert first_few(["a", "b", "c", "d", "e"], 3) == "a, b, c and 2 more"
     assert first_few(["a", "b", "c"], 3) == "a, b, c"
     assert first_few(["a"], 2) == "a"
+
+
+def test_a_trace_on_standard_input_is_replayed_as_show_reads_it(tmp_path):
+    """``-`` was "-: no such file" (a helper's finding), while ``show -`` read it."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "deployspec", "replay", "-"], input=SEED.read_text(),
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.startswith("-: reproduces on capi-2022: app_stays_available at step 5")
+    twice = subprocess.run([sys.executable, "-m", "deployspec", "replay", "-", "-"], input=SEED.read_text(),
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert (twice.returncode, twice.stderr) == (
+        2, "deployspec: error: replay: - (standard input) named twice; it holds one trace\n")
