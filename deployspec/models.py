@@ -65,9 +65,10 @@ class Model:
     #: ``set_image`` or by a webhook's delivery: cobalt #212's pipeline does the latter)
     essential: tuple[str | tuple[str, ...], ...] = ()
     #: bounds under which action kinds that the default configuration leaves nothing to
-    #: do take effect on the reference designs: (a ``--bound``, the kinds it lets act), in
-    #: the order a contract run's note on what never took effect suggests them
-    widening: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: do take effect on the reference designs: (a ``--bound``, the kinds it lets act,
+    #: whether a configuration (``to_json``) already gives them something to do), in the
+    #: order a contract run's note on what never took effect suggests them
+    widening: tuple[tuple[str, tuple[str, ...], Callable[[dict], bool]], ...] = ()
 
     def vacuous(self, moved: Callable[[str], bool]) -> list[str]:
         """The essential actions none of which ``moved`` (a kind -> whether it took
@@ -232,7 +233,8 @@ def _capi() -> Model:
         settle_action=capi_model.settle_action,
         partition=capi_model.partition,
         essential=("deploy",),
-        widening=(("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",)),),
+        widening=(("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",),
+                   lambda config: any(config["canary_plans"])),),
         schema_file="capi.observation.schema.json",
         lanes="web process",
     )
@@ -259,8 +261,10 @@ def _slots() -> Model:
         partition=slots_model.partition,
         essential=("push", "swap", ("set_image", "deliver_webhook")),
         # slots on a tag pull anew on a restart, a recycle, a retry; a webhook delivers
-        widening=(("start=release", ("restart", "recycle", "crash_retry")),
-                  ("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"))),
+        widening=(("start=release", ("restart", "recycle", "crash_retry"),
+                   lambda config: config.get("start", "empty") != "empty"),
+                  ("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"),
+                   lambda config: config.get("start") in ("webhook", "webhook-staging"))),
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

@@ -57,14 +57,18 @@ def test_a_run_where_every_kind_took_effect_says_nothing_of_it(capsys):
     assert "never took effect" not in out
 
 
-@pytest.mark.parametrize("model, suggested, kinds", [
-    (model, suggested, kinds) for model in ("capi", "slots") for suggested, kinds in get_model(model).widening])
-def test_each_suggested_bound_gives_its_kinds_something_to_do_on_the_reference(model, suggested, kinds):
+@pytest.mark.parametrize("model, suggested, kinds, already", [
+    (model, *entry) for model in ("capi", "slots") for entry in get_model(model).widening])
+def test_each_suggested_bound_gives_its_kinds_something_to_do_on_the_reference(model, suggested, kinds, already):
     """What the note suggests holds: under the bound, the reference design's own object
-    has each kind take effect in a short run."""
+    has each kind take effect in a short run; and the configuration it makes is one the
+    note counts as offering them (the default is not)."""
     from deployspec.argtypes import bound
 
     name, value = bound(suggested.strip("'"))
+    default = get_model(model).config_type()
+    assert not already(default.to_json())
+    assert already({**default.to_json(), name: value})
     reference = REFERENCE[model]
     run = harness.run(get_model(model), harness.Target("python", "deployspec.contract.examples:"
                                                         + reference.replace("-", "_")),
@@ -72,3 +76,17 @@ def test_each_suggested_bound_gives_its_kinds_something_to_do_on_the_reference(m
                       bounds={name: value}, known=False)
     assert run.exit_status == 0
     assert all(run.took_effect[kind] > 0 for kind in kinds), run.took_effect
+
+
+def test_kinds_the_configuration_already_offers_are_the_implementations_refusals(capsys):
+    """Canaries offered (any non-empty plan): a controller refusing every continue_ is not
+    told to add the canary bound it already runs with (the review's finding)."""
+    status, out = contract(capsys, "--python", "tests.test_machine_wait:NeverContinues", "--model", "capi",
+                           "--bound", "canary_plans=[[50],[100]]", "--property", "single_active_deployment",
+                           "--examples", "30")
+    assert status == 0, out
+    (note,) = [line for line in out.splitlines() if line.startswith("never took effect")]
+    assert note == ("never took effect: continue_ (refused, or changing nothing, at every step of the run: no check "
+                    "judged what they do); this configuration gives continue_ something to do on the reference "
+                    "designs, so the implementation refused or ignored them: --reference VARIANT asks what they "
+                    "must do")

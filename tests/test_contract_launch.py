@@ -45,6 +45,10 @@ def test_a_program_the_shell_cannot_start_is_named(folder, command, why):
     # shell syntax is the shell's to judge: a builtin, a folder change, expansions, quotes
     "exec ./missing", "cd build && ./missing", "$HOME/missing", "~/missing", "'./missing'", "./miss\\ ing",
     "(./missing)", "./missing;", "  ", "# ./missing",
+    # an assignment whose value the shell reads (quotes, substitutions): where it ends is the shell's
+    'OPTS="--a --b --c" ./impl', "FOO=$(echo a b) ./impl", "FOO=a\\ b ./impl",
+    # a builtin of this machine's /bin/sh that no list names (dash's chdir)
+    "chdir build && ./missing" if os.path.realpath("/bin/sh").endswith("dash") else "cd build && ./missing",
 ])
 def test_what_the_shell_can_start_or_must_judge_is_not_refused(folder, command):
     assert launchable.problem(command) is None
@@ -81,6 +85,8 @@ def test_a_program_that_starts_and_fails_is_still_a_fault(folder, capsys):
     ("(./impl)", None), ("./impl `x`", None), ("./impl $(x)", None), ("./impl\necho", None),
     ("FOO=1 ./impl", None), ("exec ./impl", None), ("cd build", None), ("if true; then ./impl; fi", None),
     ("# ./impl", None), ("", None),
+    # a redirection first: what follows may be an assignment, which exec would take for the program
+    ("2>/dev/null FOO=1 ./impl", None), ("no-such-program-zz --serve", None),
 ])
 def test_a_simple_command_runs_as_the_shells_exec(command, runs):
     assert launchable.exec_form(command) == (command if runs is None else runs)

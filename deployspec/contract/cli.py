@@ -382,20 +382,30 @@ def idle_note(run) -> list[str]:
     """A line naming the action kinds that took effect nowhere in the run (a contract run's
     coverage: a slots run from empty slots pins digests, so no restart, recycle or crash
     retry changes anything, and a bug in them passes), with the bounds under which the
-    reference designs give them something to do, those the run did not already send."""
+    reference designs give them something to do; where the run's configuration already
+    did, the implementation is what refused them or left them without effect."""
     if not run.idle:
         return []
     sent = run.config.to_json()
-    left, reach = list(run.idle), []
-    for suggested, kinds in get_model(run.model).widening:
-        name, value = bound(suggested.strip("'"))
+    left, reach, offered = list(run.idle), [], []
+    for suggested, kinds, already in get_model(run.model).widening:
         here = [k for k in left if k in kinds]
-        if here and sent.get(name) != value:
+        if not here:
+            continue
+        left = [k for k in left if k not in here]
+        if already(sent):
+            offered += here
+        else:
             reach.append(f"--bound {suggested} ({', '.join(here)})")
-            left = [k for k in left if k not in here]
-    where = f"; the reference designs give them something to do with {', '.join(reach)}" if reach else ""
+    notes = [f"the reference designs give them something to do with {', '.join(reach)}"] if reach else []
+    if offered:
+        from deployspec.contract.conformance import PREFIX
+
+        whose = f"{PREFIX}{run.reference} judges" if run.reference else "--reference VARIANT asks"
+        notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
+                     f"so the implementation refused or ignored them: {whose} what they must do")
     return [(f"never took effect: {', '.join(run.idle)} (refused, or changing nothing, at every step of the run: "
-            f"no check judged what they do){where}")]
+            f"no check judged what they do){''.join('; ' + n for n in notes)}")]
 
 
 def open_for_replay(args, traces_loaded):

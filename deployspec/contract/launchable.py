@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 
 #: words the shell runs itself (POSIX special and regular builtins, keywords, and the common
 #: extensions), which no file on PATH need back
@@ -46,14 +47,15 @@ def problem(command: str) -> str | None:
     command is shell syntax this does not judge)."""
     words = command.split()
     while words and _ASSIGNMENT.match(words[0]):  # FOO=1 ./impl
-        words.pop(0)
+        if _SHELL_SYNTAX.search(words.pop(0)):  # OPTS="--a --b" ./impl: where the value ends is the shell's
+            return None
     if not words:
         return None
     program = words[0]
     if program in SHELL_WORDS or _SHELL_SYNTAX.search(program):
         return None
     if "/" not in program:
-        return None if shutil.which(program) else f"{program}: not found on PATH"
+        return None if shutil.which(program) or _the_shell_knows(program) else f"{program}: not found on PATH"
     path = program  # (relative to this directory: the program's too)
     if not os.path.exists(path):
         return f"{program}: no such file"
@@ -66,11 +68,27 @@ def problem(command: str) -> str | None:
     return None
 
 
+def _the_shell_knows(word: str) -> bool:
+    """Whether ``/bin/sh`` runs ``word`` itself (a builtin or keyword of this shell, dash's
+    ``chdir`` say, which no list here keeps up with)."""
+    try:
+        return subprocess.run(["/bin/sh", "-c", 'command -v -- "$1" >/dev/null', "sh", word],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):  # no judgement: the shell says it at the run
+        return True
+
+
 def exec_form(command: str) -> str:
     """``command`` as the shell should run it: after ``exec`` if it is one simple command
-    beginning with a program (not an assignment, a builtin or a keyword), else as written."""
+    whose first word is the program, a path or a name on PATH (not an assignment, a
+    redirection, a builtin or a keyword), else as written."""
     words = command.split()
-    if (not words or _COMPOUND.search(command) or words[0] in SHELL_WORDS
-            or _ASSIGNMENT.match(words[0]) or words[0].startswith("#")):
+    if not words or _COMPOUND.search(command):
+        return command
+    first = words[0]
+    if first in SHELL_WORDS or _SHELL_SYNTAX.search(first) or _ASSIGNMENT.match(first):
+        return command
+    if "/" not in first and not shutil.which(first):
         return command
     return f"exec {command}"
