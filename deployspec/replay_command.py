@@ -21,7 +21,7 @@ from deployspec.text import escaped, first_few, quoted
 def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
-    loaded = [(f, _load(f)) for f in trace_files(args.files)]  # validate all before running any
+    loaded = [(f, traces.load_named(f, "replay")) for f in trace_files(args.files)]  # validate all before running any
     loaded, left_out, model = _of_the_variants_model(args, loaded)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
@@ -327,15 +327,6 @@ def is_a_trace(report: Path | None, files: list[str]) -> bool:
     """Whether ``--junit``'s path is one of the trace ``files`` to replay (by any name)."""
     return report is not None and report.exists() and any(
         os.path.isfile(f) and report.samefile(f) for f in files)
-
-
-def _load(name: str) -> dict:
-    """The trace file ``name``, or standard input for ``-`` (as ``show -`` reads it)."""
-    if name != "-":
-        return traces.load(name)
-    if sys.stdin is None or sys.stdin.closed:
-        raise UsageError("replay -: standard input is closed; name a trace file")
-    return traces.load("standard input", stream=sys.stdin.buffer)
 
 
 def trace_files(paths: list[str]) -> list[str]:

@@ -69,26 +69,37 @@ class Session:
                 self.settle()
         return self.violation
 
+    def platform_steps(self, limit: int):
+        """The platform's own actions while users stay away (the updater ticks,
+        instances start), each asked after the one before was performed by the caller
+        (the settle phase, the machine's ``wait``), until it rests, a tick changes
+        nothing, or ``limit`` actions were given. Returns (StopIteration's value)
+        whether it was seen at rest."""
+        for _ in range(limit):
+            action = self.model.settle_action(self.obs)
+            if action is None:
+                return True
+            before = self.obs
+            yield action
+            if action.kind == "tick" and self.obs == before:
+                return True
+        return self.model.settle_action(self.obs) is None  # (it may finish on the last step allowed)
+
     def settle(self) -> Violation | None:
         """Leave the platform alone: the updater ticks, instances start, until
         nothing changes or the configured bound is spent; then judge."""
         self.settle_from = len(self.steps)
         bound = self.config.settle_steps
-        cut = True  # until the platform is seen to have nothing more to do
-        for _ in range(bound):
-            action = self.model.settle_action(self.obs)
-            if action is None:
-                cut = False
+        steps = self.platform_steps(bound)
+        while True:
+            try:
+                action = next(steps)
+            except StopIteration as end:
+                cut = not end.value  # the platform was never seen to have nothing more to do
                 break
-            before = self.obs
             v = self.perform(action)
             if v is not None:
                 return v
-            if action.kind == "tick" and self.obs == before:
-                cut = False
-                break
-        if cut and self.model.settle_action(self.obs) is None:
-            cut = False  # it finished on the last step the bound allowed
         v = self._judged(self.monitor.settled, self.obs, len(self.steps) - 1)
         if v is not None and cut:  # bounded liveness: say the bound may be what was missed
             v = attrs.evolve(v, message=f"{v.message} (the settle phase was cut at settle_steps="

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+import sys
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -268,6 +269,15 @@ def load(path: str | os.PathLike, stream: BinaryIO | None = None) -> dict:
         raise UsageError("an empty file name: name a trace file")
     path = Path(path)
     return _validated(path, _parsed(path, _read_text(path, stream)))
+
+
+def load_named(name: str, command: str) -> dict:
+    """``load(name)``, or the trace on standard input for ``-`` (``show -``, ``replay -``)."""
+    if name != "-":
+        return load(name)
+    if sys.stdin is None or sys.stdin.closed:
+        raise UsageError(f"{command} -: standard input is closed; name a trace file")
+    return load("standard input", stream=sys.stdin.buffer)
 
 
 def _validated(path: Path, data: Any) -> dict:

@@ -155,14 +155,8 @@ def _wait_rule(model, config):
         return model.settle_action(self.session.obs) is not None
 
     def run(self, steps: int) -> None:
-        for _ in range(steps):
-            action = model.settle_action(self.session.obs)
-            if action is None:
-                break
-            before = self.session.obs
+        for action in self.session.platform_steps(steps):  # (the settle phase's, and as it ends)
             self.do(action)
-            if action.kind == "tick" and self.session.obs == before:  # (as settling ends)
-                break
 
     run.__name__ = WAIT
     return precondition(busy)(rule(steps=st.integers(1, max(1, config.settle_steps)))(run))

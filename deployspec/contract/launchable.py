@@ -23,7 +23,8 @@ import shutil
 import subprocess
 
 #: words the shell runs itself (POSIX special and regular builtins, keywords, and the common
-#: extensions), which no file on PATH need back
+#: extensions): never refused, and never put after ``exec`` (which would run /bin/echo for
+#: the builtin echo); a builtin not listed is found by asking the shell (``_the_shell_knows``)
 SHELL_WORDS = frozenset({
     ".", ":", "[", "[[", "!", "{", "alias", "bg", "break", "builtin", "case", "cd", "command",
     "continue", "declare", "do", "done", "echo", "elif", "else", "esac", "eval", "exec", "exit",
