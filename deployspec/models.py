@@ -69,6 +69,12 @@ class Model:
     #: whether a configuration (``to_json``) already gives them something to do), in the
     #: order a contract run's note on what never took effect suggests them
     widening: tuple[tuple[str, tuple[str, ...], Callable[[dict], bool]], ...] = ()
+    #: obs -> its situation, a coarse reading a contract run counts its steps by
+    #: (``spec/situations.py``); None = not counted
+    situation: Callable[[dict], str] | None = None
+    #: a configuration (``to_json``) -> the situations some reference design reaches
+    #: under it, in the order a run reports them
+    situations: Callable[[dict], tuple[str, ...]] = lambda config: ()
 
     def vacuous(self, moved: Callable[[str], bool]) -> list[str]:
         """The essential actions none of which ``moved`` (a kind -> whether it took
@@ -218,6 +224,7 @@ def _capi() -> Model:
     from deployspec.reference import capi
     from deployspec.reference.capi import model as capi_model
     from deployspec.spec import capi as capi_spec
+    from deployspec.spec import situations
 
     return Model(
         name="capi",
@@ -235,6 +242,8 @@ def _capi() -> Model:
         essential=("deploy",),
         widening=(("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",),
                    lambda config: any(config["canary_plans"])),),
+        situation=situations.capi_situation,
+        situations=situations.capi_situations,
         schema_file="capi.observation.schema.json",
         lanes="web process",
     )
@@ -244,6 +253,7 @@ def _slots() -> Model:
     from deployspec.reference import slots
     from deployspec.reference.slots import model as slots_model
     from deployspec.reference.slots.render import KEY, TITLES, lane_parts, render_state
+    from deployspec.spec import situations
     from deployspec.spec import slots as slots_spec
 
     return Model(
@@ -265,6 +275,8 @@ def _slots() -> Model:
                    lambda config: config.get("start", "empty") != "empty"),
                   ("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"),
                    lambda config: config.get("start") in ("webhook", "webhook-staging"))),
+        situation=situations.slots_situation,
+        situations=situations.slots_situations,
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

@@ -19,6 +19,7 @@ from deployspec.argtypes import (  # check's: the same syntax and messages
     positive_int,
     seconds,
 )
+from deployspec.coverage import coverage_lines
 from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bound_words, bounds_given, get_model
 from deployspec.text import quoted
@@ -220,6 +221,7 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
                        "rerun": rerun},
             "results": [r.to_json() for r in run.results],
             "took_effect": run.took_effect,
+            "situations": run.situations,
             "fault": None if run.fault is None else run.fault.to_json(),
             "exit_status": run.exit_status,
         }, indent=1))
@@ -339,6 +341,7 @@ def summary(run) -> str:
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += vacuity_notes(run.results, run.reference)
     lines += idle_note(run)
+    lines += coverage_lines(run.situations) if run.fault is None else []
     verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
                   "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",

@@ -50,6 +50,7 @@ from deployspec.contract.python_adapter import PythonAdapter
 from deployspec.contract.recall import Answers, RecallingAdapter
 from deployspec.contract.subprocess_adapter import Program, SubprocessAdapter
 from deployspec.contract.timed_call import release_alarm
+from deployspec.coverage import Coverage
 from deployspec.engines.result import Result
 from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError
@@ -115,6 +116,8 @@ class Connection:
         self.reference: str | None = None
         #: accepted actions that changed the observation, by kind, over the run (``GuardedAdapter``)
         self.took_effect: dict[str, int] = {}
+        #: the searches' steps by situation, over the run
+        self.coverage = Coverage(model.situation) if model.situation is not None else None
         if target.kind == "exec":
             self.program = Program(target.spec, model=model, timeout=timeout)
         else:
@@ -198,6 +201,9 @@ class ContractRun:
     #: by action kind of the model, how many steps of the run it took effect in (accepted,
     #: and the observation changed), the sweep's and the committed traces' included
     took_effect: dict[str, int] = attrs.field(factory=dict)
+    #: the searches' steps by situation (``Coverage.to_json``): the situations some
+    #: reference design reaches under the configuration first, with their zeros
+    situations: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     @property
     def idle(self) -> list[str]:
@@ -290,7 +296,8 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
     # probes: the actions the model's search leaves out as refused or no-ops on the
     # reference; the implementation must do with them what the reference does
     kwargs = {"config": config, "adapter_factory": lambda: conn.recalling_adapter(prop.name),
-              "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink}
+              "engine_name": "contract", "out_dir": None, "probes": True, "shrink": shrink,
+              "coverage": conn.coverage}
     effects_before = dict(conn.took_effect)
     try:
         r, swept = recorded.first_found(conn, prop, config, seed, shrink, recorded.SWEEP)  # every first step, once
@@ -399,4 +406,6 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
             on_result(r)
         run.implementation = conn.implementation
         run.took_effect = {kind: conn.took_effect.get(kind, 0) for kind in model.vocabulary}
+        if conn.coverage is not None:
+            run.situations = conn.coverage.to_json(model.situations(config.to_json()))
     return run

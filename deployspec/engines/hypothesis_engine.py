@@ -18,6 +18,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from deployspec import interruption, reached, traces
 from deployspec.adapter import ReferenceAdapter
+from deployspec.coverage import Coverage
 from deployspec.engines.result import Result
 from deployspec.engines.seeding import fixed_constants
 from deployspec.minimize import minimize
@@ -160,12 +161,14 @@ def check_property(
     skip_causes: frozenset[str] = frozenset(),
     probes: bool = False,
     shrink: Callable[[dict], dict] | None = None,
+    coverage: Coverage | None = None,
 ) -> Result:
     """Search for a violation of ``prop`` with a cause not in ``skip_causes``;
     save the shrunk trace under ``out_dir``. ``probes``: also try the actions the
     model leaves out as refused or no-ops (a contract run, ``build_machine``).
     ``shrink(trace)``: what shortens a trace found on an implementation (on the
-    reference, ``minimize`` by replay)."""
+    reference, ``minimize`` by replay). ``coverage``: counts the search's steps by
+    situation."""
     on_reference = adapter_factory is None
     if on_reference:
         variant = model.variant(variant_name)
@@ -188,13 +191,17 @@ def check_property(
         def do(self, action) -> None:
             interruption.raise_if_pending()  # one swallowed in Hypothesis's gc callback
             counter["steps"] += 1
-            before = len(self.session.steps)
+            before, obs = len(self.session.steps), self.session.obs
             with _remembered(seen):
                 try:
                     super().do(action)
                 except (Exception, SystemExit) as exc:  # a design's rule raised: the steps that reached it
                     self.noted(exc, [s["action"] for s in self.session.steps[:before]] + [action.to_json()])
                     raise
+                finally:
+                    if coverage is not None and len(self.session.steps) > before:  # (it was performed)
+                        step = self.session.steps[before]
+                        coverage.note(obs, action.kind, step["rejected"] is None and step["observation"] != obs)
 
         def teardown(self) -> None:
             with _remembered(seen):

@@ -1,0 +1,107 @@
+"""Where a contract run took its steps: a count per situation, and the situations some
+reference design reaches under the run's configuration where the run took none."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from deployspec.spec import situations
+
+from deployspec.cli import main
+from deployspec.coverage import Coverage, coverage_lines
+from deployspec.engines.explore import explore_config
+from deployspec.explorer import bfs
+from deployspec.models import get_model
+
+from .cli_runs import valid_json_output
+
+CANARIES = "canary_plans=[[],[50],[100],[50,100]]"
+
+
+def contract(capsys, *argv: str) -> tuple[int, str]:
+    status = main(["contract", *argv])
+    return status, capsys.readouterr().out
+
+
+def test_a_capi_situation_is_the_newest_deployments_state():
+    deployment = {"id": 0, "state": "DEPLOYED"}
+    assert situations.capi_situation({"deployments": []}) == "no deployment"
+    assert situations.capi_situation({"deployments": [{"id": 1, "state": "PAUSED"}, deployment]}) == "PAUSED"
+
+
+def test_a_slots_situation_is_what_a_swap_would_ship():
+    def obs(staging, production, validated=()):
+        slot = lambda ds: {"instances": [{"digest": d, "status": "running" if d is not None else "empty"}
+                                         for d in ds]}
+        return {"slots": {"staging": slot(staging), "production": slot(production)}, "validated": list(validated)}
+
+    assert situations.slots_situation(obs([None], [0])) == situations.STAGING_EMPTY
+    assert situations.slots_situation(obs([0, 0], [0])) == situations.ALIKE
+    assert situations.slots_situation(obs([1, 0], [0], validated=[0, 1])) == situations.VALIDATED
+    assert situations.slots_situation(obs([1, 2], [0], validated=[1])) == situations.UNVALIDATED
+
+
+def reached(model, variant_name: str, bounds: dict) -> tuple[set[str], tuple[str, ...]]:
+    """The situations of every state the variant reaches at the explorer's bounds (with
+    ``bounds``), and those the model declares for that configuration."""
+    m = get_model(model)
+    variant = m.variant(variant_name)
+    config = m.with_bounds(explore_config(m, variant), bounds)
+    seen: set[str] = set()
+    bfs(m, variant, config, goal=lambda state, obs: seen.add(m.situation(obs)))
+    return seen, m.situations(config.to_json())
+
+
+@pytest.mark.parametrize("model, variant, bounds", [
+    ("capi", "capi-2022", {}),  # no canary plan: no pause
+    ("capi", "capi-safe", {}),  # the explorer's plans [[], [100]]: PREPAUSED, PAUSED
+    ("slots", "slots-pipeline-immutable", {}),
+    ("slots", "slots-webhook-tag", {}),  # start=webhook
+    ("slots", "slots-pipeline-tag", {"start": "release"}),  # staging never runs nothing
+])
+def test_the_declared_situations_are_the_ones_a_reference_design_reaches(model, variant, bounds):
+    """The note names a situation as reachable only if a design reaches it: each of these
+    designs reaches exactly the declared ones (at the explorer's bounds)."""
+    seen, declared = reached(model, variant, bounds)
+    assert seen == set(declared)
+
+
+def test_coverage_counts_steps_and_effects_by_situation_in_the_declared_order():
+    coverage = Coverage(situations.capi_situation)
+    paused = {"deployments": [{"id": 0, "state": "PAUSED"}]}
+    coverage.note({"deployments": []}, "push", True)
+    coverage.note(paused, "continue_", True)
+    coverage.note(paused, "scale", False)
+    coverage.note({"deployments": [{"id": 0, "state": "ODD"}]}, "tick", False)
+    out = coverage.to_json(("no deployment", "DEPLOYING", "PAUSED"))
+    assert list(out) == ["no deployment", "DEPLOYING", "PAUSED", "ODD"]
+    assert out["PAUSED"] == {"steps": 2, "took_effect": {"continue_": 1}}
+    assert out["DEPLOYING"] == {"steps": 0, "took_effect": {}}
+    lines = coverage_lines(out)
+    assert lines[0] == "steps by situation (before the step): no deployment 1 · PAUSED 2 · ODD 1"
+    assert lines[1].startswith("no step taken in: DEPLOYING (some reference design reaches it ")
+    assert coverage_lines(Coverage(situations.capi_situation).to_json(("DEPLOYING",))) == []
+
+
+def test_a_run_of_a_design_without_canaries_names_the_pauses_it_never_acted_in(capsys):
+    """capi-2022 refuses a canary deployment, so under canary plans it never pauses;
+    capi-safe's reference does, and the note says where the run never looked."""
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                           "--examples", "20", "--property", "single_active_deployment", "--bound", CANARIES)
+    assert status == 1, out  # (capi-2022 breaks it: the note comes with a violation too)
+    (line,) = [x for x in out.splitlines() if x.startswith("no step taken in:")]
+    assert line.startswith("no step taken in: PREPAUSED, PAUSED (some reference design reaches them")
+    assert "DEPLOYING " in next(x for x in out.splitlines() if x.startswith("steps by situation"))
+
+
+def test_json_gives_steps_and_effects_by_situation(capsys):
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                           "--reference", "capi-safe", "--examples", "50", "--property", "conforms_to_capi-safe",
+                           "--bound", CANARIES, "--json")
+    assert status == 0
+    report = valid_json_output(json.loads(out))
+    where = report["situations"]
+    assert list(where) == list(situations.CAPI_ORDER)
+    assert where["PAUSED"]["steps"] > 0 and where["PAUSED"]["took_effect"].get("continue_", 0) > 0, where
+    assert sum(s["steps"] for s in where.values()) <= sum(r["stats"]["steps"] for r in report["results"])
