@@ -14,8 +14,11 @@ from deployspec import exception_notes
 
 #: the attribute of an exception that holds what :func:`note` kept
 _KEPT = "_deployspec_reached"
-#: the steps a report names at most (the last ones)
+#: the steps a report names at most (the last ones), and their width at most: an error
+#: line is cut to 300 characters in its middle (``printable_line``), which would take
+#: "after N steps" and a step away from eight long labels
 SHOWN = 8
+WIDTH = 100
 
 
 def note(exc: BaseException, text: str) -> None:
@@ -33,9 +36,16 @@ def said(exc: BaseException) -> str:
 
 
 def after(labels: list[str]) -> str:
-    """`` after push(instances=1), deploy()``: the steps done, the last ``SHOWN`` of them
-    (and how many before those); "" for none."""
+    """`` after push(instances=1), deploy()``: the steps done, the last ``SHOWN`` of them,
+    fewer where they would be wider than ``WIDTH`` (the last always), and how many
+    before those; "" for none."""
     if not labels:
         return ""
-    shown = ", ".join(labels[-SHOWN:])
-    return f" after {shown}" if len(labels) <= SHOWN else f" after {len(labels) - SHOWN} steps, …, {shown}"
+    kept = [labels[-1]]
+    for label in reversed(labels[-SHOWN:-1]):
+        if sum(len(k) + 2 for k in kept) + len(label) > WIDTH:
+            break
+        kept.insert(0, label)
+    shown = ", ".join(kept)
+    before = len(labels) - len(kept)
+    return f" after {shown}" if not before else f" after {before} steps, …, {shown}"

@@ -120,6 +120,8 @@ def _loss_cause(step: Step) -> str:
       scaled away (down to the original count);
     * ``cancel-keeps-crashed``: crashed instances (an unhealthy droplet);
     * ``cancel-keeps-unstarted``: instances none of which had started yet;
+    * ``cancel-keeps-zero``: no instance, and none after the step (a scale the user
+      made while canceling went to a process the step destroyed);
     * ``cancel-keeps-nothing``: no web process of the app survived the step (no
       reference design does this; an implementation under test may).
 
@@ -142,6 +144,8 @@ def _loss_cause(step: Step) -> str:
         return "cancel-scales-down-serving"
     if any("CRASHED" in instances for instances in kept):
         return "cancel-keeps-crashed"
+    if not any(kept) and not any(p["instances"] for p in step.after["processes"] if p["id"] in had):
+        return "cancel-keeps-zero"
     return "cancel-keeps-unstarted"
 
 

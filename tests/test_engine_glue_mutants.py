@@ -83,6 +83,18 @@ def test_the_steps_that_reached_a_rule_are_the_last_eight_and_a_count_of_the_res
     assert reached.after([]) == ""
 
 
+def test_long_labels_are_named_fewer_so_an_error_line_keeps_its_count():
+    """Eight long labels would pass the error line's 300 characters, whose middle cut took
+    "after N steps" and a step away (a helper's report): fewer are named, within
+    ``WIDTH``, the last one always."""
+    labels = [f"scale(instances={i})" for i in range(40)]
+    said = reached.after(labels)
+    kept = said.split(", …, ")[1].split(", ")
+    assert said.startswith(f" after {40 - len(kept)} steps, …, ") and kept == labels[-len(kept):]
+    assert 1 < len(kept) < reached.SHOWN and len(", ".join(kept)) <= reached.WIDTH
+    assert reached.after(["x" * 500]) == " after " + "x" * 500
+
+
 # --- shortened.py ------------------------------------------------------------------
 
 

@@ -84,6 +84,14 @@ def test_a_kept_process_left_at_zero_is_not_a_restart_from_zero():
     assert loss_cause(before, after) == "cancel-keeps-unstarted"
 
 
+def test_a_cancel_that_keeps_only_a_process_at_zero_is_named_so():
+    """A design that lets a scale reach the deploying process while canceling: the cancel
+    keeps the original process, at 0 before and after (a helper's design; it was
+    named cancel-keeps-unstarted, though nothing had been starting)."""
+    before = canceling(proc(0, 0), proc(1, 1))
+    assert loss_cause(before, canceled(proc(0, 0))) == "cancel-keeps-zero"
+
+
 def test_loss_on_a_user_action_is_named_by_its_verb():
     # a deployment create that scaled the serving process down at once
     assert loss_cause(SERVING, SCALED_AWAY, kind="deploy") == "deploy"
