@@ -122,13 +122,16 @@ def _plain(where: str, v: Any, model: Any, known: set[str]) -> Any:
     raise is said as the design's, not a traceback of ``deployspec variants``."""
     import attrs
 
+    made = v
     try:
         with guarded():
             _check_declarations(where, v, known)
             v = attrs.evolve(v, declares=frozenset(list(v.declares)), summary=str.__str__(v.summary),
                              upstream=str.__str__(v.upstream), violates_beyond=_plain_beyond(v.violates_beyond))
             return _with_checked_bounds(where, v, model)
-    except (UsageError, KeyboardInterrupt):
+    except UsageError as exc:
+        raise UsageError(f"{exc}{_named_at(made)}") from None
+    except KeyboardInterrupt:
         raise
     except ExitCalled as exc:
         raise UsageError(f"variants from {where}: reading {v.name} called os._exit({exc.said})") from None
@@ -168,11 +171,12 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
                     # as plain text, its own methods never run (a raising __hash__ ended variants with a traceback)
                     v = attrs.evolve(v, name=str.__str__(v.name))
                 if not isinstance(v.name, str) or not NAME.fullmatch(v.name):  # (it names trace files)
-                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}")
+                    raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}"
+                                     f"{_named_at(v)}")
                 if v.name in taken or v.name in found:
                     by = found[v.name][0] if v.name in found else "a shipped variant"
                     raise UsageError(f"variants from {where}: the name {quoted(v.name)} is taken ({by}); "
-                                     "give yours its own")
+                                     f"give yours its own{_named_at(v)}")
                 found[v.name] = (where, v)
         _handed_in = found
         return found
@@ -185,6 +189,7 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     try:
         with guarded():
             obj = load()
+            module = getattr(obj, "__file__", None) if isinstance(obj, ModuleType) else None
             if isinstance(obj, ModuleType):
                 if not hasattr(obj, "VARIANTS"):
                     raise UsageError(f"variants from {where}: the module has no VARIANTS (a list of variants)")
@@ -199,6 +204,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
                 raise UsageError(f"variants from {where}: VARIANTS must be a list of variants, "
                                  f"not {type(obj).__name__}")
             items = list(obj)
+            if isinstance(module, str):
+                _made_in.update((id(v), module) for v in items)
     except (UsageError, KeyboardInterrupt):
         raise
     except SystemExit as exc:
@@ -219,6 +226,28 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
             raise UsageError(f"variants from {where}: {type(v).__name__} {_short(v)} is not a variant "
                              f"(attrs.evolve one of {', '.join(c.__name__ for c in kinds)}; docs/variants.md)")
     return items
+
+
+#: id of a variant handed in by a module -> the module's file (the variants stay alive
+#: in ``_handed_in``, so their ids do too)
+_made_in: dict[int, str] = {}
+
+
+def _named_at(v: Any) -> str:
+    """`` at FILE:LINE``: the first line of the module that handed ``v`` in where its name
+    is written as a literal, for a refusal found after the module loaded (its
+    declarations, its bounds, its name), which no traceback places; "" if not found."""
+    path, name = _made_in.get(id(v)), getattr(v, "name", None)
+    if path is None or type(name) is not str:
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as source:
+            for number, line in enumerate(source, 1):
+                if f'"{name}"' in line or f"'{name}'" in line:
+                    return f" at {os.path.basename(path)}:{number}"
+    except OSError:
+        pass
+    return ""
 
 
 def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:

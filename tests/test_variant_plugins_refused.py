@@ -37,10 +37,10 @@ BAD = {
     "notalist": ("VARIANTS = 3\n", "VARIANTS must be a list of variants, not int"),
     "notavariant": ("VARIANTS = ['capi-safe']\n", "str 'capi-safe' is not a variant (attrs.evolve one of"),
     "taken": (EVOLVED.format("name='capi-safe'"),
-              "the name 'capi-safe' is taken (a shipped variant); give yours its own"),
+              "the name 'capi-safe' is taken (a shipped variant); give yours its own at taken.py:3\n"),
     "slashed": (EVOLVED.format("name='../x'"),
                 ("name '../x' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, with "
-                 "no '--' and no '-' at the end (trace files are named NAME--PROPERTY--HASH.json)\n")),
+                 "no '--' and no '-' at the end (trace files are named NAME--PROPERTY--HASH.json) at slashed.py:3\n")),
     # all name characters, but read as an option on a command line (--variant -x)
     "leadingdash": (EVOLVED.format("name='-x'"), "name '-x' must be 1-64 letters, digits, '.', '_' or '-', starting"),
     # all name characters, but running into the file name's separator: a--b--p--h.json,
@@ -51,7 +51,7 @@ BAD = {
     "unknownproperty": (EVOLVED.format("name='x', declares=frozenset({'fast'})"),
                         "x's declares names unknown properties fast (known: app_stays_available,"),
     "declaresastring": (EVOLVED.format("name='x', declares='single_active_deployment'"),
-                        "x's declares must be a set of property names, not str"),
+                        "x's declares must be a set of property names, not str at declaresastring.py:3\n"),
     "beyondnotbeyond": (EVOLVED.format("name='x', violates_beyond={'single_active_deployment': 'somewhere'}"),
                         "x's violates_beyond must map property names to Beyond(...)"),
     # what `deployspec variants` (and --json, whose schema promises the types) shows of it
@@ -67,7 +67,7 @@ BAD = {
     "unknownstart": (EVOLVED_SLOTS.format("name='x', config={'start': 'prod'}"),
                      "x's config: start must be one of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod'"),
     "boundoftext": (EVOLVED.format("name='x', config={'max_instances': 'three'}"),
-                    'x\'s config max_instances: expected int like 3, got "three"'),
+                    'x\'s config max_instances: expected int like 3, got "three" at boundoftext.py:3\n'),
     "boundoutofrange": (EVOLVED.format("name='x', config={'max_instances': 0}"),
                         "x's config: max_instances must be a positive integer, got 0"),
     "exploretypo": (EVOLVED.format("name='x', explore={'max_instnces': 3}"),
@@ -191,13 +191,15 @@ def test_what_is_not_a_variant_is_one_line_exit_2(capsys, outside, tmp_path, mon
 
 def test_a_design_with_bounds_the_search_cannot_take_is_refused_before_it(capsys, hand_in):
     """Its unknown start ran as the empty one (and "held"), a misspelt exploration bound
-    ended the search as an error of its rules: refused as ``--bound start=prod`` is."""
+    ended the search as an error of its rules: refused as ``--bound start=prod`` is, at
+    the line where the design's name is written (no traceback places a refusal found
+    after the module loaded)."""
     hand_in("slotsstart", EVOLVED_SLOTS.format("name='sc', config={'start': 'prod'}"))
     status, out, err = run(capsys, "check", "--model", "slots", "--variant", "sc", "--engine", "explore",
                            "--property", "no_latent_drift")
     assert (status, out) == (2, "") and err == (
         "deployspec: error: variants from DEPLOYSPEC_VARIANTS module slotsstart: sc's config: start must be one "
-        "of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod'\n")
+        "of empty, release, release-unbuilt, webhook, webhook-staging, got 'prod' at slotsstart.py:3\n")
 
 
 @pytest.mark.parametrize("given", ["./finalize_in_txn.py", "finalize_in_txn.py", "absent.py"])
