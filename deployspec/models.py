@@ -76,11 +76,13 @@ class Model:
     #: under it, in the order a run reports them
     situations: Callable[[dict], tuple[str, ...]] = lambda config: ()
 
-    def vacuous(self, moved: Callable[[str], bool]) -> list[str]:
-        """The essential actions none of which ``moved`` (a kind -> whether it took
-        effect), each as a proof's note names it (``set_image or deliver_webhook``)."""
+    def vacuous(self, moved: Callable[[str], bool], prop: Property | None = None) -> list[str]:
+        """The essential actions (``prop``'s own if it names them, else the model's) none of
+        which ``moved`` (a kind -> whether it took effect), each as a proof's note names it
+        (``set_image or deliver_webhook``)."""
+        essential = prop.essential if prop is not None and prop.essential is not None else self.essential
         out = []
-        for entry in self.essential:
+        for entry in essential:
             kinds = (entry,) if isinstance(entry, str) else entry
             if not any(moved(k) for k in kinds):
                 out.append(" or ".join(kinds))

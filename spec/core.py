@@ -53,25 +53,30 @@ class Property:
     initial: Any = None
     advance: Callable[[Any, Step], tuple[Any, str | None]] | None = None
     at_settled: Callable[[Observation], str | None] | None = None
+    #: the action kinds without which this property judges nothing (``Model.essential``'s
+    #: form); None: the model's (a slots property about pushes needs no swap)
+    essential: tuple[str | tuple[str, ...], ...] | None = None
 
 
-def state_property(model: str) -> Callable[[Callable[[Observation], str | None]], Property]:
+def state_property(model: str, essential: tuple[str | tuple[str, ...], ...] | None = None
+                   ) -> Callable[[Callable[[Observation], str | None]], Property]:
     """``fn(observation) -> message | None`` must hold after every step."""
 
     def wrap(fn):
         def advance(memory, step: Step):
             return memory, fn(step.after)
 
-        return Property(fn.__name__, model, "state", inspect.getdoc(fn) or "", None, advance)
+        return Property(fn.__name__, model, "state", inspect.getdoc(fn) or "", None, advance, essential=essential)
 
     return wrap
 
 
-def trace_property(model: str, initial: Any) -> Callable[[Callable], Property]:
+def trace_property(model: str, initial: Any, essential: tuple[str | tuple[str, ...], ...] | None = None
+                   ) -> Callable[[Callable], Property]:
     """``fn(memory, step) -> (memory, message | None)``, memory starting at ``initial``."""
 
     def wrap(fn):
-        return Property(fn.__name__, model, "trace", inspect.getdoc(fn) or "", initial, fn)
+        return Property(fn.__name__, model, "trace", inspect.getdoc(fn) or "", initial, fn, essential=essential)
 
     return wrap
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 from .core import Observation, Step, state_property, trace_property
 
 MODEL = "slots"
+#: what a property about what slots run needs to judge anything: a build, and a deploy
+#: of it (by ``set_image``, or a webhook's delivery: cobalt #212's pipeline); the model's
+#: ``essential`` adds the swap, which the properties about releases need
+DEPLOYED_BUILD = ("push", ("set_image", "deliver_webhook"))
 SLOTS = ("production", "staging")
 CRASH_LOOP = "crash_loop"  # an instance whose container fails to start (retried)
 
@@ -39,7 +43,7 @@ def _swapped(step: Step) -> bool:
     return step.after["slots"]["production"]["site"] != step.before["slots"]["production"]["site"]
 
 
-@trace_property(MODEL, initial=frozenset())
+@trace_property(MODEL, initial=frozenset(), essential=DEPLOYED_BUILD)
 def production_runs_only_released_images(released, step: Step):
     """Production runs only what the latest release put there: the digests a deliberate
     ``set_image`` on production resolved to, or what staging ran when a swap promoted it.
@@ -105,7 +109,7 @@ def rollback_restores_previous(armed, step: Step):
     return armed, None
 
 
-@trace_property(MODEL, initial=None)
+@trace_property(MODEL, initial=None, essential=("push",))
 def push_does_not_touch_production(memory, step: Step):
     """A push to the registry (and its webhook delivery) does not change what
     production runs: only a deliberate release does.
@@ -169,7 +173,7 @@ def _containers(slot: dict, most: int = 8) -> str:
     return f"[{', '.join(shown)}]"
 
 
-@state_property(MODEL)
+@state_property(MODEL, essential=DEPLOYED_BUILD)
 def slot_runs_one_version(obs: Observation) -> str | None:
     """Every running instance of a slot runs the same digest.
 
@@ -186,7 +190,7 @@ def slot_runs_one_version(obs: Observation) -> str | None:
     return None
 
 
-@state_property(MODEL)
+@state_property(MODEL, essential=DEPLOYED_BUILD)
 def no_latent_drift(obs: Observation) -> str | None:
     """What a restart would run is what runs: each instance's digest is what its slot's
     image reference resolves to now.
@@ -208,7 +212,7 @@ def no_latent_drift(obs: Observation) -> str | None:
     return None
 
 
-@trace_property(MODEL, initial=None)
+@trace_property(MODEL, initial=None, essential=("push", "set_image"))
 def pipeline_ships_latest_build(memory, step: Step):
     """A deploy ships the build just pushed: after an accepted ``set_image`` on a slot,
     every container of the slot runs (or fails to start on) the digest ``:release``

@@ -153,6 +153,17 @@ def test_a_command_that_cannot_start_is_a_fault_at_start(capsys, tmp_path):
     assert cases[0] == ("start", ["error"]) and {tags[0] for _, tags in cases[1:]} == {"skipped"}
 
 
+def test_a_long_last_stderr_line_keeps_its_end(capsys, tmp_path):
+    """A structured log line puts its message last: the line is cut in its middle (the
+    cause was cut away with the end of 600 characters, a user's report)."""
+    program = tmp_path / "impl.py"
+    program.write_text("import sys\nsys.stderr.write('{\"level\": \"fatal\", \"trace\": \"' + 'ab' * 300 + "
+                       "'\", \"msg\": \"connection refused\"}\\n')\nsys.exit(1)\n")
+    status, err = contract(capsys, f"{sys.executable} {program}")
+    assert status == 3
+    assert err.rstrip().endswith('abab", "msg": "connection refused"}') and '{"level": "fatal"' in err, err
+
+
 def test_only_the_tail_of_a_programs_stderr_is_kept():
     """A flood on stderr is read as it comes and forgotten but for its last bytes."""
     from deployspec.contract.leftovers import StderrTail

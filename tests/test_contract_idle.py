@@ -40,6 +40,24 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
         "with --bound start=webhook (deliver_webhook)")
 
 
+def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
+    """With the plan at its largest from the start no scale-out is offered: it was said
+    "refused, or changing nothing, at every step" though never sent (a user's report)."""
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
+                           "--model", "slots", "--examples", "20", "--property", "no_latent_drift",
+                           "--bound", "instances=3", "--bound", "max_instances=3", "--json")
+    assert status == 0
+    report = json.loads(out)
+    assert report["asked"]["scale_out"] == 0 < report["asked"]["restart"]
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
+                           "--model", "slots", "--examples", "20", "--property", "no_latent_drift",
+                           "--bound", "instances=3", "--bound", "max_instances=3")
+    (note,) = [line for line in out.splitlines() if line.startswith("never took effect")]
+    refused, never = note.split("; ")[:2]
+    assert "scale_out" not in refused and "restart" in refused
+    assert never.startswith("never asked: scale_out (this configuration gave the searches no such action")
+
+
 def test_json_counts_each_kind(capsys):
     status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
                            "--examples", "20", "--property", "single_active_deployment", "--json")

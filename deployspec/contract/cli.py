@@ -221,6 +221,7 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
                        "rerun": rerun},
             "results": [r.to_json() for r in run.results],
             "took_effect": run.took_effect,
+            "asked": run.asked,
             "situations": run.situations,
             "fault": None if run.fault is None else run.fault.to_json(),
             "exit_status": run.exit_status,
@@ -386,10 +387,12 @@ def idle_note(run) -> list[str]:
     coverage: a slots run from empty slots pins digests, so no restart, recycle or crash
     retry changes anything, and a bug in them passes), with the bounds under which the
     reference designs give them something to do; where the run's configuration already
-    did, the implementation is what refused them or left them without effect."""
+    did, the implementation is what refused them or left them without effect. A kind
+    the run never asked for is said apart: nothing refused it."""
     if not run.idle:
         return []
     sent = run.config.to_json()
+    never = run.never_asked
     left, reach, offered = list(run.idle), [], []
     for suggested, kinds, already in get_model(run.model).widening:
         here = [k for k in left if k in kinds]
@@ -397,7 +400,7 @@ def idle_note(run) -> list[str]:
             continue
         left = [k for k in left if k not in here]
         if already(sent):
-            offered += here
+            offered += [k for k in here if k not in never]
         else:
             reach.append(f"--bound {suggested} ({', '.join(here)})")
     notes = [f"the reference designs give them something to do with {', '.join(reach)}"] if reach else []
@@ -407,8 +410,12 @@ def idle_note(run) -> list[str]:
         whose = f"{PREFIX}{run.reference} judges" if run.reference else "--reference VARIANT asks"
         notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
                      f"so the implementation refused or ignored them: {whose} what they must do")
-    return [(f"never took effect: {', '.join(run.idle)} (refused, or changing nothing, at every step of the run: "
-            f"no check judged what they do){''.join('; ' + n for n in notes)}")]
+    refused = [k for k in run.idle if k not in never]
+    said = [(f"never took effect: {', '.join(refused)} (refused, or changing nothing, at every step of the run: "
+            "no check judged what they do)")] if refused else []
+    said += [(f"never asked: {', '.join(never)} (this configuration gave the searches no such action to offer, "
+             "so nothing of what the implementation does with it was judged)")] if never else []
+    return ["; ".join(said + notes)]
 
 
 def open_for_replay(args, traces_loaded):

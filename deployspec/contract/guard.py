@@ -122,13 +122,16 @@ class GuardedAdapter:
     """
 
     def __init__(self, inner, box: FaultBox | None = None, checking: str | None = None,
-                 took_effect: dict[str, int] | None = None):
+                 took_effect: dict[str, int] | None = None, asked: dict[str, int] | None = None):
         self.inner = inner
         self.box = box or FaultBox()
         self.checking = checking
         #: accepted actions that changed the observation, by kind (shared over a run: what
         #: a check that holds judged; ``harness.check_one``'s ``vacuous``)
         self.took_effect = {} if took_effect is None else took_effect
+        #: actions asked of the implementation, by kind (shared over a run: a kind never asked
+        #: was never offered; a step recalled from an earlier example was asked there)
+        self.asked = {} if asked is None else asked
         #: the kind of the action just accepted and the observation before it
         self._accepted: tuple[str, dict] | None = None
         self.history: list[str] = []
@@ -187,6 +190,7 @@ class GuardedAdapter:
         label = action_label(action.to_json())
         self.phase = f"step {len(self.history)} ({label})"
         self.history.append(label)
+        self.asked[action.kind] = self.asked.get(action.kind, 0) + 1
         before, self._seen, self._refused = self._seen, None, None
         if self._run is not None:
             self._run = self.box.run(self._run, json.dumps(action.to_json(), sort_keys=True))

@@ -116,6 +116,8 @@ class Connection:
         self.reference: str | None = None
         #: accepted actions that changed the observation, by kind, over the run (``GuardedAdapter``)
         self.took_effect: dict[str, int] = {}
+        #: actions asked of the implementation, by kind, over the run (``GuardedAdapter``)
+        self.asked: dict[str, int] = {}
         #: the searches' steps by situation, over the run
         self.coverage = Coverage(model.situation) if model.situation is not None else None
         if target.kind == "exec":
@@ -148,7 +150,7 @@ class Connection:
 
     def _guarded(self, checking: str | None) -> GuardedAdapter:
         inner = SubprocessAdapter(self.program) if self.program else self._python
-        return GuardedAdapter(inner, self.box, checking, self.took_effect)
+        return GuardedAdapter(inner, self.box, checking, self.took_effect, self.asked)
 
     @property
     def implementation(self) -> str | None:
@@ -205,6 +207,10 @@ class ContractRun:
     #: reference design reaches under the configuration first, with their zeros
     situations: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
+    #: by action kind of the model, how many times the implementation was asked to take
+    #: one (a step recalled from an earlier example is not asked again)
+    asked: dict[str, int] = attrs.field(factory=dict)
+
     @property
     def idle(self) -> list[str]:
         """The model's action kinds that took effect nowhere in a run that finished:
@@ -212,6 +218,13 @@ class ContractRun:
         if self.fault is not None or not self.took_effect:
             return []
         return [kind for kind, n in self.took_effect.items() if n == 0]
+
+    @property
+    def never_asked(self) -> list[str]:
+        """Of :attr:`idle`, the kinds the run never asked for: the configuration gave the
+        searches no such action to offer (``--bound instances=3 --bound max_instances=3``
+        leaves no scale-out), so none was refused either."""
+        return [kind for kind in self.idle if not self.asked.get(kind)]
 
     @property
     def vacuous(self) -> list[str]:
@@ -313,7 +326,7 @@ def check_one(conn: Connection, prop, *, config, budget: float | None, seed: int
             if r.verdict == "holds":  # a hold in which no push or swap (no deploy) did anything judged none
                 judged = recorded.judged_effects(conn, config, known)
                 r.stats["vacuous"] = model.vacuous(
-                    lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0) or k in judged)
+                    lambda k: conn.took_effect.get(k, 0) > effects_before.get(k, 0) or k in judged, prop)
     except ImplementationFault as fault:
         first = conn.box.first or fault
         first.found = first.found or fault.found  # a violation seen before the fault
@@ -406,6 +419,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
             on_result(r)
         run.implementation = conn.implementation
         run.took_effect = {kind: conn.took_effect.get(kind, 0) for kind in model.vocabulary}
+        run.asked = {kind: conn.asked.get(kind, 0) for kind in model.vocabulary}
         if conn.coverage is not None:
             run.situations = conn.coverage.to_json(model.situations(config.to_json()))
     return run

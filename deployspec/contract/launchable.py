@@ -81,15 +81,26 @@ def _the_shell_knows(word: str) -> bool:
 
 
 def exec_form(command: str) -> str:
-    """``command`` as the shell should run it: after ``exec`` if it is one simple command
-    whose first word is the program, a path or a name on PATH (not an assignment, a
-    redirection, a builtin or a keyword), else as written."""
-    words = command.split()
-    if not words or _COMPOUND.search(command):
+    """``command`` as the shell should run it: with ``exec`` before the program if it is
+    one simple command whose first word after plain assignments (``FOO=1``, which the
+    shell then hands the program: docs/protocol.md teaches them) is the program, a path
+    or a name on PATH (not a redirection, a builtin or a keyword), else as written. An
+    assignment whose value the shell must read (quotes, ``$``) leaves it as written."""
+    if _COMPOUND.search(command):
+        return command
+    rest, assigned = command.lstrip(), []
+    while _ASSIGNMENT.match(rest):
+        word = rest.split(maxsplit=1)[0]
+        if _SHELL_SYNTAX.search(word):
+            return command
+        assigned.append(word)
+        rest = rest[len(word):].lstrip()
+    words = rest.split()
+    if not words:
         return command
     first = words[0]
-    if first in SHELL_WORDS or _SHELL_SYNTAX.search(first) or _ASSIGNMENT.match(first):
+    if first in SHELL_WORDS or _SHELL_SYNTAX.search(first):
         return command
     if "/" not in first and not shutil.which(first):
         return command
-    return f"exec {command}"
+    return " ".join([*assigned, "exec", rest]) if assigned else f"exec {command}"

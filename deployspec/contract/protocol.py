@@ -89,7 +89,9 @@ def parse_reply(line: bytes, request: dict, previous: dict | None = None) -> dic
     what = describe(request)
     try:
         reply = loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except json.JSONDecodeError as exc:
+        raise ImplementationError(f"reply to {what} is not JSON: {_clip(line)}{_where_broken(exc)}") from None
+    except UnicodeDecodeError:
         raise ImplementationError(f"reply to {what} is not JSON: {_clip(line)}") from None
     except (ValueError, RecursionError) as exc:
         raise ImplementationError(f"reply to {what} cannot be read: {unreadable(exc)}") from None
@@ -97,6 +99,8 @@ def parse_reply(line: bytes, request: dict, previous: dict | None = None) -> dic
         raise ImplementationError(f"reply to {what} is not a JSON object: {_clip(line)}")
     kind = reply.get("type")
     rid = reply.get("id")
+    if "id" not in reply:
+        raise ImplementationError(f"reply to {what} has no id; the request's id is {request['id']}")
     if not (kind == "error" and rid is None) and rid != request["id"]:
         if previous is not None and rid == previous["id"]:  # the request before this one had its reply
             raise ImplementationError(
@@ -216,6 +220,18 @@ def unreadable(exc: ValueError | RecursionError) -> str:
     if isinstance(exc, RecursionError):
         return "it is nested too deeply"
     return str(exc).split(";")[0]
+
+
+def _where_broken(exc: json.JSONDecodeError) -> str:
+    """Why a line that began as JSON (an object or array) is none, and where: its reason
+    and position, with the text just before (past the 80 characters quoted, or not);
+    "" for a line that never was JSON (a log line: the quote says enough)."""
+    text = exc.doc.lstrip()
+    if not text.startswith(("{", "[")):
+        return ""
+    before = exc.doc[max(exc.pos - 30, 0):exc.pos].rstrip()
+    return (f" ({exc.msg} at character {exc.pos + 1}, after "
+            f"{quoted(('…' if exc.pos > 30 else '') + before)})")
 
 
 def _clip(raw: bytes | str, n: int = 80) -> str:

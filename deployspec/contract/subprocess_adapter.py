@@ -282,7 +282,7 @@ class Program:
             return ""
         text = self._stderr.tail(settle=self.proc is None or self.proc.poll() is not None)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        return f"; its stderr ends with: {printable_line(lines[-1], 200)}" if lines else ""
+        return f"; its stderr ends with: {printable_line(lines[-1], 200, both_ends=True)}" if lines else ""
 
 
 def _killpg(pgid: int, sig: int) -> None:

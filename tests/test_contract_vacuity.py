@@ -1,0 +1,41 @@
+"""A check is vacuous when none of the actions *it* is about took effect: a pipeline that
+never swaps leaves the two swap checks with nothing judged, not every check (a user's
+pipeline without swap was told "VACUOUS: every check", though pipeline_ships_latest_build
+found its planted set_image bug)."""
+
+from __future__ import annotations
+
+import json
+
+from deployspec.cli import main
+from deployspec.contract.examples import ReferenceImplementation
+from deployspec.models import get_model
+
+
+class NoSwap(ReferenceImplementation):
+    """slots-pipeline-immutable, refusing every swap."""
+
+    def __init__(self):
+        super().__init__("slots", "slots-pipeline-immutable")
+
+    def perform(self, action):
+        return "no swaps here" if action["type"] == "swap" else super().perform(action)
+
+
+def test_a_pipeline_without_swap_leaves_only_the_swap_checks_vacuous(capsys):
+    status = main(["contract", "--python", "tests.test_contract_vacuity:NoSwap", "--model", "slots",
+                   "--examples", "30", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["took_effect"]["swap"] == 0
+    vacuous = {r["property"]: r["stats"]["vacuous"] for r in report["results"]}
+    assert {p for p, v in vacuous.items() if v} == {"rollback_restores_previous", "swap_keeps_production_serving"}
+    assert vacuous["rollback_restores_previous"] == ["swap"]
+
+
+def test_a_property_names_its_own_essentials_else_the_models():
+    model = get_model("slots")
+    moved = lambda kind: kind in ("push", "deliver_webhook")  # (no set_image, no swap)
+    assert model.vacuous(moved, model.property("pipeline_ships_latest_build")) == ["set_image"]
+    assert model.vacuous(moved, model.property("no_latent_drift")) == []
+    assert model.vacuous(moved, model.property("swap_keeps_production_serving")) == ["swap"]
+    assert model.vacuous(moved) == ["swap"]
