@@ -1,7 +1,8 @@
 """Where a run's search took its steps: a count per situation (``spec/situations.py``).
 
 The searches' own steps are counted (a machine's rules and its ``wait``), not the
-settle phase's, which no user drives, nor replays of saved traces. A step counts
+settle phase's, which no user drives, nor replays of saved traces, nor the shrinking
+of a violation (which repeats the steps that found it). A step counts
 in the situation before it, with whether it took effect (accepted, and the
 observation changed), by action kind.
 """
@@ -39,17 +40,18 @@ class Coverage:
                 for s in names}
 
 
-def coverage_lines(situations: dict[str, dict[str, Any]]) -> list[str]:
-    """The text summary's lines: steps per situation, and the situations that some
-    reference design reaches under the run's configuration where the run took none
-    (``situations`` as :meth:`Coverage.to_json` gives it; empty: nothing was counted)."""
+def coverage_lines(situations: dict[str, dict[str, Any]], reference: str | None = None) -> list[str]:
+    """The text summary's lines: steps per situation, and the situations that the
+    reference designs (``reference``, the run's ``--reference``) reach under the run's
+    configuration where the run took none (``situations`` as :meth:`Coverage.to_json`
+    gives it; empty: nothing was counted)."""
     if not any(s["steps"] for s in situations.values()):
         return []
     counts = " · ".join(f"{name} {s['steps']:,}" for name, s in situations.items() if s["steps"])
     lines = [f"steps by situation (before the step): {counts}"]
     missed = [name for name, s in situations.items() if not s["steps"]]
     if missed:
-        lines.append(f"no step taken in: {', '.join(missed)} (some reference design reaches "
-                     f"{'it' if len(missed) == 1 else 'them'} under this configuration: whatever "
-                     f"the implementation does there, no check judged it)")
+        who = f"{reference} reaches" if reference else "some reference design reaches"
+        lines.append(f"no step taken in: {', '.join(missed)} ({who} {'it' if len(missed) == 1 else 'them'} "
+                     f"under this configuration: whatever the implementation does there, no check judged it)")
     return lines

@@ -72,9 +72,9 @@ class Model:
     #: obs -> its situation, a coarse reading a contract run counts its steps by
     #: (``spec/situations.py``); None = not counted
     situation: Callable[[dict], str] | None = None
-    #: a configuration (``to_json``) -> the situations some reference design reaches
-    #: under it, in the order a run reports them
-    situations: Callable[[dict], tuple[str, ...]] = lambda config: ()
+    #: a configuration (``to_json``), a variant (the run's ``--reference``; None: any) ->
+    #: the situations the reference designs (that one) reach under it, in report order
+    situations: Callable[[dict, Any], tuple[str, ...]] = lambda config, variant: ()
 
     def vacuous(self, moved: Callable[[str], bool], prop: Property | None = None) -> list[str]:
         """The essential actions (``prop``'s own if it names them, else the model's) none of
@@ -245,7 +245,8 @@ def _capi() -> Model:
         widening=(("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",),
                    lambda config: any(config["canary_plans"])),),
         situation=situations.capi_situation,
-        situations=situations.capi_situations,
+        situations=lambda config, variant: situations.capi_situations(
+            config, canaries=variant is None or capi_model.takes_canaries(variant)),
         schema_file="capi.observation.schema.json",
         lanes="web process",
     )
@@ -278,7 +279,7 @@ def _slots() -> Model:
                   ("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"),
                    lambda config: config.get("start") in ("webhook", "webhook-staging"))),
         situation=situations.slots_situation,
-        situations=situations.slots_situations,
+        situations=lambda config, variant: situations.slots_situations(config),
         schema_file="slots.observation.schema.json",
         lanes="slot",
         render_state=render_state,

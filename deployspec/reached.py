@@ -46,6 +46,8 @@ def after(labels: list[str]) -> str:
         if sum(len(k) + 2 for k in kept) + len(label) > WIDTH:
             break
         kept.insert(0, label)
+    if len(labels) == len(kept) + 1:  # one step left out is one step said ("after 1 steps, …" read oddly)
+        kept = labels
     shown = ", ".join(kept)
     before = len(labels) - len(kept)
     return f" after {shown}" if not before else f" after {before} steps, …, {shown}"

@@ -169,7 +169,9 @@ def _all_handed_in(classes: Mapping[str, type], taken: set[str]) -> dict[str, tu
             for v in _load(where, load, classes):
                 if isinstance(v.name, str) and type(v.name) is not str:  # a (str, Enum) member, say: read
                     # as plain text, its own methods never run (a raising __hash__ ended variants with a traceback)
-                    v = attrs.evolve(v, name=str.__str__(v.name))
+                    made, v = v, attrs.evolve(v, name=str.__str__(v.name))
+                    if id(made) in _made_in:
+                        _made_in[id(v)] = _made_in[id(made)]
                 if not isinstance(v.name, str) or not NAME.fullmatch(v.name):  # (it names trace files)
                     raise UsageError(f"variants from {where}: name {_short(v.name)} must be {NAME_RULE}"
                                      f"{_named_at(v)}")
@@ -234,20 +236,42 @@ _made_in: dict[int, str] = {}
 
 
 def _named_at(v: Any) -> str:
-    """`` at FILE:LINE``: the first line of the module that handed ``v`` in where its name
-    is written as a literal, for a refusal found after the module loaded (its
-    declarations, its bounds, its name), which no traceback places; "" if not found."""
+    """`` at FILE:LINE`` where the module that handed ``v`` in writes its name (a ``name=``
+    argument, else the text anywhere but a docstring; in a package, its modules too),
+    for a refusal found after the module loaded (its declarations, bounds, name), which
+    no traceback places; "" if not found."""
     path, name = _made_in.get(id(v)), getattr(v, "name", None)
     if path is None or type(name) is not str:
         return ""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as source:
-            for number, line in enumerate(source, 1):
-                if f'"{name}"' in line or f"'{name}'" in line:
-                    return f" at {os.path.basename(path)}:{number}"
-    except OSError:
-        pass
+    files = [path]
+    if os.path.basename(path) == "__init__.py":  # (a package may hand in its modules' variants)
+        folder = os.path.dirname(path)
+        files += sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs
+                        if f.endswith(".py") and os.path.join(d, f) != path)[:200]
+    for file in files:
+        line = _line_naming(file, name)
+        if line is not None:
+            return f" at {os.path.relpath(file, os.path.dirname(path)) if file != path else os.path.basename(path)}:{line}"
     return ""
+
+
+def _line_naming(file: str, name: str) -> int | None:
+    """The line of ``file`` that writes ``name=NAME`` (or, failing that, the text NAME
+    outside a docstring), or None."""
+    import ast
+
+    try:
+        with open(file, "rb") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    said = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value == name and id(n) not in docstrings]
+    named = [k.value for k in ast.walk(tree) if isinstance(k, ast.keyword) and k.arg == "name" and k.value in said]
+    found = named or said
+    return min(n.lineno for n in found) if found else None
 
 
 def _fields_of(exc: BaseException, classes: Mapping[str, type]) -> str:

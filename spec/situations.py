@@ -3,8 +3,9 @@
 A contract run can pass while its search hardly ever acted where a bug lives: a
 canary PAUSED for one user step in 250 examples (session 52's never-continuing
 controller passed that way). Counting the steps taken in each situation, and
-naming the situations that some reference design reaches under the run's
-configuration and in which the run never took a step, says where the run looked. A situation is read
+naming the situations that the reference designs reach under the run's
+configuration (the ``--reference`` design's, when one is given) and in which the
+run never took a step, says where the run looked. A situation is read
 off the observation alone, so it means the same on the reference and on any
 implementation; each model's situations are few, so every one can be named.
 """
@@ -31,11 +32,15 @@ def capi_situation(obs: Observation) -> str:
     return max(deployments, key=lambda d: d["id"])["state"]
 
 
-def capi_situations(config: dict) -> tuple[str, ...]:
-    """The situations some reference design reaches under a configuration (``to_json``):
-    a canary's PREPAUSED and PAUSED need a canary plan (and a design of 2023 or later)."""
-    canary = any(config.get("canary_plans") or ())
-    return tuple(s for s in CAPI_ORDER if canary or s not in ("PREPAUSED", "PAUSED"))
+def capi_situations(config: dict, canaries: bool = True) -> tuple[str, ...]:
+    """The situations a design reaches under a configuration (``to_json``): a canary's
+    PREPAUSED and PAUSED need a canary plan and a design that takes canary deployments
+    (``canaries``: none before PR #3892, 2024); with no deployment allowed, none but the
+    first."""
+    if config.get("max_deployments") == 0:
+        return (NO_DEPLOYMENT,)
+    pauses = canaries and any(config.get("canary_plans") or ())
+    return tuple(s for s in CAPI_ORDER if pauses or s not in ("PREPAUSED", "PAUSED"))
 
 
 #: slots: what a swap would ship, in the order a release passes them
@@ -57,7 +62,10 @@ def slots_situation(obs: Observation) -> str:
 
 
 def slots_situations(config: dict) -> tuple[str, ...]:
-    """The situations some reference design reaches under a configuration: from
-    ``start=release`` both slots run the release build, and staging never runs
-    nothing again."""
-    return tuple(s for s in SLOTS_ORDER if config.get("start") != "release" or s != STAGING_EMPTY)
+    """The situations every design reaches under a configuration: from ``start=release``
+    both slots run the release build, and staging never runs nothing again; with no push
+    allowed, the start's own is all there is."""
+    release = config.get("start") == "release"
+    if config.get("max_pushes") == 0:
+        return (ALIKE,) if release else (STAGING_EMPTY,)
+    return tuple(s for s in SLOTS_ORDER if not release or s != STAGING_EMPTY)

@@ -87,7 +87,7 @@ def test_a_program_that_starts_and_fails_is_still_a_fault(folder, capsys):
     # plain assignments stay before exec, which hands them to the program (as docs/protocol.md
     # teaches them: the shell stayed in between, holding stdin and turning a signal into 139)
     ("FOO=1 ./impl", "FOO=1 exec ./impl"), ("A=1  B=x/y ./impl --serve", "A=1 B=x/y exec ./impl --serve"),
-    ('OPTS="--a --b" ./impl', None), ("FOO=$HOME/x ./impl", None), ("FOO=1", None), ("FOO=1 cd x", None), ("cd build", None), ("if true; then ./impl; fi", None),
+    ('OPTS="--a --b" ./impl', None), ("A=1\u00a0./impl", None), ("A=1\x0c./impl", None), ("FOO=$HOME/x ./impl", None), ("FOO=1", None), ("FOO=1 cd x", None), ("cd build", None), ("if true; then ./impl; fi", None),
     ("# ./impl", None), ("", None),
     # a redirection first: what follows may be an assignment, which exec would take for the program
     ("2>/dev/null FOO=1 ./impl", None), ("no-such-program-zz --serve", None),

@@ -70,6 +70,7 @@ def test_parse_reply_accepts_each_legal_reply():
      ("is not JSON: '{\"id\": 4, \"type\": \"performed\", \"observation\": {\"app\": 11111111111111111111111111…' "
       "(Expecting ',' delimiter at character 157, after '…1111111111111111111111111111}')")),
     (_reply({"type": "performed", "observation": OBS}), "reply to action cancel has no id; the request's id is 4"),
+    (_reply({"type": "error", "message": "boom"}), "has no id; the request's id is 4 (an error reply: 'boom')"),
     (b"[1, 2]\n", "is not a JSON object"),
     (_reply({"id": 5, "type": "performed", "observation": OBS}), "carries id 5, but the request's id is 4"),
     (_reply({"id": 4, "type": "observation", "observation": OBS}),

@@ -80,6 +80,7 @@ def test_the_steps_that_reached_a_rule_are_the_last_eight_and_a_count_of_the_res
     assert reached.after(eight) == " after " + ", ".join(eight)
     ten = [f"s{i}()" for i in range(10)]
     assert reached.after(ten) == " after 2 steps, …, " + ", ".join(ten[2:])
+    assert reached.after(ten[1:]) == " after " + ", ".join(ten[1:])  # one left out is one said
     assert reached.after([]) == ""
 
 

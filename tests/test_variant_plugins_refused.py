@@ -220,3 +220,23 @@ def test_two_suppliers_handing_in_one_name_are_refused_naming_the_first(capsys, 
     outside("first,second")
     refused(capsys, "the name 'twin' is taken (DEPLOYSPEC_VARIANTS module first); give yours its own",
             "DEPLOYSPEC_VARIANTS module second")
+
+
+def test_a_refusal_after_loading_names_the_line_of_the_designs_name_argument(capsys, hand_in):
+    """Not a docstring that mentions the name first (a reviewer's case named line 1)."""
+    hand_in("docv", ('"""My designs: \'mine\' is the one with three instances."""\n'
+                     "import attrs\nfrom deployspec.reference.capi.variants import CAPI_SAFE\n"
+                     "VARIANTS = [attrs.evolve(CAPI_SAFE,\n"
+                     "                         name='mine', config={'max_instances': 'three'})]\n"))
+    refused(capsys, "mine's config max_instances: expected int like 3, got \"three\" at docv.py:5\n",
+            "DEPLOYSPEC_VARIANTS module docv")
+
+
+def test_a_package_handing_in_its_modules_designs_names_the_module(capsys, tmp_path, monkeypatch, outside):
+    (tmp_path / "pkgx").mkdir()
+    (tmp_path / "pkgx" / "__init__.py").write_text('"""Designs."""\nfrom .designs import VARIANTS\n')
+    (tmp_path / "pkgx" / "designs.py").write_text(EVOLVED.format("name='pk', declares='x'"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    outside("pkgx")
+    refused(capsys, "pk's declares must be a set of property names, not str at designs.py:3\n",
+            "DEPLOYSPEC_VARIANTS module pkgx")

@@ -342,7 +342,7 @@ def summary(run) -> str:
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += vacuity_notes(run.results, run.reference)
     lines += idle_note(run)
-    lines += coverage_lines(run.situations) if run.fault is None else []
+    lines += coverage_lines(run.situations, run.reference) if run.fault is None else []
     verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
                   "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",

@@ -421,5 +421,6 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
         run.took_effect = {kind: conn.took_effect.get(kind, 0) for kind in model.vocabulary}
         run.asked = {kind: conn.asked.get(kind, 0) for kind in model.vocabulary}
         if conn.coverage is not None:
-            run.situations = conn.coverage.to_json(model.situations(config.to_json()))
+            reachable = model.situations(config.to_json(), model.variant(reference) if reference else None)
+            run.situations = conn.coverage.to_json(reachable)
     return run

@@ -43,10 +43,19 @@ _COMPOUND = re.compile(r"[;&|()`\n]|\$\(")
 _INTERPRETERS = {".py": "python3", ".sh": "sh", ".js": "node", ".rb": "ruby", ".pl": "perl"}
 
 
+#: what separates words for the shell (not str.split's other whitespace: dash reads
+#: ``A=1\u00a0./impl`` as one assignment)
+_BLANKS = " \t"
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[ \t]+", text) if w]
+
+
 def problem(command: str) -> str | None:
     """Why the shell could not start ``command``'s program (``None``: it could, or the
     command is shell syntax this does not judge)."""
-    words = command.split()
+    words = _words(command)
     while words and _ASSIGNMENT.match(words[0]):  # FOO=1 ./impl
         if _SHELL_SYNTAX.search(words.pop(0)):  # OPTS="--a --b" ./impl: where the value ends is the shell's
             return None
@@ -88,14 +97,14 @@ def exec_form(command: str) -> str:
     assignment whose value the shell must read (quotes, ``$``) leaves it as written."""
     if _COMPOUND.search(command):
         return command
-    rest, assigned = command.lstrip(), []
+    rest, assigned = command.lstrip(_BLANKS), []
     while _ASSIGNMENT.match(rest):
-        word = rest.split(maxsplit=1)[0]
+        word = _words(rest)[0]
         if _SHELL_SYNTAX.search(word):
             return command
         assigned.append(word)
-        rest = rest[len(word):].lstrip()
-    words = rest.split()
+        rest = rest[len(word):].lstrip(_BLANKS)
+    words = _words(rest)
     if not words:
         return command
     first = words[0]

@@ -100,7 +100,8 @@ def parse_reply(line: bytes, request: dict, previous: dict | None = None) -> dic
     kind = reply.get("type")
     rid = reply.get("id")
     if "id" not in reply:
-        raise ImplementationError(f"reply to {what} has no id; the request's id is {request['id']}")
+        said = f" (an error reply: {_clip(str(reply.get('message')))})" if kind == "error" else ""
+        raise ImplementationError(f"reply to {what} has no id; the request's id is {request['id']}{said}")
     if not (kind == "error" and rid is None) and rid != request["id"]:
         if previous is not None and rid == previous["id"]:  # the request before this one had its reply
             raise ImplementationError(

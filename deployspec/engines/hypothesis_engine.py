@@ -199,7 +199,8 @@ def check_property(
                     self.noted(exc, [s["action"] for s in self.session.steps[:before]] + [action.to_json()])
                     raise
                 finally:
-                    if coverage is not None and len(self.session.steps) > before:  # (it was performed)
+                    # (performed, and not the shrinking of a violation found, which repeats its steps)
+                    if coverage is not None and len(self.session.steps) > before and "violation" not in seen:
                         step = self.session.steps[before]
                         coverage.note(obs, action.kind, step["rejected"] is None and step["observation"] != obs)
 

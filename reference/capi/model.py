@@ -368,3 +368,9 @@ def settle_action(obs: dict) -> Any:
     if any(d["state"] in ("DEPLOYING", "PREPAUSED", "CANCELING") for d in obs["deployments"]):
         return Tick()
     return None
+
+
+def takes_canaries(variant: Any) -> bool:
+    """Whether a design accepts a canary deployment (none did before PR #3892, 2024): the
+    situations a contract run names as reachable on its ``--reference``."""
+    return not variant.refuse_deploy(Deploy(strategy="canary", canary_steps=(100,)))
