@@ -251,7 +251,8 @@ def _named_at(v: Any) -> str:
     for file in files:
         line = _line_naming(file, name)
         if line is not None:
-            return f" at {os.path.relpath(file, os.path.dirname(path)) if file != path else os.path.basename(path)}:{line}"
+            shown = os.path.basename(path) if file == path else os.path.relpath(file, os.path.dirname(path))
+            return f" at {shown}:{line}"
     return ""
 
 

@@ -1,8 +1,8 @@
 """Situations: a coarse reading of an observation, for a run's coverage.
 
 A contract run can pass while its search hardly ever acted where a bug lives: a
-canary PAUSED for one user step in 250 examples (session 52's never-continuing
-controller passed that way). Counting the steps taken in each situation, and
+canary PAUSED for one user step in 250 examples, which let a controller that
+refused every ``continue`` pass. Counting the steps taken in each situation, and
 naming the situations that the reference designs reach under the run's
 configuration (the ``--reference`` design's, when one is given) and in which the
 run never took a step, says where the run looked. A situation is read

@@ -203,13 +203,13 @@ class ContractRun:
     #: by action kind of the model, how many steps of the run it took effect in (accepted,
     #: and the observation changed), the sweep's and the committed traces' included
     took_effect: dict[str, int] = attrs.field(factory=dict)
-    #: the searches' steps by situation (``Coverage.to_json``): the situations some
-    #: reference design reaches under the configuration first, with their zeros
-    situations: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-
     #: by action kind of the model, how many times the implementation was asked to take
     #: one (a step recalled from an earlier example is not asked again)
     asked: dict[str, int] = attrs.field(factory=dict)
+    #: the searches' steps by situation (``Coverage.to_json``): first the situations the
+    #: ``reference`` design (without one, some reference design) reaches under the
+    #: configuration, with their zeros
+    situations: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     @property
     def idle(self) -> list[str]:
