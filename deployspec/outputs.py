@@ -171,13 +171,13 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
     Standard output and error are written through their streams, in order with what
     was printed: their names resolve to whatever they were redirected to, a file
     that must keep what it holds."""
-    from deployspec.streams import standard_stream_named
+    from deployspec.streams import own_stdout, standard_stream_named
 
     stream = None
     try:
         stream = standard_stream_named(str(path))
         if stream is not None:  # a closed pipe (``| head``) stays BrokenPipeError: output cut short, 141
-            out = getattr(sys, stream)
+            out = own_stdout() if stream == "stdout" else getattr(sys, stream)
             out.write(text)
             out.flush()
         elif _descriptor(path) or (path.exists() and not path.resolve().is_file()):

@@ -9,6 +9,7 @@ import io
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 #: the standard streams the process started without ("stdout", "stderr"): /dev/null
 #: stands in their place, so that no file opened later takes their descriptor
@@ -59,6 +60,14 @@ def is_stdout(path: str) -> bool:
 #: where standard output went when :func:`document_only` took file descriptor 1 over
 #: (None: it did not)
 DOCUMENT_FD: int | None = None
+#: where deployspec's own output goes while ``sys.stdout`` is lent to the user's code as
+#: stderr (a ``--python`` run: ``timed_call.lending``); None: ``sys.stdout``
+OWN_STDOUT: Any = None
+
+
+def own_stdout() -> Any:
+    """The stream deployspec's own output (verdicts, a report sent to ``-``) goes to."""
+    return sys.stdout if OWN_STDOUT is None else OWN_STDOUT
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import pytest
 from deployspec import traces
 from deployspec.cli import main
 
-from .cli_runs import SEED, run
+from .cli_runs import SEED, finished, run
 
 
 def test_an_out_folder_that_cannot_be_written_is_refused_before_the_search(capsys, tmp_path, monkeypatch):
@@ -222,6 +222,18 @@ def test_a_dash_is_standard_output_not_a_file_named_dash(capsys, tmp_path, monke
     status, out, _ = run(capsys, "replay", str(SEED), "--junit", "-")
     assert status == 1 and out.rstrip().endswith("</testsuites>")
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("where", ["-", "/dev/stdout"])
+@pytest.mark.parametrize("command", [["replay", str(SEED)],
+                                     ["contract", "--model", "capi", "--examples", "3",
+                                      "--property", "single_active_deployment"]])
+def test_a_python_runs_junit_report_sent_to_standard_output_goes_there(command, where):
+    """A --python object prints to stderr (stdout is deployspec's); the report sent to
+    standard output went there too, in the deployspec program (a user's CI job)."""
+    done = finished(*command, "--python", "deployspec.contract.examples:capi_safe", "--junit", where)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("</testsuites>") and "<testsuites" not in done.stderr
 
 
 @pytest.mark.parametrize("where", ["-", "/dev/stdout"])

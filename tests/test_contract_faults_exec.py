@@ -164,6 +164,13 @@ def test_a_long_last_stderr_line_keeps_its_end(capsys, tmp_path):
     assert err.rstrip().endswith('abab", "msg": "connection refused"}') and '{"level": "fatal"' in err, err
 
 
+def test_a_form_feed_in_the_last_stderr_line_keeps_what_came_before(capsys, tmp_path):
+    program = tmp_path / "impl.py"
+    program.write_text("import sys\nsys.stderr.write('FATAL: \\x0cdisk full\\n')\nsys.exit(1)\n")
+    status, err = contract(capsys, f"{sys.executable} {program}")
+    assert status == 3 and err.rstrip().endswith("its stderr ends with: FATAL: \\x0cdisk full"), err
+
+
 def test_only_the_tail_of_a_programs_stderr_is_kept():
     """A flood on stderr is read as it comes and forgotten but for its last bytes."""
     from deployspec.contract.leftovers import StderrTail

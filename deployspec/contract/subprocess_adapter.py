@@ -281,7 +281,9 @@ class Program:
         if self._stderr is None:
             return ""
         text = self._stderr.tail(settle=self.proc is None or self.proc.poll() is not None)
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        # (lines as the program wrote them: str.splitlines also breaks at a form feed and
+        # other separators, and the part before one was dropped)
+        lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
         return f"; its stderr ends with: {printable_line(lines[-1], 200, both_ends=True)}" if lines else ""
 
 

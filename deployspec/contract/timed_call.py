@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from deployspec import streams
 from deployspec.adapter import ImplementationError
 from deployspec.contract import guard, last_resort
 from deployspec.user_code import (
@@ -126,13 +127,14 @@ def lending(active: bool = True):
         yield out
         return
     sys.stdout = borrowed(sys.stderr)
+    streams.OWN_STDOUT = out  # (a report written to -: outputs.write_output)
     try:
         yield out
     except BaseException:
-        sys.stdout = out  # e.g. a closed pipe: what the caller does next is about the real stdout
+        sys.stdout, streams.OWN_STDOUT = out, None  # e.g. a closed pipe: what the caller does next is about the real stdout
         raise
     if not last_resort.own_process():
-        sys.stdout = out
+        sys.stdout, streams.OWN_STDOUT = out, None
 
 
 class _Overdue(BaseException):
