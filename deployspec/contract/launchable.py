@@ -52,18 +52,31 @@ def _words(text: str) -> list[str]:
     return [w for w in re.split(r"[ \t]+", text) if w]
 
 
+def _plain_program(command: str) -> tuple[list[str], str] | None:
+    """The plain assignments before ``command``'s program (``FOO=1 ./impl``) and the
+    command from the program on; None where the shell must read where the program starts:
+    an assignment whose value has quotes or ``$`` (``OPTS="--a --b" ./impl``), or a first
+    word that is a builtin, a keyword, a redirection or other syntax, or nothing."""
+    rest, assigned = command.lstrip(_BLANKS), []
+    while _ASSIGNMENT.match(rest):
+        word = _words(rest)[0]
+        if _SHELL_SYNTAX.search(word):
+            return None
+        assigned.append(word)
+        rest = rest[len(word):].lstrip(_BLANKS)
+    words = _words(rest)
+    if not words or words[0] in SHELL_WORDS or _SHELL_SYNTAX.search(words[0]):
+        return None
+    return assigned, rest
+
+
 def problem(command: str) -> str | None:
     """Why the shell could not start ``command``'s program (``None``: it could, or the
     command is shell syntax this does not judge)."""
-    words = _words(command)
-    while words and _ASSIGNMENT.match(words[0]):  # FOO=1 ./impl
-        if _SHELL_SYNTAX.search(words.pop(0)):  # OPTS="--a --b" ./impl: where the value ends is the shell's
-            return None
-    if not words:
+    plain = _plain_program(command)
+    if plain is None:
         return None
-    program = words[0]
-    if program in SHELL_WORDS or _SHELL_SYNTAX.search(program):
-        return None
+    program = _words(plain[1])[0]
     if "/" not in program:
         return None if shutil.which(program) or _the_shell_knows(program) else f"{program}: not found on PATH"
     path = program  # (relative to this directory: the program's too)
@@ -95,21 +108,11 @@ def exec_form(command: str) -> str:
     shell then hands the program: docs/protocol.md teaches them) is the program, a path
     or a name on PATH (not a redirection, a builtin or a keyword), else as written. An
     assignment whose value the shell must read (quotes, ``$``) leaves it as written."""
-    if _COMPOUND.search(command):
+    plain = None if _COMPOUND.search(command) else _plain_program(command)
+    if plain is None:
         return command
-    rest, assigned = command.lstrip(_BLANKS), []
-    while _ASSIGNMENT.match(rest):
-        word = _words(rest)[0]
-        if _SHELL_SYNTAX.search(word):
-            return command
-        assigned.append(word)
-        rest = rest[len(word):].lstrip(_BLANKS)
-    words = _words(rest)
-    if not words:
-        return command
-    first = words[0]
-    if first in SHELL_WORDS or _SHELL_SYNTAX.search(first):
-        return command
+    assigned, rest = plain
+    first = _words(rest)[0]
     if "/" not in first and not shutil.which(first):
         return command
     return " ".join([*assigned, "exec", rest]) if assigned else f"exec {command}"
