@@ -17,7 +17,7 @@ from .fault_runs import FAKES
 
 #: the search's seed where a fake shows the case its row pins (else 2): which repeat of a
 #: run of steps differs first depends on the path the search takes
-SEEDS = {"moody": 14, "fickle": 20}
+SEEDS = {"moody": 1, "fickle": 29}
 
 
 @pytest.mark.parametrize("factory, prop, cause", [
@@ -390,13 +390,13 @@ def test_the_guard_keeps_each_distinct_observation_it_remembers_once():
 
 
 def test_a_refusal_that_does_not_repeat_gives_its_reason(capsys, monkeypatch):
-    """``fickle`` refuses every other deploy over its life: with seed 39 the first run of the
+    """``fickle`` refuses every other deploy over its life: with seed 20 the first run of the
     steps was accepted and the repeat refused, and the line says why the implementation refused."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.chdir(FAKES.parent)
     _count_fickle_deploys_from_zero(monkeypatch)
     status = main(["contract", "--python", "contract_fakes:fickle", "--model", "capi", "--examples", "30",
-                   "--seed", "39", "--property", "app_stays_available"])
+                   "--seed", "20", "--property", "app_stays_available"])
     err = capsys.readouterr().err
     assert status == 3, err
     assert ("at step 3 (deploy()) while checking app_stays_available: non-deterministic behaviour: the same "

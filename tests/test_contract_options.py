@@ -116,12 +116,19 @@ def test_examples_bounds_the_valid_examples_and_the_help_says_the_column_counts_
                          "--examples", "10", "--json")
     assert status == 0
     (result,) = json.loads(out)["results"]
-    assert result["stats"]["examples"] > 10  # the invalid ones too (26 at seed 0)
+    assert result["stats"]["examples"] == 10  # nothing found: nothing to shrink, no example invalid
+    assert "found_in_example" not in result["stats"]
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                         "--property", "app_stays_available", "--examples", "10", "--no-known", "--json")
+    assert status == 1
+    (result,) = json.loads(out)["results"]
+    assert result["stats"]["examples"] > 10 >= result["stats"]["found_in_example"]  # and its shrinking
     with pytest.raises(SystemExit):
         main(["contract", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "exactly one round" not in text
-    assert "at most N valid examples per check" in text and "invalid (they do not count toward N)" in text
+    assert "at most N valid examples per check" in text and "the shrinking of a violation" in text
+    assert "invalid (they broke the property in a way already found; they do not count toward N)" in text
 
 
 # --- after a counterexample: how to replay it, how to save it --------------------

@@ -154,10 +154,11 @@ def test_of_the_violations_seen_the_shortest_is_remembered():
 
     longer, shortest = violated([Push(1), Tick(), *SEED_STORY[1:]]), violated(SEED_STORY)
     seen = {}
-    for exc in (longer, shortest, longer):
-        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen):
+    for example, exc in enumerate((longer, shortest, longer), start=4):
+        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen, example):
             raise exc
     assert seen["violation"] is shortest and len(shortest.session.steps) == 6
+    assert seen["found_in_example"] == 4  # the first seen, not the shortest
 
 
 def test_a_search_on_an_implementation_shortens_with_what_it_is_given():
@@ -185,8 +186,9 @@ def test_a_random_search_saves_its_counterexample_under_out(tmp_path):
 
 
 def test_an_implementation_fault_after_a_violation_carries_the_violation_seen():
-    # the implementation stops answering at its 31st step, once the search has seen a
-    # violation (seed 0) and while Hypothesis shortens it: the fault carries that trace
+    # the implementation stops answering at its 12th step, once the search has seen a
+    # violation (seed 0, in its first example) and while Hypothesis shortens it (its
+    # third example): the fault carries that trace
     # as it was, so the finding is not lost with the implementation
     from deployspec.contract.guard import ImplementationFault
 
@@ -195,7 +197,7 @@ def test_an_implementation_fault_after_a_violation_carries_the_violation_seen():
     class FailsLater(ReferenceAdapter):
         def perform(self, action):
             steps.append(action)
-            if len(steps) > 30:
+            if len(steps) > 11:
                 raise ImplementationFault("the program stopped answering", where=f"step {len(steps)}")
             return super().perform(action)
 

@@ -153,7 +153,7 @@ def test_of_equally_short_violations_seen_the_first_is_remembered():
     first, second = violated(), violated()
     seen = {}
     for exc in (first, second):
-        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen):
+        with pytest.raises(PropertyViolated), hypothesis_engine._remembered(seen, 1):
             raise exc
     assert seen["violation"] is first
 
@@ -265,7 +265,7 @@ def test_a_fault_carrying_nothing_takes_the_violation_seen_as_it_was(monkeypatch
     found = failure.found
     assert (found.model, found.variant, found.property) == ("capi", "capi-2022", "app_stays_available")
     assert (found.verdict, found.cause, found.trace_length) == ("violated", found.trace["violation"]["cause"], 6)
-    assert found.stats == {"examples": 1, "steps": 6, "seed": 3, "shrunk": False}
+    assert found.stats == {"examples": 1, "steps": 6, "seed": 3, "found_in_example": 1, "shrunk": False}
 
 
 

@@ -51,9 +51,9 @@ def test_the_contract_run_ships_an_unreviewed_image(capsys, tmp_path):
 def test_without_a_start_the_pipeline_itself_creates_the_webhook(capsys, tmp_path):
     # No start given: empty slots; the pipeline's set_image(production), cobalt's Terraform for the
     # site, adds DOCKER_ENABLE_CI and the registry-wide webhook.
-    # (seed 1: seed 0's search finds first that a swap ships what staging pulled, unvalidated)
+    # (seed 0; seed 1's search finds first that a swap ships what staging pulled, unvalidated)
     status = main(["contract", "--exec", TAGGED, "--model", "slots", "--property", "production_runs_only_released_images",
-                   "--examples", "10", "--seed", "1", "--out", str(tmp_path)])
+                   "--examples", "10", "--seed", "0", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert status == 1, out
     (path,) = tmp_path.glob("implementation--production_runs_only_released_images--*.json")

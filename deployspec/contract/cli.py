@@ -55,9 +55,11 @@ def add_parsers(sub) -> None:
     amount.add_argument("--examples", type=positive_int, metavar="N",
                         help="instead of --budget: at most N valid examples per check (Hypothesis's "
                              "max_examples), the same on any machine for a --seed (for CI). The examples "
-                             "column counts every example run, so it can show more: those Hypothesis "
-                             "abandons as invalid (they do not count toward N) and the shrinking of a "
-                             "violation. The sweep of every first step comes before, once per run")
+                             "column counts every example run, so it can show more: the shrinking of a "
+                             "violation, and examples abandoned as invalid (they broke the property in a "
+                             "way already found; they do not count toward N); the line 'first seen in "
+                             "example' says when the search found each violation. The sweep of every "
+                             "first step comes before, once per run")
     c.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration sent in every reset (repeatable), e.g. "
                         "'canary_plans=[]'; it starts from --reference's own configuration, else the "
@@ -314,6 +316,16 @@ def config_text(config) -> str:
 FOUND_BY = {"sweep": "first step", "known": "known trace"}
 
 
+def found_in_note(results) -> list[str]:
+    """In which example the search first saw each violation: the examples column also counts
+    the examples that shrank it, which is no guide to the ``--examples`` a gate needs."""
+    found = [f"{r.property} {r.stats['found_in_example']}" for r in results
+             if r.verdict == "violated" and "found_in_example" in r.stats]
+    if not found:
+        return []
+    return [f"first seen in example: {', '.join(found)} (the examples column adds those that shrank it)"]
+
+
 def summary(run) -> str:
     from deployspec.declarations import verdict_word
 
@@ -340,6 +352,7 @@ def summary(run) -> str:
              fmt.format(*head),
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
+    lines += found_in_note(run.results)
     lines += vacuity_notes(run.results, run.reference)
     lines += idle_note(run)
     lines += coverage_lines(run.situations, run.reference) if run.fault is None else []

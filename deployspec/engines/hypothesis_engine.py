@@ -48,6 +48,8 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     while True:
         r = check_property(model, variant_name, prop, max_examples=ROUND, seed=round_seed,
                            out_dir=out_dir, skip_causes=skip_causes, **kwargs)
+        if "found_in_example" in r.stats:  # counted over the rounds, as the examples are
+            r.stats["found_in_example"] += totals["examples"]
         totals["rounds"] += 1
         totals["examples"] += r.stats.get("examples", 0)
         totals["steps"] += r.stats.get("steps", 0)
@@ -71,11 +73,13 @@ class _Abandoned(BaseException):
 
 
 @contextlib.contextmanager
-def _remembered(seen: dict):
-    """Remember the shortest violation raised within (``seen["violation"]``)."""
+def _remembered(seen: dict, example: int):
+    """Remember the shortest violation raised within (``seen["violation"]``), and in
+    which ``example`` the first was (``seen["found_in_example"]``)."""
     try:
         yield
     except PropertyViolated as exc:
+        seen.setdefault("found_in_example", example)
         best = seen.get("violation")
         if best is None or len(exc.session.steps) < len(best.session.steps):
             seen["violation"] = exc
@@ -192,7 +196,7 @@ def check_property(
             interruption.raise_if_pending()  # one swallowed in Hypothesis's gc callback
             counter["steps"] += 1
             before, obs = len(self.session.steps), self.session.obs
-            with _remembered(seen):
+            with _remembered(seen, counter["examples"]):
                 try:
                     super().do(action)
                 except (Exception, SystemExit) as exc:  # a design's rule raised: the steps that reached it
@@ -205,7 +209,7 @@ def check_property(
                         coverage.note(obs, action.kind, step["rejected"] is None and step["observation"] != obs)
 
         def teardown(self) -> None:
-            with _remembered(seen):
+            with _remembered(seen, counter["examples"]):
                 try:
                     super().teardown()
                 except (Exception, SystemExit) as exc:
@@ -229,7 +233,7 @@ def check_property(
         return Result(model.name, variant_name, prop.name, engine_name, "violated",
                       trace_length=len(trace["steps"]), message=trace["violation"]["message"],
                       stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed,
-                             "shrunk": False},
+                             "found_in_example": seen["found_in_example"], "shrunk": False},
                       cause=v.violation.cause, trace=trace)
 
     started = time.perf_counter()
@@ -266,7 +270,8 @@ def check_property(
         return Result(model.name, variant_name, prop.name, engine_name, "error",
                       message=_unrepeated(exc, variant_name if on_reference else None),
                       stats={"examples": counter["examples"], "steps": counter["steps"], "seed": seed,
-                             "seconds": round(time.perf_counter() - started, 3)},
+                             "seconds": round(time.perf_counter() - started, 3),
+                             **{k: seen[k] for k in ("found_in_example",) if k in seen}},
                       trace=as_seen.trace if as_seen else None, cause=as_seen.cause if as_seen else None)
     except Unsatisfiable:  # every run broke in a way already found (skip_causes)
         pass
@@ -293,6 +298,8 @@ def check_property(
     }
     if violation is None:
         return Result(model.name, variant_name, prop.name, engine_name, "holds", stats=stats)
+    # (the rest of the examples shrank it: the examples a search of this seed needs to find it)
+    stats["found_in_example"] = seen["found_in_example"]
     trace = traces.build(
         model=model.name,
         variant=variant_name,
