@@ -123,6 +123,12 @@ def test_examples_bounds_the_valid_examples_and_the_help_says_the_column_counts_
     assert status == 1
     (result,) = json.loads(out)["results"]
     assert result["stats"]["examples"] > 10 >= result["stats"]["found_in_example"]  # and its shrinking
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                         "--property", "app_stays_available", "--examples", "10", "--no-known")
+    assert status == 1
+    found_in = result["stats"]["found_in_example"]
+    assert (f"first seen in example: app_stays_available {found_in} (the examples column adds those that "
+            "shrank it)") in out.splitlines()
     with pytest.raises(SystemExit):
         main(["contract", "--help"])
     text = " ".join(capsys.readouterr().out.split())

@@ -347,6 +347,9 @@ class ContractSession:
             from deployspec.contract.cli import violation_text
 
             text = violation_text(found, self.target, self.timeout)
+            if "found_in_example" in found.stats:  # what --deployspec-examples must reach, as the CLI's line
+                text += (f"\n(first seen in example {found.stats['found_in_example']} of the search, with "
+                         f"--deployspec-seed {found.stats.get('seed', self.seed)})")
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:
