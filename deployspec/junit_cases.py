@@ -167,13 +167,13 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
     """The case of one planned check (two when a fault followed its violation); a vacuous
     hold is skipped, or failed with ``--fail-vacuous``."""
     from deployspec.contract import harness
-    from deployspec.contract.cli import violation_text
+    from deployspec.contract.cli import first_seen, violation_text
 
     faulted = fault is not None and fault.checking == name
     seconds = sum(r.stats.get("seconds") or 0.0 for r in rs)
     r = next((r for r in rs if r.verdict == "violated"), None)
     if r is not None:
-        text = violation_text(r, target, timeout)
+        text = violation_text(r, target, timeout) + (f"\n({first_seen(r)})" if first_seen(r) else "")
         if not faulted:
             return [Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds)]
         # the violation stands, the fault that followed is said too, and is an error of its

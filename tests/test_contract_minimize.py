@@ -1,7 +1,7 @@
 """A trace found on an implementation is shortened by replay on that implementation.
 
 Hypothesis shrinks the choices it drew; the steps it leaves that do not matter
-(and the probes it cannot delete, see ``machine._probe_rule``) go by replaying the
+(and the probes it cannot delete, see ``machine._probe``) go by replaying the
 trace less one or two steps on the implementation (``minimize`` with
 ``replay_on``), sending only what the search could have sent at each point. A
 fault on a shorter replay is then the implementation's: the run reports it, and

@@ -116,7 +116,9 @@ def test_examples_bounds_the_valid_examples_and_the_help_says_the_column_counts_
                          "--examples", "10", "--json")
     assert status == 0
     (result,) = json.loads(out)["results"]
-    assert result["stats"]["examples"] == 10  # nothing found: nothing to shrink, no example invalid
+    # nothing found, nothing to shrink: N, and the few examples Hypothesis discards as
+    # overruns (none at seed 0; 4 in 104 on capi-safe over 100)
+    assert 10 <= result["stats"]["examples"] <= 12
     assert "found_in_example" not in result["stats"]
     status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
                          "--property", "app_stays_available", "--examples", "10", "--no-known", "--json")
@@ -127,14 +129,14 @@ def test_examples_bounds_the_valid_examples_and_the_help_says_the_column_counts_
                          "--property", "app_stays_available", "--examples", "10", "--no-known")
     assert status == 1
     found_in = result["stats"]["found_in_example"]
-    assert (f"first seen in example: app_stays_available {found_in} (the examples column adds those that "
-            "shrank it)") in out.splitlines()
+    assert (f"first seen in example: app_stays_available {found_in} (the examples column counts every example "
+            "run, shrinking too)") in out.splitlines()
     with pytest.raises(SystemExit):
         main(["contract", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "exactly one round" not in text
     assert "at most N valid examples per check" in text and "the shrinking of a violation" in text
-    assert "invalid (they broke the property in a way already found; they do not count toward N)" in text
+    assert "discards as invalid (their draws overran its data limit; they do not count toward N)" in text
 
 
 # --- after a counterexample: how to replay it, how to save it --------------------

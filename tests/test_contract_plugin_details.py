@@ -231,7 +231,7 @@ def test_a_conformance_failure_shows_where_the_views_diverge_and_where_it_was_sa
     assert re.search(r"\nfirst divergence from capi-safe at step \d+ \(.+\):\n  capi-safe  .+\n  implementation  ",
                      text), text
     # when the search saw it: what --deployspec-examples must reach for this seed
-    assert re.search(r"\n\(first seen in example [1-9]\d* of the search, with --deployspec-seed 0\)", text), text
+    assert re.search(r"\n\(first seen in example [1-9]\d* of the search, with seed 0\)", text), text
 
 
 def test_a_reference_design_of_one_s_own_that_raises_fails_the_test_in_one_line(monkeypatch, hand_in):

@@ -135,8 +135,8 @@ class Counting(ReferenceImplementation):
 
 
 def test_probes_are_a_minority_of_the_steps_and_each_state_gets_its_own(beside_the_fakes):
-    """The probe rule is one among the verbs' and never runs twice in a row: about one step
-    in seven is a probe (seed 0: 1,673 of 10,955 steps), so the search still goes as deep
+    """A probe is one move among the verbs' and never comes twice in a row: about one step
+    in eight is a probe (seed 0: 1,806 of 13,553 steps), so the search still goes as deep
     as it did. Every kind is probed where it is left out (before the push: all but push)."""
     Counting.seen.clear()
     sys.modules[__name__].counting = lambda: Counting("capi", "capi-safe")

@@ -150,6 +150,7 @@ def test_a_contract_run_fails_each_violated_check(capsys, tmp_path):
     assert outcome_of(cases["single_active_deployment"]) == junit.FAILURE
     text = cases["single_active_deployment"].find("failure").text
     assert "replay: deployspec replay" in text and "--python deployspec.contract.examples:capi_2022" in text
+    assert "\n(first seen in example 1 of the search, with seed 0)" in text  # what --examples must reach
     assert cases["single_active_deployment"].get("classname") == "deployspec.contract.capi.implementation"
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["deployspec"][0].isdigit()  # the version the verdicts were reached with

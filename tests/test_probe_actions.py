@@ -149,7 +149,7 @@ def test_slots_probes_what_the_candidates_skip():
     ]
 
 
-def test_only_a_contract_machine_has_the_probe_rule():
+def test_only_a_contract_machine_has_the_probe_move():
     """``deployspec check`` and the model's own Hypothesis tests draw from the candidates alone."""
     v = CAPI.variant("capi-safe")
     args = (CAPI, lambda: None, CAPI.properties, CAPI.default_config(v))

@@ -308,3 +308,15 @@ def test_a_random_search_s_finding_that_cannot_be_saved_is_reported_with_why(mon
     assert r.verdict == "violated" and r.counterexample is None
     assert r.unsaved.startswith(f"cannot save {tmp_path / 'a-file'}/capi-2022--app_stays_available--")
     assert r.unsaved.endswith(f".json: {tmp_path / 'a-file'} is not a folder")
+
+
+def test_the_example_that_first_saw_a_violation_is_counted_over_the_rounds():
+    """capi-pr3084's cancel bug: seed 2's round holds, seed 3's finds it. ``search`` says the
+    example counted from its first round, so a --budget run and --examples agree on it."""
+    prop = CAPI.property("app_stays_available")
+    first = hypothesis_engine.check_property(CAPI, "capi-pr3084", prop, max_examples=hypothesis_engine.ROUND, seed=2)
+    second = hypothesis_engine.check_property(CAPI, "capi-pr3084", prop, max_examples=hypothesis_engine.ROUND, seed=3)
+    assert first.verdict == "holds" and second.verdict == "violated", (first.stats, second.stats)
+    r = hypothesis_engine.search(CAPI, "capi-pr3084", prop, budget=60, seed=2, out_dir=None)
+    assert r.verdict == "violated" and r.stats["found_seed"] == 3
+    assert r.stats["found_in_example"] == first.stats["examples"] + second.stats["found_in_example"]

@@ -56,9 +56,9 @@ def add_parsers(sub) -> None:
                         help="instead of --budget: at most N valid examples per check (Hypothesis's "
                              "max_examples), the same on any machine for a --seed (for CI). The examples "
                              "column counts every example run, so it can show more: the shrinking of a "
-                             "violation, and examples abandoned as invalid (they broke the property in a "
-                             "way already found; they do not count toward N); the line 'first seen in "
-                             "example' says when the search found each violation. The sweep of every "
+                             "violation, and the few examples Hypothesis discards as invalid (their draws "
+                             "overran its data limit; they do not count toward N); the line 'first seen "
+                             "in example' says when the search found each violation. The sweep of every "
                              "first step comes before, once per run")
     c.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration sent in every reset (repeatable), e.g. "
@@ -316,6 +316,13 @@ def config_text(config) -> str:
 FOUND_BY = {"sweep": "first step", "known": "known trace"}
 
 
+def first_seen(r) -> str:
+    """"first seen in example N of the search, with seed S", or "" where the search did not
+    find it (the sweep, a known trace): what ``--examples`` must reach for that seed."""
+    n = r.stats.get("found_in_example")
+    return "" if n is None else f"first seen in example {n} of the search, with seed {r.stats.get('seed')}"
+
+
 def found_in_note(results) -> list[str]:
     """In which example the search first saw each violation: the examples column also counts
     the examples that shrank it, which is no guide to the ``--examples`` a gate needs."""
@@ -323,7 +330,8 @@ def found_in_note(results) -> list[str]:
              if r.verdict == "violated" and "found_in_example" in r.stats]
     if not found:
         return []
-    return [f"first seen in example: {', '.join(found)} (the examples column adds those that shrank it)"]
+    return [(f"first seen in example: {', '.join(found)} (the examples column counts every example run, "
+            "shrinking too)")]
 
 
 def summary(run) -> str:

@@ -344,12 +344,11 @@ class ContractSession:
             found = r if r.verdict == "violated" else None
         text = ""
         if found is not None:  # as the CLI says it
-            from deployspec.contract.cli import violation_text
+            from deployspec.contract.cli import first_seen, violation_text
 
             text = violation_text(found, self.target, self.timeout)
-            if "found_in_example" in found.stats:  # what --deployspec-examples must reach, as the CLI's line
-                text += (f"\n(first seen in example {found.stats['found_in_example']} of the search, with "
-                         f"--deployspec-seed {found.stats.get('seed', self.seed)})")
+            if first_seen(found):  # what --deployspec-examples must reach, as the CLI's line says
+                text += f"\n({first_seen(found)})"
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:

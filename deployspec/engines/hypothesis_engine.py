@@ -46,10 +46,13 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     totals = {"examples": 0, "steps": 0, "rounds": 0}
     round_seed = seed
     while True:
-        r = check_property(model, variant_name, prop, max_examples=ROUND, seed=round_seed,
-                           out_dir=out_dir, skip_causes=skip_causes, **kwargs)
-        if "found_in_example" in r.stats:  # counted over the rounds, as the examples are
-            r.stats["found_in_example"] += totals["examples"]
+        try:
+            r = check_property(model, variant_name, prop, max_examples=ROUND, seed=round_seed,
+                               out_dir=out_dir, skip_causes=skip_causes, **kwargs)
+        except BaseException as exc:  # an implementation's fault may carry the violation it saw
+            _counted_over_rounds(getattr(getattr(exc, "found", None), "stats", {}), totals["examples"])
+            raise
+        _counted_over_rounds(r.stats, totals["examples"])
         totals["rounds"] += 1
         totals["examples"] += r.stats.get("examples", 0)
         totals["steps"] += r.stats.get("steps", 0)
@@ -61,6 +64,12 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
                 r.stats["found_seed"] = round_seed
             return r
         round_seed += 1
+
+
+def _counted_over_rounds(stats: dict, earlier: int) -> None:
+    """``found_in_example`` counted from the search's first round, as its examples are."""
+    if "found_in_example" in stats:
+        stats["found_in_example"] += earlier
 
 
 class _Abandoned(BaseException):
