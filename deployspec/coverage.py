@@ -40,18 +40,25 @@ class Coverage:
                 for s in names}
 
 
-def coverage_lines(situations: dict[str, dict[str, Any]], reference: str | None = None) -> list[str]:
+def coverage_lines(situations: dict[str, dict[str, Any]], reference: str | None = None, *,
+                   checks: int = 1, stopped: bool = False) -> list[str]:
     """The text summary's lines: steps per situation, and the situations that the
     reference designs (``reference``, the run's ``--reference``) reach under the run's
     configuration where the run took none (``situations`` as :meth:`Coverage.to_json`
-    gives it; empty: nothing was counted)."""
+    gives it; empty: nothing was counted). ``checks``: how many checks' searches the
+    counts add up (each searches on its own, so a state can count once per check);
+    ``stopped``: a check's search ended at a violation, short of its examples, which
+    may be why a situation was never reached."""
     if not any(s["steps"] for s in situations.values()):
         return []
     counts = " · ".join(f"{name} {s['steps']:,}" for name, s in situations.items() if s["steps"])
-    lines = [f"steps by situation (before the step): {counts}"]
+    over = f", over {checks} checks" if checks > 1 else ""
+    lines = [f"steps by situation (before the step{over}): {counts}"]
     missed = [name for name, s in situations.items() if not s["steps"]]
     if missed:
         who = f"{reference} reaches" if reference else "some reference design reaches"
+        short = "; a violated check's search stopped at its violation" if stopped else ""
         lines.append(f"no step taken in: {', '.join(missed)} ({who} {'it' if len(missed) == 1 else 'them'} "
-                     f"under this configuration: whatever the implementation does there, no check judged it)")
+                     f"under this configuration: whatever the implementation does there, no check judged "
+                     f"it{short})")
     return lines

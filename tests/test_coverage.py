@@ -95,6 +95,11 @@ def test_coverage_counts_steps_and_effects_by_situation_in_the_declared_order():
     assert lines[1].startswith("no step taken in: DEPLOYING (some reference design reaches it ")
     assert coverage_lines(out, "capi-safe")[1].startswith("no step taken in: DEPLOYING (capi-safe reaches it ")
     assert coverage_lines(Coverage(situations.capi_situation).to_json(("DEPLOYING",))) == []
+    # ten checks' searches add up; a violated check's search ended short of its examples
+    over = coverage_lines(out, checks=10, stopped=True)
+    assert over[0].startswith("steps by situation (before the step, over 10 checks): no deployment 1 ")
+    assert over[1].endswith("no check judged it; a violated check's search stopped at its violation)")
+    assert not lines[1].endswith("at its violation)")
 
 
 def test_a_run_of_a_design_without_canaries_names_the_pauses_it_never_acted_in(capsys):

@@ -363,7 +363,11 @@ def summary(run) -> str:
     lines += found_in_note(run.results)
     lines += vacuity_notes(run.results, run.reference)
     lines += idle_note(run)
-    lines += coverage_lines(run.situations, run.reference) if run.fault is None else []
+    # a check the sweep found took no search step; one a known trace found searched in full
+    searched = [r for r in run.results if r.stats.get("found_by") != "sweep"]
+    stopped = any(r.verdict == "violated" and "found_by" not in r.stats for r in searched)
+    lines += coverage_lines(run.situations, run.reference, checks=len(searched),
+                            stopped=stopped) if run.fault is None else []
     verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
                   "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
                2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
