@@ -173,7 +173,7 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
     seconds = sum(r.stats.get("seconds") or 0.0 for r in rs)
     r = next((r for r in rs if r.verdict == "violated"), None)
     if r is not None:
-        text = violation_text(r, target, timeout) + (f"\n({first_seen(r)})" if first_seen(r) else "")
+        text = violation_text(r, target, timeout) + first_seen(r)
         if not faulted:
             return [Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds)]
         # the violation stands, the fault that followed is said too, and is an error of its

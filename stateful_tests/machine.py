@@ -153,8 +153,8 @@ def _step():
     validate, swap, push, swap). Over the 33 pairs of benchmarks/search_bench.py,
     seeds 0-9, the mean number of examples before the first violation fell from a
     geometric mean of 8.17 to 3.76 (capi-2022's seed bug 34.4 to 8.2, a crash retry
-    planted in slots-pipeline-immutable 510.5 to 60.2; docs/performance.md). Shrinking lowers the
-    move's index (``moves``: by name, probes last)."""
+    planted in slots-pipeline-immutable 510.5 to 60.2; docs/performance.md).
+    Shrinking lowers the move's index (``moves``: by name, probes last)."""
 
     def possible(self) -> bool:
         return bool(self.moves())
@@ -180,8 +180,8 @@ def _arguments(verbs: tuple[str, ...], config, probes: bool) -> dict[str, dict[s
 
 def _moves(model, verbs: tuple[str, ...], probes: bool):
     # the verbs and ``wait`` by name: the order Hypothesis gave them as rules of their
-    #: own, so shrinking, which lowers a step's move, heads for the moves it did
-    #: (``cancel`` before ``deploy``: the seed's trace, not a deploy superseded)
+    # own, so shrinking, which lowers a step's move, heads for the moves it did
+    # (``cancel`` before ``deploy``: the seed's trace, not a deploy superseded)
     order = sorted((*verbs, WAIT), key=method_name)
 
     def moves(self) -> list[str]:

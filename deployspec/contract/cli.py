@@ -317,10 +317,11 @@ FOUND_BY = {"sweep": "first step", "known": "known trace"}
 
 
 def first_seen(r) -> str:
-    """"first seen in example N of the search, with seed S", or "" where the search did not
-    find it (the sweep, a known trace): what ``--examples`` must reach for that seed."""
+    """A line "(first seen in example N of the search, with seed S)" to add under a
+    violation's report, or "" where the search did not find it (the sweep, a known
+    trace): what ``--examples`` must reach for that seed."""
     n = r.stats.get("found_in_example")
-    return "" if n is None else f"first seen in example {n} of the search, with seed {r.stats.get('seed')}"
+    return "" if n is None else f"\n(first seen in example {n} of the search, with seed {r.stats.get('seed')})"
 
 
 def found_in_note(results) -> list[str]:

@@ -347,8 +347,7 @@ class ContractSession:
             from deployspec.contract.cli import first_seen, violation_text
 
             text = violation_text(found, self.target, self.timeout)
-            if first_seen(found):  # what --deployspec-examples must reach, as the CLI's line says
-                text += f"\n({first_seen(found)})"
+            text += first_seen(found)  # what --deployspec-examples must reach, as the CLI's line says
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:

@@ -307,7 +307,7 @@ def check_property(
     }
     if violation is None:
         return Result(model.name, variant_name, prop.name, engine_name, "holds", stats=stats)
-    # (the rest of the examples shrank it: the examples a search of this seed needs to find it)
+    # (the examples after it shrank it; those up to it are what this seed needs to find it)
     stats["found_in_example"] = seen["found_in_example"]
     trace = traces.build(
         model=model.name,
