@@ -146,7 +146,7 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
     """One suite, a case per planned check: failed if violated, an error where the
     implementation failed (crash, hang, garbage), skipped for the checks a fault
     (or an interruption) left unrun; as the exit status (1 violated, 3 a fault) says."""
-    from deployspec.contract.cli import config_text
+    from deployspec.contract.summary import config_text
 
     target, fault = run.target, run.fault
     classname = f"deployspec.contract.{run.model}.{_part(target.name)}"
@@ -167,7 +167,8 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
     """The case of one planned check (two when a fault followed its violation); a vacuous
     hold is skipped, or failed with ``--fail-vacuous``."""
     from deployspec.contract import harness
-    from deployspec.contract.cli import first_seen, violation_text
+    from deployspec.contract.cli import violation_text
+    from deployspec.contract.summary import first_seen
 
     faulted = fault is not None and fault.checking == name
     seconds = sum(r.stats.get("seconds") or 0.0 for r in rs)

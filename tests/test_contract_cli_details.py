@@ -18,6 +18,7 @@ from deployspec import interruption, traces
 from deployspec.cli import build_parser, main
 from deployspec.contract import cli as contract_cli
 from deployspec.contract import harness, last_resort
+from deployspec.contract import summary as contract_summary
 from deployspec.contract.guard import ImplementationFault
 from deployspec.engines.result import Result
 from deployspec.models import get_model
@@ -173,21 +174,21 @@ HEAD = ["contract capi · --exec './impl --serve'",
 def test_the_summary_table_exactly():
     """Two spaces between columns, each as wide as its widest cell, a rule as wide as
     the table, no trailing spaces; what the sweep found reads 'first step'."""
-    assert contract_cli.summary(_summary_run()).splitlines() == [
+    assert contract_summary.summary(_summary_run()).splitlines() == [
         *HEAD,
         "check                     verdict   examples    steps  steps/s",
         "--------------------------------------------------------------",
         "single_active_deployment  holds     100         1234   567",
         "app_stays_available       VIOLATED  first step",
         "VIOLATED: see the counterexample(s) above"]
-    assert contract_cli.summary(_summary_run(unsaved="why")).splitlines()[-1] == (
+    assert contract_summary.summary(_summary_run(unsaved="why")).splitlines()[-1] == (
         "VIOLATED: see the counterexample(s) above (not all could be saved)")
 
 
 def test_the_summary_of_a_fault_names_the_check_it_ended_and_those_not_run():
     run = _summary_run()
     run.fault = ImplementationFault("boom", where="reset", checking="deployment_converges")
-    assert contract_cli.summary(run).splitlines()[2:] == [
+    assert contract_summary.summary(run).splitlines()[2:] == [
         "check                     verdict   examples    steps  steps/s",
         "--------------------------------------------------------------",
         "single_active_deployment  holds     100         1234   567",
@@ -196,7 +197,7 @@ def test_the_summary_of_a_fault_names_the_check_it_ended_and_those_not_run():
         "capacity_within_bound     not run",
         "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"]
     run.results, run.fault = [], ImplementationFault("boom", where="start")
-    assert [line.split(None, 1) for line in contract_cli.summary(run).splitlines()[4:-1]] == [
+    assert [line.split(None, 1) for line in contract_summary.summary(run).splitlines()[4:-1]] == [
         ["start", "FAULT"], *[[name, "not run"] for name in run.planned]]
 
 
@@ -237,8 +238,8 @@ def test_the_replay_command_escapes_what_a_terminal_would_act_on():
 
 def test_the_configuration_is_shown_compact_as_bound_takes_it():
     config = harness.config_for(get_model("capi"), "capi-safe")
-    assert contract_cli.config_text(config).startswith("max_instances=3, max_deployments=3, ")
-    assert "max_in_flight=[1,2], web_instances=[1,3], canary_plans=[[],[50],[100],[50,100]]" in contract_cli.config_text(config)
+    assert contract_summary.config_text(config).startswith("max_instances=3, max_deployments=3, ")
+    assert "max_in_flight=[1,2], web_instances=[1,3], canary_plans=[[],[50],[100],[50,100]]" in contract_summary.config_text(config)
 
 
 # --- the signals, while a run goes on ----------------------------------------------

@@ -344,7 +344,8 @@ class ContractSession:
             found = r if r.verdict == "violated" else None
         text = ""
         if found is not None:  # as the CLI says it
-            from deployspec.contract.cli import first_seen, violation_text
+            from deployspec.contract.cli import violation_text
+            from deployspec.contract.summary import first_seen
 
             text = violation_text(found, self.target, self.timeout)
             text += first_seen(found)  # what --deployspec-examples must reach, as the CLI's line says

@@ -1,0 +1,151 @@
+"""What a contract run says when it ends: the table of its checks and the notes under
+it (when the search first saw each violation, what never took effect or was never
+asked, vacuous holds, where its steps went), and its configuration as ``--bound`` takes
+it. Apart from :mod:`deployspec.contract.cli`, which parses and runs; the JUnit report
+and the pytest plugin say the same things through these functions."""
+
+from __future__ import annotations
+
+import json
+
+from deployspec.coverage import coverage_lines
+from deployspec.models import get_model
+from deployspec.text import quoted
+
+
+def config_text(config) -> str:
+    """Every bound of a configuration, each value as ``--bound`` takes it (JSON):
+    what the search offered, so also what it never tried (``canary_plans=[]``)."""
+    return ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in config.to_json().items())
+
+
+#: the examples column of a violation the search did not find, by what found it
+FOUND_BY = {"sweep": "first step", "known": "known trace"}
+
+
+def first_seen(r) -> str:
+    """A line "(first seen in example N of the search, with seed S)" to add under a
+    violation's report, or "" where the search did not find it (the sweep, a known
+    trace): what ``--examples`` must reach for that seed."""
+    n = r.stats.get("found_in_example")
+    return "" if n is None else f"\n(first seen in example {n} of the search, with seed {r.stats.get('seed')})"
+
+
+def found_in_note(results) -> list[str]:
+    """In which example the search first saw each violation: the examples column also counts
+    the examples that shrank it, which is no guide to the ``--examples`` a gate needs."""
+    found = [f"{r.property} {r.stats['found_in_example']}" for r in results
+             if r.verdict == "violated" and "found_in_example" in r.stats]
+    if not found:
+        return []
+    return [(f"first seen in example: {', '.join(found)} (the examples column counts every example run, "
+            "shrinking too)")]
+
+
+def summary(run) -> str:
+    from deployspec.declarations import verdict_word
+
+    rows = [(r.property, verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""),
+             # found by the sweep of the initial state (before any example: no search, so no steps of
+             # one), or by a committed trace replayed after the search held
+             *((FOUND_BY[r.stats["found_by"]], "", "") if r.stats.get("found_by") in FOUND_BY else
+               (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
+                str(r.stats.get("steps_per_second", "")))))
+            for r in run.results]
+    if run.fault is not None:
+        rows.append((run.fault.checking or "start", "FAULT", "", "", ""))  # as --json's where, --junit's case
+        ran = {r.property for r in run.results} | {run.fault.checking}
+        rows += [(name, "not run", "", "", "") for name in run.planned if name not in ran]
+    head = ("check", "verdict", "examples", "steps", "steps/s")
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    fmt = "  ".join(f"{{:{w}}}" for w in widths)
+    said = f" · says it is {quoted(run.implementation)}" if run.implementation else ""
+    against = f" · against --reference {run.reference}" if run.reference else ""
+    whose = [f"{run.reference}'s"] if run.reference else []
+    whose += [f"with --bound {', '.join(run.bounds)}"] if run.bounds else []
+    lines = [f"contract {run.model} · {run.target.describe()}{said}{against}",
+             f"config{' (' + ', '.join(whose) + ')' if whose else ''}: {config_text(run.config)}",
+             fmt.format(*head),
+             "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    lines += [fmt.format(*row).rstrip() for row in rows]
+    lines += found_in_note(run.results)
+    lines += vacuity_notes(run.results, run.reference)
+    lines += idle_note(run)
+    # a check the sweep found took no search step; one a known trace found searched in full
+    searched = [r for r in run.results if r.stats.get("found_by") != "sweep"]
+    stopped = any(r.verdict == "violated" and "found_by" not in r.stats for r in searched)
+    lines += coverage_lines(run.situations, run.reference, checks=len(searched),
+                            stopped=stopped) if run.fault is None else []
+    verdict = {0: "no check found a violation: a search of the examples above, not a proof (a longer hunt: "
+                  "--examples N or --budget SECONDS; docs/contract.md)", 1: "VIOLATED: see the counterexample(s) above",
+               2: "VIOLATED: see the counterexample(s) above (not all could be saved)",
+               # deployspec's own status, not the program's (which the fault line may quote)
+               3: "FAULT: the implementation failed; the run stopped there (deployspec exits 3)"}
+    failed_vacuous = run.exit_status == 1 and not any(r.verdict == "violated" for r in run.results)
+    held = "every check" if len(run.vacuous) == len(run.results) > 1 else ", ".join(run.vacuous)
+    lines.append(f"VACUOUS: {held} held with nothing judged, a failure with --fail-vacuous"
+                 if failed_vacuous else verdict[run.exit_status])
+    return "\n".join(lines)
+
+
+def vacuity_notes(results, reference: str | None = None) -> list[str]:
+    """One line per set of actions that never took effect in the checks that held (``?``):
+    a controller that refuses every push and swap breaks no property of the spec. Where
+    the conformance check with the reference held, the reference refused them as well (it
+    would have parted from the implementation otherwise): the configuration left them
+    nothing to do, and the bounds are what to look at."""
+    checks: dict[tuple[str, ...], list[str]] = {}
+    for r in results:
+        if r.stats.get("vacuous"):
+            checks.setdefault(tuple(r.stats["vacuous"]), []).append(r.property)
+    every = len(checks) == 1 and len(next(iter(checks.values()))) == len(results) > 1
+    from deployspec.contract.conformance import PREFIX
+    from deployspec.contract.harness import not_taking_effect
+
+    conformance = next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
+    if conformance == "holds":
+        hint = f"{reference} refused them too, under this configuration (the bounds; --bound changes them)"
+    elif conformance is not None:
+        hint = f"{PREFIX}{reference}'s counterexample above shows what {reference} does"
+    elif reference is not None:  # (left out by --property)
+        hint = f"--property {PREFIX}{reference} asks what {reference} does"
+    else:
+        hint = "--reference VARIANT asks what they must do"
+    return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
+            f"refused or changed nothing), so nothing they do was judged; {hint}" for kinds, names in checks.items()]
+
+
+def idle_note(run) -> list[str]:
+    """A line naming the action kinds that took effect nowhere in the run (a contract run's
+    coverage: a slots run from empty slots pins digests, so no restart, recycle or crash
+    retry changes anything, and a bug in them passes), with the bounds under which the
+    reference designs give them something to do; where the run's configuration already
+    did, the implementation is what refused them or left them without effect. A kind
+    the run never asked for is said apart: nothing refused it."""
+    if not run.idle:
+        return []
+    sent = run.config.to_json()
+    never = run.never_asked
+    left, reach, offered = list(run.idle), [], []
+    for suggested, kinds, already in get_model(run.model).widening:
+        here = [k for k in left if k in kinds]
+        if not here:
+            continue
+        left = [k for k in left if k not in here]
+        if already(sent):
+            offered += [k for k in here if k not in never]
+        else:
+            reach.append(f"--bound {suggested} ({', '.join(here)})")
+    notes = [f"the reference designs give them something to do with {', '.join(reach)}"] if reach else []
+    if offered:
+        from deployspec.contract.conformance import PREFIX
+
+        whose = f"{PREFIX}{run.reference} judges" if run.reference else "--reference VARIANT asks"
+        notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
+                     f"so the implementation refused or ignored them: {whose} what they must do")
+    refused = [k for k in run.idle if k not in never]
+    said = [(f"never took effect: {', '.join(refused)} (refused, or changing nothing, at every step of the run: "
+            "no check judged what they do)")] if refused else []
+    said += [(f"never asked: {', '.join(never)} (this configuration gave the searches no such action to offer, "
+             "so nothing of what the implementation does with it was judged)")] if never else []
+    return ["; ".join(said + notes)]
