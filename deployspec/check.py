@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 
 from deployspec import declarations, interruption
 from deployspec.engines.result import Result
-from deployspec.models import UsageError, find_variant, get_model, model_names
+from deployspec.models import UsageError, find_variant, get_model, model_names, unknown_property
 from deployspec.text import quoted
 
 ENGINES = ("hypothesis", "z3", "explore")
@@ -202,7 +202,7 @@ def check_property_names(pairs: list[tuple[object, str]], properties: list[str],
     known = [p.name for m in models for p in m.properties]
     for name in properties:
         if name not in known:
-            raise UsageError(f"unknown property {quoted(name)} (known: {', '.join(dict.fromkeys(known))})")
+            raise unknown_property(name, known, [m.name for m in models])
     for m, v in pairs if named else []:
         if not selected(m, properties):
             raise UsageError(f"{v} is a {m.name} variant, and no property named is one of {m.name}'s "

@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "if any does; default: every variant, exit 1 only where a verdict differs "
                         "from what the variant declares (deployspec variants)")
     c.add_argument("--property", action="append", metavar="NAME",
-                   help="only this property (repeatable; default: every property)")
+                   help="only this property (repeatable; a name given twice is checked once; default: every property)")
     c.add_argument("--engine", default="hypothesis",
                    help="hypothesis (default), z3 (the selection rule, symbolically), "
                         "explore (exhaustive, bounded), or all")

@@ -23,6 +23,30 @@ class UsageError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
 
 
+def _always(variant: Any) -> bool:
+    return True
+
+
+@attrs.frozen
+class Widening:
+    """Bounds under which action kinds the default configuration leaves nothing to do take
+    effect on the reference designs: what a contract run's note on what never took effect
+    suggests (``--bound canary_plans=…`` for ``continue_``)."""
+
+    #: the ``--bound NAME=VALUE`` to suggest, quoted for a shell where it needs it
+    bound: str
+    #: the action kinds it lets act
+    kinds: tuple[str, ...]
+    #: a configuration (``to_json``) -> whether it already gives them something to do
+    given: Callable[[dict], bool]
+    #: a variant -> whether any bounds give them something to do on it (capi designs
+    #: before canaries refuse every ``continue_``); a run whose ``--reference`` has not
+    #: is told so instead of the bound
+    offered_by: Callable[[Any], bool] = _always
+    #: why a variant ``offered_by`` refuses has them act under no bounds
+    absent: str = ""
+
+
 @attrs.frozen
 class Model:
     name: str
@@ -65,10 +89,9 @@ class Model:
     #: ``set_image`` or by a webhook's delivery: cobalt #212's pipeline does the latter)
     essential: tuple[str | tuple[str, ...], ...] = ()
     #: bounds under which action kinds that the default configuration leaves nothing to
-    #: do take effect on the reference designs: (a ``--bound``, the kinds it lets act,
-    #: whether a configuration (``to_json``) already gives them something to do), in the
-    #: order a contract run's note on what never took effect suggests them
-    widening: tuple[tuple[str, tuple[str, ...], Callable[[dict], bool]], ...] = ()
+    #: do take effect on the reference designs, in the order a contract run's note on
+    #: what never took effect suggests them
+    widening: tuple[Widening, ...] = ()
     #: obs -> its situation, a coarse reading a contract run counts its steps by
     #: (``spec/situations.py``); None = not counted
     situation: Callable[[dict], str] | None = None
@@ -130,10 +153,7 @@ class Model:
         if name.startswith(PREFIX):  # conforms_to_<variant>: a trace property built on demand
             return conformance_property(self, name[len(PREFIX):],
                                         self.default_config() if config is None else config, subject)
-        raise UsageError(
-            f"unknown property {quoted(name)} for model {self.name} "
-            f"(known: {', '.join(p.name for p in self.properties)})"
-        )
+        raise unknown_property(name, [p.name for p in self.properties], [self.name])
 
     def action(self, data: Any) -> Action:
         return action_from_json(self.vocabulary, data)
@@ -242,8 +262,9 @@ def _capi() -> Model:
         settle_action=capi_model.settle_action,
         partition=capi_model.partition,
         essential=("deploy",),
-        widening=(("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",),
-                   lambda config: any(config["canary_plans"])),),
+        widening=(Widening("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",),
+                           lambda config: any(config["canary_plans"]), offered_by=capi_model.takes_canaries,
+                           absent="it has no canary deployments"),),
         situation=situations.capi_situation,
         situations=lambda config, variant: situations.capi_situations(
             config, canaries=variant is None or capi_model.takes_canaries(variant)),
@@ -274,10 +295,10 @@ def _slots() -> Model:
         partition=slots_model.partition,
         essential=("push", "swap", ("set_image", "deliver_webhook")),
         # slots on a tag pull anew on a restart, a recycle, a retry; a webhook delivers
-        widening=(("start=release", ("restart", "recycle", "crash_retry"),
-                   lambda config: config.get("start", "empty") != "empty"),
-                  ("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"),
-                   lambda config: config.get("start") in ("webhook", "webhook-staging"))),
+        widening=(Widening("start=release", ("restart", "recycle", "crash_retry"),
+                           lambda config: config.get("start", "empty") != "empty"),
+                  Widening("start=webhook", ("deliver_webhook", "restart", "recycle", "crash_retry"),
+                           lambda config: config.get("start") in ("webhook", "webhook-staging"))),
         situation=situations.slots_situation,
         situations=lambda config, variant: situations.slots_situations(config),
         schema_file="slots.observation.schema.json",
@@ -326,6 +347,32 @@ def find_variant(name: str) -> tuple[Model, Any]:
     known = [v for m in model_names() for v in get_model(m).variants]
     raise UsageError(f"unknown variant {quoted(name)}{did_you_mean(name, known)} (known: {', '.join(known)}; "
                      "a design of your own is handed in: docs/variants.md)")
+
+
+def unknown_property(name: Any, known: list[str], models: list[str], *, what: str = "property",
+                     reference: str | None | bool = False) -> UsageError:
+    """The error for a property (or a contract run's check, ``what``) no model of ``models``
+    has: what it may be instead (for a contract run, whose ``reference`` is a variant or
+    None, a conformance check of another variant; a property of another model; a
+    misspelling), then the names known."""
+    from deployspec.contract.conformance import PREFIX
+
+    where = f" for model {models[0]}" if len(models) == 1 else ""
+    if reference is not False and isinstance(name, str) and name.startswith(PREFIX):
+        hint = (f": this run's conformance check is {PREFIX}{reference}, after its --reference" if reference
+                else f": a conformance check needs --reference {name[len(PREFIX):] or 'VARIANT'}")
+    else:
+        other = _model_with_property(name, models)
+        hint = (f": a property of model {other}, not {' or '.join(models)}" if other is not None
+                else did_you_mean(name, known))
+    return UsageError(f"unknown {what} {quoted(name)}{where}{hint} (known: {', '.join(dict.fromkeys(known))})")
+
+
+def _model_with_property(name: Any, models: list[str]) -> str | None:
+    for m in model_names():
+        if m not in models and any(p.name == name for p in get_model(m).properties):
+            return m
+    return None
 
 
 def did_you_mean(name: Any, known) -> str:

@@ -139,7 +139,9 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--jobs", "0"], "must be >= 1"),
         (["check", "--property", "fast_enough"], "unknown property 'fast_enough' (known: "),
         (["check", "--model", "slots", "--property", "single_active_deployment"],
-         "unknown property 'single_active_deployment'"),
+         "unknown property 'single_active_deployment' for model slots: a property of model capi, not slots (known: "),
+        (["check", "--property", "single_active_deploymen"],
+         "unknown property 'single_active_deploymen': did you mean 'single_active_deployment'? (known: "),
         # a variant named whose model has no property named: it was left out, exit 0
         (["check", "--variant", "capi-safe", "--variant", "slots-pipeline-immutable", "--property", "no_latent_drift"],
          "capi-safe is a capi variant, and no property named is one of capi's (single_active_deployment, "),

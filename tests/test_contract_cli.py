@@ -117,7 +117,12 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--python", "deployspec.contract.examples:capi_saf"], "has no 'capi_saf': did you mean 'capi_safe'? (no "),
     (["--python", "x:y", "--exec", "z"], "not allowed with argument"),
     (["--exec", "true", "--property", "nope"], "unknown check 'nope'"),
-    (["--exec", "true", "--property", "conforms_to_capi-safe"], "(give --reference)"),
+    (["--exec", "true", "--property", "conforms_to_capi-safe"],
+     "for model capi: a conformance check needs --reference capi-safe (known: "),
+    (["--exec", "true", "--reference", "capi-safe", "--property", "conforms_to_capi-2022"],
+     ": this run's conformance check is conforms_to_capi-safe, after its --reference (known: conforms_to_capi-safe, "),
+    (["--exec", "true", "--property", "slot_runs_one_version"],
+     "unknown check 'slot_runs_one_version' for model capi: a property of model slots, not capi (known: "),
     (["--exec", "true", "--reference", "capi-9999"], "unknown variant 'capi-9999'"),
     (["--exec", "true", "--name", "a/b"], "--name 'a/b'"),
     # the trace file would be a--b--PROPERTY--HASH.json: which part is the name?

@@ -173,25 +173,50 @@ HEAD = ["contract capi · --exec './impl --serve'",
 
 def test_the_summary_table_exactly():
     """Two spaces between columns, each as wide as its widest cell, a rule as wide as
-    the table, no trailing spaces; what the sweep found reads 'first step'."""
+    the table, no trailing spaces; what the sweep found reads 'first step' in the first-seen
+    column, its other columns empty (no search ran)."""
     assert contract_summary.summary(_summary_run()).splitlines() == [
         *HEAD,
-        "check                     verdict   examples    steps  steps/s",
-        "--------------------------------------------------------------",
-        "single_active_deployment  holds     100         1234   567",
+        "check                     verdict   first seen  examples  steps  steps/s",
+        "------------------------------------------------------------------------",
+        "single_active_deployment  holds                 100       1234   567",
         "app_stays_available       VIOLATED  first step",
         "VIOLATED: see the counterexample(s) above"]
     assert contract_summary.summary(_summary_run(unsaved="why")).splitlines()[-1] == (
         "VIOLATED: see the counterexample(s) above (not all could be saved)")
 
 
+def test_the_first_seen_column_says_where_each_violation_was_found():
+    """The search's example number beside the examples that shrank it; a known trace says
+    so; a check that held has none; the note under the table says what the numbers are."""
+    run = _summary_run()
+    run.results += [
+        Result("capi", "implementation", "deployment_converges", "contract", "violated",
+               stats={"examples": 412, "steps": 9000, "steps_per_second": 800, "found_in_example": 37}),
+        Result("capi", "implementation", "capacity_within_bound", "contract", "violated",
+               stats={"found_by": "known", "known": 3, "examples": 100, "steps": 50}),
+    ]
+    lines = contract_summary.summary(run).splitlines()
+    assert lines[2:9] == [
+        "check                     verdict   first seen   examples  steps  steps/s",
+        "-------------------------------------------------------------------------",
+        "single_active_deployment  holds                  100       1234   567",
+        "app_stays_available       VIOLATED  first step",
+        "deployment_converges      VIOLATED  37           412       9000   800",
+        "capacity_within_bound     VIOLATED  known trace",
+        ("first seen: the example in which the search first saw the violation (the examples column counts every "
+        "example run, shrinking too)")]
+    run.results = run.results[:2] + run.results[3:]  # no number in the column: no note on the numbers
+    assert not any(line.startswith("first seen:") for line in contract_summary.summary(run).splitlines())
+
+
 def test_the_summary_of_a_fault_names_the_check_it_ended_and_those_not_run():
     run = _summary_run()
     run.fault = ImplementationFault("boom", where="reset", checking="deployment_converges")
     assert contract_summary.summary(run).splitlines()[2:] == [
-        "check                     verdict   examples    steps  steps/s",
-        "--------------------------------------------------------------",
-        "single_active_deployment  holds     100         1234   567",
+        "check                     verdict   first seen  examples  steps  steps/s",
+        "------------------------------------------------------------------------",
+        "single_active_deployment  holds                 100       1234   567",
         "app_stays_available       VIOLATED  first step",
         "deployment_converges      FAULT",
         "capacity_within_bound     not run",

@@ -12,8 +12,6 @@ from deployspec.cli import main
 from deployspec.contract import harness
 from deployspec.models import get_model
 
-REFERENCE = {"capi": "capi-safe", "slots": "slots-pipeline-immutable"}
-
 
 def contract(capsys, *argv: str) -> tuple[int, str]:
     status = main(["contract", *argv])
@@ -24,10 +22,11 @@ def test_a_slots_run_from_empty_slots_names_what_it_never_exercised(capsys):
     status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
                            "--model", "slots", "--examples", "20", "--property", "no_latent_drift")
     assert status == 0, out
-    assert ("never took effect: deliver_webhook, restart, recycle, crash_retry (refused, or changing nothing, at "
-            "every step of the run: no check judged what they do); the reference designs give them something to "
-            "do with --bound start=release (restart, recycle, crash_retry), --bound start=webhook "
-            "(deliver_webhook)") in out.splitlines()
+    lines = out.splitlines()
+    at = lines.index("never took effect: deliver_webhook, restart, recycle, crash_retry (refused, or changing "
+                     "nothing, at every step of the run: no check judged what they do)")
+    assert lines[at + 1] == ("  the reference designs give them something to do with --bound start=release (restart, "
+                             "recycle, crash_retry), --bound start=webhook (deliver_webhook)")
 
 
 def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
@@ -35,9 +34,10 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
                            "--model", "slots", "--examples", "20", "--property", "push_does_not_touch_production",
                            "--bound", "start=release")
     assert status == 0, out
-    (note,) = [line for line in out.splitlines() if line.startswith("never took effect")]
-    assert note.startswith("never took effect: deliver_webhook (") and note.endswith(
-        "with --bound start=webhook (deliver_webhook)")
+    lines = out.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
+    assert lines[at].startswith("never took effect: deliver_webhook (")
+    assert lines[at + 1] == "  the reference designs give them something to do with --bound start=webhook (deliver_webhook)"
 
 
 def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
@@ -52,8 +52,9 @@ def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
     status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
                            "--model", "slots", "--examples", "20", "--property", "no_latent_drift",
                            "--bound", "instances=3", "--bound", "max_instances=3")
-    (note,) = [line for line in out.splitlines() if line.startswith("never took effect")]
-    refused, never = note.split("; ")[:2]
+    lines = out.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
+    refused, never = lines[at:at + 2]
     assert "scale_out" not in refused and "restart" in refused
     assert never.startswith("never asked: scale_out (this configuration gave the searches no such action")
 
@@ -75,25 +76,48 @@ def test_a_run_where_every_kind_took_effect_says_nothing_of_it(capsys):
     assert "never took effect" not in out
 
 
-@pytest.mark.parametrize("model, suggested, kinds, already", [
-    (model, *entry) for model in ("capi", "slots") for entry in get_model(model).widening])
-def test_each_suggested_bound_gives_its_kinds_something_to_do_on_the_reference(model, suggested, kinds, already):
-    """What the note suggests holds: under the bound, the reference design's own object
-    has each kind take effect in a short run; and the configuration it makes is one the
-    note counts as offering them (the default is not)."""
+def _widenings():
+    return [(m, w, v) for m in ("capi", "slots") for w in get_model(m).widening for v in get_model(m).variants]
+
+
+@pytest.mark.parametrize("model, widening, variant", _widenings(),
+                         ids=lambda x: getattr(x, "bound", x))
+def test_each_suggested_bound_gives_its_kinds_something_to_do_exactly_on_the_designs_said(model, widening, variant):
+    """What the note suggests holds: under the bound, each shipped design's own object has
+    each kind take effect in a short run, exactly where ``offered_by`` says (capi designs
+    before canaries refuse every ``continue_``, whatever the bounds); and the
+    configuration it makes is one the note counts as offering them (the default is not)."""
     from deployspec.argtypes import bound
 
-    name, value = bound(suggested.strip("'"))
+    name, value = bound(widening.bound.strip("'"))
     default = get_model(model).config_type()
-    assert not already(default.to_json())
-    assert already({**default.to_json(), name: value})
-    reference = REFERENCE[model]
+    assert not widening.given(default.to_json())
+    assert widening.given({**default.to_json(), name: value})
     run = harness.run(get_model(model), harness.Target("python", "deployspec.contract.examples:"
-                                                        + reference.replace("-", "_")),
-                      reference=reference, properties=[f"conforms_to_{reference}"], max_examples=100, seed=0,
+                                                        + variant.replace("-", "_")),
+                      reference=variant, properties=[f"conforms_to_{variant}"], max_examples=100, seed=0,
                       bounds={name: value}, known=False)
     assert run.exit_status == 0
-    assert all(run.took_effect[kind] > 0 for kind in kinds), run.took_effect
+    took = {kind: run.took_effect[kind] for kind in widening.kinds}
+    assert all(took.values()) if widening.offered_by(get_model(model).variants[variant]) else not any(
+        took.values()), took
+
+
+def test_a_reference_that_never_has_them_act_is_said_so_and_no_bound_is_suggested(capsys):
+    """With --reference capi-2022 the note suggested canary plans, which capi-2022 refuses
+    whatever the bounds (a user's report); then, with them given, it blamed the
+    implementation for refusing what the reference refuses too."""
+    for extra in ([], ["--bound", "canary_plans=[[],[50]]"]):
+        status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                               "--reference", "capi-2022", "--property", "conforms_to_capi-2022",
+                               "--examples", "20", *extra)
+        assert status == 0, out
+        lines = out.splitlines()
+        at = lines.index("never took effect: continue_ (refused, or changing nothing, at every step of the run: "
+                         "no check judged what they do)")
+        assert lines[at + 1] == ("  capi-2022 gives continue_ nothing to do under any bounds (it has no canary "
+                                 "deployments), so neither does an implementation that conforms to it")
+        assert not lines[at + 2].startswith("  ")
 
 
 def test_kinds_the_configuration_already_offers_are_the_implementations_refusals(capsys):
@@ -103,8 +127,10 @@ def test_kinds_the_configuration_already_offers_are_the_implementations_refusals
                            "--bound", "canary_plans=[[50],[100]]", "--property", "single_active_deployment",
                            "--examples", "30")
     assert status == 0, out
-    (note,) = [line for line in out.splitlines() if line.startswith("never took effect")]
-    assert note == ("never took effect: continue_ (refused, or changing nothing, at every step of the run: no check "
-                    "judged what they do); this configuration gives continue_ something to do on the reference "
-                    "designs, so the implementation refused or ignored them: --reference VARIANT asks what they "
-                    "must do")
+    lines = out.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
+    assert lines[at:at + 2] == [
+        ("never took effect: continue_ (refused, or changing nothing, at every step of the run: no check judged what "
+        "they do)"),
+        ("  this configuration gives continue_ something to do on the reference designs, so the implementation "
+        "refused or ignored them: --reference VARIANT asks what they must do")]

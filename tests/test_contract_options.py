@@ -129,8 +129,11 @@ def test_examples_bounds_the_valid_examples_and_the_help_says_the_column_counts_
                          "--property", "single_active_deployment", "--examples", "10", "--no-known")
     assert status == 1
     found_in = result["stats"]["found_in_example"]
-    assert (f"first seen in example: single_active_deployment {found_in} (the examples column counts every example "
-            "run, shrinking too)") in out.splitlines()
+    lines = out.splitlines()
+    row = next(line for line in lines if line.startswith("single_active_deployment "))
+    assert row.split()[1:4] == ["VIOLATED", str(found_in), str(result["stats"]["examples"])]  # first seen, examples
+    assert ("first seen: the example in which the search first saw the violation (the examples column counts every "
+            "example run, shrinking too)") in lines
     with pytest.raises(SystemExit):
         main(["contract", "--help"])
     text = " ".join(capsys.readouterr().out.split())

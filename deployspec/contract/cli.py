@@ -46,7 +46,8 @@ def add_parsers(sub) -> None:
     c.add_argument("--reference", metavar="VARIANT",
                    help="also check conformance: observations equal this variant's after each step")
     c.add_argument("--property", action="append", metavar="NAME",
-                   help="only these checks (repeatable; conforms_to_VARIANT names the conformance check)")
+                   help="only these checks, in this order (repeatable; a name given twice runs once; "
+                        "conforms_to_VARIANT names the conformance check)")
     # one or the other: with --examples the search ignores the clock
     amount = c.add_mutually_exclusive_group()
     amount.add_argument("--budget", type=seconds, default=2.0, metavar="SECONDS",

@@ -53,7 +53,7 @@ from deployspec.contract.timed_call import release_alarm
 from deployspec.coverage import Coverage
 from deployspec.engines.result import Result
 from deployspec.minimize import CannotReplay, minimize
-from deployspec.models import UsageError
+from deployspec.models import UsageError, unknown_property
 from deployspec.reference.core import ActionError
 from deployspec.replay import replay
 from deployspec.text import quoted
@@ -252,9 +252,7 @@ def plan_checks(model, reference: str | None, properties: list[str] | None, conf
     out = []
     for name in names:
         if name not in available:
-            hint = "" if reference or not name.startswith("conforms_to_") else " (give --reference)"
-            raise UsageError(f"unknown check {quoted(name)} for model {model.name}{hint} "
-                             f"(known: {', '.join(available)})")
+            raise unknown_property(name, available, [model.name], what="check", reference=reference)
         if reference and name == name_for(reference):
             out.append(conformance_property(model, reference, config))
         else:

@@ -19,7 +19,7 @@ def config_text(config) -> str:
     return ", ".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in config.to_json().items())
 
 
-#: the examples column of a violation the search did not find, by what found it
+#: the first-seen column of a violation the search did not find, by what found it
 FOUND_BY = {"sweep": "first step", "known": "known trace"}
 
 
@@ -31,32 +31,42 @@ def first_seen(r) -> str:
     return "" if n is None else f"\n(first seen in example {n} of the search, with seed {r.stats.get('seed')})"
 
 
+def _first_seen_cell(r) -> str:
+    """The table's first-seen column: the example in which the search first saw the
+    violation, or what found it instead (``FOUND_BY``); empty for a check that held."""
+    if r.verdict != "violated":
+        return ""
+    if r.stats.get("found_by") in FOUND_BY:
+        return FOUND_BY[r.stats["found_by"]]
+    return str(r.stats.get("found_in_example", ""))
+
+
 def found_in_note(results) -> list[str]:
-    """In which example the search first saw each violation: the examples column also counts
-    the examples that shrank it, which is no guide to the ``--examples`` a gate needs."""
-    found = [f"{r.property} {r.stats['found_in_example']}" for r in results
-             if r.verdict == "violated" and "found_in_example" in r.stats]
-    if not found:
+    """What the first-seen column's numbers are, under a table that has one: the examples
+    column also counts the examples that shrank a violation, which is no guide to the
+    ``--examples`` a gate needs."""
+    if not any(r.verdict == "violated" and "found_in_example" in r.stats for r in results):
         return []
-    return [(f"first seen in example: {', '.join(found)} (the examples column counts every example run, "
-            "shrinking too)")]
+    return [("first seen: the example in which the search first saw the violation (the examples column counts "
+            "every example run, shrinking too)")]
 
 
 def summary(run) -> str:
     from deployspec.declarations import verdict_word
 
     rows = [(r.property, verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""),
+             _first_seen_cell(r),
              # found by the sweep of the initial state (before any example: no search, so no steps of
              # one), or by a committed trace replayed after the search held
-             *((FOUND_BY[r.stats["found_by"]], "", "") if r.stats.get("found_by") in FOUND_BY else
+             *(("", "", "") if r.stats.get("found_by") in FOUND_BY else
                (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
                 str(r.stats.get("steps_per_second", "")))))
             for r in run.results]
     if run.fault is not None:
-        rows.append((run.fault.checking or "start", "FAULT", "", "", ""))  # as --json's where, --junit's case
+        rows.append((run.fault.checking or "start", "FAULT", "", "", "", ""))  # as --json's where, --junit's case
         ran = {r.property for r in run.results} | {run.fault.checking}
-        rows += [(name, "not run", "", "", "") for name in run.planned if name not in ran]
-    head = ("check", "verdict", "examples", "steps", "steps/s")
+        rows += [(name, "not run", "", "", "", "") for name in run.planned if name not in ran]
+    head = ("check", "verdict", "first seen", "examples", "steps", "steps/s")
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     fmt = "  ".join(f"{{:{w}}}" for w in widths)
     said = f" · says it is {quoted(run.implementation)}" if run.implementation else ""
@@ -116,27 +126,36 @@ def vacuity_notes(results, reference: str | None = None) -> list[str]:
 
 
 def idle_note(run) -> list[str]:
-    """A line naming the action kinds that took effect nowhere in the run (a contract run's
+    """Lines naming the action kinds that took effect nowhere in the run (a contract run's
     coverage: a slots run from empty slots pins digests, so no restart, recycle or crash
-    retry changes anything, and a bug in them passes), with the bounds under which the
-    reference designs give them something to do; where the run's configuration already
-    did, the implementation is what refused them or left them without effect. A kind
-    the run never asked for is said apart: nothing refused it."""
+    retry changes anything, and a bug in them passes), then, indented, what to do about
+    them: the bounds under which the reference designs give them something to do; where
+    the run's configuration already did, that the implementation refused them or left
+    them without effect; where the ``--reference`` has them act under no bounds, that
+    this is as it should be. A kind the run never asked for is said apart: nothing
+    refused it."""
     if not run.idle:
         return []
+    model = get_model(run.model)
     sent = run.config.to_json()
     never = run.never_asked
-    left, reach, offered = list(run.idle), [], []
-    for suggested, kinds, already in get_model(run.model).widening:
-        here = [k for k in left if k in kinds]
+    reference = model.variant(run.reference) if run.reference else None
+    left, reach, offered, notes = list(run.idle), [], [], []
+    for widening in model.widening:
+        here = [k for k in left if k in widening.kinds]
         if not here:
             continue
         left = [k for k in left if k not in here]
-        if already(sent):
+        if reference is not None and not widening.offered_by(reference):
+            why = f" ({widening.absent})" if widening.absent else ""
+            notes.append(f"{run.reference} gives {', '.join(here)} nothing to do under any bounds{why}, so neither "
+                         "does an implementation that conforms to it")
+        elif widening.given(sent):
             offered += [k for k in here if k not in never]
         else:
-            reach.append(f"--bound {suggested} ({', '.join(here)})")
-    notes = [f"the reference designs give them something to do with {', '.join(reach)}"] if reach else []
+            reach.append(f"--bound {widening.bound} ({', '.join(here)})")
+    if reach:
+        notes.insert(0, f"the reference designs give them something to do with {', '.join(reach)}")
     if offered:
         from deployspec.contract.conformance import PREFIX
 
@@ -148,4 +167,4 @@ def idle_note(run) -> list[str]:
             "no check judged what they do)")] if refused else []
     said += [(f"never asked: {', '.join(never)} (this configuration gave the searches no such action to offer, "
              "so nothing of what the implementation does with it was judged)")] if never else []
-    return ["; ".join(said + notes)]
+    return said + [f"  {note}" for note in notes]
