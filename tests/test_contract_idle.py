@@ -95,7 +95,7 @@ def test_each_suggested_bound_gives_its_kinds_something_to_do_exactly_on_the_des
     assert widening.given({**default.to_json(), name: value})
     run = harness.run(get_model(model), harness.Target("python", "deployspec.contract.examples:"
                                                         + variant.replace("-", "_")),
-                      reference=variant, properties=[f"conforms_to_{variant}"], max_examples=100, seed=0,
+                      reference=variant, properties=[f"conforms_to_{variant}"], max_examples=30, seed=0,
                       bounds={name: value}, known=False)
     assert run.exit_status == 0
     took = {kind: run.took_effect[kind] for kind in widening.kinds}
