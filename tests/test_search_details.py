@@ -320,3 +320,29 @@ def test_the_example_that_first_saw_a_violation_is_counted_over_the_rounds():
     r = hypothesis_engine.search(CAPI, "capi-pr3084", prop, budget=60, seed=2, out_dir=None)
     assert r.verdict == "violated" and r.stats["found_seed"] == 3
     assert r.stats["found_in_example"] == first.stats["examples"] + second.stats["found_in_example"]
+
+
+def test_a_violation_a_fault_carries_is_counted_over_the_rounds_too(monkeypatch):
+    """An implementation that fails in a later round (``ImplementationFault.found``: the
+    violation seen before it failed) says the example counted from the first round, as a
+    violation the round reported would (the review found this path untested)."""
+    from deployspec.contract.guard import ImplementationFault
+
+    found = Result("capi", "implementation", SINGLE_ACTIVE.name, "contract", "violated",
+                   stats={"examples": 9, "found_in_example": 7})
+    calls = []
+
+    def stub(model, variant, prop, **kw):
+        calls.append(kw["seed"])
+        if len(calls) == 1:
+            return Result("capi", "capi-safe", SINGLE_ACTIVE.name, "hypothesis", "holds",
+                          stats={"examples": 103, "steps": 4000})
+        fault = ImplementationFault("it crashed", where="step")
+        fault.found = found
+        raise fault
+
+    monkeypatch.setattr(hypothesis_engine, "check_property", stub)
+    with pytest.raises(ImplementationFault) as raised:
+        hypothesis_engine.search(CAPI, "capi-safe", SINGLE_ACTIVE, budget=600, seed=4, out_dir=None)
+    assert calls == [4, 5]
+    assert raised.value.found.stats["found_in_example"] == 103 + 7
