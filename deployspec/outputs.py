@@ -110,7 +110,10 @@ def output_path(named: str, flag: str, empty: str = "give a file name", made: st
             if not os.path.exists(path):  # (a redirection forgotten: ``7>report.xml``)
                 raise UsageError(f"{flag} {named}: no such open file descriptor in this process")
         elif not (path.exists() and not path.resolve().is_file()):
-            files.check_writable_dir(folder)  # (a device, a FIFO, a descriptor is opened, not replaced)
+            try:  # (a device, a FIFO, a descriptor is opened, not replaced)
+                files.check_writable_dir(folder)
+            except OSError as exc:  # (/proc refuses new files with ENOENT: "no such file" of one that is there)
+                raise UsageError(f"{flag} {named}: cannot create a file in {folder}: {exc.strerror or exc}") from None
     except OSError as exc:
         raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
     except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)

@@ -60,8 +60,16 @@ def test_a_file_in_a_folder_that_takes_no_files_is_refused_before_the_work(tmp_p
     """The report is written atomically (a new file, renamed): its folder must take
     files, known before the search, not after an hour of it."""
     refusing(monkeypatch)
-    with pytest.raises(UsageError, match=r"^-o .*/r\.svg: cannot write: Permission denied$"):
+    with pytest.raises(UsageError, match=r"^-o .*/r\.svg: cannot create a file in .*: Permission denied$"):
         output_path(str(tmp_path / "r.svg"), "-o")
+
+
+def test_a_folder_that_refuses_new_files_is_named_as_what_refused():
+    """``--junit /proc/version`` said "cannot write: No such file or directory" of a file
+    that is there: /proc refuses the new file the atomic write makes beside it, with ENOENT.
+    The message names the folder and that a new file is what it refused."""
+    with pytest.raises(UsageError, match=r"^--junit /proc/version: cannot create a file in /proc: "):
+        output_path("/proc/version", "--junit")
 
 
 def test_a_device_is_written_into_whatever_its_folder_takes(monkeypatch):
