@@ -38,12 +38,12 @@ class Widening:
     #: the action kinds it lets act
     kinds: tuple[str, ...]
     #: a configuration (``to_json``) -> whether it already gives them something to do
-    given: Callable[[dict], bool]
+    given_in: Callable[[dict], bool]
     #: a variant -> whether any bounds give them something to do on it (capi designs
     #: before canaries refuse every ``continue_``); a run whose ``--reference`` has not
     #: is told so instead of the bound
     offered_by: Callable[[Any], bool] = _always
-    #: why a variant ``offered_by`` refuses has them act under no bounds
+    #: why a design that ``offered_by`` says no to never has them act
     absent: str = ""
 
 
@@ -349,23 +349,41 @@ def find_variant(name: str) -> tuple[Model, Any]:
                      "a design of your own is handed in: docs/variants.md)")
 
 
-def unknown_property(name: Any, known: list[str], models: list[str], *, what: str = "property",
-                     reference: str | None | bool = False) -> UsageError:
-    """The error for a property (or a contract run's check, ``what``) no model of ``models``
-    has: what it may be instead (for a contract run, whose ``reference`` is a variant or
-    None, a conformance check of another variant; a property of another model; a
-    misspelling), then the names known."""
+def unknown_property(name: Any, known: list[str], models: list[str], *, contract: bool = False,
+                     reference: str | None = None) -> UsageError:
+    """The error for a property no model of ``models`` has (a check, for a ``contract``
+    run, whose ``--reference`` is ``reference``): what it may be instead (a conformance
+    check, a property of another model, a misspelling), then the names known."""
     from deployspec.contract.conformance import PREFIX
 
     where = f" for model {models[0]}" if len(models) == 1 else ""
-    if reference is not False and isinstance(name, str) and name.startswith(PREFIX):
-        hint = (f": this run's conformance check is {PREFIX}{reference}, after its --reference" if reference
-                else f": a conformance check needs --reference {name[len(PREFIX):] or 'VARIANT'}")
+    if isinstance(name, str) and name.startswith(PREFIX):
+        hint = _conformance_hint(name[len(PREFIX):], models[0], contract, reference)
     else:
         other = _model_with_property(name, models)
         hint = (f": a property of model {other}, not {' or '.join(models)}" if other is not None
                 else did_you_mean(name, known))
+    what = "check" if contract else "property"
     return UsageError(f"unknown {what} {quoted(name)}{where}{hint} (known: {', '.join(dict.fromkeys(known))})")
+
+
+def _conformance_hint(variant: str, model: str, contract: bool, reference: str | None) -> str:
+    """What a ``conforms_to_VARIANT`` name needs: a contract run, with that variant, of
+    this model, as ``--reference``."""
+    if not contract:
+        return ": a conformance check is deployspec contract's, with --reference VARIANT"
+    if reference is not None:
+        return f": this run's conformance check is conforms_to_{reference}, after its --reference"
+    variants = get_model(model).variants
+    if variant in variants:
+        return f": a conformance check needs --reference {variant}"
+    other = get_model(model)._model_of(variant) if variant else None
+    if other is not None:
+        return f": {variant} is a variant of model {other}, not {model}"
+    close = closest(variant, variants)
+    if close is not None:
+        return f": did you mean conforms_to_{close}, with --reference {close}?"
+    return ": a conformance check needs --reference VARIANT, a variant of the model"
 
 
 def _model_with_property(name: Any, models: list[str]) -> str | None:

@@ -390,7 +390,7 @@ def deployment_never_resumes(memory, step: Step):
 _STEPPED_OUT = frozenset({"CANCELING", "CANCELED", "DEPLOYED"})
 
 
-@trace_property(MODEL, initial=())
+@trace_property(MODEL, initial=(), essential=("continue_",))
 def canary_pauses_at_every_step(memory, step: Step):
     """A canary deployment pauses at each of its steps, in order, before it rolls out the
     rest, and each pause shows the step's share of canary instances, routable.
@@ -414,6 +414,10 @@ def canary_pauses_at_every_step(memory, step: Step):
     fewer or more routable instances of its deploying process than :func:`~.capi_canary.canary_share`
     allows). Memory: (deployment id, the step it last paused at), one per canary deployment
     still stepped through.
+
+    Vacuous (``holds ?``) where no ``continue_`` took effect: without canary plans in the
+    configuration (a contract run's default) no canary deploy is offered and nothing here
+    is judged; a gate with ``--fail-vacuous`` said it held (a user's report).
     """
     watched = dict(memory)
     before = {d["id"]: (d["state"], d["canary_step"]) for d in step.before["deployments"]}

@@ -140,6 +140,9 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--property", "fast_enough"], "unknown property 'fast_enough' (known: "),
         (["check", "--model", "slots", "--property", "single_active_deployment"],
          "unknown property 'single_active_deployment' for model slots: a property of model capi, not slots (known: "),
+        (["check", "--property", "conforms_to_capi-safe"],
+         ("unknown property 'conforms_to_capi-safe': a conformance check is deployspec contract's, with --reference "
+         "VARIANT (known: ")),
         (["check", "--property", "single_active_deploymen"],
          "unknown property 'single_active_deploymen': did you mean 'single_active_deployment'? (known: "),
         # a variant named whose model has no property named: it was left out, exit 0

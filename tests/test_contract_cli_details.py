@@ -188,7 +188,8 @@ def test_the_summary_table_exactly():
 
 def test_the_first_seen_column_says_where_each_violation_was_found():
     """The search's example number beside the examples that shrank it; a known trace says
-    so; a check that held has none; the note under the table says what the numbers are."""
+    so, beside the search that ran before it; a check that held has none; the note under
+    the table says what the numbers are."""
     run = _summary_run()
     run.results += [
         Result("capi", "implementation", "deployment_converges", "contract", "violated",
@@ -203,7 +204,7 @@ def test_the_first_seen_column_says_where_each_violation_was_found():
         "single_active_deployment  holds                  100       1234   567",
         "app_stays_available       VIOLATED  first step",
         "deployment_converges      VIOLATED  37           412       9000   800",
-        "capacity_within_bound     VIOLATED  known trace",
+        "capacity_within_bound     VIOLATED  known trace  100       50",  # its search ran, and held
         ("first seen: the example in which the search first saw the violation (the examples column counts every "
         "example run, shrinking too)")]
     run.results = run.results[:2] + run.results[3:]  # no number in the column: no note on the numbers

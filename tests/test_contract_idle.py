@@ -25,8 +25,8 @@ def test_a_slots_run_from_empty_slots_names_what_it_never_exercised(capsys):
     lines = out.splitlines()
     at = lines.index("never took effect: deliver_webhook, restart, recycle, crash_retry (refused, or changing "
                      "nothing, at every step of the run: no check judged what they do)")
-    assert lines[at + 1] == ("  the reference designs give them something to do with --bound start=release (restart, "
-                             "recycle, crash_retry), --bound start=webhook (deliver_webhook)")
+    assert lines[at + 1] == ("  on the reference designs, --bound start=release gives restart, recycle, crash_retry "
+                             "and --bound start=webhook gives deliver_webhook something to do")
 
 
 def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
@@ -37,7 +37,7 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
     lines = out.splitlines()
     (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
     assert lines[at].startswith("never took effect: deliver_webhook (")
-    assert lines[at + 1] == "  the reference designs give them something to do with --bound start=webhook (deliver_webhook)"
+    assert lines[at + 1] == "  on the reference designs, --bound start=webhook gives deliver_webhook something to do"
 
 
 def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
@@ -54,8 +54,9 @@ def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
                            "--bound", "instances=3", "--bound", "max_instances=3")
     lines = out.splitlines()
     (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
-    refused, never = lines[at:at + 2]
+    refused, advice, never = lines[at:at + 3]  # the advice under the kinds it is about, not under "never asked"
     assert "scale_out" not in refused and "restart" in refused
+    assert advice.startswith("  on the reference designs, --bound start=release gives restart")
     assert never.startswith("never asked: scale_out (this configuration gave the searches no such action")
 
 
@@ -91,8 +92,8 @@ def test_each_suggested_bound_gives_its_kinds_something_to_do_exactly_on_the_des
 
     name, value = bound(widening.bound.strip("'"))
     default = get_model(model).config_type()
-    assert not widening.given(default.to_json())
-    assert widening.given({**default.to_json(), name: value})
+    assert not widening.given_in(default.to_json())
+    assert widening.given_in({**default.to_json(), name: value})
     run = harness.run(get_model(model), harness.Target("python", "deployspec.contract.examples:"
                                                         + variant.replace("-", "_")),
                       reference=variant, properties=[f"conforms_to_{variant}"], max_examples=30, seed=0,

@@ -140,6 +140,7 @@ def test_examples_bounds_the_valid_examples_and_the_help_says_the_column_counts_
     assert "exactly one round" not in text
     assert "at most N valid examples per check" in text and "the shrinking of a violation" in text
     assert "discards as invalid (their draws overran its data limit; they do not count toward N)" in text
+    assert "the column 'first seen' says in which example the search found each violation" in text
 
 
 # --- after a counterexample: how to replay it, how to save it --------------------

@@ -39,3 +39,17 @@ def test_a_property_names_its_own_essentials_else_the_models():
     assert model.vacuous(moved, model.property("no_latent_drift")) == []
     assert model.vacuous(moved, model.property("swap_keeps_production_serving")) == ["swap"]
     assert model.vacuous(moved) == ["swap"]
+
+
+def test_the_canary_check_without_canary_plans_judges_nothing_and_says_so(capsys):
+    """The default configuration offers no canary deploy: canary_pauses_at_every_step
+    held plainly, and passed a --fail-vacuous gate that never tested it (a user's report).
+    With canary plans given, a continue_ takes effect and it holds for real."""
+    safe = ["--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+            "--property", "canary_pauses_at_every_step", "--fail-vacuous", "--json"]
+    status = main(["contract", *safe, "--examples", "30"])
+    (r,) = json.loads(capsys.readouterr().out)["results"]
+    assert (status, r["verdict"], r["stats"]["vacuous"]) == (1, "holds", ["continue_"])
+    status = main(["contract", *safe, "--examples", "60", "--bound", "canary_plans=[[],[50],[100],[50,100]]"])
+    (r,) = json.loads(capsys.readouterr().out)["results"]
+    assert (status, r["verdict"], r["stats"]["vacuous"]) == (0, "holds", [])

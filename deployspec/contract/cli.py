@@ -58,8 +58,8 @@ def add_parsers(sub) -> None:
                              "max_examples), the same on any machine for a --seed (for CI). The examples "
                              "column counts every example run, so it can show more: the shrinking of a "
                              "violation, and the few examples Hypothesis discards as invalid (their draws "
-                             "overran its data limit; they do not count toward N); the line 'first seen "
-                             "in example' says when the search found each violation. The sweep of every "
+                             "overran its data limit; they do not count toward N); the column 'first "
+                             "seen' says in which example the search found each violation. The sweep of every "
                              "first step comes before, once per run")
     c.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration sent in every reset (repeatable), e.g. "

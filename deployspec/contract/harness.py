@@ -252,7 +252,7 @@ def plan_checks(model, reference: str | None, properties: list[str] | None, conf
     out = []
     for name in names:
         if name not in available:
-            raise unknown_property(name, available, [model.name], what="check", reference=reference)
+            raise unknown_property(name, available, [model.name], contract=True, reference=reference)
         if reference and name == name_for(reference):
             out.append(conformance_property(model, reference, config))
         else:

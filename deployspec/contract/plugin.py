@@ -348,7 +348,7 @@ class ContractSession:
             from deployspec.contract.summary import first_seen
 
             text = violation_text(found, self.target, self.timeout)
-            text += first_seen(found)  # what --deployspec-examples must reach, as the CLI's line says
+            text += first_seen(found)  # what --deployspec-examples must reach, as the CLI's column says
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:

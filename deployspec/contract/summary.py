@@ -1,7 +1,7 @@
-"""What a contract run says when it ends: the table of its checks and the notes under
-it (when the search first saw each violation, what never took effect or was never
-asked, vacuous holds, where its steps went), and its configuration as ``--bound`` takes
-it. Apart from :mod:`deployspec.contract.cli`, which parses and runs; the JUnit report
+"""What a contract run says when it ends: the table of its checks (with the example in
+which the search first saw each violation) and the notes under it (vacuous holds, what
+never took effect or was never asked, where its steps went), and its configuration as
+``--bound`` takes it. Apart from :mod:`deployspec.contract.cli`, which parses and runs; the JUnit report
 and the pytest plugin say the same things through these functions."""
 
 from __future__ import annotations
@@ -31,14 +31,18 @@ def first_seen(r) -> str:
     return "" if n is None else f"\n(first seen in example {n} of the search, with seed {r.stats.get('seed')})"
 
 
-def _first_seen_cell(r) -> str:
-    """The table's first-seen column: the example in which the search first saw the
-    violation, or what found it instead (``FOUND_BY``); empty for a check that held."""
-    if r.verdict != "violated":
-        return ""
-    if r.stats.get("found_by") in FOUND_BY:
-        return FOUND_BY[r.stats["found_by"]]
-    return str(r.stats.get("found_in_example", ""))
+def _row(r) -> tuple[str, ...]:
+    """A check's row: name, verdict, first seen (the example in which the search first saw
+    the violation, or what found it instead: ``FOUND_BY``), then the search's examples,
+    steps and steps/s, left empty where the sweep found it before any search ran."""
+    from deployspec.declarations import verdict_word
+
+    found_by = r.stats.get("found_by")
+    seen = "" if r.verdict != "violated" else FOUND_BY.get(found_by, str(r.stats.get("found_in_example", "")))
+    searched = ("", "", "") if found_by == "sweep" else (
+        str(r.stats.get("examples", "")), str(r.stats.get("steps", "")), str(r.stats.get("steps_per_second", "")))
+    vacuous = " ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""
+    return (r.property, verdict_word(r.verdict) + vacuous, seen, *searched)
 
 
 def found_in_note(results) -> list[str]:
@@ -52,16 +56,7 @@ def found_in_note(results) -> list[str]:
 
 
 def summary(run) -> str:
-    from deployspec.declarations import verdict_word
-
-    rows = [(r.property, verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""),
-             _first_seen_cell(r),
-             # found by the sweep of the initial state (before any example: no search, so no steps of
-             # one), or by a committed trace replayed after the search held
-             *(("", "", "") if r.stats.get("found_by") in FOUND_BY else
-               (str(r.stats.get("examples", "")), str(r.stats.get("steps", "")),
-                str(r.stats.get("steps_per_second", "")))))
-            for r in run.results]
+    rows = [_row(r) for r in run.results]
     if run.fault is not None:
         rows.append((run.fault.checking or "start", "FAULT", "", "", "", ""))  # as --json's where, --junit's case
         ran = {r.property for r in run.results} | {run.fault.checking}
@@ -98,6 +93,14 @@ def summary(run) -> str:
     return "\n".join(lines)
 
 
+def conformance_verdict(results, reference: str | None) -> str | None:
+    """The verdict of the run's conformance check with ``reference``, or None (no
+    reference, or the check left out by ``--property``)."""
+    from deployspec.contract.conformance import PREFIX
+
+    return next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
+
+
 def vacuity_notes(results, reference: str | None = None) -> list[str]:
     """One line per set of actions that never took effect in the checks that held (``?``):
     a controller that refuses every push and swap breaks no property of the spec. Where
@@ -112,7 +115,7 @@ def vacuity_notes(results, reference: str | None = None) -> list[str]:
     from deployspec.contract.conformance import PREFIX
     from deployspec.contract.harness import not_taking_effect
 
-    conformance = next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
+    conformance = conformance_verdict(results, reference)
     if conformance == "holds":
         hint = f"{reference} refused them too, under this configuration (the bounds; --bound changes them)"
     elif conformance is not None:
@@ -128,14 +131,16 @@ def vacuity_notes(results, reference: str | None = None) -> list[str]:
 def idle_note(run) -> list[str]:
     """Lines naming the action kinds that took effect nowhere in the run (a contract run's
     coverage: a slots run from empty slots pins digests, so no restart, recycle or crash
-    retry changes anything, and a bug in them passes), then, indented, what to do about
-    them: the bounds under which the reference designs give them something to do; where
-    the run's configuration already did, that the implementation refused them or left
-    them without effect; where the ``--reference`` has them act under no bounds, that
-    this is as it should be. A kind the run never asked for is said apart: nothing
-    refused it."""
+    retry changes anything, and a bug in them passes), each followed, indented, by what to
+    do about it: the bounds under which the reference designs give them something to do;
+    where the run's configuration already did, who refused them (the implementation, or
+    its reference too, as the conformance check tells); where the ``--reference`` has them
+    act under no bounds, that this is as it should be. A kind the run never asked for is
+    said apart: nothing refused it."""
     if not run.idle:
         return []
+    from deployspec.contract.conformance import PREFIX
+
     model = get_model(run.model)
     sent = run.config.to_json()
     never = run.never_asked
@@ -150,21 +155,31 @@ def idle_note(run) -> list[str]:
             why = f" ({widening.absent})" if widening.absent else ""
             notes.append(f"{run.reference} gives {', '.join(here)} nothing to do under any bounds{why}, so neither "
                          "does an implementation that conforms to it")
-        elif widening.given(sent):
+        elif widening.given_in(sent):
             offered += [k for k in here if k not in never]
         else:
-            reach.append(f"--bound {widening.bound} ({', '.join(here)})")
+            reach.append(f"--bound {widening.bound} gives {', '.join(here)}")
     if reach:
-        notes.insert(0, f"the reference designs give them something to do with {', '.join(reach)}")
+        notes.insert(0, f"on the reference designs, {' and '.join(reach)} something to do")
     if offered:
-        from deployspec.contract.conformance import PREFIX
-
-        whose = f"{PREFIX}{run.reference} judges" if run.reference else "--reference VARIANT asks"
+        conformance = conformance_verdict(run.results, run.reference)
+        if conformance == "holds":  # it would have parted from the implementation otherwise
+            whose = (f"yet {run.reference} did as the implementation at every step this run asked ({PREFIX}"
+                     f"{run.reference} held): a longer search may reach where they act")
+        elif conformance is not None:
+            whose = f"so the implementation refused or ignored them: {PREFIX}{run.reference}'s counterexample " \
+                    f"above shows what {run.reference} does"
+        elif run.reference is not None:
+            whose = f"so the implementation refused or ignored them: --property {PREFIX}{run.reference} asks " \
+                    "what they must do"
+        else:
+            whose = "so the implementation refused or ignored them: --reference VARIANT asks what they must do"
         notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
-                     f"so the implementation refused or ignored them: {whose} what they must do")
+                     f"{whose}")
     refused = [k for k in run.idle if k not in never]
     said = [(f"never took effect: {', '.join(refused)} (refused, or changing nothing, at every step of the run: "
             "no check judged what they do)")] if refused else []
+    said += [f"  {note}" for note in notes]
     said += [(f"never asked: {', '.join(never)} (this configuration gave the searches no such action to offer, "
              "so nothing of what the implementation does with it was judged)")] if never else []
-    return said + [f"  {note}" for note in notes]
+    return said
