@@ -69,7 +69,7 @@ class Model:
     #: step may change; None = a part per scalar field (``timeline.label_parts``)
     lane_parts: Callable[[dict], list[str]] | None = None
     #: a second heading line: how a line of the two columns reads
-    render_key: tuple[str, str] = ("P<process>[d<droplet>]:<instances>", "d<deployment>:<state>/<reason>")
+    render_key: tuple[str, str] = ("P<process>[dr<droplet>]:<instances>", "d<deployment>:<state>/<reason>")
     #: state -> the representative of its symmetry class, for the explorer
     #: (must keep every property's verdict); None = states are already canonical
     canonical: Callable[[Any], Any] | None = None

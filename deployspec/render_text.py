@@ -13,7 +13,7 @@ ABBREV = {"RUNNING": "R", "STARTING": "s", "CRASHED": "x"}
 
 def capi_state(obs: dict[str, Any]) -> tuple[str, str]:
     procs = " ".join(
-        f"P{p['id']}[d{p['droplet']}]:{''.join(ABBREV[i] for i in p['instances']) or '0'}"
+        f"P{p['id']}[dr{p['droplet']}]:{''.join(ABBREV[i] for i in p['instances']) or '0'}"
         for p in obs["processes"]
     )
     deps = " ".join(

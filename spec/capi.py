@@ -69,7 +69,7 @@ def asked(memory: tuple, step: Step) -> tuple:
     kind = step.action["type"]
     if step.rejected is None:
         if kind in ("push", "scale"):  # the user's own count: no cancel takes it back
-            wanted, verb, before = step.action["instances"], "scale", None
+            wanted, verb, before = step.action["instances"], kind, None
         elif kind == "deploy" and step.action.get("web_instances"):
             if before is None:  # the first count a deploy of this train asks for
                 before = (wanted, verb)
@@ -202,7 +202,7 @@ def _restored(obs: Observation, d: dict, ran: frozenset[int]) -> str | None:
         return f"{cancel} left {len(procs)} web processes"
     p = procs[0]
     if len(p["instances"]) != d["owic"]:
-        return f"{cancel} left P{p['id']} with {len(p['instances'])} instances, not the original {d['owic']}"
+        return f"{cancel} left P{p['id']} with {_instances(len(p['instances']))}, not the original {d['owic']}"
     if not p["instances"]:
         return None
     good = frozenset(r for r in ran if _healthy(obs, r))
@@ -246,6 +246,11 @@ def deployment_converges(obs: Observation) -> str | None:
     return None
 
 
+def _instances(n: int, what: str = "") -> str:
+    """``1 web instance``, ``3 web instances``: a count in a message, its noun agreeing."""
+    return f"{n} {what}instance{'' if n == 1 else 's'}"
+
+
 def desired(obs: Observation) -> int:
     """The app's desired web instances, over every web process."""
     return sum(len(p["instances"]) for p in obs["processes"])
@@ -273,7 +278,7 @@ def user_scale_not_lost(wanting, step: Step):
     have = desired(obs)
     if have != wanted:
         return NOT_ASKED, (
-            f"the app has {have} web instance(s) after {step_label(step)}, "
+            f"the app has {_instances(have, 'web ')} after {step_label(step)}, "
             f"but the last accepted {verb} asked for {wanted}"
         )
     return wanting, None

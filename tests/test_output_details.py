@@ -58,7 +58,7 @@ def test_the_state_line_abbreviates_instances_and_shows_a_reason_that_differs():
     """R/s/x as the heading explains, 0 for none; a reason only when it adds something."""
     lanes, deps = capi_state(obs([proc(0, ["RUNNING", "STARTING", "CRASHED"], droplet=1), proc(2, [])],
                                  [dep(0, "CANCELED", "SUPERSEDED"), dep(1, "DEPLOYED")]))
-    assert lanes == "P0[d1]:Rsx P2[d0]:0"
+    assert lanes == "P0[dr1]:Rsx P2[dr0]:0"
     assert deps == "d0:CANCELED/SUPERSEDED d1:DEPLOYED"
 
 

@@ -74,6 +74,7 @@ def test_cancel_must_leave_exactly_one_web_process():
 
 def test_cancel_must_restore_the_original_instance_count():
     assert cancel_verdict(proc(0, 2)) == "cancel of d0 left P0 with 2 instances, not the original 1"
+    assert cancel_verdict(proc(0, 1), owic=3) == "cancel of d0 left P0 with 1 instance, not the original 3"
 
 
 def test_cancel_must_restore_the_original_count_not_the_one_the_canceled_deployment_asked_for():

@@ -18,7 +18,7 @@ def test_scale_accepted_while_canceling_is_lost_when_cancel_destroys_its_process
             [("push", {"instances": 1}), ("deploy", {}), ("cancel", {}), ("scale", {"instances": 3}),
              ("tick", {"failed": [], "reports_unavailable": []})])
     assert v.step == 4
-    assert v.message == "the app has 1 web instance(s) after step 4 (tick()), but the last accepted scale asked for 3"
+    assert v.message == "the app has 1 web instance after step 4 (tick()), but the last accepted scale asked for 3"
 
 
 def test_scale_down_accepted_while_canceling_is_lost_the_same_way():
@@ -28,7 +28,7 @@ def test_scale_down_accepted_while_canceling_is_lost_the_same_way():
     done = app([proc(0, 3)], [dep(0, "CANCELED", "CANCELED", 1, 3)])
     v = run(spec.user_scale_not_lost, [app([proc(0, 3)], []), deploying, cancel, scaled, done],
             [("push", {"instances": 3}), ("deploy", {}), ("cancel", {}), ("scale", {"instances": 1}), ("tick", {})])
-    assert v is not None and "has 3 web instance(s)" in v.message and "asked for 1" in v.message
+    assert v is not None and "has 3 web instances" in v.message and "asked for 1" in v.message
 
 
 def test_a_scale_to_zero_accepted_while_canceling_is_watched_like_any_other():
@@ -40,7 +40,7 @@ def test_a_scale_to_zero_accepted_while_canceling_is_watched_like_any_other():
     done = app([proc(0, 1)], [dep(0, "CANCELED", "CANCELED", 1, 1)])
     steps = [("push", {"instances": 1}), ("deploy", {}), ("cancel", {}), ("scale", {"instances": 0}), ("tick", {})]
     v = run(spec.user_scale_not_lost, [SERVING, deploying, cancel, scaled, done], steps)
-    assert v is not None and v.step == 4 and "has 1 web instance(s)" in v.message and "asked for 0" in v.message
+    assert v is not None and v.step == 4 and "has 1 web instance" in v.message and "asked for 0" in v.message
     honoured = app([proc(0, 0)], [dep(0, "CANCELED", "CANCELED", 1, 1)])
     assert run(spec.user_scale_not_lost, [SERVING, deploying, cancel, scaled, honoured], steps) is None
 
@@ -77,7 +77,7 @@ def test_a_deploy_with_web_instances_asks_for_a_new_count_the_app_must_end_with(
     assert run(spec.user_scale_not_lost, [SERVING, deploying, deployed], steps) is None
     short = app([proc(1, 1)], [dep(0, "DEPLOYED", "DEPLOYED", 1, 1, web_instances=3)])
     v = run(spec.user_scale_not_lost, [SERVING, deploying, short], steps)
-    assert v is not None and v.message.endswith("the app has 1 web instance(s) after step 2 (tick()), "
+    assert v is not None and v.message.endswith("the app has 1 web instance after step 2 (tick()), "
                                                 "but the last accepted deploy asked for 3")
 
 
@@ -92,7 +92,7 @@ def test_a_deploy_with_web_instances_that_is_canceled_leaves_the_count_before_it
     assert run(spec.user_scale_not_lost, [SERVING, deploying, cancel, done], steps) is None
     kept = app([proc(1, 3)], [dep(0, "CANCELED", "CANCELED", 1, 1, web_instances=3)])
     v = run(spec.user_scale_not_lost, [SERVING, deploying, cancel, kept], steps)
-    assert v is not None and v.message.endswith("but the last accepted scale asked for 1")
+    assert v is not None and v.message.endswith("but the last accepted push asked for 1")
 
 
 def test_a_scale_accepted_while_a_deploy_asks_for_a_count_is_not_taken_back_by_a_cancel():
@@ -127,7 +127,7 @@ def test_a_complaint_names_a_scale_to_zero_with_its_zero():
     0 instances, and the complaint about it must say so, not "scale()"."""
     v = run(spec.user_scale_not_lost, [SERVING, SERVING], [("push", {"instances": 1}), ("scale", {"instances": 0})])
     assert v is not None and v.message == (
-        "the app has 1 web instance(s) after step 1 (scale(instances=0)), but the last accepted scale asked for 0")
+        "the app has 1 web instance after step 1 (scale(instances=0)), but the last accepted scale asked for 0")
 
 
 def test_the_watch_starts_at_the_first_accepted_push_or_scale():
@@ -163,7 +163,7 @@ def test_a_count_asked_by_a_deploy_is_watched_and_a_cancel_takes_it_back():
     steps = [("push", {"instances": 2}), ("deploy", {"web_instances": 3}), ("deploy", {}), ("tick", {})]
     v = run(spec.user_scale_not_lost, [two, rolling, superseding, at_two], steps)
     assert v is not None and v.step == 3
-    assert v.message == "the app has 2 web instance(s) after step 3 (tick()), but the last accepted deploy asked for 3"
+    assert v.message == "the app has 2 web instances after step 3 (tick()), but the last accepted deploy asked for 3"
     canceled = app([proc(0, 2)], [dep(0, "CANCELED", "CANCELED", 1, 2, web_instances=3)])
     canceling = {**rolling, "deployments": [dep(0, "CANCELING", "CANCELING", 1, 2, web_instances=3)]}
     assert run(spec.user_scale_not_lost, [two, rolling, canceling, canceled],

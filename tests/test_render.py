@@ -95,7 +95,7 @@ def test_the_text_table_says_how_each_model_s_line_reads():
     from deployspec.render_text import render
 
     root = Path(__file__).parent.parent / "counterexamples"
-    for model, key in (("capi", "P<process>[d<droplet>]:<instances>"),
+    for model, key in (("capi", "P<process>[dr<droplet>]:<instances>"),
                        ("slots", "<slot> <site>[+ci] <tag|@digest|->: <digest>...")):
         trace = traces.load(next((root / model).glob("*.json")))
         lines = render(trace).splitlines()
@@ -119,7 +119,7 @@ def test_every_picture_beside_its_trace_is_drawn_as_show_draws_it_now(picture):
 
 
 def test_html_keys_its_table_as_the_text_report_does():
-    """'P0[d0]:ss' and 'd0:DEPLOYING/…' in one row: d is a droplet on the left and a deployment
+    """'P0[dr0]:ss' and 'd0:DEPLOYING/…' in one row: d is a droplet on the left and a deployment
     on the right, which only the text report's key line said."""
     from deployspec.models import get_model
     from deployspec.text import markup

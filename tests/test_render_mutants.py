@@ -242,7 +242,7 @@ def test_an_empty_column_of_the_text_table_reads_as_a_dash():
     """T01 and T02 (the ``or "-"`` left out): no process or no deployment was an empty cell,
     the next column's text shifted under the wrong heading."""
     assert capi_state({"processes": [], "deployments": []}) == ("-", "-")
-    assert capi_state({"processes": [proc(0)], "deployments": []}) == ("P0[d0]:0", "-")
+    assert capi_state({"processes": [proc(0)], "deployments": []}) == ("P0[dr0]:0", "-")
 
 
 def test_one_overlong_cell_does_not_widen_every_row():
@@ -256,8 +256,8 @@ def test_one_overlong_cell_does_not_widen_every_row():
              {"action": {"type": "x" * 70}, "observation": obs},
              {"action": {"type": "tick"}, "observation": wide}]
     first = render_steps(model, steps, 0, None)[2]
-    assert first.index("P0[d0]:R") == 2 + 3 + 2 + 34 + 1  # mark, number, gap, the action column
-    assert first.index("d0:DEPLOYED") == first.index("P0[d0]:R") + 48 + 1  # the lanes' column
+    assert first.index("P0[dr0]:R") == 2 + 3 + 2 + 34 + 1  # mark, number, gap, the action column
+    assert first.index("d0:DEPLOYED") == first.index("P0[dr0]:R") + 48 + 1  # the lanes' column
 
 
 def test_the_text_table_heading_says_how_the_lanes_read():
