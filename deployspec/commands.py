@@ -14,7 +14,7 @@ import time
 import attrs
 
 from deployspec import junit as junit_xml
-from deployspec import junit_cases, traces
+from deployspec import junit_cases, report, traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import json_named, output_path, writable_dir, write_output
 from deployspec.text import escaped, first_few, printable_line
@@ -109,7 +109,8 @@ def cmd_check(args) -> int:
                 now = time.perf_counter()
                 took = now - last if args.jobs <= 1 else sum(r.stats.get("seconds", 0) for r in results)
                 last = now
-                progress.done(results[0], seconds=took)
+                progress.done(results[0], seconds=took, verdict=report.cell_of(results),
+                              engines=" + ".join(dict.fromkeys(r.engine for r in results)))
 
             # one variant at a time is a close look: every way a property breaks, each
             # shrunk on its own; the matrix over all variants only needs the verdicts

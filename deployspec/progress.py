@@ -55,18 +55,23 @@ class Progress:
             self._said = time.perf_counter()
             self._line(f"  {self.label}: {text}")
 
-    def done(self, result, seconds: float | None = None) -> None:
-        """A search ended: ``result`` its first result, ``seconds`` all it took (else the result's)."""
+    def done(self, result, seconds: float | None = None, *, engines: str | None = None,
+             verdict: str | None = None) -> None:
+        """A search ended: ``result`` its first result, ``seconds`` all it took (else the result's);
+        ``engines`` and ``verdict`` as the line says them where several searches made one
+        answer (a close look: the random search, then the explorer; the table's cell)."""
         self.count += 1
         if seconds is None:
             seconds = result.stats.get("seconds", 0)
         if self._rich is not None:
             self._rich.advance(self._task)
             return
-        # an exhaustive search a bound or budget stopped proved nothing: "holds*", as in the table
-        unfinished = "*" if result.verdict == "holds" and result.stats.get("complete") is False else ""
-        line = (f"[{self.count}/{self.total}] {result.variant} · {result.property} · {result.engine}: "
-                f"{result.verdict}{unfinished} ({seconds:.1f}s)")
+        if verdict is None:
+            # an exhaustive search a bound or budget stopped proved nothing: "holds*", as in the table
+            unfinished = "*" if result.verdict == "holds" and result.stats.get("complete") is False else ""
+            verdict = result.verdict + unfinished
+        line = (f"[{self.count}/{self.total}] {result.variant} · {result.property} · {engines or result.engine}: "
+                f"{verdict} ({seconds:.1f}s)")
         if time.perf_counter() - self.started > 1.0:  # a long run: every line, the first ones too
             for held in self._held:
                 self._line(held)

@@ -62,6 +62,13 @@ class _Said:
         return out
 
 
+def cell_of(results: list[Result]) -> str:
+    """The verdict one property's searches on one variant give, with the marks the table
+    puts beside it (``*`` unfinished, `` ?`` vacuous), for the line said as they end."""
+    first = results[0]
+    return _cell(get_model(first.model), first.variant, first.property, results, False, _Said())
+
+
 def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) -> str:
     """One cell's text (the verdict its searches give, with its markers); what it needs
     said under the table goes to ``said``."""

@@ -132,6 +132,17 @@ def test_workers_memory_and_actions_never_taking_effect_are_said():
                         "leaves out actions that would change nothing there)")
 
 
+def test_a_complete_proof_s_counts_are_said_once():
+    """A proof's line gives states, transitions, depth, seconds and states/s; the line
+    under it said them all again (a user's report): it gives the memory alone. An
+    unfinished search's line has no transitions or rate, so its counts stay."""
+    proved = summary(_result("holds", message=proof_text(STATS), stats={"complete": True})).splitlines()
+    assert proved[0].endswith("2.2 s, 548 states/s") and proved[1] == "  process peak memory 40 MiB"
+    cut = {"complete": False, "stopped": "time"}
+    unfinished = summary(_result("holds", message=proof_text({**STATS, **cut}), stats=cut)).splitlines()
+    assert unfinished[1].startswith("  1234 states, 5678 transitions, max depth 9, 2.2 s (548 states/s)")
+
+
 def test_a_complete_but_vacuous_proof_says_so():
     """'holds for all states' is hollow when no deploy ever moved: the proof must say it."""
     text = proof_text({**STATS, "vacuous": ["deploy"]})

@@ -110,3 +110,17 @@ def test_a_search_s_line_says_how_long_all_of_it_took(capsys, monkeypatch):
     (line,) = [x for x in err.splitlines() if x.startswith("[1/1]")]
     assert line.startswith("[1/1] capi-safe · single_active_deployment · explore: holds (")
     assert float(line.rsplit("(", 1)[1].rstrip("s)")) >= 0.4
+
+
+def test_a_close_look_s_line_names_both_searches_and_gives_the_table_s_cell(capsys):
+    """A close look runs the random search, then the explorer: its line said
+    "hypothesis: holds" over both searches' time while the table said "holds*" (the
+    explorer unfinished; a user's report). It now names both and says the cell."""
+    from deployspec.cli import main
+
+    status = main(["check", "--model", "capi", "--variant", "capi-safe", "--budget", "0.5",
+                   "--property", "deployment_converges"])
+    out, err = capsys.readouterr()
+    (line,) = [x for x in err.splitlines() if x.startswith("[1/1]")]
+    assert status == 0 and "capi-safe  holds*" in out
+    assert line.startswith("[1/1] capi-safe · deployment_converges · hypothesis + explore: holds* (")

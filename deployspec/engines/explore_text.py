@@ -63,12 +63,14 @@ def summary(result: Result) -> str:
     lines = [f"{result.variant} · {result.property} · explore: {verdict}"]
     if "states" not in s:  # it never ran (its process was lost)
         return lines[0]
-    lines.append(
-        f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
-        f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), process peak memory {s['peak_memory_mb']} MiB"
-        + (f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
-           if s.get("worker_added_memory_mb") else "")
-    )
+    memory = f"process peak memory {s['peak_memory_mb']} MiB" + (
+        f" (+ {' + '.join(map(str, s['worker_added_memory_mb']))} MiB added by {s['workers']} workers)"
+        if s.get("worker_added_memory_mb") else "")
+    if result.verdict == "holds" and s.get("complete"):  # the proof's line gave the counts
+        lines.append(f"  {memory}")
+    else:
+        lines.append(f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
+                     f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), {memory}")
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
     lines.append(f"  transitions by action: {moves or 'none'}")
     if s["never_enabled"] and result.verdict != "holds":  # (the search stopped at it, or failed)
