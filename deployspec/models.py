@@ -46,6 +46,11 @@ class Widening:
     #: why a design that ``offered_by`` says no to never has them act
     absent: str = ""
 
+    @property
+    def name(self) -> str:
+        """The bound it sets (``canary_plans``)."""
+        return self.bound.strip("'").split("=", 1)[0]
+
 
 @attrs.frozen
 class Model:

@@ -135,3 +135,17 @@ def test_kinds_the_configuration_already_offers_are_the_implementations_refusals
         "they do)"),
         ("  this configuration gives continue_ something to do on the reference designs, so the implementation "
         "refused or ignored them: --reference VARIANT asks what they must do")]
+
+
+def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):
+    """``--reference capi-safe --bound 'canary_plans=[]'`` (what docs/contract.md advises for
+    an implementation without canaries) was told to give canary plans (a user's report)."""
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                           "--reference", "capi-safe", "--bound", "canary_plans=[]", "--examples", "20",
+                           "--property", "conforms_to_capi-safe")
+    assert status == 0, out
+    lines = out.splitlines()
+    at = lines.index("never took effect: continue_ (refused, or changing nothing, at every step of the run: "
+                     "no check judged what they do)")
+    assert lines[at + 1] == "  the --bound canary_plans given leaves continue_ nothing to do"
+    assert "canary_plans=[[]" not in out
