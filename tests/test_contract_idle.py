@@ -37,7 +37,8 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
     lines = out.splitlines()
     (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
     assert lines[at].startswith("never took effect: deliver_webhook (")
-    assert lines[at + 1] == "  on the reference designs, --bound start=webhook gives deliver_webhook something to do"
+    assert lines[at + 1] == ("  the --bound start given leaves deliver_webhook nothing to do (--bound start=webhook "
+                             "would give it something)")
 
 
 def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
@@ -139,7 +140,8 @@ def test_kinds_the_configuration_already_offers_are_the_implementations_refusals
 
 def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):
     """``--reference capi-safe --bound 'canary_plans=[]'`` (what docs/contract.md advises for
-    an implementation without canaries) was told to give canary plans (a user's report)."""
+    an implementation without canaries) was told to give canary plans, as if it had missed
+    them (a user's report): the note now says the bound given is what leaves them idle."""
     status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
                            "--reference", "capi-safe", "--bound", "canary_plans=[]", "--examples", "20",
                            "--property", "conforms_to_capi-safe")
@@ -147,5 +149,5 @@ def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):
     lines = out.splitlines()
     at = lines.index("never took effect: continue_ (refused, or changing nothing, at every step of the run: "
                      "no check judged what they do)")
-    assert lines[at + 1] == "  the --bound canary_plans given leaves continue_ nothing to do"
-    assert "canary_plans=[[]" not in out
+    assert lines[at + 1] == ("  the --bound canary_plans given leaves continue_ nothing to do (--bound "
+                             "'canary_plans=[[],[50],[100],[50,100]]' would give it something)")

@@ -157,8 +157,9 @@ def idle_note(run) -> list[str]:
                          "does an implementation that conforms to it")
         elif widening.given_in(sent):
             offered += [k for k in here if k not in never]
-        elif widening.name in run.bounds:  # narrowed on purpose (no canaries here): not undone
-            notes.append(f"the --bound {widening.name} given leaves {', '.join(here)} nothing to do")
+        elif widening.name in run.bounds:  # chosen (no canaries here): said as a choice, not as a gap
+            notes.append(f"the --bound {widening.name} given leaves {', '.join(here)} nothing to do (--bound "
+                         f"{widening.bound} would give {'it' if len(here) == 1 else 'them'} something)")
         else:
             reach.append(f"--bound {widening.bound} gives {', '.join(here)}")
     if reach:
