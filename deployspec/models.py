@@ -23,6 +23,12 @@ class UsageError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
 
 
+#: how a variant not shipped comes to be known (``deployspec.variant_plugins``), for the
+#: errors that name one unknown
+HANDED_IN = ("a design of your own is handed in with DEPLOYSPEC_VARIANTS=MODULE or an entry point: "
+             "docs/variants.md")
+
+
 def _always(variant: Any) -> bool:
     return True
 
@@ -131,7 +137,7 @@ class Model:
                                  f"(known for {self.name}: {', '.join(self.variants)})") from None
             raise UsageError(
                 f"unknown variant {quoted(name)} for model {self.name}{did_you_mean(name, self.variants)} "
-                f"(known: {', '.join(self.variants)}; a design of your own is handed in: docs/variants.md)"
+                f"(known: {', '.join(self.variants)}; {HANDED_IN})"
             ) from None
 
     def _model_of(self, name: str) -> str | None:
@@ -351,7 +357,7 @@ def find_variant(name: str) -> tuple[Model, Any]:
             return model, model.variants[name]
     known = [v for m in model_names() for v in get_model(m).variants]
     raise UsageError(f"unknown variant {quoted(name)}{did_you_mean(name, known)} (known: {', '.join(known)}; "
-                     "a design of your own is handed in: docs/variants.md)")
+                     f"{HANDED_IN})")
 
 
 def unknown_property(name: Any, known: list[str], models: list[str], *, contract: bool = False,

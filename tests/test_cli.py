@@ -429,3 +429,11 @@ def test_show_refuses_a_bad_o_before_reading_the_trace(capsys, tmp_path, monkeyp
                       (str(tmp_path), "is a directory")):
         status, _, err = run(capsys, "show", str(SEED), "-o", out)
         assert status == 2 and said in err
+
+
+def test_an_unknown_variant_says_how_a_design_of_one_s_own_is_handed_in(capsys):
+    """It said "a design of your own is handed in: docs/variants.md" without the variable
+    that hands one in, which replay's message names (a user's report)."""
+    assert main(["check", "--model", "capi", "--variant", "acme-x"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        "; a design of your own is handed in with DEPLOYSPEC_VARIANTS=MODULE or an entry point: docs/variants.md)")

@@ -113,7 +113,7 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--python", "nosuchmodule:f"], "no module named 'nosuchmodule'"),
     (["--python", "deployspec.contract.examples"], "expected MODULE:FACTORY"),
     (["--python", "deployspec.contract.examples:nope"], ("has no 'nope' (no variant of that name here: a design "
-                                                          "of your own is handed in, DEPLOYSPEC_VARIANTS")),
+                                                          "of your own is handed in with DEPLOYSPEC_VARIANTS=MODULE")),
     (["--python", "deployspec.contract.examples:capi_saf"], "has no 'capi_saf': did you mean 'capi_safe'? (no "),
     (["--python", "x:y", "--exec", "z"], "not allowed with argument"),
     (["--exec", "true", "--property", "nope"], "unknown check 'nope'"),

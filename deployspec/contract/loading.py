@@ -28,11 +28,10 @@ EXAMPLES = "deployspec.contract.examples"
 def _no_variant(attr: str) -> str:
     """What to say of a factory of ``EXAMPLES`` that is no variant's: the closest one's
     name, and how a design of one's own comes to be one."""
-    from deployspec.models import did_you_mean, get_model, model_names
+    from deployspec.models import HANDED_IN, did_you_mean, get_model, model_names
 
     names = [v.replace("-", "_") for m in model_names() for v in get_model(m).variants]
-    return (f"{did_you_mean(attr, names)} (no variant of that name here: a design of your own is handed in, "
-            "DEPLOYSPEC_VARIANTS or its entry point, docs/variants.md)")
+    return f"{did_you_mean(attr, names)} (no variant of that name here: {HANDED_IN})"
 
 
 def split_spec(spec: str) -> tuple[str, str]:
