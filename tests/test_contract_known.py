@@ -10,6 +10,7 @@ package."""
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -65,6 +66,22 @@ def test_the_text_says_which_trace_showed_it_and_the_table_that_no_example_did(c
     row = next(line for line in out.splitlines() if line.startswith("user_scale_not_lost"))
     # first seen by a known trace; the search's own example ran before it, and held
     assert row.split()[:5] == ["user_scale_not_lost", "VIOLATED", "known", "trace", "1"]
+    assert re.search(r"^known traces: [1-9]\d* committed counterexamples \(counterexamples/capi/\) judged after the "
+                     r"searches; they broke user_scale_not_lost \(--no-known leaves them out\)$", out, re.MULTILINE)
+
+
+def test_a_run_they_found_nothing_in_still_says_they_ran(capsys):
+    """A passing run said nothing of the committed traces, which caught a user's bug the
+    search had missed: the summary says how many were judged (a user's report)."""
+    every = len(known.runs(get_model("capi")))
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                         "--examples", "3", "--property", "single_active_deployment")
+    assert status == 0
+    assert (f"known traces: {every} committed counterexamples (counterexamples/capi/) judged after the searches; "
+            "none broke a check whose search held (--no-known leaves them out)") in out.splitlines()
+    status, out, _ = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+                         "--examples", "3", "--property", "single_active_deployment", "--no-known")
+    assert status == 0 and "known traces" not in out
 
 
 def test_a_violation_the_search_finds_is_its_own_and_a_correct_implementation_holds_through_them(capsys):

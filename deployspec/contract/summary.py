@@ -74,6 +74,7 @@ def summary(run) -> str:
              "-" * (sum(widths) + 2 * (len(widths) - 1))]
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += found_in_note(run.results)
+    lines += known_note(run)
     lines += vacuity_notes(run.results, run.reference)
     lines += idle_note(run)
     # a check the sweep found took no search step; one a known trace found searched in full
@@ -91,6 +92,19 @@ def summary(run) -> str:
     lines.append(f"VACUOUS: {held} held with nothing judged, a failure with --fail-vacuous"
                  if failed_vacuous else verdict[run.exit_status])
     return "\n".join(lines)
+
+
+def known_note(run) -> list[str]:
+    """That the committed counterexamples were replayed, and what they found: a run they
+    caught a bug in showed it only as a row, and one they did not said nothing of them,
+    though they are half of what a gate checks (a user's report)."""
+    replayed = max((r.stats.get("known", 0) for r in run.results), default=0)
+    if not replayed:
+        return []
+    broke = [r.property for r in run.results if r.stats.get("found_by") == "known"]
+    found = f"they broke {', '.join(broke)}" if broke else "none broke a check whose search held"
+    return [(f"known traces: {replayed} committed counterexamples (counterexamples/{run.model}/) judged after the "
+            f"searches; {found} (--no-known leaves them out)")]
 
 
 def conformance_verdict(results, reference: str | None) -> str | None:
