@@ -13,7 +13,7 @@ from deployspec.variant_plugins import ENV, source_of
 
 
 def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None) -> str:
-    """Rows are variants, columns properties; ``!`` marks a cell that does not agree with
+    """Rows are variants, columns properties (one variant's: a row per property); ``!`` marks a cell that does not agree with
     what its variant declares (as ``check``'s exit status and its JUnit cases judge it:
     :func:`declarations.cell_agrees`), ``+`` a property it violates beyond the default
     search, ``*`` an unfinished proof, ``?`` a vacuous one (each said under the table).
@@ -27,14 +27,22 @@ def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None 
         mine = {(v, p): rs for (m, v, p), rs in grouped.items() if m == model_name}
         props = [p.name for p in model.properties if any(prop == p.name for _, prop in mine)]
         variants = list(dict.fromkeys(v for v, _ in mine))
+        said = _Said(bounds)
+        if len(variants) == 1 < len(props):  # a close look: one row would be as wide as every name
+            (v,) = variants
+            width = max(len(p) for p in props + ["property"])
+            rows = [f"{p:{width}}  {_cell(model, v, p, mine.get((v, p), []), declared, said)}" for p in props]
+            head = f"{'property':{width}}  verdict"
+            lines = [f"model {model_name} · variant {v}", head, "-" * max(map(len, [head, *rows])), *rows]
+            blocks.append("\n".join(lines + said.lines()))
+            continue
         width = max(len(v) for v in variants + ["variant"])
         cols = [max(len(p), 9) for p in props]
         head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
         lines = [f"model {model_name}", head, "-" * len(head)]
-        said = _Said(bounds)
         for v in variants:
             row = [f"{_cell(model, v, p, mine.get((v, p), []), declared, said):{w}}" for p, w in zip(props, cols)]
-            lines.append(f"{v:{width}}  " + "  ".join(row))
+            lines.append((f"{v:{width}}  " + "  ".join(row)).rstrip())
         blocks.append("\n".join(lines + said.lines()))
     return "\n\n".join(blocks)
 

@@ -261,3 +261,25 @@ def test_a_design_declaring_only_a_violation_beyond_the_default_search_is_not_sa
     assert declared(beyond) == "nothing within the default search"
     assert declared(CAPI_SAFE) == "nothing (every property must hold)"
     assert declared(CAPI_CURRENT) == ", ".join(sorted(CAPI_CURRENT.declares))
+
+
+def test_one_variant_s_table_has_a_row_per_property_and_no_trailing_spaces():
+    """A close look at one variant was one row as wide as every property's name (280
+    characters on capi, a user's report): it is a row per property, marks kept; the
+    matrix over several variants stays as it was, with no trailing spaces."""
+    rs = [R("capi-safe", "single_active_deployment", "violated"),
+          R("capi-safe", "app_stays_available", "holds", stats={"complete": False, "stopped": "time",
+                                                                "bounds": {}, "depth": 3})]
+    assert matrix(rs, declared=False).splitlines()[:5] == [
+        "model capi · variant capi-safe",
+        "property                  verdict",
+        "----------------------------------",
+        "single_active_deployment  VIOLATED",
+        "app_stays_available       holds*"]
+    one = matrix(rs[:1], declared=False).splitlines()
+    assert one[0] == "model capi" and one[3] == "capi-safe  VIOLATED"  # one cell: as narrow either way
+    rs.append(R("capi-2022", "single_active_deployment", "violated"))
+    lines = matrix(rs, declared=False).splitlines()
+    assert lines[0] == "model capi" and lines[1].split() == ["variant", "single_active_deployment",
+                                                             "app_stays_available"]
+    assert not any(line != line.rstrip() for line in lines)
