@@ -117,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help="time of each search (default: hypothesis 2, z3 10, explore 120; with "
                         "--variant, each search for a further cause: hypothesis 10, explore 5; "
-                        "shrinking a violation found comes on top)")
+                        "shrinking a violation found comes on top). With --variant a property gets "
+                        "the random search, then the explorer, each with this budget, and a search "
+                        "per further cause found")
     c.add_argument("--seed", type=nonneg_int, default=0,
                    help="seed of the random (Hypothesis) search (default 0)")
     c.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
