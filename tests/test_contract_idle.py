@@ -13,6 +13,17 @@ from deployspec.contract import harness
 from deployspec.models import get_model
 
 
+def idle_block(out: str) -> list[str]:
+    """The summary's lines on what never took effect: its first line, the indented advice
+    under it, and a "never asked" line after them, if any."""
+    lines = out.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
+    end = at + 1
+    while end < len(lines) and lines[end].startswith("  "):
+        end += 1
+    return lines[at:end + (end < len(lines) and lines[end].startswith("never asked"))]
+
+
 def contract(capsys, *argv: str) -> tuple[int, str]:
     status = main(["contract", *argv])
     return status, capsys.readouterr().out
@@ -22,11 +33,11 @@ def test_a_slots_run_from_empty_slots_names_what_it_never_exercised(capsys):
     status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
                            "--model", "slots", "--examples", "20", "--property", "no_latent_drift")
     assert status == 0, out
-    lines = out.splitlines()
-    at = lines.index("never took effect: deliver_webhook, restart, recycle, crash_retry (refused, or changing "
-                     "nothing, at every step of the run: no check judged what they do)")
-    assert lines[at + 1] == ("  on the reference designs, --bound start=release gives restart, recycle, crash_retry "
-                             "and --bound start=webhook gives deliver_webhook something to do")
+    assert idle_block(out) == [
+        ("never took effect: deliver_webhook, restart, recycle, crash_retry (refused, or changing nothing, at every "
+         "step of the run: no check judged what they do)"),
+        ("  on the reference designs, --bound start=release gives restart, recycle, crash_retry and --bound "
+         "start=webhook gives deliver_webhook something to do")]
 
 
 def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
@@ -34,11 +45,10 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
                            "--model", "slots", "--examples", "20", "--property", "push_does_not_touch_production",
                            "--bound", "start=release")
     assert status == 0, out
-    lines = out.splitlines()
-    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
-    assert lines[at].startswith("never took effect: deliver_webhook (")
-    assert lines[at + 1] == ("  the --bound start given leaves deliver_webhook nothing to do (--bound start=webhook "
-                             "would give it something)")
+    first, advice = idle_block(out)
+    assert first.startswith("never took effect: deliver_webhook (")
+    assert advice == ("  the --bound start given leaves deliver_webhook nothing to do (--bound start=webhook would give "
+                      "it something)")
 
 
 def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
@@ -53,9 +63,7 @@ def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
     status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
                            "--model", "slots", "--examples", "20", "--property", "no_latent_drift",
                            "--bound", "instances=3", "--bound", "max_instances=3")
-    lines = out.splitlines()
-    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
-    refused, advice, never = lines[at:at + 3]  # the advice under the kinds it is about, not under "never asked"
+    refused, advice, never = idle_block(out)  # the advice under the kinds it is about, not under "never asked"
     assert "scale_out" not in refused and "restart" in refused
     assert advice.startswith("  on the reference designs, --bound start=release gives restart")
     assert never.startswith("never asked: scale_out (this configuration gave the searches no such action")
@@ -114,12 +122,11 @@ def test_a_reference_that_never_has_them_act_is_said_so_and_no_bound_is_suggeste
                                "--reference", "capi-2022", "--property", "conforms_to_capi-2022",
                                "--examples", "20", *extra)
         assert status == 0, out
-        lines = out.splitlines()
-        at = lines.index("never took effect: continue_ (refused, or changing nothing, at every step of the run: "
-                         "no check judged what they do)")
-        assert lines[at + 1] == ("  capi-2022 gives continue_ nothing to do under any bounds (it has no canary "
-                                 "deployments), so neither does an implementation that conforms to it")
-        assert not lines[at + 2].startswith("  ")
+        assert idle_block(out) == [
+            ("never took effect: continue_ (refused, or changing nothing, at every step of the run: no check judged "
+             "what they do)"),
+            ("  capi-2022 gives continue_ nothing to do under any bounds (it has no canary deployments), so neither "
+             "does an implementation that conforms to it")]
 
 
 def test_kinds_the_configuration_already_offers_are_the_implementations_refusals(capsys):
@@ -129,9 +136,7 @@ def test_kinds_the_configuration_already_offers_are_the_implementations_refusals
                            "--bound", "canary_plans=[[50],[100]]", "--property", "single_active_deployment",
                            "--examples", "30")
     assert status == 0, out
-    lines = out.splitlines()
-    (at,) = [i for i, line in enumerate(lines) if line.startswith("never took effect")]
-    assert lines[at:at + 2] == [
+    assert idle_block(out) == [
         ("never took effect: continue_ (refused, or changing nothing, at every step of the run: no check judged what "
         "they do)"),
         ("  this configuration gives continue_ something to do on the reference designs, so the implementation "
@@ -146,8 +151,5 @@ def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):
                            "--reference", "capi-safe", "--bound", "canary_plans=[]", "--examples", "20",
                            "--property", "conforms_to_capi-safe")
     assert status == 0, out
-    lines = out.splitlines()
-    at = lines.index("never took effect: continue_ (refused, or changing nothing, at every step of the run: "
-                     "no check judged what they do)")
-    assert lines[at + 1] == ("  the --bound canary_plans given leaves continue_ nothing to do (--bound "
-                             "'canary_plans=[[],[50],[100],[50,100]]' would give it something)")
+    assert idle_block(out)[1:] == [("  the --bound canary_plans given leaves continue_ nothing to do (--bound "
+                                    "'canary_plans=[[],[50],[100],[50,100]]' would give it something)")]
