@@ -70,11 +70,13 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
         return _violation(case, prop, violated, unsaved)
     else:
         case = attrs.evolve(case, message=shown)
+    from deployspec.models import get_model
     from deployspec.report import vacuous_kinds, vacuous_said
 
     if case.outcome == PASSED and (vacuous := vacuous_kinds(rs, verdict)):
         # the table's "?": a proof that judged nothing is no green case (as contract's)
-        return attrs.evolve(case, outcome=SKIPPED, message=f"{shown} ?: {vacuous_said(vacuous)}")
+        return attrs.evolve(case, outcome=SKIPPED,
+                            message=f"{shown} ?: {vacuous_said(vacuous, get_model(model_name), variant)}")
     return case
 
 

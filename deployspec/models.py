@@ -122,6 +122,14 @@ class Model:
                 out.append(" or ".join(kinds))
         return out
 
+    def never_acts(self, kinds, variant) -> str | None:
+        """Why ``variant`` has none of ``kinds`` take effect under any bounds (a
+        ``Widening`` it is not ``offered_by``: its ``absent``), or None."""
+        for widening in self.widening:
+            if set(kinds) <= set(widening.kinds) and not widening.offered_by(variant):
+                return widening.absent or "the design refuses them"
+        return None
+
     @property
     def lanes_plural(self) -> str:
         """``lanes`` in the plural, for column titles ("web processes", "slots")."""
@@ -274,7 +282,7 @@ def _capi() -> Model:
         partition=capi_model.partition,
         essential=("deploy",),
         widening=(Widening("'canary_plans=[[],[50],[100],[50,100]]'", ("continue_",),
-                           lambda config: any(config["canary_plans"]), offered_by=capi_model.takes_canaries,
+                           lambda config: bool(config["canary_plans"]), offered_by=capi_model.takes_canaries,
                            absent="it has no canary deployments"),),
         situation=situations.capi_situation,
         situations=lambda config, variant: situations.capi_situations(
@@ -369,7 +377,7 @@ def unknown_property(name: Any, known: list[str], models: list[str], *, contract
 
     where = f" for model {models[0]}" if len(models) == 1 else ""
     if isinstance(name, str) and name.startswith(PREFIX):
-        hint = _conformance_hint(name[len(PREFIX):], models[0], contract, reference)
+        hint = _conformance_hint(name[len(PREFIX):], models[0], contract, reference, PREFIX)
     else:
         other = _model_with_property(name, models)
         hint = (f": a property of model {other}, not {' or '.join(models)}" if other is not None
@@ -378,13 +386,13 @@ def unknown_property(name: Any, known: list[str], models: list[str], *, contract
     return UsageError(f"unknown {what} {quoted(name)}{where}{hint} (known: {', '.join(dict.fromkeys(known))})")
 
 
-def _conformance_hint(variant: str, model: str, contract: bool, reference: str | None) -> str:
-    """What a ``conforms_to_VARIANT`` name needs: a contract run, with that variant, of
-    this model, as ``--reference``."""
+def _conformance_hint(variant: str, model: str, contract: bool, reference: str | None, prefix: str) -> str:
+    """What a ``conforms_to_VARIANT`` name (``prefix`` + ``variant``) needs: a contract run,
+    with that variant, of this model, as ``--reference``."""
     if not contract:
         return ": a conformance check is deployspec contract's, with --reference VARIANT"
     if reference is not None:
-        return f": this run's conformance check is conforms_to_{reference}, after its --reference"
+        return f": this run's conformance check is {prefix}{reference}, after its --reference"
     variants = get_model(model).variants
     if variant in variants:
         return f": a conformance check needs --reference {variant}"
@@ -393,7 +401,7 @@ def _conformance_hint(variant: str, model: str, contract: bool, reference: str |
         return f": {variant} is a variant of model {other}, not {model}"
     close = closest(variant, variants)
     if close is not None:
-        return f": did you mean conforms_to_{close}, with --reference {close}?"
+        return f": did you mean {quoted(prefix + close)}, with --reference {close}?"
     return ": a conformance check needs --reference VARIANT, a variant of the model"
 
 

@@ -71,8 +71,9 @@ class _Said:
 
 
 def cell_of(results: list[Result]) -> str:
-    """The verdict one property's searches on one variant give, with the marks the table
-    puts beside it (``*`` unfinished, `` ?`` vacuous), for the line said as they end."""
+    """The verdict one property's searches on one variant give, with the marks a close
+    look's table puts beside it (``*`` unfinished, `` ?`` vacuous; not the matrix's ``+``
+    and ``!``, which the declarations give), for the line said as they end."""
     first = results[0]
     return _cell(get_model(first.model), first.variant, first.property, results, False, _Said())
 
@@ -109,7 +110,7 @@ def _vacuous(model, v: str, p: str, rs: list[Result], verdict: str, declared: bo
     vacuous = vacuous_kinds(rs, verdict)
     if not vacuous:
         return ""
-    said.notes.append(f"? {v} · {p}: {vacuous_said(vacuous)}")
+    said.notes.append(f"? {v} · {p}: {vacuous_said(vacuous, model, v)}")
     return " ?"
 
 
@@ -120,7 +121,12 @@ def vacuous_kinds(rs: list[Result], verdict: str) -> list[str]:
     return sorted({k for r in rs if r.verdict == verdict for k in r.stats.get("vacuous", ())})
 
 
-def vacuous_said(kinds: list[str]) -> str:
+def vacuous_said(kinds: list[str], model, variant: str) -> str:
+    """Why a hold is vacuous: nothing of ``kinds`` took effect within the bounds, or, where
+    the design has them act under no bounds (capi before canaries: ``continue_``), that."""
+    why = model.never_acts(kinds, model.variant(variant))
+    if why is not None:
+        return f"vacuous, {variant} has no {' or '.join(kinds)} take effect under any bounds ({why})"
     return f"vacuous, no {' or '.join(kinds)} took effect within the bounds"
 
 

@@ -11,6 +11,7 @@ from .core import (
     Breach,
     Observation,
     Step,
+    counted,
     settled_property,
     state_property,
     step_label,
@@ -202,7 +203,7 @@ def _restored(obs: Observation, d: dict, ran: frozenset[int]) -> str | None:
         return f"{cancel} left {len(procs)} web processes"
     p = procs[0]
     if len(p["instances"]) != d["owic"]:
-        return f"{cancel} left P{p['id']} with {_instances(len(p['instances']))}, not the original {d['owic']}"
+        return f"{cancel} left P{p['id']} with {counted(len(p['instances']), 'instance')}, not the original {d['owic']}"
     if not p["instances"]:
         return None
     good = frozenset(r for r in ran if _healthy(obs, r))
@@ -246,11 +247,6 @@ def deployment_converges(obs: Observation) -> str | None:
     return None
 
 
-def _instances(n: int, what: str = "") -> str:
-    """``1 web instance``, ``3 web instances``: a count in a message, its noun agreeing."""
-    return f"{n} {what}instance{'' if n == 1 else 's'}"
-
-
 def desired(obs: Observation) -> int:
     """The app's desired web instances, over every web process."""
     return sum(len(p["instances"]) for p in obs["processes"])
@@ -278,7 +274,7 @@ def user_scale_not_lost(wanting, step: Step):
     have = desired(obs)
     if have != wanted:
         return NOT_ASKED, (
-            f"the app has {_instances(have, 'web ')} after {step_label(step)}, "
+            f"the app has {counted(have, 'web instance')} after {step_label(step)}, "
             f"but the last accepted {verb} asked for {wanted}"
         )
     return wanting, None

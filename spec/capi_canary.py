@@ -8,7 +8,7 @@ plan and capi-safe's both fall within; the names are the observation's (``owic``
 
 from __future__ import annotations
 
-from .core import Breach, Step, step_label
+from .core import Breach, Step, counted, step_label
 
 
 def canary_share(d: dict) -> tuple[int, int]:
@@ -66,5 +66,5 @@ def pause_shown(d: dict, at: int, step: Step) -> Breach | None:
     if low <= have <= high:
         return None
     cause, bound = ("canary-short", f"at least {low}") if have < low else ("canary-over", f"at most {high}")
-    return Breach(cause, f"d{d['id']} paused at canary step {at} at {step_label(step)} with {have} routable "
-                         f"instance(s) of P{d['deploying_process']}; its step asks for {bound}")
+    return Breach(cause, f"d{d['id']} paused at canary step {at} at {step_label(step)} with "
+                         f"{counted(have, 'routable instance')} of P{d['deploying_process']}; its step asks for {bound}")

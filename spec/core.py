@@ -186,6 +186,11 @@ def action_label(action: dict[str, Any]) -> str:
     return f"{kind}({', '.join(args)})"
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 web instance``, ``3 web instances``: a count in a message, its noun agreeing."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def step_label(step: Step) -> str:
     """A step as the trace tables name it (``step 3 (deploy())``, ``step 5 (tick(failed=d1))``)."""
     return f"step {step.index} ({action_label(step.action)})"

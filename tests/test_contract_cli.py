@@ -124,7 +124,7 @@ def test_conformance_holds_for_the_same_variant(capsys):
     (["--exec", "true", "--property", "conforms_to_slots-pipeline-immutable"],
      ": slots-pipeline-immutable is a variant of model slots, not capi (known: "),
     (["--exec", "true", "--property", "conforms_to_capi-saf"],
-     ": did you mean conforms_to_capi-safe, with --reference capi-safe? (known: "),
+     ": did you mean 'conforms_to_capi-safe', with --reference capi-safe? (known: "),
     (["--exec", "true", "--property", "slot_runs_one_version"],
      "unknown check 'slot_runs_one_version' for model capi: a property of model slots, not capi (known: "),
     (["--exec", "true", "--reference", "capi-9999"], "unknown variant 'capi-9999'"),

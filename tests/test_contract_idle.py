@@ -47,8 +47,8 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
     assert status == 0, out
     first, advice = idle_block(out)
     assert first.startswith("never took effect: deliver_webhook (")
-    assert advice == ("  the --bound start given leaves deliver_webhook nothing to do (--bound start=webhook would give "
-                      "it something)")
+    assert advice == ("  the --bound start given leaves them nothing to do (--bound start=webhook would give "
+                      "deliver_webhook something)")
 
 
 def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
@@ -151,5 +151,24 @@ def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):
                            "--reference", "capi-safe", "--bound", "canary_plans=[]", "--examples", "20",
                            "--property", "conforms_to_capi-safe")
     assert status == 0, out
-    assert idle_block(out)[1:] == [("  the --bound canary_plans given leaves continue_ nothing to do (--bound "
-                                    "'canary_plans=[[],[50],[100],[50,100]]' would give it something)")]
+    assert idle_block(out)[1:] == [("  the --bound canary_plans given leaves them nothing to do (--bound "
+                                    "'canary_plans=[[],[50],[100],[50,100]]' would give continue_ something)")]
+
+
+def test_a_canary_plan_without_steps_is_a_canary_offered():
+    """``canary_plans=[[]]`` offers a canary of one step, whose pause a continue_ ends: the
+    note called it the bound's choice to leave continue_ nothing to do (the review's finding)."""
+    (widening,) = get_model("capi").widening
+    assert widening.given_in({"canary_plans": [[]]}) and not widening.given_in({"canary_plans": []})
+
+
+def test_two_values_of_a_bound_the_run_was_given_make_one_note(capsys):
+    """From empty slots, start=release and start=webhook each give some kinds something to
+    do: two near-identical lines said so (the review's finding); one names both."""
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:slots_pipeline_immutable",
+                           "--model", "slots", "--bound", "start=empty", "--examples", "10",
+                           "--property", "no_latent_drift")
+    assert status == 0, out
+    assert idle_block(out)[1:] == [
+        ("  the --bound start given leaves them nothing to do (--bound start=release would give restart, recycle, "
+         "crash_retry and --bound start=webhook would give deliver_webhook something)")]

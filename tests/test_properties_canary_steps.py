@@ -58,8 +58,8 @@ def test_a_pause_without_the_step_s_share_routable(running, starting, cause, bou
     paused = canary_app(running, starting, "PAUSED", "PAUSED", 1)
     v = run(PROP, [*obs[:-1], paused], actions)
     assert v is not None and (v.step, v.cause) == (3, cause)
-    assert v.message == (f"d0 paused at canary step 1 at step 3 (tick()) with {running} routable instance(s) "
-                         f"of P1; its step asks for {bound}")
+    assert v.message == (f"d0 paused at canary step 1 at step 3 (tick()) with {running} routable instances "
+                         f"of P1; its step asks for {bound}")  # (0 and 2: plural)
 
 
 def test_a_continue_that_rolls_out_before_the_last_step_skips_it():

@@ -283,3 +283,16 @@ def test_one_variant_s_table_has_a_row_per_property_and_no_trailing_spaces():
     assert lines[0] == "model capi" and lines[1].split() == ["variant", "single_active_deployment",
                                                              "app_stays_available"]
     assert not any(line != line.rstrip() for line in lines)
+
+
+def test_a_vacuous_hold_of_a_design_that_never_has_the_action_act_says_why():
+    """capi designs before canaries hold canary_pauses_at_every_step with no continue_: the
+    note said "within the bounds", as if a bound could change it."""
+    stats = {"complete": True, "vacuous": ["continue_"]}
+    table = matrix([R("capi-2022", "canary_pauses_at_every_step", "holds", stats=stats),
+                    R("capi-safe", "canary_pauses_at_every_step", "holds", stats=stats)], declared=False)
+    notes = [line for line in table.splitlines() if line.startswith("? ")]
+    assert notes == [
+        ("? capi-2022 · canary_pauses_at_every_step: vacuous, capi-2022 has no continue_ take effect under any "
+         "bounds (it has no canary deployments)"),
+        "? capi-safe · canary_pauses_at_every_step: vacuous, no continue_ took effect within the bounds"]

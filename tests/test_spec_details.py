@@ -143,3 +143,10 @@ def _undocumented_trace(memory, step):
 def test_a_property_without_a_docstring_has_an_empty_doc_not_none(make):
     """A plug-in's property may have no docstring: its doc is then empty text, as ``Property.doc: str`` says."""
     assert make().doc == ""
+
+
+def test_a_count_in_a_message_agrees_with_its_noun():
+    """"1 instances", "web instance(s)": a user read such counts twice."""
+    from deployspec.spec.core import counted
+
+    assert [counted(n, "web instance") for n in (0, 1, 2)] == ["0 web instances", "1 web instance", "2 web instances"]

@@ -98,13 +98,16 @@ def known_note(run) -> list[str]:
     """That the committed counterexamples were replayed, and what they found: a run they
     caught a bug in showed it only as a row, and one they did not said nothing of them,
     though they are half of what a gate checks (a user's report)."""
-    replayed = max((r.stats.get("known", 0) for r in run.results), default=0)
-    if not replayed:
+    if not any(r.stats.get("known") for r in run.results):  # (--no-known, or a fault before them)
         return []
+    from deployspec.contract import known
+
+    # (a check's stats.known counts those it judged: up to the first that broke it)
+    every = len(known.runs(get_model(run.model)))
     broke = [r.property for r in run.results if r.stats.get("found_by") == "known"]
     found = f"they broke {', '.join(broke)}" if broke else "none broke a check whose search held"
-    return [(f"known traces: {replayed} committed counterexamples (counterexamples/{run.model}/) judged after the "
-            f"searches; {found} (--no-known leaves them out)")]
+    return [(f"known traces: the {every} committed counterexample{'s' if every != 1 else ''} of "
+             f"counterexamples/{run.model}/ judged after the searches; {found} (--no-known leaves them out)")]
 
 
 def conformance_verdict(results, reference: str | None) -> str | None:
@@ -113,6 +116,22 @@ def conformance_verdict(results, reference: str | None) -> str | None:
     from deployspec.contract.conformance import PREFIX
 
     return next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
+
+
+def who_says(results, reference: str | None) -> str | None:
+    """Where a run tells what the reference does with actions the implementation left
+    without effect, or None where its conformance check held (then the reference did the
+    same at every step asked; each note says so in its own words)."""
+    from deployspec.contract.conformance import PREFIX
+
+    conformance = conformance_verdict(results, reference)
+    if conformance == "holds":
+        return None
+    if conformance is not None:
+        return f"{PREFIX}{reference}'s counterexample above shows what {reference} does"
+    if reference is not None:  # (left out by --property)
+        return f"--property {PREFIX}{reference} asks what {reference} does"
+    return "--reference VARIANT asks what they must do"
 
 
 def vacuity_notes(results, reference: str | None = None) -> list[str]:
@@ -126,18 +145,10 @@ def vacuity_notes(results, reference: str | None = None) -> list[str]:
         if r.stats.get("vacuous"):
             checks.setdefault(tuple(r.stats["vacuous"]), []).append(r.property)
     every = len(checks) == 1 and len(next(iter(checks.values()))) == len(results) > 1
-    from deployspec.contract.conformance import PREFIX
     from deployspec.contract.harness import not_taking_effect
 
-    conformance = conformance_verdict(results, reference)
-    if conformance == "holds":
-        hint = f"{reference} refused them too, under this configuration (the bounds; --bound changes them)"
-    elif conformance is not None:
-        hint = f"{PREFIX}{reference}'s counterexample above shows what {reference} does"
-    elif reference is not None:  # (left out by --property)
-        hint = f"--property {PREFIX}{reference} asks what {reference} does"
-    else:
-        hint = "--reference VARIANT asks what they must do"
+    hint = who_says(results, reference) or (
+        f"{reference} refused them too, under this configuration (the bounds; --bound changes them)")
     return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
             f"refused or changed nothing), so nothing they do was judged; {hint}" for kinds, names in checks.items()]
 
@@ -160,6 +171,7 @@ def idle_note(run) -> list[str]:
     never = run.never_asked
     reference = model.variant(run.reference) if run.reference else None
     left, reach, offered, notes = list(run.idle), [], [], []
+    chosen: dict[str, list[str]] = {}  # a bound the run was given -> what its other values would do
     for widening in model.widening:
         here = [k for k in left if k in widening.kinds]
         if not here:
@@ -172,25 +184,19 @@ def idle_note(run) -> list[str]:
         elif widening.given_in(sent):
             offered += [k for k in here if k not in never]
         elif widening.name in run.bounds:  # chosen (no canaries here): said as a choice, not as a gap
-            notes.append(f"the --bound {widening.name} given leaves {', '.join(here)} nothing to do (--bound "
-                         f"{widening.bound} would give {'it' if len(here) == 1 else 'them'} something)")
+            chosen.setdefault(widening.name, []).append(f"--bound {widening.bound} would give {', '.join(here)}")
         else:
             reach.append(f"--bound {widening.bound} gives {', '.join(here)}")
     if reach:
         notes.insert(0, f"on the reference designs, {' and '.join(reach)} something to do")
+    notes += [f"the --bound {name} given leaves them nothing to do ({' and '.join(others)} something)"
+              for name, others in chosen.items()]
     if offered:
-        conformance = conformance_verdict(run.results, run.reference)
-        if conformance == "holds":  # it would have parted from the implementation otherwise
-            whose = (f"yet {run.reference} did as the implementation at every step this run asked ({PREFIX}"
-                     f"{run.reference} held): a longer search may reach where they act")
-        elif conformance is not None:
-            whose = f"so the implementation refused or ignored them: {PREFIX}{run.reference}'s counterexample " \
-                    f"above shows what {run.reference} does"
-        elif run.reference is not None:
-            whose = f"so the implementation refused or ignored them: --property {PREFIX}{run.reference} asks " \
-                    "what they must do"
-        else:
-            whose = "so the implementation refused or ignored them: --reference VARIANT asks what they must do"
+        said = who_says(run.results, run.reference)
+        whose = (f"so the implementation refused or ignored them: {said}" if said is not None else
+                 # held: it would have parted from the implementation otherwise
+                 f"yet {run.reference} did as the implementation at every step this run asked ({PREFIX}"
+                 f"{run.reference} held): a longer search may reach where they act")
         notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
                      f"{whose}")
     refused = [k for k in run.idle if k not in never]
