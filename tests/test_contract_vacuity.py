@@ -53,3 +53,20 @@ def test_the_canary_check_without_canary_plans_judges_nothing_and_says_so(capsys
     status = main(["contract", *safe, "--examples", "60", "--bound", "canary_plans=[[],[50],[100],[50,100]]"])
     (r,) = json.loads(capsys.readouterr().out)["results"]
     assert (status, r["verdict"], r["stats"]["vacuous"]) == (0, "holds", [])
+
+
+def test_a_check_vacuous_for_want_of_a_bound_is_told_the_bound(capsys):
+    """Its note said "--reference VARIANT asks what they must do" while the line under it
+    named the bound that gives continue_ something to do (the review's finding): the
+    configuration is the reason, said as it stands (suggested, chosen, or impossible)."""
+    base = ["contract", "--python", "deployspec.contract.examples:capi_safe", "--model", "capi",
+            "--examples", "20", "--property", "canary_pauses_at_every_step"]
+    tails = {(): "this configuration gives them nothing to do: --bound 'canary_plans=[[],[50],[100],[50,100]]' does",
+             ("--bound", "canary_plans=[]"): "the --bound canary_plans given leaves them nothing to do",
+             ("--reference", "capi-2022"): ("capi-2022 gives them nothing to do under any bounds (it has no canary "
+                                            "deployments)")}
+    for extra, tail in tails.items():
+        assert main([*base, *extra]) == 0
+        (note,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("? ")]
+        assert note == ("? canary_pauses_at_every_step: vacuous, no continue_ took effect in any example (each was "
+                        f"refused or changed nothing), so nothing they do was judged; {tail}")

@@ -75,7 +75,7 @@ def summary(run) -> str:
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += found_in_note(run.results)
     lines += known_note(run)
-    lines += vacuity_notes(run.results, run.reference)
+    lines += vacuity_notes(run.results, run.reference, widening=unoffered(run))
     lines += idle_note(run)
     # a check the sweep found took no search step; one a known trace found searched in full
     searched = [r for r in run.results if r.stats.get("found_by") != "sweep"]
@@ -134,7 +134,38 @@ def who_says(results, reference: str | None) -> str | None:
     return "--reference VARIANT asks what they must do"
 
 
-def vacuity_notes(results, reference: str | None = None) -> list[str]:
+def standing(run):
+    """Each ``Model.widening`` of the run's model, with where the run stands with it:
+    ``absent`` (its ``--reference`` has the kinds act under no bounds), ``given`` (its
+    configuration gives them something to do), ``chosen`` (the user gave that bound
+    another value) or ``open`` (the bound would give them something to do)."""
+    model = get_model(run.model)
+    sent = run.config.to_json()
+    reference = model.variant(run.reference) if run.reference else None
+    for w in model.widening:
+        if reference is not None and not w.offered_by(reference):
+            yield w, "absent"
+        elif w.given_in(sent):
+            yield w, "given"
+        else:
+            yield w, "chosen" if w.name in run.bounds else "open"
+
+
+def unoffered(run) -> dict[str, str]:
+    """Action kind -> why this run's configuration gave it nothing to do, for the kinds
+    it did not (:func:`standing`)."""
+    why: dict[str, str] = {}
+    for w, where in standing(run):
+        text = {"absent": f"{run.reference} gives them nothing to do under any bounds"
+                          + (f" ({w.absent})" if w.absent else ""),
+                "chosen": f"the --bound {w.name} given leaves them nothing to do",
+                "open": f"this configuration gives them nothing to do: --bound {w.bound} does"}.get(where)
+        if text is not None:
+            why.update((kind, text) for kind in w.kinds if kind not in why)
+    return why
+
+
+def vacuity_notes(results, reference: str | None = None, widening: dict[str, str] | None = None) -> list[str]:
     """One line per set of actions that never took effect in the checks that held (``?``):
     a controller that refuses every push and swap breaks no property of the spec. Where
     the conformance check with the reference held, the reference refused them as well (it
@@ -149,8 +180,15 @@ def vacuity_notes(results, reference: str | None = None) -> list[str]:
 
     hint = who_says(results, reference) or (
         f"{reference} refused them too, under this configuration (the bounds; --bound changes them)")
+    widening = widening or {}
+
+    def why(kinds) -> str:  # the configuration gave them nothing to do: that, not the reference, is the news
+        said = {widening.get(k) for k in kinds}
+        return hint if len(said) != 1 or None in said else said.pop()
+
     return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
-            f"refused or changed nothing), so nothing they do was judged; {hint}" for kinds, names in checks.items()]
+            f"refused or changed nothing), so nothing they do was judged; {why(kinds)}"
+            for kinds, names in checks.items()]
 
 
 def idle_note(run) -> list[str]:
@@ -166,24 +204,21 @@ def idle_note(run) -> list[str]:
         return []
     from deployspec.contract.conformance import PREFIX
 
-    model = get_model(run.model)
-    sent = run.config.to_json()
     never = run.never_asked
-    reference = model.variant(run.reference) if run.reference else None
     left, reach, offered, notes = list(run.idle), [], [], []
     chosen: dict[str, list[str]] = {}  # a bound the run was given -> what its other values would do
-    for widening in model.widening:
+    for widening, where in standing(run):
         here = [k for k in left if k in widening.kinds]
         if not here:
             continue
         left = [k for k in left if k not in here]
-        if reference is not None and not widening.offered_by(reference):
+        if where == "absent":
             why = f" ({widening.absent})" if widening.absent else ""
             notes.append(f"{run.reference} gives {', '.join(here)} nothing to do under any bounds{why}, so neither "
                          "does an implementation that conforms to it")
-        elif widening.given_in(sent):
+        elif where == "given":
             offered += [k for k in here if k not in never]
-        elif widening.name in run.bounds:  # chosen (no canaries here): said as a choice, not as a gap
+        elif where == "chosen":  # (no canaries here): said as a choice, not as a gap
             chosen.setdefault(widening.name, []).append(f"--bound {widening.bound} would give {', '.join(here)}")
         else:
             reach.append(f"--bound {widening.bound} gives {', '.join(here)}")
