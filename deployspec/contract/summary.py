@@ -75,7 +75,7 @@ def summary(run) -> str:
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += found_in_note(run.results)
     lines += known_note(run)
-    lines += vacuity_notes(run.results, run.reference, widening=unoffered(run))
+    lines += vacuity_notes(run.results, run.reference, reasons=unoffered(run))
     lines += idle_note(run)
     # a check the sweep found took no search step; one a known trace found searched in full
     searched = [r for r in run.results if r.stats.get("found_by") != "sweep"]
@@ -151,13 +151,17 @@ def standing(run):
             yield w, "chosen" if w.name in run.bounds else "open"
 
 
+def _never_acts(reference: str, kinds: str, widening) -> str:
+    why = f" ({widening.absent})" if widening.absent else ""
+    return f"{reference} gives {kinds} nothing to do under any bounds{why}"
+
+
 def unoffered(run) -> dict[str, str]:
     """Action kind -> why this run's configuration gave it nothing to do, for the kinds
     it did not (:func:`standing`)."""
     why: dict[str, str] = {}
     for w, where in standing(run):
-        text = {"absent": f"{run.reference} gives them nothing to do under any bounds"
-                          + (f" ({w.absent})" if w.absent else ""),
+        text = {"absent": _never_acts(run.reference, "them", w),
                 "chosen": f"the --bound {w.name} given leaves them nothing to do",
                 "open": f"this configuration gives them nothing to do: --bound {w.bound} does"}.get(where)
         if text is not None:
@@ -165,7 +169,7 @@ def unoffered(run) -> dict[str, str]:
     return why
 
 
-def vacuity_notes(results, reference: str | None = None, widening: dict[str, str] | None = None) -> list[str]:
+def vacuity_notes(results, reference: str | None = None, reasons: dict[str, str] | None = None) -> list[str]:
     """One line per set of actions that never took effect in the checks that held (``?``):
     a controller that refuses every push and swap breaks no property of the spec. Where
     the conformance check with the reference held, the reference refused them as well (it
@@ -180,10 +184,10 @@ def vacuity_notes(results, reference: str | None = None, widening: dict[str, str
 
     hint = who_says(results, reference) or (
         f"{reference} refused them too, under this configuration (the bounds; --bound changes them)")
-    widening = widening or {}
+    reasons = reasons or {}
 
     def why(kinds) -> str:  # the configuration gave them nothing to do: that, not the reference, is the news
-        said = {widening.get(k) for k in kinds}
+        said = {reasons.get(k) for k in kinds}
         return hint if len(said) != 1 or None in said else said.pop()
 
     return [f"? {'every check' if every else ', '.join(names)}: vacuous, {not_taking_effect(kinds)} (each was "
@@ -213,9 +217,8 @@ def idle_note(run) -> list[str]:
             continue
         left = [k for k in left if k not in here]
         if where == "absent":
-            why = f" ({widening.absent})" if widening.absent else ""
-            notes.append(f"{run.reference} gives {', '.join(here)} nothing to do under any bounds{why}, so neither "
-                         "does an implementation that conforms to it")
+            notes.append(f"{_never_acts(run.reference, ', '.join(here), widening)}, so neither does an implementation "
+                         "that conforms to it")
         elif where == "given":
             offered += [k for k in here if k not in never]
         elif where == "chosen":  # (no canaries here): said as a choice, not as a gap
