@@ -58,6 +58,13 @@ class Widening:
         return self.bound.strip("'").split("=", 1)[0]
 
 
+def nothing_to_do(variant: str, kinds: str, widening: Widening) -> str:
+    """That a design has ``kinds`` take effect under no bounds, and why (its ``absent``):
+    said alike by ``check``'s table, its JUnit cases and a contract run's notes."""
+    why = f" ({widening.absent})" if widening.absent else ""
+    return f"{variant} gives {kinds} nothing to do under any bounds{why}"
+
+
 @attrs.frozen
 class Model:
     name: str
@@ -122,13 +129,10 @@ class Model:
                 out.append(" or ".join(kinds))
         return out
 
-    def never_acts(self, kinds, variant) -> str | None:
-        """Why ``variant`` has none of ``kinds`` take effect under any bounds (a
-        ``Widening`` it is not ``offered_by``: its ``absent``), or None."""
-        for widening in self.widening:
-            if set(kinds) <= set(widening.kinds) and not widening.offered_by(variant):
-                return widening.absent or "the design refuses them"
-        return None
+    def never_acts(self, kinds, variant) -> Widening | None:
+        """The ``Widening`` of ``kinds`` that ``variant`` is not ``offered_by``: none of them
+        takes effect on it under any bounds (see :func:`nothing_to_do`); else None."""
+        return next((w for w in self.widening if set(kinds) <= set(w.kinds) and not w.offered_by(variant)), None)
 
     @property
     def lanes_plural(self) -> str:

@@ -124,9 +124,11 @@ def vacuous_kinds(rs: list[Result], verdict: str) -> list[str]:
 def vacuous_said(kinds: list[str], model, variant: str) -> str:
     """Why a hold is vacuous: nothing of ``kinds`` took effect within the bounds, or, where
     the design has them act under no bounds (capi before canaries: ``continue_``), that."""
-    why = model.never_acts(kinds, model.variant(variant))
-    if why is not None:
-        return f"vacuous, {variant} has no {' or '.join(kinds)} take effect under any bounds ({why})"
+    from deployspec.models import nothing_to_do
+
+    widening = model.never_acts(kinds, model.variant(variant))
+    if widening is not None:
+        return f"vacuous, {nothing_to_do(variant, ' or '.join(kinds), widening)}"
     return f"vacuous, no {' or '.join(kinds)} took effect within the bounds"
 
 

@@ -293,6 +293,6 @@ def test_a_vacuous_hold_of_a_design_that_never_has_the_action_act_says_why():
                     R("capi-safe", "canary_pauses_at_every_step", "holds", stats=stats)], declared=False)
     notes = [line for line in table.splitlines() if line.startswith("? ")]
     assert notes == [
-        ("? capi-2022 · canary_pauses_at_every_step: vacuous, capi-2022 has no continue_ take effect under any "
+        ("? capi-2022 · canary_pauses_at_every_step: vacuous, capi-2022 gives continue_ nothing to do under any "
          "bounds (it has no canary deployments)"),
         "? capi-safe · canary_pauses_at_every_step: vacuous, no continue_ took effect within the bounds"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from deployspec.coverage import coverage_lines
-from deployspec.models import get_model
+from deployspec.models import get_model, nothing_to_do
 from deployspec.text import quoted
 
 
@@ -110,21 +110,14 @@ def known_note(run) -> list[str]:
              f"counterexamples/{run.model}/ judged after the searches; {found} (--no-known leaves them out)")]
 
 
-def conformance_verdict(results, reference: str | None) -> str | None:
-    """The verdict of the run's conformance check with ``reference``, or None (no
-    reference, or the check left out by ``--property``)."""
-    from deployspec.contract.conformance import PREFIX
-
-    return next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
-
-
 def who_says(results, reference: str | None) -> str | None:
     """Where a run tells what the reference does with actions the implementation left
     without effect, or None where its conformance check held (then the reference did the
     same at every step asked; each note says so in its own words)."""
     from deployspec.contract.conformance import PREFIX
 
-    conformance = conformance_verdict(results, reference)
+    # the verdict of the conformance check with the reference; None: no reference, or left out by --property
+    conformance = next((r.verdict for r in results if reference and r.property == PREFIX + reference), None)
     if conformance == "holds":
         return None
     if conformance is not None:
@@ -151,17 +144,12 @@ def standing(run):
             yield w, "chosen" if w.name in run.bounds else "open"
 
 
-def _never_acts(reference: str, kinds: str, widening) -> str:
-    why = f" ({widening.absent})" if widening.absent else ""
-    return f"{reference} gives {kinds} nothing to do under any bounds{why}"
-
-
 def unoffered(run) -> dict[str, str]:
     """Action kind -> why this run's configuration gave it nothing to do, for the kinds
     it did not (:func:`standing`)."""
     why: dict[str, str] = {}
     for w, where in standing(run):
-        text = {"absent": _never_acts(run.reference, "them", w),
+        text = {"absent": nothing_to_do(run.reference, "them", w),
                 "chosen": f"the --bound {w.name} given leaves them nothing to do",
                 "open": f"this configuration gives them nothing to do: --bound {w.bound} does"}.get(where)
         if text is not None:
@@ -217,7 +205,7 @@ def idle_note(run) -> list[str]:
             continue
         left = [k for k in left if k not in here]
         if where == "absent":
-            notes.append(f"{_never_acts(run.reference, ', '.join(here), widening)}, so neither does an implementation "
+            notes.append(f"{nothing_to_do(run.reference, ', '.join(here), widening)}, so neither does an implementation "
                          "that conforms to it")
         elif where == "given":
             offered += [k for k in here if k not in never]
