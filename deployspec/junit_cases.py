@@ -164,6 +164,15 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
     return [Suite(f"contract {run.model} · {target.name}", tuple(cases), properties)]
 
 
+def _fault_text(fault, target, timeout: float) -> str:
+    """A fault's case text: its line with the steps since reset, and where the trace of them
+    was saved with the command that replays it (or how to save it)."""
+    from deployspec.contract.cli import fault_saved
+
+    saved = fault_saved(fault, target, timeout, "--out DIR")
+    return fault.with_history() + (f"\n{saved}" if saved else "")
+
+
 def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float,
                     interrupted: bool, fail_vacuous: bool = False) -> list[Case]:
     """The case of one planned check (two when a fault followed its violation); a vacuous
@@ -183,9 +192,10 @@ def _contract_cases(classname: str, name: str, rs, fault, target, timeout: float
         # own, as the text summary's FAULT row (exit 3)
         text += f"\nthen: {fault.with_history()}"
         return [Case(classname, name, FAILURE, f"VIOLATED: {r.message or name}", text, seconds),
-                Case(classname, f"{name}: implementation fault", ERROR, fault.line(), fault.with_history())]
+                Case(classname, f"{name}: implementation fault", ERROR, fault.line(),
+                     _fault_text(fault, target, timeout))]
     if faulted:
-        return [Case(classname, name, ERROR, fault.line(), fault.with_history(), fault.seconds)]
+        return [Case(classname, name, ERROR, fault.line(), _fault_text(fault, target, timeout), fault.seconds)]
     if rs:
         vacuous = rs[0].stats.get("vacuous")  # it holds, having judged none of what these do:
         # skipped, so a test view counts it apart (a stub refusing everything read all green)

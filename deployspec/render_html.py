@@ -7,7 +7,7 @@ import shlex
 from typing import Any
 
 from deployspec import render_svg
-from deployspec.render_text import action_label, capi_state, divergence
+from deployspec.render_text import action_label, capi_state, divergence, what_broke
 from deployspec.text import escaped
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.traces import found_by
@@ -19,7 +19,8 @@ def render(trace: dict[str, Any], source: str | None = None) -> str:
 
     model = get_model(trace["model"])
     state_of = model.render_state or capi_state
-    bad = trace["violation"]["step"]
+    fault = trace.get("fault")
+    bad = None if fault else trace["violation"]["step"]
     settle_from = trace.get("settle_from")
     rows = []
     for i, step in enumerate(trace["steps"]):
@@ -32,10 +33,13 @@ def render(trace: dict[str, Any], source: str | None = None) -> str:
         cls = ' class="bad"' if i == bad else (' class="rejected"' if step.get("rejected") else "")
         rows.append(f"<tr{cls}><td>{i}</td><td>{escape(label)}</td><td><code>{escape(lanes)}</code></td>"
                     f"<td><code>{escape(others)}</code></td></tr>")
-    if bad == -1 or bad >= len(trace["steps"]):
+    if fault:  # the action it failed at, where its step would be
+        rows.append(f'<tr class="bad"><td>{len(trace["steps"])}</td><td>{escape(action_label(fault["action"]))}</td>'
+                    f'<td colspan="2">FAULT: {escape(fault["cause"])}</td></tr>')
+    elif bad == -1 or bad >= len(trace["steps"]):
         rows.append(f'<tr class="bad"><td></td><td colspan="3">after settling: '
                     f'{escape(trace["violation"]["message"])}</td></tr>')
-    title = f"{trace['variant']}: {trace['property']} violated"
+    title = f"{trace['variant']}: {what_broke(trace)}"
     key_lanes, key_other = model.render_key  # how a cell reads, as the text report says it
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>

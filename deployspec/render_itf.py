@@ -196,7 +196,8 @@ def render(trace: dict[str, Any], source: str | None = None) -> dict[str, Any]:
         "format": "ITF",
         "format-description": FORMAT_DESCRIPTION,
         "source": _printable(source) if source else f"deployspec {trace['model']}/{trace['variant']}",
-        "description": f"{trace['property']} violated: {trace['violation']['message']}",
+        # (a fault's message says what failed and while checking what)
+        "description": ("" if trace.get("fault") else f"{trace['property']} violated: ") + trace["violation"]["message"],
         "model": trace["model"],
         "variant": trace["variant"],
         "property": trace["property"],

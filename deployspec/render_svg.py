@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from deployspec.render_text import action_label
+from deployspec.render_text import action_label, what_broke
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.timeline import bands, changed_parts, columns, label_parts, lane_items, lanes
 
@@ -233,7 +233,7 @@ def _heading(trace: dict[str, Any], labels: list[str]) -> tuple[str, int, list[s
     the steps need or the title (bold, 15 px); the message wraps within that, and the
     rotated action labels sit between it and the lanes."""
     longest = max(len(label) + 11 for label in labels)
-    title = _cut(f"{trace['model']} / {trace['variant']}: {trace['property']} violated", TITLE_CHARS)
+    title = _cut(f"{trace['model']} / {trace['variant']}: {what_broke(trace)}", TITLE_CHARS)
     width = max(LEFT + len(labels) * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
     per_line = max(30, int((width - 20) / 6.2))
     # (cut first: more than the lines hold still overflows them, and textwrap splits it all)
@@ -257,7 +257,7 @@ def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
     return [
         (f'<svg xmlns="http://www.w3.org/2000/svg" width="{at.width}" height="{height}" '
          f'viewBox="0 0 {at.width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">'),
-        f"<title>{escape(trace['variant'])}: {escape(trace['property'])} violated</title>",
+        f"<title>{escape(trace['variant'])}: {escape(what_broke(trace))}</title>",
         HATCH,
         '<rect width="100%" height="100%" fill="white"/>',
         f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(at.title)}</text>',

@@ -29,8 +29,9 @@ def render(trace: dict[str, Any]) -> str:
     from deployspec.models import get_model
 
     message = escaped(trace["violation"]["message"])
+    fault = trace.get("fault")
     head = [
-        escaped(f"{trace['model']} / {trace['variant']}: {trace['property']} violated ({found_by(trace)})"),
+        escaped(f"{trace['model']} / {trace['variant']}: {what_broke(trace)} ({found_by(trace)})"),
         f"  {message}",
         "",
     ]
@@ -39,11 +40,23 @@ def render(trace: dict[str, Any]) -> str:
     if trace.get("title"):
         head.insert(1, f"  {escaped(trace['title'])}")
     body = render_steps(
-        get_model(trace["model"]), trace["steps"], trace["violation"]["step"], trace.get("settle_from")
+        get_model(trace["model"]), trace["steps"], None if fault else trace["violation"]["step"],
+        trace.get("settle_from")
     )
-    if trace["violation"]["step"] == -1:
+    if fault:  # the action it failed at, in the table's place for a next step
+        body.append(f">>{len(trace['steps']):>3}  {escaped(action_label(fault['action']))}  "
+                    f"FAULT: {escaped(fault['cause'])}")
+    elif trace["violation"]["step"] == -1:
         body.append(">> after settling: " + message)
     return "\n".join(head + body)
+
+
+def what_broke(trace: dict[str, Any]) -> str:
+    """``P violated``, or for an implementation's fault ``implementation fault while checking P``:
+    every view's heading."""
+    if trace.get("fault"):
+        return f"implementation fault while checking {trace['property']}"
+    return f"{trace['property']} violated"
 
 
 def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | None) -> list[str]:
@@ -80,7 +93,7 @@ def divergence(trace: dict[str, Any]) -> str:
     from deployspec.contract.conformance import PREFIX, divergence_report
     from deployspec.models import UsageError
 
-    if not trace["property"].startswith(PREFIX):
+    if not trace["property"].startswith(PREFIX) or trace.get("fault"):  # (a fault: no step parted)
         return ""
     try:
         return divergence_report(trace) + "\n"

@@ -102,7 +102,8 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     try:
         settle_from = trace.get("settle_from")
         actions = trace["steps"] if settle_from is None else trace["steps"][:settle_from]
-        for step in actions:
+        fault = trace.get("fault")  # the action an implementation failed at comes last (settle_from is null)
+        for step in actions + ([{"action": fault["action"]}] if fault else []):
             action = model.action(step["action"])
             if allowed is not None and not allowed(session.obs, action):
                 break  # not reproduced: the violation, if any, would come later

@@ -13,8 +13,10 @@ from pathlib import Path
 from deployspec import interruption, junit_cases, traces
 from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
+from deployspec.contract import faults
 from deployspec.files import TEMPORARY
 from deployspec.models import UsageError, bounds_given, get_model
+from deployspec.render_text import action_label
 from deployspec.text import escaped, first_few, quoted
 
 
@@ -255,6 +257,8 @@ def _of_another_model(variant: str, model) -> str | None:
 def _replay_one(replay, trace, args, conn, bounds):
     if conn is None:
         return replay(trace, variant=args.variant, bounds=bounds)
+    for _ in range(faults.repeats(trace) - 1):  # an answer that differed from the first time: ask twice
+        replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
     return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
 
 
@@ -271,20 +275,27 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")
+    fault = trace.get("fault")
+    # (a fault trace replayed to its end: the implementation answered the action it failed at)
+    answered = f"no fault: {on} answered step {len(trace['steps'])} ({action_label(fault['action'])})" \
+        if fault else ""
     if outcome.reproduced:
         v = outcome.violation
         how = f" (cause {v.cause})" if v.cause else ""
         recorded = trace["violation"].get("cause")
         if recorded and v.cause != recorded:
             how += f", not the recorded cause {recorded}"
-        if v.step != trace["violation"]["step"]:
+        if v.step != trace["violation"]["step"] and not fault:
             how += f", not at the recorded step {trace['violation']['step']}"
-        line = f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"
+        said = f"{answered}, but {v.property} is violated" if fault else f"reproduces on {on}: {v.property}"
+        line = f"{path}: {said} at step {v.step}{how}: {v.message}"
         facts = {"outcome": "reproduces", "step": v.step, "cause": v.cause, "rejected": _rejected(outcome)}
         return 1, escaped(line), facts | {"message": line}
     rejected = _rejected(outcome)
     extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    line = f"{path}: does not reproduce on {on}: {trace['property']} holds{extra}"
+    said = f"{answered} and {trace['property']} holds" if fault else \
+        f"does not reproduce on {on}: {trace['property']} holds"
+    line = f"{path}: {said}{extra}"
     facts = {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected}
     return 0, escaped(line), facts | {"message": line}
 

@@ -36,16 +36,31 @@ class Session:
 
     def perform(self, action: Action) -> Violation | None:
         before = self.obs
-        rejected = self.adapter.perform(action)
-        after = self.adapter.observe()
-        self.obs = after
         data = action.to_json()
+        try:
+            rejected = self.adapter.perform(action)
+            after = self.adapter.observe()
+        except BaseException as exc:
+            self._led_to(exc, self.steps, data)
+            raise
+        self.obs = after
         self.steps.append({"action": data, "rejected": rejected, "observation": after})
         step = Step(len(self.steps) - 1, data, action.actor, rejected, before, after)
-        v = self._judged(self.monitor.advance, step)
+        try:
+            v = self._judged(self.monitor.advance, step)
+        except BaseException as exc:  # (a property that cannot read the observation: the step's answer is the fault)
+            self._led_to(exc, self.steps[:-1], data)
+            raise
         if v is not None and self.violation is None:
             self.violation = v
         return v
+
+    def _led_to(self, exc: BaseException, steps: list[dict], action: dict) -> None:
+        """An implementation's fault at ``action`` keeps the run that led to it (the
+        configuration, the first observation and the steps before), so it can be saved
+        as a trace to replay (``contract.faults``); the first such run only."""
+        if getattr(exc, "led_to", False) is None:  # (an ImplementationFault: faults have the slot)
+            exc.led_to = {"config": self.config, "initial": self.initial, "steps": list(steps), "action": action}
 
     def _judged(self, judge, *args):
         """``judge(*args)``; an implementation's fault on the way (a property that cannot read

@@ -56,6 +56,24 @@ def build(
     extra: dict | None = None,
 ) -> dict[str, Any]:
     v = session.violation
+    return _trace(model, variant, config, property, engine, seed, extra,
+                  violation={"step": v.step, "message": v.message} | ({"cause": v.cause} if v.cause else {}),
+                  settle_from=session.settle_from, initial=session.initial, steps=session.steps)
+
+
+def of_fault(*, model: str, variant: str, config: dict, property: str, seed: int | None, led_to: dict,
+             where: str, cause: str, message: str, extra: dict | None = None) -> dict[str, Any]:
+    """An implementation's fault as a trace: the steps that led to it (``led_to``, as
+    ``Session._led_to`` keeps them), then ``fault.action``, which it failed at.
+    ``violation`` says the fault after the last step (-1: at the first)."""
+    steps = led_to["steps"]
+    return _trace(model, variant, config, property, "contract", seed, extra,
+                  violation={"step": len(steps) - 1, "message": message}, settle_from=None,
+                  initial=led_to["initial"], steps=steps,
+                  fault={"action": led_to["action"], "where": where, "cause": cause})
+
+
+def _trace(model, variant, config, property, engine, seed, extra, **finding) -> dict[str, Any]:
     trace = {
         "format": "deployspec-trace",
         "version": VERSION,
@@ -66,28 +84,28 @@ def build(
         "property": property,
         "engine": engine,
         "seed": seed,
-        "violation": {"step": v.step, "message": v.message}
-        | ({"cause": v.cause} if v.cause else {}),
-        "settle_from": session.settle_from,
-        "initial": session.initial,
-        "steps": session.steps,
     }
+    fault = finding.pop("fault", None)
+    trace |= {"violation": finding["violation"]} | ({"fault": fault} if fault else {}) | finding
     if extra:
         trace["extra"] = extra
     return trace
 
 
 def fingerprint(trace: dict) -> str:
-    key = json.dumps(
-        [trace["model"], trace["variant"], trace["property"], [s["action"] for s in trace["steps"]]],
-        sort_keys=True,
-    )
+    """The finding's hash: model, variant, property and actions (a fault's too)."""
+    actions = [s["action"] for s in trace["steps"]]
+    if trace.get("fault"):
+        actions = {"steps": actions, "fault": trace["fault"]["action"]}
+    key = json.dumps([trace["model"], trace["variant"], trace["property"], actions], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
 def name_of(trace: dict) -> str:
-    """The file name a trace is saved under: the same finding, the same name."""
-    return f"{trace['variant']}--{trace['property']}--{fingerprint(trace)}.json"
+    """The file name a trace is saved under: the same finding, the same name
+    (``VARIANT--PROPERTY--HASH.json``; an implementation's fault, ``VARIANT--fault--HASH.json``)."""
+    what = "fault" if trace.get("fault") else trace["property"]
+    return f"{trace['variant']}--{what}--{fingerprint(trace)}.json"
 
 
 def save(trace: dict, directory: str | os.PathLike) -> Path:
@@ -373,7 +391,9 @@ def _check_by_model(path: Path, model, data: dict) -> None:
         except ValueError as exc:
             raise UsageError(f"{path}: step {i}: {exc}") from None
     n = len(data["steps"])
-    if data["violation"]["step"] >= n:  # -1: a settled check with no step before it
+    if data.get("fault") is not None:
+        _check_fault(path, model, data)
+    elif data["violation"]["step"] >= n:  # -1: a settled check with no step before it
         raise UsageError(f"{path}: violation.step {data['violation']['step']} is beyond the "
                          f"trace's {n} step(s)")
     settle_from = data.get("settle_from")
@@ -392,6 +412,8 @@ def _check_by_model(path: Path, model, data: dict) -> None:
         prop = model.property(data["property"])
     except UsageError as exc:
         raise UsageError(f"{path}: {exc}") from None
+    if data.get("fault") is not None:
+        return  # (not the property's verdict: the implementation failed before it had one)
     if data["violation"]["step"] < 0 and prop.kind != "settled":
         raise UsageError(f"{path}: violation.step -1: only a property judged once the platform settles "
                          f"breaks before any step, and {prop.name} is judged at each step")
@@ -399,6 +421,22 @@ def _check_by_model(path: Path, model, data: dict) -> None:
         # without a settle phase a replay would never judge it, and say it holds
         raise UsageError(f"{path}: {prop.name} is judged once the platform settles, and the trace has "
                          "no settle_from")
+
+
+def _check_fault(path: Path, model, data: dict) -> None:
+    """A fault follows the steps: ``violation.step`` is the last one (-1: none), no settle
+    phase is told apart (every step is replayed as recorded), and its action is the model's."""
+    n = len(data["steps"])
+    if data["violation"]["step"] != n - 1:
+        raise UsageError(f"{path}: violation.step {data['violation']['step']}: a fault trace's is its last "
+                         f"step, {n - 1}")
+    if data.get("settle_from") is not None:
+        raise UsageError(f"{path}: settle_from {data['settle_from']}: a fault trace replays every step as "
+                         "recorded (null)")
+    try:
+        model.action(data["fault"]["action"])
+    except ValueError as exc:
+        raise UsageError(f"{path}: fault/action: {exc}") from None
 
 
 def _check_settling(path: Path, model, data: dict, settle_from: int) -> None:

@@ -70,6 +70,29 @@ def test_a_fault_fails_the_test_with_one_line(tmp_path):
     assert "During handling" not in r.stdout and "Traceback" not in r.stdout
 
 
+def test_a_fault_at_a_step_is_saved_to_replay(tmp_path):
+    """A fault at a step names the file of the steps that led to it, and the command that
+    asks them again; without --deployspec-out, how to save it."""
+    (tmp_path / "crashing.py").write_text(
+        "from deployspec.contract.examples import ReferenceImplementation\n"
+        "class Crashing(ReferenceImplementation):\n"
+        "    def perform(self, action):\n"
+        "        if action['type'] == 'cancel':\n"
+        "            raise KeyError('deploying_web_process')\n"
+        "        return super().perform(action)\n"
+        "def make():\n"
+        "    return Crashing('capi', 'capi-safe')\n")
+    argv = ("--deployspec-python", "crashing:make", "--deployspec-examples", "10", "-k", "single_active_deployment")
+    env = {"PYTHONPATH": str(tmp_path)}
+    r = pytest_run(tmp_path, *argv, "--deployspec-out", str(tmp_path / "found"), env=env)
+    assert r.returncode == 1
+    (saved,) = (tmp_path / "found").glob("implementation--fault--*.json")
+    assert f"\nsaved: {saved} (the steps that led to the fault); replay: deployspec replay {saved} --python " \
+           "crashing:make\n" in r.stdout
+    r = pytest_run(tmp_path, *argv, env=env)
+    assert "\n(use --deployspec-out DIR to save the steps that led to the fault, to replay them)\n" in r.stdout
+
+
 def test_a_violation_kept_unshrunk_is_marked_in_the_failure(tmp_path):
     """``drifting`` (capi-2022 for 40 resets, capi-safe after) breaks app_stays_available,
     and answers otherwise when the steps run again: the fault at that step and the trace

@@ -169,7 +169,9 @@ def test_an_implementation_fault_is_an_error_and_leaves_the_other_checks_skipped
     (faulted,) = [name for name, o in outcomes.items() if o == junit.ERROR]
     error = cases_of(report)[faulted].find("error")
     assert "KeyError" in error.get("message") and "deploying_web_process" in error.text
-    assert err.splitlines()[0] == f"deployspec: {error.text}"  # the same words as on stderr
+    # the same words as on stderr, then what the text report says of saving the steps
+    assert f"deployspec: {error.text}" == err.splitlines()[0] + \
+        "\n(use --out DIR to save the steps that led to the fault, to replay them)"
     planned = list(outcomes)
     after = planned[planned.index(faulted) + 1:]
     assert after and all(outcomes[name] == junit.SKIPPED for name in after)

@@ -202,7 +202,8 @@ def test_a_violation_followed_by_a_fault_says_both():
     r = Result("capi", "mine", "single_active_deployment", "hypothesis", "violated", message="two active",
                trace=trace)
     fault = SimpleNamespace(checking="single_active_deployment", line=lambda: "implementation fault: hung",
-                            with_history=lambda: "hung after tick()", seconds=1.0)
+                            with_history=lambda: "hung after tick()", seconds=1.0, counterexample=None,
+                            unsaved=None, led_to=None)
     (suite,) = junit_cases.contract_suites(contract_run([r], fault), [SimpleNamespace(name=r.property)], timeout=1.0)
     failed, faulted = suite.cases
     assert (failed.outcome, failed.message) == (junit.FAILURE, "VIOLATED: two active")

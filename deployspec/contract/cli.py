@@ -203,7 +203,7 @@ def cmd_contract(args) -> int:
 def _as_given(run, out_dir: str | None, named: str | None) -> None:
     """The run's saved files named as the user named ``--out``'s folder."""
     if named:
-        for r in run.results:
+        for r in run.results + ([run.fault] if run.fault is not None else []):
             r.counterexample = traces.as_given(r.counterexample, out_dir, named)
             r.unsaved = traces.as_given(r.unsaved, out_dir, named)
 
@@ -237,11 +237,28 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
         say(summary(run))
         if not args.out and any(r.verdict == "violated" for r in run.results):
             say("(use --out DIR to save the counterexamples)")
+        saved = None if run.fault is None else fault_saved(run.fault, target, args.timeout, "--out DIR")
+        if saved:  # (here, not beside the fault's line on stderr: that stays one line)
+            say(saved)
     lost = traces.unsaved(run.results)
     if lost:
         print(f"deployspec: error: {lost}", file=sys.stderr)
     if run.fault is not None:
         print(f"deployspec: {run.fault.with_history()}", file=sys.stderr)
+
+
+def fault_saved(fault, target, timeout: float, option: str) -> str | None:
+    """``saved: FILE (…); replay: COMMAND`` for the trace of the steps that led to ``fault``,
+    ``error: …`` where it could not be saved, the hint to save it with ``option`` where
+    nothing was asked to (None where there are no steps to save: a fault at start)."""
+    if fault.counterexample:
+        return (f"saved: {fault.counterexample} (the steps that led to the fault); replay: "
+                f"{replay_command(fault.counterexample, target, timeout)}")
+    if fault.unsaved:
+        return f"error: {fault.unsaved}"
+    if fault.led_to is not None and fault.checking is not None:
+        return f"(use {option} to save the steps that led to the fault, to replay them)"
+    return None
 
 
 def violation_text(r, target, timeout: float) -> str:

@@ -39,6 +39,12 @@ class ImplementationFault(BaseException):
         self.seconds = 0.0
         #: the committed trace being replayed then (``known.py``), if one was: the steps are its
         self.replaying: str | None = None
+        #: the run that led to it, when it came at a step (``Session._led_to``): the configuration,
+        #: the first observation, the steps before and the action it failed at
+        self.led_to: dict | None = None
+        #: where ``contract --out`` saved that run as a trace (``faults.keep``), or why it could not
+        self.counterexample: str | None = None
+        self.unsaved: str | None = None
 
     def line(self) -> str:
         """The one-line report: where, while checking what (replaying which committed trace), and why."""
@@ -49,7 +55,8 @@ class ImplementationFault(BaseException):
     def to_json(self) -> dict:
         """As ``--json`` gives it (contract's and replay's ``fault``)."""
         return {"where": self.where, "checking": self.checking, "cause": self.cause, "steps": list(self.history)} \
-            | ({"replaying": self.replaying} if self.replaying else {})
+            | ({"replaying": self.replaying} if self.replaying else {}) \
+            | {k: v for k, v in (("counterexample", self.counterexample), ("unsaved", self.unsaved)) if v}
 
     def with_history(self, most: int = 20) -> str:
         """:meth:`line` and the steps since reset that led to the fault (the last ``most``),

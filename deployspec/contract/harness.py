@@ -35,7 +35,7 @@ import attrs
 
 from deployspec import interruption, traces
 from deployspec.adapter import ImplementationError
-from deployspec.contract import guard, leftovers, recorded, sweep
+from deployspec.contract import faults, guard, leftovers, recorded, sweep
 from deployspec.contract.conformance import conformance_property, name_for
 from deployspec.contract.guard import (
     NOT_DETERMINISTIC,
@@ -373,14 +373,25 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
     """Name the implementation in a violation's trace and save it under ``out_dir`` (once)."""
     if r.counterexample is not None:
         return
-    target = conn.target
-    r.trace["extra"] = {**r.trace.get("extra", {}),
-                        "implementation": {target.kind: target.spec, "name": conn.implementation,
-                                           "reference": conn.reference}}
+    r.trace["extra"] = {**r.trace.get("extra", {}), "implementation": _identity(conn)}
     if not_shrunk(r):  # the file says it too (a replay of it may not reproduce on this implementation)
         r.trace["extra"]["shrunk"] = False
     for field, value in traces.keep(r.trace, out_dir).items():
         setattr(r, field, value)
+
+
+def _identity(conn: Connection) -> dict:
+    """What a trace says of the implementation it was found on (``extra.implementation``)."""
+    return {conn.target.kind: conn.target.spec, "name": conn.implementation, "reference": conn.reference}
+
+
+def keep_fault(fault: ImplementationFault, conn: Connection, out_dir: str | None, seed: int) -> None:
+    """Save the run that led to ``fault`` under ``out_dir`` as a trace (``faults``), once."""
+    if not out_dir or fault.led_to is None:
+        return
+    trace = faults.trace_of(fault, model=conn.model.name, variant=conn.target.name, seed=seed,
+                            implementation=_identity(conn))
+    faults.keep(fault, trace, out_dir)
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,
@@ -410,6 +421,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
                 if fault.found is not None:  # the violation it had found before failing
                     run.results.append(fault.found)
                     on_result(fault.found)
+                keep_fault(fault, conn, out_dir, seed)
                 run.fault = fault
                 break
             interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict

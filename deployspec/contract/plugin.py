@@ -338,6 +338,7 @@ class ContractSession:
             pytest.fail(f"--deployspec-reference: {broken}", pytrace=False)
         found = None
         if fault is not None:
+            harness.keep_fault(fault, conn, self.out, self.seed)  # (with --deployspec-out: to replay)
             conn.revive()  # the next test starts the implementation afresh
             found = fault.found  # a violation found before it failed, while shortening its trace
         else:
@@ -352,7 +353,11 @@ class ContractSession:
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:
-            text = ours_in_fault(fault.with_history()) + ("\n\n" + text if text else "")
+            from deployspec.contract.cli import fault_saved
+
+            saved = fault_saved(fault, self.target, self.timeout, "--deployspec-out DIR")
+            text = ours_in_fault(fault.with_history()) + (f"\n{saved}" if saved else "") + \
+                ("\n\n" + text if text else "")
         if text:
             pytest.fail(text, pytrace=False)
         if r.stats.get("vacuous"):  # it held, having judged none of what these do: said, as the CLI's "?"
