@@ -73,7 +73,8 @@ def of_fault(*, model: str, variant: str, config: dict, property: str, seed: int
                   fault={"action": led_to["action"], "where": where, "cause": cause})
 
 
-def _trace(model, variant, config, property, engine, seed, extra, **finding) -> dict[str, Any]:
+def _trace(model, variant, config, property, engine, seed, extra, *, violation: dict, settle_from, initial,
+           steps, fault: dict | None = None) -> dict[str, Any]:
     trace = {
         "format": "deployspec-trace",
         "version": VERSION,
@@ -85,8 +86,10 @@ def _trace(model, variant, config, property, engine, seed, extra, **finding) -> 
         "engine": engine,
         "seed": seed,
     }
-    fault = finding.pop("fault", None)
-    trace |= {"violation": finding["violation"]} | ({"fault": fault} if fault else {}) | finding
+    trace["violation"] = violation
+    if fault:
+        trace["fault"] = fault
+    trace |= {"settle_from": settle_from, "initial": initial, "steps": steps}
     if extra:
         trace["extra"] = extra
     return trace

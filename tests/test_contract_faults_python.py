@@ -86,7 +86,7 @@ def test_python_implementation_faults(capsys, monkeypatch, factory, prop, cause)
     lines = err.strip().splitlines()
     if factory == "moody":  # the violation it showed on a capi-2022 reset comes first (answers recalled:
         # Hypothesis's repeats of it agree; the shortening asks again, and the fault shows there)
-        assert lines[0].startswith("[1/1] implementation · app_stays_available · contract: violated ("), err
+        assert lines[0].startswith("[1/1] implementation · app_stays_available · contract: VIOLATED ("), err
         lines = lines[1:]
     (line,) = lines
     assert cause in line.split("; steps since reset (")[0] + "\n"

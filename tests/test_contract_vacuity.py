@@ -32,6 +32,18 @@ def test_a_pipeline_without_swap_leaves_only_the_swap_checks_vacuous(capsys):
     assert vacuous["rollback_restores_previous"] == ["swap"]
 
 
+def test_the_progress_line_says_the_verdict_as_the_table_does(capsys):
+    """``holds ?`` and ``VIOLATED`` as the summary's table, not ``holds`` and ``violated``."""
+    main(["contract", "--python", "tests.test_contract_vacuity:NoSwap", "--model", "slots", "--examples", "30",
+          "--property", "rollback_restores_previous", "--property", "no_latent_drift"])
+    err = capsys.readouterr().err
+    assert "· rollback_restores_previous · contract: holds ? (" in err
+    assert "· no_latent_drift · contract: holds (" in err
+    main(["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi", "--examples", "30",
+          "--property", "single_active_deployment"])
+    assert "· single_active_deployment · contract: VIOLATED (" in capsys.readouterr().err
+
+
 def test_a_property_names_its_own_essentials_else_the_models():
     model = get_model("slots")
     moved = lambda kind: kind in ("push", "deliver_webhook")  # (no set_image, no swap)

@@ -19,7 +19,7 @@ from deployspec.argtypes import (  # check's: the same syntax and messages
     positive_int,
     seconds,
 )
-from deployspec.contract.summary import summary
+from deployspec.contract.summary import summary, verdict_cell
 from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bound_words, bounds_given, get_model
 from deployspec.text import quoted
@@ -172,7 +172,7 @@ def cmd_contract(args) -> int:
 
     def heard(r) -> None:
         found.append(r)
-        progress.done(r)
+        progress.done(r, verdict=verdict_cell(r))  # (as the table will say it)
 
     # an object's own threads may print at any time: to stderr, as within its calls
     with junit.saved_if_interrupted(report, args.junit, "deployspec contract", so_far, started), \

@@ -35,14 +35,19 @@ def _row(r) -> tuple[str, ...]:
     """A check's row: name, verdict, first seen (the example in which the search first saw
     the violation, or what found it instead: ``FOUND_BY``), then the search's examples,
     steps and steps/s, left empty where the sweep found it before any search ran."""
-    from deployspec.declarations import verdict_word
-
     found_by = r.stats.get("found_by")
     seen = "" if r.verdict != "violated" else FOUND_BY.get(found_by, str(r.stats.get("found_in_example", "")))
     searched = ("", "", "") if found_by == "sweep" else (
         str(r.stats.get("examples", "")), str(r.stats.get("steps", "")), str(r.stats.get("steps_per_second", "")))
-    vacuous = " ?" if r.verdict == "holds" and r.stats.get("vacuous") else ""
-    return (r.property, verdict_word(r.verdict) + vacuous, seen, *searched)
+    return (r.property, verdict_cell(r), seen, *searched)
+
+
+def verdict_cell(r) -> str:
+    """A check's verdict as the table and the progress line say it: ``VIOLATED``, ``holds``,
+    ``holds ?`` where none of the actions it is about took effect."""
+    from deployspec.declarations import verdict_word
+
+    return verdict_word(r.verdict) + (" ?" if r.verdict == "holds" and r.stats.get("vacuous") else "")
 
 
 def found_in_note(results) -> list[str]:
