@@ -120,6 +120,41 @@ def test_with_xdist_each_worker_drives_its_own_program(tmp_path):
 
 SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
 
+#: the end of a run whose searches never had a continue_ take effect, as the CLI's summary says it
+NO_CANARY = ("\ndeployspec: never took effect: continue_ (refused, or changing nothing, at every step of the run: "
+             "no check judged what they do)\n  on the reference designs, --deployspec-bound "
+             "'canary_plans=[[],[50],[100],[50,100]]' gives continue_ something to do\n")
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_the_run_ends_naming_what_no_contract_test_judged(tmp_path, workers):
+    """Without canary plans no continue_ takes effect: said once at the end of the run (from
+    each xdist worker's counts, added up), with the bound that gives it something to do."""
+    r = pytest_run(tmp_path, *SAFE, "--deployspec-examples", "5", *workers)
+    assert r.returncode == 0, r.stdout
+    assert NO_CANARY in r.stdout
+    r = pytest_run(tmp_path, *SAFE, "--deployspec-examples", "5", *workers,
+                   "--deployspec-bound", "canary_plans=[[],[50],[100],[50,100]]")
+    assert r.returncode == 0 and "never took effect" not in r.stdout, r.stdout
+
+
+def test_a_run_a_fault_cut_short_says_nothing_of_what_it_never_reached(tmp_path):
+    r = pytest_run(tmp_path, "--deployspec-python", "deployspec.contract.examples:capi_safe",
+                   "--deployspec-examples", "5", "-k", "single_active_deployment or app_stays_available")
+    assert "never took effect" in r.stdout  # (deploys only: no continue_)
+    (tmp_path / "crashing.py").write_text(
+        "from deployspec.contract.examples import ReferenceImplementation\n"
+        "class Crashing(ReferenceImplementation):\n"
+        "    def perform(self, action):\n"
+        "        if action['type'] == 'cancel':\n"
+        "            raise KeyError('deploying_web_process')\n"
+        "        return super().perform(action)\n"
+        "def make():\n"
+        "    return Crashing('capi', 'capi-safe')\n")
+    r = pytest_run(tmp_path, "--deployspec-python", "crashing:make", "--deployspec-examples", "5",
+                   "-k", "single_active_deployment or app_stays_available", env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 1 and "never took effect" not in r.stdout
+
 
 @pytest.mark.parametrize("args, message", [
     (("--deployspec-exec", ""), "--deployspec-exec: empty"),  # was: every test skipped, exit 0
@@ -132,6 +167,10 @@ SAFE = ("--deployspec-python", "deployspec.contract.examples:capi_safe")
     ((*SAFE, "--deployspec-timeout", "-1"), "argument --deployspec-timeout: "),
     ((*SAFE, "--deployspec-seed", "-1"), "argument --deployspec-seed: must be >= 0, got -1"),
     ((*SAFE, "--deployspec-reference", "capi-9999"), "--deployspec-reference: unknown variant 'capi-9999'"),
+    ((*SAFE, "--deployspec-bound", "canary_plans=[[]"), "argument --deployspec-bound: canary_plans: not a JSON value"),
+    ((*SAFE, "--deployspec-bound", "nosuch=1"), "--deployspec-bound: unknown configuration field(s): nosuch"),
+    ((*SAFE, "--deployspec-bound", "max_instances=2", "--deployspec-bound", "max_instances=3"),
+     "--deployspec-bound max_instances: given twice (2 and 3)"),
     ((*SAFE, "--deployspec-out", "{tmp}/a-file/found"), "--deployspec-out {tmp}/a-file/found: cannot create"),
     ((*SAFE, "--deployspec-out", "{tmp}/" + "a" * 300), ": cannot create: File name too long"),  # was INTERNALERROR
     ((*SAFE, "--deployspec-out", "-"), "--deployspec-out -: standard output cannot hold a folder of traces"),

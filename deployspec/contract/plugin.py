@@ -63,6 +63,10 @@ def pytest_addoption(parser) -> None:
                 help="seed of the random search (default 0): the same seed, the same examples")
     g.addoption("--deployspec-timeout", type=_cli("seconds"), default=10.0, metavar="SECONDS",
                 help="longest wait for one reply, or one call of a Python object (default 10)")
+    g.addoption("--deployspec-bound", action="append", type=_cli("bound"), metavar="NAME=VALUE",
+                help="change one bound of the configuration sent in every reset (repeatable), e.g. "
+                     "'canary_plans=[[],[50],[100],[50,100]]'; it starts from --deployspec-reference's own "
+                     "configuration, else the model's default")
     g.addoption("--deployspec-out", metavar="DIR", help="save counterexamples here")
     g.addoption("--deployspec-no-known", action="store_true",
                 help="do not replay the committed counterexamples (how the shipped designs broke) where a "
@@ -161,15 +165,25 @@ def _check_model_and_reference(opt) -> None:
     try:
         model = get_model(opt(option))
         option = "--deployspec-reference"
-        harness.config_for(model, opt(option))
+        model.variant(opt(option)) if opt(option) else None
+        option = ""  # (a bound's error names its option)
+        harness.config_for(model, opt("--deployspec-reference"), bounds(opt))
     except UsageError as exc:
-        raise pytest.UsageError(f"{option}: {exc}") from None
+        raise pytest.UsageError(f"{option}: {exc}" if option else ours(str(exc))) from None
+
+
+def bounds(opt) -> dict | None:
+    """``--deployspec-bound NAME=VALUE`` options as the CLI's ``--bound`` takes them."""
+    from deployspec.models import bounds_given
+
+    return bounds_given(opt("--deployspec-bound"))
 
 
 def ours(text: str) -> str:
     """A CLI message in the plugin's words: the CLI's options (--exec, --python, --out,
     --timeout, also in a hint) named as ours."""
-    return re.sub(r"(?<![\w-])--(exec|python|out|timeout)\b", r"--deployspec-\1", text)
+    text = re.sub(r"(?<![\w-])--(exec|python|out|timeout|reference|bound)\b", r"--deployspec-\1", text)
+    return re.sub(r"(?<![\w-])--property\b", "-k", text)  # (one check: its test, by name)
 
 
 #: deployspec's own hints in a fault line that name the CLI's options
@@ -255,6 +269,10 @@ def pytest_testnodedown(node, error) -> None:
         node.config.stash[_COLLECTED] = True
     if told.get("deployspec_contract_deselected"):
         node.config.stash[_DESELECTED] = True
+    if told.get(WORKER_KEY):
+        from deployspec.contract import plugin_coverage
+
+        plugin_coverage.tally(node.config, told[WORKER_KEY])
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
@@ -262,11 +280,26 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     named, or a ``-k`` that matched none) is said, not a silent pass of what the run did
     collect (an ``addopts`` carrying ``--deployspec-exec`` would gate nothing). A line,
     not a usage error: collection is over, and in an xdist worker that is an INTERNALERROR."""
-    if _configured(config) and not hasattr(config, "workerinput") and not config.stash.get(_COLLECTED, False):
+    if not _configured(config) or hasattr(config, "workerinput"):
+        return
+    if not config.stash.get(_COLLECTED, False):
         hint = LEFT_OUT if config.stash.get(_DESELECTED, False) else NAME_THEM
         terminalreporter.write_line(f"deployspec: {NO_CONTRACT_TEST} {hint}", yellow=True, bold=True)
+        return
+    from deployspec.contract import harness, plugin_coverage
+    from deployspec.models import get_model
+
+    opt = config.getoption
+    target = harness.Target("exec", opt("--deployspec-exec")) if opt("--deployspec-exec") is not None else \
+        harness.Target("python", opt("--deployspec-python"))
+    note = plugin_coverage.lines(config, get_model(opt("--deployspec-model")), opt("--deployspec-reference"),
+                                 target, bounds(opt))
+    for line in note:  # what no contract test judged, as the CLI's summary says it (advice indented)
+        terminalreporter.write_line(("" if line.startswith(" ") else "deployspec: ") + ours(line), yellow=True)
 
 
+#: the key under which an xdist worker hands its counts to the controller (``plugin_coverage``)
+WORKER_KEY = "deployspec_contract_coverage"
 #: said when an implementation is given and no contract test was selected, then why
 NO_CONTRACT_TEST = "an implementation was given, but no contract test was selected: nothing judged it"
 #: none was collected
@@ -289,13 +322,19 @@ class ContractSession:
         self.seed = opt("--deployspec-seed")
         self.out = opt("--deployspec-out")
         self.known = not opt("--deployspec-no-known")
-        self.config = harness.config_for(self.model, self.reference)
+        self.bounds = bounds(opt)
+        self.config = harness.config_for(self.model, self.reference, self.bounds)
         if opt("--deployspec-exec"):
             self.target = harness.Target("exec", opt("--deployspec-exec"))
         else:
             self.target = harness.Target("python", opt("--deployspec-python"))
         self.timeout = opt("--deployspec-timeout")
         self._conn = None
+        self._pytest_config = config
+        #: for the note at the end of the run (``plugin_coverage``): the conformance check's
+        #: verdict, if it ran, and how many tests ended in the implementation's fault
+        self._conformance: str | None = None
+        self._faults = 0
 
     def connection(self):
         from deployspec.contract.guard import ImplementationFault
@@ -318,6 +357,7 @@ class ContractSession:
         """Search for a violation of one check; fail the test with the shrunk trace."""
         from deployspec import interruption, variant_plugins
         from deployspec.contract import harness
+        from deployspec.contract.conformance import PREFIX
         from deployspec.contract.guard import ImplementationFault
 
         (prop,) = harness.plan_checks(self.model, self.reference, [name], self.config)
@@ -338,11 +378,14 @@ class ContractSession:
             pytest.fail(f"--deployspec-reference: {broken}", pytrace=False)
         found = None
         if fault is not None:
+            self._faults += 1
             harness.keep_fault(fault, conn, self.out, self.seed)  # (with --deployspec-out: to replay)
             conn.revive()  # the next test starts the implementation afresh
             found = fault.found  # a violation found before it failed, while shortening its trace
         else:
             found = r if r.verdict == "violated" else None
+            if self.reference and name == PREFIX + self.reference:
+                self._conformance = r.verdict
         text = ""
         if found is not None:  # as the CLI says it
             from deployspec.contract.cli import violation_text
@@ -375,6 +418,14 @@ class ContractSession:
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
+            from deployspec.contract import plugin_coverage
+
+            told = plugin_coverage.counts(self._conn, self._conformance, self._faults)
+            config = self._pytest_config
+            if hasattr(config, "workeroutput"):  # (an xdist worker: the controller says it)
+                config.workeroutput[WORKER_KEY] = told
+            else:
+                plugin_coverage.tally(config, told)
 
 
 def _ctrl_c_kept():
