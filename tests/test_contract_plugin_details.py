@@ -23,9 +23,11 @@ class _Config:
         from pathlib import Path
 
         self.rootpath, self.args = Path(__file__).parent.parent, []  # deployspec's own tree, as its suite's
+        self.stash = {}  # (what pytest's Stash does here: setdefault and get)
         self.options = {"--deployspec-exec": None, "--deployspec-python": None, "--deployspec-model": "capi",
                         "--deployspec-reference": None, "--deployspec-examples": 100, "--deployspec-seed": 0,
-                        "--deployspec-timeout": 10.0, "--deployspec-out": None, "--deployspec-no-known": False}
+                        "--deployspec-timeout": 10.0, "--deployspec-out": None, "--deployspec-no-known": False,
+                        "--deployspec-bound": None}
         self.options.update({f"--deployspec-{k.replace('_', '-')}": v for k, v in options.items()})
 
     def getoption(self, name):
@@ -54,7 +56,7 @@ def test_closing_a_session_closes_its_implementation():
     """The program (or object) under test is ended with the session, not left running."""
     closed = []
     s = plugin.ContractSession(_Config(python=SAFE))
-    s._conn = type("Conn", (), {"close": lambda self: closed.append(True)})()
+    s._conn = type("Conn", (), {"close": lambda self: closed.append(True), "took_effect": {}, "asked": {}})()
     s.close()
     assert closed == [True]
 
