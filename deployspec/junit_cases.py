@@ -167,9 +167,9 @@ def contract_suites(run, checks, *, timeout: float, interrupted: bool = False,
 def _fault_text(fault, target, timeout: float) -> str:
     """A fault's case text: its line with the steps since reset, and where the trace of them
     was saved with the command that replays it (or how to save it)."""
-    from deployspec.contract.cli import fault_saved
+    from deployspec.contract.faults import saved_text
 
-    saved = fault_saved(fault, target, timeout, "--out DIR")
+    saved = saved_text(fault, target, timeout, "--out DIR")
     return fault.with_history() + (f"\n{saved}" if saved else "")
 
 

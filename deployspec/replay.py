@@ -110,7 +110,8 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
             if session.perform(action) is not None:
                 break
         else:
-            if settle_from is not None:
+            # (a fault trace's check judged once the platform settles: after the action it failed at)
+            if settle_from is not None or (fault and prop.kind == "settled"):
                 session.settle()
     finally:
         adapter.close()

@@ -257,9 +257,10 @@ def _of_another_model(variant: str, model) -> str | None:
 def _replay_one(replay, trace, args, conn, bounds):
     if conn is None:
         return replay(trace, variant=args.variant, bounds=bounds)
-    for _ in range(faults.repeats(trace) - 1):  # an answer that differed from the first time: ask twice
-        replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
-    return replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(), bounds=bounds)
+    for _ in range(faults.repeats(trace)):  # an answer that differed from the first time: asked twice
+        outcome = replay(trace, adapter=conn.adapter(trace["property"]), target=conn.target.describe(),
+                         bounds=bounds)
+    return outcome
 
 
 def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
@@ -275,29 +276,59 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")
-    fault = trace.get("fault")
-    # (a fault trace replayed to its end: the implementation answered the action it failed at)
-    answered = f"no fault: {on} answered step {len(trace['steps'])} ({action_label(fault['action'])})" \
-        if fault else ""
+    if trace.get("fault"):
+        return _fault_replayed(path, trace, outcome, on)
     if outcome.reproduced:
         v = outcome.violation
         how = f" (cause {v.cause})" if v.cause else ""
         recorded = trace["violation"].get("cause")
         if recorded and v.cause != recorded:
             how += f", not the recorded cause {recorded}"
-        if v.step != trace["violation"]["step"] and not fault:
+        if v.step != trace["violation"]["step"]:
             how += f", not at the recorded step {trace['violation']['step']}"
-        said = f"{answered}, but {v.property} is violated" if fault else f"reproduces on {on}: {v.property}"
-        line = f"{path}: {said} at step {v.step}{how}: {v.message}"
+        line = f"{path}: reproduces on {on}: {v.property} at step {v.step}{how}: {v.message}"
         facts = {"outcome": "reproduces", "step": v.step, "cause": v.cause, "rejected": _rejected(outcome)}
         return 1, escaped(line), facts | {"message": line}
     rejected = _rejected(outcome)
-    extra = f" ({rejected} action(s) rejected and skipped)" if rejected else ""
-    said = f"{answered} and {trace['property']} holds" if fault else \
-        f"does not reproduce on {on}: {trace['property']} holds"
-    line = f"{path}: {said}{extra}"
+    line = f"{path}: does not reproduce on {on}: {trace['property']} holds{_refused_note(rejected)}"
     facts = {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected}
     return 0, escaped(line), facts | {"message": line}
+
+
+def _fault_replayed(path, trace, outcome, on: str) -> tuple[int, str, dict]:
+    """The verdict of an implementation's fault trace whose fault did not come back (it
+    came back: the fault's line, exit 3): the action it failed at was answered (exit 0,
+    ``fault_gone``), or the check broke (exit 1, ``check_breaks``: on the way there, or
+    once it was answered). Where the replay parted from the answers the file records
+    before that action, it did not ask it in the state it failed in: said, as is a fault
+    that was an answer differing from the first time, which two runs may not show again."""
+    n, fault, rejected = len(trace["steps"]), trace["fault"], _rejected(outcome)
+    asked = f"step {n} ({action_label(fault['action'])})"
+    notes = []
+    parted = outcome.departure(trace)
+    if parted is not None:
+        notes.append(f"the replay parted from the recorded answers at step {parted}, so {asked} was not asked "
+                     "where it failed")
+    if faults.repeats(trace) > 1:
+        notes.append(f"the fault was an answer differing from the first time; the answers did not differ in "
+                     f"{faults.repeats(trace)} runs")
+    said = f" ({'; '.join(notes)})" if notes else ""
+    v = outcome.violation
+    if v is not None and v.property == outcome.property:
+        reached = f"no fault: {on} answered {asked}, but" if len(outcome.session.steps) > n else \
+            f"{on} did not reach {asked}:"
+        how = f" (cause {v.cause})" if v.cause else ""
+        line = f"{path}: {reached} {v.property} is violated at step {v.step}{how}: {v.message}{said}"
+        facts = {"outcome": "check_breaks", "step": v.step, "cause": v.cause, "rejected": rejected}
+        return 1, escaped(line), facts | {"message": line}
+    line = f"{path}: no fault: {on} answered {asked} and {trace['property']} holds{_refused_note(rejected)}{said}"
+    facts = {"outcome": "fault_gone", "step": None, "cause": None, "rejected": rejected}
+    return 0, escaped(line), facts | {"message": line}
+
+
+def _refused_note(rejected: int) -> str:
+    """How many of a replay's actions the target refused (each sent, and moved past)."""
+    return f" ({rejected} action(s) refused)" if rejected else ""
 
 
 def _rejected(outcome) -> int:

@@ -37,12 +37,8 @@ class Session:
     def perform(self, action: Action) -> Violation | None:
         before = self.obs
         data = action.to_json()
-        try:
-            rejected = self.adapter.perform(action)
-            after = self.adapter.observe()
-        except BaseException as exc:
-            self._led_to(exc, self.steps, data)
-            raise
+        rejected = self.adapter.perform(action)
+        after = self.adapter.observe()  # (a fault in either: the guard keeps the run asked since its reset)
         self.obs = after
         self.steps.append({"action": data, "rejected": rejected, "observation": after})
         step = Step(len(self.steps) - 1, data, action.actor, rejected, before, after)
@@ -56,9 +52,11 @@ class Session:
         return v
 
     def _led_to(self, exc: BaseException, steps: list[dict], action: dict) -> None:
-        """An implementation's fault at ``action`` keeps the run that led to it (the
-        configuration, the first observation and the steps before), so it can be saved
-        as a trace to replay (``contract.faults``); the first such run only."""
+        """An observation no property can read is the implementation's fault at ``action``:
+        it keeps the run that led to it (the configuration, the first observation and the
+        steps before), so it can be saved as a trace to replay (``contract.faults``). (A
+        fault the guard raises keeps the run as the implementation was asked it, from its
+        reset: ``GuardedAdapter``.)"""
         if getattr(exc, "led_to", False) is None:  # (an ImplementationFault: faults have the slot)
             exc.led_to = {"config": self.config, "initial": self.initial, "steps": list(steps), "action": action}
 

@@ -96,10 +96,11 @@ def _trace(model, variant, config, property, engine, seed, extra, *, violation: 
 
 
 def fingerprint(trace: dict) -> str:
-    """The finding's hash: model, variant, property and actions (a fault's too)."""
+    """The finding's hash: model, variant, property and actions (a fault's action and cause too:
+    another fault at the same step is another finding, not the file already there)."""
     actions = [s["action"] for s in trace["steps"]]
     if trace.get("fault"):
-        actions = {"steps": actions, "fault": trace["fault"]["action"]}
+        actions = {"steps": actions, "fault": trace["fault"]["action"], "cause": trace["fault"]["cause"]}
     key = json.dumps([trace["model"], trace["variant"], trace["property"], actions], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 

@@ -13,12 +13,14 @@ from fakes_crashing import (
     Hangs,
     blocks_the_alarm,
     closes_its_streams,
+    crashes_at_the_second_cancel,
     ends_the_process,
     exits,
     factory_exits,
     generator_exits,
     hangs,
     raising,
+    reset_dies_later,
     swallows,
 )
 from fakes_garbage import (
@@ -59,10 +61,10 @@ from deployspec.contract.server import serve
 #: what the tests name, beside the accepts_refused_KIND, refuses_no_op_KIND and slots_… factories
 #: that __getattr__ makes
 __all__ = [
-    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "blocks_the_alarm", "chatty", "closes_its_streams", "counting", "deep_observation", "drifting", "ends_the_process", "exits",
+    "RESETS", "Hangs", "async_perform", "bad_observation", "bad_outcome", "blocks_the_alarm", "chatty", "closes_its_streams", "counting", "crashes_at_the_second_cancel", "deep_observation", "drifting", "ends_the_process", "exits",
     "factory_exits", "fickle", "forgetful", "generator_exits", "hangs", "ignores_failed_steps", "inconsistent", "logs_for_ever", "logs_from_a_thread", "moody", "nan_observation",
     "not_an_implementation", "odd_observation", "odd_reason", "proxy", "raising", "refuses_but_scales",
-    "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reworded", "scales_while_deploying", "starts_with_a_droplet",
+    "refuses_idle_ticks", "refuses_nothing", "reset_answers", "reset_dies_later", "reworded", "scales_while_deploying", "starts_with_a_droplet",
     "starts_with_one_instance", "strict_about_ids", "stuck_from_the_start", "swallows", "swaps_without_waiting", "unprintable", "wanders",
 ]
 

@@ -160,3 +160,41 @@ class Hangs(ReferenceImplementation):
 
 def hangs():
     return Hangs("capi", "capi-safe")
+
+
+class CrashesAtTheSecondCancel(ReferenceImplementation):
+    """capi-safe until the second cancel since reset, which raises: a crash a few steps into
+    a run, the same every time the same steps come (so its saved trace replays it)."""
+
+    def reset(self, config):
+        self.cancels = 0
+        super().reset(config)
+
+    def perform(self, action):
+        if action["type"] == "cancel":
+            self.cancels += 1
+            if self.cancels == 2:
+                raise RuntimeError("cancel of a superseded deployment")
+        return super().perform(action)
+
+
+def crashes_at_the_second_cancel():
+    return CrashesAtTheSecondCancel("capi", "capi-safe")
+
+
+class ResetDiesLater(ReferenceImplementation):
+    """capi-safe whose 25th reset raises: a fault at a reset, which may come while the
+    search brings the implementation back to a step it answered before (``recall``)."""
+
+    resets = 0
+
+    def reset(self, config):
+        ResetDiesLater.resets += 1
+        if ResetDiesLater.resets == 25:
+            raise RuntimeError("database connection lost")
+        super().reset(config)
+
+
+def reset_dies_later():
+    ResetDiesLater.resets = 0
+    return ResetDiesLater("capi", "capi-safe")

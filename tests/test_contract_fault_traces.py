@@ -13,6 +13,7 @@ import pytest
 from deployspec import traces
 from deployspec.contract import faults
 from deployspec.contract.guard import NOT_DETERMINISTIC
+from deployspec.render_text import action_label
 
 from .cli_runs import SEED, run, valid_json_output
 
@@ -166,3 +167,132 @@ def test_the_junit_case_of_the_fault_names_the_saved_file(capsys, tmp_path):
     path = _saved(out)
     (error,) = ElementTree.parse(report).getroot().iter("error")
     assert f"\nsaved: {path} (the steps that led to the fault); replay: deployspec replay {path} " in error.text
+
+
+def _fault_file(capsys, tmp_path, fake: str, *more: str) -> tuple[str, dict]:
+    status, out, err = run(capsys, "contract", "--python", f"contract_fakes:{fake}", "--model", "capi",
+                           "--out", str(tmp_path), *more)
+    assert status == 3, err
+    path = _saved(out)
+    return path, traces.load(path)
+
+
+@pytest.mark.parametrize(("fake", "examples"), [
+    ("crashes_at_the_second_cancel", "30"),
+    ("drifting", "30"),  # (its fault comes while recall brings it back to a step it answered)
+    ("inconsistent", "30"),  # (a property cannot read the observation: the session's fault)
+    ("fickle", "30"),
+])
+def test_a_saved_fault_ends_where_the_fault_line_says(capsys, tmp_path, fake, examples):
+    """The file's steps are those the implementation was asked since its reset, and its
+    action the one the fault names: a search's steps answered from memory (recall) are not
+    what the implementation was asked last (the file had 33 steps and another action for a
+    fault at step 31)."""
+    _, trace = _fault_file(capsys, tmp_path, fake, "--examples", examples)
+    n = len(trace["steps"])
+    assert trace["fault"]["where"].startswith(f"step {n} ({action_label(trace['fault']['action'])}")
+    assert trace["violation"]["message"].startswith(f"implementation fault at step {n} (")
+
+
+def test_the_steps_saved_are_the_ones_answered(capsys, tmp_path):
+    """A crash four steps in: the file holds push, deploy, cancel, deploy (what capi-safe
+    answers, as the fake did until then) and then the cancel it failed at."""
+    path, trace = _fault_file(capsys, tmp_path, "crashes_at_the_second_cancel", "--examples", "30")
+    kinds = [s["action"]["type"] for s in trace["steps"]]
+    assert kinds.count("cancel") == 1 and trace["fault"]["action"]["type"] == "cancel"
+    assert len(kinds) >= 3
+    # the recorded answers are capi-safe's: a replay on it parts from none of them
+    status, out, _ = run(capsys, "replay", path, "--python", "deployspec.contract.examples:capi_safe")
+    assert status == 0 and "parted" not in out
+    status, out, err = run(capsys, "replay", path, "--python", "contract_fakes:crashes_at_the_second_cancel")
+    assert status == 3 and f"at step {len(kinds)} (cancel())" in err
+    status, out, _ = run(capsys, "show", path)
+    lines = out.splitlines()
+    assert lines[-1].startswith(f">>{len(kinds):>3}  cancel()  FAULT: perform() raised RuntimeError: cancel of ")
+    assert sum(line.startswith(">>") for line in lines) == 1  # no step before it is marked
+
+
+def test_a_fault_at_a_reset_saves_nothing(capsys, tmp_path):
+    """A reset the search asks to bring the implementation back to a step it answered
+    before: no step failed, so there is nothing to replay (it was saved as a fault at the
+    search's step, whose replay then said "no fault")."""
+    status, out, err = run(capsys, "contract", "--python", "contract_fakes:reset_dies_later", "--model", "capi",
+                           "--examples", "100", "--out", str(tmp_path))
+    assert status == 3 and "implementation fault at reset" in err
+    assert not list(tmp_path.glob("*.json")) and "saved:" not in out
+
+
+def test_a_replay_that_parts_from_the_recorded_answers_says_so(capsys, tmp_path):
+    _, trace = _fault_file(capsys, tmp_path, "crashes_at_the_second_cancel", "--examples", "30")
+    trace["steps"][1]["observation"]["deployments"] = []  # (as if the deploy had been refused)
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "replay", str(edited), "--python", "deployspec.contract.examples:capi_safe")
+    n = len(trace["steps"])
+    assert status == 0
+    assert f"(the replay parted from the recorded answers at step 1, so step {n} (cancel()) was not asked " \
+           "where it failed)" in out
+
+
+def test_a_differing_answer_not_seen_again_is_said_as_such(capsys, tmp_path):
+    path, _ = _fault_file(capsys, tmp_path, "moody", "--examples", "20")
+    status, out, _ = run(capsys, "replay", path, "--python", "deployspec.contract.examples:capi_safe", "--json")
+    (entry,) = valid_json_output(json.loads(out))["files"]
+    assert status == 0 and entry["outcome"] == "fault_gone"
+    assert "the fault was an answer differing from the first time; the answers did not differ in 2 runs" \
+        in entry["message"]
+
+
+def test_a_check_that_breaks_before_the_failing_action_is_said_so(capsys, tmp_path):
+    """The seed trace's first steps, then an action after the break: replayed on capi-2022
+    the check breaks on the way, and the action the implementation failed at is never asked."""
+    seed = traces.load(SEED)
+    trace = traces.of_fault(model="capi", variant="mine", config=seed["config"], property=seed["property"],
+                            seed=0, led_to={"initial": seed["initial"], "steps": seed["steps"],
+                                            "action": {"type": "scale", "instances": 2}},
+                            where=f"step {len(seed['steps'])} (scale(instances=2))", cause="perform() raised",
+                            message="implementation fault at …", extra={"implementation": {"python": "m:f"}})
+    path = traces.save(trace, tmp_path)
+    status, out, _ = run(capsys, "replay", str(path), "--variant", "capi-2022", "--json")
+    (entry,) = valid_json_output(json.loads(out))["files"]
+    assert status == 1 and entry["outcome"] == "check_breaks"
+    assert f"capi-2022 did not reach step {len(seed['steps'])} (scale(instances=2)): app_stays_available is " \
+           f"violated at step {seed['violation']['step']}" in entry["message"]
+
+
+def test_a_fault_while_the_platform_settles_judges_a_settled_check(capsys, tmp_path):
+    """A check judged once the platform settles (deployment_converges), its fault at the first
+    settling tick: the replay settles after that action, as the search did, and judges it."""
+    seed = traces.load(Path(SEED).parent / "capi-2022--deployment_converges--2cffbe2128.json")
+    end = seed["settle_from"]
+    trace = traces.of_fault(model="capi", variant="mine", config=seed["config"], property=seed["property"],
+                            seed=0, led_to={"initial": seed["initial"], "steps": seed["steps"][:end],
+                                            "action": seed["steps"][end]["action"]},
+                            where=f"step {end} (settling)", cause="perform() raised",
+                            message="implementation fault at …", extra={"implementation": {"python": "m:f"}})
+    path = traces.save(trace, tmp_path)
+    status, out, _ = run(capsys, "replay", str(path), "--variant", "capi-2022")
+    label = action_label(seed["steps"][end]["action"])
+    assert status == 1 and f"no fault: capi-2022 answered step {end} ({label}), but deployment_converges is " \
+                           "violated" in out
+    status, out, _ = run(capsys, "replay", str(path), "--variant", "capi-safe")
+    assert status == 0 and "deployment_converges holds" in out
+
+
+def test_another_fault_at_the_same_steps_is_another_file(tmp_path):
+    seed = traces.load(SEED)
+    made = [traces.of_fault(model="capi", variant="mine", config=seed["config"], property=seed["property"],
+                            seed=0, led_to={"initial": seed["initial"], "steps": seed["steps"][:2],
+                                            "action": {"type": "cancel"}},
+                            where="step 2 (cancel())", cause=cause, message="…") for cause in ("crash", "hang")]
+    assert traces.name_of(made[0]) != traces.name_of(made[1])
+
+
+def test_a_fault_trace_that_cannot_be_saved_is_said_on_stderr(capsys, tmp_path):
+    path, _ = _fault_file(capsys, tmp_path, "crashes_at_the_second_cancel", "--examples", "30")
+    Path(path).unlink()
+    Path(path).mkdir()  # a folder takes the file's name
+    status, out, err = run(capsys, "contract", "--python", "contract_fakes:crashes_at_the_second_cancel",
+                           "--model", "capi", "--examples", "30", "--out", str(tmp_path))
+    assert status == 3 and "saved:" not in out
+    assert err.splitlines()[-1].startswith(f"deployspec: error: cannot save {path}")

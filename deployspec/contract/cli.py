@@ -19,6 +19,7 @@ from deployspec.argtypes import (  # check's: the same syntax and messages
     positive_int,
     seconds,
 )
+from deployspec.contract import faults
 from deployspec.contract.summary import summary, verdict_cell
 from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bound_words, bounds_given, get_model
@@ -237,7 +238,8 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
         say(summary(run))
         if not args.out and any(r.verdict == "violated" for r in run.results):
             say("(use --out DIR to save the counterexamples)")
-        saved = None if run.fault is None else fault_saved(run.fault, target, args.timeout, "--out DIR")
+        saved = None if run.fault is None or run.fault.unsaved else \
+            faults.saved_text(run.fault, target, args.timeout, "--out DIR")
         if saved:  # (here, not beside the fault's line on stderr: that stays one line)
             say(saved)
     lost = traces.unsaved(run.results)
@@ -245,20 +247,8 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
         print(f"deployspec: error: {lost}", file=sys.stderr)
     if run.fault is not None:
         print(f"deployspec: {run.fault.with_history()}", file=sys.stderr)
-
-
-def fault_saved(fault, target, timeout: float, option: str) -> str | None:
-    """``saved: FILE (…); replay: COMMAND`` for the trace of the steps that led to ``fault``,
-    ``error: …`` where it could not be saved, the hint to save it with ``option`` where
-    nothing was asked to (None where there are no steps to save: a fault at start)."""
-    if fault.counterexample:
-        return (f"saved: {fault.counterexample} (the steps that led to the fault); replay: "
-                f"{replay_command(fault.counterexample, target, timeout)}")
-    if fault.unsaved:
-        return f"error: {fault.unsaved}"
-    if fault.led_to is not None and fault.checking is not None:
-        return f"(use {option} to save the steps that led to the fault, to replay them)"
-    return None
+        if run.fault.unsaved:  # (as a violation's: its trace is not lost unsaid; the status stays 3)
+            print(f"deployspec: error: {run.fault.unsaved}", file=sys.stderr)
 
 
 def violation_text(r, target, timeout: float) -> str:

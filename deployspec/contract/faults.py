@@ -9,29 +9,44 @@ type into the implementation's own tests.
 from __future__ import annotations
 
 from deployspec import traces
-from deployspec.contract.guard import NOT_DETERMINISTIC, ImplementationFault
+from deployspec.contract.guard import NOT_DETERMINISTIC, ImplementationFault, config_json
+
+
+def savable(fault: ImplementationFault) -> bool:
+    """Whether ``fault`` came at a step of a check, with the run that led to it known: not
+    at start, at a reset, or in a repeated example as a whole (no steps to save)."""
+    return fault.led_to is not None and fault.checking is not None
 
 
 def trace_of(fault: ImplementationFault, *, model: str, variant: str, seed: int | None,
-             implementation: dict) -> dict | None:
-    """The trace of ``fault``: the run that led to it and the action it failed at; None
-    for one that came at no step (the start, a reset, a repeated example as a whole)."""
-    if fault.led_to is None or fault.checking is None:
-        return None
-    config = fault.led_to["config"]
+             implementation: dict) -> dict:
+    """The trace of a :func:`savable` ``fault``: the run that led to it and the action it failed at."""
     return traces.of_fault(
-        model=model, variant=variant, config=config.to_json() if hasattr(config, "to_json") else config,
-        property=fault.checking, seed=seed, led_to=fault.led_to, where=fault.where, cause=fault.cause,
-        message=fault.line(), extra={"implementation": implementation})
+        model=model, variant=variant, config=config_json(fault.led_to["config"]), property=fault.checking,
+        seed=seed, led_to=fault.led_to, where=fault.where, cause=fault.cause, message=fault.line(),
+        extra={"implementation": implementation})
 
 
-def keep(fault: ImplementationFault, trace: dict | None, out_dir: str | None) -> None:
-    """Save ``trace`` (:func:`trace_of`) under ``out_dir``: ``fault.counterexample`` is then
-    its path, or ``fault.unsaved`` why it could not be written."""
-    if trace is None or not out_dir or fault.counterexample is not None:
-        return
-    kept = traces.keep(trace, out_dir)
-    fault.counterexample, fault.unsaved = kept["counterexample"], kept["unsaved"]
+def keep(fault: ImplementationFault, trace: dict, out_dir: str) -> None:
+    """Save ``trace`` (:func:`trace_of`) under ``out_dir``, once: ``fault.counterexample`` is
+    then its path, or ``fault.unsaved`` why it could not be written."""
+    if fault.counterexample is None:
+        kept = traces.keep(trace, out_dir)
+        fault.counterexample, fault.unsaved = kept["counterexample"], kept["unsaved"]
+
+
+def saved_text(fault: ImplementationFault, target, timeout: float, option: str) -> str | None:
+    """``saved: FILE (…); replay: COMMAND`` for the trace of the steps that led to ``fault``,
+    ``not saved: …`` where it could not be written, the hint to save it with ``option``
+    where nothing was asked to; None where there are no steps to save."""
+    from deployspec.contract.cli import replay_command
+
+    if fault.counterexample:
+        return (f"saved: {fault.counterexample} (the steps that led to the fault); replay: "
+                f"{replay_command(fault.counterexample, target, timeout)}")
+    if fault.unsaved:
+        return f"not saved: {fault.unsaved}"
+    return f"(use {option} to save the steps that led to the fault, to replay them)" if savable(fault) else None
 
 
 def repeats(trace: dict) -> int:

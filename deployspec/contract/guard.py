@@ -153,6 +153,11 @@ class GuardedAdapter:
         self._run: int | None = None
         self._last_refused: bool | None = None
         self._last_reason: str | None = None
+        #: what was asked since the reset, as a trace keeps it (the configuration, the first
+        #: observation, each step's action, refusal and observation), for a fault's ``led_to``;
+        #: and the action asked last, until its observation is in, with its refusal's reason
+        self._asked_since_reset: dict = {"config": None, "initial": None, "steps": []}
+        self._pending: tuple[dict, str | None] | None = None
 
     @property
     def remembered(self) -> bool:
@@ -170,7 +175,13 @@ class GuardedAdapter:
         if where == "reset" and exc.during == "observe":  # an adapter asks for it with the reset
             where = "the initial observation"
         fault = ImplementationFault(str(exc), where=where, history=tuple(self.history), checking=self._checking)
-        return self.box.record(fault)
+        first = self.box.record(fault)
+        since = self._asked_since_reset
+        if first is fault and self._pending is not None and since["initial"] is not None:
+            # the run as the implementation was asked it (a search's step recalled from an earlier
+            # answer is not: the run that brought the implementation there is, from its reset)
+            fault.led_to = {**since, "steps": list(since["steps"]), "action": self._pending[0]}
+        return first
 
     def _calling(self, method, *args: Any) -> Any:
         """``method(*args)`` of the implementation, its failure a fault at this step; while
@@ -188,7 +199,8 @@ class GuardedAdapter:
         self.history = []
         self.phase = "reset"
         self._config = config_key(config)
-        self._seen = self._refused = self._last_refused = None
+        self._seen = self._refused = self._last_refused = self._pending = None
+        self._asked_since_reset = {"config": config, "initial": None, "steps": []}
         self._run = self.box.run(None, self._config)
         self._calling(self.inner.reset, config)
         self.phase = "the initial observation"
@@ -199,9 +211,12 @@ class GuardedAdapter:
         self.history.append(label)
         self.asked[action.kind] = self.asked.get(action.kind, 0) + 1
         before, self._seen, self._refused = self._seen, None, None
+        data = action.to_json()
         if self._run is not None:
-            self._run = self.box.run(self._run, json.dumps(action.to_json(), sort_keys=True))
+            self._run = self.box.run(self._run, json.dumps(data, sort_keys=True))
+        self._pending = (data, None)
         reason = self._calling(self.inner.perform, action)
+        self._pending = (data, reason)
         self._last_refused, self._last_reason = reason is not None, reason
         self._accepted = (action.kind, before) if reason is None and before is not None else None
         if reason is not None:  # as the trace table marks it: runs of refused deploy()s read apart
@@ -224,6 +239,12 @@ class GuardedAdapter:
             self.took_effect[accepted[0]] = self.took_effect.get(accepted[0], 0) + 1
         self._last_refused = None
         self._seen = obs
+        if self.phase == "the initial observation":
+            self._asked_since_reset["initial"] = obs
+        elif self._pending is not None:  # the step's answer, judged sound: part of the run a fault may end
+            action, reason = self._pending
+            self._asked_since_reset["steps"].append({"action": action, "rejected": reason, "observation": obs})
+            self._pending = None
         return obs
 
     def _same_as_before(self, obs: dict) -> None:
@@ -312,8 +333,12 @@ def _first_differences(was: dict, now: dict, was_named: str, now_named: str, mos
 
 def config_key(config: Any) -> str:
     """A configuration as a key (its JSON, as sent in the reset)."""
-    data = config.to_json() if hasattr(config, "to_json") else config
-    return json.dumps(data, sort_keys=True, default=str)
+    return json.dumps(config_json(config), sort_keys=True, default=str)
+
+
+def config_json(config: Any) -> Any:
+    """A configuration as the reset sends it (a model's config object, or its JSON already)."""
+    return config.to_json() if hasattr(config, "to_json") else config
 
 
 def guard_property(prop):

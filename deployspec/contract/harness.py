@@ -387,11 +387,9 @@ def _identity(conn: Connection) -> dict:
 
 def keep_fault(fault: ImplementationFault, conn: Connection, out_dir: str | None, seed: int) -> None:
     """Save the run that led to ``fault`` under ``out_dir`` as a trace (``faults``), once."""
-    if not out_dir or fault.led_to is None:
-        return
-    trace = faults.trace_of(fault, model=conn.model.name, variant=conn.target.name, seed=seed,
-                            implementation=_identity(conn))
-    faults.keep(fault, trace, out_dir)
+    if out_dir and faults.savable(fault):
+        faults.keep(fault, faults.trace_of(fault, model=conn.model.name, variant=conn.target.name, seed=seed,
+                                           implementation=_identity(conn)), out_dir)
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,

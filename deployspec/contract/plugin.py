@@ -396,9 +396,9 @@ class ContractSession:
             if not found.counterexample and not found.unsaved:
                 text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
         if fault is not None:
-            from deployspec.contract.cli import fault_saved
+            from deployspec.contract.faults import saved_text
 
-            saved = fault_saved(fault, self.target, self.timeout, "--deployspec-out DIR")
+            saved = saved_text(fault, self.target, self.timeout, "--deployspec-out DIR")
             text = ours_in_fault(fault.with_history()) + (f"\n{saved}" if saved else "") + \
                 ("\n\n" + text if text else "")
         if text:
