@@ -19,6 +19,15 @@ class ImplementationError(Exception):
     reset with its observation): a report names that one, not the first."""
 
     during: str | None = None
+    #: whether it gave no answer within the timeout (asking again costs that long)
+    hung: bool = False
+
+    @classmethod
+    def no_answer(cls, text: str) -> ImplementationError:
+        """The error of a call that did not return, or a request not answered, in time."""
+        error = cls(text)
+        error.hung = True
+        return error
 
 
 class StopServing(BaseException):

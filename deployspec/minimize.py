@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from deployspec import interruption, traces
 from deployspec.replay import ReplayOutcome, replay
+
+T = TypeVar("T")
 
 
 class CannotReplay(Exception):
@@ -35,6 +38,34 @@ def _attempt(trace: dict, actions: list[dict], replay_on: Callable[[dict], Repla
     if not outcome.reproduced or (cause is not None and outcome.violation.cause != cause):
         return None
     return outcome
+
+
+def shortest(actions: list, attempt: Callable[[list], T | None], best: T,
+             deadline: float | None) -> tuple[T, bool | str]:
+    """Remove steps one at a time, then adjacent pairs, for as long as ``attempt`` of the
+    shorter list still gives a result (the finding again), until none can go: the last
+    result (``best``, that of ``actions``, when none could go), and True, or why it stopped
+    before every removal was tried (the deadline passed, or ``attempt`` raised
+    :class:`CannotReplay`)."""
+    done: bool | str = True
+    try:
+        changed = True
+        while changed:
+            changed = False
+            for width in (1, 2):
+                i = 0
+                while i + width <= len(actions):
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise CannotReplay("out of time")
+                    shorter = actions[:i] + actions[i + width:]
+                    found = attempt(shorter)
+                    if found is not None:
+                        actions, best, changed = shorter, found, True
+                    else:
+                        i += 1
+    except CannotReplay as stop:  # keep the smallest found so far
+        done = f"stopped early: {stop}"
+    return best, done
 
 
 def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
@@ -55,24 +86,7 @@ def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,
         best = None
     if best is None:
         return trace  # does not reproduce by replay: keep it as it is
-    done: bool | str = True  # or why it stopped before every removal was tried
-    try:
-        changed = True
-        while changed:
-            changed = False
-            for width in (1, 2):
-                i = 0
-                while i + width <= len(actions):
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise CannotReplay("out of time")
-                    shorter = actions[:i] + actions[i + width:]
-                    outcome = _attempt(trace, shorter, replay_on)
-                    if outcome is not None:
-                        actions, best, changed = shorter, outcome, True
-                    else:
-                        i += 1
-    except CannotReplay as stop:  # keep the smallest trace found so far
-        done = f"stopped early: {stop}"
+    best, done = shortest(actions, lambda shorter: _attempt(trace, shorter, replay_on), best, deadline)
     return traces.build(
         model=trace["model"],
         variant=trace["variant"],

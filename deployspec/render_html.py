@@ -72,9 +72,14 @@ Replay: <code>{escape(replay_line(trace, source))}</code>.</p>
 
 def replay_line(trace: dict[str, Any], source: str | None) -> str:
     """The command that replays the trace shown: its file (``FILE`` when drawn from no
-    file of a name), and for an implementation's trace the option naming it, which the
-    trace does not record."""
+    file of a name), and for an implementation's trace the option naming it, as the
+    contract run that found it recorded it (``extra.implementation``; a placeholder where
+    it did not: the page is a CI's artifact, read where the run's output is not)."""
     line = f"deployspec replay {shlex.quote(source) if source else 'FILE'}"
     if trace.get("engine") == "contract":
-        line += " --exec PROGRAM (or --python MODULE:FACTORY: the implementation it was found on)"
+        found_on = (trace.get("extra") or {}).get("implementation")
+        kind = next((k for k in ("exec", "python") if isinstance(found_on, dict)
+                     and isinstance(found_on.get(k), str)), None)
+        line += f" --{kind} {shlex.quote(found_on[kind])}" if kind else \
+            " --exec PROGRAM (or --python MODULE:FACTORY: the implementation it was found on)"
     return line

@@ -168,9 +168,16 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     every = [trace["initial"]] + [s["observation"] for s in steps]
     bad = trace["violation"]["step"]
     bad_index = len(every) - 1 if bad == -1 or bad >= len(steps) else bad + 1
+    fault = trace.get("fault")
+    if fault:  # the action an implementation failed at: a column of its own, marked, the state as it stood
+        steps = steps + [{"action": fault["action"], "rejected": None}]
+        every.append(every[-1])
+        bad_index = len(every) - 1
     drawn = columns(len(every), bad_index)
     observations = [{} if i is None else every[i] for i in drawn]
     labels, rejected = _column_labels(drawn, steps, len(every))
+    if fault:
+        labels[-1] += " FAULT"
     per_step = [lanes(o, parts_of) for o in observations]
     parts = _over_gaps(drawn, [{name: parts_of(x) for name, x in lane_items(o)} for o in observations])
     band_steps = [bands(o) for o in observations]

@@ -163,15 +163,16 @@ def hangs():
 
 
 class CrashesAtTheSecondCancel(ReferenceImplementation):
-    """capi-safe until the second cancel since reset, which raises: a crash a few steps into
-    a run, the same every time the same steps come (so its saved trace replays it)."""
+    """capi-safe until the second cancel of a deploying deployment since reset, which
+    raises: a crash four steps into a run at least (push, deploy, cancel, deploy, then the
+    cancel), the same every time the same steps come (so its saved trace replays it)."""
 
     def reset(self, config):
         self.cancels = 0
         super().reset(config)
 
     def perform(self, action):
-        if action["type"] == "cancel":
+        if action["type"] == "cancel" and any(d["state"] == "DEPLOYING" for d in self.observe()["deployments"]):
             self.cancels += 1
             if self.cancels == 2:
                 raise RuntimeError("cancel of a superseded deployment")

@@ -12,7 +12,7 @@ import pytest
 
 from deployspec import traces
 from deployspec.contract import faults
-from deployspec.contract.guard import NOT_DETERMINISTIC
+from deployspec.contract.guard import NOT_DETERMINISTIC, ImplementationFault
 from deployspec.render_text import action_label
 
 from .cli_runs import SEED, run, valid_json_output
@@ -25,7 +25,8 @@ def _fakes_importable(monkeypatch):
 
 def _saved(out: str) -> str:
     """The file the text report names (stdout: the fault's line on stderr stays one line)."""
-    (path,) = re.findall(r"^saved: (\S+) \(the steps that led to the fault\); replay: ", out, re.MULTILINE)
+    (path,) = re.findall(r"^saved: (\S+) \(the \d+ steps? that led to the fault(?:, shortened from \d+)?\); "
+                         "replay: ", out, re.MULTILINE)
     return path
 
 
@@ -115,6 +116,8 @@ def test_a_fault_trace_shows_its_failing_action(capsys, tmp_path):
     status, out, _ = run(capsys, "show", str(path), "--format", "html")
     assert status == 0 and f"<td>{n}</td><td>deploy()</td><td colspan=\"2\">FAULT: " in out
     assert "violated</title>" not in out
+    status, out, _ = run(capsys, "show", str(path), "--format", "svg")
+    assert status == 0 and f">{n}: deploy() FAULT<" in out  # its column, after the steps
     status, out, _ = run(capsys, "show", str(path), "--format", "itf")
     assert json.loads(out)["#meta"]["description"].startswith("implementation fault at step")
 
@@ -166,7 +169,7 @@ def test_the_junit_case_of_the_fault_names_the_saved_file(capsys, tmp_path):
     assert status == 3
     path = _saved(out)
     (error,) = ElementTree.parse(report).getroot().iter("error")
-    assert f"\nsaved: {path} (the steps that led to the fault); replay: deployspec replay {path} " in error.text
+    assert f"\nsaved: {path} (the 0 steps that led to the fault); replay: deployspec replay {path} " in error.text
 
 
 def _fault_file(capsys, tmp_path, fake: str, *more: str) -> tuple[str, dict]:
@@ -296,3 +299,41 @@ def test_a_fault_trace_that_cannot_be_saved_is_said_on_stderr(capsys, tmp_path):
                            "--model", "capi", "--examples", "30", "--out", str(tmp_path))
     assert status == 3 and "saved:" not in out
     assert err.splitlines()[-1].startswith(f"deployspec: error: cannot save {path}")
+
+
+def test_a_fault_is_saved_as_the_shortest_run_that_still_ends_in_it(tmp_path, monkeypatch):
+    """A crash reached by a long run (scales and ticks on the way) is saved as the run with
+    every step that can go removed, each shorter run asked of the implementation again."""
+    from deployspec.contract import harness
+    from deployspec.models import get_model
+    from deployspec.session import Session
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    model = get_model("capi")
+    config = harness.config_for(model, None)
+    conn = harness.Connection(harness.Target("python", "contract_fakes:crashes_at_the_second_cancel"), model)
+    long_run = [{"type": "push", "instances": 1}, {"type": "scale", "instances": 2}, {"type": "tick"},
+                {"type": "deploy"}, {"type": "tick"}, {"type": "cancel"}, {"type": "tick"}, {"type": "deploy"},
+                {"type": "cancel"}]
+    with conn:
+        session = Session(model, conn.adapter("app_stays_available"), (), config)
+        with pytest.raises(ImplementationFault) as caught:
+            for data in long_run:
+                session.perform(model.action(data))
+        fault = caught.value
+        assert len(fault.led_to["steps"]) == 8
+        harness.keep_fault(fault, conn, str(tmp_path), seed=0)
+    trace = traces.load(fault.counterexample)
+    assert [s["action"]["type"] for s in trace["steps"]] == ["push", "deploy", "cancel", "deploy"]
+    assert trace["fault"]["action"]["type"] == "cancel" and trace["fault"]["cause"] == fault.cause
+    assert trace["extra"]["minimized_by_replay"] is True
+    said = faults.saved_text(fault, conn.target, 10.0, "--out DIR")
+    assert said.startswith(f"saved: {fault.counterexample} (the 4 steps that led to the fault, shortened from 8); ")
+
+
+def test_a_hang_is_saved_as_found():
+    fault = ImplementationFault("perform() did not return within 1 s", where="step 0 (deploy())", checking="x")
+    fault.hung = True
+    fault.led_to = {"steps": [], "action": {"type": "deploy"}}
+    assert faults.shortened(fault, lambda actions: pytest.fail("asked again"), 10.0) == (
+        fault, "not tried: each try of a hang waits for the timeout")

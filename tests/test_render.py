@@ -182,8 +182,8 @@ def test_a_slots_picture_shows_where_continuous_deployment_is_on():
 
 def test_the_pages_replay_line_names_the_file_shown_and_an_implementations_option(capsys, tmp_path):
     """The page said ``deployspec replay FILE`` whatever it showed: now the path given to
-    ``show`` (quoted for a shell), and for an implementation's trace, which does not
-    record the implementation, the option it needs."""
+    ``show`` (quoted for a shell), and for an implementation's trace the option naming the
+    implementation its contract run recorded (a placeholder where it recorded none)."""
     shown = tmp_path / "my trace.json"
     shown.write_bytes(SEED.read_bytes())
     assert main(["show", str(shown), "--format", "html"]) == 0
@@ -191,3 +191,9 @@ def test_the_pages_replay_line_names_the_file_shown_and_an_implementations_optio
     found = dict(traces.load(SEED), engine="contract", variant="implementation")
     assert "deployspec replay FILE --exec PROGRAM (or --python MODULE:FACTORY" in render_html.render(found)
     assert "--exec" not in render_html.render(traces.load(SEED), source="x.json")
+    # a contract run records the implementation: the page (a CI's artifact) names it, as the run's output did
+    found["extra"] = {"implementation": {"exec": "python3 ctl.py --port 0", "name": None, "reference": None}}
+    assert "deployspec replay x.json --exec &#x27;python3 ctl.py --port 0&#x27;</code>" in \
+        render_html.render(found, source="x.json")
+    found["extra"] = {"implementation": {"python": "pkg.impl:make", "name": None, "reference": None}}
+    assert "deployspec replay x.json --python pkg.impl:make</code>" in render_html.render(found, source="x.json")

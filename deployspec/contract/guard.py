@@ -39,12 +39,16 @@ class ImplementationFault(BaseException):
         self.seconds = 0.0
         #: the committed trace being replayed then (``known.py``), if one was: the steps are its
         self.replaying: str | None = None
+        #: whether the implementation gave no answer in time (asking again costs the timeout)
+        self.hung = False
         #: the run that led to it, when it came at a step (``Session._led_to``): the configuration,
         #: the first observation, the steps before and the action it failed at
         self.led_to: dict | None = None
         #: where ``contract --out`` saved that run as a trace (``faults.keep``), or why it could not
         self.counterexample: str | None = None
         self.unsaved: str | None = None
+        #: how many steps that trace holds (fewer than ``led_to``'s where shortened by replay)
+        self.saved_steps = 0
 
     def line(self) -> str:
         """The one-line report: where, while checking what (replaying which committed trace), and why."""
@@ -175,6 +179,7 @@ class GuardedAdapter:
         if where == "reset" and exc.during == "observe":  # an adapter asks for it with the reset
             where = "the initial observation"
         fault = ImplementationFault(str(exc), where=where, history=tuple(self.history), checking=self._checking)
+        fault.hung = exc.hung
         first = self.box.record(fault)
         since = self._asked_since_reset
         if first is fault and self._pending is not None and since["initial"] is not None:

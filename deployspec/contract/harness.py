@@ -56,6 +56,7 @@ from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError, unknown_property
 from deployspec.reference.core import ActionError
 from deployspec.replay import replay
+from deployspec.session import Session
 from deployspec.text import quoted
 
 #: a contract run's exit statuses (a usage error, 2, never reaches a run)
@@ -387,9 +388,36 @@ def _identity(conn: Connection) -> dict:
 
 def keep_fault(fault: ImplementationFault, conn: Connection, out_dir: str | None, seed: int) -> None:
     """Save the run that led to ``fault`` under ``out_dir`` as a trace (``faults``), once."""
-    if out_dir and faults.savable(fault):
-        faults.keep(fault, faults.trace_of(fault, model=conn.model.name, variant=conn.target.name, seed=seed,
-                                           implementation=_identity(conn)), out_dir)
+    if not (out_dir and faults.savable(fault)):
+        return
+    found, done = faults.shortened(fault, lambda actions: _fault_again(conn, fault, actions), MINIMIZE_SECONDS)
+    trace = faults.trace_of(found, model=conn.model.name, variant=conn.target.name, seed=seed,
+                            implementation=_identity(conn))
+    trace["extra"]["minimized_by_replay"] = done
+    faults.keep(fault, trace, out_dir)
+
+
+def _fault_again(conn: Connection, fault: ImplementationFault, actions: list[dict]) -> ImplementationFault | None:
+    """The fault the implementation gives when asked ``actions`` from a reset (started
+    again if it failed before), if its cause is ``fault``'s; else None (also where an
+    action is one no search would send there: a process that no longer exists)."""
+    if conn.box.first is not None:
+        conn.revive()
+    model, config = conn.model, fault.led_to["config"]
+    adapter = conn.adapter(fault.checking)
+    try:  # (with the check: an observation it cannot read is the fault)
+        session = Session(model, adapter, tuple(plan_checks(model, conn.reference, [fault.checking], config)),
+                          config)
+        for data in actions:
+            action = model.action(data)
+            if not sweep.searchable(model, session.obs, action, config):
+                return None
+            session.perform(action)
+    except ImplementationFault as again:
+        return again if again.cause == fault.cause and again.led_to is not None else None
+    finally:
+        adapter.close()
+    return None
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,

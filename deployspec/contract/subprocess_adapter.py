@@ -226,7 +226,7 @@ class Program:
                         raise ImplementationError(self._gone(request, "closed its stdin"))
                     if self._buf:  # not hung: the reply came, but its line was never ended
                         hint = self._unended()
-                    raise ImplementationError(  # (its last words: often what it waits for)
+                    raise ImplementationError.no_answer(  # (its last words: often what it waits for)
                         f"no reply to {protocol.describe(request)} within {timeout:g} s ({hint})"
                         f"{self._stderr_tail()}"
                     )

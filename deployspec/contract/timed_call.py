@@ -70,6 +70,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                 # what it raised is said here, still timed and guarded, and let go here: its
                 # message is the object's code too (a __str__ that hangs or calls os._exit), and
                 # so are the frames and the objects it holds (a __del__, os._exit's status)
+                hung = False
                 try:
                     return fn(*args)
                 except KeyboardInterrupt:
@@ -77,12 +78,12 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                 except passing:
                     raise
                 except _Overdue:
-                    said = _hung(what, timeout)
+                    said, hung = _hung(what, timeout), True
                 except ExitCalled as exc:
                     said = f"{what} called os._exit({exc.said})"
                 except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit...: the implementation failed
                     said = f"{what} raised {describe(exc)}{at_user_line(exc)}"
-                raise _Raised(said)  # (outside the except clauses: no context holding the exception)
+                raise _Raised(said, hung)  # (outside the except clauses: no context holding the exception)
             finally:  # disarmed before stdout is given back: no alarm can land in between
                 if timed:
                     _armed = False  # an alarm handled until here is still caught below, a later one ignored
@@ -90,7 +91,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
                 if watched:
                     _running = None
     except _Overdue:  # (landed after the call returned, before the timer was disarmed)
-        raise ImplementationError(_hung(what, timeout)) from None
+        raise ImplementationError.no_answer(_hung(what, timeout)) from None
     except KeyboardInterrupt:
         raise
     except passing:
@@ -98,7 +99,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     except DescriptorsMoved as exc:
         raise ImplementationError(f"{what} {exc}") from None
     except _Raised as exc:
-        raise ImplementationError(exc.said) from None
+        raise (ImplementationError.no_answer if exc.hung else ImplementationError)(exc.said) from None
 
 
 def _hung(what: str, timeout: float | None) -> str:
@@ -108,9 +109,9 @@ def _hung(what: str, timeout: float | None) -> str:
 class _Raised(Exception):
     """What the call raised, said within it (:func:`call`)."""
 
-    def __init__(self, said: str):
+    def __init__(self, said: str, hung: bool = False):
         super().__init__(said)
-        self.said = said
+        self.said, self.hung = said, hung
 
 
 @contextlib.contextmanager
