@@ -75,11 +75,17 @@ def replay_line(trace: dict[str, Any], source: str | None) -> str:
     file of a name), and for an implementation's trace the option naming it, as the
     contract run that found it recorded it (``extra.implementation``; a placeholder where
     it did not: the page is a CI's artifact, read where the run's output is not)."""
+    from deployspec.contract.cli import DEFAULT_TIMEOUT, replay_words
+
     line = f"deployspec replay {shlex.quote(source) if source else 'FILE'}"
-    if trace.get("engine") == "contract":
-        found_on = (trace.get("extra") or {}).get("implementation")
-        kind = next((k for k in ("exec", "python") if isinstance(found_on, dict)
-                     and isinstance(found_on.get(k), str)), None)
-        line += f" --{kind} {shlex.quote(found_on[kind])}" if kind else \
-            " --exec PROGRAM (or --python MODULE:FACTORY: the implementation it was found on)"
-    return line
+    if trace.get("engine") != "contract":
+        return line
+    found_on = (trace.get("extra") or {}).get("implementation")
+    found_on = found_on if isinstance(found_on, dict) else {}
+    kind = next((k for k in ("exec", "python") if isinstance(found_on.get(k), str)), None)
+    if kind is None:
+        return line + " --exec PROGRAM (or --python MODULE:FACTORY: the implementation it was found on)"
+    timeout = found_on.get("timeout")
+    timeout = timeout if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0 \
+        else DEFAULT_TIMEOUT
+    return replay_words(source or "FILE", kind, found_on[kind], timeout)

@@ -136,9 +136,11 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     with guard.during(file=str(path)):  # (the watchdog's last word names it, as a fault below)
                         outcome = _replay_one(replay, trace, args, conn, bounds)
                 except ImplementationFault as fault:
-                    verdicts.append((path, 3, fault.line(), time.perf_counter() - started,
-                                     {"outcome": "fault", "fault": fault.to_json(), "message": f"{path}: {fault.line()}"}))
-                    print(f"deployspec: {escaped(str(path))}: {fault.line()}", file=sys.stderr)
+                    other = faults.not_recorded(trace, fault) if trace.get("fault") else None
+                    line = fault.line() + (f" ({escaped(other)})" if other else "")  # (the file's words: escaped)
+                    verdicts.append((path, 3, line, time.perf_counter() - started,
+                                     {"outcome": "fault", "fault": fault.to_json(), "message": f"{path}: {line}"}))
+                    print(f"deployspec: {escaped(str(path))}: {line}", file=sys.stderr)
                     _say_unreplayed([p for p, _ in loaded[at + 1:]])
                     return 3
                 except (Exception, SystemExit) as exc:  # a design of the user's own failed: no verdict (not 1)

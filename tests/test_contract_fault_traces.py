@@ -25,8 +25,8 @@ def _fakes_importable(monkeypatch):
 
 def _saved(out: str) -> str:
     """The file the text report names (stdout: the fault's line on stderr stays one line)."""
-    (path,) = re.findall(r"^saved: (\S+) \(the \d+ steps? that led to the fault(?:, shortened from \d+)?\); "
-                         "replay: ", out, re.MULTILINE)
+    (path,) = re.findall(r"^saved: (\S+) \((?:the \d+ steps? that led to the fault|the fault at the first step)"
+                         r"(?:, shortened from \d+)?\); replay: ", out, re.MULTILINE)
     return path
 
 
@@ -169,7 +169,7 @@ def test_the_junit_case_of_the_fault_names_the_saved_file(capsys, tmp_path):
     assert status == 3
     path = _saved(out)
     (error,) = ElementTree.parse(report).getroot().iter("error")
-    assert f"\nsaved: {path} (the 0 steps that led to the fault); replay: deployspec replay {path} " in error.text
+    assert f"\nsaved: {path} (the fault at the first step); replay: deployspec replay {path} " in error.text
 
 
 def _fault_file(capsys, tmp_path, fake: str, *more: str) -> tuple[str, dict]:
@@ -322,7 +322,7 @@ def test_a_fault_is_saved_as_the_shortest_run_that_still_ends_in_it(tmp_path, mo
                 session.perform(model.action(data))
         fault = caught.value
         assert len(fault.led_to["steps"]) == 8
-        harness.keep_fault(fault, conn, str(tmp_path), seed=0)
+        faults.keep_fault(fault, conn, str(tmp_path), seed=0)
     trace = traces.load(fault.counterexample)
     assert [s["action"]["type"] for s in trace["steps"]] == ["push", "deploy", "cancel", "deploy"]
     assert trace["fault"]["action"]["type"] == "cancel" and trace["fault"]["cause"] == fault.cause
@@ -331,9 +331,53 @@ def test_a_fault_is_saved_as_the_shortest_run_that_still_ends_in_it(tmp_path, mo
     assert said.startswith(f"saved: {fault.counterexample} (the 4 steps that led to the fault, shortened from 8); ")
 
 
-def test_a_hang_is_saved_as_found():
-    fault = ImplementationFault("perform() did not return within 1 s", where="step 0 (deploy())", checking="x")
-    fault.hung = True
-    fault.led_to = {"steps": [], "action": {"type": "deploy"}}
-    assert faults.shortened(fault, lambda actions: pytest.fail("asked again"), 10.0) == (
-        fault, "not tried: each try of a hang waits for the timeout")
+def _fault(cause: str, steps: list[str], action: str) -> ImplementationFault:
+    fault = ImplementationFault(cause, where=f"step {len(steps)} ({action}())", checking="app_stays_available")
+    fault.led_to = {"steps": [{"action": {"type": kind}} for kind in steps], "action": {"type": action}}
+    return fault
+
+
+def test_a_shorter_run_counts_only_if_it_ends_in_the_same_fault():
+    """The same error from another action, or at an earlier step, is another fault: the
+    shortened run must fail at the failing action's kind, at its end, for the same cause
+    but for the last line the program wrote to stderr (a time, a pid)."""
+    fault = _fault("exited with status 1; its stderr ends with: 12:00:01 dying", ["push", "deploy", "tick"], "tick")
+    assert faults.same(_fault("exited with status 1; its stderr ends with: 12:00:07 dying", ["push"], "tick"),
+                       fault, 1)
+    assert not faults.same(_fault("exited with status 1", ["push"], "scale"), fault, 1)  # another action
+    assert not faults.same(_fault("exited with status 1", [], "tick"), fault, 1)  # before the run's end
+    assert not faults.same(_fault("exited with status 2", ["push"], "tick"), fault, 1)  # another cause
+
+    def again(actions):  # "boom" at a scale right after a runtime, and at a tick after a deploy
+        kinds = [a["type"] for a in actions]
+        for i, kind in enumerate(kinds):
+            if (kind == "scale" and i and kinds[i - 1] == "runtime") or (kind == "tick" and "deploy" in kinds[:i]):
+                return _fault("boom", kinds[:i], kind)
+        return None
+
+    # found at the tick; without the deploy, the scale follows the runtime and fails first
+    found = _fault("boom", ["push", "runtime", "deploy", "scale", "stage"], "tick")
+    shortest, done = faults.shortened(found, again, 10.0)
+    assert done is True and [s["action"]["type"] for s in shortest.led_to["steps"]] == ["deploy"]
+    assert shortest.led_to["action"] == {"type": "tick"}
+
+
+def test_a_fault_that_does_not_come_back_is_saved_as_found():
+    found = _fault("boom", ["push", "deploy"], "tick")
+    assert faults.shortened(found, lambda actions: None, 10.0) == (
+        found, "not shortened: the same steps, asked again, did not end in the same fault")
+    found.hung = True
+    assert faults.shortened(found, lambda actions: pytest.fail("asked again"), 10.0) == (
+        found, "not tried: each try of a hang waits for the timeout")
+
+
+def test_a_replay_that_fails_otherwise_says_it_is_not_the_recorded_fault(capsys, tmp_path):
+    """The file's fault is a cancel four steps in; ``raising`` fails at the first deploy:
+    exit 3 all the same, and the line says which fault the file recorded."""
+    path, trace = _fault_file(capsys, tmp_path, "crashes_at_the_second_cancel", "--examples", "30")
+    status, _, err = run(capsys, "replay", path, "--python", "contract_fakes:raising")
+    assert status == 3
+    assert err.strip().endswith(f"(not the recorded fault, at step {len(trace['steps'])} (cancel()): "
+                                f"{trace['fault']['cause']})")
+    status, _, err = run(capsys, "replay", path, "--python", "contract_fakes:crashes_at_the_second_cancel")
+    assert status == 3 and "not the recorded fault" not in err

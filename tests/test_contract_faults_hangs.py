@@ -45,6 +45,23 @@ def test_a_hanging_python_implementation_is_a_fault_and_is_not_called_again(caps
     assert signal.getsignal(signal.SIGALRM) == alarm  # the timeout's SIGALRM handler is given back
 
 
+def test_a_hang_is_saved_as_found_not_asked_again(capsys, hangs, tmp_path):
+    """A --python call that does not return in time is a hang too (the object's adapter
+    kept the error's words and dropped that): shortening would wait for the timeout at
+    each try, so the steps are saved as found, and nothing is asked after the hang."""
+    from deployspec import traces
+
+    started = time.monotonic()
+    status = main(["contract", "--python", "contract_fakes:hangs", "--model", "capi", "--examples", "5",
+                   "--timeout", "0.3", "--property", "app_stays_available", "--out", str(tmp_path)])
+    assert status == 3, capsys.readouterr().err
+    (saved,) = tmp_path.glob("*--fault--*.json")
+    extra = traces.load(saved)["extra"]
+    assert extra["minimized_by_replay"] == "not tried: each try of a hang waits for the timeout"
+    assert extra["implementation"]["timeout"] == 0.3  # (what its replay needs: a hang is a hang again)
+    assert time.monotonic() - started < 5 and sys.modules["contract_fakes"].Hangs.calls_after_hang == 0
+
+
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_the_first_signal_stops_a_run_whose_python_implementation_hangs(tmp_path, sig):
     import os

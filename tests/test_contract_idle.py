@@ -140,7 +140,8 @@ def test_kinds_the_configuration_already_offers_are_the_implementations_refusals
         ("never took effect: continue_ (refused, or changing nothing, at every step of the run: no check judged what "
         "they do)"),
         ("  this configuration gives continue_ something to do on the reference designs, so the implementation "
-        "refused or ignored them: --reference VARIANT asks what they must do")]
+        "refused or ignored them, or the searches never reached where they act: --reference VARIANT asks what they "
+        "must do")]
 
 
 def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):

@@ -87,7 +87,7 @@ def test_a_fault_at_a_step_is_saved_to_replay(tmp_path):
     r = pytest_run(tmp_path, *argv, "--deployspec-out", str(tmp_path / "found"), env=env)
     assert r.returncode == 1
     (saved,) = (tmp_path / "found").glob("implementation--fault--*.json")
-    assert f"\nsaved: {saved} (the 1 step that led to the fault, shortened from 2); replay: deployspec replay " \
+    assert f"\nsaved: {saved} (the fault at the first step); replay: deployspec replay " \
            f"{saved} --python " \
            "crashing:make\n" in r.stdout
     r = pytest_run(tmp_path, *argv, env=env)

@@ -197,3 +197,6 @@ def test_the_pages_replay_line_names_the_file_shown_and_an_implementations_optio
         render_html.render(found, source="x.json")
     found["extra"] = {"implementation": {"python": "pkg.impl:make", "name": None, "reference": None}}
     assert "deployspec replay x.json --python pkg.impl:make</code>" in render_html.render(found, source="x.json")
+    found["extra"]["implementation"]["timeout"] = 2.5  # (a run's --timeout other than the default)
+    assert "deployspec replay x.json --python pkg.impl:make --timeout 2.5</code>" in \
+        render_html.render(found, source="x.json")

@@ -308,10 +308,15 @@ def replay_command(path: str, target, timeout: float) -> str:
     from deployspec.report import designs_handed_in
     from deployspec.text import escaped
 
-    argv = ["deployspec", "replay", path, f"--{target.kind}", target.spec]
+    return escaped(designs_handed_in() + replay_words(path, target.kind, target.spec, timeout))
+
+
+def replay_words(path: str, kind: str, spec: str, timeout: float) -> str:
+    """``deployspec replay PATH --KIND SPEC [--timeout T]``, quoted for a shell."""
+    argv = ["deployspec", "replay", path, f"--{kind}", spec]
     if timeout != DEFAULT_TIMEOUT:  # a slow implementation needs it on replay too
         argv += ["--timeout", _exact(timeout)]
-    return escaped(designs_handed_in() + shlex.join(argv))
+    return shlex.join(argv)
 
 
 def open_for_replay(args, traces_loaded):

@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 from deployspec import traces
 from deployspec.contract.guard import NOT_DETERMINISTIC, ImplementationFault, config_json
+from deployspec.contract.subprocess_adapter import STDERR_TAIL
 from deployspec.minimize import CannotReplay, shortest
+from deployspec.render_text import action_label
 from deployspec.spec.core import counted
 
 
@@ -34,23 +36,96 @@ def trace_of(fault: ImplementationFault, *, model: str, variant: str, seed: int 
 
 def shortened(fault: ImplementationFault, again: Callable[[list[dict]], ImplementationFault | None],
               seconds: float) -> tuple[ImplementationFault, bool | str]:
-    """The fault of the shortest run found that still ends in ``fault``'s cause, steps
-    removed one at a time, then pairs (``minimize.shortest``), each run asked of the
-    implementation from a reset by ``again`` (its fault, or None); and True, or why the
-    shortening stopped early or was not tried (a trace's ``extra.minimized_by_replay``)."""
+    """The fault of the shortest run found that still ends in the same fault (:func:`same`),
+    the steps before the failing action removed one at a time, then pairs
+    (``minimize.shortest``), each run asked of the implementation from a reset by
+    ``again`` (its fault, or None); and True, or why the shortening stopped early or was
+    not tried (a trace's ``extra.minimized_by_replay``). The deadline is asked before
+    each run, so the last one may end past it."""
     if fault.hung:
         return fault, "not tried: each try of a hang waits for the timeout"
     if fault.cause.startswith(NOT_DETERMINISTIC):
         return fault, "not tried: one run of steps cannot show an answer that differs from the first time"
-    actions = [s["action"] for s in fault.led_to["steps"]] + [fault.led_to["action"]]
+    failing = fault.led_to["action"]
+
+    def ends_in_it(steps: list[dict]) -> ImplementationFault | None:
+        found = again(steps + [failing])
+        return found if found is not None and same(found, fault, len(steps)) else None
+
     deadline = time.monotonic() + seconds
     try:
-        first = again(actions)
+        first = ends_in_it([s["action"] for s in fault.led_to["steps"]])
     except CannotReplay as stop:
         return fault, f"stopped early: {stop}"
     if first is None:
         return fault, "not shortened: the same steps, asked again, did not end in the same fault"
-    return shortest(actions, again, first, deadline)
+    return shortest([s["action"] for s in fault.led_to["steps"]], ends_in_it, first, deadline)
+
+
+def same(found: ImplementationFault, fault: ImplementationFault, at: int) -> bool:
+    """Whether ``found`` is ``fault`` again at step ``at``: at the same kind of action, for
+    the same cause (but the last line a program wrote to stderr, which may hold a time or
+    a pid), with the run that led to it known. Another way to the same error (a scale
+    where a tick failed) is another fault."""
+    return found.led_to is not None and _same(found.led_to["action"], found.cause, len(found.led_to["steps"]),
+                                              fault.led_to["action"], fault.cause, at)
+
+
+def not_recorded(trace: dict, found: ImplementationFault) -> str | None:
+    """What a fault trace's replay says of a fault that is not the one recorded (another
+    cause, step or action: the implementation changed, or the file was edited), or None."""
+    recorded = trace["fault"]
+    at = len(trace["steps"])
+    if found.led_to is not None and _same(found.led_to["action"], found.cause, len(found.led_to["steps"]),
+                                          recorded["action"], recorded["cause"], at):
+        return None
+    return f"not the recorded fault, at step {at} ({action_label(recorded['action'])}): {recorded['cause']}"
+
+
+def _same(action: dict, cause: str, at: int, action_there: dict, cause_there: str, there: int) -> bool:
+    return at == there and action["type"] == action_there["type"] and \
+        cause.split(STDERR_TAIL)[0] == cause_there.split(STDERR_TAIL)[0]
+
+
+def keep_fault(fault: ImplementationFault, conn, out_dir: str | None, seed: int) -> None:
+    """Save the run that led to ``fault`` on ``conn`` (``harness.Connection``) under
+    ``out_dir`` as a trace, shortened (:func:`shortened`), once."""
+    from deployspec.contract.harness import MINIMIZE_SECONDS, identity
+
+    if not (out_dir and savable(fault)):
+        return
+    found, done = shortened(fault, lambda actions: _fault_again(conn, fault, actions), MINIMIZE_SECONDS)
+    trace = trace_of(found, model=conn.model.name, variant=conn.target.name, seed=seed,
+                     implementation=identity(conn))
+    trace["extra"]["minimized_by_replay"] = done
+    keep(fault, trace, out_dir)
+
+
+def _fault_again(conn, fault: ImplementationFault, actions: list[dict]) -> ImplementationFault | None:
+    """The fault the implementation gives when asked ``actions`` from a reset (started
+    again if it failed before), with ``fault``'s check; None where it gives none, or where
+    an action is one no search would send there (a process that no longer exists)."""
+    from deployspec.contract import sweep
+    from deployspec.contract.harness import plan_checks
+    from deployspec.session import Session
+
+    if conn.box.first is not None:
+        conn.revive()
+    model, config = conn.model, fault.led_to["config"]
+    adapter = conn.adapter(fault.checking)
+    try:  # (with the check: an observation it cannot read is the fault)
+        session = Session(model, adapter, tuple(plan_checks(model, conn.reference, [fault.checking], config)),
+                          config)
+        for data in actions:
+            action = model.action(data)
+            if not sweep.searchable(model, session.obs, action, config):
+                return None
+            session.perform(action)
+    except ImplementationFault as again:
+        return again
+    finally:
+        adapter.close()
+    return None
 
 
 def keep(fault: ImplementationFault, trace: dict, out_dir: str) -> None:
@@ -69,8 +144,10 @@ def saved_text(fault: ImplementationFault, target, timeout: float, option: str) 
     from deployspec.contract.cli import replay_command
 
     if fault.counterexample:
-        return (f"saved: {fault.counterexample} (the {counted(fault.saved_steps, 'step')} that led to the fault"
-                f"{_shortened_from(fault)}); replay: {replay_command(fault.counterexample, target, timeout)}")
+        led = f"the {counted(fault.saved_steps, 'step')} that led to the fault" if fault.saved_steps else \
+            "the fault at the first step"
+        return (f"saved: {fault.counterexample} ({led}{_shortened_from(fault)}); replay: "
+                f"{replay_command(fault.counterexample, target, timeout)}")
     if fault.unsaved:
         return f"not saved: {fault.unsaved}"
     return f"(use {option} to save the steps that led to the fault, to replay them)" if savable(fault) else None

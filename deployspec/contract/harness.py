@@ -56,7 +56,6 @@ from deployspec.minimize import CannotReplay, minimize
 from deployspec.models import UsageError, unknown_property
 from deployspec.reference.core import ActionError
 from deployspec.replay import replay
-from deployspec.session import Session
 from deployspec.text import quoted
 
 #: a contract run's exit statuses (a usage error, 2, never reaches a run)
@@ -106,6 +105,7 @@ class Connection:
     def __init__(self, target: Target, model, *, timeout: float = 10.0):
         self.target = target
         self.model = model
+        self.timeout = timeout
         self.box = FaultBox()
         self.program: Program | None = None
         self._python: PythonAdapter | None = None
@@ -374,50 +374,21 @@ def _keep(r: Result, conn: Connection, out_dir: str | None) -> None:
     """Name the implementation in a violation's trace and save it under ``out_dir`` (once)."""
     if r.counterexample is not None:
         return
-    r.trace["extra"] = {**r.trace.get("extra", {}), "implementation": _identity(conn)}
+    r.trace["extra"] = {**r.trace.get("extra", {}), "implementation": identity(conn)}
     if not_shrunk(r):  # the file says it too (a replay of it may not reproduce on this implementation)
         r.trace["extra"]["shrunk"] = False
     for field, value in traces.keep(r.trace, out_dir).items():
         setattr(r, field, value)
 
 
-def _identity(conn: Connection) -> dict:
-    """What a trace says of the implementation it was found on (``extra.implementation``)."""
-    return {conn.target.kind: conn.target.spec, "name": conn.implementation, "reference": conn.reference}
+def identity(conn: Connection) -> dict:
+    """What a trace says of the implementation it was found on (``extra.implementation``):
+    how it was given, the name it gave, the run's ``--reference``, and its ``--timeout``
+    where not the default (a replay of a slow one needs it: the page's replay line)."""
+    from deployspec.contract.cli import DEFAULT_TIMEOUT
 
-
-def keep_fault(fault: ImplementationFault, conn: Connection, out_dir: str | None, seed: int) -> None:
-    """Save the run that led to ``fault`` under ``out_dir`` as a trace (``faults``), once."""
-    if not (out_dir and faults.savable(fault)):
-        return
-    found, done = faults.shortened(fault, lambda actions: _fault_again(conn, fault, actions), MINIMIZE_SECONDS)
-    trace = faults.trace_of(found, model=conn.model.name, variant=conn.target.name, seed=seed,
-                            implementation=_identity(conn))
-    trace["extra"]["minimized_by_replay"] = done
-    faults.keep(fault, trace, out_dir)
-
-
-def _fault_again(conn: Connection, fault: ImplementationFault, actions: list[dict]) -> ImplementationFault | None:
-    """The fault the implementation gives when asked ``actions`` from a reset (started
-    again if it failed before), if its cause is ``fault``'s; else None (also where an
-    action is one no search would send there: a process that no longer exists)."""
-    if conn.box.first is not None:
-        conn.revive()
-    model, config = conn.model, fault.led_to["config"]
-    adapter = conn.adapter(fault.checking)
-    try:  # (with the check: an observation it cannot read is the fault)
-        session = Session(model, adapter, tuple(plan_checks(model, conn.reference, [fault.checking], config)),
-                          config)
-        for data in actions:
-            action = model.action(data)
-            if not sweep.searchable(model, session.obs, action, config):
-                return None
-            session.perform(action)
-    except ImplementationFault as again:
-        return again if again.cause == fault.cause and again.led_to is not None else None
-    finally:
-        adapter.close()
-    return None
+    return {conn.target.kind: conn.target.spec, "name": conn.implementation, "reference": conn.reference} | (
+        {"timeout": conn.timeout} if conn.timeout != DEFAULT_TIMEOUT else {})
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,
@@ -447,7 +418,7 @@ def run(model, target: Target, *, reference: str | None = None, properties: list
                 if fault.found is not None:  # the violation it had found before failing
                     run.results.append(fault.found)
                     on_result(fault.found)
-                keep_fault(fault, conn, out_dir, seed)
+                faults.keep_fault(fault, conn, out_dir, seed)
                 run.fault = fault
                 break
             interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict

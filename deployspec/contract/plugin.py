@@ -172,6 +172,15 @@ def _check_model_and_reference(opt) -> None:
         raise pytest.UsageError(f"{option}: {exc}" if option else ours(str(exc))) from None
 
 
+def _target(opt):
+    """The implementation given (``--deployspec-exec`` or ``--deployspec-python``)."""
+    from deployspec.contract import harness
+
+    if opt("--deployspec-exec") is not None:  # (an empty one is refused at start)
+        return harness.Target("exec", opt("--deployspec-exec"))
+    return harness.Target("python", opt("--deployspec-python"))
+
+
 def bounds(opt) -> dict | None:
     """``--deployspec-bound NAME=VALUE`` options as the CLI's ``--bound`` takes them."""
     from deployspec.models import bounds_given
@@ -286,14 +295,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         hint = LEFT_OUT if config.stash.get(_DESELECTED, False) else NAME_THEM
         terminalreporter.write_line(f"deployspec: {NO_CONTRACT_TEST} {hint}", yellow=True, bold=True)
         return
-    from deployspec.contract import harness, plugin_coverage
+    from deployspec.contract import plugin_coverage
     from deployspec.models import get_model
 
     opt = config.getoption
-    target = harness.Target("exec", opt("--deployspec-exec")) if opt("--deployspec-exec") is not None else \
-        harness.Target("python", opt("--deployspec-python"))
     note = plugin_coverage.lines(config, get_model(opt("--deployspec-model")), opt("--deployspec-reference"),
-                                 target, bounds(opt))
+                                 _target(opt), bounds(opt))
     for line in note:  # what no contract test judged, as the CLI's summary says it (advice indented)
         terminalreporter.write_line(("" if line.startswith(" ") else "deployspec: ") + ours(line), yellow=True)
 
@@ -324,10 +331,7 @@ class ContractSession:
         self.known = not opt("--deployspec-no-known")
         self.bounds = bounds(opt)
         self.config = harness.config_for(self.model, self.reference, self.bounds)
-        if opt("--deployspec-exec"):
-            self.target = harness.Target("exec", opt("--deployspec-exec"))
-        else:
-            self.target = harness.Target("python", opt("--deployspec-python"))
+        self.target = _target(opt)
         self.timeout = opt("--deployspec-timeout")
         self._conn = None
         self._pytest_config = config
@@ -356,7 +360,7 @@ class ContractSession:
     def check(self, name: str) -> None:
         """Search for a violation of one check; fail the test with the shrunk trace."""
         from deployspec import interruption, variant_plugins
-        from deployspec.contract import harness
+        from deployspec.contract import faults, harness
         from deployspec.contract.conformance import PREFIX
         from deployspec.contract.guard import ImplementationFault
 
@@ -379,7 +383,7 @@ class ContractSession:
         found = None
         if fault is not None:
             self._faults += 1
-            harness.keep_fault(fault, conn, self.out, self.seed)  # (with --deployspec-out: to replay)
+            faults.keep_fault(fault, conn, self.out, self.seed)  # (with --deployspec-out: to replay)
             conn.revive()  # the next test starts the implementation afresh
             found = fault.found  # a violation found before it failed, while shortening its trace
         else:

@@ -158,7 +158,7 @@ class PythonAdapter:
         try:
             result = call(answer, *args, what=f"{method}()", timeout=self.timeout)
         except ImplementationError as exc:
-            raise self._failed(str(exc)) from None
+            raise self._failed(str(exc), exc.hung) from None
         except KeyboardInterrupt:
             self.dead = INTERRUPTED
             raise
@@ -169,9 +169,9 @@ class PythonAdapter:
             raise self._failed(result.why)
         return result
 
-    def _failed(self, cause: str) -> ImplementationError:
+    def _failed(self, cause: str, hung: bool = False) -> ImplementationError:
         self.dead = cause
-        return ImplementationError(cause)
+        return (ImplementationError.no_answer if hung else ImplementationError)(cause)
 
 
 @attrs.frozen

@@ -284,7 +284,12 @@ class Program:
         # (lines as the program wrote them: str.splitlines also breaks at a form feed and
         # other separators, and the part before one was dropped)
         lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
-        return f"; its stderr ends with: {printable_line(lines[-1], 200, both_ends=True)}" if lines else ""
+        return f"{STDERR_TAIL}{printable_line(lines[-1], 200, both_ends=True)}" if lines else ""
+
+
+#: how a fault's cause gives the last line the program wrote to stderr (which may differ
+#: from run to run: a timestamp, a pid, while the fault is the same)
+STDERR_TAIL = "; its stderr ends with: "
 
 
 def _killpg(pgid: int, sig: int) -> None:

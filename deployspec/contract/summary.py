@@ -224,7 +224,8 @@ def idle_note(run) -> list[str]:
               for name, others in chosen.items()]
     if offered:
         said = who_says(run.results, run.reference)
-        whose = (f"so the implementation refused or ignored them: {said}" if said is not None else
+        whose = (f"so the implementation refused or ignored them, or the searches never reached where they act: "
+                 f"{said}" if said is not None else
                  # held: it would have parted from the implementation otherwise
                  f"yet {run.reference} did as the implementation at every step this run asked ({PREFIX}"
                  f"{run.reference} held): a longer search may reach where they act")
