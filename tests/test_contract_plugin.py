@@ -70,10 +70,9 @@ def test_a_fault_fails_the_test_with_one_line(tmp_path):
     assert "During handling" not in r.stdout and "Traceback" not in r.stdout
 
 
-def test_a_fault_at_a_step_is_saved_to_replay(tmp_path):
-    """A fault at a step names the file of the steps that led to it, and the command that
-    asks them again; without --deployspec-out, how to save it."""
-    (tmp_path / "crashing.py").write_text(
+def _crashing_at_cancel(folder: Path) -> None:
+    """``crashing:make`` in ``folder``: capi-safe raising at every cancel (PYTHONPATH=folder)."""
+    (folder / "crashing.py").write_text(
         "from deployspec.contract.examples import ReferenceImplementation\n"
         "class Crashing(ReferenceImplementation):\n"
         "    def perform(self, action):\n"
@@ -82,13 +81,18 @@ def test_a_fault_at_a_step_is_saved_to_replay(tmp_path):
         "        return super().perform(action)\n"
         "def make():\n"
         "    return Crashing('capi', 'capi-safe')\n")
+
+
+def test_a_fault_at_a_step_is_saved_to_replay(tmp_path):
+    """A fault at a step names the file of the steps that led to it, and the command that
+    asks them again; without --deployspec-out, how to save it."""
+    _crashing_at_cancel(tmp_path)
     argv = ("--deployspec-python", "crashing:make", "--deployspec-examples", "10", "-k", "single_active_deployment")
     env = {"PYTHONPATH": str(tmp_path)}
     r = pytest_run(tmp_path, *argv, "--deployspec-out", str(tmp_path / "found"), env=env)
     assert r.returncode == 1
     (saved,) = (tmp_path / "found").glob("implementation--fault--*.json")
-    assert f"\nsaved: {saved} (the fault at the first step); replay: deployspec replay " \
-           f"{saved} --python " \
+    assert f"\nsaved: {saved} (the fault at the first step); replay: deployspec replay {saved} --python " \
            "crashing:make\n" in r.stdout
     r = pytest_run(tmp_path, *argv, env=env)
     assert "\n(use --deployspec-out DIR to save the steps that led to the fault, to replay them)\n" in r.stdout
@@ -143,15 +147,7 @@ def test_a_run_a_fault_cut_short_says_nothing_of_what_it_never_reached(tmp_path)
     r = pytest_run(tmp_path, "--deployspec-python", "deployspec.contract.examples:capi_safe",
                    "--deployspec-examples", "5", "-k", "single_active_deployment or app_stays_available")
     assert "never took effect" in r.stdout  # (deploys only: no continue_)
-    (tmp_path / "crashing.py").write_text(
-        "from deployspec.contract.examples import ReferenceImplementation\n"
-        "class Crashing(ReferenceImplementation):\n"
-        "    def perform(self, action):\n"
-        "        if action['type'] == 'cancel':\n"
-        "            raise KeyError('deploying_web_process')\n"
-        "        return super().perform(action)\n"
-        "def make():\n"
-        "    return Crashing('capi', 'capi-safe')\n")
+    _crashing_at_cancel(tmp_path)
     r = pytest_run(tmp_path, "--deployspec-python", "crashing:make", "--deployspec-examples", "5",
                    "-k", "single_active_deployment or app_stays_available", env={"PYTHONPATH": str(tmp_path)})
     assert r.returncode == 1 and "never took effect" not in r.stdout
