@@ -381,3 +381,39 @@ def test_a_replay_that_fails_otherwise_says_it_is_not_the_recorded_fault(capsys,
                                 f"{trace['fault']['cause']})")
     status, _, err = run(capsys, "replay", path, "--python", "contract_fakes:crashes_at_the_second_cancel")
     assert status == 3 and "not the recorded fault" not in err
+
+
+def test_a_stop_while_shortening_saves_the_shortest_run_so_far_and_stops(tmp_path, monkeypatch):
+    """Ctrl-C (or SIGTERM) during the shortening: the shortest run found so far is saved,
+    said as stopped early, and the stop goes on (it was dropped, and the shortening ran
+    its whole budget)."""
+    from deployspec.contract import harness
+    from deployspec.models import get_model
+    from deployspec.session import Session
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    asked, real = [], faults._fault_again
+
+    def stopped_at_the_third(conn, fault, actions):
+        asked.append(actions)
+        if len(asked) == 3:
+            raise KeyboardInterrupt
+        return real(conn, fault, actions)
+
+    monkeypatch.setattr(faults, "_fault_again", stopped_at_the_third)
+    model = get_model("capi")
+    conn = harness.Connection(harness.Target("python", "contract_fakes:crashes_at_the_second_cancel"), model)
+    long_run = [{"type": "push", "instances": 1}, {"type": "tick"}, {"type": "deploy"}, {"type": "cancel"},
+                {"type": "deploy"}, {"type": "cancel"}]
+    with conn:
+        session = Session(model, conn.adapter("app_stays_available"), (), harness.config_for(model, None))
+        with pytest.raises(ImplementationFault) as caught:
+            for data in long_run:
+                session.perform(model.action(data))
+        with pytest.raises(KeyboardInterrupt):
+            faults.keep_fault(caught.value, conn, str(tmp_path), seed=0)
+    trace = traces.load(caught.value.counterexample)
+    assert trace["extra"]["minimized_by_replay"] == "stopped early: interrupted"
+    # the first try (the whole run) ended in the fault, the second (without the push) did not
+    assert len(asked) == 3 and [s["action"]["type"] for s in trace["steps"]] == \
+        ["push", "tick", "deploy", "cancel", "deploy"]

@@ -11,12 +11,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from deployspec import traces
+from deployspec import interruption, traces
 from deployspec.contract.guard import NOT_DETERMINISTIC, ImplementationFault, config_json
 from deployspec.contract.subprocess_adapter import STDERR_TAIL
 from deployspec.minimize import CannotReplay, shortest
 from deployspec.render_text import action_label
 from deployspec.spec.core import counted
+
+#: why a shortening stopped when the run was interrupted meanwhile
+INTERRUPTED = "stopped early: interrupted"
 
 
 def savable(fault: ImplementationFault) -> bool:
@@ -49,7 +52,11 @@ def shortened(fault: ImplementationFault, again: Callable[[list[dict]], Implemen
     failing = fault.led_to["action"]
 
     def ends_in_it(steps: list[dict]) -> ImplementationFault | None:
-        found = again(steps + [failing])
+        try:  # (a stop: the shortest run so far is saved, then the stop goes on: keep_fault)
+            interruption.raise_if_pending()
+            found = again(steps + [failing])
+        except KeyboardInterrupt:
+            raise CannotReplay(INTERRUPTED.removeprefix("stopped early: ")) from None
         return found if found is not None and same(found, fault, len(steps)) else None
 
     deadline = time.monotonic() + seconds
@@ -99,6 +106,8 @@ def keep_fault(fault: ImplementationFault, conn, out_dir: str | None, seed: int)
                      implementation=identity(conn))
     trace["extra"]["minimized_by_replay"] = done
     keep(fault, trace, out_dir)
+    if done == INTERRUPTED:  # Ctrl-C (or SIGTERM) while shortening: saved, and the run stops as asked
+        raise KeyboardInterrupt
 
 
 def _fault_again(conn, fault: ImplementationFault, actions: list[dict]) -> ImplementationFault | None:
