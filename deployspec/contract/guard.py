@@ -41,8 +41,9 @@ class ImplementationFault(BaseException):
         self.replaying: str | None = None
         #: whether the implementation gave no answer in time (asking again costs the timeout)
         self.hung = False
-        #: the run that led to it, when it came at a step (``Session._led_to``): the configuration,
-        #: the first observation, the steps before and the action it failed at
+        #: the run that led to it, when it came at a step: the configuration, the first observation,
+        #: the steps before and the action it failed at, as the guard asked them since its reset
+        #: (``GuardedAdapter._fault``; a property that cannot read an answer: ``Session._led_to``)
         self.led_to: dict | None = None
         #: where ``contract --out`` saved that run as a trace (``faults.keep``), or why it could not
         self.counterexample: str | None = None
