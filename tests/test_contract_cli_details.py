@@ -6,6 +6,7 @@ replay command it prints, the signals it takes over while it runs)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import sys
@@ -447,3 +448,24 @@ def test_the_config_line_says_which_bounds_the_run_changed(capsys):
                          "max_droplets=2", "--examples", "2", "--property", "single_active_deployment")
     assert status == 0
     assert out.splitlines()[1].startswith("config (with --bound max_instances, max_droplets): max_instances=2,")
+
+
+def test_violations_the_reference_declares_are_said_to_be_its_own_too(capsys):
+    """capi-2022 run against itself: its declared violations show as rows, and a line says
+    the reference breaks them too (a user's gate with a historic reference never passed and
+    did not say why); against capi-safe, the same rows are the implementation's alone."""
+    from deployspec.models import get_model
+
+    argv = ["contract", "--python", "deployspec.contract.examples:capi_2022", "--model", "capi", "--examples", "30",
+            "--property", "single_active_deployment", "--property", "user_scale_not_lost"]
+    status = main([*argv, "--reference", "capi-2022"])
+    out = capsys.readouterr().out
+    violated = [p for p in ("single_active_deployment", "user_scale_not_lost")
+                if re.search(rf"^{p} +VIOLATED", out, re.MULTILINE)]
+    declared = get_model("capi").variant("capi-2022").declares
+    assert status == 1 and "single_active_deployment" in violated
+    assert f"\nthe reference breaks these too: capi-2022 declares it violates " \
+           f"{', '.join(p for p in violated if p in declared)}, so an implementation that conforms to it " \
+           "does as well" in out
+    status = main([*argv, "--reference", "capi-safe"])
+    assert status == 1 and "the reference breaks these too" not in capsys.readouterr().out

@@ -121,7 +121,7 @@ def test_bounded_proof_on_the_fixed_design():
     config = small("capi-safe", max_instances=1)
     r = search(MODEL, "capi-safe", prop, budget=60, seed=0, out_dir=None, config=config)
     assert r.verdict == "holds" and r.stats["complete"] is True
-    assert r.message.startswith(f"holds for all {r.stats['states']} states reachable within bounds")
+    assert r.message.startswith(f"holds for all {r.stats['states']:,} states reachable within bounds")
     assert r.stats["states"] == bfs(MODEL, MODEL.variant("capi-safe"), config, goal=lambda s, o: False).states
     assert r.stats["by_action"]["deploy"] > 0 and r.stats["by_action"]["cancel"] > 0
     assert set(r.stats["never_enabled"]) <= set(MODEL.vocabulary)

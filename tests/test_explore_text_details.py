@@ -35,8 +35,8 @@ def test_bounds_leave_out_what_is_off_or_empty_and_keep_zero():
 
 def test_a_complete_proof_says_every_number():
     """The claim's extent: states, bounds, transitions, depth, time and speed, in that order."""
-    assert proof_text(STATS) == ("holds for all 1234 states reachable within bounds (max_depth=9, instances=2): "
-                                 "5678 transitions, depth 9, 2.2 s, 548 states/s")
+    assert proof_text(STATS) == ("holds for all 1,234 states reachable within bounds (max_depth=9, instances=2): "
+                                 "5,678 transitions, depth 9, 2.2 s, 548 states/s")
 
 
 @pytest.mark.parametrize("stopped, why", [
@@ -46,7 +46,7 @@ def test_a_complete_proof_says_every_number():
 def test_an_incomplete_search_says_why_it_stopped(stopped, why):
     """An incomplete search is no proof: the text says so and why, an unknown reason as it is."""
     stats = {**STATS, "complete": False, "stopped": stopped}
-    assert proof_text(stats) == (f"no violation within 1234 states explored within bounds (max_depth=9, "
+    assert proof_text(stats) == (f"no violation within 1,234 states explored within bounds (max_depth=9, "
                                  f"instances=2) (incomplete: {why} at depth 9, 2.2 s)")
 
 
@@ -80,7 +80,7 @@ def test_a_violations_summary_says_its_cause_length_and_statistics():
     text = summary(_result(cause="cancel_then_deploy", trace_length=6))
     assert text.splitlines() == [
         "capi-2022 · single_active_deployment · explore: violated (cause cancel_then_deploy), shortest trace 6 steps",
-        "  1234 states, 5678 transitions, max depth 9, 2.2 s (548 states/s), process peak memory 40 MiB",
+        "  1,234 states, 5,678 transitions, max depth 9, 2.2 s (548 states/s), process peak memory 40 MiB",
         "  transitions by action: push 3, tick 7",
     ]
 
@@ -140,13 +140,13 @@ def test_a_complete_proof_s_counts_are_said_once():
     assert proved[0].endswith("2.2 s, 548 states/s") and proved[1] == "  process peak memory 40 MiB"
     cut = {"complete": False, "stopped": "time"}
     unfinished = summary(_result("holds", message=proof_text({**STATS, **cut}), stats=cut)).splitlines()
-    assert unfinished[1].startswith("  1234 states, 5678 transitions, max depth 9, 2.2 s (548 states/s)")
+    assert unfinished[1].startswith("  1,234 states, 5,678 transitions, max depth 9, 2.2 s (548 states/s)")
 
 
 def test_a_complete_but_vacuous_proof_says_so():
     """'holds for all states' is hollow when no deploy ever moved: the proof must say it."""
     text = proof_text({**STATS, "vacuous": ["deploy"]})
-    assert text.startswith("holds for all 1234 states") and text.endswith(
+    assert text.startswith("holds for all 1,234 states") and text.endswith(
         "548 states/s; vacuous: no deploy ever took effect within these bounds "
         "(every one was refused or changed nothing)")
 

@@ -80,6 +80,7 @@ def summary(run) -> str:
     lines += [fmt.format(*row).rstrip() for row in rows]
     lines += found_in_note(run.results)
     lines += known_note(run)
+    lines += reference_note(run)
     lines += vacuity_notes(run.results, run.reference, reasons=unoffered(run))
     lines += idle_note(run)
     # a check the sweep found took no search step; one a known trace found searched in full
@@ -113,6 +114,25 @@ def known_note(run) -> list[str]:
     found = f"they broke {', '.join(broke)}" if broke else "none broke a check whose search held"
     return [(f"known traces: the {every} committed counterexample{'s' if every != 1 else ''} of "
              f"counterexamples/{run.model}/ judged after the searches; {found} (--no-known leaves them out)")]
+
+
+def reference_note(run) -> list[str]:
+    """The violated checks that the ``--reference`` design breaks too, as it declares: an
+    implementation that conforms to it breaks them as well, so its rows are no news of the
+    implementation's own (a user's gate with a historic reference could never pass)."""
+    if not run.reference:
+        return []
+    from deployspec.declarations import beyond
+
+    model = get_model(run.model)
+    declared = model.variant(run.reference).declares
+    theirs = [r.property for r in run.results if r.verdict == "violated"
+              and (r.property in declared or beyond(model, run.reference, r.property) is not None)]
+    if not theirs:
+        return []
+    return [(f"the reference breaks these too: {run.reference} declares it violates {', '.join(theirs)}, so an "
+            "implementation that conforms to it does as well (--property leaves them out; a --reference that "
+            "holds them asks more)")]
 
 
 def who_says(results, reference: str | None) -> str | None:

@@ -24,16 +24,16 @@ WHY = {"time": "time budget spent", "memory": "memory budget spent",
 def proof_text(stats: dict) -> str:
     if stats["complete"]:
         return (
-            f"holds for all {stats['states']} states reachable within bounds "
-            f"({bounds_text(stats['bounds'])}): {stats['transitions']} transitions, depth "
-            f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']} states/s"
+            f"holds for all {stats['states']:,} states reachable within bounds "
+            f"({bounds_text(stats['bounds'])}): {stats['transitions']:,} transitions, depth "
+            f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']:,} states/s"
             + vacuity_text(stats)
         )
     why = WHY.get(stats["stopped"], stats["stopped"])
     if stats["stopped"] == "memory" and stats.get("memory_budget_mb"):  # what it had, and how to give more
         why = f"memory budget of {stats['memory_budget_mb']:,g} MiB spent (--memory MIB gives more)"
     return (
-        f"no violation within {stats['states']} states explored within bounds "
+        f"no violation within {stats['states']:,} states explored within bounds "
         f"({bounds_text(stats['bounds'])}) (incomplete: {why} at depth {stats['depth']}, "
         f"{stats['seconds']:.1f} s)" + vacuity_text(stats)
     )
@@ -69,8 +69,8 @@ def summary(result: Result) -> str:
     if result.verdict == "holds" and s.get("complete"):  # the proof's line gave the counts
         lines.append(f"  {memory}")
     else:
-        lines.append(f"  {s['states']} states, {s['transitions']} transitions, max depth {s['depth']}, "
-                     f"{s['seconds']:.1f} s ({s['states_per_second']} states/s), {memory}")
+        lines.append(f"  {s['states']:,} states, {s['transitions']:,} transitions, max depth {s['depth']}, "
+                     f"{s['seconds']:.1f} s ({s['states_per_second']:,} states/s), {memory}")
     moves = ", ".join(f"{k} {n}" for k, n in s["by_action"].items() if n)
     lines.append(f"  transitions by action: {moves or 'none'}")
     if s["never_enabled"] and result.verdict != "holds":  # (the search stopped at it, or failed)
