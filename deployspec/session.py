@@ -36,39 +36,26 @@ class Session:
 
     def perform(self, action: Action) -> Violation | None:
         before = self.obs
-        data = action.to_json()
         rejected = self.adapter.perform(action)
         after = self.adapter.observe()  # (a fault in either: the guard keeps the run asked since its reset)
         self.obs = after
+        data = action.to_json()
         self.steps.append({"action": data, "rejected": rejected, "observation": after})
         step = Step(len(self.steps) - 1, data, action.actor, rejected, before, after)
-        try:
-            v = self._judged(self.monitor.advance, step)
-        except BaseException as exc:  # (a property that cannot read the observation: the step's answer is the fault)
-            self._led_to(exc, self.steps[:-1], data)
-            raise
+        v = self._judged(self.monitor.advance, step)
         if v is not None and self.violation is None:
             self.violation = v
         return v
 
-    def _led_to(self, exc: BaseException, steps: list[dict], action: dict) -> None:
-        """An observation no property can read is the implementation's fault at ``action``:
-        it keeps the run that led to it (the configuration, the first observation and the
-        steps before), so it can be saved as a trace to replay (``contract.faults``). (A
-        fault the guard raises keeps the run as the implementation was asked it, from its
-        reset: ``GuardedAdapter``.)"""
-        if getattr(exc, "led_to", False) is None:  # (an ImplementationFault: faults have the slot)
-            exc.led_to = {"config": self.config, "initial": self.initial, "steps": list(steps), "action": action}
-
     def _judged(self, judge, *args):
         """``judge(*args)``; an implementation's fault on the way (a property that cannot read
-        its observation) carries the steps since reset."""
+        its observation) carries the steps since reset, and the run that led to it."""
         try:
             return judge(*args)
         except BaseException as exc:
             from deployspec.contract.guard import with_steps
 
-            with_steps(exc, self.steps)
+            with_steps(exc, self.steps, self.config, self.initial)
             raise
 
     def play(self, actions, settle: bool = True) -> Violation | None:

@@ -1,4 +1,4 @@
-"""The pytest plugin's details a mutation pass found unpinned (contract/plugin.py), in
+"""The pytest plugin's details a mutation pass found unpinned (contract/plugin.py, plugin_session.py), in
 process: its defaults, the options it checks at start, and what a failed check says."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from deployspec.contract import harness, plugin
+from deployspec.contract import harness, plugin, plugin_session
 from deployspec.contract.guard import ImplementationFault
 from deployspec.engines.result import Result
 from deployspec.models import UsageError
@@ -45,17 +45,17 @@ def test_the_options_defaults_are_the_documented_ones(pytestconfig):
 
 def test_a_session_searches_as_its_options_say():
     """Examples, seed, timeout, out and no-known given on the command line reach the search."""
-    s = plugin.ContractSession(_Config(python=SAFE, examples=7, seed=3, timeout=2.5, out="found", no_known=True))
+    s = plugin_session.ContractSession(_Config(python=SAFE, examples=7, seed=3, timeout=2.5, out="found", no_known=True))
     assert (s.examples, s.seed, s.timeout, s.out, s.known) == (7, 3, 2.5, "found", False)
-    assert plugin.ContractSession(_Config(python=SAFE)).known
+    assert plugin_session.ContractSession(_Config(python=SAFE)).known
     assert (s.target.kind, s.target.spec) == ("python", SAFE)
-    assert (plugin.ContractSession(_Config(exec="prog")).target.kind) == "exec"
+    assert (plugin_session.ContractSession(_Config(exec="prog")).target.kind) == "exec"
 
 
 def test_closing_a_session_closes_its_implementation():
     """The program (or object) under test is ended with the session, not left running."""
     closed = []
-    s = plugin.ContractSession(_Config(python=SAFE))
+    s = plugin_session.ContractSession(_Config(python=SAFE))
     s._conn = type("Conn", (), {"close": lambda self: closed.append(True), "took_effect": {}, "asked": {}})()
     s.close()
     assert closed == [True]
@@ -101,7 +101,7 @@ def test_a_fault_keeps_what_the_implementation_said_and_names_only_deployspec_s_
                                   where="reset")
 
     monkeypatch.setattr(harness, "check_one", fails)
-    s = plugin.ContractSession(_Config(exec="deployspec serve --model capi --python nosuch:f"))
+    s = plugin_session.ContractSession(_Config(exec="deployspec serve --model capi --python nosuch:f"))
     s._conn = _Conn()
     with pytest.raises(pytest.fail.Exception) as caught:
         s.check("single_active_deployment")
@@ -119,7 +119,7 @@ def test_a_vacuous_hold_made_an_error_fails_in_one_line(monkeypatch):
                       stats={"vacuous": ["deploy"]})
 
     monkeypatch.setattr(harness, "check_one", vacuous)
-    s = plugin.ContractSession(_Config(python=SAFE))
+    s = plugin_session.ContractSession(_Config(python=SAFE))
     s._conn = _Conn()
     with warnings.catch_warnings():
         warnings.simplefilter("error", plugin.VacuousHold)
@@ -145,7 +145,7 @@ def test_a_factory_not_found_when_opening_fails_the_test_in_the_plugin_s_words(m
         raise UsageError("--python m:f: module m has no 'f'")
 
     monkeypatch.setattr(harness, "Connection", refuse)
-    s = plugin.ContractSession(_Config(python="m:f"))
+    s = plugin_session.ContractSession(_Config(python="m:f"))
     with pytest.raises(pytest.fail.Exception) as caught:
         s.connection()
     assert str(caught.value) == "--deployspec-python m:f: module m has no 'f'"
@@ -166,7 +166,7 @@ def test_a_fault_restarts_the_implementation_for_the_next_test(monkeypatch):
         raise ImplementationFault("it crashed", where="reset")
 
     monkeypatch.setattr(harness, "check_one", fails)
-    s = plugin.ContractSession(_Config(python=SAFE))
+    s = plugin_session.ContractSession(_Config(python=SAFE))
     s._conn = conn = _Conn()
     with pytest.raises(pytest.fail.Exception, match="it crashed"):
         s.check("single_active_deployment")
@@ -194,7 +194,7 @@ def test_ctrl_c_dropped_during_a_check_interrupts_the_run_instead_of_passing(mon
     monkeypatch.setattr("sys.unraisablehook", dropped.append)
     previous = signal.signal(signal.SIGUSR1, signal.default_int_handler)
     try:
-        s = plugin.ContractSession(_Config(python=SAFE))
+        s = plugin_session.ContractSession(_Config(python=SAFE))
         s._conn = _Conn()
         with pytest.raises(KeyboardInterrupt):
             s.check("single_active_deployment")
@@ -210,7 +210,7 @@ def test_a_hosts_own_ctrl_c_handler_is_left_alone(monkeypatch):
     seen = []
     previous = signal.signal(signal.SIGUSR1, lambda signum, frame: seen.append(signum))
     try:
-        s = plugin.ContractSession(_Config(python=SAFE))
+        s = plugin_session.ContractSession(_Config(python=SAFE))
         s._conn = _Conn()
         s.check("single_active_deployment")  # the host's handler took it; the check held
         assert seen == [signal.SIGUSR1]
@@ -220,7 +220,7 @@ def test_a_hosts_own_ctrl_c_handler_is_left_alone(monkeypatch):
 
 def test_a_conformance_failure_shows_where_the_views_diverge_and_where_it_was_saved(tmp_path):
     """capi-2022 against capi-safe: the failure has both views at the diverging step and the saved file."""
-    s = plugin.ContractSession(_Config(python="deployspec.contract.examples:capi_2022", reference="capi-safe",
+    s = plugin_session.ContractSession(_Config(python="deployspec.contract.examples:capi_2022", reference="capi-safe",
                                        examples=30, seed=0, out=str(tmp_path)))
     try:
         with pytest.raises(pytest.fail.Exception) as caught:
@@ -250,7 +250,7 @@ def test_a_reference_design_of_one_s_own_that_raises_fails_the_test_in_one_line(
         get_model("capi").variant("mine").select_prior(None, None, None)
 
     monkeypatch.setattr(harness, "check_one", steps_the_reference)
-    s = plugin.ContractSession(_Config(python=SAFE, reference="mine"))
+    s = plugin_session.ContractSession(_Config(python=SAFE, reference="mine"))
     s._conn = _Conn()
     with pytest.raises(pytest.fail.Exception) as caught:
         s.check("conforms_to_mine")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from deployspec import traces
+from deployspec import trace_checks, traces
 from deployspec.models import UsageError
 from deployspec.replay import replay
 
@@ -298,7 +298,7 @@ def test_an_observation_is_validated_once_however_often_the_trace_repeats_it(tmp
     f = tmp_path / "long.json"
     f.write_text(json.dumps(data))
     validated = []
-    schema_of = traces._observation_validator
+    schema_of = trace_checks._observation_validator
 
     def counting(name):
         validator = schema_of(name)
@@ -309,7 +309,7 @@ def test_an_observation_is_validated_once_however_often_the_trace_repeats_it(tmp
                 return validator.iter_errors(obs)
         return Counting()
 
-    monkeypatch.setattr(traces, "_observation_validator", counting)
+    monkeypatch.setattr(trace_checks, "_observation_validator", counting)
     traces.load(f)
     distinct = {json.dumps(o, sort_keys=True) for o in [data["initial"]] + [s["observation"] for s in data["steps"]]}
     assert len(validated) == len(distinct) < len(data["steps"])

@@ -49,24 +49,24 @@ def shortened(fault: ImplementationFault, again: Callable[[list[dict]], Implemen
         return fault, "not tried: each try of a hang waits for the timeout"
     if fault.cause.startswith(NOT_DETERMINISTIC):
         return fault, "not tried: one run of steps cannot show an answer that differs from the first time"
-    failing = fault.led_to["action"]
+    failing, steps = fault.led_to["action"], [s["action"] for s in fault.led_to["steps"]]
 
-    def ends_in_it(steps: list[dict]) -> ImplementationFault | None:
+    def ends_in_it(before: list[dict]) -> ImplementationFault | None:
         try:  # (a stop: the shortest run so far is saved, then the stop goes on: keep_fault)
             interruption.raise_if_pending()
-            found = again(steps + [failing])
+            found = again(before + [failing])
         except KeyboardInterrupt:
             raise CannotReplay(INTERRUPTED.removeprefix("stopped early: ")) from None
-        return found if found is not None and same(found, fault, len(steps)) else None
+        return found if found is not None and same(found, fault, len(before)) else None
 
     deadline = time.monotonic() + seconds
     try:
-        first = ends_in_it([s["action"] for s in fault.led_to["steps"]])
+        first = ends_in_it(steps)
     except CannotReplay as stop:
         return fault, f"stopped early: {stop}"
     if first is None:
         return fault, "not shortened: the same steps, asked again, did not end in the same fault"
-    return shortest([s["action"] for s in fault.led_to["steps"]], ends_in_it, first, deadline)
+    return shortest(steps, ends_in_it, first, deadline)
 
 
 def same(found: ImplementationFault, fault: ImplementationFault, at: int) -> bool:

@@ -43,7 +43,7 @@ class ImplementationFault(BaseException):
         self.hung = False
         #: the run that led to it, when it came at a step: the configuration, the first observation,
         #: the steps before and the action it failed at, as the guard asked them since its reset
-        #: (``GuardedAdapter._fault``; a property that cannot read an answer: ``Session._led_to``)
+        #: (``GuardedAdapter._fault``; a property that cannot read an answer: ``with_steps``)
         self.led_to: dict | None = None
         #: where ``contract --out`` saved that run as a trace (``faults.keep``), or why it could not
         self.counterexample: str | None = None
@@ -374,12 +374,17 @@ def guard_property(prop):
     )
 
 
-def with_steps(exc: BaseException, steps: list[dict]) -> None:
+def with_steps(exc: BaseException, steps: list[dict], config: Any, initial: dict) -> None:
     """A fault raised where the steps since reset are not known (a property that cannot read
     an observation) gets them from the session's record, as the adapter's faults have them:
-    without them, "at step 40" could not be reproduced by hand."""
-    if isinstance(exc, ImplementationFault) and not exc.history:
+    without them, "at step 40" could not be reproduced by hand. It also gets the run that
+    led to it, to save (``led_to``): the last step's answer is what could not be read."""
+    if not isinstance(exc, ImplementationFault):
+        return
+    if not exc.history:
         exc.history = tuple(_label(s["action"], s["rejected"] is not None) for s in steps)
+    if exc.led_to is None and steps:
+        exc.led_to = {"config": config, "initial": initial, "steps": list(steps[:-1]), "action": steps[-1]["action"]}
 
 
 def _label(action: dict, refused: bool) -> str:

@@ -8,7 +8,7 @@ the models' own machine tests; ``-n`` is pytest-xdist's, installed with deploysp
 (``conforms_to_<reference>`` and every spec property), each searching with the
 Hypothesis machine against the implementation. Without ``--deployspec-exec`` or
 ``--deployspec-python`` those tests are skipped at once. Each pytest-xdist
-worker opens its own implementation (a session fixture); counterexamples go to
+worker opens its own implementation (a session fixture, ``plugin_session.py``); counterexamples go to
 ``--deployspec-out`` (saving is atomic, so workers may share it).
 
 Loaded by every pytest run where deployspec is installed, so this module only
@@ -94,7 +94,7 @@ def pytest_configure(config) -> None:
     if named:
         _check_designs()
     if configured:
-        _check_target(opt)
+        _checktarget_given(opt)
     if named:
         _check_model_and_reference(opt)
     if configured and opt("--deployspec-out") is not None:
@@ -137,7 +137,7 @@ def _check_designs() -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _check_target(opt) -> None:
+def _checktarget_given(opt) -> None:
     from deployspec.contract import harness
     from deployspec.contract.cli import cannot_start
     from deployspec.models import UsageError
@@ -165,14 +165,15 @@ def _check_model_and_reference(opt) -> None:
     try:
         model = get_model(opt(option))
         option = "--deployspec-reference"
-        model.variant(opt(option)) if opt(option) else None
+        if opt(option):
+            model.variant(opt(option))
         option = ""  # (a bound's error names its option)
         harness.config_for(model, opt("--deployspec-reference"), bounds(opt))
     except UsageError as exc:
         raise pytest.UsageError(f"{option}: {exc}" if option else ours(str(exc))) from None
 
 
-def _target(opt):
+def target_given(opt):
     """The implementation given (``--deployspec-exec`` or ``--deployspec-python``)."""
     from deployspec.contract import harness
 
@@ -300,7 +301,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
     opt = config.getoption
     note = plugin_coverage.lines(config, get_model(opt("--deployspec-model")), opt("--deployspec-reference"),
-                                 _target(opt), bounds(opt))
+                                 target_given(opt), bounds(opt))
     for line in note:  # what no contract test judged, as the CLI's summary says it (advice indented)
         terminalreporter.write_line(("" if line.startswith(" ") else "deployspec: ") + ours(line), yellow=True)
 
@@ -315,143 +316,13 @@ NAME_THEM = "(name them: pytest --pyargs deployspec.stateful_tests.test_contract
 LEFT_OUT = "(they were collected, then every one left out: by -k, -m, --lf or --deselect?)"
 
 
-class ContractSession:
-    """One opened implementation per pytest session (per xdist worker)."""
-
-    def __init__(self, config):
-        from deployspec.contract import harness
-        from deployspec.models import get_model
-
-        opt = config.getoption
-        self.model = get_model(opt("--deployspec-model"))
-        self.reference = opt("--deployspec-reference")
-        self.examples = opt("--deployspec-examples")
-        self.seed = opt("--deployspec-seed")
-        self.out = opt("--deployspec-out")
-        self.known = not opt("--deployspec-no-known")
-        self.bounds = bounds(opt)
-        self.config = harness.config_for(self.model, self.reference, self.bounds)
-        self.target = _target(opt)
-        self.timeout = opt("--deployspec-timeout")
-        self._conn = None
-        self._pytest_config = config
-        #: for the note at the end of the run (``plugin_coverage``): the conformance check's
-        #: verdict, if it ran, and how many tests ended in the implementation's fault
-        self._conformance: str | None = None
-        self._faults = 0
-
-    def connection(self):
-        from deployspec.contract.guard import ImplementationFault
-        from deployspec.contract.harness import Connection
-        from deployspec.models import UsageError
-
-        if self._conn is None:
-            try:
-                self._conn = Connection(self.target, self.model, timeout=self.timeout)
-            except ImplementationFault as exc:
-                fault = exc.line()
-            except UsageError as exc:  # MODULE or FACTORY not found (pytest.exit in an xdist worker: INTERNALERROR)
-                fault = ours(str(exc))
-            else:
-                return self._conn
-            pytest.fail(fault, pytrace=False)
-        return self._conn
-
-    def check(self, name: str) -> None:
-        """Search for a violation of one check; fail the test with the shrunk trace."""
-        from deployspec import interruption, variant_plugins
-        from deployspec.contract import faults, harness
-        from deployspec.contract.conformance import PREFIX
-        from deployspec.contract.guard import ImplementationFault
-
-        (prop,) = harness.plan_checks(self.model, self.reference, [name], self.config)
-        conn = self.connection()
-        fault = broken = None
-        try:
-            with _ctrl_c_kept():
-                r = harness.check_one(conn, prop, config=self.config, budget=None, seed=self.seed,
-                                      max_examples=self.examples, out_dir=self.out, known=self.known)
-                interruption.raise_if_pending()  # dropped on the way: pytest's interruption, not a pass
-        except ImplementationFault as exc:
-            fault = exc
-        except (Exception, SystemExit) as exc:  # a --deployspec-reference design of one's own failed
-            broken = variant_plugins.fault(self.reference, exc) if self.reference else None
-            if broken is None:
-                raise
-        if broken is not None:  # one line, as the CLI says it (not a traceback through deployspec)
-            pytest.fail(f"--deployspec-reference: {broken}", pytrace=False)
-        found = None
-        if fault is not None:
-            self._faults += 1
-            faults.keep_fault(fault, conn, self.out, self.seed)  # (with --deployspec-out: to replay)
-            conn.revive()  # the next test starts the implementation afresh
-            found = fault.found  # a violation found before it failed, while shortening its trace
-        else:
-            found = r if r.verdict == "violated" else None
-            if self.reference and name == PREFIX + self.reference:
-                self._conformance = r.verdict
-        text = ""
-        if found is not None:  # as the CLI says it
-            from deployspec.contract.cli import violation_text
-            from deployspec.contract.summary import first_seen
-
-            text = violation_text(found, self.target, self.timeout)
-            text += first_seen(found)  # what --deployspec-examples must reach, as the CLI's column says
-            if not found.counterexample and not found.unsaved:
-                text += "\n(--deployspec-out DIR saves it, for deployspec replay and deployspec show)"
-        if fault is not None:
-            from deployspec.contract.faults import saved_text
-
-            saved = saved_text(fault, self.target, self.timeout, "--deployspec-out DIR")
-            text = ours_in_fault(fault.with_history()) + (f"\n{saved}" if saved else "") + \
-                ("\n\n" + text if text else "")
-        if text:
-            pytest.fail(text, pytrace=False)
-        if r.stats.get("vacuous"):  # it held, having judged none of what these do: said, as the CLI's "?"
-            import warnings
-
-            said = VacuousHold(f"{name} holds vacuously: {harness.not_taking_effect(r.stats['vacuous'])} "
-                               "(each was refused or changed nothing), so nothing they do was judged")
-            try:
-                warnings.warn(said, stacklevel=1)
-                return
-            except VacuousHold:  # -W error::…VacuousHold: a failure in one line, as every other
-                pass
-            pytest.fail(str(said), pytrace=False)  # (outside the except: said once, not "during handling")
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            from deployspec.contract import plugin_coverage
-
-            told = plugin_coverage.counts(self._conn, self._conformance, self._faults)
-            config = self._pytest_config
-            if hasattr(config, "workeroutput"):  # (an xdist worker: the controller says it)
-                config.workeroutput[WORKER_KEY] = told
-            else:
-                plugin_coverage.tally(config, told)
-
-
-def _ctrl_c_kept():
-    """Ctrl-C stops the check wherever the search is (pytest then reports the run
-    interrupted), also when Python dropped it in Hypothesis's gc callback, where the
-    search would have run its whole budget and the test passed. Left alone when the
-    host has a SIGINT handler of its own (a conftest's)."""
-    import contextlib
-    import signal
-
-    from deployspec import interruption
-
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return contextlib.nullcontext()
-    return interruption.kept((signal.SIGINT,))
-
-
 @pytest.fixture(scope="session")
 def deployspec_contract(request):
     """The implementation under test, or a skip when none was given."""
     if not _configured(request.config):
         pytest.skip(NO_TARGET)
+    from deployspec.contract.plugin_session import ContractSession
+
     session = ContractSession(request.config)
     yield session
     session.close()

@@ -34,8 +34,8 @@ def tally(config, told: dict[str, Any]) -> None:
             into[key][kind] = into[key].get(kind, 0) + n
     into["faults"] += told["faults"]
     # a violation on one worker is the run's verdict, whatever the others saw
-    if told["conformance"] == "violated" or into["conformance"] is None:
-        into["conformance"] = told["conformance"] or into["conformance"]
+    if told["conformance"] is not None and into["conformance"] != "violated":
+        into["conformance"] = told["conformance"]
 
 
 def lines(config, model, reference: str | None, target, bounds: dict | None) -> list[str]:
