@@ -14,7 +14,7 @@ import time
 import attrs
 
 from deployspec import junit as junit_xml
-from deployspec import junit_cases, report, traces
+from deployspec import junit_cases, report, terminal, traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import json_named, output_path, writable_dir, write_output
 from deployspec.text import escaped, first_few, printable_line
@@ -188,7 +188,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
     if args.variant:
         _print_close_look(results, saving=bool(args.out))
         return
-    print(matrix(results, declared=True, bounds=bounds_given(args.bound)))
+    print(matrix(results, declared=True, bounds=bounds_given(args.bound), width=terminal.columns()))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
         print("every variant shows exactly the violations it declares" if ok else
               "MISMATCH: some verdicts differ from what the variants declare (marked !)")
@@ -218,7 +218,7 @@ def _print_close_look(results, *, saving: bool) -> None:
         print("(use --out DIR to save the counterexamples)")
     _print_causes(results)
     _print_unjudged(results)
-    print(matrix(results, declared=False))
+    print(matrix(results, declared=False, width=terminal.columns()))
     print(declared_by(results))
 
 
@@ -370,7 +370,7 @@ def cmd_show(args) -> int:
 def cmd_variants(args) -> int:
     from deployspec.report import variants_json, variants_table
 
-    print(json.dumps(variants_json(), indent=1) if args.json else variants_table())
+    print(json.dumps(variants_json(), indent=1) if args.json else variants_table(terminal.columns()))
     return 0
 
 

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import os
 import shlex
+import textwrap
 from typing import Any
 
 from deployspec.engines.result import Result
 from deployspec.models import bound_words, get_model, model_names
+from deployspec.terminal import column_groups
 from deployspec.text import escaped, first_few, printable_line
 from deployspec.variant_plugins import ENV, source_of
 
 
-def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None) -> str:
+def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None,
+           width: int | None = None) -> str:
     """Rows are variants, columns properties (one variant's: a row per property); ``!`` marks a cell that does not agree with
     what its variant declares (as ``check``'s exit status and its JUnit cases judge it:
     :func:`declarations.cell_agrees`), ``+`` a property it violates beyond the default
     search, ``*`` an unfinished proof, ``?`` a vacuous one (each said under the table).
-    ``bounds``: the run's ``--bound`` values, which the close look a ``!`` suggests keeps."""
+    ``bounds``: the run's ``--bound`` values, which the close look a ``!`` suggests keeps;
+    ``width``: the screen's (:func:`terminal.columns`), which a wider table is split to fit."""
     from deployspec.declarations import cells
 
     grouped = cells(results)
@@ -36,15 +40,39 @@ def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None 
             lines = [f"model {model_name} · variant {v}", head, "-" * max(map(len, [head, *rows])), *rows]
             blocks.append("\n".join(lines + said.lines()))
             continue
-        width = max(len(v) for v in variants + ["variant"])
+        cells_of = {v: [_cell(model, v, p, mine.get((v, p), []), declared, said) for p in props]
+                    for v in variants}
+        lines = [f"model {model_name}"]
+        label = max(len(v) for v in variants + ["variant"])
         cols = [max(len(p), 9) for p in props]
-        head = f"{'variant':{width}}  " + "  ".join(f"{p:{w}}" for p, w in zip(props, cols))
-        lines = [f"model {model_name}", head, "-" * len(head)]
-        for v in variants:
-            row = [f"{_cell(model, v, p, mine.get((v, p), []), declared, said):{w}}" for p, w in zip(props, cols)]
-            lines.append((f"{v:{width}}  " + "  ".join(row)).rstrip())
-        blocks.append("\n".join(lines + said.lines()))
+        # wider than the screen: blocks of columns that fit, each under the variants' names
+        for n, group in enumerate(column_groups(cols, None if width is None else width - label)):
+            head = f"{'variant':{label}}  " + "  ".join(f"{props[i]:{cols[i]}}" for i in group)
+            lines += [""] * (n > 0) + [head, "-" * len(head)]
+            lines += [(f"{v:{label}}  " + "  ".join(f"{cells_of[v][i]:{cols[i]}}" for i in group)).rstrip()
+                      for v in variants]
+        key = _key([c for row in cells_of.values() for c in row], declared)
+        key = textwrap.wrap(key, width - 1, subsequent_indent="  ", break_on_hyphens=False) if width else [key]
+        blocks.append("\n".join(lines + [k for k in key if k] + said.lines()))
     return "\n\n".join(blocks)
+
+
+#: the marks a cell may carry after its verdict, as written there, and what each means
+MARKS = (
+    ("*", "*", "a proof a bound or budget stopped (below)"),
+    (" ?", "?", "a vacuous hold (below)"),
+    (" +", "+", "a violation beyond this search, in a committed trace (below)"),
+    (" !", "!", "NOT what the variant declares (below)"),
+)
+
+
+def _key(cells: list[str], declared: bool) -> str:
+    """The line under a matrix saying what its marks mean, those that stand in it; in
+    ``check``'s matrix, also that a verdict as the variant declares it passes (a reader
+    new to it takes the historic designs' VIOLATED cells for failures)."""
+    said = ["VIOLATED is expected where the variant declares it (deployspec variants)"] if declared else []
+    said += [f"{mark} {words}" for written, mark, words in MARKS if any(written in c for c in cells)]
+    return f"key: {'; '.join(said)}" if said else ""
 
 
 class _Said:
@@ -268,24 +296,34 @@ def _properties_of(results: list[Result], model_name: str) -> str:
     return "".join(f" --property {p}" for p in asked)
 
 
-def variants_table() -> str:
+def variants_table(width: int | None = None) -> str:
     """``variants``: every model's variants, what each declares and where it comes from.
     A design handed in wrote its summary and reasons: control characters and newlines
-    are shown escaped, so they neither drive the terminal nor break the columns."""
+    are shown escaped, so they neither drive the terminal nor break the columns.
+    ``width``: the screen's; a longer line goes on under its own column, not under the names."""
     lines = []
     models = [get_model(name) for name in model_names()]
     w = max([26, *(len(v) + 1 for m in models for v in m.variants)])  # a long name of the user's own too
+
+    def say(name: str, text: str) -> None:
+        lead = f"  {name:{w}} "
+        if width is None or len(lead) + len(text) <= width:
+            lines.append((lead + text).rstrip())
+            return
+        lines.extend(textwrap.wrap(text, max(width - 1, len(lead) + 20), initial_indent=lead,
+                                   subsequent_indent=" " * (len(lead) + 2), break_on_hyphens=False,
+                                   break_long_words=False))
+
     for model in models:
         lines.append(f"model {model.name}: {model.description}")
         for v in model.variants.values():
-            declares = declared(v)
-            lines.append(f"  {v.name:{w}} {escaped(v.summary)}")
-            lines.append(f"  {'':{w}} violates: {declares}")
+            say(v.name, escaped(v.summary))
+            say("", f"violates: {declared(v)}")
             for prop, where in sorted(v.violates_beyond.items()):
-                lines.append(f"  {'':{w}} and beyond the default search, {prop}: {escaped(str(where))}")
-            lines.append(f"  {'':{w}} upstream: {escaped(v.upstream)}")
+                say("", f"and beyond the default search, {prop}: {escaped(str(where))}")
+            say("", f"upstream: {escaped(v.upstream)}")
             if source_of(v.name) is not None:  # a design of the user's own (docs/variants.md)
-                lines.append(f"  {'':{w}} from: {escaped(source_of(v.name))}")
+                say("", f"from: {escaped(source_of(v.name))}")
         lines.append("")
     return "\n".join(lines).rstrip()
 

@@ -1,4 +1,5 @@
 import multiprocessing as mp
+import os
 import signal
 import sys
 
@@ -10,6 +11,10 @@ from deployspec.profiles import load
 from .designs_handed_in import DESIGNS
 
 load()
+
+# Tables fit the screen COLUMNS gives (deployspec.terminal): the outputs the suite expects
+# are a pipe's, whichever terminal runs it. (Tests of the fitting set it themselves.)
+os.environ.pop("COLUMNS", None)
 
 
 # A suite started in the background (`pytest &` in a script) inherits SIGINT ignored, and
