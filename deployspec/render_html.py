@@ -22,7 +22,9 @@ def render(trace: dict[str, Any], source: str | None = None) -> str:
     fault = trace.get("fault")
     bad = None if fault else trace["violation"]["step"]
     settle_from = trace.get("settle_from")
-    rows = []
+    lanes, others = state_of(trace["initial"])  # before the first step: what a property may compare with
+    rows = [(f'<tr class="initial"><td></td><td>(initial)</td><td><code>{escape(lanes)}</code></td>'
+            f'<td><code>{escape(others)}</code></td></tr>')]
     for i, step in enumerate(trace["steps"]):
         if settle_from is not None and i == settle_from:
             rows.append('<tr class="settle"><td colspan="4">users stop; the platform settles</td></tr>')
@@ -49,6 +51,7 @@ table {{ border-collapse: collapse; margin-top: 1em; }}
 td, th {{ border-bottom: 1px solid #dee2e6; padding: 3px 8px; text-align: left; font-size: 13px; }}
 tr.bad {{ background: #ffe3e3; font-weight: bold; }}
 tr.rejected {{ color: #868e96; }}
+tr.initial {{ color: #495057; font-style: italic; }}
 tr.settle td {{ font-style: italic; color: #868e96; background: #f1f3f5; }}
 .meta {{ color: #555; }}
 tr.key td {{ color: #868e96; font-size: 11px; }}

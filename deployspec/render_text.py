@@ -41,7 +41,7 @@ def render(trace: dict[str, Any]) -> str:
         head.insert(1, f"  {escaped(trace['title'])}")
     body = render_steps(
         get_model(trace["model"]), trace["steps"], None if fault else trace["violation"]["step"],
-        trace.get("settle_from")
+        trace.get("settle_from"), trace["initial"]
     )
     if fault:  # the action it failed at, in the table's place for a next step
         body.append(f">>{len(trace['steps']):>3}  {escaped(action_label(fault['action']))}  "
@@ -59,8 +59,11 @@ def what_broke(trace: dict[str, Any]) -> str:
     return f"{trace['property']} violated"
 
 
-def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | None) -> list[str]:
-    """One line per step: the action, then each lane and the deployments after it."""
+def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | None,
+                 initial: dict | None = None) -> list[str]:
+    """One line per step: the action, then each lane and the deployments after it; first,
+    with ``initial``, what the platform was before the first step (a property that compares
+    with it, such as what production ran before a swap, reads it there)."""
     state_of = model.render_state or capi_state
     lanes_label, other = getattr(model, "render_titles", None) or (
         f"{model.lanes_plural} (R routable, s starting, x crashed, 0 none)", "deployments")
@@ -69,6 +72,7 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
         lanes, deps = state_of(step["observation"])
         label = action_label(step["action"]) + (" REJECTED" if step.get("rejected") else "")
         rows.append((escaped(label), escaped(lanes), escaped(deps)))
+    first = [escaped(part) for part in state_of(initial)] if initial is not None else None
     # columns as wide as their widest cell (a slot's crash_retry(slot=production, instance=0)),
     # within reason: an implementation's thousand instances overflow rather than widen every row
     aw = max([34] + [len(label) for label, _, _ in rows if len(label) <= 60])
@@ -76,6 +80,8 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     lines = [f"{'':2}{'#':>3}  {'action':{aw}} {lanes_label:{lw}} {other}"]
     key_lanes, key_other = model.render_key  # (capi: "d" names droplets on the left, deployments on the right)
     lines.append(f"{'':2}{'':>3}  {'':{aw}} {key_lanes:{lw}} {key_other}")
+    if first is not None:
+        lines.append(f"{'':2}{'':>3}  {'(initial)':{aw}} {first[0]:{lw}} {first[1]}")
     for i, (step, (label, lanes, deps)) in enumerate(zip(steps, rows)):
         if settle_from is not None and i == settle_from:
             lines.append(f"{'':6}-- users stop; the platform settles --")

@@ -184,3 +184,21 @@ def test_a_slot_s_tag_stays_text_in_the_html_table():
     t["steps"][-1]["observation"]["slots"]["production"]["image"] = {"tag": "<img src=x>"}
     page = render_html.render(t)
     assert "<img" not in page and html.escape("<img src=x>") in page
+
+
+def test_the_text_and_html_tables_show_the_platform_before_the_first_step():
+    """A property may compare with what was there before the first step ("not the d0 it
+    ran before the previous swap"): the SVG drew it, the text and HTML tables started after
+    step 0."""
+    from deployspec import render_html
+
+    t = trace(2, initial=obs([proc(5, ["CRASHED"], droplet=4)], [dep(3, "DEPLOYING")]))
+    lines = render(t).splitlines()
+    at = next(i for i, line in enumerate(lines) if "(initial)" in line)
+    assert lines[at].split() == ["(initial)", "P5[dr4]:x", "d3:DEPLOYING"]
+    assert lines[at + 1].split()[:2] == ["0", "tick()"]  # before step 0, under the table's key
+    assert lines[at - 1].split()[0] == "P<process>[dr<droplet>]:<instances>"
+    page = render_html.render(t)
+    assert ('<tr class="initial"><td></td><td>(initial)</td><td><code>P5[dr4]:x</code></td>'
+            '<td><code>d3:DEPLOYING</code></td></tr>') in page
+    assert page.index("(initial)") < page.index("<td>0</td><td>tick()")

@@ -223,7 +223,8 @@ def test_the_html_settle_row_comes_right_before_the_first_settle_step():
     page = render_html.render(t)
     rows = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0].strip().splitlines()
     at = next(i for i, row in enumerate(rows) if "users stop" in row)
-    assert at == t["settle_from"] and f"<td>{t['settle_from']}</td>" in rows[at + 1]
+    assert "(initial)" in rows[0]  # then a row per step
+    assert at == 1 + t["settle_from"] and f"<td>{t['settle_from']}</td>" in rows[at + 1]
 
 
 def test_the_html_page_counts_the_trace_s_steps():
