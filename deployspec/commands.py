@@ -60,6 +60,12 @@ def cmd_check(args) -> int:
                                                                       args.property)):
         raise UsageError(f"--memory bounds an exhaustive search, and --engine {args.engine} runs none "
                          f"here ({EXPLORING})")
+    planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
+    if all(e == "z3" for _, _, e, _ in planned):  # a run of n/a cells, refused before it runs
+        from deployspec.engines import z3_engine
+
+        if not any(z3_engine.judges(v, p) for _, v, _, p in planned):
+            raise UsageError(z3_engine.none_judged(list(dict.fromkeys(v for _, v, _, _ in planned))))
     bounds = bounds_given(args.bound)
     if bounds:
         from deployspec.variant_plugins import source_of
@@ -74,7 +80,6 @@ def cmd_check(args) -> int:
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=junit)
-    planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
     started = time.time()
     from deployspec.interruption import sigterm_interrupts
 

@@ -322,12 +322,29 @@ def test_a_truncated_trace_file_says_where_it_ends(capsys, tmp_path):
     assert err == f"deployspec: error: {cut}: not JSON (Unterminated string starting at line 6)\n", err
 
 
-def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, tmp_path):
-    """`--engine z3` on App Service (or a design it has no encoding of): every cell n/a,
-    which exit 0 ("every property holds") would have called a pass; so would a report of
-    skipped cases alone."""
+def test_a_run_no_engine_can_judge_is_refused_before_it_searches(capsys, tmp_path):
+    """`--engine z3` on App Service, or on a property the selection rule does not bear on:
+    a first-day user saw 28 "searches" end n/a and a table of them before the error."""
+    from deployspec.engines import z3_engine
+
+    report = tmp_path / "r.xml"
+    for argv in (["--model", "slots"], ["--model", "slots", "--variant", "slots-pipeline-tag"],
+                 ["--model", "capi", "--property", "single_active_deployment"]):
+        status, out, err = run(capsys, "check", *argv, "--engine", "z3", "--junit", str(report))
+        assert (status, out, err) == (2, "", f"deployspec: error: {z3_engine.none_judged(['capi-safe'])}\n")
+        assert not report.exists()
+    assert "judges capi's app_stays_available, cancel_restores_last_good, deployment_converges on capi-2022" in err
+
+
+def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, tmp_path, monkeypatch):
+    """Where the engine was expected to judge a cell and answered n/a all the same (here:
+    slots, let through), every cell n/a, which exit 0 ("every property holds") would have
+    called a pass; so would a report of skipped cases alone."""
     import xml.etree.ElementTree as ET
 
+    from deployspec.engines import z3_engine
+
+    monkeypatch.setattr(z3_engine, "judges", lambda variant, prop: True)
     report = tmp_path / "r.xml"
     status, out, err = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-tag", "--engine", "z3",
                            "--junit", str(report))

@@ -190,9 +190,9 @@ def test_z3_judges_no_design_handed_in_and_says_what_does(capsys, hand_in):
                         "VARIANTS = [attrs.evolve(CAPI_SAFE, name='safe-copy')]\n")
     status, out, err = run(capsys, "check", "--model", "capi", "--variant", "safe-copy", "--engine", "z3",
                            "--property", "cancel_restores_last_good")
-    assert status == 2, (out, err)  # nothing judged
-    assert "no Z3 encoding of safe-copy's selection rule" in out
-    assert "the shipped capi variants" in out and "--engine explore judges a design of your own" in out
+    assert (status, out) == (2, ""), (out, err)  # nothing it could judge: refused before it searched
+    assert err.startswith("deployspec: error: no Z3 encoding of safe-copy's selection rule") and err.count("\n") == 1
+    assert "the shipped capi variants" in err and "--engine explore judges a design of your own" in err
 
 
 FINALIZE_FIXED = ("import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT\n"

@@ -193,7 +193,7 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     if variant.select_prior is not encoding.rule.rule:
         return result("error", f"{variant_name} selects with {variant.select_prior.__name__}, but "
                                f"spec/selection/ encodes {encoding.rule.rule.__name__}")
-    guards = [p for p in sel.PROPERTIES if prop.name in p.guards]
+    guards = guarding(prop.name)
     if not guards:
         return result("n/a", f"the selection rule does not bear on {prop.name}")
     try:
@@ -237,6 +237,30 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
                                      "any was searched for on the concrete model (--budget)", stats)
     return result("unconfirmed", f"symbolic counterexample(s) of {names}; none confirmed as a violation "
                                  f"of {prop.name} within the search bound", stats)
+
+
+def guarding(prop_name: str) -> list:
+    """The selection properties whose verdict is spec property ``prop_name``'s here."""
+    return [p for p in sel.PROPERTIES if prop_name in p.guards]
+
+
+def judges(variant_name: str, prop_name: str) -> bool:
+    """Whether a search of this cell can judge it (else its answer is ``n/a``)."""
+    return variant_name in sel.VARIANTS and bool(guarding(prop_name))
+
+
+def none_judged(variants: list[str]) -> str:
+    """Why a run of ``variants`` whose every cell is ``n/a`` here is refused before it starts:
+    a design handed in, said as its cell would say it; else which cells the engine judges."""
+    from deployspec.variant_plugins import source_of
+
+    mine = [v for v in variants if v not in sel.VARIANTS and source_of(v) is not None]
+    if mine:
+        return _not_encoded(mine[0])
+    props = sorted({name for p in sel.PROPERTIES for name in p.guards})
+    return (f"--engine z3 proves the Cloud Controller's choice of the web process a cancel keeps, which "
+            f"judges capi's {', '.join(props)} on {', '.join(sel.VARIANTS)}; no search asked here is one "
+            "of those: --engine hypothesis or explore judges every property")
 
 
 def _not_encoded(variant_name: str) -> str:
