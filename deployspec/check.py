@@ -15,7 +15,14 @@ from collections.abc import Callable, Iterable
 
 from deployspec import declarations, interruption
 from deployspec.engines.result import Result
-from deployspec.models import UsageError, find_variant, get_model, model_names, unknown_property
+from deployspec.models import (
+    UsageError,
+    did_you_mean,
+    find_variant,
+    get_model,
+    model_names,
+    unknown_property,
+)
 from deployspec.text import quoted
 
 ENGINES = ("hypothesis", "z3", "explore")
@@ -44,7 +51,8 @@ def engine_function(name: str) -> Callable[..., Result]:
         from deployspec.engines.explore import search
 
         return search
-    raise UsageError(f"unknown engine {quoted(name)} (known: {', '.join(ENGINES)}, all)")
+    raise UsageError(f"unknown engine {quoted(name)}{did_you_mean(name, [*ENGINES, 'all'])} "
+                     f"(known: {', '.join(ENGINES)}, all)")
 
 
 def plan(model: str | None, variants: list[str] | None) -> list[tuple[object, str]]:

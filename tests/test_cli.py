@@ -88,7 +88,7 @@ def test_replay_of_a_folder_with_a_subfolder_it_cannot_read_says_so(capsys, tmp_
 def test_an_unknown_bound_lists_the_known_ones(capsys):
     status, _, err = run(capsys, "check", "--model", "capi", "--bound", "max_deploys=3")
     assert status == 2
-    assert "unknown configuration field(s): max_deploys (known: max_instances, max_deployments," in err
+    assert "unknown configuration field(s): max_deploys (did you mean max_deployments? known: max_instances, max_deployments," in err
 
 
 def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):
@@ -133,7 +133,8 @@ def test_show_text_marks_breaking_step(capsys, tmp_path):
         (["check", "--variant", "capi-curent"], "unknown variant 'capi-curent': did you mean 'capi-current'? (known"),
         (["check", "--model", "slots", "--variant", "slots-pipline-tag"],
          "unknown variant 'slots-pipline-tag' for model slots: did you mean 'slots-pipeline-tag'? (known"),
-        (["check", "--engine", "tarot"], "unknown engine 'tarot'"),
+        (["check", "--engine", "tarot"], "unknown engine 'tarot' (known: "),
+        (["check", "--engine", "explorer"], "unknown engine 'explorer': did you mean 'explore'? (known: "),
         (["check", "--budget", "soon"], "not a number of seconds"),
         (["check", "--seed", "-3"], "must be >= 0"),
         (["check", "--jobs", "0"], "must be >= 1"),
