@@ -265,6 +265,10 @@ def user_scale_not_lost(wanting, step: Step):
     ``web_instances`` (the count it takes the app to, lost when another deploy
     supersedes it: docs/explore-findings 3); a cancel takes the deploy's back
     (:func:`asked`).
+
+    Causes (:func:`_scale_loss_cause`): the verb whose count was lost and where it went,
+    so that each way is found and shown on its own (a canary deployment from 0 keeping
+    its one canary hid behind the shorter scale-while-canceling trace).
     """
     wanting = asked(wanting, step)
     wanted, _, verb = wanting
@@ -273,11 +277,24 @@ def user_scale_not_lost(wanting, step: Step):
         return wanting, None
     have = desired(obs)
     if have != wanted:
-        return NOT_ASKED, (
+        return NOT_ASKED, Breach(_scale_loss_cause(verb, step), (
             f"the app has {counted(have, 'web instance')} after {step_label(step)}, "
             f"but the last accepted {verb} asked for {wanted}"
-        )
+        ))
     return wanting, None
+
+
+def _scale_loss_cause(verb: str, step: Step) -> str:
+    """``VERB-lost-at-WHERE``: the verb that asked for the count (``scale``, ``push``, or
+    ``deploy`` with web_instances) and the step that left another: ``cancel`` when it ended
+    a deployment CANCELED (the cancel step; finding 4: a scale accepted while CANCELING),
+    ``finish`` when it ended one DEPLOYED (finding 11: a superseded deploy's count; finding
+    14: a canary from 0 keeps its canary), else its own kind (an implementation that leaves
+    another count with no deployment in flight)."""
+    was = {d["id"]: d["state"] for d in step.before["deployments"]}
+    ended = {d["state"] for d in step.after["deployments"] if was.get(d["id"]) in ACTIVE_STATES}
+    where = "cancel" if "CANCELED" in ended else "finish" if "DEPLOYED" in ended else step.action["type"]
+    return f"{verb}-lost-at-{where}"
 
 
 def capacity_bound(d: dict) -> int:
