@@ -53,10 +53,8 @@ class ReplayOutcome:
             if self.target == trace["variant"]:  # its own configuration: the recorded start, or should be
                 return f"from another start than recorded: {CHANGED}"
             return "from its own start"
-        start = (trace.get("config") or {}).get("start")
-        if isinstance(start, str):
-            return f"from start={start}, as recorded; --bound start=NAME replays from another"
-        return None
+        start = recorded_start(trace)
+        return f"from start={start}, as recorded" if start is not None else None
 
 
     def departure(self, trace: dict) -> int | None:
@@ -67,6 +65,13 @@ class ReplayOutcome:
                     or json.loads(json.dumps(done["observation"])) != recorded["observation"]:
                 return i
         return None
+
+
+def recorded_start(trace: dict) -> str | None:
+    """The named start a trace's configuration records (slots: where Terraform left the
+    app, which ``--bound start=NAME`` changes), or None."""
+    start = (trace.get("config") or {}).get("start")
+    return start if isinstance(start, str) else None
 
 
 #: why a replay on the recorded design parts from the recorded steps

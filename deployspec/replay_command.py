@@ -41,11 +41,24 @@ def cmd_replay(args) -> int:
                                      lambda: junit_cases.replay_suites(verdicts, loaded, target, interrupted=True),
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
+    _say_other_starts(args, loaded, bounds, verdicts)
     if args.json:
         print(json.dumps(replay_document(verdicts, loaded, target, status, left_out)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_cases.replay_suites(verdicts, loaded, target), started)
     return status
+
+
+def _say_other_starts(args, loaded, bounds: dict | None, verdicts: list) -> None:
+    """Once under the lines, where traces replayed from the named start they record: how to
+    replay them from another (said on each line, it was noise in a CI log of 17 files)."""
+    from deployspec.replay import recorded_start
+
+    replayed = {path for path, *_ in verdicts}
+    if args.json or "start" in (bounds or {}) or not any(recorded_start(t) for p, t in loaded if p in replayed):
+        return
+    print("(a trace replays from the start it records, where Terraform left the app: "
+          "--bound start=NAME replays it from another)")
 
 
 def _of_the_variants_model(args, loaded) -> tuple[list, list, str | None]:

@@ -182,7 +182,7 @@ def test_a_case_shows_the_shortest_trace_of_each_cause_once():
         steps = [{"action": {"type": "tick"}, "rejected": None,
                   "observation": {"processes": [], "deployments": []}}] * n
         trace = {"model": "capi", "variant": "capi-2022", "property": "p", "engine": engine, "seed": 0,
-                 "violation": {"step": n - 1, "message": f"after {n}"}, "initial": {}, "steps": steps}
+                 "violation": {"step": n - 1, "message": f"after {n}"}, "initial": {"processes": [], "deployments": []}, "steps": steps}
         return R("single_active_deployment", "violated", engine=engine, message=f"after {n}", cause="c",
                  trace=trace, trace_length=n)
 
@@ -198,7 +198,7 @@ def test_a_violation_followed_by_a_fault_says_both():
 
     steps = [{"action": {"type": "tick"}, "rejected": None, "observation": {"processes": [], "deployments": []}}]
     trace = {"model": "capi", "variant": "mine", "property": "single_active_deployment", "engine": "hypothesis",
-             "seed": 0, "violation": {"step": 0, "message": "two active"}, "initial": {}, "steps": steps}
+             "seed": 0, "violation": {"step": 0, "message": "two active"}, "initial": {"processes": [], "deployments": []}, "steps": steps}
     r = Result("capi", "mine", "single_active_deployment", "hypothesis", "violated", message="two active",
                trace=trace)
     fault = SimpleNamespace(checking="single_active_deployment", line=lambda: "implementation fault: hung",

@@ -91,6 +91,7 @@ def test_every_shipped_slots_finding_replays_on_the_example_from_its_own_start(c
     shipped = SERVER.parents[2] / "counterexamples" / "slots"
     status = main(["replay", str(shipped), "--exec", TAGGED])
     lines = capsys.readouterr().out.splitlines()
-    assert status == 1 and len(lines) == len(list(shipped.glob("*.json")))
+    assert status == 1 and len(lines) == len(list(shipped.glob("*.json"))) + 1  # and how to replay elsewhere
+    assert lines[-1].startswith("(a trace replays from the start it records")
     staged = [ln for ln in lines if "slots-webhook-staging-tag--" in ln]
-    assert staged and all("(from start=webhook-staging, as recorded;" in ln for ln in staged)
+    assert staged and all("(from start=webhook-staging, as recorded" in ln for ln in staged)
