@@ -284,12 +284,24 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         # its first search is the proof where the random search found nothing: as long
         # as --engine explore gives it (a violation, if any, is found shortest and soon)
         first, more = budgets("explore", budget)
+        started = time.perf_counter()
         try:
             found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
                             budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
         except KeyboardInterrupt as stop:
             _interrupted_after(stop, [r for r in found if r.verdict == "violated"] + getattr(stop, "found", []))
             raise
+        except MemoryError:
+            raise
+        except (Exception, SystemExit) as exc:  # a design's rule raised in the explorer's moves: its error,
+            # beside what the random search found (said as the random search's, it lost the violation)
+            from deployspec.variant_plugins import fault
+
+            why = fault(variant, exc)
+            if why is None:
+                raise
+            found.append(Result(model_name, variant, prop_name, "explore", "error", message=why,
+                                stats={"seconds": round(time.perf_counter() - started, 3)}))
     return found
 
 

@@ -163,8 +163,9 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     why = variant_plugins.fault(_raised_in(exc, trace, args, conn), exc)
                     if why is None:
                         raise
-                    _say_unreplayed([p for p, _ in loaded[at + 1:]])
-                    raise UsageError(f"{path}: {why}") from None
+                    # the error first, then what it left (said after it, a user read the files first)
+                    left = _unreplayed([p for p, _ in loaded[at + 1:]])
+                    raise UsageError(f"{path}: {why}" + (f"; {left}" if left else "")) from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said, facts = _report_replay(path, trace, outcome, bounds)
                 print(said, file=out)
@@ -186,11 +187,16 @@ def _raised_in(exc: BaseException, trace: dict, args, conn) -> str:
 
 
 def _say_unreplayed(paths: list[str]) -> None:
-    """The files a fault (or a design's failing rule) left unreplayed, named on stderr (as
-    the JUnit report skips them)."""
+    """The files an implementation's fault left unreplayed, named on stderr (as the JUnit
+    report skips them)."""
     if paths:
-        shown = first_few([escaped(str(p)) for p in paths], 3)
-        print(f"deployspec: not replayed after the fault: {len(paths)} file(s): {shown}", file=sys.stderr)
+        print(f"deployspec: {_unreplayed(paths)}", file=sys.stderr)
+
+
+def _unreplayed(paths: list[str]) -> str:
+    """``not replayed after the fault: N file(s): …``, or "" for none."""
+    shown = first_few([escaped(str(p)) for p in paths], 3)
+    return f"not replayed after the fault: {len(paths)} file(s): {shown}" if paths else ""
 
 
 def _check_replay_configs(args, loaded, bounds) -> None:

@@ -146,6 +146,12 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
     finding = next(FINDINGS.glob("capi-current--single_active_deployment--*.json"))
     status, out, err = run(capsys, "replay", str(finding), "--variant", "raises")
     assert (status, out, err) == (2, "", f"deployspec: error: {finding}: {why}\n")
+    # with files after it: the error first, then what it left, in one line (the files came first)
+    more = sorted(FINDINGS.glob("capi-current--*.json"))[:3]
+    status, out, err = run(capsys, "replay", str(finding), *map(str, more), "--variant", "raises")
+    left = [str(p) for p in more if p != finding]
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith(f"deployspec: error: {finding}: {why}; not replayed after the fault: {len(left)} file(s):")
     # the reference of a contract run: its conformance check has no verdict either
     status, out, err = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
                            "capi", "--reference", "raises", "--property", "conforms_to_raises", "--examples", "3",
@@ -388,3 +394,20 @@ def test_a_jobs_process_killed_fails_its_own_search_and_the_others_run_again(cap
     assert errors[0]["message"] == "its search process stopped without answering (killed by SIGKILL; out of memory?)"
     judged = {r["property"] for r in results if r["verdict"] in ("holds", "violated")}
     assert judged == set(properties) - {errors[0]["property"]}
+
+
+def test_a_rule_that_raises_in_the_close_look_s_explorer_is_its_error_beside_the_random_search_s_finding(
+        capsys, hand_in):
+    """The random search found the violation, the explorer's moves then reached the state
+    where the rule raises: the error was said as the random search's ('(hypothesis)', with
+    the explorer's words), and the violation it found was lost."""
+    hand_in("b_raise", "def boom(state, canceling, reports):\n"
+                       "    return [p for p in state.processes if p.id != canceling.deploying_process][0]\n"
+            + EVOLVED.format("name='capi-boom', select_prior=boom, violates_beyond={}"))
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-boom", "--property",
+                         "app_stays_available", "--budget", "5", "--seed", "1", "--json")
+    results = valid_json_output(json.loads(out))["results"]
+    assert status == 1
+    assert [(r["engine"], r["verdict"]) for r in results] == [("hypothesis", "violated"), ("explore", "error")]
+    assert results[1]["message"].startswith("variant capi-boom (DEPLOYSPEC_VARIANTS module b_raise) raised IndexError")
+    assert "in a move from the state after" in results[1]["message"]
