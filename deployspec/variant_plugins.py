@@ -65,11 +65,34 @@ def suppliers() -> list[tuple[str, Callable[[], Any]]]:
     """(where, load) for each entry point of the group, then each module of the variable."""
     points = list(entry_points(group=GROUP))
     found = [(f"entry point {ep.name} ({ep.value})", _loader(ep)) for ep in points]
+    _packages.clear()
+    _packages.update((f"entry point {ep.name} ({ep.value})", _package_of(ep)) for ep in points)
     installed = {ep.value.partition(":")[0].strip() for ep in points}
     for name in dict.fromkeys(s.strip() for s in os.environ.get(ENV, "").split(",")):  # (once each)
         if name and name not in installed:  # (tried by the variable, then packaged: the same designs)
             found.append((f"{ENV} module {name}", lambda name=name: _import(name)))
     return found
+
+
+#: where -> the installed package an entry point comes from ("" unknown): a module it names
+#: that is not found is the package's to fix, not the current folder's or PYTHONPATH's
+_packages: dict[str, str] = {}
+
+
+def _package_of(ep: Any) -> str:
+    try:
+        return str(ep.dist.name) if getattr(ep, "dist", None) is not None else ""
+    except Exception:  # noqa: BLE001 - metadata without a name: said without it
+        return ""
+
+
+def _not_found_hint(where: str) -> str:
+    """Where a module that is not found should have come from."""
+    if where in _packages:
+        package = f" {_packages[where]}" if _packages[where] else ""
+        return (f" (an entry point of the installed package{package}: install it again, or pip uninstall it; "
+                "until then every command refuses to start)")
+    return f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
 
 
 def _loader(ep: Any) -> Callable[[], Any]:
@@ -219,8 +242,8 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
     except InvalidVariant as exc:  # a field of the wrong kind (its validator), said where it was made
         raise UsageError(f"variants from {where}: {exc}{at_user_line(exc)}") from None
     except BaseException as exc:  # noqa: BLE001 - whatever the user's code raises is said, in one line
-        hint = (f" (modules are found from the current folder, {os.getcwd()}, or PYTHONPATH)"
-                if isinstance(exc, ModuleNotFoundError) else _in_user_code(exc) + _fields_of(exc, classes))
+        hint = (_not_found_hint(where) if isinstance(exc, ModuleNotFoundError)
+                else _in_user_code(exc) + _fields_of(exc, classes))
         raise UsageError(f"variants from {where}: cannot load: {describe(exc)}{hint}") from None
     kinds = tuple(classes.values())
     for v in items:

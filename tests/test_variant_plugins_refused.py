@@ -29,6 +29,18 @@ def test_an_entry_point_whose_value_is_no_module_says_what_it_must_be(capsys, mo
                    "name, or MODULE:ATTRIBUTE (a list of variants in the module)\n")
 
 
+def test_an_entry_point_whose_module_is_not_found_is_the_installed_package_s_to_fix(capsys, monkeypatch, outside):
+    """It said modules are found from the current folder or PYTHONPATH: an installed
+    package's entry point is fixed by installing the package again, or removing it."""
+    point = EntryPoint("mydesigns", "mypkg.designz", variant_plugins.GROUP)
+    monkeypatch.setattr(variant_plugins, "entry_points", lambda group: [point] if group == variant_plugins.GROUP else [])
+    status, out, err = run(capsys, "variants")
+    assert (status, out) == (2, "")
+    assert err == ("deployspec: error: variants from entry point mydesigns (mypkg.designz): cannot load: "
+                   "ModuleNotFoundError: No module named 'mypkg' (an entry point of the installed package: install "
+                   "it again, or pip uninstall it; until then every command refuses to start)\n")
+
+
 #: modules that are no design, each with the start of what deployspec says of it
 BAD = {
     "absent": ("", "cannot load: ModuleNotFoundError: No module named 'absent' (modules are found from the current folder, "),
