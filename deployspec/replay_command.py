@@ -293,7 +293,7 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
 
         parted = outcome.departure(trace)  # on the recorded design, the recorded story or a changed one
         if parted is not None:
-            notes.append(f"parts from the recorded steps at step {parted}: {CHANGED}")
+            notes.append(f"departs from the recorded steps at step {parted}: {CHANGED}")
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")

@@ -51,7 +51,9 @@ def not_declared(instance: Any, attribute: Any, value: dict[str, Beyond]) -> Non
     """attrs validator of ``violates_beyond``: a property is declared one way or the other."""
     both = set(value) & set(instance.declares)
     if both:
-        raise InvalidVariant(f"{instance.name}: {', '.join(sorted(both))} both declared and violated beyond")
+        raise InvalidVariant(f"{instance.name}: {', '.join(sorted(both))} both declared and violated beyond "
+                             "(attrs.evolve keeps the violates_beyond of the design it changes: pass "
+                             "violates_beyond without them, e.g. violates_beyond={})")
 
 
 def flag(instance: Any, attribute: Any, value: Any) -> None:

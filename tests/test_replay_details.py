@@ -57,11 +57,11 @@ def _set(where: dict, key: str, value):
 @pytest.mark.parametrize("edit, note", [
     (lambda t: None, None),
     (lambda t: _set(t["initial"], "app", {"droplet": 0, "started": True}),
-     "from another start than recorded: the file or the model changed since it was saved"),
+     "from another start than recorded: the file, or the design or model it replays on, changed since it was saved"),
     (lambda t: _set(t["steps"][2]["observation"], "deployments", []),
-     "parts from the recorded steps at step 2: the file or the model changed since it was saved"),
+     "departs from the recorded steps at step 2: the file, or the design or model it replays on, changed since it was saved"),
     (lambda t: _set(t["steps"][1], "rejected", "refused"),
-     "parts from the recorded steps at step 1: the file or the model changed since it was saved"),
+     "departs from the recorded steps at step 1: the file, or the design or model it replays on, changed since it was saved"),
 ], ids=["as-recorded", "start", "observation", "refusal"])
 def test_a_replay_on_the_recorded_design_says_where_it_parts_from_the_recorded_steps(capsys, tmp_path, edit, note):
     """The replay follows the recorded actions; a file whose recorded story it does not

@@ -77,8 +77,8 @@ def test_a_replay_that_parts_from_the_recorded_steps_at_the_first_says_so(capsys
     path = _written(tmp_path, trace)
     status, out, _ = run(capsys, "replay", path)
     assert status == 1 and out.startswith(
-        f"{path}: reproduces on capi-2022 (parts from the recorded steps at step 0: the file or the model "
-        "changed since it was saved): app_stays_available at step 5 ")
+        f"{path}: reproduces on capi-2022 (departs from the recorded steps at step 0: the file, or the design "
+        "or model it replays on, changed since it was saved): app_stays_available at step 5 ")
 
 
 def test_a_fault_before_the_first_file_is_in_the_json_and_fails_the_junit_report(capsys, tmp_path, monkeypatch):

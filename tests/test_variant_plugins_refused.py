@@ -104,7 +104,9 @@ BAD = {
                   "x's terraform_webhook must be True or False, not int 1 at slotsflag.py:3"),
     # (was taken for a rule's fault: "in deployspec's core.py: does a rule of yours take ...")
     "declaredandbeyond": (EVOLVED.format("name='x', declares=frozenset({'single_active_deployment'})"),
-                          "x: single_active_deployment both declared and violated beyond at declaredandbeyond.py:3\n"),
+                          ("x: single_active_deployment both declared and violated beyond (attrs.evolve keeps the "
+                          "violates_beyond of the design it changes: pass violates_beyond without them, e.g. "
+                          "violates_beyond={}) at declaredandbeyond.py:3\n")),
     # a field the class has not, e.g. a capi rule: the names it takes
     "slotsrule": (EVOLVED_SLOTS.format("name='x', select_prior=None"),
                   ("cannot load: TypeError: SlotsVariant.__init__() got an unexpected keyword argument "
