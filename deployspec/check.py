@@ -235,18 +235,34 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     except MemoryError:
         pass  # (the search's states go with the exception, here: then there is room to say it)
     except (Exception, SystemExit) as exc:
+        error = error_result(model_name, variant, prop_name, engine, exc, started)
+        if error is None:
+            raise
+        return [error]
+    return [error_result(model_name, variant, prop_name, engine, MemoryError(), started)]
+
+
+#: what a search that ran out of memory says: this search's error, as a --workers search's
+#: is, and the verdicts of the others stand (the run ended with none of them, no --json
+#: document and no report)
+OUT_OF_MEMORY = "out of memory (tighter bounds, --bound, or a --budget?)"
+
+
+def error_result(model_name: str, variant: str, prop_name: str, engine: str, exc: BaseException,
+                 started: float) -> Result | None:
+    """The error result of a search that ``exc`` ended: out of memory, or a rule of a design
+    handed in that raised (``sys.exit`` too: its exit is not deployspec's to take); None for
+    anything else (deployspec's own bug, raised)."""
+    if isinstance(exc, MemoryError):
+        why = OUT_OF_MEMORY
+    else:
         from deployspec.variant_plugins import fault
 
         why = fault(variant, exc)
         if why is None:
-            raise
-        return [Result(model_name, variant, prop_name, engine, "error", message=why,
-                       stats={"seconds": round(time.perf_counter() - started, 3)})]
-    # out of memory is this search's error, as a --workers search's is: the verdicts of the
-    # others stand (the run ended with none of them, no --json document and no report)
-    return [Result(model_name, variant, prop_name, engine, "error",
-                   message="out of memory (tighter bounds, --bound, or a --budget?)",
-                   stats={"seconds": round(time.perf_counter() - started, 3)})]
+            return None
+    return Result(model_name, variant, prop_name, engine, "error", message=why,
+                  stats={"seconds": round(time.perf_counter() - started, 3)})
 
 
 def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget: float | None,
@@ -276,7 +292,7 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         first = max(first, DEFAULT_BUDGET["explore"])  # a --budget for the random search does not cut it short
     follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
-                   budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **extra)
+                   budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine=engine, **extra)
     if follow and found[0].verdict in ("violated", "holds"):  # each cause, or the one story, shortest
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore" + (" (each cause)" if found[0].cause else ""))
@@ -284,24 +300,15 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         # its first search is the proof where the random search found nothing: as long
         # as --engine explore gives it (a violation, if any, is found shortest and soon)
         first, more = budgets("explore", budget)
-        started = time.perf_counter()
         try:
+            # (a design's rule that raises in the explorer's moves: its error, beside what the
+            # random search found; said as the random search's, it lost the violation)
             found += causes(engine_function("explore"), model, variant, prop, limit=MAX_CAUSES,
-                            budget=first, cause_budget=more, seed=seed, out_dir=out_dir, **cfg, **exhaustive)
+                            budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine="explore",
+                            **cfg, **exhaustive)
         except KeyboardInterrupt as stop:
             _interrupted_after(stop, [r for r in found if r.verdict == "violated"] + getattr(stop, "found", []))
             raise
-        except MemoryError:
-            raise
-        except (Exception, SystemExit) as exc:  # a design's rule raised in the explorer's moves: its error,
-            # beside what the random search found (said as the random search's, it lost the violation)
-            from deployspec.variant_plugins import fault
-
-            why = fault(variant, exc)
-            if why is None:
-                raise
-            found.append(Result(model_name, variant, prop_name, "explore", "error", message=why,
-                                stats={"seconds": round(time.perf_counter() - started, 3)}))
     return found
 
 
@@ -321,14 +328,16 @@ def budgets(engine: str, budget: float | None) -> tuple[float, float]:
 
 
 def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_budget: float,
-           **kwargs) -> list[Result]:
+           engine: str | None = None, **kwargs) -> list[Result]:
     """Up to ``limit`` counterexamples of ``prop``, one per cause the property
     names: after each, the engine searches again with the causes found so far
     skipped, until it finds nothing new or a violation without a cause. The
     first search has ``budget``, each further one ``cause_budget``; what the
     last search said (a bounded proof that no other cause exists, or how far it
     got) is kept as ``stats["other_causes"]`` of the last counterexample.
-    Engines that cannot skip causes (z3) search once."""
+    Engines that cannot skip causes (z3) search once. With ``engine`` named, a
+    search that runs out of memory or meets a design's raising rule ends in that
+    engine's error result after the causes found before it (which it lost)."""
     import inspect
 
     can_skip = "skip_causes" in inspect.signature(fn).parameters
@@ -336,6 +345,7 @@ def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_bu
     skip: frozenset[str] = frozenset()
     while True:
         t = time.perf_counter()
+        ended: BaseException | None = None
         try:
             if skip:
                 r = fn(model, variant, prop, budget=cause_budget, skip_causes=skip, **kwargs)
@@ -344,6 +354,17 @@ def causes(fn, model, variant: str, prop, *, limit: int, budget: float, cause_bu
         except KeyboardInterrupt as stop:
             _interrupted_after(stop, [f for f in found if f.verdict == "violated"])
             raise
+        except MemoryError:
+            if engine is None:
+                raise
+            ended = MemoryError()  # (said once out of the handler: the search's states go with it)
+        except (Exception, SystemExit) as exc:
+            error = None if engine is None else error_result(model.name, variant, prop.name, engine, exc, t)
+            if error is None:
+                raise
+            return found + [error]
+        if ended is not None:
+            return found + [error_result(model.name, variant, prop.name, engine, ended, t)]
         r.stats.setdefault("seconds", round(time.perf_counter() - t, 3))
         if found and r.verdict == "holds":
             found[-1].stats["other_causes"] = r.message or f"none found in {r.stats['seconds']} s"

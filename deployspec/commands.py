@@ -54,13 +54,12 @@ def cmd_check(args) -> int:
     pairs = check.plan(args.model, args.variant)
     if args.property:
         check.check_property_names(pairs, args.property, named=bool(args.variant))
+    planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
     if args.workers > 1:
-        _check_workers(args, check.searches(pairs, tuple(engines), bool(args.variant), args.property))
-    if args.memory is not None and not _explores(args, check.searches(pairs, tuple(engines), bool(args.variant),
-                                                                      args.property)):
+        _check_workers(args, planned)
+    if args.memory is not None and not _explores(args, planned):
         raise UsageError(f"--memory bounds an exhaustive search, and --engine {args.engine} runs none "
                          f"here ({EXPLORING})")
-    planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
     if all(e == "z3" for _, _, e, _ in planned):  # a run of n/a cells, refused before it runs
         from deployspec.engines import z3_engine
 

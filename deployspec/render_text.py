@@ -76,7 +76,7 @@ def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | N
     # columns as wide as their widest cell (a slot's crash_retry(slot=production, instance=0)),
     # within reason: an implementation's thousand instances overflow rather than widen every row
     aw = max([34] + [len(label) for label, _, _ in rows if len(label) <= 60])
-    lw = max([48] + [len(lanes) for _, lanes, _ in rows if len(lanes) <= 90])
+    lw = max([48] + [len(lanes) for _, lanes, _ in rows + ([("", *first)] if first else []) if len(lanes) <= 90])
     lines = [f"{'':2}{'#':>3}  {'action':{aw}} {lanes_label:{lw}} {other}"]
     key_lanes, key_other = model.render_key  # (capi: "d" names droplets on the left, deployments on the right)
     lines.append(f"{'':2}{'':>3}  {'':{aw}} {key_lanes:{lw}} {key_other}")

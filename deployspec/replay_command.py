@@ -41,7 +41,7 @@ def cmd_replay(args) -> int:
                                      lambda: junit_cases.replay_suites(verdicts, loaded, target, interrupted=True),
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
-    _say_other_starts(args, loaded, bounds, verdicts)
+    _say_other_starts(args, loaded, bounds, verdicts, status)
     if args.json:
         print(json.dumps(replay_document(verdicts, loaded, target, status, left_out)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
@@ -49,16 +49,17 @@ def cmd_replay(args) -> int:
     return status
 
 
-def _say_other_starts(args, loaded, bounds: dict | None, verdicts: list) -> None:
-    """Once under the lines, where traces replayed from the named start they record: how to
-    replay them from another (said on each line, it was noise in a CI log of 17 files)."""
+def _say_other_starts(args, loaded, bounds: dict | None, verdicts: list, status: int) -> None:
+    """Once under the lines, where the traces replayed record a named start (each line says
+    which start its replay began from): how to replay from another (said on each line, it
+    was noise in a CI log of 17 files). Not after an implementation's fault: the run ended."""
     from deployspec.replay import recorded_start
 
     replayed = {path for path, *_ in verdicts}
-    if args.json or "start" in (bounds or {}) or not any(recorded_start(t) for p, t in loaded if p in replayed):
+    if args.json or status == 3 or "start" in (bounds or {}) \
+            or not any(recorded_start(t) for p, t in loaded if p in replayed):
         return
-    print("(a trace replays from the start it records, where Terraform left the app: "
-          "--bound start=NAME replays it from another)")
+    print("(--bound start=NAME replays from another start, another place Terraform leaves the app)")
 
 
 def _of_the_variants_model(args, loaded) -> tuple[list, list, str | None]:

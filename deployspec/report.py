@@ -34,11 +34,12 @@ def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None 
         said = _Said(bounds)
         if len(variants) == 1 < len(props):  # a close look: one row would be as wide as every name
             (v,) = variants
-            width = max(len(p) for p in props + ["property"])
-            rows = [f"{p:{width}}  {_cell(model, v, p, mine.get((v, p), []), declared, said)}" for p in props]
-            head = f"{'property':{width}}  verdict"
+            name_width = max(len(p) for p in props + ["property"])
+            verdicts = [_cell(model, v, p, mine.get((v, p), []), declared, said) for p in props]
+            rows = [f"{p:{name_width}}  {cell}" for p, cell in zip(props, verdicts)]
+            head = f"{'property':{name_width}}  verdict"
             lines = [f"model {model_name} · variant {v}", head, "-" * max(map(len, [head, *rows])), *rows]
-            blocks.append("\n".join(lines + said.lines()))
+            blocks.append("\n".join(lines + _key_lines(verdicts, declared, width) + said.lines()))
             continue
         cells_of = {v: [_cell(model, v, p, mine.get((v, p), []), declared, said) for p in props]
                     for v in variants}
@@ -51,15 +52,23 @@ def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None 
             lines += [""] * (n > 0) + [head, "-" * len(head)]
             lines += [(f"{v:{label}}  " + "  ".join(f"{cells_of[v][i]:{cols[i]}}" for i in group)).rstrip()
                       for v in variants]
-        key = _key([c for row in cells_of.values() for c in row], declared)
-        key = textwrap.wrap(key, width - 1, subsequent_indent="  ", break_on_hyphens=False) if width else [key]
-        blocks.append("\n".join(lines + [k for k in key if k] + said.lines()))
+        key = _key_lines([c for row in cells_of.values() for c in row], declared, width)
+        blocks.append("\n".join(lines + key + said.lines()))
     return "\n\n".join(blocks)
+
+
+def _key_lines(cells: list[str], declared: bool, width: int | None) -> list[str]:
+    """The key (:func:`_key`) as lines, wrapped to ``width`` where one is known (at least
+    forty columns a line: a screen narrower than that is not worth a word a line)."""
+    key = _key(cells, declared)
+    if not key:
+        return []
+    return textwrap.wrap(key, max(width - 1, 40), subsequent_indent="  ", break_on_hyphens=False) if width else [key]
 
 
 #: the marks a cell may carry after its verdict, as written there, and what each means
 MARKS = (
-    ("*", "*", "a proof a bound or budget stopped (below)"),
+    ("*", "*", "a proof a bound or budget stopped before it finished (below)"),
     (" ?", "?", "a vacuous hold (below)"),
     (" +", "+", "a violation beyond this search, in a committed trace (below)"),
     (" !", "!", "NOT what the variant declares (below)"),
@@ -307,10 +316,11 @@ def variants_table(width: int | None = None) -> str:
 
     def say(name: str, text: str) -> None:
         lead = f"  {name:{w}} "
-        if width is None or len(lead) + len(text) <= width:
+        # (a screen that leaves under thirty columns beside the names: a strip no one reads)
+        if width is None or len(lead) + len(text) <= width or width - len(lead) < 30:
             lines.append((lead + text).rstrip())
             return
-        lines.extend(textwrap.wrap(text, max(width - 1, len(lead) + 20), initial_indent=lead,
+        lines.extend(textwrap.wrap(text, width - 1, initial_indent=lead,
                                    subsequent_indent=" " * (len(lead) + 2), break_on_hyphens=False,
                                    break_long_words=False))
 

@@ -242,12 +242,11 @@ def config_fields(cls, data: Mapping[str, Any], *, least: Mapping[str, int] | No
     fields = {f.name: getattr(f.type, "__name__", str(f.type)) for f in attrs.fields(cls)}
     unknown = set(data) - set(fields)
     if unknown:
-        from deployspec.models import closest
+        from deployspec.models import did_you_mean
 
-        close = closest(next(iter(unknown)), fields) if len(unknown) == 1 else None
-        guess = f"did you mean {close}? " if close is not None else ""
-        raise ValueError(f"unknown configuration field(s): {', '.join(sorted(unknown))} "
-                         f"({guess}known: {', '.join(fields)})")
+        names = sorted(unknown)
+        guess = did_you_mean(names[0], fields) if len(names) == 1 else ""
+        raise ValueError(f"unknown configuration field(s): {', '.join(names)}{guess} (known: {', '.join(fields)})")
     out = {}
     for name, value in data.items():
         if special and name in special:

@@ -53,7 +53,7 @@ def single_active_deployment(obs: Observation) -> str | None:
     return None
 
 
-#: nothing asked yet: (count, the count a cancel gives back, the verb that asked)
+#: nothing asked yet: (count, the count a cancel gives back, who asked: (verb, when))
 NOT_ASKED = (None, None, None)
 
 
@@ -63,23 +63,30 @@ def asked(memory: tuple, step: Step) -> tuple:
     A push or a scale asks for one; so does a deploy with ``web_instances`` (the count
     the deployment takes the app to). A cancel gives back the count that stood before a
     deploy in flight asked for another: it restores the original count, which that one
-    is. Kept with it: that count to give back (while a deployment is active), and the
-    verb that asked. Shared by ``app_stays_available`` and ``user_scale_not_lost``.
+    is. Kept with it: that count to give back (while a deployment is active), and who
+    asked: the verb, and the state of the deployment then in flight (``idle``: none), a
+    lost count's cause. Shared by ``app_stays_available`` and ``user_scale_not_lost``.
     """
-    wanted, before, verb = memory
+    wanted, before, asker = memory
     kind = step.action["type"]
     if step.rejected is None:
         if kind in ("push", "scale"):  # the user's own count: no cancel takes it back
-            wanted, verb, before = step.action["instances"], kind, None
+            wanted, asker, before = step.action["instances"], (kind, _in_flight(step.before)), None
         elif kind == "deploy" and step.action.get("web_instances"):
             if before is None:  # the first count a deploy of this train asks for
-                before = (wanted, verb)
-            wanted, verb = step.action["web_instances"], "deploy"
+                before = (wanted, asker)
+            wanted, asker = step.action["web_instances"], ("deploy", _in_flight(step.before))
         elif kind == "cancel" and before is not None:
-            (wanted, verb), before = before, None
+            (wanted, asker), before = before, None
     if before is not None and not active(step.after):  # the train ended: nothing to give back
         before = None
-    return wanted, before, verb
+    return wanted, before, asker
+
+
+def _in_flight(obs: Observation) -> str:
+    """The state of the newest active deployment, in lower case, or ``idle``."""
+    states = [d["state"] for d in active(obs)]
+    return states[-1].lower() if states else "idle"
 
 
 @trace_property(MODEL, initial=(False, NOT_ASKED))
@@ -266,35 +273,28 @@ def user_scale_not_lost(wanting, step: Step):
     supersedes it: docs/explore-findings 3); a cancel takes the deploy's back
     (:func:`asked`).
 
-    Causes (:func:`_scale_loss_cause`): the verb whose count was lost and where it went,
-    so that each way is found and shown on its own (a canary deployment from 0 keeping
-    its one canary hid behind the shorter scale-while-canceling trace).
+    Causes, who asked for the count that was lost (:func:`asked`): ``VERB-while-STATE``,
+    the verb (``push``, ``scale``, or ``deploy`` with web_instances) and the state of the
+    deployment in flight when it was accepted, ``idle`` for none. So each way is found and
+    shown on its own: a scale accepted while CANCELING lands on the process the cancel
+    destroys (``scale-while-canceling``, finding 4), a deployment started after a scale to
+    0 keeps an instance (``scale-while-idle``: a canary today, finding 14, which hid behind
+    finding 4's shorter trace while the property had no causes), a superseded deploy's
+    count is dropped (``deploy-while-idle``, finding 11).
     """
     wanting = asked(wanting, step)
-    wanted, _, verb = wanting
+    wanted, _, asker = wanting
     obs = step.after
     if wanted is None or obs["app"] is None or active(obs):
         return wanting, None
     have = desired(obs)
     if have != wanted:
-        return NOT_ASKED, Breach(_scale_loss_cause(verb, step), (
+        verb, when = asker
+        return NOT_ASKED, Breach(f"{verb}-while-{when}", (
             f"the app has {counted(have, 'web instance')} after {step_label(step)}, "
             f"but the last accepted {verb} asked for {wanted}"
         ))
     return wanting, None
-
-
-def _scale_loss_cause(verb: str, step: Step) -> str:
-    """``VERB-lost-at-WHERE``: the verb that asked for the count (``scale``, ``push``, or
-    ``deploy`` with web_instances) and the step that left another: ``cancel`` when it ended
-    a deployment CANCELED (the cancel step; finding 4: a scale accepted while CANCELING),
-    ``finish`` when it ended one DEPLOYED (finding 11: a superseded deploy's count; finding
-    14: a canary from 0 keeps its canary), else its own kind (an implementation that leaves
-    another count with no deployment in flight)."""
-    was = {d["id"]: d["state"] for d in step.before["deployments"]}
-    ended = {d["state"] for d in step.after["deployments"] if was.get(d["id"]) in ACTIVE_STATES}
-    where = "cancel" if "CANCELED" in ended else "finish" if "DEPLOYED" in ended else step.action["type"]
-    return f"{verb}-lost-at-{where}"
 
 
 def capacity_bound(d: dict) -> int:

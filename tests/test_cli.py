@@ -88,7 +88,7 @@ def test_replay_of_a_folder_with_a_subfolder_it_cannot_read_says_so(capsys, tmp_
 def test_an_unknown_bound_lists_the_known_ones(capsys):
     status, _, err = run(capsys, "check", "--model", "capi", "--bound", "max_deploys=3")
     assert status == 2
-    assert "unknown configuration field(s): max_deploys (did you mean max_deployments? known: max_instances, max_deployments," in err
+    assert "unknown configuration field(s): max_deploys: did you mean 'max_deployments'? (known: max_instances, max_deployments," in err
 
 
 def test_check_finds_seed_bug_and_saves_it(capsys, tmp_path):

@@ -202,3 +202,9 @@ def test_the_text_and_html_tables_show_the_platform_before_the_first_step():
     assert ('<tr class="initial"><td></td><td>(initial)</td><td><code>P5[dr4]:x</code></td>'
             '<td><code>d3:DEPLOYING</code></td></tr>') in page
     assert page.index("(initial)") < page.index("<td>0</td><td>tick()")
+    # an initial state wider than every step's sets the column's width, as a step's would
+    wide = trace(2, initial=obs([proc(i, ["RUNNING"] * 3, droplet=i) for i in range(6)], [dep(3, "DEPLOYING")]))
+    lines = render(wide).splitlines()
+    initial = next(line for line in lines if "(initial)" in line)
+    step = next(line for line in lines if line.strip().startswith("0  tick()"))
+    assert len(initial.split("d3:DEPLOYING")[0]) > 60 and initial.index("d3:") == len(step.rstrip()) - 1  # under the step's "-"

@@ -143,7 +143,7 @@ def test_a_deleted_app_loses_no_scale():
 
 def test_once_a_lost_scale_is_reported_the_watch_stops_until_the_next_request():
     lost = Step(3, {"type": "tick"}, "platform", None, app([proc(0, 3)], []), SERVING)
-    memory, message = spec.user_scale_not_lost.advance((3, None, "scale"), lost)
+    memory, message = spec.user_scale_not_lost.advance((3, None, ("scale", "idle")), lost)
     assert message is not None and memory == spec.NOT_ASKED
     assert spec.user_scale_not_lost.advance(memory, Step(4, {"type": "tick"}, "platform", None, SERVING,
                                                          SERVING)) == (spec.NOT_ASKED, None)

@@ -33,10 +33,12 @@ def test_another_design_replayed_with_a_bound_that_keeps_its_start_says_its_own_
     assert status == 0 and "on slots-pipeline-immutable (from its own start; with settle_steps=3): " in out
     status, out, _ = run(capsys, "replay", str(WEBHOOK), "--bound", "settle_steps=3")
     assert status == 1 and "on slots-webhook-tag (from start=webhook, as recorded; with settle_steps=3): " in out
-    assert out.splitlines()[-1] == ("(a trace replays from the start it records, where Terraform left the app: "
-                                    "--bound start=NAME replays it from another)")  # once, under the lines
+    hint = "(--bound start=NAME replays from another start, another place Terraform leaves the app)"
+    assert out.splitlines()[-1] == hint  # once, under the lines
     status, out, _ = run(capsys, "replay", str(WEBHOOK), "--bound", "start=webhook")
     assert status == 1 and len(out.splitlines()) == 1  # a start given: nothing to tell
+    status, out, _ = run(capsys, "replay", str(WEBHOOK), "--json")
+    assert status == 1 and json.loads(out)  # the document alone
     # two instances: not the fix's own start either
     status, out, _ = run(capsys, "replay", str(WEBHOOK), "--variant", "slots-pipeline-immutable",
                          "--bound", "instances=2")

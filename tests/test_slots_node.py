@@ -92,6 +92,6 @@ def test_every_shipped_slots_finding_replays_on_the_example_from_its_own_start(c
     status = main(["replay", str(shipped), "--exec", TAGGED])
     lines = capsys.readouterr().out.splitlines()
     assert status == 1 and len(lines) == len(list(shipped.glob("*.json"))) + 1  # and how to replay elsewhere
-    assert lines[-1].startswith("(a trace replays from the start it records")
+    assert lines[-1].startswith("(--bound start=NAME replays from another start")
     staged = [ln for ln in lines if "slots-webhook-staging-tag--" in ln]
     assert staged and all("(from start=webhook-staging, as recorded" in ln for ln in staged)

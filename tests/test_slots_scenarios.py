@@ -82,8 +82,7 @@ def test_replay_says_when_a_design_started_from_its_own_start(capsys):
     # pins digests meets the tag Terraform left there too (--bound start=… for another, said once)
     lines = capsys.readouterr().out.splitlines()
     assert "reproduces on slots-webhook-tag (from start=webhook, as recorded): " in lines[0]
-    assert lines[1:] == [("(a trace replays from the start it records, where Terraform left the app: "
-                         "--bound start=NAME replays it from another)")]
+    assert lines[1:] == ["(--bound start=NAME replays from another start, another place Terraform leaves the app)"]
 
 
 def test_an_implementations_trace_replays_from_the_start_of_its_runs_reference():

@@ -139,3 +139,52 @@ def test_the_variants_table_wraps_each_line_under_its_own_column():
     for line in fitted.splitlines():
         if line.startswith("  ") and line.strip():  # a variant's lines start under the names or their text
             assert line[2] != " " or line.index(line.strip()) in (29, 31), line
+
+
+def test_a_close_look_at_one_variant_before_another_model_leaves_its_table_whole():
+    """The one-variant table's column width was kept under the name of the screen's width:
+    the next model's table came split into a column a block, piped, with no COLUMNS."""
+    rs = [Result("capi", "capi-safe", p, "explore", "holds") for p in CAPI[:3]]
+    slots = [p.name for p in get_model("slots").properties]
+    rs += [Result("slots", v, p, "explore", "holds") for v in ("slots-webhook-tag", "slots-pipeline-tag")
+           for p in slots]
+    text = matrix(rs, declared=False)
+    heads = [line for line in text.splitlines() if line.startswith("variant ")]
+    assert len(heads) == 1 and heads[0].split()[1:] == slots
+
+
+@pytest.mark.parametrize("width", [1, 2, 10])
+def test_a_screen_narrower_than_any_column_still_gets_every_table_and_the_key(width):
+    rs = every_cell(lambda v, p: "violated") + [Result("capi", "capi-safe", CAPI[0], "explore", "holds",
+                                                       stats={"complete": False, "stopped": "time", "seconds": 1})]
+    text = matrix(rs, declared=True, width=width)
+    assert len(tables(text)) == len(CAPI)  # a column a block
+    key = [line for line in text.splitlines() if line.startswith("key: ")]
+    assert key and len(key[0]) <= 41  # at least forty columns a line
+
+
+def test_a_one_variant_table_has_the_key_of_its_marks():
+    stopped = Result("capi", "capi-safe", CAPI[0], "explore", "holds",
+                     stats={"complete": False, "stopped": "time", "seconds": 1})
+    text = matrix([stopped, Result("capi", "capi-safe", CAPI[1], "explore", "holds")], declared=False)
+    assert "key: * a proof a bound or budget stopped before it finished (below)" in text.splitlines()
+
+
+def test_the_variants_table_is_left_unwrapped_where_the_names_leave_no_room(monkeypatch):
+    from deployspec import report
+
+    long_name = "x" * 60
+    monkeypatch.setattr(report, "source_of", lambda name: None)
+    original = report.get_model
+
+    class Wide:
+        def __init__(self, model):
+            self.model = model
+            self.variants = {long_name: next(iter(model.variants.values())), **model.variants}
+
+        def __getattr__(self, name):
+            return getattr(self.model, name)
+
+    monkeypatch.setattr(report, "get_model", lambda name: Wide(original(name)))
+    whole, fitted = report.variants_table(), report.variants_table(width=80)
+    assert fitted == whole  # a 20-column strip beside 64 columns of names reads worse than long lines

@@ -83,7 +83,7 @@ BAD = {
     "boundoutofrange": (EVOLVED.format("name='x', config={'max_instances': 0}"),
                         "x's config: max_instances must be a positive integer, got 0"),
     "exploretypo": (EVOLVED.format("name='x', explore={'max_instnces': 3}"),
-                    "x's explore: unknown configuration field(s): max_instnces (did you mean max_instances? known: max_instances, "),
+                    "x's explore: unknown configuration field(s): max_instnces: did you mean 'max_instances'? (known: max_instances, "),
     "exploreaset": (EVOLVED.format("name='x', explore={'max_in_flight': {1}}"),
                     "x's explore max_in_flight: {1} is not a value a bound takes (numbers, true/false, text, lists)"),
     "notunderexplore": (EVOLVED_SLOTS.format("name='x', config={'instances': 3}"),

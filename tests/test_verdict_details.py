@@ -7,6 +7,8 @@ would let a job pass, or fail, for the wrong reason."""
 import argparse
 import time
 
+import pytest
+
 from deployspec import commands
 from deployspec.declarations import matches_declarations, shown_verdict
 from deployspec.engines.result import Result
@@ -61,6 +63,35 @@ def test_an_error_while_seeking_a_further_cause_is_a_result_of_its_own():
     assert [(r.verdict, r.cause) for r in found] == [("violated", "scale-step"), ("error", None)]
     assert "other_causes" not in found[0].stats
     assert fn.calls == [set(), {"scale-step"}]
+
+
+@pytest.mark.parametrize("raised, why", [(MemoryError(), "out of memory (tighter bounds"),
+                                         (IndexError("rule"), "raised IndexError: rule")])
+def test_a_search_for_a_further_cause_that_ends_in_memory_or_a_rule_s_fault_keeps_the_causes_found(
+        monkeypatch, raised, why):
+    """The first cause was found (and saved, with --out), the second search ran out of
+    memory or met a raising rule of a design handed in: the first was dropped with it."""
+    from deployspec import check, variant_plugins
+
+    capi = get_model("capi")
+    fn = _engine(("violated", "scale-step"))
+    answer = fn
+
+    def failing(model, variant, prop, *, budget, skip_causes=frozenset(), **kwargs):
+        if skip_causes:
+            raise raised
+        return answer(model, variant, prop, budget=budget, skip_causes=skip_causes, **kwargs)
+
+    monkeypatch.setattr(variant_plugins, "fault", lambda variant, exc: f"variant {variant} raised {exc!r}"
+                        .replace("IndexError('rule')", "IndexError: rule"))
+    found = check.causes(failing, capi, "capi-current", capi.property("app_stays_available"), limit=6,
+                         budget=1, cause_budget=1, engine="explore")
+    assert [(r.engine, r.verdict, r.cause) for r in found] == [("explore", "violated", "scale-step"),
+                                                               ("explore", "error", None)]
+    assert why in found[1].message
+    with pytest.raises(type(raised)):  # no engine named: the caller's to handle, as before
+        check.causes(failing, capi, "capi-current", capi.property("app_stays_available"), limit=6,
+                     budget=1, cause_budget=1)
 
 
 def test_a_proof_without_a_depth_bound_covers_a_trace_found_within_one():

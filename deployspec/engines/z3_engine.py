@@ -255,7 +255,7 @@ def none_judged(variants: list[str]) -> str:
     from deployspec.variant_plugins import source_of
 
     mine = [v for v in variants if v not in sel.VARIANTS and source_of(v) is not None]
-    if mine:
+    if mine and len(mine) == len(variants):  # designs handed in alone: why none of theirs is judged
         return _not_encoded(mine[0])
     props = sorted({name for p in sel.PROPERTIES for name in p.guards})
     return (f"--engine z3 proves the Cloud Controller's choice of the web process a cancel keeps, which "
