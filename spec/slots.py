@@ -9,7 +9,7 @@ tags or digests ("Image tag best practices").
 
 from __future__ import annotations
 
-from .core import Observation, Step, state_property, trace_property
+from .core import Breach, Observation, Step, state_property, trace_property
 
 MODEL = "slots"
 #: what a property about what slots run needs to judge anything: a build, and a deploy
@@ -53,6 +53,11 @@ def production_runs_only_released_images(released, step: Step):
     A release replaces the one before: after a swap back, the digest rolled back is no
     longer released, and a pull that brings it back into production is as unreviewed
     as a new build.
+
+    Causes: the kind of the step that brought the unreleased digest into production
+    (``deliver_webhook``, ``restart``, ``crash_retry``, ``scale_out``, ``recycle``,
+    ``swap``, whose phase 1 restarts the site it promotes...), so a close look shows each
+    of #316's ways on its own, where it showed only the shortest.
     """
     if step.index == 0:  # what production ran before the first step was released by whoever set it up
         released = digests(step.before, "production")
@@ -64,11 +69,11 @@ def production_runs_only_released_images(released, step: Step):
     stray = digests(step.after, "production") - released
     if stray:
         validated = step.after["validated"]
-        return released, (
+        return released, Breach(step.action["type"], (
             f"production runs {_names(stray)} after step {step.index} ({step.action['type']}), "
             f"not what the latest release put there (released: {_names(released)}; validated in staging: "
             f"{_names(validated)})"
-        )
+        ))
     return released, None
 
 
