@@ -312,7 +312,7 @@ def _report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
         facts = {"outcome": "reproduces", "step": v.step, "cause": v.cause, "rejected": _rejected(outcome)}
         return 1, escaped(line), facts | {"message": line}
     rejected = _rejected(outcome)
-    line = f"{path}: does not reproduce on {on}: {trace['property']} holds{_refused_note(rejected)}"
+    line = f"{path}: does not reproduce on {on}: {trace['property']} holds{_refused_note(outcome)}"
     facts = {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected}
     return 0, escaped(line), facts | {"message": line}
 
@@ -343,14 +343,18 @@ def _fault_replayed(path, trace, outcome, on: str) -> tuple[int, str, dict]:
         line = f"{path}: {reached} {v.property} is violated at step {v.step}{how}: {v.message}{said}"
         facts = {"outcome": "check_breaks", "step": v.step, "cause": v.cause, "rejected": rejected}
         return 1, escaped(line), facts | {"message": line}
-    line = f"{path}: no fault: {on} answered {asked} and {trace['property']} holds{_refused_note(rejected)}{said}"
+    line = f"{path}: no fault: {on} answered {asked} and {trace['property']} holds{_refused_note(outcome)}{said}"
     facts = {"outcome": "fault_gone", "step": None, "cause": None, "rejected": rejected}
     return 0, escaped(line), facts | {"message": line}
 
 
-def _refused_note(rejected: int) -> str:
-    """How many of a replay's actions the target refused (each sent, and moved past)."""
-    return f" ({rejected} action(s) refused)" if rejected else ""
+def _refused_note(outcome) -> str:
+    """How many of a replay's actions the target refused (each sent, and moved past), and
+    which: a verdict that holds because a step was refused is that step's story."""
+    from deployspec.spec.core import action_label
+
+    refused = [f"step {i} {action_label(s['action'])}" for i, s in enumerate(outcome.session.steps) if s["rejected"]]
+    return f" ({len(refused)} action(s) refused: {escaped(first_few(refused, 3))})" if refused else ""
 
 
 def _rejected(outcome) -> int:

@@ -128,8 +128,8 @@ def test_workers_memory_and_actions_never_taking_effect_are_said():
         "worker_added_memory_mb": [5, 7], "workers": 2, "never_enabled": ["cancel", "rollback"]}))
     lines = text.splitlines()
     assert lines[1].endswith("peak memory 40 MiB (+ 5 + 7 MiB added by 2 workers)")
-    assert lines[3] == ("  never took effect: cancel, rollback (refused wherever tried, or not offered: the model "
-                        "leaves out actions that would change nothing there)")
+    assert lines[3] == ("  never took effect: cancel, rollback (wherever the search went, each was refused or "
+                        "would change nothing: within these bounds this design does nothing with them)")
 
 
 def test_a_complete_proof_s_counts_are_said_once():

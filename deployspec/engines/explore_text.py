@@ -77,6 +77,9 @@ def summary(result: Result) -> str:
         before = "the violation" if result.verdict == "violated" else "the search ended"
         lines.append(f"  not taken before {before}: {', '.join(s['never_enabled'])}")
     elif s["never_enabled"]:
-        lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (refused wherever tried, or "
-                     "not offered: the model leaves out actions that would change nothing there)")
+        # (said as what the design does with them: a fix that makes a restart a no-op reads
+        # "never took effect", which users took for a gap in the search)
+        lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (wherever the search went, each "
+                     "was refused or would change nothing: within these bounds this design does nothing "
+                     "with them)")
     return "\n".join(lines)
