@@ -229,12 +229,18 @@ def _print_close_look(results, *, saving: bool) -> None:
 def _print_causes(results) -> None:
     """For each search that looked for more causes of a violation: those found (by any
     engine) and what it says of any other."""
+    from deployspec.models import get_model
+
     for r in results:
         if "other_causes" in r.stats:
             causes = sorted({o.cause for o in results if (o.variant, o.property) == (r.variant, r.property)
                              and o.cause})
             print(f"{r.variant} / {r.property}: causes found {', '.join(causes)}; any other "
                   f"({r.engine}): {r.stats['other_causes']}")
+            prop = get_model(r.model).property(r.property)
+            for cause in causes:  # what each means, where the property says (the report it comes from)
+                if prop.meaning(cause):
+                    print(f"  {cause}: {prop.meaning(cause)}")
 
 
 def _print_unjudged(results) -> None:

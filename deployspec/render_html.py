@@ -7,7 +7,7 @@ import shlex
 from typing import Any
 
 from deployspec import render_svg
-from deployspec.render_text import action_label, capi_state, divergence, what_broke
+from deployspec.render_text import action_label, capi_state, cause_said, divergence, what_broke
 from deployspec.text import escaped
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.traces import found_by
@@ -59,7 +59,7 @@ tr.key td {{ color: #868e96; font-size: 11px; }}
 <h1>{escape(title)}</h1>
 {f'<p>{escape(trace["title"])}</p>' if trace.get("title") else ""}
 <p><strong>{escape(trace["violation"]["message"])}</strong></p>
-{f'<p>cause: <code>{escape(trace["violation"]["cause"])}</code></p>' if trace["violation"].get("cause") else ""}
+{f'<p>cause: <code>{escape(cause_said(trace))}</code></p>' if trace["violation"].get("cause") else ""}
 <p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} step{"" if len(trace["steps"]) == 1 else "s"}.
 Replay: <code>{escape(replay_line(trace, source))}</code>.</p>
 {render_svg.render(trace)}

@@ -36,7 +36,7 @@ def render(trace: dict[str, Any]) -> str:
         "",
     ]
     if trace["violation"].get("cause"):
-        head.insert(2, f"  cause: {escaped(trace['violation']['cause'])}")
+        head.insert(2, f"  cause: {escaped(cause_said(trace))}")
     if trace.get("title"):
         head.insert(1, f"  {escaped(trace['title'])}")
     body = render_steps(
@@ -49,6 +49,17 @@ def render(trace: dict[str, Any]) -> str:
     elif trace["violation"]["step"] == -1:
         body.append(">> after settling: " + message)
     return "\n".join(head + body)
+
+
+def cause_said(trace: dict[str, Any]) -> str:
+    """The violation's cause, with what it means where its property says (``Property.meanings``:
+    ``crash_retry: cobalt #316 scenarios 2 and 4: ...``)."""
+    from deployspec.models import get_model
+
+    cause = trace["violation"]["cause"]
+    prop = next((p for p in get_model(trace["model"]).properties if p.name == trace["property"]), None)
+    meaning = prop.meaning(cause) if prop is not None else None
+    return f"{cause}: {meaning}" if meaning else cause
 
 
 def what_broke(trace: dict[str, Any]) -> str:

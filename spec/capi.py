@@ -89,7 +89,16 @@ def _in_flight(obs: Observation) -> str:
     return states[-1].lower() if states else "idle"
 
 
-@trace_property(MODEL, initial=(False, NOT_ASKED))
+@trace_property(MODEL, initial=(False, NOT_ASKED), meanings={
+    "cancel-restarts-from-zero": "the cancel keeps a process the deployment had scaled to 0, which restarts from "
+                                 "nothing (docs-dev-guide #563)",
+    "cancel-scales-down-serving": "the cancel scales the serving process down to the original count",
+    "cancel-keeps-crashed": "the cancel keeps a process whose instances crash",
+    "cancel-keeps-unstarted": "the cancel keeps a process none of whose instances has started (cloud_controller_ng "
+                              "#3019, the seed)",
+    "cancel-keeps-zero": "the cancel keeps a process at 0 (a scale made while CANCELING went to the one it destroys)",
+    "scale-step": "the deployment's scale step took the last routable instance",
+})
 def app_stays_available(memory, step: Step):
     """While the app is started and was serving, some web instance stays routable,
     unless the user's latest request (push, scale, or deploy with web_instances)
@@ -259,7 +268,14 @@ def desired(obs: Observation) -> int:
     return sum(len(p["instances"]) for p in obs["processes"])
 
 
-@trace_property(MODEL, initial=NOT_ASKED)
+@trace_property(MODEL, initial=NOT_ASKED, meanings={
+    "scale-while-canceling": "a scale accepted while CANCELING lands on the process the cancel destroys "
+                             "(docs/findings.md, finding 4)",
+    "scale-while-idle": "a deployment started after the scale keeps an instance (a canary from 0 today, finding 14; "
+                        "any deployment before 2025)",
+    "deploy-while-idle": "a superseded deploy's web_instances is dropped (finding 11)",
+    "push-while-idle": "a deploy during a roll-back reads the original count from a half-scaled process (capi-2022)",
+})
 def user_scale_not_lost(wanting, step: Step):
     """An accepted scale is what the app has once no deployment is active: the
     request is either rejected or honoured, never silently dropped.

@@ -56,6 +56,14 @@ class Property:
     #: the action kinds without which this property judges nothing (``Model.essential``'s
     #: form); None: the model's (a slots property about pushes needs no swap)
     essential: tuple[str | tuple[str, ...], ...] | None = None
+    #: (cause, what it means) for some of its causes (``Breach.cause``), in the words of the
+    #: report they come from (a close look lists them: "crash_retry" alone did not say "cobalt
+    #: #316 scenario 2"); pairs, so that a property stays hashable
+    meanings: tuple[tuple[str, str], ...] = ()
+
+    def meaning(self, cause: str | None) -> str | None:
+        """What ``cause`` means, or None where the property does not say."""
+        return dict(self.meanings).get(cause) if cause else None
 
 
 def state_property(model: str, essential: tuple[str | tuple[str, ...], ...] | None = None
@@ -71,12 +79,13 @@ def state_property(model: str, essential: tuple[str | tuple[str, ...], ...] | No
     return wrap
 
 
-def trace_property(model: str, initial: Any, essential: tuple[str | tuple[str, ...], ...] | None = None
-                   ) -> Callable[[Callable], Property]:
+def trace_property(model: str, initial: Any, essential: tuple[str | tuple[str, ...], ...] | None = None,
+                   meanings: dict[str, str] | None = None) -> Callable[[Callable], Property]:
     """``fn(memory, step) -> (memory, message | None)``, memory starting at ``initial``."""
 
     def wrap(fn):
-        return Property(fn.__name__, model, "trace", inspect.getdoc(fn) or "", initial, fn, essential=essential)
+        return Property(fn.__name__, model, "trace", inspect.getdoc(fn) or "", initial, fn, essential=essential,
+                        meanings=tuple((meanings or {}).items()))
 
     return wrap
 

@@ -43,7 +43,15 @@ def _swapped(step: Step) -> bool:
     return step.after["slots"]["production"]["site"] != step.before["slots"]["production"]["site"]
 
 
-@trace_property(MODEL, initial=frozenset(), essential=DEPLOYED_BUILD)
+@trace_property(MODEL, initial=frozenset(), essential=DEPLOYED_BUILD, meanings={
+    "crash_retry": "cobalt #316 scenarios 2 and 4: App Service retries a failing start and pulls the moved tag",
+    "restart": "cobalt #316 scenario 3: a restart (the portal's) pulls the moved tag",
+    "recycle": "cobalt #316 scenario 3: the platform recycles the container (a backend server dies) and pulls "
+               "the moved tag",
+    "scale_out": "cobalt #316 scenario 3: a new instance pulls the moved tag",
+    "swap": "as in cobalt #316 scenario 1: the swap restarts the site it promotes, which pulls the moved tag",
+    "deliver_webhook": "cobalt #299/#316: the registry's webhook deploys a push to production",
+})
 def production_runs_only_released_images(released, step: Step):
     """Production runs only what the latest release put there: the digests a deliberate
     ``set_image`` on production resolved to, or what staging ran when a swap promoted it.

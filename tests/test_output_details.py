@@ -208,3 +208,34 @@ def test_the_text_and_html_tables_show_the_platform_before_the_first_step():
     initial = next(line for line in lines if "(initial)" in line)
     step = next(line for line in lines if line.strip().startswith("0  tick()"))
     assert len(initial.split("d3:DEPLOYING")[0]) > 60 and initial.index("d3:") == len(step.rstrip()) - 1  # under the step's "-"
+
+
+def test_a_cause_is_said_with_what_its_property_says_it_means():
+    """``crash_retry`` alone did not say "cobalt #316 scenario 2"; a cause the property does
+    not explain, or a conformance check's, is said as it is."""
+    import contextlib
+    import io
+
+    from deployspec.commands import _print_causes
+    from deployspec.engines.result import Result
+    from deployspec.render_text import cause_said
+
+    def slots(cause, prop="production_runs_only_released_images"):
+        return {"model": "slots", "property": prop, "violation": {"cause": cause}}
+
+    assert cause_said(slots("crash_retry")) == ("crash_retry: cobalt #316 scenarios 2 and 4: App Service retries "
+                                                "a failing start and pulls the moved tag")
+    assert cause_said(slots("validate")) == "validate"
+    assert cause_said(slots("swap", "conforms_to_slots-webhook-tag")) == "swap"
+    results = [Result("slots", "v", "production_runs_only_released_images", "explore", "violated", cause=c,
+                      stats={"other_causes": "holds for all 3 states"} if c == "swap" else {})
+               for c in ("scale_out", "swap")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        _print_causes(results)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("v / production_runs_only_released_images: causes found scale_out, swap; any other "
+                        "(explore): holds for all 3 states")
+    assert lines[1:] == ["  scale_out: cobalt #316 scenario 3: a new instance pulls the moved tag",
+                         ("  swap: as in cobalt #316 scenario 1: the swap restarts the site it promotes, which "
+                         "pulls the moved tag")]

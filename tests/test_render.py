@@ -160,7 +160,9 @@ def test_the_html_page_says_what_the_text_report_says_of_a_trace():
     scenario = traces.load(root / "slots" / "scenario-1-rollback-by-swap.json")
     assert f"<p>{scenario['title']}</p>" in render_html.render(scenario)
     caused = traces.load(root / "capi" / "capi-current--app_stays_available--310652b449.json")
-    assert f"cause: <code>{caused['violation']['cause']}</code>" in render_html.render(caused)
+    # the cause with what it means, as the property says (app_stays_available's)
+    assert (f"cause: <code>{caused['violation']['cause']}: the cancel keeps a process the deployment had "
+            "scaled to 0") in render_html.render(caused)
     caused.update(variant="implementation", property="conforms_to_capi-current")
     parted = divergence(caused)
     assert parted and f"<pre>{parted.splitlines()[0]}" in render_html.render(caused)
