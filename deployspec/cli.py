@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
                         "e.g. start=empty: a trace found from one start, replayed from another")
+    r.add_argument("--out", metavar="DIR",
+                   help="save the replay of each file that reproduces as a trace of the design replayed on "
+                        "(to draw a finding on your design: deployspec show FILE)")
     contract_cli.add_replay_options(r)
     r.add_argument("--json", action="store_true",
                    help="print the verdicts as one JSON document (each file's line goes to stderr)")

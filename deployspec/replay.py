@@ -32,6 +32,8 @@ class ReplayOutcome:
     session: Session
     #: whether ``--bound`` moved the start (the model's start with and without them differ)
     bounds_moved_start: bool = False
+    #: the configuration replayed with (what a trace of the replay records)
+    config: Any = None
 
     @property
     def reproduced(self) -> bool:
@@ -123,7 +125,7 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
     on = None if implementation else target
     moved = bool(bounds) and model.observe(model.initial_state(config)) != model.observe(
         model.initial_state(config_on(trace, on)))
-    return ReplayOutcome(target or "implementation", prop.name, session.violation, session, moved)
+    return ReplayOutcome(target or "implementation", prop.name, session.violation, session, moved, config)
 
 
 def config_on(trace: dict, target: str | None, bounds: dict[str, Any] | None = None) -> Any:

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from deployspec import interruption, junit_cases, traces
 from deployspec import junit as junit_xml
@@ -16,6 +17,7 @@ from deployspec.contract import cli as contract_cli
 from deployspec.contract import faults
 from deployspec.files import TEMPORARY
 from deployspec.models import UsageError, bounds_given, get_model
+from deployspec.outputs import writable_dir
 from deployspec.render_text import action_label
 from deployspec.text import escaped, first_few, quoted
 
@@ -30,6 +32,11 @@ def cmd_replay(args) -> int:
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json)
     if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
+    if args.out is not None:
+        if args.exec_ is not None or args.python is not None:
+            raise UsageError("--out saves what a design's replay did; an implementation's runs are saved by "
+                             "deployspec contract --out")
+        writable_dir(args.out, report=junit)
     if left_out:  # (said once nothing is left to refuse: a usage error is one line)
         _say_left_out(args.variant, model, left_out)
     started = time.time()
@@ -42,11 +49,30 @@ def cmd_replay(args) -> int:
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
     _say_other_starts(args, loaded, bounds, verdicts, status)
+    lost = [facts["unsaved"] for *_, facts in verdicts if facts.get("unsaved")]
+    for facts in (v[4] for v in verdicts):
+        facts.pop("unsaved", None)  # (said below, not a field of the document)
     if args.json:
         print(json.dumps(replay_document(verdicts, loaded, target, status, left_out)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_cases.replay_suites(verdicts, loaded, target), started)
+    if lost:  # said after the verdicts, which stand
+        more = f" (and {len(lost) - 1} more not saved)" if len(lost) > 1 else ""
+        print(f"deployspec: error: {lost[0]}{more}; the verdicts above stand", file=sys.stderr)
+        return traces.UNSAVED
     return status
+
+
+def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
+    """The replay of ``trace`` that reproduced, saved under ``out_dir`` as a trace of the design
+    replayed on (``engine: "replay"``, ``extra.replayed`` naming the file): what ``show``
+    draws of a finding on that design, its title saying so. ``traces.keep``'s fields."""
+    saved = traces.build(model=trace["model"], variant=outcome.target, config=outcome.config.to_json(),
+                         property=trace["property"], engine="replay", seed=None, session=outcome.session,
+                         extra={"replayed": str(path)})
+    if trace.get("title"):
+        saved["title"] = f"{trace['title']} (replayed on {outcome.target})"
+    return traces.keep(saved, out_dir)
 
 
 def _say_other_starts(args, loaded, bounds: dict | None, verdicts: list, status: int) -> None:
@@ -170,6 +196,11 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said, facts = _report_replay(path, trace, outcome, bounds)
                 print(said, file=out)
+                if args.out is not None and status == 1:
+                    kept = _keep_replayed(path, trace, outcome, args.out)
+                    facts |= {"counterexample": kept["counterexample"], "unsaved": kept["unsaved"]}
+                    if kept["counterexample"]:
+                        print(escaped(traces.saved_line(SimpleNamespace(**kept))), file=out)
                 out.flush()  # each verdict as it comes (a later object may end the process)
                 verdicts.append((path, status, said, time.perf_counter() - started, facts))
         finally:
@@ -381,6 +412,8 @@ def replay_document(verdicts, loaded, target: str, status: int, left_out=()) -> 
             _, _, _, seconds, facts = verdict
             entry |= {"outcome": facts["outcome"], "step": facts.get("step"), "cause": facts.get("cause"),
                       "rejected": facts.get("rejected"), "message": facts["message"], "seconds": round(seconds, 3)}
+            if facts.get("counterexample"):  # (--out: the replay saved as a trace of the design)
+                entry["counterexample"] = facts["counterexample"]
         else:
             entry |= {"outcome": "not_replayed", "step": None, "cause": None, "rejected": None,
                       "message": "not replayed: the implementation failed first", "seconds": 0.0}
