@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ def cmd_replay(args) -> int:
     loaded, left_out, model = _of_the_variants_model(args, loaded)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
-    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json)
+    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # (before --out's folder is made)
     if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     if args.out is not None:
@@ -49,17 +50,14 @@ def cmd_replay(args) -> int:
                                      started):
         status = _replay_all(args, loaded, bounds, verdicts)
     _say_other_starts(args, loaded, bounds, verdicts, status)
-    lost = [facts["unsaved"] for *_, facts in verdicts if facts.get("unsaved")]
-    for facts in (v[4] for v in verdicts):
-        facts.pop("unsaved", None)  # (said below, not a field of the document)
+    lost = traces.unsaved([SimpleNamespace(unsaved=v[4].pop("unsaved", None)) for v in verdicts])
+    status = traces.UNSAVED if lost else status  # (--out: a replay not saved; the verdicts stand)
     if args.json:
         print(json.dumps(replay_document(verdicts, loaded, target, status, left_out)), file=document)
     if junit is not None:  # (not after a usage error: it raises)
         junit_xml.save(junit, args.junit, "deployspec replay", junit_cases.replay_suites(verdicts, loaded, target), started)
     if lost:  # said after the verdicts, which stand
-        more = f" (and {len(lost) - 1} more not saved)" if len(lost) > 1 else ""
-        print(f"deployspec: error: {lost[0]}{more}; the verdicts above stand", file=sys.stderr)
-        return traces.UNSAVED
+        print(f"deployspec: error: {lost}", file=sys.stderr)
     return status
 
 
@@ -70,8 +68,9 @@ def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
     saved = traces.build(model=trace["model"], variant=outcome.target, config=outcome.config.to_json(),
                          property=trace["property"], engine="replay", seed=None, session=outcome.session,
                          extra={"replayed": str(path)})
-    if trace.get("title"):
-        saved["title"] = f"{trace['title']} (replayed on {outcome.target})"
+    if trace.get("title"):  # (a replay of a replay: marked once, for the design it was last replayed on)
+        title = re.sub(r" \(replayed on [^()]*\)$", "", trace["title"])
+        saved["title"] = f"{title} (replayed on {outcome.target})"
     return traces.keep(saved, out_dir)
 
 

@@ -83,6 +83,17 @@ def asked(memory: tuple, step: Step) -> tuple:
     return wanted, before, asker
 
 
+def _verbs_only(wanting: tuple) -> tuple:
+    """:func:`asked`'s memory without the state each count was asked in, which only
+    ``user_scale_not_lost``'s causes read: kept, it would tell apart states this property
+    judges alike, and the explorer would visit more of them (capi-current: 58,070 states to
+    its nine-step cause became 62,504)."""
+    wanted, before, asker = wanting
+    if before is not None and before[1] is not None:
+        before = (before[0], (before[1][0], None))
+    return wanted, before, None if asker is None else (asker[0], None)
+
+
 def _in_flight(obs: Observation) -> str:
     """The state of the newest active deployment, in lower case, or ``idle``."""
     states = [d["state"] for d in active(obs)]
@@ -113,7 +124,7 @@ def app_stays_available(memory, step: Step):
     unstarted instances), the deployments' scale step, or the user verb.
     """
     serving, wanting = memory
-    wanting = asked(wanting, step)
+    wanting = _verbs_only(asked(wanting, step))
     obs = step.after
     if obs["app"] is None or not obs["app"]["started"] or not wanting[0]:  # (0, or nothing asked)
         return (False, wanting), None
@@ -271,8 +282,8 @@ def desired(obs: Observation) -> int:
 @trace_property(MODEL, initial=NOT_ASKED, meanings={
     "scale-while-canceling": "a scale accepted while CANCELING lands on the process the cancel destroys "
                              "(docs/findings.md, finding 4)",
-    "scale-while-idle": "a deployment started after the scale keeps an instance (a canary from 0 today, finding 14; "
-                        "any deployment before 2025)",
+    "scale-while-idle": "a scale made with no deployment in flight is lost: a deployment started after it keeps an "
+                        "instance (a canary from 0 today, finding 14; any deployment in the historic designs)",
     "deploy-while-idle": "a superseded deploy's web_instances is dropped (finding 11)",
     "push-while-idle": "a deploy during a roll-back reads the original count from a half-scaled process (capi-2022)",
 })

@@ -49,7 +49,8 @@ def _swapped(step: Step) -> bool:
     "recycle": "cobalt #316 scenario 3: the platform recycles the container (a backend server dies) and pulls "
                "the moved tag",
     "scale_out": "cobalt #316 scenario 3: a new instance pulls the moved tag",
-    "swap": "as in cobalt #316 scenario 1: the swap restarts the site it promotes, which pulls the moved tag",
+    "swap": "the swap restarts the site it promotes, which pulls the moved tag (cobalt #316 scenario 1's pull, at "
+            "the site going to production)",
     "deliver_webhook": "cobalt #299/#316: the registry's webhook deploys a push to production",
 })
 def production_runs_only_released_images(released, step: Step):

@@ -129,7 +129,12 @@ def test_workers_memory_and_actions_never_taking_effect_are_said():
     lines = text.splitlines()
     assert lines[1].endswith("peak memory 40 MiB (+ 5 + 7 MiB added by 2 workers)")
     assert lines[3] == ("  never took effect: cancel, rollback (wherever the search went, each was refused or "
-                        "would change nothing: within these bounds this design does nothing with them)")
+                        "would change nothing: the search stopped before it saw every state)")
+    complete = summary(_result("holds", message="holds for all", stats={"complete": True,
+                                                                         "never_enabled": ["cancel"]}))
+    assert complete.splitlines()[-1] == ("  never took effect: cancel (wherever the search went, each was refused "
+                                         "or would change nothing: within these bounds this design does nothing "
+                                         "with them)")
 
 
 def test_a_complete_proof_s_counts_are_said_once():

@@ -237,5 +237,21 @@ def test_a_cause_is_said_with_what_its_property_says_it_means():
     assert lines[0] == ("v / production_runs_only_released_images: causes found scale_out, swap; any other "
                         "(explore): holds for all 3 states")
     assert lines[1:] == ["  scale_out: cobalt #316 scenario 3: a new instance pulls the moved tag",
-                         ("  swap: as in cobalt #316 scenario 1: the swap restarts the site it promotes, which "
-                         "pulls the moved tag")]
+                         ("  swap: the swap restarts the site it promotes, which pulls the moved tag (cobalt #316 "
+                          "scenario 1's pull, at the site going to production)")]
+
+
+def test_every_meaning_is_of_a_cause_its_property_can_give():
+    """A key misspelt in ``meanings`` would never be said, silently."""
+    import re
+
+    from deployspec.spec import capi as capi_spec
+
+    slots, capi = get_model("slots"), get_model("capi")
+    explained = {p.name: dict(p.meanings) for m in (slots, capi) for p in m.properties if p.meanings}
+    assert set(explained) == {"production_runs_only_released_images", "app_stays_available", "user_scale_not_lost"}
+    assert set(explained["production_runs_only_released_images"]) <= set(slots.vocabulary)  # the step's kind
+    for cause in explained["user_scale_not_lost"]:
+        assert re.fullmatch(r"(push|scale|deploy)-while-(idle|deploying|prepaused|paused|canceling)", cause), cause
+    documented = capi_spec._loss_cause.__doc__  # the causes _loss_cause names
+    assert all(f"``{cause}``" in documented for cause in explained["app_stays_available"])

@@ -118,7 +118,7 @@ def test_once_a_loss_is_reported_the_app_must_serve_again_before_it_is_judged_ag
     from deployspec.spec.core import Step
 
     down = app([proc(0, 1, running=0, crashed=1)], [])
-    one = (1, None, "scale")
+    one = (1, None, ("scale", None))  # (who asked: the verb; the state it was asked in is not kept here)
     memory, message = spec.app_stays_available.advance(
         (True, one), Step(3, {"type": "tick"}, "platform", None, SERVING, down))
     assert message is not None and memory == (False, one)

@@ -70,3 +70,37 @@ def test_a_replay_that_cannot_be_saved_keeps_its_verdicts_and_exits_2(capsys, tm
     assert status == 2 and ": reproduces on slots-pipeline-tag" in out and "saved:" not in out
     assert err.startswith(f"deployspec: error: cannot save {saved}: the name is taken by another trace")
     assert err.rstrip().endswith("the verdicts above stand") and err.count("\n") == 1
+
+
+def test_an_unsaved_replay_makes_the_document_s_exit_status_2_as_the_process_s(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    run(capsys, "replay", str(SCENARIOS[1]), "--variant", "slots-pipeline-tag", "--out", str(out_dir))
+    (saved,) = out_dir.iterdir()
+    saved.unlink()
+    saved.mkdir()  # a folder takes the file's name
+    status, out, err = run(capsys, "replay", str(SCENARIOS[1]), "--variant", "slots-pipeline-tag",
+                           "--out", str(out_dir), "--json")
+    doc = valid_json_output(json.loads(out))
+    assert status == 2 and doc["exit_status"] == 2 and doc["files"][0]["outcome"] == "reproduces"
+    assert "counterexample" not in doc["files"][0] and err.rstrip().endswith("the verdicts above stand")
+
+
+def test_a_junit_report_may_go_into_the_out_folder_it_makes(capsys, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    out_dir = tmp_path / "new"
+    status, _, err = run(capsys, "replay", str(SCENARIOS[0]), "--variant", "slots-pipeline-tag",
+                         "--out", str(out_dir), "--junit", str(out_dir / "report.xml"))
+    assert status == 1, err
+    assert ET.parse(out_dir / "report.xml").getroot().tag == "testsuites"
+    assert len(list(out_dir.glob("*.json"))) == 1
+
+
+def test_a_replay_of_a_replay_is_marked_once(capsys, tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    run(capsys, "replay", str(SCENARIOS[0]), "--variant", "slots-pipeline-tag", "--out", str(first))
+    (saved,) = first.iterdir()
+    run(capsys, "replay", str(saved), "--variant", "slots-webhook-tag", "--out", str(second))
+    (again,) = second.iterdir()
+    title = traces.load(again)["title"]
+    assert title.endswith(" (replayed on slots-webhook-tag)") and title.count("replayed on") == 1

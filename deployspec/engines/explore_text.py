@@ -79,7 +79,8 @@ def summary(result: Result) -> str:
     elif s["never_enabled"]:
         # (said as what the design does with them: a fix that makes a restart a no-op reads
         # "never took effect", which users took for a gap in the search)
+        what = ("within these bounds this design does nothing with them" if s.get("complete")
+                else "the search stopped before it saw every state")
         lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (wherever the search went, each "
-                     "was refused or would change nothing: within these bounds this design does nothing "
-                     "with them)")
+                     f"was refused or would change nothing: {what})")
     return "\n".join(lines)
