@@ -86,8 +86,17 @@ def production_runs_only_released_images(released, step: Step):
     return released, None
 
 
-@trace_property(MODEL, initial=None)
-def rollback_restores_previous(armed, step: Step):
+@trace_property(MODEL, initial=None, meanings={
+    "swap": "cobalt #316 scenario 1: a swap restarts the site it moves, which pulls the moved tag, so the swap "
+            "back brings the new build into production",
+    "restart": "the site moved to staging is restarted and pulls the moved tag before the swap back",
+    "recycle": "the platform recycles the site moved to staging, which pulls the moved tag before the swap back",
+    "crash_retry": "the site moved to staging retries a failing start and pulls the moved tag before the swap back",
+    "scale_out": "a new instance of the site moved to staging pulls the moved tag before the swap back",
+    "deliver_webhook": "the registry's webhook brings the site moved to staging what production runs before the swap "
+                       "back",
+})
+def rollback_restores_previous(memory, step: Step):
     """Swapping back after a swap, with nothing deployed in between, puts back the
     digests production ran before the first swap.
 
@@ -103,9 +112,16 @@ def rollback_restores_previous(armed, step: Step):
     validations are what a rollback must survive. A production that ran no image
     (none configured, or a tag not built yet) must run none after the swap back: a
     rollback brings in nothing new.
+
+    Causes: the last step that changed what the site moved to staging runs, between the
+    swaps (``restart``, ``crash_retry``, ``scale_out``, ``recycle``, ``deliver_webhook``),
+    or a swap itself (``swap``: scenario 1, the swap's restart of the site it moves).
+    Memory: what production ran before the last swap (or None: nothing to roll back to),
+    with that step's kind (None: nothing changed it).
     """
+    armed, changed_by = memory if memory is not None else (None, None)
     if step.rejected is not None:
-        return armed, None
+        return memory, None
     if step.action["type"] == "swap" and _swapped(step):
         message = None
         now = digests(step.after, "production")
@@ -113,14 +129,19 @@ def rollback_restores_previous(armed, step: Step):
             was = (f"not the {_names(armed)} it ran before the previous swap" if armed else
                    "where it ran no image before the previous swap (none configured, or crash-looping "
                    "on a tag not built yet)")
-            message = f"swap back at step {step.index} left production on {_names(now)}, {was}"
-        return digests(step.before, "production"), message
+            pulled_now = now != digests(step.before, "staging")  # the swap back's own restart pulled it
+            message = Breach("swap" if pulled_now or changed_by is None else changed_by,
+                             f"swap back at step {step.index} left production on {_names(now)}, {was}")
+        demoted = "swap" if digests(step.after, "staging") != digests(step.before, "production") else None
+        return (digests(step.before, "production"), demoted), message
     if step.action["type"] == "set_image":
         return None, None
     if step.action["type"] == "deliver_webhook" and (
             digests(step.after, "staging") - digests(step.before, "staging") - digests(step.before, "production")):
         return None, None  # the webhook deployed a new build to staging: the design proposal's release step
-    return armed, None
+    if armed is not None and digests(step.after, "staging") != digests(step.before, "staging"):
+        return (armed, step.action["type"]), None
+    return memory, None
 
 
 @trace_property(MODEL, initial=None, essential=("push",))

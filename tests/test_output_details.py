@@ -249,8 +249,10 @@ def test_every_meaning_is_of_a_cause_its_property_can_give():
 
     slots, capi = get_model("slots"), get_model("capi")
     explained = {p.name: dict(p.meanings) for m in (slots, capi) for p in m.properties if p.meanings}
-    assert set(explained) == {"production_runs_only_released_images", "app_stays_available", "user_scale_not_lost"}
+    assert set(explained) == {"production_runs_only_released_images", "rollback_restores_previous",
+                              "app_stays_available", "user_scale_not_lost"}
     assert set(explained["production_runs_only_released_images"]) <= set(slots.vocabulary)  # the step's kind
+    assert set(explained["rollback_restores_previous"]) <= set(slots.vocabulary)
     for cause in explained["user_scale_not_lost"]:
         assert re.fullmatch(r"(push|scale|deploy)-while-(idle|deploying|prepaused|paused|canceling)", cause), cause
     documented = capi_spec._loss_cause.__doc__  # the causes _loss_cause names

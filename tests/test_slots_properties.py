@@ -15,6 +15,7 @@ from deployspec.reference.slots.actions import (
 from deployspec.spec.core import Step
 
 from deployspec.adapter import ReferenceAdapter
+from deployspec.engines import explore
 from deployspec.models import get_model
 from deployspec.session import Session
 
@@ -423,3 +424,24 @@ def test_a_webhook_delivery_to_staging_is_a_deploy_as_set_image_is():
 def test_an_empty_container_beside_a_running_one_is_one_version():
     """A container that pulled nothing runs no version (the slot is not two versions)."""
     assert state("slot_runs_one_version", world(slot("A", 1), slot("B", 1, None), tag=1)) is None
+
+
+def test_a_failed_rollback_names_what_made_the_site_moved_to_staging_pull_the_build():
+    """The swap's own restart (cobalt #316 scenario 1), or a step between the swaps that
+    restarted the site moved to staging: each is a cause the close look shows on its own."""
+    slots = get_model("slots")
+    found = {}
+    for cause in ("swap", "restart", "crash_retry", "scale_out", "recycle"):
+        r = explore.search(slots, "slots-pipeline-tag", slots.property("rollback_restores_previous"), budget=60,
+                           seed=0, out_dir=None, skip_causes=frozenset(found))
+        assert r.verdict == "violated", r.message
+        found[r.cause] = [s["action"]["type"] for s in r.trace["steps"]]
+    assert set(found) == {"swap", "restart", "crash_retry", "scale_out", "recycle"}
+    for cause, kinds in found.items():
+        swaps = [i for i, k in enumerate(kinds) if k == "swap"]
+        assert len(swaps) == 2 and swaps[-1] == len(kinds) - 1  # ... then the swap back
+        if cause != "swap":
+            assert cause in kinds[swaps[0]:]  # the step between the swaps that pulled
+    last = explore.search(slots, "slots-pipeline-tag", slots.property("rollback_restores_previous"), budget=60,
+                          seed=0, out_dir=None, skip_causes=frozenset(found))
+    assert last.verdict == "holds" and last.stats["complete"]
