@@ -371,9 +371,17 @@ def _instances(k: str, cx: int, floor: int, label: str, statuses: list[str], not
         out += _cell(cx, iy, CELL_W, CELL_H, status,
                      f"<title>{escape(k)} instance {i}: {escape(status)} ({escape(notes[i] or label)})</title>")
         if notes[i]:
-            out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" text-anchor="middle" '
-                       f'fill="{_ink(_colour(STATUS_COLOURS, status))}">{escape(notes[i].split()[-1])}</text>')
+            out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" font-weight="bold" '
+                       f'text-anchor="middle" fill="{_ink(_colour(STATUS_COLOURS, status))}">'
+                       f"{escape(_short_note(notes[i]))}</text>")
     return out
+
+
+def _short_note(note: str) -> str:
+    """What an instance runs, in a cell: the last field's initial and value (``digest 1``:
+    ``d1``, as the messages write a digest; a bare ``1`` read as any number)."""
+    parts = note.split()
+    return f"{parts[-2][:1]}{parts[-1]}" if len(parts) >= 2 else parts[-1]
 
 
 def _band(at: _Layout, k: str) -> list[str]:

@@ -116,14 +116,14 @@ def test_a_longer_message_pushes_the_lanes_down_by_its_extra_lines():
 
 def test_an_instance_cell_writes_the_last_word_of_its_note_in_ink_that_reads_on_it():
     """S25 (the whole note written in the cell) and S26 (the note always white): a 40 px
-    cell holds the digest ('7', not 'digest 7'), dark on a light (starting) cell, white
-    on a dark (running) one."""
+    cell holds the digest as the messages write it ('d7', not 'digest 7'; a bare '7' was
+    read as any number), dark on a light (starting) cell, white on a dark (running) one."""
     obs = {"slots": {"prod": {"site": "A", "instances": [{"status": "running", "digest": 7},
                                                           {"status": "starting", "digest": 8}]}}}
     root = svg(trace([obs]))
     written = {t.text: t.get("fill") for t in root.iter(f"{NS}text") if t.get("font-size") == "8"
                and t.get("text-anchor") == "middle"}
-    assert written == {"7": "white", "8": "#212529"}
+    assert written == {"d7": "white", "d8": "#212529"}
 
 
 def test_a_band_in_one_state_from_the_first_column_to_the_last_is_named():
