@@ -103,7 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the version (what a CI log should record beside a verdict) and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    c = sub.add_parser("check", help="search variants for property violations")
+    c = sub.add_parser(
+        "check", help="search variants for property violations",
+        description="Search variants for property violations. Exit status: 0 every variant shows exactly the "
+                    "violations it declares (with --variant: nothing is violated), 1 a verdict differs from "
+                    "what its variant declares (with --variant: a property is violated) or a search ended in "
+                    "error, 2 usage error, nothing judged, or a counterexample --out could not save, 130 "
+                    "interrupted (docs/ci.md).")
     c.add_argument("--model", help="capi or slots (default: every model)")
     c.add_argument("--variant", action="append",
                    help="a variant (repeatable): a close look, every way each property breaks, exit 1 "
@@ -140,7 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write a JUnit XML report (for a CI's test view): a case per variant "
                         "and property, failed where the exit status counts it")
 
-    r = sub.add_parser("replay", help="replay trace files")
+    r = sub.add_parser(
+        "replay", help="replay trace files",
+        description="Replay trace files on their recorded variant, another variant, or an implementation. Exit "
+                    "status: 0 no file reproduces, 1 some file reproduces (an implementation's fault trace: "
+                    "the check breaks), 2 usage error, a trace that cannot be read, or a replay --out could not "
+                    "save, 3 the implementation failed (its fault came back), 130 interrupted (docs/ci.md).")
     r.add_argument("files", nargs="+", metavar="FILE",
                    help="trace files, or folders whose *.json files (in subfolders too) are replayed; - reads one "
                         "trace from standard input")

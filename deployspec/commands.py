@@ -194,8 +194,10 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         return
     print(matrix(results, declared=True, bounds=bounds_given(args.bound), width=terminal.columns()))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
+        changed = ("; each variant declares its verdicts within its own configuration, which --bound "
+                   "changed here" if args.bound else "")  # (a fix from another start: a user read it as broken)
         print("every variant shows exactly the violations it declares" if ok else
-              "MISMATCH: some verdicts differ from what the variants declare (marked !)")
+              f"MISMATCH: some verdicts differ from what the variants declare (marked !){changed}")
 
 
 def _print_close_look(results, *, saving: bool) -> None:

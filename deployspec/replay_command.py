@@ -157,6 +157,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
     # its factory on (with --json, the lines go to stderr beside it: stdout is the document's)
     lending = timed_call.lending(args.python is not None)
     implementation = args.exec_ is not None or args.python is not None
+    saved_from: dict[str, str] = {}  # (--out) each trace saved -> the file whose replay it is
     # (a design of one's own runs in this process too: its rule may swallow the interruption)
     holdout = "the implementation" if implementation else "a design's rule"
     with lending as lent, interruption.sigterm_interrupts(holdout=holdout):
@@ -198,7 +199,11 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                 if args.out is not None and status == 1:
                     kept = _keep_replayed(path, trace, outcome, args.out)
                     facts |= {"counterexample": kept["counterexample"], "unsaved": kept["unsaved"]}
-                    if kept["counterexample"]:
+                    first = saved_from.setdefault(kept["counterexample"], path) if kept["counterexample"] else None
+                    if first is not None and first != path:  # (files of the same steps: one trace of them)
+                        print(escaped(f"saved: {kept['counterexample']} (the same steps as the replay of {first} "
+                                      "above: one file)"), file=out)
+                    elif first is not None:
                         print(escaped(traces.saved_line(SimpleNamespace(**kept))), file=out)
                 out.flush()  # each verdict as it comes (a later object may end the process)
                 verdicts.append((path, status, said, time.perf_counter() - started, facts))

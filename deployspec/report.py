@@ -316,16 +316,24 @@ def variants_table(width: int | None = None) -> str:
 
     def say(name: str, text: str) -> None:
         lead = f"  {name:{w}} "
-        # (a screen that leaves under thirty columns beside the names: a strip no one reads)
-        if width is None or len(lead) + len(text) <= width or width - len(lead) < 30:
+        if width is None or len(lead) + len(text) <= width:
             lines.append((lead + text).rstrip())
             return
-        lines.extend(textwrap.wrap(text, width - 1, initial_indent=lead,
-                                   subsequent_indent=" " * (len(lead) + 2), break_on_hyphens=False,
-                                   break_long_words=False))
+        if width - len(lead) >= 30:  # under its own column
+            lines.extend(textwrap.wrap(text, width - 1, initial_indent=lead, subsequent_indent=" " * (len(lead) + 2),
+                                       break_on_hyphens=False, break_long_words=False))
+            return
+        # under thirty columns beside the names (a strip no one reads): the name on its line,
+        # the text under it, four columns in
+        if name:
+            lines.append(f"  {name}")
+        lines.extend(textwrap.wrap(text, max(width - 1, 24), initial_indent="    ", subsequent_indent="      ",
+                                   break_on_hyphens=False, break_long_words=False))
 
     for model in models:
-        lines.append(f"model {model.name}: {model.description}")
+        head = f"model {model.name}: {model.description}"
+        lines.extend(textwrap.wrap(head, max(width - 1, 24), subsequent_indent="  ", break_on_hyphens=False,
+                                   break_long_words=False) if width and len(head) > width else [head])
         for v in model.variants.values():
             say(v.name, escaped(v.summary))
             say("", f"violates: {declared(v)}")

@@ -133,8 +133,8 @@ def test_workers_memory_and_actions_never_taking_effect_are_said():
     complete = summary(_result("holds", message="holds for all", stats={"complete": True,
                                                                          "never_enabled": ["cancel"]}))
     assert complete.splitlines()[-1] == ("  never took effect: cancel (wherever the search went, each was refused "
-                                         "or would change nothing: within these bounds this design does nothing "
-                                         "with them)")
+                                         "or would change nothing: within these bounds none of them changes "
+                                         "anything on this design)")
 
 
 def test_a_complete_proof_s_counts_are_said_once():

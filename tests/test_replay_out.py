@@ -104,3 +104,24 @@ def test_a_replay_of_a_replay_is_marked_once(capsys, tmp_path):
     (again,) = second.iterdir()
     title = traces.load(again)["title"]
     assert title.endswith(" (replayed on slots-webhook-tag)") and title.count("replayed on") == 1
+
+
+def test_files_whose_replays_are_the_same_steps_are_saved_once_and_said_so(capsys, tmp_path):
+    same = sorted(SLOTS.glob("*--slot_runs_one_version--*.json"))
+    status, out, _ = run(capsys, "replay", *map(str, same), "--variant", "slots-pipeline-tag", "--out", str(tmp_path))
+    saved = [ln for ln in out.splitlines() if ln.startswith("saved: ")]
+    (path,) = tmp_path.iterdir()
+    assert status == 1 and len(saved) == len(same) == 3 and saved[0] == f"saved: {path}"
+    assert all(ln == f"saved: {path} (the same steps as the replay of {same[0]} above: one file)" for ln in saved[1:])
+
+
+def test_the_help_says_the_exit_statuses(capsys):
+    import pytest
+
+    from deployspec.cli import main
+
+    for command in ("check", "replay"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "Exit status: 0 " in text and ", 1 " in text and ", 2 usage error" in text, command

@@ -170,7 +170,7 @@ def test_a_one_variant_table_has_the_key_of_its_marks():
     assert "key: * a proof a bound or budget stopped before it finished (below)" in text.splitlines()
 
 
-def test_the_variants_table_is_left_unwrapped_where_the_names_leave_no_room(monkeypatch):
+def test_the_variants_table_goes_on_four_columns_in_where_the_names_leave_no_room(monkeypatch):
     from deployspec import report
 
     long_name = "x" * 60
@@ -187,4 +187,20 @@ def test_the_variants_table_is_left_unwrapped_where_the_names_leave_no_room(monk
 
     monkeypatch.setattr(report, "get_model", lambda name: Wide(original(name)))
     whole, fitted = report.variants_table(), report.variants_table(width=80)
-    assert fitted == whole  # a 20-column strip beside 64 columns of names reads worse than long lines
+    # a 20-column strip beside 64 columns of names reads worse than lines that go on four columns in
+    assert fitted.split() == whole.split()
+    over = [line for line in fitted.splitlines() if len(line) > 80]
+    assert all(len(line.split()) == 1 for line in over)
+    assert any(line.startswith("    ") and not line.startswith("     ") for line in fitted.splitlines())
+
+
+@pytest.mark.parametrize("width", [1, 2, 30, 58, 59])
+def test_the_variants_table_reads_on_a_narrow_screen(width):
+    """At 58 columns and under it stopped wrapping at all (426-column lines), and the
+    model's heading was never wrapped; at 1 a width of 0 would make textwrap raise."""
+    from deployspec.report import variants_table
+
+    whole, fitted = variants_table(), variants_table(width=width)
+    assert fitted.split() == whole.split()
+    longest = max(len(line) for line in fitted.splitlines() if len(line.split()) > 1)
+    assert longest <= max(width, 24 + 6)

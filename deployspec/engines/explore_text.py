@@ -79,7 +79,7 @@ def summary(result: Result) -> str:
     elif s["never_enabled"]:
         # (said as what the design does with them: a fix that makes a restart a no-op reads
         # "never took effect", which users took for a gap in the search)
-        what = ("within these bounds this design does nothing with them" if s.get("complete")
+        what = ("within these bounds none of them changes anything on this design" if s.get("complete")
                 else "the search stopped before it saw every state")
         lines.append(f"  never took effect: {', '.join(s['never_enabled'])} (wherever the search went, each "
                      f"was refused or would change nothing: {what})")
