@@ -257,7 +257,7 @@ def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -
     (the files after it, or after an interruption, are skipped). ``verdicts``: (file,
     status, line, seconds, …) in order, a file of "" for a fault before the first;
     ``loaded``: (file, trace) planned."""
-    from deployspec.replay_command import by_file
+    from deployspec.replay_verdicts import by_file
 
     cases = []
     for path, status, line, *_ in verdicts:
