@@ -70,7 +70,7 @@ def _key_lines(cells: list[str], declared: bool, width: int | None) -> list[str]
 MARKS = (
     ("*", "*", "a proof a bound or budget stopped before it finished (below)"),
     (" ?", "?", "a vacuous hold (below)"),
-    (" +", "+", "a violation beyond this search, in a committed trace (below)"),
+    (" +", "+", "a violation the default search is not sure to reach (its committed trace below): VIOLATED or holds, either passes"),
     (" !", "!", "NOT what the variant declares (below)"),
 )
 

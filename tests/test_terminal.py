@@ -69,7 +69,8 @@ def test_the_key_says_a_declared_verdict_passes_and_explains_the_marks_that_stan
           Result("capi", "capi-pr3072", "deployment_converges", "explore", "holds")]    # beyond: +
     key = [line for line in matrix(rs, declared=True).splitlines() if line.startswith("key: ")]
     assert key == [("key: VIOLATED is expected where the variant declares it (deployspec variants); "
-                   "+ a violation beyond this search, in a committed trace (below); "
+                   "+ a violation the default search is not sure to reach (its committed trace below): VIOLATED or "
+                   "holds, either passes; "
                    "! NOT what the variant declares (below)")]
     plain = matrix(rs[:1], declared=True).splitlines()
     assert [line for line in plain if line.startswith("key: ")] == [
