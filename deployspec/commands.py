@@ -60,7 +60,7 @@ def cmd_check(args) -> int:
     if args.memory is not None and not _explores(args, planned):
         raise UsageError(f"--memory bounds an exhaustive search, and --engine {args.engine} runs none "
                          f"here ({EXPLORING})")
-    if all(e == "z3" for _, _, e, _ in planned):  # a run of n/a cells, refused before it runs
+    if engines == ["z3"] and all(e == "z3" for _, _, e, _ in planned):  # n/a cells alone: refused before it runs
         from deployspec.engines import z3_engine
 
         if not any(z3_engine.judges(v, p) for _, v, _, p in planned):

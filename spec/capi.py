@@ -6,7 +6,7 @@ the report it protects against.
 
 from __future__ import annotations
 
-from .capi_canary import out_of_turn, pause_shown, step_of, steps_in, unfinished
+from .capi_canary import canary_pauses_at_every_step
 from .core import (
     Breach,
     Observation,
@@ -428,67 +428,6 @@ def deployment_never_resumes(memory, step: Step):
                 "cancel-degenerate" if d["status_reason"] == "DEGENERATE" else "cancel-undone")
             return None, Breach(cause, f"d{d['id']} was {was} and became {d['state']} at {step_label(step)}")
     return None, None
-
-
-#: states in which a canary no longer owes steps (whether it may leave them is
-#: deployment_never_resumes'); so does any deployment whose status value is FINALIZED
-_STEPPED_OUT = frozenset({"CANCELING", "CANCELED", "DEPLOYED"})
-
-
-@trace_property(MODEL, initial=(), essential=("continue_",))
-def canary_pauses_at_every_step(memory, step: Step):
-    """A canary deployment pauses at each of its steps, in order, before it rolls out the
-    rest, and each pause shows the step's share of canary instances, routable.
-
-    What ``cf push --strategy canary --instance-steps`` promises: the deployment stops at
-    every step (PAUSED, ``Updater#canary`` writes it once the deploying process has the
-    step's canary instances routable: ``deployment_updater/updater.rb`` and
-    ``actions/up_scaler.rb`` ``finished_scaling?`` at cloud_controller_ng 3bbba90), and
-    ``cf continue-deployment`` moves it to the next step, or after the last one lets it
-    become DEPLOYING (``deployment_continue.rb``). A pause is the user's moment to look at
-    the canary: one with nothing routable shows nothing, one with the whole app on the new
-    droplet has already shipped it, and one at a step already shown leaves the user
-    continuing without moving on. A plan without steps is one step. Judged until the
-    deployment is canceled, superseded or ends; a deployment created for a stopped app is
-    DEPLOYED at once upstream (``deployment_create.rb``) and owes no pause.
-
-    Causes: ``step-skipped`` (PAUSED at a later step than the next, or DEPLOYING or
-    DEPLOYED before the last step's pause), ``step-repeated`` (PAUSED again at a step
-    already paused at, or at one past the plan), ``step-out-of-order`` (PAUSED at an
-    earlier step than the last pause), ``canary-short`` and ``canary-over`` (paused with
-    fewer or more routable instances of its deploying process than :func:`~.capi_canary.canary_share`
-    allows). Memory: (deployment id, the step it last paused at), one per canary deployment
-    still stepped through.
-
-    Vacuous (``holds ?``) where no ``continue_`` took effect: without canary plans in the
-    configuration (a contract run's default) no canary deploy is offered and nothing here
-    is judged; a gate with ``--fail-vacuous`` said it held (a user's report).
-    """
-    watched = dict(memory)
-    before = {d["id"]: (d["state"], d["canary_step"]) for d in step.before["deployments"]}
-    kept, breach = [], None
-    for d in step.after["deployments"]:
-        i, state = d["id"], d["state"]
-        if d["strategy"] != "canary" or (i in before and i not in watched):
-            continue
-        last = watched.get(i, 0)
-        if state in _STEPPED_OUT or d["status_value"] == "FINALIZED":
-            if (state, d["status_reason"]) == ("DEPLOYED", "DEPLOYED") and _was_started(step) and breach is None:
-                breach = unfinished(d, last, step)
-            continue
-        if (state, d["canary_step"]) != before.get(i) and breach is None:
-            if state == "PAUSED":
-                at = step_of(d)
-                breach = pause_shown(d, at, step) if at == last + 1 <= steps_in(d) else out_of_turn(d, last, at, step)
-                last = at
-            elif state == "DEPLOYING":
-                breach = unfinished(d, last, step)
-        kept.append((i, last))
-    return tuple(kept), breach
-
-
-def _was_started(step: Step) -> bool:
-    return bool(step.before["app"] and step.before["app"]["started"])
 
 
 @trace_property(MODEL, initial=None)

@@ -4,6 +4,7 @@ where the width is not known (a pipe, a file, a CI log) a row stays one line."""
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 
@@ -99,7 +100,7 @@ def test_the_width_is_columns_when_set_else_the_terminal_s_else_none(monkeypatch
         assert terminal.columns() is None  # a pipe: no limit
     monkeypatch.setattr("sys.stdout", Stdout(tty=True))  # a terminal whose size cannot be read
     assert terminal.columns() is None
-    monkeypatch.setattr("os.get_terminal_size", lambda fd: __import__("os").terminal_size((91, 30)))
+    monkeypatch.setattr("os.get_terminal_size", lambda fd: os.terminal_size((91, 30)))
     monkeypatch.setattr(Stdout, "fileno", lambda self: 1)
     assert terminal.columns() == 91
 
