@@ -192,8 +192,9 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     if why is None:
                         raise
                     # the error first, then what it left (said after it, a user read the files first)
-                    left = _unreplayed([p for p, _ in loaded[at + 1:]])
-                    raise UsageError(f"{path}: {why}" + (f"; {left}" if left else "")) from None
+                    said = f"{path}: {why}"
+                    left = _unreplayed([p for p, _ in loaded[at + 1:]], room=_ERROR_ROOM - len(said) - 2)
+                    raise UsageError(said + (f"; {left}" if left else "")) from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said, facts = _report_replay(path, trace, outcome, bounds)
                 print(said, file=out)
@@ -230,10 +231,24 @@ def _say_unreplayed(paths: list[str]) -> None:
         print(f"deployspec: {_unreplayed(paths)}", file=sys.stderr)
 
 
-def _unreplayed(paths: list[str]) -> str:
-    """``not replayed after the fault: N file(s): …``, or "" for none."""
-    shown = first_few([escaped(str(p)) for p in paths], 3)
-    return f"not replayed after the fault: {len(paths)} file(s): {shown}" if paths else ""
+#: an error line's characters after ``deployspec: error: ``, before it is cut in its
+#: middle (``cli._say``): the files a fault left are named in what is left of them
+_ERROR_ROOM = 480
+
+
+def _unreplayed(paths: list[str], room: int | None = None) -> str:
+    """``not replayed after the fault: N file(s): …``, or "" for none; the first three
+    named, fewer where they would take more than ``room`` characters (the error before
+    them is the news: a long folder's names would have cut it in its middle)."""
+    if not paths:
+        return ""
+    count = f"not replayed after the fault: {len(paths)} file(s)"
+    names = [escaped(str(p)) for p in paths]
+    for most in range(min(3, len(names)), 0, -1):
+        said = f"{count}: {first_few(names, most)}"
+        if room is None or len(said) <= room:
+            return said
+    return count
 
 
 def _check_replay_configs(args, loaded, bounds) -> None:

@@ -134,7 +134,8 @@ def test_serve_answers_for_a_design_that_prints_while_it_loads(capsys, outside, 
     # its exit is not deployspec's: check and contract ended with status 4, nothing said
     ("ruleexits", "import sys; sys.exit(4)", "SystemExit: 4"),
 ])
-def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, hand_in, module, body, raised):
+def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(capsys, tmp_path, hand_in, module, body,
+                                                                            raised):
     hand_in(module, f"def boom(state):\n    {body}\n"
             + EVOLVED.format("name='raises', previous_deployment=boom, violates_beyond={}"))
     why = f"variant raises (DEPLOYSPEC_VARIANTS module {module}) raised {raised} at {module}.py:2"
@@ -151,7 +152,16 @@ def test_a_rule_that_raises_is_an_error_of_that_search_and_no_replay_verdict(cap
     status, out, err = run(capsys, "replay", str(finding), *map(str, more), "--variant", "raises")
     left = [str(p) for p in more if p != finding]
     assert (status, out) == (2, "") and err.count("\n") == 1
-    assert err.startswith(f"deployspec: error: {finding}: {why}; not replayed after the fault: {len(left)} file(s):")
+    assert err.startswith(f"deployspec: error: {finding}: {why}; not replayed after the fault: {len(left)} file(s)")
+    # in a long folder's names (CI's checkout was 6 characters longer): fewer names, the error whole
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 6) / "traces"
+    deep.mkdir(parents=True)
+    copied = [deep / p.name for p in (finding, *more)]
+    for source, copy in zip((finding, *more), copied):
+        copy.write_bytes(source.read_bytes())
+    status, out, err = run(capsys, "replay", *map(str, copied), "--variant", "raises")
+    assert (status, out) == (2, "") and err.count("\n") == 1 and len(err) <= 520 and "…" not in err
+    assert err.startswith(f"deployspec: error: {copied[0]}: {why}; not replayed after the fault: {len(left)} file(s)")
     # the reference of a contract run: its conformance check has no verdict either
     status, out, err = run(capsys, "contract", "--python", "deployspec.contract.examples:capi_safe", "--model",
                            "capi", "--reference", "raises", "--property", "conforms_to_raises", "--examples", "3",
