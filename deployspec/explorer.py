@@ -312,7 +312,7 @@ class ModelGraph(Graph):
         self.model, self.variant, self.config = model, variant, config
         self.canonical = getattr(model, "canonical", None)
         self.owner_key = getattr(model, "partition", None)
-        self._observe, self._candidates = model.observe, model.candidate_actions
+        self._observe, self._candidates = model.observe, model.offered(variant)
         #: moves per action kind (counted here: a callback per move costs more)
         self.by_kind: dict[str, int] = {}
 
@@ -358,7 +358,7 @@ class ModelGraph(Graph):
             yield i, after, action, h
 
     def child_by_edge(self, state, e):
-        action = self.model.candidate_actions(self.model.observe(state), self.config)[e]
+        action = self._candidates(self.model.observe(state), self.config)[e]
         after = self.variant.step(state, action)
         return (self.canonical(after) if self.canonical else after), action
 

@@ -95,6 +95,10 @@ class Model:
     #: partitioned search (``--workers``): a part that few moves change keeps most
     #: moves inside one worker; None = the whole state (any choice is correct)
     partition: Callable[[Any], Any] | None = None
+    #: variant -> its own ``candidate_actions`` (obs, config -> actions): where a design's
+    #: own rules may accept what ``candidate_actions`` leaves out as every shipped
+    #: design's refusal, the searches offer it there; None = one for every design
+    candidates_for: Callable[[Any], Callable[[dict, Any], list[Action]]] | None = None
     #: obs, config -> the actions ``candidate_actions`` leaves out there because every
     #: design refuses them or they change nothing: stutters for exploring the
     #: reference, but a contract run tries them on the implementation too
@@ -116,6 +120,10 @@ class Model:
     #: a configuration (``to_json``), a variant (the run's ``--reference``; None: any) ->
     #: the situations the reference designs (that one) reach under it, in report order
     situations: Callable[[dict, Any], tuple[str, ...]] = lambda config, variant: ()
+
+    def offered(self, variant: Any) -> Callable[[dict, Any], list[Action]]:
+        """The candidate actions the searches of ``variant`` try (``candidates_for``)."""
+        return self.candidate_actions if self.candidates_for is None else self.candidates_for(variant)
 
     def vacuous(self, moved: Callable[[str], bool], prop: Property | None = None) -> list[str]:
         """The essential actions (``prop``'s own if it names them, else the model's) none of
@@ -281,6 +289,7 @@ def _capi() -> Model:
         initial_state=capi_model.initial_state,
         observe=capi.observe,
         candidate_actions=capi_model.candidate_actions,
+        candidates_for=capi_model.candidates_for,
         probe_actions=capi_model.probe_actions,
         settle_action=capi_model.settle_action,
         partition=capi_model.partition,

@@ -56,12 +56,15 @@ def build_machine(
     name: str = "DeploymentMachine",
     skip: frozenset[tuple[str, str]] = frozenset(),
     probes: bool = False,
+    candidates: Callable[[dict, Any], list] | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A machine class; each instance opens one adapter and runs one session.
 
     ``skip``: (property, cause) pairs not to report again (``Monitor``).
-    ``probes``: also try ``model.probe_actions`` (a contract run)."""
+    ``probes``: also try ``model.probe_actions`` (a contract run). ``candidates``: the
+    design's own (``Model.offered``; default ``model.candidate_actions``)."""
     probing = model.probe_actions if probes else None
+    candidates = candidates or model.candidate_actions
 
     class Machine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -77,7 +80,7 @@ def build_machine(
             """The actions of one verb the model offers now (computed once per step)."""
             if self._offered is None:
                 by_kind: dict[str, list] = {}
-                for a in model.candidate_actions(self.session.obs, config):
+                for a in candidates(self.session.obs, config):
                     by_kind.setdefault(a.kind, []).append(a)
                 self._offered = by_kind
             return self._offered.get(kind, [])

@@ -183,15 +183,17 @@ def check_property(
     reference, ``minimize`` by replay). ``coverage``: counts the search's steps by
     situation."""
     on_reference = adapter_factory is None
+    candidates = None  # (an implementation's: the model's, and the probes with them)
     if on_reference:
         variant = model.variant(variant_name)
         config = config or model.default_config(variant)
         adapter_factory = lambda: ReferenceAdapter(model, variant)
+        candidates = model.offered(variant)
     config = config or model.default_config()
     counter = {"steps": 0, "examples": 0}
     skip = frozenset((prop.name, c) for c in skip_causes)
     base = build_machine(model, adapter_factory, (prop,), config, name=f"{prop.name}_machine", skip=skip,
-                         probes=probes)
+                         probes=probes, candidates=candidates)
 
     #: the shortest violation seen so far, for a search that cannot finish (below)
     seen: dict[str, PropertyViolated] = {}

@@ -55,6 +55,7 @@ class ProductGraph(Graph):
         self.by_kind: dict[str, int] = {}
         self.rejected_by_kind: dict[str, int] = {}
         self.moves = _moves_memo(model, variant, config)
+        self._candidates = model.offered(variant)
 
     # --- nodes ---------------------------------------------------------------
     def root(self):
@@ -79,7 +80,7 @@ class ProductGraph(Graph):
         """Observe a new node once: its candidate actions (and, for a trace
         property, its observation) wait in the frontier for its expansion."""
         obs = self.observe(node[0]) if self.trace else self.model.observe(node[0])
-        actions = self.model.candidate_actions(obs, self.config)
+        actions = self._candidates(obs, self.config)
         if self.skip_causes and self.prop.kind == "state" and self.skipped(
                 self.prop.advance(None, Step(0, {}, "user", None, obs, obs))[1]):
             actions = None  # a dead end: the path broke the property a known way
@@ -143,7 +144,7 @@ class ProductGraph(Graph):
         property may remember a step's index, so the memory is rebuilt as the search saw it."""
         state, memory = node
         obs = self.model.observe(state)
-        action = self.model.candidate_actions(obs, self.config)[e]
+        action = self._candidates(obs, self.config)[e]
         child, _ = self._move(state, memory, obs, action, self.variant.step(state, action), self.layer)
         return child, action
 

@@ -10,7 +10,7 @@ import attrs
 from deployspec.reference.core import MAX_STEPS, check_bound, config_fields, shown
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
-from .state import ACTIVE_STATES, CANCELING, PAUSED, CapiState
+from .state import ACTIVE_STATES, PAUSED, PROGRESSING_STATES, CapiState
 
 
 @attrs.frozen
@@ -208,12 +208,46 @@ def _tick_on(field: str, deployment: int) -> Tick:
     return Tick(**{field: (deployment,)})
 
 
-def candidate_actions(obs: dict, config: CapiConfig) -> list:
+@attrs.frozen
+class Refusals:
+    """What ``candidate_actions`` counts on a design to refuse (or to leave as it is) and
+    so leaves out. Each rests on a rule a design of one's own may change
+    (``CapiVariant.refusals``): there the candidates offer the action. A soundness review
+    found a design that accepted a scale while DEPLOYING, and one that skipped a canary's
+    pause by accepting ``continue`` while PREPAUSED, passing every search, which never
+    offered either."""
+
+    #: a deployment in one of these states refuses a scale of the web process (the
+    #: design's ``scale_blocked_in``, of the states in which the shipped designs refuse it)
+    scale_in: frozenset[str] = PROGRESSING_STATES
+    #: ``continue`` is refused unless the newest active deployment is PAUSED (the
+    #: shipped ``continue_`` rules)
+    continue_when_paused_only: bool = True
+    #: a failed step of the only active deployment leaves what a plain tick's dispatch
+    #: does first (the shipped ``before_dispatch`` rules: ``_platform_ticks``)
+    lone_failure_stutters: bool = True
+
+
+#: what every shipped design refuses: ``candidate_actions``'s assumption
+SHIPPED_REFUSALS = Refusals()
+
+
+def candidate_actions(obs: dict, config: CapiConfig, refusals: Refusals = SHIPPED_REFUSALS) -> list:
     """Every action worth trying from an observation, simplest first (for shrinking).
 
-    Leaves out what every design refuses or ignores here: for exploring the
-    reference those are stutters (``probe_actions`` lists them)."""
-    return _actions(obs, config, None)
+    Leaves out what every shipped design refuses or ignores here: for exploring the
+    reference those are stutters (``probe_actions`` lists them). ``refusals``: what
+    the design explored refuses (:func:`candidates_for`)."""
+    return _actions(obs, config, None, refusals)
+
+
+def candidates_for(variant: Any) -> Any:
+    """``candidate_actions`` for one design: the function itself where the design refuses
+    what every shipped one does, else one that offers what its own rules may accept."""
+    refusals = variant.refusals()
+    if refusals == SHIPPED_REFUSALS:
+        return candidate_actions
+    return functools.partial(candidate_actions, refusals=refusals)
 
 
 def probe_actions(obs: dict, config: CapiConfig) -> list:
@@ -233,11 +267,11 @@ def probe_actions(obs: dict, config: CapiConfig) -> list:
     So a probe reaches no state the candidates do not. What the bounds leave out (a stage past ``max_droplets``,
     a deploy past ``max_deployments``) is no probe: the reference accepts it."""
     probes: list = []
-    _actions(obs, config, probes)
+    _actions(obs, config, probes, SHIPPED_REFUSALS)
     return probes
 
 
-def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
+def _actions(obs: dict, config: CapiConfig, probes: list | None, refusals: Refusals) -> list:
     """The candidate actions; with ``probes`` a list, the probes are appended to it,
     each where the candidates leave it out (one decision for both)."""
     fixed = _fixed_for(config)
@@ -249,21 +283,22 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
     deployments = obs["deployments"]
     active = []  # ids of active deployments, oldest first
     newest = None  # what cancel and continue act on (``api.newest_active``)
-    progressing = False
+    scale_refused = False
+    scale_in = refusals.scale_in
     for d in deployments:
         state = d["state"]
         if state in ACTIVE_STATES:
             active.append(d["id"])
-            progressing = progressing or state != CANCELING
+            scale_refused = scale_refused or state in scale_in
         if d["status_value"] == "ACTIVE":
             newest = d
-    paused = newest is not None and newest["state"] == PAUSED
+    paused = (newest is not None and newest["state"] == PAUSED) or not refusals.continue_when_paused_only
     for p in obs["processes"]:
         if "STARTING" in p["instances"]:
             out.append(_runtime(p["id"]))
         elif probes is not None:  # no STARTING instance to settle: refused
             probes.append(_runtime(p["id"]))
-    _platform_ticks(out, probes, config, deployments, active)
+    _platform_ticks(out, probes, config, deployments, active, refusals.lone_failure_stutters)
     _revisions(out, probes, config, fixed, deployments, len(obs["droplets"]))
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
@@ -275,10 +310,10 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None) -> list:
         out.append(_CONTINUE)
     elif probes is not None:  # no PAUSED deployment: refused
         probes.append(_CONTINUE)
-    if not progressing:
+    if not scale_refused:
         _scales(out, probes, fixed, obs["processes"])
     elif probes is not None:
-        # every design refuses a web scale while a deployment progresses: a stutter
+        # every shipped design refuses a web scale while a deployment progresses: a stutter
         probes += fixed["scale"]
     if probes is not None:  # the app exists: a push is refused
         probes += fixed["push"]
@@ -315,7 +350,7 @@ def _scales(out: list, probes: list | None, fixed: dict, processes: list) -> Non
 
 
 def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployments: list,
-                    active: list) -> None:
+                    active: list, lone_failure_stutters: bool = True) -> None:
     """The updater's tick, and its variants on each active deployment (a failed step,
     instance reports unavailable; the finish and snapshot windows when they are on).
 
@@ -326,7 +361,7 @@ def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployme
     out.append(_TICK)
     # with one active deployment a failed step is a stutter: skip it, unless a window
     # is open (the tick first does what the last dispatch left, which a failure keeps)
-    if len(active) > 1 or config.finish_window or config.snapshot_window:
+    if len(active) > 1 or config.finish_window or config.snapshot_window or not lone_failure_stutters:
         for d in active:
             out.append(_tick_on("failed", d))
     elif probes is not None:

@@ -27,13 +27,14 @@ from deployspec.reference.core import (
 
 from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
-from .model import CapiConfig
+from .model import CapiConfig, Refusals
 from .runtime import settle_instance
 from .state import (
     ACTIVE_STATES,
     CANCELING,
     DEPLOYING,
     DEPLOYMENT_STATES,
+    PROGRESSING_STATES,
     CapiState,
     Deployment,
     Process,
@@ -167,6 +168,15 @@ class CapiVariant:
     #: where it shows (bounds and the committed counterexample; ``deployspec.declarations``)
     violates_beyond: dict[str, Beyond] = attrs.field(factory=dict, eq=False, validator=not_declared)
 
+    def refusals(self) -> Refusals:
+        """What this design refuses that the searches may leave out (``model.Refusals``):
+        a rule of one's own is not known to refuse, so its actions are offered."""
+        return Refusals(
+            scale_in=self.scale_blocked_in & PROGRESSING_STATES,
+            continue_when_paused_only=self.continue_ in _CONTINUE_WHEN_PAUSED_ONLY,
+            lone_failure_stutters=self.before_dispatch in _LONE_FAILURE_STUTTERS,
+        )
+
     # --- the transition function ------------------------------------------
     def step(self, state: CapiState, action: Action) -> CapiState | Rejected:
         """Apply one action; a refusal leaves the state as it was."""
@@ -176,6 +186,13 @@ class CapiVariant:
             if apply is None:
                 return Rejected(f"{action.kind!r} is not a Cloud Foundry action")
         return apply(self, state, action)
+
+
+#: the shipped ``continue_`` rules: each refuses unless the newest active deployment is PAUSED
+_CONTINUE_WHEN_PAUSED_ONLY = (api.no_canary_to_continue, api.continue_canary)
+#: the shipped ``before_dispatch`` rules: each leaves a state with one active deployment as
+#: it is, or finalizes that deployment (then there is no step to fail)
+_LONE_FAILURE_STUTTERS = (updater.finalize_degenerate, updater.no_degenerate_check)
 
 
 def _tick(variant: CapiVariant, state: CapiState, action: Tick) -> CapiState | Rejected:
