@@ -307,10 +307,11 @@ def test_a_module_both_installed_and_named_in_the_variable_is_loaded_once(capsys
 
 def test_a_set_written_with_braces_is_held_as_the_shipped_frozensets_are(capsys, hand_in):
     """`scale_blocked_in={"DEPLOYING"}` loaded, then every search ended in an error (a
-    variant is hashed: the explorer memoises by it)."""
+    variant is hashed: the explorer memoises by it). (Every state capi-safe blocks: one
+    that leaves out the canary's PREPAUSED and PAUSED breaks the bound, as it should.)"""
     hand_in("braces", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_SAFE\n"
                       "VARIANTS = [attrs.evolve(CAPI_SAFE, name='safe-braces', declares=set(),\n"
-                      "                         scale_blocked_in={'DEPLOYING', 'CANCELING'})]\n")
+                      "    scale_blocked_in={'DEPLOYING', 'PREPAUSED', 'PAUSED', 'CANCELING'})]\n")
     variant = models.get_model("capi").variant("safe-braces")
     assert isinstance(variant.scale_blocked_in, frozenset) and isinstance(variant.declares, frozenset)
     hash(variant)
