@@ -179,7 +179,9 @@ def _loss_cause(step: Step) -> str:
 
 @trace_property(MODEL, initial=((), None))
 def cancel_restores_last_good(memory, step: Step):
-    """Once a cancel has completed and the runtime has settled, one web process
+    """An accepted cancel makes the app's current droplet the one it had when the
+    canceled deployment was created (:func:`_droplet_not_assigned_back`). Once a
+    cancel has completed and the runtime has settled, one web process
     remains with the original instance count and, if the app ran a healthy
     droplet when the canceled deployment was created, it runs one of those,
     every instance routable.
@@ -193,6 +195,10 @@ def cancel_restores_last_good(memory, step: Step):
     """
     ran_before, armed = memory
     before, after = step.before, step.after
+    if step.action["type"] == "cancel" and step.rejected is None:
+        unassigned = _droplet_not_assigned_back(step)
+        if unassigned is not None:
+            return (ran_before, None), unassigned
     created = len(after["deployments"]) - len(ran_before)
     if created > 0:
         ran_before += (_ran_when_created(before),) * created
@@ -205,6 +211,19 @@ def cancel_restores_last_good(memory, step: Step):
     if armed is None or starting(after) > 0:
         return (ran_before, armed), None
     return (ran_before, None), _restored(after, after["deployments"][armed], ran_before[armed])
+
+
+def _droplet_not_assigned_back(step: Step) -> str | None:
+    """An accepted cancel makes the canceled deployment's ``previous_droplet`` the app's
+    current droplet again (DeploymentCancel, ``deployment_cancel.rb`` at 3bbba90, before
+    it writes CANCELING); the one the cf CLI cancels, the newest with status ACTIVE."""
+    target = next((d for d in reversed(step.before["deployments"]) if d["status_value"] == "ACTIVE"), None)
+    current = step.after["app"]["droplet"]
+    if target is None or current == target["previous_droplet"]:
+        return None
+    return (f"cancel of d{target['id']} at {step_label(step)} left the app's current droplet {current}, not "
+            f"droplet {target['previous_droplet']}, its current one when d{target['id']} was created: a restart "
+            "deploys the canceled droplet again")
 
 
 def _ran_when_created(obs: Observation) -> frozenset[int]:

@@ -26,11 +26,12 @@ def proc(pid, n=0, *, running=None, droplet=0, starting=0, crashed=0):
 
 def dep(did, state, reason, process, owic, value=None, droplet=0, **extra):
     """A deployment observation; ``extra``: the members a rolling deployment of max_in_flight 1
-    has by default (max_in_flight, strategy, canary_steps, canary_step, web_instances) otherwise."""
+    has by default (max_in_flight, strategy, canary_steps, canary_step, web_instances) otherwise.
+    Its ``previous_droplet`` is the pushed droplet 0, the app's current one in ``app``."""
     value = value or ("ACTIVE" if state in ("DEPLOYING", "CANCELING", "PAUSED", "PREPAUSED") else "FINALIZED")
     return {
         "id": did, "state": state, "status_value": value, "status_reason": reason,
-        "deploying_process": process, "droplet": droplet, "previous_droplet": droplet, "owic": owic,
+        "deploying_process": process, "droplet": droplet, "previous_droplet": 0, "owic": owic,
         "max_in_flight": 1, "strategy": "rolling", "canary_steps": [], "canary_step": 0, "web_instances": None,
         **extra,
     }

@@ -10,6 +10,8 @@ without each half of the change: each half is needed.
 
 from __future__ import annotations
 
+import sys
+
 import attrs
 import pytest
 from deployspec.reference.capi import rules, scaling
@@ -160,3 +162,57 @@ def test_deployments_equal_but_for_their_record_keep_their_own_when_they_move():
     assert d.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to == 1
     assert other.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to is None
     assert d.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to == 1  # after the other was interned
+
+
+class CancelKeepsTheDroplet:
+    """An implementation whose DeploymentCancel forgets to assign the previous droplet
+    back (a soundness review's mutation of ``api.cancel``: no property caught it, and a
+    restart after the cancel deploys the canceled, crashing droplet again)."""
+
+    def __init__(self):
+        from deployspec.contract.examples import ReferenceImplementation
+
+        self.inner = ReferenceImplementation("capi", "capi-safe")
+        self.name = "capi-safe, its cancel keeping the current droplet"
+
+    def reset(self, config):
+        self.inner.reset(config)
+
+    def perform(self, action):
+        kept = self.inner.state.app
+        reason = self.inner.perform(action)
+        if action["type"] == "cancel" and reason is None:
+            self.inner.state = attrs.evolve(self.inner.state, app=kept)
+        return reason
+
+    def observe(self):
+        return self.inner.observe()
+
+
+def test_a_cancel_that_leaves_the_canceled_droplet_current_breaks_cancel_restores_last_good():
+    """DeploymentCancel assigns ``previous_droplet`` back before it writes CANCELING
+    (``deployment_cancel.rb`` at 3bbba90); judged at the cancel, whatever the user does next."""
+    from .helpers import app, dep, proc
+    from .property_traces import run
+
+    deploying = app([proc(0, 1), proc(1, 0, starting=1, droplet=1)],
+                    [dep(0, "DEPLOYING", "DEPLOYING", 1, 1, droplet=1, previous_droplet=0)], droplets=(True, False))
+    deploying["app"]["droplet"] = 1
+    canceling = app([proc(0, 1), proc(1, 0, starting=1, droplet=1)],
+                    [dep(0, "CANCELING", "CANCELING", 1, 1, droplet=1, previous_droplet=0)], droplets=(True, False))
+    forgot = {**canceling, "app": {"droplet": 1, "started": True}}
+    steps = [("push", {"instances": 1}), ("stage", {"healthy": False}), ("deploy", {}), ("cancel", {})]
+    pushed = app([proc(0, 1)], [], droplets=(True,))
+    staged = {**app([proc(0, 1)], [], droplets=(True, False))}
+    v = run(spec.cancel_restores_last_good, [pushed, staged, deploying, forgot], steps)
+    assert v is not None and v.step == 3 and "left the app's current droplet 1, not droplet 0" in v.message, v
+    assert run(spec.cancel_restores_last_good, [pushed, staged, deploying, canceling], steps) is None
+
+
+def test_a_contract_run_finds_the_implementation_whose_cancel_keeps_the_canceled_droplet(capsys, monkeypatch):
+    from .cli_runs import run
+
+    monkeypatch.setattr(sys.modules[__name__], "forgetful", CancelKeepsTheDroplet, raising=False)
+    status, out, _ = run(capsys, "contract", "--python", f"{__name__}:forgetful", "--model", "capi",
+                         "--property", "cancel_restores_last_good", "--examples", "200")
+    assert status == 1 and "left the app's current droplet" in out, out
