@@ -304,7 +304,9 @@ def desired(obs: Observation) -> int:
     "scale-while-idle": "a scale made with no deployment in flight is lost: a deployment started after it keeps an "
                         "instance (a canary from 0 today, finding 14; any deployment in the historic designs)",
     "deploy-while-idle": "a superseded deploy's web_instances is dropped (finding 11)",
-    "push-while-idle": "a deploy during a roll-back reads the original count from a half-scaled process (capi-2022)",
+    "push-while-idle": "the count a push asked for is lost by a later deployment: a deploy during a roll-back "
+                       "reads it from a half-scaled process (capi-2022), or a cancel is undone by a finished "
+                       "step's pending write and the deployment's count stays (capi-current, finding 12)",
 })
 def user_scale_not_lost(wanting, step: Step):
     """An accepted scale is what the app has once no deployment is active: the
@@ -353,7 +355,15 @@ def capacity_bound(d: dict) -> int:
 USER_COUNTS = ("push", "scale")
 
 
-@trace_property(MODEL, initial=None)
+@trace_property(MODEL, initial=None, meanings={
+    "deploy": "a deployment is created on top of one in flight, which keeps the instances it added (a "
+              "deployment train, PR #4124; finding 5)",
+    "tick": "the updater's step adds more than max_in_flight allows (a canary step that needs one instance "
+            "more, finding 6; a roll-back scaling the prior process up as well)",
+    "scale": "a scale accepted while a deployment progresses adds to its count",
+    "push": "a push accepted while a deployment progresses adds to its count",
+    "cancel": "the cancel itself scales the prior process up before the deployment's own goes",
+})
 def capacity_within_bound(memory, step: Step):
     """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step
     raises the app's desired web instances above the original count (or
@@ -422,7 +432,14 @@ def deployment_ships_its_droplet(memory, step: Step):
 _MAY_BECOME = {"CANCELING": ("CANCELING", "CANCELED"), "DEPLOYED": ("DEPLOYED",), "CANCELED": ("CANCELED",)}
 
 
-@trace_property(MODEL, initial=None)
+@trace_property(MODEL, initial=None, meanings={
+    "cancel-undone": "a write the updater read before the cancel lands after it: the canceled deployment "
+                     "deploys again, or is PAUSED again (the race PR #3072 closed; today's finished-step "
+                     "window, finding 12)",
+    "cancel-degenerate": "the 2019-2023 dispatcher finalizes a canceled deployment whose process is gone as "
+                         "DEPLOYED/DEGENERATE",
+    "end-undone": "a write read before a newer deployment superseded this one brings it back (finding 8)",
+})
 def deployment_never_resumes(memory, step: Step):
     """A deployment the user canceled, or one that ended, does not come back: once
     CANCELING it only becomes CANCELED, and a DEPLOYED or CANCELED one keeps its state.

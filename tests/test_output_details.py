@@ -250,7 +250,10 @@ def test_every_meaning_is_of_a_cause_its_property_can_give():
     slots, capi = get_model("slots"), get_model("capi")
     explained = {p.name: dict(p.meanings) for m in (slots, capi) for p in m.properties if p.meanings}
     assert set(explained) == {"production_runs_only_released_images", "rollback_restores_previous",
-                              "app_stays_available", "user_scale_not_lost"}
+                              "app_stays_available", "user_scale_not_lost", "capacity_within_bound",
+                              "deployment_never_resumes"}
+    assert set(explained["capacity_within_bound"]) <= set(capi.vocabulary)  # the verb that added them
+    assert all(f"``{cause}``" in capi_spec.deployment_never_resumes.doc for cause in explained["deployment_never_resumes"])
     assert set(explained["production_runs_only_released_images"]) <= set(slots.vocabulary)  # the step's kind
     assert set(explained["rollback_restores_previous"]) <= set(slots.vocabulary)
     for cause in explained["user_scale_not_lost"]:
