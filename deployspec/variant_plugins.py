@@ -247,6 +247,12 @@ def _load(where: str, load: Callable[[], Any], classes: Mapping[str, type]) -> l
         raise UsageError(f"variants from {where}: cannot load: {describe(exc)}{hint}") from None
     kinds = tuple(classes.values())
     for v in items:
+        if isinstance(v, kinds) and type(v) not in kinds:
+            shipped = next(c for c in kinds if isinstance(v, c))
+            raise UsageError(f"variants from {where}: {_short(getattr(v, 'name', v))}: a subclass of "
+                             f"{shipped.__name__} ({type(v).__name__}) is not taken: a design differs by its "
+                             f"rules and sets of states, each a field: attrs.evolve a shipped design with "
+                             "yours (docs/variants.md lists them)")
         if not isinstance(v, kinds) or classes.get(getattr(v, "model", None)) is not type(v):
             raise UsageError(f"variants from {where}: {type(v).__name__} {_short(v)} is not a variant "
                              f"(attrs.evolve one of {', '.join(c.__name__ for c in kinds)}; docs/variants.md)")

@@ -48,6 +48,17 @@ def stage(state: CapiState, action: Stage) -> CapiState | Rejected:
     return state.with_staged(action.healthy)
 
 
+def _deploy_blocked(variant: CapiVariant, state: CapiState) -> str | None:
+    """A design that refuses a new deployment while one is in one of its
+    ``deploy_blocked_in`` states (no shipped design: upstream's create supersedes the
+    deployment in flight), the newest such one named."""
+    blocked = variant.deploy_blocked_in
+    if not blocked:
+        return None
+    d = next((d for d in reversed(state.deployments) if d.state in blocked), None)
+    return None if d is None else f"Cannot create a deployment while deployment {d.id} is {d.state}"
+
+
 def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState | Rejected:
     """DeploymentCreate, in one transaction under the app lock.
 
@@ -64,7 +75,7 @@ def deploy(variant: CapiVariant, state: CapiState, action: Deploy) -> CapiState 
     """
     if state.app is None or not state.processes:
         return Rejected("no app: push first")
-    refusal = variant.refuse_deploy(action) or _refuse_rollback(state, action)
+    refusal = variant.refuse_deploy(action) or _refuse_rollback(state, action) or _deploy_blocked(variant, state)
     if refusal:
         return Rejected(refusal)
     previous = variant.previous_deployment(state)

@@ -105,6 +105,11 @@ class CapiVariant:
     #: the historic steps read the deployment's state again under its lock and stop if it
     #: changed since the dispatcher's snapshot (``updater.scale_step_one_at_a_time``)
     recheck_under_lock: bool = attrs.field(validator=flag)
+    #: deployment states in which DeploymentCreate is refused (``api.deploy``): none in any
+    #: shipped design (a new deployment supersedes the one in flight); a fix that has a
+    #: restart wait for a cancel to finish refuses it while CANCELING
+    deploy_blocked_in: frozenset[str] = attrs.field(default=frozenset(), converter=frozen,
+                                                    validator=states(DEPLOYMENT_STATES))
     #: deployment states ``cancel`` accepts (``api.cancel``)
     cancelable_states: frozenset[str] = attrs.field(default=frozenset({DEPLOYING, CANCELING}), converter=frozen,
                                                     validator=states(DEPLOYMENT_STATES))
