@@ -140,7 +140,9 @@ def test_a_proof_in_which_no_deploy_took_effect_says_it_is_vacuous():
     assert r.verdict == "holds" and r.stats["vacuous"] == ["deploy"]
     assert r.stats["rejected_by_action"]["deploy"] > 0
     assert r.message.endswith("; vacuous: no deploy ever took effect within these bounds "
-                              "(every one was refused or changed nothing)")
+                              "(every one was refused or changed nothing); not tried within these bounds, as the "
+                              "random search does: max_in_flight 1 (--bound widens them)")
+    assert r.stats["untried"] == {"max_in_flight": [1]}
     table = matrix([r], declared=False)
     assert "holds ?" in table and "? capi-2022 · single_active_deployment: vacuous" in table
 
@@ -313,3 +315,18 @@ def test_of_equally_short_settled_violations_the_first_found_is_kept():
     assert committed["engine"] == "explore"
     r = search(MODEL, "capi-current", MODEL.property("deployment_converges"), budget=120, seed=0, out_dir=None)
     assert [s["action"] for s in r.trace["steps"]] == [s["action"] for s in committed["steps"]]
+
+
+def test_a_proof_says_what_the_random_search_tries_that_its_bounds_leave_out():
+    """A soundness review's capi-safe whose ``continue`` skipped a multi-step canary's
+    remaining steps was proved by the explorer (its plans: [] and [100]) and found by the
+    random search: the proof now names the plans, counts and limits it did not try."""
+    prop = MODEL.property("canary_pauses_at_every_step")
+    r = search(MODEL, "capi-safe", prop, budget=120, seed=0, out_dir=None)
+    assert r.verdict == "holds"
+    assert r.stats["untried"] == {"max_in_flight": [2], "web_instances": [1, 3], "canary_plans": [[50], [50, 100]]}
+    assert r.message.endswith("; not tried within these bounds, as the random search does: max_in_flight 2; "
+                              "web_instances 1, 3; canary_plans [50], [50, 100] (--bound widens them)")
+    widened = attrs.evolve(explore_config(MODEL, MODEL.variant("capi-safe")), max_in_flight=(1, 2))
+    r = search(MODEL, "capi-safe", prop, budget=120, seed=0, out_dir=None, config=widened, max_states=10)
+    assert "max_in_flight" not in r.stats["untried"] and "web_instances 1, 3" in r.message

@@ -125,7 +125,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         goal = layered.run(on_node, on_edge if prop.kind == "trace" else None, enough,
                            share=lambda: (found, counts.now()), absorb=absorb)
     except WorkerLost as exc:  # killed (out of memory?): what it saw is lost with it
-        stats = _stats(model, prop, layered, counts, config, max_depth, memory_budget_mb,
+        stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb,
                        time.perf_counter() - started, False)
         return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
     except (Exception, SystemExit) as exc:  # a design's rule raised: the shortest path to where, for its report
@@ -141,7 +141,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         goal = found["number"]
     seconds = time.perf_counter() - started
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
-    stats = _stats(model, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
+    stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None
@@ -240,7 +240,27 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
                   trace=trace, **traces.keep(trace, out_dir))
 
 
-def _stats(model, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete) -> dict:
+def untried(offered, config) -> dict[str, Any]:
+    """What the random search's configuration (``offered``) tries that the one searched
+    leaves out: of each list of options (canary plans, web_instances, max_in_flight), the
+    values missing; each switch on there and off here, ``True``. A soundness review's
+    design that skipped a multi-step canary's steps was proved here, with only the
+    plans [] and [100] explored, and found by the random search."""
+    wide, searched = offered.to_json(), config.to_json()
+    out: dict[str, Any] = {}
+    for name, values in wide.items():
+        have = searched.get(name)
+        if isinstance(values, list):
+            missing = [v for v in values if v not in (have or [])]
+            if missing:
+                out[name] = missing
+        elif values is True and not have:
+            out[name] = True
+    return out
+
+
+def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds,
+           complete) -> dict:
     states = layered.states
     moved = counts.total()
     by_kind = {k: moved["by_kind"].get(k, 0) for k in model.vocabulary}
@@ -257,6 +277,7 @@ def _stats(model, prop, layered, counts, config, max_depth, memory_budget_mb, se
         "rejected_by_action": {k: moved["rejected_by_kind"].get(k, 0) for k in model.vocabulary},
         "never_enabled": [k for k, n in by_kind.items() if n == 0],
         "vacuous": model.vacuous(lambda k: by_kind.get(k, 0) > 0, prop),
+        "untried": untried(model.default_config(variant), config),
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "memory_budget_mb": memory_budget_mb,
         "visited_bytes": layered.storage_bytes(),

@@ -27,7 +27,7 @@ def proof_text(stats: dict) -> str:
             f"holds for all {stats['states']:,} states reachable within bounds "
             f"({bounds_text(stats['bounds'])}): {stats['transitions']:,} transitions, depth "
             f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']:,} states/s"
-            + vacuity_text(stats)
+            + vacuity_text(stats) + untried_text(stats)
         )
     why = WHY.get(stats["stopped"], stats["stopped"])
     if stats["stopped"] == "memory" and stats.get("memory_budget_mb"):  # what it had, and how to give more
@@ -35,8 +35,19 @@ def proof_text(stats: dict) -> str:
     return (
         f"no violation within {stats['states']:,} states explored within bounds "
         f"({bounds_text(stats['bounds'])}) (incomplete: {why} at depth {stats['depth']}, "
-        f"{stats['seconds']:.1f} s)" + vacuity_text(stats)
+        f"{stats['seconds']:.1f} s)" + vacuity_text(stats) + untried_text(stats)
     )
+
+
+def untried_text(stats: dict) -> str:
+    """What the random search tries that these bounds left out (``explore.untried``):
+    behaviour the proof says nothing about."""
+    untried = stats.get("untried")
+    if not untried:
+        return ""
+    said = "; ".join(name if values is True else f"{name} {', '.join(map(str, values))}"
+                     for name, values in untried.items())
+    return f"; not tried within these bounds, as the random search does: {said} (--bound widens them)"
 
 
 def vacuity_text(stats: dict) -> str:
