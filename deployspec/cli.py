@@ -161,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--bound", action="append", type=bound, metavar="NAME=VALUE",
                    help="change one bound of the configuration replayed with (repeatable; VALUE is JSON), "
                         "e.g. start=empty: a trace found from one start, replayed from another")
+    r.add_argument("--property", action="append", metavar="NAME",
+                   help="judge each file's steps by this property instead of the one it records (repeatable; "
+                        "all: every property of its model): do these steps break anything on the design? "
+                        "Exit 1 if any is violated")
     r.add_argument("--out", metavar="DIR",
                    help="save the replay of each file that reproduces as a trace of the design replayed on "
                         "(to draw a finding on your design: deployspec show FILE)")

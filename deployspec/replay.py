@@ -118,7 +118,9 @@ def replay(trace: dict, variant: str | None = None, adapter: Any = None, target:
                 break
         else:
             # (a fault trace's check judged once the platform settles: after the action it failed at)
-            if settle_from is not None or (fault and prop.kind == "settled"):
+            # (judged by another property than recorded, ``replay --property``: a settled one
+            # is judged once the platform settles, as a search judges it)
+            if settle_from is not None or (prop.kind == "settled" and (fault or trace.get("recorded_property"))):
                 session.settle()
     finally:
         adapter.close()

@@ -17,7 +17,7 @@ from deployspec import junit as junit_xml
 from deployspec.contract import cli as contract_cli
 from deployspec.contract import faults
 from deployspec.files import TEMPORARY
-from deployspec.models import UsageError, bounds_given, get_model
+from deployspec.models import UsageError, bounds_given, did_you_mean, get_model
 from deployspec.outputs import writable_dir
 from deployspec.replay_verdicts import replay_document
 from deployspec.replay_verdicts import report_replay as _report_replay
@@ -29,6 +29,7 @@ def cmd_replay(args) -> int:
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load_named(f, "replay")) for f in trace_files(args.files)]  # validate all before running any
     loaded, left_out, model = _of_the_variants_model(args, loaded)
+    loaded = judged_by(args.property, loaded)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # (before --out's folder is made)
@@ -62,6 +63,27 @@ def cmd_replay(args) -> int:
     return status
 
 
+def judged_by(names: list[str] | None, loaded: list) -> list:
+    """With ``--property``: each file once per property named (``all``: every property of
+    its model), in that order; a file judged by another property than it records keeps
+    that one as ``recorded_property`` (its recorded step and cause are not compared). An
+    operator's replay of an incident's steps said "does not reproduce" of the recorded
+    property while the same steps took the app down: only the recorded one was judged."""
+    if not names:
+        return loaded
+    out = []
+    for path, trace in loaded:
+        model = get_model(trace["model"])
+        known = [p.name for p in model.properties]
+        for name in dict.fromkeys(known if "all" in names else names):
+            if name not in known:
+                raise UsageError(f"--property {quoted(name)}: not a property of model {model.name}"
+                                 f"{did_you_mean(name, known)} (known: {', '.join(known)}; or all)")
+            out.append((path, trace if name == trace["property"] else
+                        {**trace, "property": name, "recorded_property": trace["property"]}))
+    return out
+
+
 def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
     """The replay of ``trace`` that reproduced, saved under ``out_dir`` as a trace of the design
     replayed on (``engine: "replay"``, ``extra.replayed`` naming the file): what ``show``
@@ -71,7 +93,8 @@ def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
                          extra={"replayed": str(path)})
     if trace.get("title"):  # (a replay of a replay: marked once, for the design it was last replayed on)
         title = re.sub(r" \(replayed on [^()]*\)$", "", trace["title"])
-        saved["title"] = f"{title} (replayed on {outcome.target})"
+        judged = f", judged by {trace['property']}" if trace.get("recorded_property") else ""
+        saved["title"] = f"{title} (replayed on {outcome.target}{judged})"
     return traces.keep(saved, out_dir)
 
 

@@ -25,6 +25,8 @@ def report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")
     if trace.get("fault"):
         return _fault_replayed(path, trace, outcome, on)
+    if trace.get("recorded_property"):  # (--property: judged by another than it records)
+        return _judged(path, outcome, on)
     if outcome.reproduced:
         v = outcome.violation
         how = f" (cause {v.cause})" if v.cause else ""
@@ -40,6 +42,20 @@ def report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
     line = f"{path}: does not reproduce on {on}: {trace['property']} holds{_refused_note(outcome)}"
     facts = {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected}
     return 0, escaped(line), facts | {"message": line}
+
+
+def _judged(path, outcome, on: str) -> tuple[int, str, dict]:
+    """The verdict of a file's steps judged by another property than it records
+    (``replay --property``): violated (1, ``reproduces``) or holds (0)."""
+    v, rejected = outcome.violation, _rejected(outcome)
+    if outcome.reproduced:
+        how = f" (cause {v.cause})" if v.cause else ""
+        line = f"{path}: {v.property} violated on {on} at step {v.step}{how}: {v.message}"
+        facts = {"outcome": "reproduces", "step": v.step, "cause": v.cause, "rejected": rejected}
+        return 1, escaped(line), facts | {"message": line}
+    line = f"{path}: {outcome.property} holds on {on}{_refused_note(outcome)}"
+    return 0, escaped(line), {"outcome": "does_not_reproduce", "step": None, "cause": None, "rejected": rejected,
+                              "message": line}
 
 
 def _fault_replayed(path, trace, outcome, on: str) -> tuple[int, str, dict]:
