@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from deployspec.render_text import action_label, what_broke
+from deployspec.render_text import action_label, cause_said, what_broke
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.timeline import bands, changed_parts, columns, label_parts, lane_items, lanes
 
@@ -137,7 +137,8 @@ class _Layout:
     depth: dict[str, int]  # the instance cells a lane stacks at most
     width: int
     title: str
-    message: list[str]  # the violation's message, wrapped to the width
+    #: (colour, line): the trace's own title, the violation's message and its cause, wrapped
+    message: list[tuple[str, str]]
     top: int  # the lanes' top (below the rotated action labels)
     lane_y: dict[str, int]
     band_y: dict[str, int]
@@ -243,11 +244,20 @@ def _heading(trace: dict[str, Any], labels: list[str]) -> tuple[str, int, list[s
     title = _cut(f"{trace['model']} / {trace['variant']}: {what_broke(trace)}", TITLE_CHARS)
     width = max(LEFT + len(labels) * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
     per_line = max(30, int((width - 20) / 6.2))
-    # (cut first: more than the lines hold still overflows them, and textwrap splits it all)
-    said = str(trace["violation"]["message"])[:(MESSAGE_LINES + 1) * per_line]
-    message = textwrap.wrap(said, per_line, max_lines=MESSAGE_LINES, placeholder=" …") or [""]
+    message = [("#c92a2a", line) for line in _wrapped(trace["violation"]["message"], per_line, MESSAGE_LINES)]
+    if trace.get("title"):  # the story the file tells (a postmortem's picture needs it: a user)
+        message = [("#333", line) for line in _wrapped(trace["title"], per_line, 2)] + message
+    if trace["violation"].get("cause"):
+        message += [("#555", line) for line in _wrapped(f"cause: {cause_said(trace)}", per_line, 2)]
     top = HEAD + 14 * (len(message) - 1) + int(longest * 6.2 * 0.82) + 16
     return title, width, message, top
+
+
+def _wrapped(text: Any, per_line: int, lines: int) -> list[str]:
+    """``text`` in at most ``lines`` lines of ``per_line`` characters (cut first: more than
+    the lines hold still overflows them, and textwrap splits it all)."""
+    said = str(text)[:(lines + 1) * per_line]
+    return textwrap.wrap(said, per_line, max_lines=lines, placeholder=" …", break_on_hyphens=False) or [""]
 
 
 def _over_gaps(drawn: list[int | None], values: list) -> list:
@@ -268,7 +278,8 @@ def _header(trace: dict[str, Any], at: _Layout, lane_name: str) -> list[str]:
         HATCH,
         '<rect width="100%" height="100%" fill="white"/>',
         f'<text x="10" y="20" font-size="15" font-weight="bold">{escape(at.title)}</text>',
-        *(f'<text x="10" y="{38 + 14 * i}" fill="#c92a2a">{escape(line)}</text>' for i, line in enumerate(at.message)),
+        *(f'<text x="10" y="{38 + 14 * i}" fill="{fill}">{escape(line)}</text>'
+          for i, (fill, line) in enumerate(at.message)),
         (f'<text x="10" y="{54 + at.below}" fill="#555">engine {escape(str(trace.get("engine")))}, '
          f'{steps} step{"" if steps == 1 else "s"}; one row per {escape(lane_name)}</text>'),
     ]

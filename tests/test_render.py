@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deployspec import render_html, render_itf, render_svg, timeline, traces
+from deployspec import render_html, render_itf, render_svg, render_text, timeline, traces
 from deployspec.cli import main
 
 SEED = Path(__file__).parent.parent / "counterexamples" / "capi" / "capi-2022--cancel_restores_last_good--401cd5ce87.json"
@@ -39,10 +39,16 @@ def test_the_heading_fits_the_picture_the_message_wrapping_within_it(path):
     root = ET.fromstring(render_svg.render(trace))
     width = int(root.get("width"))
     heading = [t for t in root.iter(f"{NS}text") if t.get("x") == "10" and int(t.get("y")) < 120]
-    title, *message = heading[:-1]  # the last is the engine's line
+    title, *lines = heading[:-1]  # the last is the engine's line
     assert len(title.text) * 9.2 + 10 <= width
-    assert " ".join(t.text for t in message) == " ".join(trace["violation"]["message"].split())
-    assert all(len(t.text) * 6.2 + 10 <= width for t in message)
+    by_colour = {colour: " ".join(t.text for t in lines if t.get("fill") == colour)
+                 for colour in ("#333", "#c92a2a", "#555")}
+    assert by_colour["#c92a2a"] == " ".join(trace["violation"]["message"].split())
+    # the file's own title and the cause, as the text and HTML views say them (a postmortem's picture)
+    assert by_colour["#333"] == " ".join(trace.get("title", "").split())
+    cause = trace["violation"].get("cause")
+    assert by_colour["#555"] == (f"cause: {' '.join(render_text.cause_said(trace).split())}" if cause else "")
+    assert all(len(t.text) * 6.2 + 10 <= width for t in lines)
 
 
 def test_lanes_are_generic_over_observations():
