@@ -111,6 +111,7 @@ def free_steps(variant: str) -> dict:
     class Recorded:  # the variant's step, remembered; then only looked up
         def __init__(self, step):
             self.step = step
+            self.refusals = v.refusals  # (the design's candidates: Model.offered)
 
     def record(s, a):
         r = results[(s, a)] = v.step(s, a)

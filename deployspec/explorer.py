@@ -1,8 +1,10 @@
 """Breadth-first search over a model's reachable states: shortest paths, bounded proofs.
 
 The search is generic over models: it only uses ``model.initial_state``,
-``model.observe``, ``model.candidate_actions`` and ``variant.step``, so the
-Cloud Foundry model and any other one explore alike.
+``model.observe``, ``model.offered(variant)`` (the model's ``candidate_actions`` for
+that design: capi asks ``variant.refusals()``, and offers everything to a stand-in
+without it) and ``variant.step``, so the Cloud Foundry model and any other one
+explore alike.
 
 Visited states are stored compactly, as in TLC or SPIN's hash compaction: a set
 of 64-bit fingerprints (Python's ``hash`` of the frozen attrs state), and two

@@ -216,7 +216,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                         raise
                     # the error first, then what it left (said after it, a user read the files first)
                     said = f"{path}: {why}"
-                    left = _unreplayed([p for p, _ in loaded[at + 1:]], room=_ERROR_ROOM - len(said) - 2)
+                    left = _unreplayed([p for p, _ in loaded[at + 1:]], room=_ERROR_ROOM - len(escaped(said)) - 2)
                     raise UsageError(said + (f"; {left}" if left else "")) from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said, facts = _report_replay(path, trace, outcome, bounds)

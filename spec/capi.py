@@ -356,13 +356,13 @@ USER_COUNTS = ("push", "scale")
 
 
 @trace_property(MODEL, initial=None, meanings={
-    "deploy": "a deployment is created on top of one in flight, which keeps the instances it added (a "
-              "deployment train, PR #4124; finding 5)",
+    "deploy": "a deployment's create adds more than max_in_flight allows, e.g. on top of one in flight, which "
+              "keeps the instances it added (a deployment train, PR #4124; finding 5)",
     "tick": "the updater's step adds more than max_in_flight allows (a canary step that needs one instance "
             "more, finding 6; a roll-back scaling the prior process up as well)",
-    "scale": "a scale accepted while a deployment progresses adds to its count",
-    "push": "a push accepted while a deployment progresses adds to its count",
-    "cancel": "the cancel itself scales the prior process up before the deployment's own goes",
+    "scale": "a scale accepted while a deployment progresses adds to its count (a design that accepts it)",
+    "push": "an implementation (a contract run) accepted a push while a deployment was in flight",
+    "cancel": "an implementation (a contract run) scaled instances up in the cancel itself",
 })
 def capacity_within_bound(memory, step: Step):
     """While a deployment is in progress (DEPLOYING, PREPAUSED, PAUSED), no step

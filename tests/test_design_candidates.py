@@ -62,7 +62,9 @@ def test_a_shipped_design_is_offered_what_candidate_actions_offers_in_every_stat
     config = attrs.evolve(CAPI.default_config(variant), max_instances=2, max_deployments=2, max_droplets=2,
                           web_instances=())
     offered = CAPI.offered(variant)
-    assert (offered is candidate_actions) == (variant.refusals() == SHIPPED_REFUSALS)
+    # today's designs refuse what the model assumes: its own function, no cost per state
+    assert (offered is candidate_actions) == (name in ("capi-current", "capi-safe"))
+    assert variant.refusals().finish_in == SHIPPED_REFUSALS.finish_in
     seen = []
     result = bfs(CAPI, variant, config, goal=lambda state, obs: seen.append(obs), max_states=20_000)
     assert result.path is None and len(seen) > 500
@@ -103,3 +105,39 @@ def test_a_design_of_its_own_dispatch_is_offered_the_failure_of_its_only_deploym
     assert failed not in candidate_actions(obs, config)
     assert failed in CAPI.offered(mutant)(obs, config)
     assert CAPI.offered(attrs.evolve(SAFE, before_dispatch=updater.finalize_degenerate)) is candidate_actions
+
+
+def test_a_design_whose_updater_scales_a_paused_deployment_is_offered_its_finish_left_for_later():
+    """``tick(finish_later=…)`` acts on a deployment in the design's own ``scaled_states``
+    (``updater.dispatch``); offered only in DEPLOYING and PREPAUSED, a design that scales
+    PAUSED ones was never given that window there. Such a design is also offered a failed
+    step of its only active deployment only where a step of an ended one may run beside it."""
+    mutant = attrs.evolve(CAPI.variants["capi-current"], name="scales-paused",
+                          scaled_states=frozenset({"DEPLOYING", "PREPAUSED", "PAUSED"}))
+    state = run_capi("capi-current", [Push(1), Runtime(0), Deploy(strategy="canary", canary_steps=(100,)),
+                                      Runtime(1), Tick()])
+    obs = CAPI.observe(state)
+    config = attrs.evolve(CAPI.default_config(mutant), finish_window=True)
+    assert obs["deployments"][0]["state"] == "PAUSED"
+    later = Tick(finish_later=(0,))
+    assert later not in candidate_actions(obs, config) and later in CAPI.offered(mutant)(obs, config)
+    ended = attrs.evolve(mutant, scaled_states=frozenset({"DEPLOYING", "DEPLOYED"}))
+    assert ended.refusals().lone_failure_stutters is False and mutant.refusals().lone_failure_stutters is True
+
+
+def test_a_continue_of_one_s_own_is_offered_before_the_push_and_a_stand_in_design_is_offered_everything():
+    mutant = attrs.evolve(SAFE, name="continues-anywhere", continue_=lambda state: state)
+    empty = CAPI.observe(CAPI.initial_state(CAPI.default_config()))
+    config = CAPI.default_config()
+    assert Continue() not in candidate_actions(empty, config) and Continue() in CAPI.offered(mutant)(empty, config)
+
+    class StandIn:  # a step alone (the benchmarks' recorded variant): nothing known refused
+        step = SAFE.step
+
+    state = run_capi("capi-safe", [Push(1), Runtime(0), Deploy()])
+    offered = CAPI.offered(StandIn())(CAPI.observe(state), config)
+    assert {Scale(2), Continue(), Tick(failed=(0,))} <= set(offered)
+    seen = []
+    result = bfs(CAPI, StandIn(), attrs.evolve(config, max_instances=1, max_deployments=1, max_droplets=1),
+                 goal=lambda state, obs: seen.append(obs))
+    assert result.path is None and result.complete and len(seen) > 10

@@ -242,10 +242,11 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
 
 def untried(offered, config) -> dict[str, Any]:
     """What the random search's configuration (``offered``) tries that the one searched
-    leaves out: of each list of options (canary plans, web_instances, max_in_flight), the
-    values missing; each switch on there and off here, ``True``. A soundness review's
-    design that skipped a multi-step canary's steps was proved here, with only the
-    plans [] and [100] explored, and found by the random search."""
+    leaves out: each size it takes further (its bound, an integer), of each list of
+    options (canary plans, web_instances, max_in_flight) the values missing, each switch
+    on there and off here (``True``). A soundness review's design that skipped a
+    multi-step canary's steps was proved here, with only the plans [] and [100]
+    explored, and found by the random search."""
     wide, searched = offered.to_json(), config.to_json()
     out: dict[str, Any] = {}
     for name, values in wide.items():
@@ -256,6 +257,8 @@ def untried(offered, config) -> dict[str, Any]:
                 out[name] = missing
         elif values is True and not have:
             out[name] = True
+        elif type(values) is int and type(have) is int and have < values and name != "settle_steps":
+            out[name] = values  # (settle_steps bounds a phase's length, not what is explored)
     return out
 
 

@@ -45,8 +45,8 @@ def untried_text(stats: dict) -> str:
     untried = stats.get("untried")
     if not untried:
         return ""
-    said = "; ".join(name if values is True else f"{name} {', '.join(map(str, values))}"
-                     for name, values in untried.items())
+    said = "; ".join(name if values is True else f"{name} up to {values}" if isinstance(values, int)
+                     else f"{name} {', '.join(map(str, values))}" for name, values in untried.items())
     return f"; not tried within these bounds, as the random search does: {said} (--bound widens them)"
 
 

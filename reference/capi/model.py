@@ -10,7 +10,15 @@ import attrs
 from deployspec.reference.core import MAX_STEPS, check_bound, config_fields, shown
 
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
-from .state import ACTIVE_STATES, PAUSED, PROGRESSING_STATES, CapiState
+from .state import (
+    ACTIVE_STATES,
+    CANCELING,
+    DEPLOYING,
+    PAUSED,
+    PREPAUSED,
+    PROGRESSING_STATES,
+    CapiState,
+)
 
 
 @attrs.frozen
@@ -208,6 +216,10 @@ def _tick_on(field: str, deployment: int) -> Tick:
     return Tick(**{field: (deployment,)})
 
 
+#: the deployment states in which the shipped designs may leave a step's finish for later
+SHIPPED_FINISH_IN = frozenset({DEPLOYING, PREPAUSED})
+
+
 @attrs.frozen
 class Refusals:
     """What ``candidate_actions`` counts on a design to refuse (or to leave as it is) and
@@ -224,12 +236,21 @@ class Refusals:
     #: shipped ``continue_`` rules)
     continue_when_paused_only: bool = True
     #: a failed step of the only active deployment leaves what a plain tick's dispatch
-    #: does first (the shipped ``before_dispatch`` rules: ``_platform_ticks``)
+    #: does first (the shipped ``before_dispatch`` rules, and scale steps only for
+    #: active deployments: ``_platform_ticks``)
     lone_failure_stutters: bool = True
+    #: the deployment states in which a step's finish may be left for later
+    #: (``tick(finish_later=…)``, where ``finish_window`` is on): the design's
+    #: ``scaled_states`` with the shipped ones
+    finish_in: frozenset[str] = SHIPPED_FINISH_IN
 
 
 #: what every shipped design refuses: ``candidate_actions``'s assumption
 SHIPPED_REFUSALS = Refusals()
+#: what a design that does not say (a stand-in with a ``step`` alone) is taken to refuse:
+#: nothing, so each of those actions is offered (sound, and slower)
+NOTHING_KNOWN = Refusals(scale_in=frozenset(), continue_when_paused_only=False, lone_failure_stutters=False,
+                         finish_in=frozenset({DEPLOYING, PREPAUSED, PAUSED, CANCELING}))
 
 
 def candidate_actions(obs: dict, config: CapiConfig, refusals: Refusals = SHIPPED_REFUSALS) -> list:
@@ -244,7 +265,7 @@ def candidate_actions(obs: dict, config: CapiConfig, refusals: Refusals = SHIPPE
 def candidates_for(variant: Any) -> Any:
     """``candidate_actions`` for one design: the function itself where the design refuses
     what every shipped one does, else one that offers what its own rules may accept."""
-    refusals = variant.refusals()
+    refusals = variant.refusals() if hasattr(variant, "refusals") else NOTHING_KNOWN
     if refusals == SHIPPED_REFUSALS:
         return candidate_actions
     return functools.partial(candidate_actions, refusals=refusals)
@@ -278,6 +299,8 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None, refusals: Refus
     if obs["app"] is None:
         if probes is not None:
             _refused_before_push(config, fixed, probes)
+        if not refusals.continue_when_paused_only:  # a continue of one's own may take it before the push
+            return [*fixed["push"], _CONTINUE]
         return list(fixed["push"])
     out: list = []
     deployments = obs["deployments"]
@@ -298,7 +321,7 @@ def _actions(obs: dict, config: CapiConfig, probes: list | None, refusals: Refus
             out.append(_runtime(p["id"]))
         elif probes is not None:  # no STARTING instance to settle: refused
             probes.append(_runtime(p["id"]))
-    _platform_ticks(out, probes, config, deployments, active, refusals.lone_failure_stutters)
+    _platform_ticks(out, probes, config, deployments, active, refusals)
     _revisions(out, probes, config, fixed, deployments, len(obs["droplets"]))
     if newest is not None and not (
         newest["state"] == "CANCELING" and obs["app"]["droplet"] == newest["previous_droplet"]
@@ -350,7 +373,7 @@ def _scales(out: list, probes: list | None, fixed: dict, processes: list) -> Non
 
 
 def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployments: list,
-                    active: list, lone_failure_stutters: bool = True) -> None:
+                    active: list, refusals: Refusals = SHIPPED_REFUSALS) -> None:
     """The updater's tick, and its variants on each active deployment (a failed step,
     instance reports unavailable; the finish and snapshot windows when they are on).
 
@@ -361,7 +384,7 @@ def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployme
     out.append(_TICK)
     # with one active deployment a failed step is a stutter: skip it, unless a window
     # is open (the tick first does what the last dispatch left, which a failure keeps)
-    if len(active) > 1 or config.finish_window or config.snapshot_window or not lone_failure_stutters:
+    if len(active) > 1 or config.finish_window or config.snapshot_window or not refusals.lone_failure_stutters:
         for d in active:
             out.append(_tick_on("failed", d))
     elif probes is not None:
@@ -369,7 +392,8 @@ def _platform_ticks(out: list, probes: list | None, config: CapiConfig, deployme
     for d in active:
         out.append(_tick_on("reports_unavailable", d))
     if config.finish_window:  # a step that finishes now may leave its finish for later
-        out += [_tick_on("finish_later", d["id"]) for d in deployments if d["state"] in ("DEPLOYING", "PREPAUSED")]
+        finish_in = refusals.finish_in
+        out += [_tick_on("finish_later", d["id"]) for d in deployments if d["state"] in finish_in]
     if config.snapshot_window:  # a scale step the snapshot sends may start after user actions
         out += [_tick_on("late", d["id"]) for d in deployments if d["state"] == "DEPLOYING"]
 

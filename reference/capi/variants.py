@@ -27,7 +27,7 @@ from deployspec.reference.core import (
 
 from . import api, canary, rules, scaling, updater
 from .actions import Cancel, Continue, Deploy, Push, Runtime, Scale, Stage, Tick
-from .model import CapiConfig, Refusals
+from .model import SHIPPED_FINISH_IN, CapiConfig, Refusals
 from .runtime import settle_instance
 from .state import (
     ACTIVE_STATES,
@@ -179,7 +179,9 @@ class CapiVariant:
         return Refusals(
             scale_in=self.scale_blocked_in & PROGRESSING_STATES,
             continue_when_paused_only=self.continue_ in _CONTINUE_WHEN_PAUSED_ONLY,
-            lone_failure_stutters=self.before_dispatch in _LONE_FAILURE_STUTTERS,
+            # (a step of a deployment no longer active runs beside the failed one's)
+            lone_failure_stutters=self.before_dispatch in _LONE_FAILURE_STUTTERS and self.scaled_states <= ACTIVE_STATES,
+            finish_in=SHIPPED_FINISH_IN | self.scaled_states,
         )
 
     # --- the transition function ------------------------------------------
