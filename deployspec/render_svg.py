@@ -248,7 +248,7 @@ def _heading(trace: dict[str, Any], labels: list[str]) -> tuple[str, int, list[s
     if trace.get("title"):  # the story the file tells (a postmortem's picture needs it: a user)
         message = [("#333", line) for line in _wrapped(trace["title"], per_line, 2)] + message
     if trace["violation"].get("cause"):
-        message += [("#555", line) for line in _wrapped(f"cause: {cause_said(trace)}", per_line, 2)]
+        message += [("#555", line) for line in _wrapped(f"cause: {cause_said(trace)}", per_line, 3)]
     top = HEAD + 14 * (len(message) - 1) + int(longest * 6.2 * 0.82) + 16
     return title, width, message, top
 
