@@ -93,8 +93,14 @@ def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
                          extra={"replayed": str(path)})
     if trace.get("title"):  # (a replay of a replay: marked once, for the design it was last replayed on)
         title = re.sub(r" \(replayed on [^()]*\)$", "", trace["title"])
-        judged = f", judged by {trace['property']}" if trace.get("recorded_property") else ""
-        saved["title"] = f"{title} (replayed on {outcome.target}{judged})"
+        cause, recorded = outcome.violation.cause, (trace.get("violation") or {}).get("cause")
+        if trace.get("recorded_property"):
+            how = f", judged by {trace['property']}"
+        elif cause != recorded:  # the title tells the recorded story; there it broke another way
+            how = f", where it breaks another way: {cause}" if cause else ", where it breaks another way"
+        else:
+            how = ""
+        saved["title"] = f"{title} (replayed on {outcome.target}{how})"
     return traces.keep(saved, out_dir)
 
 

@@ -125,3 +125,14 @@ def test_the_help_says_the_exit_statuses(capsys):
             main([command, "--help"])
         text = " ".join(capsys.readouterr().out.split())
         assert "Exit status: 0 " in text and ", 1 " in text and ", 2 usage error" in text, command
+
+
+def test_a_replay_that_breaks_another_way_says_so_in_its_title(capsys, tmp_path):
+    """The seed's title tells capi-2022's story (the healthy process destroyed by the
+    cancel); on capi-current the same steps break by the scale step: an operator's
+    postmortem picture kept the old story with no hint."""
+    seed = Path(__file__).parent.parent / "counterexamples/capi/capi-2022--app_stays_available--a940739cf1.json"
+    status, _, _ = run(capsys, "replay", str(seed), "--variant", "capi-current", "--out", str(tmp_path))
+    (saved,) = tmp_path.glob("*.json")
+    assert status == 1 and json.loads(saved.read_text())["title"].endswith(
+        "(replayed on capi-current, where it breaks another way: scale-step)")
