@@ -9,9 +9,8 @@ plan and capi-safe's both fall within; the names are the observation's (``owic``
 
 from __future__ import annotations
 
+from .capi_observations import MODEL
 from .core import Breach, Step, counted, step_label, trace_property
-
-MODEL = "capi"  # (capi.MODEL: this module is one of its properties, imported there)
 
 
 def canary_share(d: dict) -> tuple[int, int]:

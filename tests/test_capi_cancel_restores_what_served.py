@@ -18,6 +18,7 @@ from deployspec.reference.capi import rules, scaling
 from deployspec.reference.capi.actions import Cancel, Deploy, Push, Runtime, Stage, Tick
 from deployspec.reference.capi.state import CANCELING, RUNNING
 from deployspec.spec import capi as spec
+from deployspec.spec import capi_cancel
 from deployspec.spec import selection as sel
 
 from deployspec.adapter import ReferenceAdapter
@@ -129,7 +130,7 @@ def test_the_cancel_step_view_shows_the_recorded_process_and_z3_agrees():
     assert view.select(rules.running_interim_or_oldest) == 0
 
 
-RAN = spec._ran_when_created
+RAN = capi_cancel._ran_when_created
 
 
 def _obs(processes, deployments=()):
