@@ -426,27 +426,3 @@ def test_a_rule_that_raises_in_the_close_look_s_explorer_is_its_error_beside_the
     assert set(found[1:-1]) <= {("explore", "violated")}
     assert results[-1]["message"].startswith("variant capi-boom (DEPLOYSPEC_VARIANTS module b_raise) raised IndexError")
     assert "in a move from the state after" in results[-1]["message"]
-
-
-def test_a_fix_that_has_a_restart_wait_for_the_cancel_holds_on_the_seed_s_steps(capsys, hand_in):
-    """An operator's fix ("cancel then restart waits for the cancel to finish") could not be
-    said with the design's fields: a deploy refused while CANCELING is ``deploy_blocked_in``.
-    The seed's steps then hold on it, the refused deploy named; capi-current breaks on them."""
-    hand_in("waits", EVOLVED.format("name='deploy-waits', deploy_blocked_in={'CANCELING'}"))
-    seed = FINDINGS / "capi-2022--app_stays_available--a940739cf1.json"
-    status, out, _ = run(capsys, "replay", str(seed), "--variant", "deploy-waits")
-    assert (status, out) == (0, (f"{seed}: does not reproduce on deploy-waits: app_stays_available holds "
-                                "(1 action(s) refused: step 4 deploy())\n"))
-    status, _, _ = run(capsys, "replay", str(seed), "--variant", "capi-current")
-    assert status == 1
-
-
-def test_a_subclass_of_a_variant_is_refused_in_words_that_say_what_to_do_instead(capsys, hand_in):
-    hand_in("subclassed", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT, CapiVariant\n"
-                          "@attrs.frozen\nclass Waiting(CapiVariant):\n    pass\n"
-                          "VARIANTS = [Waiting(**{**attrs.asdict(CAPI_CURRENT, recurse=False), 'name': 'waits'})]\n")
-    status, out, err = run(capsys, "variants")
-    assert (status, out) == (2, "") and err == (
-        "deployspec: error: variants from DEPLOYSPEC_VARIANTS module subclassed: 'waits': a subclass of CapiVariant "
-        "(Waiting) is not taken: a design differs by its rules and sets of states, each a field: attrs.evolve a "
-        "shipped design with yours (docs/variants.md lists them)\n")

@@ -254,3 +254,14 @@ def test_a_package_handing_in_its_modules_designs_names_the_module(capsys, tmp_p
     outside("pkgx")
     refused(capsys, "pk's declares must be a set of property names, not str at designs.py:3\n",
             "DEPLOYSPEC_VARIANTS module pkgx")
+
+
+def test_a_subclass_of_a_variant_is_refused_in_words_that_say_what_to_do_instead(capsys, hand_in):
+    hand_in("subclassed", "import attrs\nfrom deployspec.reference.capi.variants import CAPI_CURRENT, CapiVariant\n"
+                          "@attrs.frozen\nclass Waiting(CapiVariant):\n    pass\n"
+                          "VARIANTS = [Waiting(**{**attrs.asdict(CAPI_CURRENT, recurse=False), 'name': 'waits'})]\n")
+    status, out, err = run(capsys, "variants")
+    assert (status, out) == (2, "") and err == (
+        "deployspec: error: variants from DEPLOYSPEC_VARIANTS module subclassed: 'waits': a subclass of CapiVariant "
+        "(Waiting) is not taken: a design differs by its rules and sets of states, each a field: attrs.evolve a "
+        "shipped design with yours (docs/variants.md lists them)\n")

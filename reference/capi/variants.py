@@ -8,15 +8,13 @@ commit of ``cloudfoundry/cloud_controller_ng`` the variant models.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 from deployspec.reference.core import (
     Action,
     Beyond,
-    InvalidVariant,
     Rejected,
     flag,
     frozen,
@@ -39,44 +37,7 @@ from .state import (
     Deployment,
     Process,
 )
-
-#: a cancel step: ``(variant, state, deployment, reports) -> state`` (``reports``: Diego answered)
-Step = Callable[["CapiVariant", CapiState, Deployment, bool], CapiState]
-
-
-class ScaleStep(Protocol):
-    """A scale step: a cancel step's arguments and ``finish``, which the dispatcher gives
-    as False (a finished step leaves Finalize or the PAUSED write to the next tick) only
-    to a design with ``finish_after_commit``."""
-
-    def __call__(self, variant: CapiVariant, state: CapiState, deployment: Deployment, reports: bool,
-                 finish: bool = True) -> CapiState: ...
-
-
-def _finish_taken(instance: Any, attribute: Any, value: bool) -> None:
-    """With ``finish_after_commit`` the dispatcher calls ``scale_step(…, finish=False)``:
-    a step that cannot take it would fail at the first finished step, not where it was made."""
-    step = instance.scale_step
-    try:
-        params = inspect.signature(step).parameters.values()
-    except (TypeError, ValueError):  # no signature to read (a builtin): left to the call
-        return
-    if value and not any(p.name == "finish" or p.kind is p.VAR_KEYWORD for p in params):
-        raise InvalidVariant(
-            f"{instance.name}: finish_after_commit=True has the dispatcher call scale_step with "
-            f"finish=False, which {getattr(step, '__name__', step)!s} does not take "
-            "(a scale step of the kind of updater.scale_or_canary_step does)")
-
-
-def _stale_counts_oldest_first(instance: Any, attribute: Any, value: bool) -> None:
-    """``down_counts_stale`` is a reading of upstream's DownScaler, which goes oldest first
-    over the copies it read (``scaling.scale_down_with_stale_counts``): with it, a design's
-    own ``scale_down`` would run only in the steps whose clean-up wrote nothing."""
-    if value and instance.scale_down is not scaling.scale_down_oldest_first:
-        raise InvalidVariant(
-            f"{instance.name}: down_counts_stale=True models upstream's oldest-first DownScaler, so it "
-            f"cannot go with scale_down={getattr(instance.scale_down, '__name__', instance.scale_down)!s}; "
-            "give down_counts_stale=False with a scale_down of your own (as capi-safe does)")
+from .variant_fields import ScaleStep, Step, finish_taken, stale_counts_oldest_first
 
 
 @attrs.frozen
@@ -123,11 +84,11 @@ class CapiVariant:
     #: a finished scale step commits before Finalize or the PAUSED write run
     #: (capi-current: Finalize since PR #4212, the PAUSED write since PR #4219), so
     #: ``tick(finish_later=…)`` opens that window
-    finish_after_commit: bool = attrs.field(default=False, validator=[flag, _finish_taken])
+    finish_after_commit: bool = attrs.field(default=False, validator=[flag, finish_taken])
     #: the down-scaler counts the older processes as read before the canceled ones
     #: were zeroed (capi-current, ``actions/scale.rb``; see ``scaling``); oldest first,
     #: so only with ``scaling.scale_down_oldest_first``
-    down_counts_stale: bool = attrs.field(default=False, validator=[flag, _stale_counts_oldest_first])
+    down_counts_stale: bool = attrs.field(default=False, validator=[flag, stale_counts_oldest_first])
     #: (variant, state, the canceling deployment, Diego answered) -> state: one cancel step
     #: (``updater.cancel_step_*``); raise ``rules.Retry`` to roll it back
     cancel_step: Step = rule_field(CapiState, default=updater.cancel_step_scale_then_destroy, takes=4)

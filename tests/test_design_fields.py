@@ -1,0 +1,20 @@
+"""A design's fields that say what a proposed fix changes: ``deploy_blocked_in`` (a
+deploy refused while a deployment is in given states; no shipped design has one)."""
+
+from __future__ import annotations
+
+from .cli_runs import run
+from .designs_handed_in import EVOLVED, FINDINGS
+
+
+def test_a_fix_that_has_a_restart_wait_for_the_cancel_holds_on_the_seed_s_steps(capsys, hand_in):
+    """An operator's fix ("cancel then restart waits for the cancel to finish") could not be
+    said with the design's fields: a deploy refused while CANCELING is ``deploy_blocked_in``.
+    The seed's steps then hold on it, the refused deploy named; capi-current breaks on them."""
+    hand_in("waits", EVOLVED.format("name='deploy-waits', deploy_blocked_in={'CANCELING'}"))
+    seed = FINDINGS / "capi-2022--app_stays_available--a940739cf1.json"
+    status, out, _ = run(capsys, "replay", str(seed), "--variant", "deploy-waits")
+    assert (status, out) == (0, (f"{seed}: does not reproduce on deploy-waits: app_stays_available holds "
+                                "(1 action(s) refused: step 4 deploy())\n"))
+    status, _, _ = run(capsys, "replay", str(seed), "--variant", "capi-current")
+    assert status == 1
