@@ -20,45 +20,18 @@ from typing import Any
 import attrs
 
 from deployspec.render_text import action_label, cause_said, what_broke
+from deployspec.svg_palette import (
+    FAILING,
+    HATCH,
+    REJECTED_INK,
+    SETTLE_FILL,
+    STATE_COLOURS,
+    STATUS_COLOURS,
+    colour,
+    ink,
+)
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.timeline import bands, changed_parts, columns, label_parts, lane_items, lanes
-
-#: instance statuses. Told apart by readers with a colour vision deficiency too: at least
-#: 39 CIELAB units between any two of running, starting and crashed under simulated
-#: deuteranopia, protanopia and tritanopia (green for running and pink for crashed were 20
-#: apart under deuteranopia, the same olive); a failing one is hatched as well
-STATUS_COLOURS = {
-    "RUNNING": "#1971c2",
-    "STARTING": "#f0b429",
-    "CRASHED": "#c92a2a",
-    "DOWN": "#868e96",
-    "running": "#1971c2",
-    "starting": "#f0b429",
-    "crash_loop": "#c92a2a",
-    "empty": "#dee2e6",
-}
-#: the statuses drawn hatched: an instance that fails, whatever the colour says to its reader
-FAILING = frozenset({"CRASHED", "crash_loop"})
-#: deployment states, at least 25 CIELAB units apart, also under simulated colour vision
-#: deficiencies (DEPLOYING and PREPAUSED were 3.4 apart under deuteranopia); their names
-#: are written on the bands besides
-STATE_COLOURS = {
-    "DEPLOYING": "#748ffc",
-    "PREPAUSED": "#862e9c",
-    "PAUSED": "#a61e4d",
-    "CANCELING": "#ffa94d",
-    "CANCELED": "#ced4da",
-    "DEPLOYED": "#8ce99a",
-}
-FALLBACK = ("#15aabf", "#82c91e", "#fab005", "#be4bdb", "#fd7e14", "#495057")
-#: the settle phase's shading
-SETTLE_FILL = "#e9ecef"
-#: a refused step's action label
-REJECTED_INK = "#868e96"
-#: the hatching of a failing instance's cell (``FAILING``)
-HATCH = ('<defs><pattern id="failing" width="5" height="5" patternUnits="userSpaceOnUse" '
-         'patternTransform="rotate(45)"><rect width="2" height="5" fill="white" fill-opacity="0.6"/>'
-         "</pattern></defs>")
 
 COL = 64  # width of one step column
 CELL_W, CELL_H, GAP = 40, 11, 2
@@ -71,20 +44,10 @@ BAND_H = 16
 MAX_CELLS = 40
 
 
-def _colour(table: dict[str, str], value: str) -> str:
-    return table.get(value) or FALLBACK[sum(map(ord, value)) % len(FALLBACK)]
-
-
-def _ink(fill: str) -> str:
-    """Text on ``fill`` (#rrggbb): dark on a light colour, white on a dark one."""
-    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
-    return "#212529" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "white"
-
-
 def _cell(x: int, y: int, width: int, height: int, status: str, title: str) -> list[str]:
     """An instance's cell (or a legend's swatch): its status's colour, hatched if it fails."""
     out = [(f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="2" '
-           f'fill="{_colour(STATUS_COLOURS, status)}">{title}</rect>')]
+           f'fill="{colour(STATUS_COLOURS, status)}">{title}</rect>')]
     if status in FAILING:
         out.append(f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="2" fill="url(#failing)"/>')
     return out
@@ -383,7 +346,7 @@ def _instances(k: str, cx: int, floor: int, label: str, statuses: list[str], not
                      f"<title>{escape(k)} instance {i}: {escape(status)} ({escape(notes[i] or label)})</title>")
         if notes[i]:
             out.append(f'<text x="{cx + CELL_W // 2}" y="{iy + CELL_H - 2}" font-size="8" font-weight="bold" '
-                       f'text-anchor="middle" fill="{_ink(_colour(STATUS_COLOURS, status))}">'
+                       f'text-anchor="middle" fill="{ink(colour(STATUS_COLOURS, status))}">'
                        f"{escape(_short_note(notes[i]))}</text>")
     return out
 
@@ -405,12 +368,12 @@ def _band(at: _Layout, k: str) -> list[str]:
     for c, state in enumerate(states):
         if state is None:
             continue
-        fill = _colour(STATE_COLOURS, state.split("/")[0])
+        fill = colour(STATE_COLOURS, state.split("/")[0])
         out.append(f'<rect x="{LEFT + c * COL}" y="{by}" width="{COL}" height="{BAND_H}" fill="{fill}">'
                    f"<title>{escape(k)}: {escape(state)}</title></rect>")
         if c == 0 or states[c - 1] != state:
             run = next((n for n in range(1, len(states) - c) if states[c + n] != state), len(states) - c)
-            words.append(f'<text x="{LEFT + c * COL + 3}" y="{by + 12}" font-size="9" fill="{_ink(fill)}">'
+            words.append(f'<text x="{LEFT + c * COL + 3}" y="{by + 12}" font-size="9" fill="{ink(fill)}">'
                          f"{escape(_fitted(state, run * COL - 6))}</text>")
     return out + words  # the words on top of the band's later cells
 
@@ -475,7 +438,7 @@ def _legend(at: _Layout) -> list[str]:
             if table is STATUS_COLOURS:
                 out += _cell(lx, ly - 9, 12, 10, value, "")
             else:
-                out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{_colour(table, value)}"/>')
+                out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{colour(table, value)}"/>')
             out.append(f'<text x="{lx + 16}" y="{ly}">{escape(value)}</text>')
             lx += 24 + 7 * len(value)
         if table is STATUS_COLOURS and any(not ss for ls in at.per_step for _, ss, _ in ls.values()):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from deployspec.render_svg import STATE_COLOURS, STATUS_COLOURS
+from deployspec.svg_palette import STATE_COLOURS, STATUS_COLOURS
 
 SIMULATIONS = {
     "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),

@@ -8,7 +8,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from deployspec import render_svg, timeline
-from deployspec.render_svg import CELL_H, COL, LEFT, STATE_COLOURS, STATUS_COLOURS
+from deployspec.render_svg import CELL_H, COL, LEFT
+from deployspec.svg_palette import REJECTED_INK, SETTLE_FILL, STATE_COLOURS, STATUS_COLOURS
 
 NS = "{http://www.w3.org/2000/svg}"
 #: a name that breaks the document unless escaped (and no space: some texts keep a last word)
@@ -63,7 +64,7 @@ def test_the_breaking_step_s_column_is_outlined_and_its_label_red():
 def test_the_settle_phase_is_shaded_from_the_first_settle_step_on():
     """``settle_from`` is the first platform-only step; with nothing to settle
     (``settle_from`` = the number of steps) nothing is shaded or said."""
-    fill = render_svg.SETTLE_FILL
+    fill = SETTLE_FILL
     root = svg(trace(THREE, settle_from=1))
     shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == fill]
     assert [(int(r.get("x")), int(r.get("width"))) for r in shade] == [(LEFT + 2 * COL, 2 * COL)]
@@ -80,7 +81,7 @@ def test_a_rejected_step_is_greyed_and_says_so():
     root = svg(trace(THREE, rejected=(0,), bad=2))
     labels = {"".join(t.itertext()): t for t in root.iter(f"{NS}text") if t.get("transform")}
     refused = labels["rejected: refused0: a0() (rejected)"]
-    assert refused.get("fill") == render_svg.REJECTED_INK and refused.get("text-decoration") == "line-through"
+    assert refused.get("fill") == REJECTED_INK and refused.get("text-decoration") == "line-through"
     assert labels["1: a1()"].get("fill") == "#212529" and labels["1: a1()"].get("text-decoration") is None
 
 
@@ -267,7 +268,7 @@ def test_a_long_trace_is_drawn_as_its_first_steps_a_gap_and_the_steps_up_to_the_
     assert int(root.get("width")) < LEFT + (cap + 8) * COL
     (outline,) = [r for r in root.iter(f"{NS}rect") if r.get("stroke") == "#c92a2a"]
     assert int(outline.get("x")) == LEFT + (cap - 1) * COL + 1
-    shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == render_svg.SETTLE_FILL]
+    shade = [r for r in root.iter(f"{NS}rect") if r.get("fill") == SETTLE_FILL]
     assert [int(r.get("x")) for r in shade] == [LEFT + labels.index("450: a450()") * COL]  # the first settle step
 
 
