@@ -263,12 +263,14 @@ def replay_suites(verdicts, loaded, target: str, *, interrupted: bool = False) -
     for path, status, line, *_ in verdicts:
         if path == "":
             cases.append(Case("deployspec.replay", "start", ERROR, line, line))
-    times: dict[str, int] = {}
+    times: dict[tuple[str, str], int] = {}
     for path, trace, verdict in by_file(verdicts, loaded):
         classname = f"deployspec.replay.{trace['model']}.{trace['property']}"
         name = _file_case(path)
-        times[name] = times.get(name, 0) + 1
-        name += f" #{times[name]}" if times[name] > 1 else ""  # named again: a case of its own
+        # named again: a case of its own (one file judged by several properties, replay
+        # --property, is told apart by the class: its cases keep their names run after run)
+        times[classname, name] = times.get((classname, name), 0) + 1
+        name += f" #{times[classname, name]}" if times[classname, name] > 1 else ""
         if verdict is None:
             why = junit.stopped if interrupted else "the implementation failed first"
             cases.append(Case(classname, name, SKIPPED, f"not replayed: {why}"))

@@ -78,7 +78,7 @@ def judged_by(names: list[str] | None, loaded: list) -> list:
         for name in dict.fromkeys(known if "all" in names else names):
             if name not in known:
                 raise UsageError(f"--property {quoted(name)}: not a property of model {model.name}"
-                                 f"{did_you_mean(name, known)} (known: {', '.join(known)}; or all)")
+                                 f"{did_you_mean(name, [*known, 'all'])} (known: {', '.join(known)}; or all)")
             out.append((path, trace if name == trace["property"] else
                         {**trace, "property": name, "recorded_property": trace["property"]}))
     return out
@@ -91,8 +91,11 @@ def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
     saved = traces.build(model=trace["model"], variant=outcome.target, config=outcome.config.to_json(),
                          property=trace["property"], engine="replay", seed=None, session=outcome.session,
                          extra={"replayed": str(path)})
-    if trace.get("title"):  # (a replay of a replay: marked once, for the design it was last replayed on)
-        title = re.sub(r" \(replayed on [^()]*\)$", "", trace["title"])
+    # (a replay of a replay: marked once, for the design it was last replayed on; a file
+    # without a title is named: a picture of it says where it came from)
+    named = Path(path).name if path != "-" else "a trace from standard input"
+    title = re.sub(r" \(replayed on [^()]*\)$", "", trace.get("title") or named)
+    if title:
         cause, recorded = outcome.violation.cause, (trace.get("violation") or {}).get("cause")
         if trace.get("recorded_property"):
             how = f", judged by {trace['property']}"

@@ -136,3 +136,13 @@ def test_a_replay_that_breaks_another_way_says_so_in_its_title(capsys, tmp_path)
     (saved,) = tmp_path.glob("*.json")
     assert status == 1 and json.loads(saved.read_text())["title"].endswith(
         "(replayed on capi-current, where it breaks another way: scale-step)")
+
+
+def test_a_replay_of_a_file_without_a_title_is_titled_by_the_file_it_came_from(capsys, tmp_path):
+    """21 of 33 replays a CI user saved had no title: a picture of one did not say which
+    incident it came from."""
+    source = next(p for p in sorted((Path(__file__).parent.parent / "counterexamples/capi").glob("capi-2022--*.json"))
+                  if "title" not in json.loads(p.read_text()))
+    status, _, _ = run(capsys, "replay", str(source), "--out", str(tmp_path))
+    (saved,) = tmp_path.glob("*.json")
+    assert status == 1 and json.loads(saved.read_text())["title"] == f"{source.name} (replayed on capi-2022)"

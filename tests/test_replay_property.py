@@ -6,6 +6,7 @@ steps leave today's design with nothing routable (docs/findings.md, the seed).""
 from __future__ import annotations
 
 import json
+import re
 
 from .cli_runs import run, valid_json_output
 from .designs_handed_in import FINDINGS
@@ -41,6 +42,9 @@ def test_each_file_and_property_is_a_verdict_of_the_json_document_and_the_junit_
     xml = report.read_text()
     assert xml.count("<testcase ") == 2 and xml.count("<failure") == 1
     assert 'classname="deployspec.replay.capi.app_stays_available"' in xml
+    # each case named by its file, told apart by its class: the names stay whatever the properties asked
+    # (numbered, a case's name moved with the order of --property, and CI lost its history)
+    assert len(re.findall(f'name="[^"]*{re.escape(SEED.name)}"', xml)) == 2 and " #2" not in xml
 
 
 def test_a_settled_property_is_judged_once_the_platform_settles(capsys, tmp_path):
@@ -60,6 +64,8 @@ def test_a_property_the_model_does_not_have_is_a_usage_error_with_a_guess(capsys
     assert (status, out) == (2, "")
     assert err.startswith("deployspec: error: --property 'app_stays_availble': not a property of model capi: "
                           "did you mean 'app_stays_available'? (known: single_active_deployment, ")
+    status, _, err = run(capsys, "replay", str(SEED), "--property", "All")
+    assert status == 2 and "did you mean 'all'?" in err
 
 
 def test_a_replay_judged_by_another_property_is_saved_as_a_trace_of_it(capsys, tmp_path):

@@ -281,6 +281,9 @@ def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budg
         "never_enabled": [k for k, n in by_kind.items() if n == 0],
         "vacuous": model.vacuous(lambda k: by_kind.get(k, 0) > 0, prop),
         "untried": untried(model.default_config(variant), config),
+        # (a switch off in both searches opens behaviour neither tries: a CI user read the
+        # untried note as every gap, and cf push --strategy rolling and cf rollback were off)
+        "off": [f.name for f in attrs.fields(type(config)) if getattr(config, f.name) is False],
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "memory_budget_mb": memory_budget_mb,
         "visited_bytes": layered.storage_bytes(),

@@ -42,12 +42,15 @@ def proof_text(stats: dict) -> str:
 def untried_text(stats: dict) -> str:
     """What the random search tries that these bounds left out (``explore.untried``):
     behaviour the proof says nothing about."""
-    untried = stats.get("untried")
-    if not untried:
-        return ""
-    said = "; ".join(name if values is True else f"{name} up to {values}" if isinstance(values, int)
-                     else f"{name} {', '.join(map(str, values))}" for name, values in untried.items())
-    return f"; not tried within these bounds, as the random search does: {said} (--bound widens them)"
+    untried, off = stats.get("untried"), stats.get("off")
+    said = ""
+    if untried:
+        tried = "; ".join(name if values is True else f"{name} up to {values}" if isinstance(values, int)
+                          else f"{name} {', '.join(map(str, values))}" for name, values in untried.items())
+        said = f"; not tried within these bounds, as the random search does: {tried} (--bound widens them)"
+    if off:
+        said += f"; off here: {', '.join(off)} (--bound NAME=true turns one on)"
+    return said
 
 
 def vacuity_text(stats: dict) -> str:
