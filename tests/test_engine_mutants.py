@@ -83,7 +83,8 @@ def test_a_z3_finding_says_only_when_reports_are_unavailable_only_where_it_is_so
     assert set(r.stats["selection"]["survivor_not_newer"]) == {"verdict", "seconds"}  # it holds: no question
     ce = r.stats["counterexample"]
     assert (ce["processes"], ce["deployments"]) == (3, 2)
-    assert r.trace["title"] == "survivor_runs: 3 processes, 2 deployments"
+    assert r.trace["title"] == ("the web process a cancel keeps breaks survivor_runs (a view the Z3 engine found, "
+                                "3 processes and 2 deployments, reached by these steps)")
 
 
 def test_a_variant_of_another_model_is_said_to_have_no_encoding_of_the_cloud_controller_s_rule():

@@ -309,6 +309,13 @@ def _confirmed(model, variant, rule, g, prop, config, deadline: float, tried: li
     return False
 
 
+def title_of(selection_property: str, processes: int, deployments: int) -> str:
+    """A z3 finding's title: what its trace shows, in words (a CI user read the bare
+    ``survivor_runs: 3 processes, 2 deployments`` as a test's label)."""
+    return (f"the web process a cancel keeps breaks {selection_property} (a view the Z3 engine found, "
+            f"{processes} processes and {deployments} deployments, reached by these steps)")
+
+
 def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, seed, out_dir, result):
     session = outcome.session
     snapshot = {
@@ -323,7 +330,7 @@ def _finding(model, variant_name, prop, g, view, outcome: Confirmation, stats, s
     trace = traces.build(model=model.name, variant=variant_name,
                          config=outcome.search["config"], property=prop.name, engine="z3",
                          seed=seed, session=session, extra={"selection": snapshot})
-    trace["title"] = f"{g.name}: {view.n} processes, {view.m} deployments"
+    trace["title"] = title_of(g.name, view.n, view.m)
     stats["counterexample"] = {"selection_property": g.name, "processes": view.n,
                                "deployments": view.m, "view": view.describe(), "confirmed": True,
                                "search": outcome.search}
