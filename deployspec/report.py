@@ -70,6 +70,7 @@ def _key_lines(cells: list[str], declared: bool, width: int | None) -> list[str]
 MARKS = (
     ("*", "*", "a proof a bound or budget stopped before it finished (below)"),
     (" ?", "?", "a vacuous hold (below)"),
+    (" ~", "~", "the selection rule holds (--engine z3), not the property itself (below)"),
     (" +", "+", "a violation the default search is not sure to reach (its committed trace below): VIOLATED or holds, either passes"),
     (" !", "!", "NOT what the variant declares (below)"),
 )
@@ -94,6 +95,8 @@ class _Said:
         self.unfinished: list[str] = []
         self.notes: list[str] = []
         self.errors: dict[str, list[str]] = {}  # message -> the cells it came from
+        #: the cells the Z3 engine's proof of the selection rule alone holds (one note for all)
+        self.rule_only: list[str] = []
 
     def lines(self) -> list[str]:
         out = []
@@ -102,6 +105,10 @@ class _Said:
                        "(its bounds, the one that stopped it lifted, a longer --budget):")
             out += [f"  {command}" for command in self.unfinished]
         out += self.notes
+        if self.rule_only:
+            out.append(f"~ {first_few(self.rule_only, 3)}: the Z3 engine proves the web process a cancel keeps; the "
+                       "cancel step and the rest of the design are not encoded, so the property itself is not "
+                       "proven there (--engine explore judges it)")
         for message, where in self.errors.items():  # why: the cell alone does not say
             out.append(f"error in {first_few(where, 2)}: {printable_line(message, 300, both_ends=True)}")
         return out
@@ -125,7 +132,7 @@ def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) 
             said.errors.setdefault(r.message or "no message", []).append(f"{v} · {p} ({r.engine})")
     verdict = shown_verdict({r.verdict for r in rs})
     cell = verdict_word(verdict)
-    for marker in (_unfinished, _vacuous, _beyond, _disagrees):
+    for marker in (_unfinished, _vacuous, _rule_only, _beyond, _disagrees):
         cell += marker(model, v, p, rs, verdict, declared, said)
     return cell
 
@@ -149,6 +156,17 @@ def _vacuous(model, v: str, p: str, rs: list[Result], verdict: str, declared: bo
         return ""
     said.notes.append(f"? {v} · {p}: {vacuous_said(vacuous, model, v)}")
     return " ?"
+
+
+def _rule_only(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
+    """`` ~``: it holds by the Z3 engine alone, whose proof is of the web process a cancel
+    keeps, not of the property: a soundness review's capi-safe with capi-current's cancel
+    step held there, and the explorer took the app down in 4 steps."""
+    holding = [r for r in rs if r.verdict == "holds"]
+    if verdict != "holds" or not holding or any(r.stats.get("of") != "selection rule" for r in holding):
+        return ""
+    said.rule_only.append(f"{v} · {p}")
+    return " ~"
 
 
 def vacuous_kinds(rs: list[Result], verdict: str) -> list[str]:

@@ -58,3 +58,22 @@ def test_a_close_look_no_engine_could_judge_says_why_and_is_no_success(capsys, t
     doc = json.loads(out)
     assert (status, doc["exit_status"], doc["matches_declarations"]) == (2, 2, False)
     assert all(r["matches_declaration"] for r in doc["results"])
+
+
+def test_a_hold_by_the_z3_engine_alone_is_marked_as_the_selection_rule_s_not_the_property_s(capsys):
+    """A soundness review gave capi-safe capi-current's cancel step: --engine z3 said holds
+    (the web process kept is right) while the explorer took the app down in 4 steps. A cell
+    the Z3 engine alone holds says it proves the rule; with the explorer's proof too, it is
+    the property's."""
+    status, out, _ = run(capsys, "check", "--model", "capi", "--variant", "capi-safe", "--engine", "z3",
+                         "--property", "app_stays_available")
+    assert status == 0 and "holds ~" in out
+    assert ("~ capi-safe · app_stays_available: the Z3 engine proves the web process a cancel keeps; the cancel "
+            "step and the rest of the design are not encoded, so the property itself is not proven there "
+            "(--engine explore judges it)") in out
+    from deployspec.engines.result import Result
+    from deployspec.report import cell_of
+
+    rule = Result("capi", "capi-safe", "app_stays_available", "z3", "holds", stats={"of": "selection rule"})
+    proof = Result("capi", "capi-safe", "app_stays_available", "explore", "holds", stats={"complete": True})
+    assert cell_of([rule]) == "holds ~" and cell_of([rule, proof]) == "holds"

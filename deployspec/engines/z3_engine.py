@@ -213,7 +213,9 @@ def search(model, variant_name: str, prop, *, budget: float, seed: int, out_dir:
     if not violated:
         names = ", ".join(g.name for g in guards)
         return result("holds", f"selection rule holds for {bound} ({names}; solver "
-                               f"{stats['solver_seconds']:.2f} s)", stats)
+                               f"{stats['solver_seconds']:.2f} s); {prop.name} itself is not proven: the "
+                               "cancel step and the rest of the design are not encoded (--engine explore "
+                               "judges it)", stats)
     unconfirmed: list[dict] = []
     # one try of each violated selection property in turn: the views of one that its search
     # cannot reach must not spend the budget another's first view would be confirmed in
