@@ -171,7 +171,8 @@ def push_does_not_touch_production(memory, step: Step):
 @trace_property(MODEL, initial=None)
 def swap_keeps_production_serving(memory, step: Step):
     """A swap puts in production only containers that started, and a swap that does not
-    complete (production still routes to the same site) leaves production as it was.
+    complete (production still routes to the same site) leaves production as it was; an
+    accepted swap that reports itself completed trades the sites, one that aborted does not.
 
     App Service's swap ("Set up staging environments", What happens during a swap, step 2):
     staging's instances restart with production's settings, and if any fails to start,
@@ -182,6 +183,12 @@ def swap_keeps_production_serving(memory, step: Step):
     if step.action["type"] != "swap":
         return memory, None
     was, now = step.before["slots"]["production"], step.after["slots"]["production"]
+    said = step.after.get("last_swap")
+    if step.rejected is None and (said == "completed") != _swapped(step):
+        # (a swap back that moved nothing passed every property: a rollback that rolls nothing back)
+        return memory, (f"swap at step {step.index} reports {said or 'no outcome'} but production "
+                        + ("routes to another site" if _swapped(step) else f"still routes to site {now['site']}")
+                        + ": a completed swap trades the sites, an aborted one does not")
     if _swapped(step):
         failing = [i for i in now["instances"] if i["status"] == CRASH_LOOP]
         if failing:
