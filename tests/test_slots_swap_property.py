@@ -39,8 +39,13 @@ def test_an_aborted_swap_leaves_production_as_it_was_even_when_it_was_failing():
                          "[d0 running] to [d1 crash_loop]")
     # production's image reference changed, its containers not (yet): as it was means all of it
     v = run("swap_keeps_production_serving", world(slot("A", 0), slot("B", 1), tag=1),
-            (SWAP, world(slot("A", 0, image={"digest": 1}), slot("B", 1), tag=1, last_swap="completed")))
+            (SWAP, world(slot("A", 0, image={"digest": 1}), slot("B", 1), tag=1, last_swap="aborted")))
     assert v.message == "swap at step 0 left production on site A but changed its image reference or settings"
+    # one that says it completed and trades nothing: a swap back that rolls nothing back
+    v = run("swap_keeps_production_serving", world(slot("A", 0), slot("B", 1), tag=1),
+            (SWAP, world(slot("A", 0), slot("B", 1), tag=1, last_swap="completed")))
+    assert v.message == ("swap at step 0 reports completed but production still routes to site A: a completed "
+                         "swap trades the sites, an aborted one does not")
 
 
 def test_a_refused_swap_that_moved_production_is_judged_as_a_swap():
