@@ -6,8 +6,6 @@ every search, which never tried either."""
 
 from __future__ import annotations
 
-import json
-
 import attrs
 import pytest
 from deployspec.reference.capi import updater
@@ -18,7 +16,6 @@ from deployspec.reference.capi.state import PREPAUSED
 from deployspec.explorer import bfs
 from deployspec.models import get_model
 
-from .cli_runs import run
 from .helpers import run_capi
 
 CAPI = get_model("capi")
@@ -47,11 +44,14 @@ VARIANTS = [
 """
 
 
-def judged(capsys, variant: str, prop: str, engine: str) -> dict:
-    status, out, err = run(capsys, "check", "--model", "capi", "--variant", variant, "--property", prop,
-                           "--engine", engine, "--budget", "60", "--json")
-    assert status == 1, err
-    return json.loads(out)["results"][0]  # (then the close look's further causes)
+def judged(variant: str, prop: str, engine: str):
+    """The engine's verdict on a design handed in (the search alone: a check's close look
+    would go on to look for further causes)."""
+    from deployspec.engines import explore, hypothesis_engine
+
+    model = get_model("capi")
+    search = {"explore": explore.search, "hypothesis": hypothesis_engine.search}[engine]
+    return search(model, variant, model.property(prop), budget=60, seed=0, out_dir=None)
 
 
 @pytest.mark.parametrize("name", sorted(CAPI.variants))
@@ -72,27 +72,26 @@ def test_a_shipped_design_is_offered_what_candidate_actions_offers_in_every_stat
 
 
 @pytest.mark.parametrize("engine", ["explore", "hypothesis"])
-def test_a_design_that_scales_while_deploying_is_offered_the_scale_and_breaks_the_capacity_bound(
-        capsys, hand_in, engine):
+def test_a_design_that_scales_while_deploying_is_offered_the_scale_and_breaks_the_capacity_bound(hand_in, engine):
     hand_in("reviewed_designs", MUTANTS)
     mutant = get_model("capi").variant("safe-scales-in-flight")
     state = run_capi("capi-safe", [Push(1), Runtime(0), Deploy()])
     obs, config = CAPI.observe(state), CAPI.default_config(mutant)
     assert Scale(2) not in candidate_actions(obs, config)  # what every shipped design refuses
     assert Scale(2) in CAPI.offered(mutant)(obs, config)
-    result = judged(capsys, mutant.name, "capacity_within_bound", engine)
-    assert (result["engine"], result["verdict"]) == (engine, "violated") and "scale(instances=" in result["message"], result
+    result = judged(mutant.name, "capacity_within_bound", engine)
+    assert result.verdict == "violated" and "scale(instances=" in result.message, result
 
 
-def test_a_design_whose_continue_skips_the_pause_is_offered_continue_and_breaks_the_canary_pause(capsys, hand_in):
+def test_a_design_whose_continue_skips_the_pause_is_offered_continue_and_breaks_the_canary_pause(hand_in):
     hand_in("reviewed_designs", MUTANTS)
     mutant = get_model("capi").variant("safe-continues-prepaused")
     state = run_capi("capi-safe", [Push(1), Runtime(0), Deploy(strategy="canary", canary_steps=(100,))])
     obs, config = CAPI.observe(state), CAPI.default_config(mutant)
     assert obs["deployments"][0]["state"] == PREPAUSED
     assert Continue() not in candidate_actions(obs, config) and Continue() in CAPI.offered(mutant)(obs, config)
-    result = judged(capsys, mutant.name, "canary_pauses_at_every_step", "explore")
-    assert (result["engine"], result["verdict"]) == ("explore", "violated") and "continue_()" in result["message"], result
+    result = judged(mutant.name, "canary_pauses_at_every_step", "explore")
+    assert result.verdict == "violated" and "continue_()" in result.message, result
 
 
 def test_a_design_of_its_own_dispatch_is_offered_the_failure_of_its_only_deployment():
