@@ -7,7 +7,7 @@ import json
 
 from deployspec.contract import faults
 from deployspec.spec.core import action_label
-from deployspec.text import escaped, first_few
+from deployspec.text import escaped, first_few, printable_line
 
 
 def report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
@@ -92,8 +92,14 @@ def _fault_replayed(path, trace, outcome, on: str) -> tuple[int, str, dict]:
 def _refused_note(outcome) -> str:
     """How many of a replay's actions the target refused (each sent, and moved past), and
     which: a verdict that holds because a step was refused is that step's story."""
-    refused = [f"step {i} {action_label(s['action'])}" for i, s in enumerate(outcome.session.steps) if s["rejected"]]
-    return f" ({len(refused)} action(s) refused: {escaped(first_few(refused, 3))})" if refused else ""
+    steps = [(i, s) for i, s in enumerate(outcome.session.steps) if s["rejected"]]
+    if not steps:
+        return ""
+    refused = [f"step {i} {action_label(s['action'])}" for i, s in steps]
+    # the first one's reason: a CI user wanted to see that their design's rule is what fixed it
+    why = printable_line(str(steps[0][1]["rejected"]), 120)
+    said = f": {why}" if len(steps) == 1 else f"; the first as: {why}"
+    return f" ({len(refused)} action(s) refused: {escaped(first_few(refused, 3) + said)})"
 
 
 def _rejected(outcome) -> int:

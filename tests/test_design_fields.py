@@ -15,6 +15,7 @@ def test_a_fix_that_has_a_restart_wait_for_the_cancel_holds_on_the_seed_s_steps(
     seed = FINDINGS / "capi-2022--app_stays_available--a940739cf1.json"
     status, out, _ = run(capsys, "replay", str(seed), "--variant", "deploy-waits")
     assert (status, out) == (0, (f"{seed}: does not reproduce on deploy-waits: app_stays_available holds "
-                                "(1 action(s) refused: step 4 deploy())\n"))
+                                "(1 action(s) refused: step 4 deploy(): Cannot create a deployment while deployment 0 is "
+                                "CANCELING)\n"))
     status, _, _ = run(capsys, "replay", str(seed), "--variant", "capi-current")
     assert status == 1

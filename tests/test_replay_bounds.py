@@ -23,7 +23,7 @@ def test_a_slots_trace_from_another_start(capsys):
     assert status == 0
     assert out == (f"{WEBHOOK}: does not reproduce on slots-webhook-tag (from another start than recorded; "
                    'with start="empty"): production_runs_only_released_images holds (1 action(s) refused: step 1 '
-                   'deliver_webhook())\n')
+                   'deliver_webhook(): no webhook delivery pending)\n')
 
 
 def test_another_design_replayed_with_a_bound_that_keeps_its_start_says_its_own_start(capsys):
