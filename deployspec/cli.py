@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="judge each file's steps by this property instead of the one it records (repeatable; "
                         "all: every property of its model): do these steps break anything on the design? "
                         "Exit 1 if any is violated")
+    r.add_argument("--declared", action="store_true",
+                   help="a violation of a property the design replayed on declares it violates is expected: "
+                        "said so, and exit 0 for it (a CI gate of a design that inherits known violations)")
     r.add_argument("--out", metavar="DIR",
                    help="save the replay of each file that reproduces as a trace of the design replayed on "
                         "(to draw a finding on your design: deployspec show FILE)")

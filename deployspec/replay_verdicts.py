@@ -128,6 +128,8 @@ def replay_document(verdicts, loaded, target: str, status: int, left_out=()) -> 
                       "rejected": facts.get("rejected"), "message": facts["message"], "seconds": round(seconds, 3)}
             if facts.get("counterexample"):  # (--out: the replay saved as a trace of the design)
                 entry["counterexample"] = facts["counterexample"]
+            if "declared" in facts:  # (--declared: whether the design declares the violation)
+                entry["declared"] = facts["declared"]
         else:
             entry |= {"outcome": "not_replayed", "step": None, "cause": None, "rejected": None,
                       "message": "not replayed: the implementation failed first", "seconds": 0.0}

@@ -19,3 +19,25 @@ def test_a_fix_that_has_a_restart_wait_for_the_cancel_holds_on_the_seed_s_steps(
                                 "CANCELING)\n"))
     status, _, _ = run(capsys, "replay", str(seed), "--variant", "capi-current")
     assert status == 1
+
+
+def test_a_gate_on_a_design_that_inherits_known_violations_passes_them_with_declared(capsys, hand_in):
+    """A CI user's design inherited capi-current's declared violations: every run of their
+    replay gate failed on them. With ``--declared`` a violation the design declares is
+    expected (said, exit 0 for it); one it does not declare still fails the run."""
+    import json
+
+    hand_in("waits", EVOLVED.format("name='deploy-waits', deploy_blocked_in={'CANCELING'}"))
+    inherited = FINDINGS / "capi-current--app_stays_available--abc77ff4b4.json"
+    status, out, _ = run(capsys, "replay", str(inherited), "--variant", "deploy-waits", "--declared", "--json")
+    (entry,) = json.loads(out)["files"]
+    assert status == 0 and (entry["outcome"], entry["declared"]) == ("reproduces", True)
+    assert entry["message"].endswith("(declared by deploy-waits: expected)")
+    # one it declares it holds: the gate fails
+    hand_in("holds", EVOLVED.format("name='claims-all', deploy_blocked_in={'CANCELING'}, declares=set(), "
+                                    "violates_beyond={}"))
+    status, out, _ = run(capsys, "replay", str(inherited), "--variant", "claims-all", "--declared")
+    assert status == 1 and "reproduces on claims-all" in out and "expected" not in out
+    status, _, err = run(capsys, "replay", str(inherited), "--python", "deployspec.contract.examples:capi_safe",
+                         "--declared")
+    assert status == 2 and "an implementation declares nothing" in err
