@@ -149,8 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "replay", help="replay trace files",
         description="Replay trace files on their recorded variant, another variant, or an implementation. Exit "
-                    "status: 0 no file reproduces, 1 some file reproduces (an implementation's fault trace: "
-                    "the check breaks), 2 usage error, a trace that cannot be read, or a replay --out could not "
+                    "status: 0 no file reproduces (with --declared: none but as the design declares), 1 some "
+                    "file reproduces (an implementation's fault trace: the check breaks), 2 usage error, a trace that cannot be read, or a replay --out could not "
                     "save, 3 the implementation failed (its fault came back), 130 interrupted (docs/ci.md).")
     r.add_argument("files", nargs="+", metavar="FILE",
                    help="trace files, or folders whose *.json files (in subfolders too) are replayed; - reads one "

@@ -78,10 +78,11 @@ def judged_by(names: list[str] | None, loaded: list) -> list:
     for path, trace in loaded:
         model = get_model(trace["model"])
         known = [p.name for p in model.properties]
-        for name in dict.fromkeys(known if "all" in names else names):
-            if name not in known:
+        for name in names:  # (each checked, also beside all: a misspelt one is no property)
+            if name not in known and name != "all":
                 raise UsageError(f"--property {quoted(name)}: not a property of model {model.name}"
                                  f"{did_you_mean(name, [*known, 'all'])} (known: {', '.join(known)}; or all)")
+        for name in dict.fromkeys(known if "all" in names else names):
             out.append((path, trace if name == trace["property"] else
                         {**trace, "property": name, "recorded_property": trace["property"]}))
     return out
@@ -97,16 +98,18 @@ def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
     # (a replay of a replay: marked once, for the design it was last replayed on; a file
     # without a title is named: a picture of it says where it came from)
     named = Path(path).name if path != "-" else "a trace from standard input"
-    title = re.sub(r" \(replayed on [^()]*\)$", "", trace.get("title") or named)
-    if title:
-        cause, recorded = outcome.violation.cause, (trace.get("violation") or {}).get("cause")
-        if trace.get("recorded_property"):
-            how = f", judged by {trace['property']}"
-        elif cause != recorded:  # the title tells the recorded story; there it broke another way
-            how = f", where it breaks another way: {cause}" if cause else ", where it breaks another way"
-        else:
-            how = ""
-        saved["title"] = f"{title} (replayed on {outcome.target}{how})"
+    title = trace.get("title") or named
+    marked = re.search(r" \(replayed on [^(),]*(, [^()]*)?\)$", title)
+    before = (marked.group(1) or "") if marked else ""  # (what the last replay said of the story)
+    title = title[:marked.start()] if marked else title
+    cause, recorded = outcome.violation.cause, (trace.get("violation") or {}).get("cause")
+    if trace.get("recorded_property"):
+        how = f", judged by {trace['property']}"
+    elif cause != recorded:  # the title tells the recorded story; there it broke another way
+        how = f", where it breaks another way: {cause}" if cause else ", where it breaks another way"
+    else:
+        how = before
+    saved["title"] = f"{title} (replayed on {outcome.target}{how})"
     return traces.keep(saved, out_dir)
 
 
@@ -232,10 +235,11 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     raise UsageError(said + (f"; {left}" if left else "")) from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
                 status, said, facts = _report_replay(path, trace, outcome, bounds)
-                if args.declared and status == 1 and conn is None:
+                reproduced = status == 1  # (--declared may expect it: --out still saves it)
+                if args.declared and reproduced and conn is None:
                     status, said, facts = _as_declared(outcome, status, said, facts)
                 print(said, file=out)
-                if args.out is not None and status == 1:
+                if args.out is not None and reproduced:
                     kept = _keep_replayed(path, trace, outcome, args.out)
                     facts |= {"counterexample": kept["counterexample"], "unsaved": kept["unsaved"]}
                     first = saved_from.setdefault(kept["counterexample"], path) if kept["counterexample"] else None
@@ -291,8 +295,10 @@ def _unreplayed(paths: list[str], room: int | None = None) -> str:
     them is the news: a long folder's names would have cut it in its middle)."""
     if not paths:
         return ""
-    count = f"not replayed after the fault: {len(paths)} file(s)"
-    names = [escaped(str(p)) for p in paths]
+    files = list(dict.fromkeys(paths))  # (a file judged by several properties, --property: named once)
+    count = f"not replayed after the fault: {len(paths)} file(s)" if len(files) == len(paths) else \
+        f"not replayed after the fault: {len(paths)} replay(s) of {len(files)} file(s)"
+    names = [escaped(str(p)) for p in files]
     for most in range(min(3, len(names)), 0, -1):
         said = f"{count}: {first_few(names, most)}"
         if room is None or len(said) <= room:

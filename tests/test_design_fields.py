@@ -41,3 +41,11 @@ def test_a_gate_on_a_design_that_inherits_known_violations_passes_them_with_decl
     status, _, err = run(capsys, "replay", str(inherited), "--python", "deployspec.contract.examples:capi_safe",
                          "--declared")
     assert status == 2 and "an implementation declares nothing" in err
+
+
+def test_an_expected_violation_is_saved_by_out_all_the_same(capsys, hand_in, tmp_path):
+    hand_in("waits", EVOLVED.format("name='deploy-waits', deploy_blocked_in={'CANCELING'}"))
+    inherited = FINDINGS / "capi-current--app_stays_available--abc77ff4b4.json"
+    status, out, _ = run(capsys, "replay", str(inherited), "--variant", "deploy-waits", "--declared", "--out",
+                         str(tmp_path))
+    assert status == 0 and "saved: " in out and len(list(tmp_path.glob("*.json"))) == 1

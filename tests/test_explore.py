@@ -339,3 +339,15 @@ def test_a_proof_says_what_the_random_search_tries_that_its_bounds_leave_out():
     on = attrs.evolve(widened, push_rolling=True, rollback=True)
     r = search(MODEL, "capi-safe", prop, budget=120, seed=0, out_dir=None, config=on, max_states=10)
     assert r.stats["off"] == ["finish_window", "snapshot_window"]
+
+
+def test_a_proof_names_only_switches_that_open_behaviour_and_each_once():
+    """slots' ci_sticky is a choice of configuration, not behaviour a search leaves out; a
+    switch the random search turns on is said among the untried, not again as off."""
+    slots = get_model("slots")
+    r = search(slots, "slots-pipeline-immutable", slots.property("slot_runs_one_version"), budget=60, seed=0,
+               out_dir=None, max_states=10)
+    assert r.stats["off"] == [] and "off here" not in r.message
+    r = search(MODEL, "capi-2022", MODEL.property("single_active_deployment"), budget=60, seed=0, out_dir=None,
+               config=small("capi-2022", snapshot_window=False), max_states=10)
+    assert r.stats["untried"]["snapshot_window"] is True and "snapshot_window" not in r.stats["off"]

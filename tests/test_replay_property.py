@@ -77,3 +77,18 @@ def test_a_replay_judged_by_another_property_is_saved_as_a_trace_of_it(capsys, t
     assert kept["title"].endswith("(replayed on capi-current, judged by app_stays_available)")
     status, out, _ = run(capsys, "replay", str(saved))
     assert status == 1 and "reproduces on capi-current: app_stays_available at step 8" in out
+
+
+def test_a_misspelt_property_beside_all_is_refused_and_a_replay_of_a_replay_keeps_what_it_was_judged_by(
+        capsys, tmp_path):
+    status, _, err = run(capsys, "replay", str(SEED), "--property", "all", "--property", "nope")
+    assert status == 2 and "--property 'nope': not a property of model capi" in err
+    first, again = tmp_path / "first", tmp_path / "again"
+    run(capsys, "replay", str(SEED), "--variant", "capi-current", "--property", "app_stays_available",
+        "--out", str(first))
+    (saved,) = first.glob("*.json")
+    status, _, _ = run(capsys, "replay", str(saved), "--out", str(again))
+    (twice,) = again.glob("*.json")
+    title = json.loads(twice.read_text())["title"]
+    assert status == 1 and title.endswith("(replayed on capi-current, judged by app_stays_available)"), title
+    assert title.count("replayed on") == 1

@@ -283,7 +283,8 @@ def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budg
         "untried": untried(model.default_config(variant), config),
         # (a switch off in both searches opens behaviour neither tries: a CI user read the
         # untried note as every gap, and cf push --strategy rolling and cf rollback were off)
-        "off": [f.name for f in attrs.fields(type(config)) if getattr(config, f.name) is False],
+        "off": [name for name in getattr(type(config), "OPENING", ()) if getattr(config, name) is False
+                and name not in untried(model.default_config(variant), config)],
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "memory_budget_mb": memory_budget_mb,
         "visited_bytes": layered.storage_bytes(),

@@ -60,6 +60,8 @@ class CapiConfig:
     EXPLORE: ClassVar[dict[str, Any]] = {"max_instances": 2, "max_droplets": 2, "max_deployments": 2}
     #: what a replay of recorded actions uses (``replay --bound``); the rest bound a search
     REPLAYED: ClassVar[tuple[str, ...]] = ("settle_steps",)
+    #: the switches that open behaviour when on (a proof names those it left off)
+    OPENING: ClassVar[tuple[str, ...]] = ("finish_window", "snapshot_window", "push_rolling", "rollback")
 
     #: settle steps per instance a search may create, unless ``settle_steps`` is given: each
     #: instance starts in a step of its own, so 80 cut capi-safe's settle phase at
@@ -96,7 +98,7 @@ class CapiConfig:
 #: the configuration's switches (true or false): the windows that open an interleaving,
 #: and the deploys of another droplet than the current one; each left out of a trace's
 #: config when off
-_SWITCHES = ("finish_window", "snapshot_window", "push_rolling", "rollback")
+_SWITCHES = CapiConfig.OPENING
 #: what a trace's config leaves out when off or empty: the switches, and the counts a
 #: deploy asks for (none, as before the bound existed)
 _LEFT_OUT_WHEN_OFF = (*_SWITCHES, "web_instances")
