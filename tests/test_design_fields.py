@@ -49,3 +49,15 @@ def test_an_expected_violation_is_saved_by_out_all_the_same(capsys, hand_in, tmp
     status, out, _ = run(capsys, "replay", str(inherited), "--variant", "deploy-waits", "--declared", "--out",
                          str(tmp_path))
     assert status == 0 and "saved: " in out and len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_the_page_of_a_trace_of_a_design_handed_in_gives_a_replay_command_that_finds_it(capsys, hand_in, tmp_path):
+    """A CI user's teammate copied the HTML page's command and got "not known here"."""
+    hand_in("waits", EVOLVED.format("name='deploy-waits', deploy_blocked_in={'CANCELING'}"))
+    inherited = FINDINGS / "capi-current--app_stays_available--abc77ff4b4.json"
+    run(capsys, "replay", str(inherited), "--variant", "deploy-waits", "--out", str(tmp_path))
+    (saved,) = tmp_path.glob("*.json")
+    status, page, _ = run(capsys, "show", str(saved), "--format", "html")
+    assert status == 0 and f"DEPLOYSPEC_VARIANTS=waits deployspec replay {saved}" in page
+    status, page, _ = run(capsys, "show", str(inherited), "--format", "html")  # a shipped design's: as it was
+    assert f"<code>deployspec replay {inherited}</code>" in page
