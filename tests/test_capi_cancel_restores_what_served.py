@@ -25,6 +25,8 @@ from deployspec.adapter import ReferenceAdapter
 from deployspec.models import get_model
 from deployspec.session import Session
 
+from .wrapped_reference import WrappedReference
+
 MODEL = get_model("capi")
 SAFE = MODEL.variant("capi-safe")
 #: capi-safe as it was: nothing recorded, PR #3084's rule that gives way when crashing
@@ -165,19 +167,12 @@ def test_deployments_equal_but_for_their_record_keep_their_own_when_they_move():
     assert d.moved_to(CANCELING, "ACTIVE", CANCELING).rolls_back_to == 1  # after the other was interned
 
 
-class CancelKeepsTheDroplet:
+class CancelKeepsTheDroplet(WrappedReference):
     """An implementation whose DeploymentCancel forgets to assign the previous droplet
     back (a soundness review's mutation of ``api.cancel``: no property caught it, and a
     restart after the cancel deploys the canceled, crashing droplet again)."""
 
-    def __init__(self):
-        from deployspec.contract.examples import ReferenceImplementation
-
-        self.inner = ReferenceImplementation("capi", "capi-safe")
-        self.name = "capi-safe, its cancel keeping the current droplet"
-
-    def reset(self, config):
-        self.inner.reset(config)
+    name = "capi-safe, its cancel keeping the current droplet"
 
     def perform(self, action):
         kept = self.inner.state.app
@@ -185,9 +180,6 @@ class CancelKeepsTheDroplet:
         if action["type"] == "cancel" and reason is None:
             self.inner.state = attrs.evolve(self.inner.state, app=kept)
         return reason
-
-    def observe(self):
-        return self.inner.observe()
 
 
 def test_a_cancel_that_leaves_the_canceled_droplet_current_breaks_cancel_restores_last_good():

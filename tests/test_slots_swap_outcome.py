@@ -9,29 +9,20 @@ import sys
 import attrs
 
 from .cli_runs import run
+from .wrapped_reference import WrappedReference
 
 
-class SwapBackDoesNothing:
+class SwapBackDoesNothing(WrappedReference):
     """slots-pipeline-immutable, but a swap while the second site serves production moves
     nothing and reports itself completed."""
 
-    def __init__(self):
-        from deployspec.contract.examples import ReferenceImplementation
-
-        self.inner = ReferenceImplementation("slots", "slots-pipeline-immutable")
-        self.name = "a swap back that moves nothing"
-
-    def reset(self, config):
-        self.inner.reset(config)
+    model, variant, name = "slots", "slots-pipeline-immutable", "a swap back that moves nothing"
 
     def perform(self, action):
         if action["type"] == "swap" and self.inner.state.production == 1:
             self.inner.state = attrs.evolve(self.inner.state, last_swap="completed")
             return None
         return self.inner.perform(action)
-
-    def observe(self):
-        return self.inner.observe()
 
 
 def test_a_swap_back_that_moves_nothing_but_says_it_completed_breaks_swap_keeps_production_serving(
