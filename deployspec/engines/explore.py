@@ -267,6 +267,7 @@ def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budg
     states = layered.states
     moved = counts.total()
     by_kind = {k: moved["by_kind"].get(k, 0) for k in model.vocabulary}
+    left_out = untried(model.default_config(variant), config)
     stats = {
         "states": states,
         "transitions": layered.transitions,
@@ -280,11 +281,11 @@ def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budg
         "rejected_by_action": {k: moved["rejected_by_kind"].get(k, 0) for k in model.vocabulary},
         "never_enabled": [k for k, n in by_kind.items() if n == 0],
         "vacuous": model.vacuous(lambda k: by_kind.get(k, 0) > 0, prop),
-        "untried": untried(model.default_config(variant), config),
+        "untried": left_out,
         # (a switch off in both searches opens behaviour neither tries: a CI user read the
         # untried note as every gap, and cf push --strategy rolling and cf rollback were off)
         "off": [name for name in getattr(type(config), "OPENING", ()) if getattr(config, name) is False
-                and name not in untried(model.default_config(variant), config)],
+                and name not in left_out],
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "memory_budget_mb": memory_budget_mb,
         "visited_bytes": layered.storage_bytes(),
