@@ -13,7 +13,7 @@ import gc
 import time
 from collections.abc import Callable, Iterable
 
-from deployspec import declarations, interruption
+from deployspec import declarations, interruption, save_log
 from deployspec.engines.result import Result
 from deployspec.models import (
     UsageError,
@@ -126,20 +126,19 @@ def _run_serially(tasks, options, before, on_start, on_progress, on_found, on_re
         _model, variant, engine, prop = task
         before(engine)
         on_start(f"{variant} · {prop} · {engine}")
+        found = None
+        save_log.begin()
         try:
             found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
-        except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
-            if getattr(stop, "found", None):
-                on_found(task, stop.found)
-            raise
-        try:
             interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
-        except KeyboardInterrupt:  # but what it found before is one, as when judge is interrupted
-            violations = [r for r in found if r.verdict == "violated"]
+            on_found(task, found)  # kept before it is said: what the progress line said is in the report
+        except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
+            carried = [r for r in found if r.verdict == "violated"] if found is not None else \
+                getattr(stop, "found", None) or []
+            violations = carried + save_log.unreported(carried)  # (saved, and stopped before it returned)
             if violations:
                 on_found(task, violations)
             raise
-        on_found(task, found)  # kept before it is said: what the progress line said is in the report
         on_result(found[0])
         results += found
     return results

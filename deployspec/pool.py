@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import attrs
 
-from deployspec import check, interruption
+from deployspec import check, interruption, save_log
 from deployspec.engines.result import Result
 
 
@@ -154,8 +154,8 @@ def _given_up(todo: list[int], tasks, done, on_result, on_found) -> None:
 
 
 def _judged(tasks, done, i: int, found: list[Result], on_result, on_found) -> None:
-    done[i] = found
-    on_found(tasks[i], found)
+    on_found(tasks[i], found)  # heard before it is done: an interruption between the two
+    done[i] = found  # hears it again (_collect_stopped), rather than never
     on_result(found[0])
 
 
@@ -217,6 +217,7 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     that ended is complete, whenever the stop came."""
     found = None
     check.collector_for(task[2], _collecting)  # (this process runs nothing else in between)
+    save_log.begin()
     try:
         with interruption.kept([signal.SIGUSR1, signal.SIGTERM] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool,
                                once=True):
@@ -224,7 +225,10 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
                 return _Stopped([], begun=False)
             found = check.judge(*task, **options)
     except KeyboardInterrupt as stop:
-        return found if found is not None else _Stopped(getattr(stop, "found", None) or [])
+        if found is not None:
+            return found
+        carried = getattr(stop, "found", None) or []
+        return _Stopped(carried + save_log.unreported(carried))
     finally:
         if _ending:  # SIGTERM (a CI job's timeout, to the whole group): the answer goes out as
             _end_later()  # this returns, and the process ends once the parent has heard

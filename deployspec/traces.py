@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from deployspec import __version__, trace_checks, validation
+from deployspec import __version__, save_log, trace_checks, validation
 from deployspec.files import write_atomically
 from deployspec.models import UsageError, get_model
 from deployspec.text import printable_line, quoted
@@ -133,7 +133,7 @@ def save(trace: dict, directory: str | os.PathLike) -> Path:
         if there is not None:
             raise UsageError(f"cannot save {final}: the name is taken by another trace")
         written = write_atomically(final, text, replace=os.path.lexists(final))
-        if not written and _finding_at(final) != fingerprint(trace):  # taken meanwhile, by another
+        if not written and not holds(final, trace):  # taken meanwhile, by another
             raise UsageError(f"cannot save {final}: the name was taken meanwhile")
     except OSError as exc:
         raise UsageError(f"cannot save {final}: {exc.strerror or exc}") from None
@@ -193,6 +193,7 @@ def keep(trace: dict, directory: str | os.PathLike | None) -> dict[str, str | No
     final = Path(directory) / name_of(trace)
     there = _stored(final)  # (read once, before saving: a trace of tens of MB takes seconds)
     earlier, replacing = _earlier(there, trace), _replacing(final, there)
+    save_log.note(trace, final)  # (before it is written: an interruption then still reports it)
     try:
         out["counterexample"] = str(save(trace, directory))
     except UsageError as exc:
@@ -251,6 +252,11 @@ def _regular_or_absent(path: Path) -> None:
     if not stat.S_ISREG(mode):
         what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "no regular file"
         raise UsageError(f"cannot save {path}: {what} has that name")
+
+
+def holds(path: Path, trace: dict) -> bool:
+    """Whether the file at ``path`` holds ``trace``'s finding."""
+    return _finding_at(path) == fingerprint(trace)
 
 
 def _finding_at(path: Path) -> str | None:

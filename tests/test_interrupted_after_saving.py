@@ -1,0 +1,92 @@
+"""A signal that lands after a search wrote its counterexample under --out and before the
+search returned it (``deployspec.save_log``). Under CI's load, SIGTERM to the whole group
+of a ``check --jobs 2 --out`` run left 9 files on disk and said "8 counterexamples
+saved", that property "not judged" in the JUnit report (session 58, twice)."""
+
+import signal
+
+import pytest
+
+from deployspec import check, pool, save_log, traces
+from deployspec.engines.result import Result
+from deployspec.models import get_model
+
+from .cli_runs import SEED, run
+from .junit_reports import cases_of, outcome_of
+
+
+@pytest.fixture
+def stopped_once_saved(monkeypatch):
+    """The first counterexample saved, then the stop: a KeyboardInterrupt raised as the
+    file is written (after ``traces.save`` returns, before the search can return it)."""
+    real = traces.save
+
+    def save(trace, directory):
+        real(trace, directory)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(traces, "save", save)
+
+
+def test_a_serial_check_stopped_after_saving_reports_the_file(capsys, tmp_path, stopped_once_saved):
+    from deployspec import junit
+
+    out, report = tmp_path / "found", tmp_path / "check.xml"
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "explore",
+            "--property", "app_stays_available", "--out", str(out), "--junit", str(report))
+    assert len(list(out.glob("*.json"))) == 1
+    err = capsys.readouterr().err
+    assert f"1 counterexample saved under {out}" in err and "violated: capi-2022 · app_stays_available" in err
+    assert outcome_of(cases_of(report)["app_stays_available"]) == junit.FAILURE
+
+
+def test_a_jobs_process_stopped_after_saving_hands_the_file_back(tmp_path, monkeypatch, stopped_once_saved):
+    monkeypatch.setattr(pool, "_stopping", False)
+    previous = signal.signal(signal.SIGUSR1, pool._stop_in_pool)
+    try:
+        answer = pool._judge_in_pool("capi", "capi-2022", "explore", "app_stays_available", budget=30, seed=0,
+                                     out_dir=str(tmp_path), bounds=None, distinct=True, engines=("explore",))
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    (saved,) = tmp_path.glob("*.json")
+    assert isinstance(answer, pool._Stopped)
+    (r,) = answer.found
+    assert (r.verdict, r.property, r.counterexample, r.engine) == \
+        ("violated", "app_stays_available", str(saved), "explore")
+    assert r.trace_length == len(r.trace["steps"]) and r.cause == r.trace["violation"].get("cause")
+
+
+def test_what_is_noted_but_not_on_disk_is_not_reported(tmp_path):
+    """Noted before it is written: a stop before the write leaves no file, and nothing is
+    said of it; a file another finding took is not this one's."""
+    seed = traces.load(SEED)
+    save_log.begin()
+    save_log.note(seed, tmp_path / traces.name_of(seed))
+    assert save_log.unreported([]) == []
+    path = traces.save(seed, tmp_path)
+    (r,) = save_log.unreported([])
+    assert r.counterexample == str(path)
+    assert save_log.unreported([Result("capi", "capi-2022", "x", "explore", "violated", trace=seed)]) == []
+
+
+def test_a_pool_answer_interrupted_while_heard_is_heard_again():
+    """The parent hears an answer (``on_found``) before it marks the search done: a stop
+    between the two left it done and never reported (``_collect_stopped`` skips a done one)."""
+    done = [None]
+
+    def on_found(task, found):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pool._judged([("capi", "capi-2022", "explore", "p")], done, 0, [object()], lambda r: None, on_found)
+    assert done == [None]
+
+
+def test_check_runs_a_task_noting_its_saves(monkeypatch):
+    """Each task begins its own note (the last task's saves are not this one's)."""
+    begun = []
+    monkeypatch.setattr(save_log, "begin", lambda: begun.append(1))
+    check.run([(get_model("capi"), "capi-2022")],
+              ["explore"], budget=5, seed=0, out_dir=None, properties=["app_stays_available", "single_active_deployment"])
+    assert len(begun) == 2
