@@ -373,10 +373,23 @@ def cmd_show(args) -> int:
     if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
         text = escaped(text, keep="\n")
     if out is not None:
-        write_output(out, text, "-o", args.out)
+        if write_output(out, text, "-o", args.out):
+            _said_drawn(args.out, args.format, text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _said_drawn(named: str, kind: str, text: str) -> None:
+    """``show -o FILE`` says what it wrote into a file, on stderr (its stdout may be
+    closed): it said nothing, and a user whose name went elsewhere than meant (a typo)
+    could not tell."""
+    if sys.stderr is None:
+        return
+    size = len(text.encode("utf-8", "replace"))
+    named = escaped(named)
+    print(f"deployspec: wrote {named} ({kind}, {size / 1024:.0f} KiB)" if size >= 1024 else
+          f"deployspec: wrote {named} ({kind}, {size} bytes)", file=sys.stderr)
 
 
 def cmd_variants(args) -> int:

@@ -167,10 +167,11 @@ def _descriptor(path: Path) -> bool:
     return standard_stream_named(str(path)) is not None or os.path.abspath(path).startswith(_DESCRIPTORS)
 
 
-def write_output(path: Path, text: str, flag: str, named: str) -> None:
+def write_output(path: Path, text: str, flag: str, named: str) -> bool:
     """Write ``text`` to a file :func:`output_path` accepted (``named``: as the user
     gave it, for messages): atomically (a failure leaves what was there), through a
     symlink to the file it names, or into a device, a FIFO or an open descriptor.
+    True where it wrote a file (not a stream, a device or a descriptor).
     Standard output and error are written through their streams, in order with what
     was printed: their names resolve to whatever they were redirected to, a file
     that must keep what it holds."""
@@ -188,6 +189,7 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
                 f.write(text)
         else:  # through a symlink to the file it names: the link stays a link
             files.write_atomically(path.resolve() if path.is_symlink() else path, text)
+            return True
     except BrokenPipeError:
         if stream is None:  # a pipe named by path (/dev/fd/N of another one): not the output's
             raise UsageError(f"{flag} {named}: cannot write: Broken pipe") from None
@@ -196,3 +198,4 @@ def write_output(path: Path, text: str, flag: str, named: str) -> None:
         raise UsageError(f"{flag} {named}: cannot write: {exc.strerror or exc}") from None
     except RuntimeError as exc:  # pathlib's "Symlink loop" (Python 3.11)
         raise UsageError(f"{flag} {named}: cannot write: {exc}") from None
+    return False

@@ -193,6 +193,16 @@ def test_show_refuses_a_data_name_rather_than_write_text_there(capsys, tmp_path,
     assert not out.exists()
 
 
+def test_show_says_what_it_wrote_and_not_into_a_device(capsys, tmp_path):
+    """``show -o FILE`` said nothing: a user could not tell where the picture went."""
+    out = tmp_path / "seed.svg"
+    status, said, err = run(capsys, "show", str(SEED), "-o", str(out))
+    size = out.stat().st_size
+    assert (status, said, err) == (0, "", f"deployspec: wrote {out} (svg, {size / 1024:.0f} KiB)\n")
+    assert run(capsys, "show", str(SEED), "-o", "/dev/null") == (0, "", "")
+    assert run(capsys, "show", str(SEED), "-o", "-")[2] == ""
+
+
 def test_show_writes_itf_into_a_name_ending_itf(capsys, tmp_path):
     """Was the text table, exit 0 (a helper's finding)."""
     out = tmp_path / "t.itf"
