@@ -3,7 +3,11 @@
 ``DeploymentUpdater::Actions::Scale`` with ``UpScaler``, ``DownScaler``,
 ``ScaleDownOldProcess`` and ``ScaleDownCanceledProcesses`` (cloud_controller_ng
 3bbba90, ``lib/cloud_controller/deployment_updater/actions/``; introduced by
-PR #3907 2329550f2d and the refactors #4101 baf0ad4a37 / #4212 cfd3d29904).
+PR #3907 2329550f2d and the refactors #4101 baf0ad4a37 / #4212 cfd3d29904; #4124
+749e6fc08c added the routable/starting/unhealthy guard and the down-scale target
+worked out anew at each step; #4251 487580ba60, "Don't assume a process with > 0
+instances exists", added the ``app.web_processes.each(&:lock!)`` the stale counts
+below come from).
 
 With T the target total, I the interim target of the deploying process
 (T itself for a rolling deployment), M = max_in_flight and (r, s, u) the

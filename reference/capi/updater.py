@@ -121,7 +121,8 @@ def finalize_degenerate(state: CapiState) -> CapiState:
     """Until b94a64fbfb (2023-12): a deployment whose status value is ACTIVE and whose
     deploying process row is gone is finalized as DEPLOYED/DEGENERATE before anything
     else (``Dispatcher#finalize_degenerate_deployments``, ``dispatcher.rb`` at 4528366a:
-    selected by status value, not by state)."""
+    selected by status value, not by state, since #3073 1a5ecebaed, 2022-11-24; before it,
+    any deployment without its process whose reason was not DEGENERATE yet)."""
     for d in state.deployments:
         if d.status_value == ACTIVE and state.process(d.deploying_process) is None:
             state = state.with_deployment(d.moved_to(DEPLOYED, FINALIZED, DEGENERATE))
