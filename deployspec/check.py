@@ -88,6 +88,7 @@ def run(
     properties: Iterable[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
     on_found: Callable[[tuple, list[Result]], None] = lambda task, found: None,
+    incident=None,
 ) -> list[Result]:
     """Every (variant, engine, property) of ``pairs``, in that order; then the exhaustive
     searches the matrix adds for designs handed in (their claims proven).
@@ -107,11 +108,15 @@ def run(
     ``memory_mb`` is each exhaustive search's memory budget (None: the engine's).
     ``on_progress`` hears how far each running exhaustive search got (serial runs only);
     ``on_found`` hears each finished search (a task of :func:`searches`) with all its results
-    (``on_result`` only the first), so what an interrupted run found can still be reported."""
+    (``on_result`` only the first), so what an interrupted run found can still be reported.
+    ``incident`` (:class:`deployspec.incident.Incident`): the exhaustive searches take only
+    the runs that follow it (``check --incident``)."""
     engines = tuple(engines)
     tasks = searches(pairs, engines, distinct, properties)
     options = {"budget": budget, "seed": seed, "out_dir": out_dir, "bounds": bounds,
                "distinct": distinct, "engines": engines, "workers": workers, "memory_mb": memory_mb}
+    if incident is not None:
+        options["incident"] = incident
     if jobs <= 1 or len(tasks) <= 1:
         with _collector_paused_between_explores() as before:
             return _run_serially(tasks, options, before, on_start, on_progress, on_found, on_result)
@@ -220,7 +225,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
           seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
           engines: tuple[str, ...], on_start: Callable[[str], None] | None = None,
           workers: int = 1, memory_mb: float | None = None,
-          on_progress: Callable[[str], None] | None = None) -> list[Result]:
+          on_progress: Callable[[str], None] | None = None, incident=None) -> list[Result]:
     """The results of one engine on one property of one variant (see :func:`run`);
     ``on_start`` hears of the follow-up searches (a serial run's progress). What the
     rules of a variant handed in from outside raise (``sys.exit`` too: its exit is not
@@ -230,7 +235,7 @@ def judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget:
     try:
         return _judge(model_name, variant, engine, prop_name, budget=budget, seed=seed, out_dir=out_dir,
                       bounds=bounds, distinct=distinct, engines=engines, on_start=on_start,
-                      workers=workers, memory_mb=memory_mb, on_progress=on_progress)
+                      workers=workers, memory_mb=memory_mb, on_progress=on_progress, incident=incident)
     except MemoryError:
         pass  # (the search's states go with the exception, here: then there is room to say it)
     except (Exception, SystemExit) as exc:
@@ -268,7 +273,7 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
            seed: int, out_dir: str | None, bounds: dict | None, distinct: bool,
            engines: tuple[str, ...], on_start: Callable[[str], None] | None,
            workers: int, on_progress: Callable[[str], None] | None,
-           memory_mb: float | None = None) -> list[Result]:
+           memory_mb: float | None = None, incident=None) -> list[Result]:
     model = get_model(model_name)
     prop = model.property(prop_name)
     fn = engine_function(engine)
@@ -283,6 +288,8 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         exhaustive["memory_budget_mb"] = memory_mb
     if on_progress is not None:
         exhaustive["on_progress"] = on_progress
+    if incident is not None:
+        exhaustive["incident"] = incident
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
         extra |= exhaustive

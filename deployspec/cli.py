@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "from what the variant declares (deployspec variants)")
     c.add_argument("--property", action="append", metavar="NAME",
                    help="only this property (repeatable; a name given twice is checked once; default: every property)")
-    c.add_argument("--engine", default="hypothesis",
+    c.add_argument("--engine", default=None,
                    help="hypothesis (default), z3 (the selection rule, symbolically), "
                         "explore (exhaustive, bounded), or all")
     c.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
@@ -140,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resident memory (MiB) at which each exhaustive search stops, incomplete, and "
                         "says what it explored (default 3072; with --workers, shared among them; with "
                         "--jobs, each process's own)")
+    c.add_argument("--incident", metavar="FILE",
+                   help="only the runs that take this file's actions in order (one per line, as show "
+                        "prints them: push(instances=2), deploy(), cancel(); 'settle' where the platform "
+                        "came to rest), with every interleaving of the platform's actions between them: "
+                        "an exhaustive search of each --variant (docs/incidents.md)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
     c.add_argument("--junit", metavar="FILE",

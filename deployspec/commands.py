@@ -48,10 +48,14 @@ def cmd_check(args) -> int:
     from deployspec import check
     from deployspec.progress import Progress
 
+    incident = _incident_of(args)
+    args.engine = args.engine or "hypothesis"
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
         check.engine_function(e)
     pairs = check.plan(args.model, args.variant)
+    if incident is not None:
+        incident = _incident_read(args.incident, pairs)
     if args.property:
         check.check_property_names(pairs, args.property, named=bool(args.variant))
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
@@ -123,8 +127,36 @@ def cmd_check(args) -> int:
                                 distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
                                 memory_mb=args.memory,
                                 properties=args.property, on_progress=progress.searching,
-                                on_found=found)
+                                on_found=found, incident=incident)
         return _conclude_check(args, engines, results, junit, started)
+
+
+def _incident_of(args) -> bool | None:
+    """``--incident``'s demands, checked before anything runs: a close look (--variant), by
+    the explorer (the engine it implies), in one process per search. True if given."""
+    if args.incident is None:
+        return None
+    if args.engine not in (None, "explore"):
+        raise UsageError(f"--incident is searched by the explorer (every interleaving), not --engine {args.engine}; "
+                         "leave --engine out")
+    if not args.variant:
+        raise UsageError("--incident needs the designs to check it on: --variant V (repeatable), "
+                         "e.g. --variant capi-current --variant capi-safe")
+    if args.workers > 1:
+        raise UsageError("--incident searches each design in one process: leave --workers out (--jobs runs "
+                         "the searches side by side)")
+    args.engine = "explore"
+    return True
+
+
+def _incident_read(path: str, pairs) -> object:
+    from deployspec import incident
+
+    models = list(dict.fromkeys(m.name for m, _ in pairs))
+    if len(models) > 1:
+        raise UsageError(f"--incident is one model's actions, and these variants are of {' and '.join(models)}: "
+                         "check each model's in a run of its own")
+    return incident.read(path, pairs[0][0])
 
 
 @contextlib.contextmanager

@@ -33,7 +33,8 @@ import attrs
 
 from deployspec import reached, traces
 from deployspec.adapter import ReferenceAdapter
-from deployspec.engines.explore_text import progress_text, proof_text
+from deployspec.engines.explore_text import progress_text, proof_text, untaken_text
+from deployspec.engines.incident_graph import IncidentGraph
 from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
 from deployspec.explorer import collision_bound, merged_counts
@@ -69,7 +70,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
            config=None, max_depth: int | None = None, max_states: int | None = None,
            memory_budget_mb: float | None = MEMORY_BUDGET_MB,
            skip_causes: frozenset[str] = frozenset(), workers: int = 1,
-           on_progress: Callable[[str], None] | None = None) -> Result:
+           on_progress: Callable[[str], None] | None = None, incident=None) -> Result:
     """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
 
     ``budget`` is seconds (None: no time limit); ``seed`` is unused (the search is
@@ -80,13 +81,19 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     (:mod:`deployspec.partitioned`): the same verdict and trace length, and
     the same states and transitions when it runs to the end. ``on_progress``
     hears, after each BFS layer, how far the search got (``progress_text``).
+    ``incident`` (:class:`deployspec.incident.Incident`): only the runs that take its
+    actions in order, the platform's between them (:mod:`.incident_graph`; one process).
     """
     started = time.perf_counter()
     variant = model.variant(variant_name)
     config = config or explore_config(model, variant)
     if max_depth is None:
         max_depth = getattr(config, "max_depth", None)
-    graph = ProductGraph(model, variant, config, prop, skip_causes)
+    if incident is not None:
+        graph = IncidentGraph(model, variant, config, prop, incident, skip_causes)
+        workers = 1
+    else:
+        graph = ProductGraph(model, variant, config, prop, skip_causes)
     settler = Settler(model, variant, config, prop) if prop.kind == "settled" else None
     found: dict[str, Any] = {}
     counts = _Counts(graph, settler)
@@ -98,7 +105,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
             if message is not None and not graph.skipped(message):
                 found.update(number=n, message=message, total=depth)
                 return True
-        if settler is not None:
+        if settler is not None and graph.settles(node):
             message, steps = settler.outcome(node[0])
             if message is not None and not graph.skipped(message) and depth + steps < found.get("total", 1 << 60):
                 found.update(number=n, message=message, total=depth + steps, settle=steps)
@@ -142,6 +149,14 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     seconds = time.perf_counter() - started
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
+    if incident is not None:
+        stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached}
+        # (the users' actions are the incident's: sizes that bound them, and actions that
+        # never took effect, say nothing of its interleavings)
+        stats["untried"], stats["never_enabled"], stats["vacuous"] = {}, [], []
+        if goal is None and not skip_causes and graph.reached < len(incident.actions):
+            return Result(model.name, variant_name, prop.name, ENGINE, "error", stats=stats,
+                          message=untaken_text(stats, incident))
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None
@@ -153,7 +168,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
                       message=proof_text(stats), stats=stats)
     try:
         return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
-                               found, seed, out_dir, stats)
+                               found, seed, out_dir, stats, incident)
     except InternalError as exc:  # e.g. a non-deterministic step function
         return Result(model.name, variant_name, prop.name, ENGINE, "error", message=str(exc), stats=stats)
 
@@ -208,7 +223,7 @@ def _labels_to(graph, layered, number: int) -> list[str] | None:
 
 
 def _counterexample(model, variant, variant_name, prop, config, graph, layered, goal, found,
-                    seed, out_dir, stats) -> Result:
+                    seed, out_dir, stats, incident=None) -> Result:
     """Replay the shortest path through a Session so the file is an ordinary trace."""
     actions, node = [], graph.root()
     for depth, e in enumerate(layered.path_to(goal)):
@@ -235,6 +250,11 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     trace = traces.build(model=model.name, variant=variant_name, config=config.to_json(),
                          property=prop.name, engine=ENGINE, seed=None, session=session,
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
+    if incident is not None:
+        from deployspec.incident import title_of
+
+        trace["title"] = title_of(incident, variant_name, prop.name)
+        trace["extra"]["incident"] = {"file": incident.source, "actions": [a.to_json() for a in incident.actions]}
     return Result(model.name, variant_name, prop.name, ENGINE, "violated",
                   trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,
                   trace=trace, **traces.keep(trace, out_dir))

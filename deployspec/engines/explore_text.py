@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from deployspec.engines.result import Result
+from deployspec.spec.core import action_label
 
 
 def progress_text(depth: int, states: int, seconds: float) -> str:
@@ -22,6 +23,13 @@ WHY = {"time": "time budget spent", "memory": "memory budget spent",
 
 
 def proof_text(stats: dict) -> str:
+    if stats["complete"] and stats.get("incident"):
+        return (
+            f"holds in every interleaving of the platform's actions with the {stats['incident']['actions']} "
+            f"actions of {stats['incident']['file']} ({stats['states']:,} states, {stats['transitions']:,} "
+            f"transitions, depth {stats['depth']}, {stats['seconds']:.1f} s; {bounds_text(stats['bounds'])})"
+            + untried_text(stats)
+        )
     if stats["complete"]:
         return (
             f"holds for all {stats['states']:,} states reachable within bounds "
@@ -37,6 +45,15 @@ def proof_text(stats: dict) -> str:
         f"({bounds_text(stats['bounds'])}) (incomplete: {why} at depth {stats['depth']}, "
         f"{stats['seconds']:.1f} s)" + vacuity_text(stats) + untried_text(stats)
     )
+
+
+def untaken_text(stats: dict, incident) -> str:
+    """An incident's search that never took all its actions: where it stuck (a ``settle``
+    the design never comes to rest at), so no verdict is said of what follows."""
+    reached = stats["incident"]["reached"]
+    return (f"the incident's action {reached + 1} ({action_label(incident.actions[reached].to_json())}) "
+            f"was never taken in {stats['states']:,} states: the platform never came to rest there on this "
+            "design (settle), so nothing is judged of what follows")
 
 
 def untried_text(stats: dict) -> str:

@@ -67,6 +67,10 @@ class ProductGraph(Graph):
     def key(self, node):
         return node if self.trace else node[0]
 
+    def settles(self, node) -> bool:
+        """Whether a settled property is judged from ``node`` (every node, here)."""
+        return True
+
     def observe(self, state) -> dict:
         obs = self._obs.get(state)
         if obs is None:

@@ -1,0 +1,124 @@
+"""The graph of an incident (``check --incident``): every interleaving of the platform's
+actions with the users' actions the incident lists, in their order.
+
+Nodes are ``(state, memory, index)``: the model state, the property's monitor memory
+(trace properties) and how many of the incident's actions were taken. From a node the
+moves are the platform's actions the design is offered there (the updater's ticks, with
+their failures and windows; the instances' starts) and the incident's next action. That
+one is taken whatever the design answers: the user made the call, and a refusal is part
+of what happened (a refused or idle call is a move to ``index + 1``). A settled property
+is judged once every action of the incident was taken, after the settle phase.
+
+Within one index the platform's actions alone move, and the model's states are finite
+within its bounds, so the search ends: a holding verdict is a proof over every timing of
+the incident, not one guess at it.
+"""
+
+from __future__ import annotations
+
+from deployspec.engines.product import ProductGraph
+from deployspec.incident import Settle
+from deployspec.reference.core import Rejected
+from deployspec.spec.core import Step
+
+
+class IncidentGraph(ProductGraph):
+    def __init__(self, model, variant, config, prop, incident, skip_causes=frozenset()):
+        super().__init__(model, variant, config, prop, skip_causes)
+        self.incident = incident.actions
+        #: where the incident says ``settle`` (a pickled incident's marker is another object)
+        self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
+
+        #: the most of the incident's actions any node took (a ``settle`` the design never
+        #: reaches leaves the rest untaken: a proof would say nothing of them)
+        self.reached = 0
+
+    def root(self):
+        return self._past_rest((*super().root(), 0))
+
+    def _past_rest(self, node):
+        """``node`` with each ``settle`` of the incident it stands at passed, if the
+        platform is at rest there (nothing for the settle phase to do, or a tick that
+        changes nothing): passing it takes no step."""
+        state, memory, index = node
+        n = index
+        while n < len(self.incident) and self.rests[n] and self._at_rest(state):
+            n += 1
+        return node if n == index else (state, memory, n)
+
+    def _at_rest(self, state) -> bool:
+        obs = self.observe(state)
+        action = self.model.settle_action(obs)
+        if action is None:
+            return True
+        if action.kind != "tick":
+            return False
+        after = self.variant.step(state, action)
+        return after.__class__ is Rejected or after is state or self.observe(after) == obs
+
+    def key(self, node):
+        return node if self.trace else (node[0], node[2])
+
+    def settles(self, node) -> bool:
+        return node[2] == len(self.incident)
+
+    def offered_at(self, obs, index: int, actions) -> list | None:
+        """The moves from a node: the platform's of ``actions`` (the design's candidates),
+        then the incident's next action, if any is left; None stays a dead end."""
+        if actions is None:
+            return None
+        if index < len(self.incident) and self.rests[index]:  # (at rest it was passed)
+            action = self.model.settle_action(obs)
+            return [] if action is None else [action]
+        moves = [a for a in actions if a.actor == "platform"]
+        if index < len(self.incident):
+            moves.append(self.incident[index])
+        return moves
+
+    def enter(self, node):
+        self.reached = max(self.reached, node[2])
+        (_, memo_obs, actions), (_, obs) = super().enter(node[:2])
+        return (node, memo_obs, self.offered_at(obs, node[2], actions)), (node, obs)
+
+    def expand(self, item):
+        node, obs, actions = item
+        if actions is None:
+            return
+        state, _memory, index = node
+        step = self.variant.step
+        pinned = len(actions) - 1 if index < len(self.incident) and not self.rests[index] else -1
+        for i, action in enumerate(actions):
+            child, message = self._moved(node, obs, action, step(state, action), i == pinned)
+            if child is not None:
+                yield i, child, (action, message), hash(self.key(child))
+
+    def _moved(self, node, obs, action, after, pinned: bool):
+        state, memory, index = node
+        if not pinned:
+            child, message = self._move(state, memory, obs, action, after, self.layer)
+            return (None, None) if child is None else (self._past_rest((*child, index)), message)
+        rejected = None
+        if after.__class__ is Rejected:
+            self.rejected_by_kind[action.kind] = self.rejected_by_kind.get(action.kind, 0) + 1
+            rejected, after = after.reason, state
+        else:
+            if self.canonical:
+                after = self.canonical(after)
+            self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
+        if not self.trace:
+            return self._past_rest((after, None, index + 1)), None
+        moved = Step(self.layer, self.action_json(action), action.actor, rejected, obs or self.observe(state),
+                     self.observe(after))
+        new_memory, message = self.prop.advance(memory, moved)
+        if self.skip_causes and self.skipped(message):
+            return None, None
+        return self._past_rest((after, new_memory, index + 1)), message
+
+    def child_by_edge(self, node, e):
+        state, _memory, index = node
+        obs = self.model.observe(state)
+        actions = self.offered_at(obs, index, self._candidates(obs, self.config))
+        action = actions[e]
+        pinned = index < len(self.incident) and not self.rests[index] and e == len(actions) - 1
+        child, _ = self._moved(node, obs, action, self.variant.step(state, action), pinned)
+        return child, action

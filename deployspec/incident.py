@@ -1,0 +1,195 @@
+"""An incident: the users' actions, in the order they came, read from a file.
+
+An operator knows what was typed (``cf push``, ``cf restart --strategy rolling``,
+``cf cancel-deployment``…) but not how the updater's ticks and the instances' starts
+fell between those calls. ``check --incident FILE`` explores every way the platform's
+own actions can interleave with them (:mod:`deployspec.engines.incident_graph`), so a
+verdict is about the incident, not about one guess at its timing.
+
+The file lists one action per line, as ``show`` and ``replay`` print them
+(``push(instances=2)``, ``deploy()``, ``cancel``, ``tick(failed=[d0])``,
+``runtime(process=P1)``) or as JSON objects (``{"type": "scale", "instances": 3}``);
+``#`` starts a comment. A JSON list of such objects, or a trace file (its users'
+steps), is read too. A platform action listed is pinned at its place; ``settle`` says the
+platform came to rest there (:class:`Settle`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import attrs
+
+from deployspec.models import UsageError
+from deployspec.reference.core import Action, ActionError
+from deployspec.text import printable_line, quoted
+
+#: the longest incident read (actions): beyond it, a search over every interleaving is hopeless
+MAX_ACTIONS = 200
+#: the largest incident file read (bytes)
+MAX_BYTES = 1 << 20
+
+
+@attrs.frozen
+class Settle:
+    """``settle`` in an incident: the platform came to rest here (every instance started
+    or crashed, the updater idle) before the next action; only the settle phase's own
+    actions run until it rests. Without it, any timing is explored, also one in which
+    the app pushed a moment before had not started yet."""
+
+    kind: str = "settle"
+    actor: str = "platform"
+
+    def to_json(self) -> dict:
+        return {"type": "settle"}
+
+
+SETTLE = Settle()
+
+
+@attrs.frozen
+class Incident:
+    """The users' actions of an incident, and where they were read (for titles)."""
+
+    source: str
+    actions: tuple[Action | Settle, ...]
+
+    def describe(self) -> str:
+        return f"the incident {self.source} ({len(self.actions)} action{'s' if len(self.actions) != 1 else ''})"
+
+
+def read(path: str, model) -> Incident:
+    """The incident in ``path`` for ``model``, or a one-line UsageError saying where it is wrong."""
+    named = quoted(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"--incident {named}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise UsageError(f"--incident {named}: larger than {MAX_BYTES >> 20} MiB; an incident lists actions")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"--incident {named}: not UTF-8 text") from None
+    actions = _from_json(text, path, model) if text.lstrip().startswith(("[", "{")) else None
+    if actions is None:
+        actions = [_from_line(line, f"line {n}", model, named)
+                   for n, line in enumerate(text.splitlines(), 1) if _content(line)]
+    if not actions:
+        raise UsageError(f"--incident {named}: no actions (one per line, e.g. push(instances=2), deploy(), cancel())")
+    if len(actions) > MAX_ACTIONS:
+        raise UsageError(f"--incident {named}: {len(actions)} actions, at most {MAX_ACTIONS}")
+    return Incident(path, tuple(actions))
+
+
+def _content(line: str) -> str:
+    return line.split("#", 1)[0].strip() if not line.lstrip().startswith("{") else line.strip()
+
+
+def _from_json(text: str, path: str, model) -> list[Action] | None:
+    """A JSON list of actions, or a trace's users' actions; None if ``text`` is not JSON
+    (the lines are read then)."""
+    named = quoted(path)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and "format" not in data:  # one action (a JSON line alone)
+        data = [data]
+    if isinstance(data, dict):
+        from deployspec import traces
+
+        trace = traces.load(path)
+        if trace["model"] != model.name:
+            raise UsageError(f"--incident {named}: a trace of {trace['model']}, not of {model.name}")
+        steps = [s["action"] for s in trace["steps"][: trace.get("settle_from") or None]]
+        data = [a for a in steps if model.action(a).actor == "user"]
+        where = "user step"
+    elif isinstance(data, list):
+        where = "item"
+    else:
+        raise UsageError(f"--incident {named}: JSON, but neither a list of actions nor a trace")
+    out: list[Action | Settle] = []
+    for i, item in enumerate(data):
+        if item == {"type": "settle"}:
+            out.append(SETTLE)
+            continue
+        try:
+            out.append(model.action(item))
+        except ActionError as exc:
+            raise UsageError(f"--incident {named}: {where} {i}: {exc}") from None
+    return out
+
+
+#: the cf CLI's words for the capi model's actions (docs/trace-format.md), for a hint
+CF_WORDS = {"push": "push(instances=N) for a new app, deploy(new_droplet=true) with --strategy rolling",
+            "restart": "deploy() with --strategy rolling", "restage": "deploy(new_droplet=true)",
+            "cancel-deployment": "cancel()", "continue-deployment": "continue_()", "scale": "scale(instances=N)",
+            "rollback": "deploy(revision=D)", "stage": "stage()", "set-droplet": "stage()"}
+#: a line in the form ``show`` prints: ``kind`` or ``kind(name=value, …)``
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
+#: numbers as ``show`` prints them: P1 (a web process), d0 (a deployment)
+_NUMBERED = re.compile(r"\b[Pd](\d+)\b")
+_JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+
+
+def _from_line(line: str, where: str, model, named: str) -> Action | Settle:
+    text = _content(line)
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise UsageError(f"--incident {named}: {where}: not a JSON object ({exc.msg})") from None
+    else:
+        data = _call(text, where, model, named)
+    if data == {"type": "settle"}:
+        return SETTLE
+    try:
+        return model.action(data)
+    except ActionError as exc:
+        kind = data.get("type") if isinstance(data, dict) else None
+        hint = f"; cf {kind} is {CF_WORDS[kind]} here" if kind in CF_WORDS and kind not in model.vocabulary else ""
+        raise UsageError(f"--incident {named}: {where}: {exc}{hint}") from None
+
+
+def _call(text: str, where: str, model, named: str) -> dict:
+    """``deploy(strategy='canary', canary_steps=[50])`` as the action's JSON."""
+    if text in ("settle", "settle()"):
+        return {"type": "settle"}
+    m = _CALL.fullmatch(text)
+    if m is None:
+        command = re.sub(r"^(cf|az)\s+", "", text).split()[0] if text.split() else ""
+        hint = f": cf {command} is {CF_WORDS[command]} here" if command in CF_WORDS else \
+            " (e.g. deploy(), scale(instances=3), or a JSON object)"
+        raise UsageError(f"--incident {named}: {where}: {printable_line(text, 60)!r} is not an action{hint} "
+                         "(docs/incidents.md)")
+    kind, args = m[1], m[2] or ""
+    if kind not in model.vocabulary and kind + "_" in model.vocabulary:  # continue(): continue_
+        kind += "_"
+    args = _NUMBERED.sub(r"\1", args)
+    args = re.sub(r"\b(true|false|null)\b", lambda w: _JSON_WORDS[w[1]], args)
+    try:
+        call = ast.parse(f"f({args})", mode="eval").body
+        if call.args:
+            raise ValueError("give each argument by name (instances=3)")
+        data = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except (SyntaxError, ValueError) as exc:
+        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise UsageError(f"--incident {named}: {where}: cannot read the arguments of {kind}: {why}") from None
+    cls = model.vocabulary.get(kind)
+    fields = attrs.fields_dict(cls) if cls is not None else {}
+    for name, value in list(data.items()):  # a list field given one deployment: tick(failed=d0)
+        field = fields.get(name)
+        if field is not None and "tuple" in str(field.type) and isinstance(value, int):
+            data[name] = [value]
+        elif isinstance(value, tuple):
+            data[name] = list(value)
+    return {"type": kind, **data}
+
+
+def title_of(incident: Incident, variant: str, prop: str) -> str:
+    return f"{Path(incident.source).name} on {variant}: {prop} broken by one interleaving of the platform's actions"
