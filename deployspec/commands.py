@@ -222,7 +222,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         return
     _print_statistics(results)
     if args.variant:
-        _print_close_look(results, saving=bool(args.out))
+        _print_close_look(results, saving=bool(args.out), incident=args.incident)
         return
     print(matrix(results, declared=True, bounds=bounds_given(args.bound), width=terminal.columns()))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
@@ -232,7 +232,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
               f"MISMATCH: some verdicts differ from what the variants declare (marked !){changed}")
 
 
-def _print_close_look(results, *, saving: bool) -> None:
+def _print_close_look(results, *, saving: bool, incident: str | None = None) -> None:
     """A close look (``--variant``): the shortest trace of each cause of a violation,
     what else was saved, the Z3 engine's proofs, every cause found, why cells were not
     judged, then the matrix of what was looked at and what the variants declare."""
@@ -257,7 +257,12 @@ def _print_close_look(results, *, saving: bool) -> None:
     _print_causes(results)
     _print_unjudged(results)
     print(matrix(results, declared=False, width=terminal.columns()))
-    print(declared_by(results))
+    if incident is None:  # (what a design declares is of its whole search, not of one incident)
+        print(declared_by(results))
+    else:
+        said = ("violated in some interleaving" if any(r.verdict == "violated" for r in results)
+                else "nothing violated in any interleaving")
+        print(f"the incident {incident} on {', '.join(dict.fromkeys(r.variant for r in results))}: {said}")
 
 
 def _print_causes(results) -> None:

@@ -17,6 +17,7 @@ platform came to rest there (:class:`Settle`).
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
 from pathlib import Path
@@ -36,9 +37,9 @@ MAX_BYTES = 1 << 20
 @attrs.frozen
 class Settle:
     """``settle`` in an incident: the platform came to rest here (every instance started
-    or crashed, the updater idle) before the next action; only the settle phase's own
-    actions run until it rests. Without it, any timing is explored, also one in which
-    the app pushed a moment before had not started yet."""
+    or crashed, the updater idle) before the next action; its actions run in any order
+    until it rests. Without it, any timing is explored, also one in which the app pushed
+    a moment before had not started yet."""
 
     kind: str = "settle"
     actor: str = "platform"
@@ -57,9 +58,6 @@ class Incident:
     source: str
     actions: tuple[Action | Settle, ...]
 
-    def describe(self) -> str:
-        return f"the incident {self.source} ({len(self.actions)} action{'s' if len(self.actions) != 1 else ''})"
-
 
 def read(path: str, model) -> Incident:
     """The incident in ``path`` for ``model``, or a one-line UsageError saying where it is wrong."""
@@ -72,13 +70,13 @@ def read(path: str, model) -> Incident:
     if len(raw) > MAX_BYTES:
         raise UsageError(f"--incident {named}: larger than {MAX_BYTES >> 20} MiB; an incident lists actions")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # (a byte-order mark, as some editors save)
     except UnicodeDecodeError:
         raise UsageError(f"--incident {named}: not UTF-8 text") from None
-    actions = _from_json(text, path, model) if text.lstrip().startswith(("[", "{")) else None
-    if actions is None:
+    actions = _from_json(text, raw, path, model) if text.lstrip().startswith(("[", "{")) else None
+    if actions is None:  # (lines as an editor numbers them: not split at form feeds or U+2028)
         actions = [_from_line(line, f"line {n}", model, named)
-                   for n, line in enumerate(text.splitlines(), 1) if _content(line)]
+                   for n, line in enumerate(text.split("\n"), 1) if _content(line)]
     if not actions:
         raise UsageError(f"--incident {named}: no actions (one per line, e.g. push(instances=2), deploy(), cancel())")
     if len(actions) > MAX_ACTIONS:
@@ -90,7 +88,7 @@ def _content(line: str) -> str:
     return line.split("#", 1)[0].strip() if not line.lstrip().startswith("{") else line.strip()
 
 
-def _from_json(text: str, path: str, model) -> list[Action] | None:
+def _from_json(text: str, raw: bytes, path: str, model) -> list[Action | Settle] | None:
     """A JSON list of actions, or a trace's users' actions; None if ``text`` is not JSON
     (the lines are read then)."""
     named = quoted(path)
@@ -98,12 +96,14 @@ def _from_json(text: str, path: str, model) -> list[Action] | None:
         data = json.loads(text)
     except ValueError:
         return None
+    except RecursionError:
+        raise UsageError(f"--incident {named}: JSON nested too deep") from None
     if isinstance(data, dict) and "format" not in data:  # one action (a JSON line alone)
         data = [data]
     if isinstance(data, dict):
         from deployspec import traces
 
-        trace = traces.load(path)
+        trace = traces.load(path, io.BytesIO(raw))  # (what was read: standard input is read once)
         if trace["model"] != model.name:
             raise UsageError(f"--incident {named}: a trace of {trace['model']}, not of {model.name}")
         steps = [s["action"] for s in trace["steps"][: trace.get("settle_from") or None]]
@@ -174,11 +174,19 @@ def _call(text: str, where: str, model, named: str) -> dict:
     args = re.sub(r"\b(true|false|null)\b", lambda w: _JSON_WORDS[w[1]], args)
     try:
         call = ast.parse(f"f({args})", mode="eval").body
-        if call.args:
+        names = [k.arg for k in call.keywords]
+        if call.args or None in names:
             raise ValueError("give each argument by name (instances=3)")
-        data = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-    except (SyntaxError, ValueError) as exc:
-        why = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        if len(set(names)) < len(names):
+            raise ValueError(f"{next(n for n in names if names.count(n) > 1)} given twice")
+        data = {}
+        for k in call.keywords:
+            try:
+                data[k.arg] = ast.literal_eval(k.value)
+            except ValueError:
+                raise ValueError(f"{k.arg}: only a literal value (a number, 'text', [a list], true, false)") from None
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        why = exc.msg if isinstance(exc, SyntaxError) else str(exc) if isinstance(exc, ValueError) else "too deep"
         raise UsageError(f"--incident {named}: {where}: cannot read the arguments of {kind}: {why}") from None
     cls = model.vocabulary.get(kind)
     fields = attrs.fields_dict(cls) if cls is not None else {}

@@ -5,6 +5,7 @@ observations, judge one guess at the timing, and read "departs from the recorded
 on every line."""
 
 import json
+import os
 import random
 
 import pytest
@@ -66,12 +67,30 @@ def test_a_trace_file_gives_its_users_steps(tmp_path):
     ("push()\nscale(instances=-1)\n", "line 2: action 'scale': instances must be >= 0"),
     ("{nope\n", "line 1: not a JSON object"),
     ('[{"type": "warp"}]', "item 0: unknown action type 'warp'"),
+    ('push(**{"instances": 2})\n', "give each argument by name"),
+    ("push(instances=2, instances=3)\n", "instances given twice"),
+    ("push(instances=(1).__class__)\n", "instances: only a literal value"),
+    ("[" * 100_000, "JSON nested too deep"),
+    ("push()\fcancel()\n", "line 1: cannot read the arguments of push"),  # (a line as an editor counts it)
 ])
 def test_a_wrong_incident_is_one_line_naming_where(tmp_path, text, said):
     with pytest.raises(UsageError) as caught:
         _incident(tmp_path, text)
     message = str(caught.value)
     assert said in message and "\n" not in message and message.startswith("--incident ")
+
+
+def test_a_byte_order_mark_and_a_piped_trace_are_read(tmp_path):
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbfpush(instances=1)\n")
+    assert [a.kind for a in incident.read(str(tmp_path / "bom.txt"), CAPI).actions] == ["push"]
+    # a trace piped in (/dev/stdin): read once (it was read again, and found empty)
+    r, w = os.pipe()
+    os.write(w, SEED.read_bytes())
+    os.close(w)
+    try:
+        assert incident.read(f"/dev/fd/{r}", CAPI).actions == incident.read(str(SEED), CAPI).actions
+    finally:
+        os.close(r)
 
 
 def test_an_incident_that_is_not_text_or_too_long_is_refused(tmp_path):
@@ -157,6 +176,38 @@ def test_an_incident_whose_platform_never_rests_judges_nothing_after_it(tmp_path
     r = _search(inc, "capi-safe", "single_active_deployment")
     assert r.verdict == "error"
     assert r.message.startswith("the incident's action 2 (settle()) was never taken in ")
+    assert r.message.endswith("the platform never came to rest there on this design; nothing is judged of what follows")
+    # a search for a further cause says so too (it said "holds in every interleaving")
+    again = _search(inc, "capi-safe", "single_active_deployment", skip_causes=frozenset({"x"}))
+    assert again.verdict == "error" and "or every run there broke the property a way already found (x)" in again.message
+
+
+def test_a_pinned_platform_action_happens_only_where_it_can(tmp_path):
+    """``runtime(process=P0)`` pinned: the runs where P0 has a starting instance then; a
+    process that never has one leaves the rest untaken (an error), not a refusal passed over."""
+    r = _search(_incident(tmp_path, "push(instances=1)\nruntime(process=P0)\ncancel()\n"), "capi-safe",
+                "app_stays_available")
+    assert r.verdict == "holds" and r.stats["incident"]["reached"] == 3
+    r = _search(_incident(tmp_path, "push(instances=1)\nruntime(process=P5)\ncancel()\n"), "capi-safe",
+                "app_stays_available")
+    assert r.verdict == "error" and "the platform never could take it there on this design" in r.message
+
+
+def test_a_trailing_settle_lets_the_platform_act_in_any_order_until_it_rests(tmp_path):
+    """At a ``settle`` only the settle phase's fixed order (starts first, then a plain tick)
+    was offered: the seed's incident with a last ``settle`` was proved on capi-2022 (an
+    audit's brute force broke it in 7 steps: a tick before the new instance starts)."""
+    r = _search(_incident(tmp_path, SEED_INCIDENT + "settle\n"), "capi-2022", "app_stays_available")
+    assert (r.verdict, r.cause, r.trace_length) == ("violated", "cancel-keeps-unstarted", 7)
+
+
+def test_a_search_cut_short_says_what_it_never_reached_and_blames_no_settle(tmp_path):
+    inc = _incident(tmp_path, SEED_INCIDENT + "settle\ncancel()\n")
+    config = explore.explore_config(CAPI, CAPI.variant("capi-safe"))
+    r = _search(inc, "capi-safe", "app_stays_available", config=config, max_depth=5)
+    assert r.verdict == "holds" and not r.stats["complete"]
+    assert "(incomplete: depth bound reached at depth 5" in r.message
+    assert "the incident's actions from action 5 on were never reached" in r.message and "rest" not in r.message
 
 
 # --- the command --------------------------------------------------------------------------

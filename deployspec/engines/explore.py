@@ -154,9 +154,9 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         # (the users' actions are the incident's: sizes that bound them, and actions that
         # never took effect, say nothing of its interleavings)
         stats["untried"], stats["never_enabled"], stats["vacuous"] = {}, [], []
-        if goal is None and not skip_causes and graph.reached < len(incident.actions):
+        if goal is None and complete and graph.reached < len(incident.actions):
             return Result(model.name, variant_name, prop.name, ENGINE, "error", stats=stats,
-                          message=untaken_text(stats, incident))
+                          message=untaken_text(stats, incident, skip_causes))
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None

@@ -4,10 +4,12 @@ actions with the users' actions the incident lists, in their order.
 Nodes are ``(state, memory, index)``: the model state, the property's monitor memory
 (trace properties) and how many of the incident's actions were taken. From a node the
 moves are the platform's actions the design is offered there (the updater's ticks, with
-their failures and windows; the instances' starts) and the incident's next action. That
-one is taken whatever the design answers: the user made the call, and a refusal is part
-of what happened (a refused or idle call is a move to ``index + 1``). A settled property
-is judged once every action of the incident was taken, after the settle phase.
+their failures and windows; the instances' starts) and the incident's next action. A
+user's call is taken whatever the design answers: the user made it, and a refusal is
+part of what happened (a refused or idle call is a move to ``index + 1``). A pinned
+platform action is taken only where the design can take it. At a ``settle`` only the
+platform moves, in any order, and the marker is passed (no step) once it rests. A
+settled property is judged once every action was taken, after the settle phase.
 
 Within one index the platform's actions alone move, and the model's states are finite
 within its bounds, so the search ends: a holding verdict is a proof over every timing of
@@ -64,14 +66,18 @@ class IncidentGraph(ProductGraph):
 
     def offered_at(self, obs, index: int, actions) -> list | None:
         """The moves from a node: the platform's of ``actions`` (the design's candidates),
-        then the incident's next action, if any is left; None stays a dead end."""
+        then the incident's next action, if any is left and is not a ``settle``; None stays
+        a dead end."""
         if actions is None:
             return None
-        if index < len(self.incident) and self.rests[index]:  # (at rest it was passed)
-            action = self.model.settle_action(obs)
-            return [] if action is None else [action]
         moves = [a for a in actions if a.actor == "platform"]
-        if index < len(self.incident):
+        if index < len(self.incident) and self.rests[index]:
+            # any of the platform's actions, until it rests (then the marker was passed); the
+            # settle phase's own one too, where the candidates leave it out
+            own = self.model.settle_action(obs)
+            if own is not None and own not in moves:
+                moves.append(own)
+        elif index < len(self.incident):
             moves.append(self.incident[index])
         return moves
 
@@ -98,6 +104,8 @@ class IncidentGraph(ProductGraph):
             child, message = self._move(state, memory, obs, action, after, self.layer)
             return (None, None) if child is None else (self._past_rest((*child, index)), message)
         rejected = None
+        if after.__class__ is Rejected and action.actor == "platform":
+            return None, None  # a pinned platform action happened: only where it can
         if after.__class__ is Rejected:
             self.rejected_by_kind[action.kind] = self.rejected_by_kind.get(action.kind, 0) + 1
             rejected, after = after.reason, state
