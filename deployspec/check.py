@@ -132,18 +132,20 @@ def _run_serially(tasks, options, before, on_start, on_progress, on_found, on_re
         before(engine)
         on_start(f"{variant} · {prop} · {engine}")
         found = None
-        save_log.begin()
-        try:
-            found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
-            interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
-            on_found(task, found)  # kept before it is said: what the progress line said is in the report
-        except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
-            carried = [r for r in found if r.verdict == "violated"] if found is not None else \
-                getattr(stop, "found", None) or []
-            violations = carried + save_log.unreported(carried)  # (saved, and stopped before it returned)
-            if violations:
-                on_found(task, violations)
-            raise
+        with save_log.noting():
+            try:
+                found = judge(*task, **options, on_start=on_start, on_progress=on_progress)
+                interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
+                on_found(task, found)  # kept before it is said: what the progress line said is in the report
+            except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
+                if found is not None:
+                    carried = [r for r in found if r.verdict == "violated"]
+                else:
+                    carried = getattr(stop, "found", None) or []
+                violations = carried + save_log.unreported(carried)  # (a stop between saving one and returning it)
+                if violations:
+                    on_found(task, violations)
+                raise
         on_result(found[0])
         results += found
     return results

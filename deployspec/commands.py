@@ -109,6 +109,8 @@ def cmd_check(args) -> int:
 
             def found(task, results) -> None:
                 nonlocal last
+                if task in finished:  # heard again after a stop (pool._judged): said once, kept whole
+                    return
                 finished[task] = results
                 # the line shows the first result (the matrix's cell) and how long the whole
                 # search took (the first cause's alone said "0.0s" of a 3.5 s search): one

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import attrs
 
@@ -54,6 +55,7 @@ def run(tasks: list[tuple[str, str, str, str]], options: dict, jobs: int, *,
 
 def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, last: bool) -> list[int]:
     """The searches ``todo`` in a pool; the ones to run again if a process of it died."""
+    started = time.time() - 1.0  # (a file's time may be a little behind the clock's)
     ctx = mp.get_context("spawn")
     begun = ctx.Array("i", len(tasks), lock=False)  # the pid each search began in (0: not begun)
     ended = ctx.SimpleQueue()  # a process's last resort: the line and status that end the program
@@ -99,6 +101,8 @@ def _round(todo: list[int], tasks, options, jobs, done, on_result, on_found, *, 
                 w.kill()
             for w in workers:
                 w.join(5)
+        if isinstance(stop, KeyboardInterrupt):  # (once none of them can write any more)
+            _heard_from_disk(tasks, done, on_found, options.get("out_dir"), started)
         raise
     pool.shutdown()
     return [i for i in todo if not done[i]]  # (answered "not begun" by a process that was ending)
@@ -217,18 +221,20 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
     that ended is complete, whenever the stop came."""
     found = None
     check.collector_for(task[2], _collecting)  # (this process runs nothing else in between)
-    save_log.begin()
     try:
-        with interruption.kept([signal.SIGUSR1, signal.SIGTERM] if STOPS_A_SEARCH else [], on_signal=_stop_in_pool,
-                               once=True):
+        with save_log.noting(), interruption.kept([signal.SIGUSR1, signal.SIGTERM] if STOPS_A_SEARCH else [],
+                                                  on_signal=_stop_in_pool, once=True):
             if _stopping:  # (asked before the handler above was in place)
                 return _Stopped([], begun=False)
-            found = check.judge(*task, **options)
-    except KeyboardInterrupt as stop:
-        if found is not None:
-            return found
-        carried = getattr(stop, "found", None) or []
-        return _Stopped(carried + save_log.unreported(carried))
+            try:
+                found = check.judge(*task, **options)
+            except KeyboardInterrupt as stop:
+                if found is None:
+                    carried = getattr(stop, "found", None) or []
+                    found = _Stopped(carried + save_log.unreported(carried))
+                raise
+    except KeyboardInterrupt:
+        return found if found is not None else _Stopped([])
     finally:
         if _ending:  # SIGTERM (a CI job's timeout, to the whole group): the answer goes out as
             _end_later()  # this returns, and the process ends once the parent has heard
@@ -287,10 +293,24 @@ def _collect_stopped(workers, futures: dict, tasks: list, done: list, on_found) 
             # stopped: what it had found that is a verdict; ended meanwhile: all it found
             found = [r for r in answer.found if r.verdict == "violated"] if isinstance(answer, _Stopped) else answer
             if found:
+                on_found(tasks[i], found)  # (heard, then done: as _judged)
                 done[i] = found
-                on_found(tasks[i], found)
     except (cf.TimeoutError, KeyboardInterrupt):
         pass  # what did not answer in time is lost, as before
+
+
+def _heard_from_disk(tasks, done, on_found, out_dir: str | None, since: float) -> None:
+    """An interrupted pool, once its processes ended: the counterexamples saved under
+    ``out_dir`` since ``since`` that no answer reported, each heard as its search's (the
+    first not judged of that variant, property and engine). A process that saved one and
+    answered after the parent stopped listening (a loaded machine) had left it unreported."""
+    reported = {Path(r.counterexample).name for found in done for r in found if r.counterexample}
+    for r in save_log.found_on_disk(out_dir, since, reported):
+        i = next((i for i, t in enumerate(tasks) if not done[i] and (t[1], t[2], t[3]) ==
+                  (r.variant, r.engine, r.property)), None)
+        if i is not None:
+            on_found(tasks[i], [r])
+            done[i] = [r]
 
 
 def quiet_resource_tracker() -> None:

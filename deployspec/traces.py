@@ -188,18 +188,19 @@ def keep(trace: dict, directory: str | os.PathLike | None) -> dict[str, str | No
     from before was found (:func:`_earlier`); ``replaced``: what a file it replaced was
     (:func:`_replacing`). Nothing to do without a directory."""
     out: dict[str, str | None] = {"counterexample": None, "unsaved": None, "kept": None, "replaced": None}
-    if not directory:
-        return out
-    final = Path(directory) / name_of(trace)
-    there = _stored(final)  # (read once, before saving: a trace of tens of MB takes seconds)
-    earlier, replacing = _earlier(there, trace), _replacing(final, there)
-    save_log.note(trace, final)  # (before it is written: an interruption then still reports it)
-    try:
-        out["counterexample"] = str(save(trace, directory))
-    except UsageError as exc:
-        out["unsaved"] = str(exc)
-    else:
-        out["kept"], out["replaced"] = earlier, replacing
+    final = Path(directory) / name_of(trace) if directory else None
+    noted = save_log.note(trace, final)  # (before it is written: an interruption then still reports it)
+    if final is not None:
+        there = _stored(final)  # (read once, before saving: a trace of tens of MB takes seconds)
+        earlier, replacing = _earlier(there, trace), _replacing(final, there)
+        try:
+            out["counterexample"] = str(save(trace, directory))
+        except UsageError as exc:
+            out["unsaved"] = str(exc)
+        else:
+            out["kept"], out["replaced"] = earlier, replacing
+    if noted is not None:
+        noted.fields = out
     return out
 
 

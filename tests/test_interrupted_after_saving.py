@@ -3,6 +3,7 @@ search returned it (``deployspec.save_log``). Under CI's load, SIGTERM to the wh
 of a ``check --jobs 2 --out`` run left 9 files on disk and said "8 counterexamples
 saved", that property "not judged" in the JUnit report (session 58, twice)."""
 
+import json
 import signal
 
 import pytest
@@ -61,13 +62,57 @@ def test_what_is_noted_but_not_on_disk_is_not_reported(tmp_path):
     """Noted before it is written: a stop before the write leaves no file, and nothing is
     said of it; a file another finding took is not this one's."""
     seed = traces.load(SEED)
-    save_log.begin()
-    save_log.note(seed, tmp_path / traces.name_of(seed))
-    assert save_log.unreported([]) == []
+    other = traces.load(sorted(SEED.parent.glob("*.json"))[1])
+    with save_log.noting():
+        save_log.note(seed, tmp_path / traces.name_of(seed))
+        assert save_log.unreported([]) == []
+        (tmp_path / traces.name_of(seed)).write_text(json.dumps(other))  # another finding's, under its name
+        assert save_log.unreported([]) == []
+        (tmp_path / traces.name_of(seed)).unlink()
+        path = traces.save(seed, tmp_path)
+        (r,) = save_log.unreported([])
+        assert r.counterexample == str(path)
+        assert save_log.unreported([Result("capi", "capi-2022", "x", "explore", "violated", trace=seed)]) == []
+        assert save_log.unreported([Result("capi", "capi-2022", "x", "explore", "violated",
+                                           counterexample=str(path))]) == []
+    assert save_log._noted is None  # (nothing kept past the task: a host process runs on)
+
+
+def test_a_violation_that_could_not_be_saved_is_reported_with_why(tmp_path):
+    """A save that failed, or no --out at all: the verdict stands (unsaved, exit 2), as when
+    the search returns it."""
+    seed = traces.load(SEED)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with save_log.noting():
+        traces.keep(seed, blocked)  # a file where the folder should be
+        traces.keep(dict(seed), None)  # (another search's)
+        unsaved, unnamed = save_log.unreported([])
+    assert unsaved.unsaved.startswith("cannot save") and unsaved.counterexample is None
+    assert (unnamed.verdict, unnamed.counterexample, unnamed.unsaved) == ("violated", None, None)
+
+
+def test_a_jobs_process_that_answered_too_late_is_heard_from_the_folder(tmp_path):
+    """The parent waits STOP_GRACE seconds for its stopped processes, then ends them: a
+    file one saved and did not answer for in time is heard from --out, as its search's."""
+    import os
+    import time
+
+    seed = traces.load(SEED)
     path = traces.save(seed, tmp_path)
-    (r,) = save_log.unreported([])
-    assert r.counterexample == str(path)
-    assert save_log.unreported([Result("capi", "capi-2022", "x", "explore", "violated", trace=seed)]) == []
+    old = traces.save(traces.load(sorted(SEED.parent.glob("*.json"))[1]), tmp_path)
+    os.utime(old, (time.time() - 60, time.time() - 60))  # before this run: not its
+    (tmp_path / "notes.json").write_text("{}")  # not a trace
+    tasks = [("capi", "capi-2022", seed["engine"], "app_stays_available"), ("capi", "capi-2022", "explore", "x")]
+    done, heard = [[], []], []
+    pool._heard_from_disk(tasks, done, lambda task, found: heard.append((task, found)), str(tmp_path),
+                          time.time() - 10)
+    ((task, (r,)),) = heard
+    assert task == tasks[0] and done[0] == [r] and done[1] == []
+    assert (r.verdict, r.counterexample, r.property) == ("violated", str(path), seed["property"])
+    heard.clear()
+    pool._heard_from_disk(tasks, done, lambda task, found: heard.append(task), str(tmp_path), time.time() - 10)
+    assert heard == []  # reported already
 
 
 def test_a_pool_answer_interrupted_while_heard_is_heard_again():
@@ -85,8 +130,16 @@ def test_a_pool_answer_interrupted_while_heard_is_heard_again():
 
 def test_check_runs_a_task_noting_its_saves(monkeypatch):
     """Each task begins its own note (the last task's saves are not this one's)."""
+    import contextlib
+
     begun = []
-    monkeypatch.setattr(save_log, "begin", lambda: begun.append(1))
+
+    @contextlib.contextmanager
+    def noting():
+        begun.append(1)
+        yield
+
+    monkeypatch.setattr(save_log, "noting", noting)
     check.run([(get_model("capi"), "capi-2022")],
               ["explore"], budget=5, seed=0, out_dir=None, properties=["app_stays_available", "single_active_deployment"])
     assert len(begun) == 2
