@@ -262,9 +262,24 @@ def _print_close_look(results, *, saving: bool, incident: str | None = None) -> 
     if incident is None:  # (what a design declares is of its whole search, not of one incident)
         print(declared_by(results))
     else:
-        said = ("violated in some interleaving" if any(r.verdict == "violated" for r in results)
-                else "nothing violated in any interleaving")
-        print(f"the incident {incident} on {', '.join(dict.fromkeys(r.variant for r in results))}: {said}")
+        print(_incident_verdicts(incident, results))
+
+
+def _incident_verdicts(incident: str, results) -> str:
+    """A line per design: what the incident did to it."""
+    lines = []
+    for variant in dict.fromkeys(r.variant for r in results):
+        mine = [r for r in results if r.variant == variant]
+        broken = list(dict.fromkeys(r.property for r in mine if r.verdict == "violated"))
+        failed = list(dict.fromkeys(r.property for r in mine if r.verdict == "error"))
+        said = f"violated in some interleaving: {', '.join(broken)}" if broken else \
+            "nothing violated in any interleaving"
+        if failed:
+            said += f"; not judged (error): {', '.join(failed)}"
+        elif not broken and any(not r.stats.get("complete", True) for r in mine):
+            said = "nothing violated in the interleavings searched (incomplete: see above)"
+        lines.append(f"the incident {incident} on {variant}: {said}")
+    return "\n".join(lines)
 
 
 def _print_causes(results) -> None:

@@ -127,7 +127,7 @@ def _from_json(text: str, raw: bytes, path: str, model) -> list[Action | Settle]
 
 #: the cf CLI's words for the capi model's actions (docs/trace-format.md), for a hint
 CF_WORDS = {"push": "push(instances=N) for a new app, deploy(new_droplet=true) with --strategy rolling",
-            "restart": "deploy() with --strategy rolling", "restage": "deploy(new_droplet=true)",
+            "restart": "deploy() (with --strategy rolling)", "restage": "deploy(new_droplet=true)",
             "cancel-deployment": "cancel()", "continue-deployment": "continue_()", "scale": "scale(instances=N)",
             "rollback": "deploy(revision=D)", "stage": "stage()", "set-droplet": "stage()"}
 #: a line in the form ``show`` prints: ``kind`` or ``kind(name=value, …)``
@@ -199,5 +199,22 @@ def _call(text: str, where: str, model, named: str) -> dict:
     return {"type": kind, **data}
 
 
-def title_of(incident: Incident, variant: str, prop: str) -> str:
-    return f"{Path(incident.source).name} on {variant}: {prop} broken by one interleaving of the platform's actions"
+def calls_in(actions) -> int:
+    """The actions of an incident that are not ``settle``."""
+    return sum(not isinstance(a, Settle) for a in actions)
+
+
+def title_of(incident: Incident, variant: str, prop: str, taken: int) -> str:
+    """A counterexample's title: the incident, and the calls it did not need (the search
+    stops at the violation: "scale-step" was read as the user's scale, which came after)."""
+    left = [a for a in incident.actions[taken:] if not isinstance(a, Settle)]
+    calls = calls_in(incident.actions)
+    after = f"after {calls - len(left)} of its {calls} calls ({', '.join(map(_label, left))} not needed)" if left \
+        else f"after its {calls} calls"
+    return f"{Path(incident.source).name} on {variant}: {prop} broken {after}, in one interleaving of the platform's actions"
+
+
+def _label(action) -> str:
+    from deployspec.spec.core import action_label
+
+    return action_label(action.to_json())

@@ -113,7 +113,9 @@ def test_the_seed_incident_breaks_capi_2022_and_not_capi_safe(tmp_path):
     assert replay(traces.load(broken.counterexample)).reproduced  # an ordinary trace
     proof = _search(inc, "capi-safe", "app_stays_available")
     assert proof.verdict == "holds" and proof.stats["complete"]
-    assert proof.message.startswith("holds in every interleaving of the platform's actions with the 5 actions of")
+    assert proof.message.startswith("holds in every interleaving of the platform's actions with the 4 calls of")
+    # a cancel that came after the restart had ended was refused: part of the answer
+    assert "; refused on the way (times, over all runs): cancel " in proof.message
     assert proof.stats["incident"]["reached"] == 5
 
 
@@ -129,6 +131,8 @@ def test_the_timing_decides_and_the_search_finds_the_one_that_breaks(tmp_path):
     assert session.play(back_to_back) is None
     found = _search(inc, "capi-current", "app_stays_available")
     assert (found.verdict, found.cause) == ("violated", "scale-step")
+    # "scale-step" is the updater's step, not the user's scale, which the run did not need
+    assert "broken after 4 of its 5 calls (scale(instances=3) not needed)" in found.trace["title"]
     kinds = [s["action"]["type"] for s in found.trace["steps"]]
     assert "tick" in kinds[kinds.index("deploy"):kinds.index("cancel")]
 
@@ -191,6 +195,10 @@ def test_a_pinned_platform_action_happens_only_where_it_can(tmp_path):
     r = _search(_incident(tmp_path, "push(instances=1)\nruntime(process=P5)\ncancel()\n"), "capi-safe",
                 "app_stays_available")
     assert r.verdict == "error" and "the platform never could take it there on this design" in r.message
+    # a tick failing deployment 0 before there is one: not taken, as the design never offers it
+    r = _search(_incident(tmp_path, "push(instances=1)\ntick(failed=d0)\ndeploy()\n"), "capi-safe",
+                "app_stays_available")
+    assert r.verdict == "error" and r.message.startswith("the incident's action 2 (tick(failed=d0)) was never taken")
 
 
 def test_a_trailing_settle_lets_the_platform_act_in_any_order_until_it_rests(tmp_path):
@@ -236,3 +244,10 @@ def test_the_command_judges_each_design_by_the_incident_with_jobs(capsys, tmp_pa
     assert results == {("capi-2022", "violated"), ("capi-safe", "holds")}
     (saved,) = (tmp_path / "out").glob("*.json")
     assert run(capsys, "replay", str(saved))[0] == 1  # it reproduces, as any counterexample
+    status, out, _err = run(capsys, "check", "--variant", "capi-2022", "--variant", "capi-safe", "--incident",
+                            str(tmp_path / "i.txt"), "--property", "app_stays_available",
+                            "--property", "single_active_deployment")
+    assert out.splitlines()[-2:] == [  # a line per design (it said "violated" of both)
+        (f"the incident {tmp_path / 'i.txt'} on capi-2022: violated in some interleaving: single_active_deployment, "
+        "app_stays_available"),
+        f"the incident {tmp_path / 'i.txt'} on capi-safe: nothing violated in any interleaving"]

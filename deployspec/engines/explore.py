@@ -39,6 +39,7 @@ from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
 from deployspec.explorer import collision_bound, merged_counts
 from deployspec.explorer import layered as layered_search
+from deployspec.incident import calls_in
 from deployspec.memory import peak_rss_mb
 from deployspec.partitioned import WorkerLost
 from deployspec.render_text import action_label
@@ -150,7 +151,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
     if incident is not None:
-        stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached}
+        stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
+                             "calls": calls_in(incident.actions)}
         # (the users' actions are the incident's: sizes that bound them, and actions that
         # never took effect, say nothing of its interleavings)
         stats["untried"], stats["never_enabled"], stats["vacuous"] = {}, [], []
@@ -253,7 +255,7 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
     if incident is not None:
         from deployspec.incident import title_of
 
-        trace["title"] = title_of(incident, variant_name, prop.name)
+        trace["title"] = title_of(incident, variant_name, prop.name, node[2])
         trace["extra"]["incident"] = {"file": incident.source, "actions": [a.to_json() for a in incident.actions]}
     return Result(model.name, variant_name, prop.name, ENGINE, "violated",
                   trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,

@@ -24,11 +24,12 @@ WHY = {"time": "time budget spent", "memory": "memory budget spent",
 
 def proof_text(stats: dict) -> str:
     if stats["complete"] and stats.get("incident"):
+        # (the sizes bound no call of the incident: left out; what the design refused is part of the answer)
+        refused = ", ".join(f"{k} {n}" for k, n in stats["rejected_by_action"].items() if n)
         return (
-            f"holds in every interleaving of the platform's actions with the {stats['incident']['actions']} "
-            f"actions of {stats['incident']['file']} ({stats['states']:,} states, {stats['transitions']:,} "
-            f"transitions, depth {stats['depth']}, {stats['seconds']:.1f} s; {bounds_text(stats['bounds'])})"
-            + untried_text(stats)
+            f"holds in every interleaving of the platform's actions with the {stats['incident']['calls']} "
+            f"calls of {stats['incident']['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s)"
+            + (f"; refused on the way (times, over all runs): {refused}" if refused else "") + untried_text(stats)
         )
     if stats["complete"]:
         return (

@@ -78,8 +78,17 @@ class IncidentGraph(ProductGraph):
             if own is not None and own not in moves:
                 moves.append(own)
         elif index < len(self.incident):
-            moves.append(self.incident[index])
+            pinned = self.incident[index]
+            # a platform action happens only where the design offers it (a tick failing d0
+            # before d0 exists does not); taken here, it also stays the platform's own move
+            if pinned.actor != "platform" or pinned in moves:
+                moves.append(pinned)
         return moves
+
+    def _pins(self, index: int, actions: list) -> bool:
+        """Whether the last of ``actions`` (from ``offered_at``) is the incident's next one."""
+        return (index < len(self.incident) and not self.rests[index] and bool(actions)
+                and actions[-1] is self.incident[index])
 
     def enter(self, node):
         self.reached = max(self.reached, node[2])
@@ -92,7 +101,7 @@ class IncidentGraph(ProductGraph):
             return
         state, _memory, index = node
         step = self.variant.step
-        pinned = len(actions) - 1 if index < len(self.incident) and not self.rests[index] else -1
+        pinned = len(actions) - 1 if self._pins(index, actions) else -1
         for i, action in enumerate(actions):
             child, message = self._moved(node, obs, action, step(state, action), i == pinned)
             if child is not None:
@@ -127,6 +136,6 @@ class IncidentGraph(ProductGraph):
         obs = self.model.observe(state)
         actions = self.offered_at(obs, index, self._candidates(obs, self.config))
         action = actions[e]
-        pinned = index < len(self.incident) and not self.rests[index] and e == len(actions) - 1
+        pinned = self._pins(index, actions) and e == len(actions) - 1
         child, _ = self._moved(node, obs, action, self.variant.step(state, action), pinned)
         return child, action
