@@ -10,6 +10,7 @@ import json
 import shlex
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -18,6 +19,9 @@ from deployspec import junit_cases, report, terminal, traces
 from deployspec.models import UsageError, bounds_given
 from deployspec.outputs import json_named, output_path, writable_dir, write_output
 from deployspec.text import escaped, first_few, printable_line
+
+if TYPE_CHECKING:
+    from deployspec.incident import Incident
 
 
 def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: bool,
@@ -48,14 +52,13 @@ def cmd_check(args) -> int:
     from deployspec import check
     from deployspec.progress import Progress
 
-    incident = _incident_of(args)
+    _check_incident_options(args)
     args.engine = args.engine or "hypothesis"
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
         check.engine_function(e)
     pairs = check.plan(args.model, args.variant)
-    if incident is not None:
-        incident = _incident_read(args.incident, pairs)
+    incident = _incident_read(args.incident, pairs) if args.incident is not None else None
     if args.property:
         check.check_property_names(pairs, args.property, named=bool(args.variant))
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
@@ -109,7 +112,7 @@ def cmd_check(args) -> int:
 
             def found(task, results) -> None:
                 nonlocal last
-                if task in finished:  # heard again after a stop (pool._judged): said once, kept whole
+                if task in finished:  # heard again after a stop (pool._judged), never more than the first time
                     return
                 finished[task] = results
                 # the line shows the first result (the matrix's cell) and how long the whole
@@ -133,11 +136,11 @@ def cmd_check(args) -> int:
         return _conclude_check(args, engines, results, junit, started)
 
 
-def _incident_of(args) -> bool | None:
+def _check_incident_options(args) -> None:
     """``--incident``'s demands, checked before anything runs: a close look (--variant), by
-    the explorer (the engine it implies), in one process per search. True if given."""
+    the explorer (the engine it implies, set here), in one process per search."""
     if args.incident is None:
-        return None
+        return
     if args.engine not in (None, "explore"):
         raise UsageError(f"--incident is searched by the explorer (every interleaving), not --engine {args.engine}; "
                          "leave --engine out")
@@ -148,10 +151,9 @@ def _incident_of(args) -> bool | None:
         raise UsageError("--incident searches each design in one process: leave --workers out (--jobs runs "
                          "the searches side by side)")
     args.engine = "explore"
-    return True
 
 
-def _incident_read(path: str, pairs) -> object:
+def _incident_read(path: str, pairs) -> Incident:
     from deployspec import incident
 
     models = list(dict.fromkeys(m.name for m, _ in pairs))
@@ -224,7 +226,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
         return
     _print_statistics(results)
     if args.variant:
-        _print_close_look(results, saving=bool(args.out), incident=args.incident)
+        _print_close_look(results, saving=bool(args.out), incident=getattr(args, "incident", None))
         return
     print(matrix(results, declared=True, bounds=bounds_given(args.bound), width=terminal.columns()))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
@@ -266,18 +268,23 @@ def _print_close_look(results, *, saving: bool, incident: str | None = None) -> 
 
 
 def _incident_verdicts(incident: str, results) -> str:
-    """A line per design: what the incident did to it."""
+    """A line per design: what the incident did to it (a proof said only of what was proved)."""
     lines = []
     for variant in dict.fromkeys(r.variant for r in results):
         mine = [r for r in results if r.variant == variant]
         broken = list(dict.fromkeys(r.property for r in mine if r.verdict == "violated"))
         failed = list(dict.fromkeys(r.property for r in mine if r.verdict == "error"))
-        said = f"violated in some interleaving: {', '.join(broken)}" if broken else \
-            "nothing violated in any interleaving"
+        judged = [r for r in mine if r.verdict != "error"]
+        if broken:
+            said = f"violated in some interleaving: {', '.join(broken)}"
+        elif not judged:
+            said = "nothing judged"
+        elif all(r.stats.get("complete", True) for r in judged):
+            said = "nothing violated in any interleaving"
+        else:
+            said = "nothing violated in the interleavings searched (incomplete: see above)"
         if failed:
             said += f"; not judged (error): {', '.join(failed)}"
-        elif not broken and any(not r.stats.get("complete", True) for r in mine):
-            said = "nothing violated in the interleavings searched (incomplete: see above)"
         lines.append(f"the incident {incident} on {variant}: {said}")
     return "\n".join(lines)
 
@@ -428,13 +435,13 @@ def cmd_show(args) -> int:
         text = escaped(text, keep="\n")
     if out is not None:
         if write_output(out, text, "-o", args.out):
-            _said_drawn(args.out, args.format, text)
+            _say_written(args.out, args.format, text)
     else:
         sys.stdout.write(text)
     return 0
 
 
-def _said_drawn(named: str, kind: str, text: str) -> None:
+def _say_written(named: str, kind: str, text: str) -> None:
     """``show -o FILE`` says what it wrote into a file, on stderr (its stdout may be
     closed): it said nothing, and a user whose name went elsewhere than meant (a typo)
     could not tell."""

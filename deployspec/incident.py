@@ -20,7 +20,7 @@ import ast
 import io
 import json
 import re
-from pathlib import Path
+from typing import Any, ClassVar
 
 import attrs
 
@@ -41,8 +41,8 @@ class Settle:
     until it rests. Without it, any timing is explored, also one in which the app pushed
     a moment before had not started yet."""
 
-    kind: str = "settle"
-    actor: str = "platform"
+    kind: ClassVar[str] = "settle"
+    actor: ClassVar[str] = "platform"
 
     def to_json(self) -> dict:
         return {"type": "settle"}
@@ -106,23 +106,24 @@ def _from_json(text: str, raw: bytes, path: str, model) -> list[Action | Settle]
         trace = traces.load(path, io.BytesIO(raw))  # (what was read: standard input is read once)
         if trace["model"] != model.name:
             raise UsageError(f"--incident {named}: a trace of {trace['model']}, not of {model.name}")
-        steps = [s["action"] for s in trace["steps"][: trace.get("settle_from") or None]]
-        data = [a for a in steps if model.action(a).actor == "user"]
-        where = "user step"
-    elif isinstance(data, list):
-        where = "item"
-    else:
+        actions = (model.action(s["action"]) for s in trace["steps"])  # (a trace read is valid)
+        return [a for a in actions if a.actor == "user"]  # (the settle phase is the platform's)
+    if not isinstance(data, list):
         raise UsageError(f"--incident {named}: JSON, but neither a list of actions nor a trace")
-    out: list[Action | Settle] = []
-    for i, item in enumerate(data):
-        if item == {"type": "settle"}:
-            out.append(SETTLE)
-            continue
-        try:
-            out.append(model.action(item))
-        except ActionError as exc:
-            raise UsageError(f"--incident {named}: {where} {i}: {exc}") from None
-    return out
+    return [_settle_or_action(item, model, f"--incident {named}: item {i}") for i, item in enumerate(data)]
+
+
+def _settle_or_action(data: Any, model, where: str) -> Action | Settle:
+    """An incident's entry as JSON: ``settle``, or an action of ``model``'s; ``where``
+    starts the one-line error."""
+    if data == {"type": "settle"}:
+        return SETTLE
+    try:
+        return model.action(data)
+    except ActionError as exc:
+        kind = data.get("type") if isinstance(data, dict) else None
+        hint = f"; cf {kind} is {CF_WORDS[kind]} here" if kind in CF_WORDS and kind not in model.vocabulary else ""
+        raise UsageError(f"{where}: {exc}{hint}") from None
 
 
 #: the cf CLI's words for the capi model's actions (docs/trace-format.md), for a hint
@@ -132,9 +133,10 @@ CF_WORDS = {"push": "push(instances=N) for a new app, deploy(new_droplet=true) w
             "rollback": "deploy(revision=D)", "stage": "stage()", "set-droplet": "stage()"}
 #: a line in the form ``show`` prints: ``kind`` or ``kind(name=value, …)``
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
-#: numbers as ``show`` prints them: P1 (a web process), d0 (a deployment)
-_NUMBERED = re.compile(r"\b[Pd](\d+)\b")
-_JSON_WORDS = {"true": "True", "false": "False", "null": "None"}
+#: a number as ``show`` prints it: P1 (a web process), d0 (a deployment)
+_NUMBERED = re.compile(r"[Pd](\d+)")
+#: JSON's words and Python's, as values
+_WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
 
 def _from_line(line: str, where: str, model, named: str) -> Action | Settle:
@@ -146,14 +148,7 @@ def _from_line(line: str, where: str, model, named: str) -> Action | Settle:
             raise UsageError(f"--incident {named}: {where}: not a JSON object ({exc.msg})") from None
     else:
         data = _call(text, where, model, named)
-    if data == {"type": "settle"}:
-        return SETTLE
-    try:
-        return model.action(data)
-    except ActionError as exc:
-        kind = data.get("type") if isinstance(data, dict) else None
-        hint = f"; cf {kind} is {CF_WORDS[kind]} here" if kind in CF_WORDS and kind not in model.vocabulary else ""
-        raise UsageError(f"--incident {named}: {where}: {exc}{hint}") from None
+    return _settle_or_action(data, model, f"--incident {named}: {where}")
 
 
 def _call(text: str, where: str, model, named: str) -> dict:
@@ -170,8 +165,6 @@ def _call(text: str, where: str, model, named: str) -> dict:
     kind, args = m[1], m[2] or ""
     if kind not in model.vocabulary and kind + "_" in model.vocabulary:  # continue(): continue_
         kind += "_"
-    args = _NUMBERED.sub(r"\1", args)
-    args = re.sub(r"\b(true|false|null)\b", lambda w: _JSON_WORDS[w[1]], args)
     try:
         call = ast.parse(f"f({args})", mode="eval").body
         names = [k.arg for k in call.keywords]
@@ -179,12 +172,7 @@ def _call(text: str, where: str, model, named: str) -> dict:
             raise ValueError("give each argument by name (instances=3)")
         if len(set(names)) < len(names):
             raise ValueError(f"{next(n for n in names if names.count(n) > 1)} given twice")
-        data = {}
-        for k in call.keywords:
-            try:
-                data[k.arg] = ast.literal_eval(k.value)
-            except ValueError:
-                raise ValueError(f"{k.arg}: only a literal value (a number, 'text', [a list], true, false)") from None
+        data = {k.arg: _value(k.arg, k.value) for k in call.keywords}
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         why = exc.msg if isinstance(exc, SyntaxError) else str(exc) if isinstance(exc, ValueError) else "too deep"
         raise UsageError(f"--incident {named}: {where}: cannot read the arguments of {kind}: {why}") from None
@@ -192,29 +180,26 @@ def _call(text: str, where: str, model, named: str) -> dict:
     fields = attrs.fields_dict(cls) if cls is not None else {}
     for name, value in list(data.items()):  # a list field given one deployment: tick(failed=d0)
         field = fields.get(name)
-        if field is not None and "tuple" in str(field.type) and isinstance(value, int):
+        if field is not None and isinstance(field.default, tuple) and isinstance(value, int):
             data[name] = [value]
-        elif isinstance(value, tuple):
-            data[name] = list(value)
     return {"type": kind, **data}
 
 
-def calls_in(actions) -> int:
-    """The actions of an incident that are not ``settle``."""
-    return sum(not isinstance(a, Settle) for a in actions)
-
-
-def title_of(incident: Incident, variant: str, prop: str, taken: int) -> str:
-    """A counterexample's title: the incident, and the calls it did not need (the search
-    stops at the violation: "scale-step" was read as the user's scale, which came after)."""
-    left = [a for a in incident.actions[taken:] if not isinstance(a, Settle)]
-    calls = calls_in(incident.actions)
-    after = f"after {calls - len(left)} of its {calls} calls ({', '.join(map(_label, left))} not needed)" if left \
-        else f"after its {calls} calls"
-    return f"{Path(incident.source).name} on {variant}: {prop} broken {after}, in one interleaving of the platform's actions"
-
-
-def _label(action) -> str:
-    from deployspec.spec.core import action_label
-
-    return action_label(action.to_json())
+def _value(name: str, node: ast.AST) -> Any:
+    """A literal argument: a number, a string, a list of them, true/false/null (JSON's or
+    Python's words), P1 or d0 as ``show`` prints a process or a deployment."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)) or \
+            isinstance(node, ast.Constant) and node.value is None:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) in (int, float):
+        return -node.operand.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_value(name, item) for item in node.elts]
+    if isinstance(node, ast.Name):
+        numbered = _NUMBERED.fullmatch(node.id)
+        if numbered:
+            return int(numbered[1])
+        if node.id in _WORDS:
+            return _WORDS[node.id]
+    raise ValueError(f"{name}: only a literal value (a number, 'text', [a list], true, false)")

@@ -158,8 +158,10 @@ def _given_up(todo: list[int], tasks, done, on_result, on_found) -> None:
 
 
 def _judged(tasks, done, i: int, found: list[Result], on_result, on_found) -> None:
-    on_found(tasks[i], found)  # heard before it is done: an interruption between the two
-    done[i] = found  # hears it again (_collect_stopped), rather than never
+    # on_found first: a stop before done[i] is set makes _collect_stopped hear it again
+    # (the command hears a search once) rather than never
+    on_found(tasks[i], found)
+    done[i] = found
     on_result(found[0])
 
 
@@ -305,12 +307,16 @@ def _heard_from_disk(tasks, done, on_found, out_dir: str | None, since: float) -
     first not judged of that variant, property and engine). A process that saved one and
     answered after the parent stopped listening (a loaded machine) had left it unreported."""
     reported = {Path(r.counterexample).name for found in done for r in found if r.counterexample}
+    heard: dict[int, list[Result]] = {}
     for r in save_log.found_on_disk(out_dir, since, reported):
-        i = next((i for i, t in enumerate(tasks) if not done[i] and (t[1], t[2], t[3]) ==
-                  (r.variant, r.engine, r.property)), None)
+        # (a random search's close look explores too: its task may have saved an explorer's trace)
+        i = next((i for i, t in enumerate(tasks) if not done[i] and (t[1], t[3]) == (r.variant, r.property)
+                  and r.engine in (t[2], "explore")), None)
         if i is not None:
-            on_found(tasks[i], [r])
-            done[i] = [r]
+            heard.setdefault(i, []).append(r)  # (each cause its file)
+    for i, found in heard.items():
+        on_found(tasks[i], found)
+        done[i] = found
 
 
 def quiet_resource_tracker() -> None:

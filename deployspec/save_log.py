@@ -7,8 +7,8 @@ the search returned it. :func:`deployspec.traces.keep` notes each trace *before*
 writes it, and what came of the save after; an interrupted task then reports, besides
 what it returned, each noted violation: saved (its file holds it), or not saved and why.
 Noted first and checked on disk after, no moment of the task's own process leaves a file
-written and not noted, and nothing is reported that is not on disk. A ``--jobs`` process
-that answers too late for its parent (:func:`found_on_disk`) is heard from the folder.
+written and not noted, and no file is reported that does not hold its trace. A ``--jobs``
+process that answers too late for its parent is heard from the folder (:func:`found_on_disk`).
 """
 
 from __future__ import annotations

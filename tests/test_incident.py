@@ -115,7 +115,8 @@ def test_the_seed_incident_breaks_capi_2022_and_not_capi_safe(tmp_path):
     assert proof.verdict == "holds" and proof.stats["complete"]
     assert proof.message.startswith("holds in every interleaving of the platform's actions with the 4 calls of")
     # a cancel that came after the restart had ended was refused: part of the answer
-    assert "; refused on the way (times, over all runs): cancel " in proof.message
+    assert "; the design refused some calls in some runs: cancel (in " in proof.message
+    assert proof.stats["incident"]["refused"] == {"cancel": 1}
     assert proof.stats["incident"]["reached"] == 5
 
 
@@ -166,12 +167,33 @@ def test_no_random_interleaving_breaks_what_the_search_proves_or_finds_it_shorte
 def test_a_refused_call_is_part_of_the_incident(tmp_path):
     """A scale while a deployment rolls is refused (capi-safe); the calls after it are still made."""
     inc = _incident(tmp_path, "push(instances=1)\nsettle\ndeploy()\nscale(instances=2)\ncancel()\n")
-    graph = IncidentGraph(CAPI, CAPI.variant("capi-safe"), explore.explore_config(CAPI, CAPI.variant("capi-safe")),
-                          CAPI.property("app_stays_available"), inc)
     r = _search(inc, "capi-safe", "app_stays_available")
     assert r.verdict == "holds" and r.stats["incident"]["reached"] == 5
-    assert r.stats["rejected_by_action"]["scale"] >= 1
-    assert graph.offered_at(graph.observe(graph.root()[0]), 0, [])[-1].kind == "push"
+    assert r.stats["incident"]["refused"]["scale"] >= 1 and "refused some calls in some runs: scale (in " in r.message
+    # a state property's search takes the refused call as a move too (its node is new: the index moved)
+    graph = IncidentGraph(CAPI, CAPI.variant("capi-safe"), explore.explore_config(CAPI, CAPI.variant("capi-safe")),
+                          CAPI.property("single_active_deployment"), inc)
+    assert graph.settles((None, None, 5)) and not graph.settles((None, None, 4))  # a settled property: at the end
+
+
+def test_the_line_per_design_says_only_what_was_proved():
+    from deployspec.commands import _incident_verdicts
+    from deployspec.engines.result import Result
+
+    def r(variant, prop, verdict, complete=True):
+        return Result("capi", variant, prop, "explore", verdict, stats={"complete": complete})
+
+    said = _incident_verdicts("i.txt", [
+        r("a", "p", "holds"), r("a", "q", "violated"),
+        r("b", "p", "holds", complete=False), r("b", "q", "error"),
+        r("c", "p", "error"), r("c", "q", "error"),
+        r("d", "p", "holds"), r("d", "q", "holds")]).splitlines()
+    assert said == [
+        "the incident i.txt on a: violated in some interleaving: q",
+        ("the incident i.txt on b: nothing violated in the interleavings searched (incomplete: see above); "
+        "not judged (error): q"),
+        "the incident i.txt on c: nothing judged; not judged (error): p, q",
+        "the incident i.txt on d: nothing violated in any interleaving"]
 
 
 def test_an_incident_whose_platform_never_rests_judges_nothing_after_it(tmp_path, monkeypatch):

@@ -115,6 +115,22 @@ def test_a_jobs_process_that_answered_too_late_is_heard_from_the_folder(tmp_path
     assert heard == []  # reported already
 
 
+def test_a_late_random_search_s_causes_are_heard_each_with_their_explorer_traces(tmp_path):
+    """A close look's random search explores each cause too: its task ("hypothesis") may
+    have saved explorer traces, several (one per cause)."""
+    import time
+
+    seed = traces.load(SEED)
+    first = dict(seed, engine="explore")
+    second = dict(first, steps=seed["steps"][:-1] + [seed["steps"][-1]] * 2)  # another finding's steps
+    paths = {str(traces.save(first, tmp_path)), str(traces.save(second, tmp_path))}
+    tasks = [("capi", "capi-2022", "hypothesis", seed["property"])]
+    done, heard = [[]], []
+    pool._heard_from_disk(tasks, done, lambda task, found: heard.append(found), str(tmp_path), time.time() - 10)
+    ((a, b),) = heard
+    assert {a.counterexample, b.counterexample} == paths and done[0] == [a, b]
+
+
 def test_a_pool_answer_interrupted_while_heard_is_heard_again():
     """The parent hears an answer (``on_found``) before it marks the search done: a stop
     between the two left it done and never reported (``_collect_stopped`` skips a done one)."""
@@ -128,18 +144,17 @@ def test_a_pool_answer_interrupted_while_heard_is_heard_again():
     assert done == [None]
 
 
-def test_check_runs_a_task_noting_its_saves(monkeypatch):
-    """Each task begins its own note (the last task's saves are not this one's)."""
-    import contextlib
+def test_check_runs_each_task_noting_its_saves(monkeypatch):
+    """Each task's search runs with a note of its own (the last task's saves are not this one's)."""
+    notes = []
 
-    begun = []
+    def judge(*task, **options):
+        notes.append(save_log._noted)
+        save_log._noted.append("a save of this task")
+        return [Result("capi", task[1], task[3], task[2], "holds")]
 
-    @contextlib.contextmanager
-    def noting():
-        begun.append(1)
-        yield
-
-    monkeypatch.setattr(save_log, "noting", noting)
+    monkeypatch.setattr(check, "judge", judge)
     check.run([(get_model("capi"), "capi-2022")],
               ["explore"], budget=5, seed=0, out_dir=None, properties=["app_stays_available", "single_active_deployment"])
-    assert len(begun) == 2
+    assert notes == [["a save of this task"], ["a save of this task"]] and notes[0] is not notes[1]
+    assert save_log._noted is None

@@ -33,13 +33,13 @@ import attrs
 
 from deployspec import reached, traces
 from deployspec.adapter import ReferenceAdapter
-from deployspec.engines.explore_text import progress_text, proof_text, untaken_text
+from deployspec.engines import incident_text
+from deployspec.engines.explore_text import progress_text, proof_text
 from deployspec.engines.incident_graph import IncidentGraph
 from deployspec.engines.product import ProductGraph, Settler
 from deployspec.engines.result import Result
 from deployspec.explorer import collision_bound, merged_counts
 from deployspec.explorer import layered as layered_search
-from deployspec.incident import calls_in
 from deployspec.memory import peak_rss_mb
 from deployspec.partitioned import WorkerLost
 from deployspec.render_text import action_label
@@ -106,7 +106,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
             if message is not None and not graph.skipped(message):
                 found.update(number=n, message=message, total=depth)
                 return True
-        if settler is not None and graph.settles(node):
+        if settler is not None and (incident is None or graph.settles(node)):
             message, steps = settler.outcome(node[0])
             if message is not None and not graph.skipped(message) and depth + steps < found.get("total", 1 << 60):
                 found.update(number=n, message=message, total=depth + steps, settle=steps)
@@ -151,14 +151,10 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
     if incident is not None:
-        stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
-                             "calls": calls_in(incident.actions)}
-        # (the users' actions are the incident's: sizes that bound them, and actions that
-        # never took effect, say nothing of its interleavings)
-        stats["untried"], stats["never_enabled"], stats["vacuous"] = {}, [], []
+        _incident_stats(stats, graph, incident, config)
         if goal is None and complete and graph.reached < len(incident.actions):
             return Result(model.name, variant_name, prop.name, ENGINE, "error", stats=stats,
-                          message=untaken_text(stats, incident, skip_causes))
+                          message=incident_text.untaken_text(stats, incident, skip_causes))
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None
@@ -166,8 +162,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         # at it, before most actions were tried, which is no sign of a hollow check)
         stats["vacuous"] = []
     if goal is None:
-        return Result(model.name, variant_name, prop.name, ENGINE, "holds",
-                      message=proof_text(stats), stats=stats)
+        return Result(model.name, variant_name, prop.name, ENGINE, "holds", stats=stats,
+                      message=proof_text(stats) if incident is None else incident_text.proof_text(stats))
     try:
         return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
                                found, seed, out_dir, stats, incident)
@@ -253,13 +249,24 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
                          property=prop.name, engine=ENGINE, seed=None, session=session,
                          extra={"explore": {k: stats[k] for k in ("states", "transitions", "bfs_depth")}})
     if incident is not None:
-        from deployspec.incident import title_of
-
-        trace["title"] = title_of(incident, variant_name, prop.name, node[2])
+        trace["title"] = incident_text.title_of(incident, variant_name, prop.name, node[2])
         trace["extra"]["incident"] = {"file": incident.source, "actions": [a.to_json() for a in incident.actions]}
     return Result(model.name, variant_name, prop.name, ENGINE, "violated",
                   trace_length=len(trace["steps"]), message=v.message, stats=stats, cause=v.cause,
                   trace=trace, **traces.keep(trace, out_dir))
+
+
+def _incident_stats(stats: dict, graph, incident, config) -> None:
+    """An incident's figures (``stats["incident"]``). Its calls are given, so the sizes
+    that bound a search's calls, the switches that only open calls (``CALLS``), the actions
+    that never took effect and vacuity say nothing of its interleavings: left out; the
+    switches that open the platform's own behaviour stay."""
+    stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
+                         "calls": incident_text.calls_in(incident.actions), "refused": dict(graph.refused)}
+    calls_only = getattr(type(config), "CALLS", ())
+    stats["untried"] = {k: v for k, v in stats["untried"].items() if v is True and k not in calls_only}
+    stats["off"] = [k for k in stats["off"] if k not in calls_only]
+    stats["never_enabled"], stats["vacuous"] = [], []
 
 
 def untried(offered, config) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from deployspec.engines.result import Result
-from deployspec.spec.core import action_label
 
 
 def progress_text(depth: int, states: int, seconds: float) -> str:
@@ -23,14 +22,6 @@ WHY = {"time": "time budget spent", "memory": "memory budget spent",
 
 
 def proof_text(stats: dict) -> str:
-    if stats["complete"] and stats.get("incident"):
-        # (the sizes bound no call of the incident: left out; what the design refused is part of the answer)
-        refused = ", ".join(f"{k} {n}" for k, n in stats["rejected_by_action"].items() if n)
-        return (
-            f"holds in every interleaving of the platform's actions with the {stats['incident']['calls']} "
-            f"calls of {stats['incident']['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s)"
-            + (f"; refused on the way (times, over all runs): {refused}" if refused else "") + untried_text(stats)
-        )
     if stats["complete"]:
         return (
             f"holds for all {stats['states']:,} states reachable within bounds "
@@ -41,30 +32,11 @@ def proof_text(stats: dict) -> str:
     why = WHY.get(stats["stopped"], stats["stopped"])
     if stats["stopped"] == "memory" and stats.get("memory_budget_mb"):  # what it had, and how to give more
         why = f"memory budget of {stats['memory_budget_mb']:,g} MiB spent (--memory MIB gives more)"
-    incident = stats.get("incident")
-    untaken = (f"; the incident's actions from action {incident['reached'] + 1} on were never reached"
-               if incident and incident["reached"] < incident["actions"] else "")
     return (
         f"no violation within {stats['states']:,} states explored within bounds "
         f"({bounds_text(stats['bounds'])}) (incomplete: {why} at depth {stats['depth']}, "
-        f"{stats['seconds']:.1f} s)" + untaken + vacuity_text(stats) + untried_text(stats)
+        f"{stats['seconds']:.1f} s)" + vacuity_text(stats) + untried_text(stats)
     )
-
-
-def untaken_text(stats: dict, incident, skipped=frozenset()) -> str:
-    """An incident's search that saw every state and never took all its actions: where it
-    stuck, so no verdict is said of what follows. A ``settle`` the design never rests at,
-    a pinned platform action it never can take, or (a search for a further cause) every
-    run there broke the property a way already found."""
-    reached = stats["incident"]["reached"]
-    action = incident.actions[reached]
-    why = ("the platform never came to rest there on this design" if action.kind == "settle" else
-           "the platform never could take it there on this design" if action.actor == "platform" else "")
-    if skipped:
-        why = f"{why + ', or ' if why else ''}every run there broke the property a way already found " \
-              f"({', '.join(sorted(skipped))})"
-    return (f"the incident's action {reached + 1} ({action_label(action.to_json())}) was never taken in "
-            f"{stats['states']:,} states: {why}; nothing is judged of what follows")
 
 
 def untried_text(stats: dict) -> str:

@@ -18,15 +18,20 @@ the incident, not one guess at it.
 
 from __future__ import annotations
 
-from deployspec.engines.product import ProductGraph
+from deployspec.engines.product import SKIPPED, ProductGraph
 from deployspec.incident import Settle
 from deployspec.reference.core import Rejected
-from deployspec.spec.core import Step
 
 
 class IncidentGraph(ProductGraph):
+    """``(state, memory, index)`` nodes: the product graph's, and how far the incident got."""
+
+    shares_moves = False  # (its moves are other than a whole search's: the shared memo stays theirs)
+
     def __init__(self, model, variant, config, prop, incident, skip_causes=frozenset()):
         super().__init__(model, variant, config, prop, skip_causes)
+        #: how often each kind of the users' calls was refused, over the moves searched
+        self.refused: dict[str, int] = {}
         self.incident = incident.actions
         #: where the incident says ``settle`` (a pickled incident's marker is another object)
         self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
@@ -108,26 +113,27 @@ class IncidentGraph(ProductGraph):
                 yield i, child, (action, message), hash(self.key(child))
 
     def _moved(self, node, obs, action, after, pinned: bool):
+        """A platform move as the product graph's, at the same index; the incident's next
+        action (``pinned``) as the index's move: never a self-loop, and a refused call is
+        kept (a refused platform action did not happen: no move)."""
         state, memory, index = node
         if not pinned:
             child, message = self._move(state, memory, obs, action, after, self.layer)
             return (None, None) if child is None else (self._past_rest((*child, index)), message)
         rejected = None
-        if after.__class__ is Rejected and action.actor == "platform":
-            return None, None  # a pinned platform action happened: only where it can
         if after.__class__ is Rejected:
-            self.rejected_by_kind[action.kind] = self.rejected_by_kind.get(action.kind, 0) + 1
+            if action.actor == "platform":
+                return None, None
+            self.refused[action.kind] = self.refused.get(action.kind, 0) + 1
             rejected, after = after.reason, state
-        else:
-            if self.canonical:
-                after = self.canonical(after)
-            self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
+        elif self.canonical:
+            after = self.canonical(after)
+        kinds = self.by_kind if rejected is None else self.rejected_by_kind
+        kinds[action.kind] = kinds.get(action.kind, 0) + 1
         if not self.trace:
             return self._past_rest((after, None, index + 1)), None
-        moved = Step(self.layer, self.action_json(action), action.actor, rejected, obs or self.observe(state),
-                     self.observe(after))
-        new_memory, message = self.prop.advance(memory, moved)
-        if self.skip_causes and self.skipped(message):
+        new_memory, message = self.advanced(memory, obs, action, rejected, after, self.layer)
+        if new_memory is SKIPPED:
             return None, None
         return self._past_rest((after, new_memory, index + 1)), message
 

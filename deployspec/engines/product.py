@@ -23,6 +23,8 @@ CACHE_CAP = 100_000
 #: and bounds, and for states that recur with another monitor memory)
 MOVES_CAP = 200_000
 _MOVES: dict[Any, dict] = {}
+#: a monitor's memory after a move that breaks the property a way already found
+SKIPPED = object()
 
 
 def _moves_memo(model, variant, config) -> dict:
@@ -41,6 +43,9 @@ def _moves_memo(model, variant, config) -> dict:
 class ProductGraph(Graph):
     """Nodes are ``(state, memory)``; ``memory`` is None unless the property is a trace one."""
 
+    #: whether the searches of one (model, variant, bounds) share this graph's moves (``_MOVES``)
+    shares_moves = True
+
     def __init__(self, model, variant, config, prop, skip_causes=frozenset()):
         self.model, self.variant, self.config, self.prop = model, variant, config, prop
         #: causes already found: a move (trace) or state (state property) breaking
@@ -54,7 +59,7 @@ class ProductGraph(Graph):
         self._json: dict[Any, dict] = {}
         self.by_kind: dict[str, int] = {}
         self.rejected_by_kind: dict[str, int] = {}
-        self.moves = _moves_memo(model, variant, config)
+        self.moves = _moves_memo(model, variant, config) if self.shares_moves else {}
         self._candidates = model.offered(variant)
 
     # --- nodes ---------------------------------------------------------------
@@ -66,10 +71,6 @@ class ProductGraph(Graph):
 
     def key(self, node):
         return node if self.trace else node[0]
-
-    def settles(self, node) -> bool:
-        """Whether a settled property is judged from ``node`` (every node, here)."""
-        return True
 
     def observe(self, state) -> dict:
         obs = self._obs.get(state)
@@ -133,15 +134,23 @@ class ProductGraph(Graph):
                 return None, None
             self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
             return (after, None), None
-        moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
-        new_memory, message = self.prop.advance(memory, moved)
-        if self.skip_causes and self.skipped(message):
+        new_memory, message = self.advanced(memory, obs, action, rejected, after, index)
+        if new_memory is SKIPPED:
             return None, None
         if message is None and (after is state or after == state) and new_memory == memory:
             return None, None  # a self-loop, also for the monitor
         if rejected is None:
             self.by_kind[action.kind] = self.by_kind.get(action.kind, 0) + 1
         return (after, new_memory), message
+
+    def advanced(self, memory, obs, action, rejected, after, index):
+        """A trace property's monitor over one move: ``(memory, complaint)``, or
+        ``(SKIPPED, None)`` where the move breaks it a way already found (``skip_causes``)."""
+        moved = Step(index, self.action_json(action), action.actor, rejected, obs, self.observe(after))
+        new_memory, message = self.prop.advance(memory, moved)
+        if self.skip_causes and self.skipped(message):
+            return SKIPPED, None
+        return new_memory, message
 
     def child_by_edge(self, node, e):
         """The move ``e`` from ``node``, at step ``self.layer`` (the node's depth): a

@@ -62,6 +62,9 @@ class CapiConfig:
     REPLAYED: ClassVar[tuple[str, ...]] = ("settle_steps",)
     #: the switches that open behaviour when on (a proof names those it left off)
     OPENING: ClassVar[tuple[str, ...]] = ("finish_window", "snapshot_window", "push_rolling", "rollback")
+    #: of those, the ones that only open users' calls (``cf push --strategy rolling``, ``cf
+    #: rollback``): an incident's calls are given, whatever they say
+    CALLS: ClassVar[tuple[str, ...]] = ("push_rolling", "rollback")
 
     #: settle steps per instance a search may create, unless ``settle_steps`` is given: each
     #: instance starts in a step of its own, so 80 cut capi-safe's settle phase at

@@ -1,0 +1,58 @@
+"""An incident's search (``check --incident``) in words: its proofs, what it never took,
+and the titles of its counterexamples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deployspec.engines.explore_text import proof_text as bounded_proof_text
+from deployspec.engines.explore_text import untried_text
+from deployspec.incident import Incident, Settle
+from deployspec.spec.core import action_label
+
+
+def calls_in(actions) -> int:
+    """The actions of an incident that are not ``settle``: the users' calls and pinned platform actions."""
+    return sum(not isinstance(a, Settle) for a in actions)
+
+
+def proof_text(stats: dict) -> str:
+    """A holding verdict: over every interleaving, with the calls the design refused on the
+    way (part of the answer: capi-safe refuses a scale mid-rollout); the size bounds, which
+    bound no call of the incident, left out. A search cut short says what it never reached."""
+    incident = stats["incident"]
+    if not stats["complete"]:
+        untaken = (f"; the incident's actions from action {incident['reached'] + 1} on were never reached"
+                   if incident["reached"] < incident["actions"] else "")
+        return bounded_proof_text(stats) + untaken
+    refused = ", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in incident["refused"].items())
+    return (f"holds in every interleaving of the platform's actions with the {incident['calls']} calls of "
+            f"{incident['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s)"
+            + (f"; the design refused some calls in some runs: {refused}" if refused else "")
+            + untried_text(stats))
+
+
+def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
+    """A search that saw every state and never took all the incident's actions: where it
+    stuck, so no verdict is said of what follows. A ``settle`` the design never rests at,
+    a pinned platform action it never offers there, or (a search for a further cause)
+    every run there broke the property a way already found."""
+    reached = stats["incident"]["reached"]
+    action = incident.actions[reached]
+    why = ("the platform never came to rest there on this design" if isinstance(action, Settle) else
+           "the platform never could take it there on this design" if action.actor == "platform" else "")
+    if skipped:
+        why = f"{why + ', or ' if why else ''}every run there broke the property a way already found " \
+              f"({', '.join(sorted(skipped))})"
+    return (f"the incident's action {reached + 1} ({action_label(action.to_json())}) was never taken in "
+            f"{stats['states']:,} states: {why}; nothing is judged of what follows")
+
+
+def title_of(incident: Incident, variant: str, prop: str, taken: int) -> str:
+    """A counterexample's title: the incident, and the calls after the violation, named so
+    a reader does not blame them (the search stops where the property breaks)."""
+    left = [a for a in incident.actions[taken:] if not isinstance(a, Settle)]
+    calls = calls_in(incident.actions)
+    after = (f"after {calls - len(left)} of its {calls} calls "
+             f"({', '.join(action_label(a.to_json()) for a in left)} not needed)") if left else f"after its {calls} calls"
+    return f"{Path(incident.source).name} on {variant}: {prop} broken {after}, in one interleaving of the platform's actions"
