@@ -97,7 +97,8 @@ def cmd_check(args) -> int:
 
     def so_far() -> list:
         results = [r for found in finished.values() for r in found]
-        return junit_cases.check_suites(results, declared=not args.variant, planned=planned, finished=finished)
+        return junit_cases.check_suites(results, declared=not args.variant, planned=planned, finished=finished,
+                                        incident=args.incident)
 
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
     # a design of one's own is the user's code, which may print: to stderr, as contract's
@@ -208,7 +209,7 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
         sys.stdout.flush()
         print(f"deployspec: error: {unjudged_line}", file=sys.stderr)
     if junit is not None:
-        suites = junit_cases.check_suites(results, declared=not args.variant)
+        suites = junit_cases.check_suites(results, declared=not args.variant, incident=getattr(args, "incident", None))
         if unjudged:  # every case skipped: the report fails as the status does
             suites.append(junit_xml.run_error("deployspec check", "nothing judged", unjudged_line))
         junit_xml.save(junit, args.junit, "deployspec check", suites, started)

@@ -6,6 +6,7 @@ command's exit status follows, so the report and the status never disagree."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import attrs
 
@@ -24,13 +25,15 @@ def _part(name: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[Suite]:
+def check_suites(results, *, declared: bool, planned=None, finished=(), incident: str | None = None) -> list[Suite]:
     """A suite per (model, variant), a case per property: with ``declared`` (the
     matrix) a case fails when its cell disagrees with what the variant declares, as
     the table marks ``!``; otherwise (a close look) when the property is violated.
     A search that ended in error is an error either way. For an interrupted run,
     ``planned``: every search (``check.searches``), ``finished``: those that ended; a
-    cell with a search unfinished is skipped, with what its finished ones said."""
+    cell with a search unfinished is skipped, with what its finished ones said. A run of
+    ``--incident`` names its file in each suite and class (several incidents' reports, or
+    one beside a plain check's, collided in a CI's test view)."""
     from deployspec import declarations
 
     judged = declarations.cells(results)
@@ -46,6 +49,12 @@ def check_suites(results, *, declared: bool, planned=None, finished=()) -> list[
         else:
             case = _check_case(model_name, variant, prop, rs, results, declared)
         suites.setdefault((model_name, variant), []).append(case)
+    if incident is not None:
+        stem = _part(Path(incident).name.removesuffix(".txt"))
+        return [Suite(f"check --incident {Path(incident).name} {m} · {v}",
+                      tuple(attrs.evolve(c, classname=c.classname.replace("deployspec.check.",
+                                                                         f"deployspec.incident.{stem}.", 1))
+                            for c in cases)) for (m, v), cases in suites.items()]
     return [Suite(f"check {m} · {v}", tuple(cases)) for (m, v), cases in suites.items()]
 
 

@@ -7,6 +7,7 @@ on every line."""
 import json
 import os
 import random
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -266,9 +267,14 @@ def test_the_command_judges_each_design_by_the_incident_with_jobs(capsys, tmp_pa
     assert results == {("capi-2022", "violated"), ("capi-safe", "holds")}
     (saved,) = (tmp_path / "out").glob("*.json")
     assert run(capsys, "replay", str(saved))[0] == 1  # it reproduces, as any counterexample
+    report = tmp_path / "incident.xml"
     status, out, _err = run(capsys, "check", "--variant", "capi-2022", "--variant", "capi-safe", "--incident",
                             str(tmp_path / "i.txt"), "--property", "app_stays_available",
-                            "--property", "single_active_deployment")
+                            "--property", "single_active_deployment", "--junit", str(report))
+    assert ET.parse(report).getroot().find("testsuite").get("name") == \
+        "check --incident i.txt capi · capi-2022"  # (beside another incident's, or a plain check's)
+    assert {c.get("classname") for c in ET.parse(report).getroot().iter("testcase")} == \
+        {"deployspec.incident.i.capi.capi-2022", "deployspec.incident.i.capi.capi-safe"}
     assert out.splitlines()[-2:] == [  # a line per design (it said "violated" of both)
         (f"the incident {tmp_path / 'i.txt'} on capi-2022: violated in some interleaving: single_active_deployment, "
         "app_stays_available"),
