@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from deployspec import incident, traces
+from deployspec import check, incident, traces
 from deployspec.adapter import ReferenceAdapter
 from deployspec.engines import explore
 from deployspec.engines.incident_graph import IncidentGraph
@@ -204,9 +204,19 @@ def test_an_incident_whose_platform_never_rests_judges_nothing_after_it(tmp_path
     assert r.verdict == "error"
     assert r.message.startswith("the incident's action 2 (settle()) was never taken in ")
     assert r.message.endswith("the platform never came to rest there on this design; nothing is judged of what follows")
-    # a search for a further cause says so too (it said "holds in every interleaving")
-    again = _search(inc, "capi-safe", "single_active_deployment", skip_causes=frozenset({"x"}))
-    assert again.verdict == "error" and "or every run there broke the property a way already found (x)" in again.message
+    # a search for a further cause that no run got past: no other cause, not "in every interleaving"
+    # (the slots webhook design broke production_runs_only_released_images three ways before a settle)
+    slots = get_model("slots")
+    path = tmp_path / "slots.txt"
+    path.write_text("push()\nsettle\nswap()\n")
+    found = check.causes(explore.search, slots, "slots-webhook-tag", slots.property("production_runs_only_released_images"),
+                         limit=8, budget=30, cause_budget=30, seed=0, out_dir=None, engine="explore",
+                         incident=incident.read(str(path), slots))
+    *violations, last = found
+    assert {r.verdict for r in violations} == {"violated"} and len(violations) >= 2
+    assert last.verdict == "violated"
+    assert last.stats["other_causes"].startswith("no other cause: no run got to the incident's action 2 (settle()) "
+                                                 "without breaking the property a way already found (")
 
 
 def test_a_pinned_platform_action_happens_only_where_it_can(tmp_path):

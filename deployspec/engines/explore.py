@@ -153,8 +153,10 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     if incident is not None:
         _incident_stats(stats, graph, incident, config)
         if goal is None and complete and graph.reached < len(incident.actions):
-            return Result(model.name, variant_name, prop.name, ENGINE, "error", stats=stats,
-                          message=incident_text.untaken_text(stats, incident, skip_causes))
+            # (a search for a further cause that no run got past: no other cause, said as such;
+            # the first search, with nothing skipped, that never took an action judged nothing)
+            return Result(model.name, variant_name, prop.name, ENGINE, "holds" if skip_causes else "error",
+                          stats=stats, message=incident_text.untaken_text(stats, incident, skip_causes))
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None

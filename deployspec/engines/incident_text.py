@@ -34,18 +34,19 @@ def proof_text(stats: dict) -> str:
 
 def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
     """A search that saw every state and never took all the incident's actions: where it
-    stuck, so no verdict is said of what follows. A ``settle`` the design never rests at,
-    a pinned platform action it never offers there, or (a search for a further cause)
-    every run there broke the property a way already found."""
+    stuck. The first search: a ``settle`` the design never rests at, or a pinned platform
+    action it never offers there, so nothing is judged of what follows. A search for a
+    further cause (``skipped``): no run got there but by breaking the property a way
+    already found, so there is no other cause."""
     reached = stats["incident"]["reached"]
     action = incident.actions[reached]
-    why = ("the platform never came to rest there on this design" if isinstance(action, Settle) else
-           "the platform never could take it there on this design" if action.actor == "platform" else "")
+    label = f"the incident's action {reached + 1} ({action_label(action.to_json())})"
     if skipped:
-        why = f"{why + ', or ' if why else ''}every run there broke the property a way already found " \
-              f"({', '.join(sorted(skipped))})"
-    return (f"the incident's action {reached + 1} ({action_label(action.to_json())}) was never taken in "
-            f"{stats['states']:,} states: {why}; nothing is judged of what follows")
+        return (f"no other cause: no run got to {label} without breaking the property a way already found "
+                f"({', '.join(sorted(skipped))}) ({stats['states']:,} states)")
+    why = ("the platform never came to rest there on this design" if isinstance(action, Settle) else
+           "the platform never could take it there on this design")
+    return f"{label} was never taken in {stats['states']:,} states: {why}; nothing is judged of what follows"
 
 
 def title_of(incident: Incident, variant: str, prop: str, taken: int) -> str:
