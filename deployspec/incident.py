@@ -122,15 +122,32 @@ def _settle_or_action(data: Any, model, where: str) -> Action | Settle:
         return model.action(data)
     except ActionError as exc:
         kind = data.get("type") if isinstance(data, dict) else None
-        hint = f"; cf {kind} is {CF_WORDS[kind]} here" if kind in CF_WORDS and kind not in model.vocabulary else ""
-        raise UsageError(f"{where}: {exc}{hint}") from None
+        said = _command_hint(kind, model) if isinstance(kind, str) and kind not in model.vocabulary else None
+        raise UsageError(f"{where}: {exc}{'; ' + said if said else ''}") from None
 
 
-#: the cf CLI's words for the capi model's actions (docs/trace-format.md), for a hint
-CF_WORDS = {"push": "push(instances=N) for a new app, deploy(new_droplet=true) with --strategy rolling",
-            "restart": "deploy() (with --strategy rolling)", "restage": "deploy(new_droplet=true)",
-            "cancel-deployment": "cancel()", "continue-deployment": "continue_()", "scale": "scale(instances=N)",
-            "rollback": "deploy(revision=D)", "stage": "stage()", "set-droplet": "stage()"}
+#: each model's platform commands, by a phrase of theirs, as its actions (docs/trace-format.md): a hint
+COMMANDS = {
+    "capi": {"cf push": "push(instances=N) for a new app, deploy(new_droplet=true) with --strategy rolling",
+             "cf restart": "deploy() (with --strategy rolling)", "cf restage": "deploy(new_droplet=true)",
+             "cf cancel-deployment": "cancel()", "cf continue-deployment": "continue()",
+             "cf scale": "scale(instances=N)", "cf rollback": "deploy(revision=D)", "cf stage": "stage()",
+             "cf set-droplet": "stage()"},
+    "slots": {"az webapp deployment slot swap": "swap()", "az webapp restart": "restart(slot='production')",
+              "az webapp config container set": "set_image(slot='staging')", "docker push": "push()",
+              "az acr build": "push()"},
+}
+
+
+def _command_hint(text: str, model) -> str | None:
+    """``cf cancel-deployment is cancel() here`` where ``text`` names one of the model's
+    platform commands (the tool's name may be left out)."""
+    words = " ".join(text.split())
+    for command, action in COMMANDS.get(model.name, {}).items():
+        rest = command.split(" ", 1)[1]
+        if words in (command, rest) or words.startswith((command + " ", rest + " ")):
+            return f"{command} is {action} here"
+    return None
 #: a line in the form ``show`` prints: ``kind`` or ``kind(name=value, …)``
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
 #: a number as ``show`` prints it: P1 (a web process), d0 (a deployment)
@@ -157,9 +174,8 @@ def _call(text: str, where: str, model, named: str) -> dict:
         return {"type": "settle"}
     m = _CALL.fullmatch(text)
     if m is None:
-        command = re.sub(r"^(cf|az)\s+", "", text).split()[0] if text.split() else ""
-        hint = f": cf {command} is {CF_WORDS[command]} here" if command in CF_WORDS else \
-            " (e.g. deploy(), scale(instances=3), or a JSON object)"
+        said = _command_hint(text, model)
+        hint = f": {said}" if said else " (e.g. deploy(), scale(instances=3), or a JSON object)"
         raise UsageError(f"--incident {named}: {where}: {printable_line(text, 60)!r} is not an action{hint} "
                          "(docs/incidents.md)")
     kind, args = m[1], m[2] or ""

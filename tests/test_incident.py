@@ -59,6 +59,13 @@ def test_a_trace_file_gives_its_users_steps(tmp_path):
         ["push", "settle"]
 
 
+def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path):
+    path = tmp_path / "az.txt"
+    path.write_text("push()\naz webapp deployment slot swap -g rg -n app --slot staging\n")
+    with pytest.raises(UsageError, match=r"line 2: .* is not an action: az webapp deployment slot swap is swap\(\) here"):
+        incident.read(str(path), get_model("slots"))
+
+
 @pytest.mark.parametrize("text, said", [
     ("deploy(\n", "line 1: 'deploy(' is not an action (e.g. deploy()"),
     ("push(2)\n", "line 1: cannot read the arguments of push: give each argument by name"),
