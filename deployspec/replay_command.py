@@ -29,7 +29,7 @@ def cmd_replay(args) -> int:
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load_named(f, "replay")) for f in trace_files(args.files)]  # validate all before running any
     loaded, left_out, model = _of_the_variants_model(args, loaded)
-    loaded = judged_by(args.property, loaded)
+    loaded, unjudged = judged_by(args.property, loaded)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # (before --out's folder is made)
@@ -44,7 +44,11 @@ def cmd_replay(args) -> int:
                              "deployspec contract --out")
         writable_dir(args.out, report=junit)
     if left_out:  # (said once nothing is left to refuse: a usage error is one line)
-        _say_left_out(args.variant, model, left_out)
+        _say_left_out(f"--variant {args.variant} is a {model} design", left_out)
+    if unjudged:
+        _say_left_out(f"--property {', '.join(dict.fromkeys(args.property))}: not a property of their model",
+                      unjudged)
+    left_out = [*left_out, *unjudged]
     started = time.time()
     # (file, status, what was said, seconds, what --json tells of it), in order
     verdicts: list[tuple[str, int, str, float, dict]] = []
@@ -66,26 +70,34 @@ def cmd_replay(args) -> int:
     return status
 
 
-def judged_by(names: list[str] | None, loaded: list) -> list:
+def judged_by(names: list[str] | None, loaded: list) -> tuple[list, list]:
     """With ``--property``: each file once per property named (``all``: every property of
     its model), in that order; a file judged by another property than it records keeps
     that one as ``recorded_property`` (its recorded step and cause are not compared). An
     operator's replay of an incident's steps said "does not reproduce" of the recorded
-    property while the same steps took the app down: only the recorded one was judged."""
+    property while the same steps took the app down: only the recorded one was judged.
+    Also the files left out: those of a model with none of the properties named (a folder
+    of both models, judged by one's property, was refused). A name no model of the files
+    has is refused."""
     if not names:
-        return loaded
-    out = []
+        return loaded, []
+    models = {trace["model"]: [p.name for p in get_model(trace["model"]).properties] for _, trace in loaded}
+    for name in names:  # (each checked, also beside all: a misspelt one is no property)
+        if name != "all" and not any(name in known for known in models.values()):
+            known = [p for ps in models.values() for p in ps]
+            which = f"model {next(iter(models))}" if len(models) == 1 else f"models {', '.join(models)}"
+            raise UsageError(f"--property {quoted(name)}: not a property of {which}"
+                             f"{did_you_mean(name, [*known, 'all'])} (known: {', '.join(known)}; or all)")
+    out, left = [], []
     for path, trace in loaded:
-        model = get_model(trace["model"])
-        known = [p.name for p in model.properties]
-        for name in names:  # (each checked, also beside all: a misspelt one is no property)
-            if name not in known and name != "all":
-                raise UsageError(f"--property {quoted(name)}: not a property of model {model.name}"
-                                 f"{did_you_mean(name, [*known, 'all'])} (known: {', '.join(known)}; or all)")
-        for name in dict.fromkeys(known if "all" in names else names):
+        known = models[trace["model"]]
+        mine = known if "all" in names else [n for n in dict.fromkeys(names) if n in known]
+        if not mine:
+            left.append((path, trace))
+        for name in mine:
             out.append((path, trace if name == trace["property"] else
                         {**trace, "property": name, "recorded_property": trace["property"]}))
-    return out
+    return out, left
 
 
 def _keep_replayed(path: str, trace: dict, outcome, out_dir: str) -> dict:
@@ -160,12 +172,11 @@ def _model_of(variant: str, loaded) -> str:
     return find_variant(variant)[0].name  # (an unknown name: said as such)
 
 
-def _say_left_out(variant: str, model: str, left: list) -> None:
-    """The note on stderr naming the traces ``--variant`` left out (each once)."""
+def _say_left_out(why: str, left: list) -> None:
+    """The note on stderr naming the traces left out (each once), and ``why``."""
     files = list(dict.fromkeys(str(p) for p, _ in left))
     print(f"deployspec: left out {traces_per_model({p: t for p, t in left}.items())} "
-          f"(--variant {variant} is a {model} design): {first_few([escaped(p) for p in files], 3)}",
-          file=sys.stderr)
+          f"({why}): {first_few([escaped(p) for p in files], 3)}", file=sys.stderr)
 
 
 def traces_per_model(loaded) -> str:

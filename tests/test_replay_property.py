@@ -92,3 +92,21 @@ def test_a_misspelt_property_beside_all_is_refused_and_a_replay_of_a_replay_keep
     title = json.loads(twice.read_text())["title"]
     assert status == 1 and title.endswith("(replayed on capi-current, judged by app_stays_available)"), title
     assert title.count("replayed on") == 1
+
+
+def test_a_folder_of_both_models_judged_by_one_model_s_property_leaves_the_other_s_out(capsys, tmp_path):
+    """It was refused (exit 2): a folder of regressions of both models could not be judged by
+    app_stays_available; now the slots traces are left out, said on stderr and in --json."""
+    import shutil
+
+    slots_file = min((SEED.parent.parent / "slots").glob("*.json"))
+    for f in (SEED, slots_file):
+        shutil.copy(f, tmp_path / f.name)
+    status, out, err = run(capsys, "replay", str(tmp_path), "--property", "app_stays_available", "--json")
+    doc = json.loads(out)
+    assert status == 1 and [f["file"] for f in doc["files"]] == [str(tmp_path / SEED.name)]
+    assert doc["left_out"] == [{"file": str(tmp_path / slots_file.name), "model": "slots"}]
+    assert err.splitlines()[0] == (f"deployspec: left out 1 slots trace (--property app_stays_available: not a "
+                                   f"property of their model): {tmp_path / slots_file.name}")
+    status, _, err = run(capsys, "replay", str(tmp_path), "--property", "app_stays_availble")
+    assert status == 2 and "not a property of models capi, slots: did you mean 'app_stays_available'?" in err
