@@ -352,6 +352,14 @@ def _read_text(path: Path, stream: BinaryIO | None = None) -> str:
         raise UsageError(f"{path}: cannot read: {exc}") from None
 
 
+def _looks_like_calls(text: str) -> bool:
+    """Whether ``text`` starts as an incident does (``push(instances=2)``): a user handed
+    ``replay`` the calls they give ``check --incident``."""
+    first = next((line.split("#", 1)[0].strip() for line in text.splitlines()[:20]
+                  if line.split("#", 1)[0].strip()), "")
+    return re.fullmatch(r"[A-Za-z_]\w*\s*(\(.*\))?", first) is not None
+
+
 def _parsed(path: Path, text: str) -> Any:
     from deployspec.contract.protocol import unique_names
 
@@ -359,7 +367,9 @@ def _parsed(path: Path, text: str) -> Any:
         return json.loads(text, object_pairs_hook=unique_names)
     except json.JSONDecodeError as exc:
         # (some of json's messages end in " at", the position following)
-        raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno})") from None
+        calls = " (a list of calls, one per line? check --incident FILE --variant V searches it)" \
+            if _looks_like_calls(text) else ""
+        raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno}){calls}") from None
     except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
         from deployspec.contract.protocol import unreadable
 

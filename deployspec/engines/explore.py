@@ -265,6 +265,8 @@ def _incident_stats(stats: dict, graph, incident, config) -> None:
     switches that open the platform's own behaviour stay."""
     stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
                          "calls": incident_text.calls_in(incident.actions), "refused": dict(graph.refused)}
+    if getattr(config, "start", None) is not None:  # (where its runs begin: App Service's slots, before the calls)
+        stats["incident"]["start"] = config.start
     calls_only = getattr(type(config), "CALLS", ())
     stats["untried"] = {k: v for k, v in stats["untried"].items() if v is True and k not in calls_only}
     stats["off"] = [k for k in stats["off"] if k not in calls_only]

@@ -83,11 +83,10 @@ class IncidentGraph(ProductGraph):
             if own is not None and own not in moves:
                 moves.append(own)
         elif index < len(self.incident):
-            pinned = self.incident[index]
-            # a platform action happens only where the design offers it (a tick failing d0
-            # before d0 exists does not); taken here, it also stays the platform's own move
-            if pinned.actor != "platform" or pinned in moves:
-                moves.append(pinned)
+            # (a pinned platform action too, also where the candidates leave it out as a
+            # stutter: a recycle that pulls the digest production runs changes nothing and
+            # happened all the same; where the design refuses it, ``_moved`` takes no move)
+            moves.append(self.incident[index])
         return moves
 
     def _pins(self, index: int, actions: list) -> bool:

@@ -26,8 +26,10 @@ def proof_text(stats: dict) -> str:
                    if incident["reached"] < incident["actions"] else "")
         return bounded_proof_text(stats) + untaken
     refused = ", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in incident["refused"].items())
+    start = incident.get("start")  # (a model that says where its runs start: App Service's slots)
     return (f"holds in every interleaving of the platform's actions with the {incident['calls']} calls of "
-            f"{incident['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s)"
+            f"{incident['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s"
+            + (f"; from start={start}" if start is not None else "") + ")"
             + (f"; the design refused some calls in some runs: {refused}" if refused else "")
             + untried_text(stats))
 
@@ -54,6 +56,6 @@ def title_of(incident: Incident, variant: str, prop: str, taken: int) -> str:
     a reader does not blame them (the search stops where the property breaks)."""
     left = [a for a in incident.actions[taken:] if not isinstance(a, Settle)]
     calls = calls_in(incident.actions)
-    after = (f"after {calls - len(left)} of its {calls} calls "
-             f"({', '.join(action_label(a.to_json()) for a in left)} not needed)") if left else f"after its {calls} calls"
+    after = (f"after {calls - len(left)} of its {calls} calls, before {', '.join(action_label(a.to_json()) for a in left)}"
+             if left else f"after its {calls} calls")
     return f"{Path(incident.source).name} on {variant}: {prop} broken {after}, in one interleaving of the platform's actions"
