@@ -25,7 +25,7 @@ import sys
 import time
 from typing import NoReturn
 
-from deployspec import commands, interruption, replay_command, streams
+from deployspec import commands, interruption, replay_command, show_command, streams
 from deployspec import junit as junit_xml
 from deployspec.argtypes import bound, int_between, nonneg_int, positive_int, seconds
 from deployspec.contract import cli as contract_cli
@@ -431,7 +431,7 @@ def _help_written(status: int) -> int:
 # ---------------------------------------------------------------------------
 
 
-COMMANDS = {"check": commands.cmd_check, "replay": replay_command.cmd_replay, "show": commands.cmd_show,
+COMMANDS = {"check": commands.cmd_check, "replay": replay_command.cmd_replay, "show": show_command.cmd_show,
             "variants": commands.cmd_variants, "contract": contract_cli.cmd_contract,
             "serve": serve_command.cmd_serve}
 

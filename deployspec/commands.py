@@ -10,18 +10,14 @@ import json
 import shlex
 import sys
 import time
-from typing import TYPE_CHECKING
 
 import attrs
 
+from deployspec import incident_command, junit_cases, report, terminal, traces
 from deployspec import junit as junit_xml
-from deployspec import junit_cases, report, terminal, traces
 from deployspec.models import UsageError, bounds_given
-from deployspec.outputs import json_named, output_path, writable_dir, write_output
+from deployspec.outputs import writable_dir
 from deployspec.text import escaped, first_few, printable_line
-
-if TYPE_CHECKING:
-    from deployspec.incident import Incident
 
 
 def _bounds_of_one_model(pairs: list[tuple[object, str]], bounds: dict, named: bool,
@@ -52,13 +48,13 @@ def cmd_check(args) -> int:
     from deployspec import check
     from deployspec.progress import Progress
 
-    _check_incident_options(args)
+    incident_command.check_options(args)
     args.engine = args.engine or "hypothesis"
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
         check.engine_function(e)
     pairs = check.plan(args.model, args.variant)
-    incident = _incident_read(args.incident, pairs) if args.incident is not None else None
+    incident = incident_command.read(args.incident, pairs) if args.incident is not None else None
     if args.property:
         check.check_property_names(pairs, args.property, named=bool(args.variant))
     planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
@@ -135,33 +131,6 @@ def cmd_check(args) -> int:
                                 properties=args.property, on_progress=progress.searching,
                                 on_found=found, incident=incident)
         return _conclude_check(args, engines, results, junit, started)
-
-
-def _check_incident_options(args) -> None:
-    """``--incident``'s demands, checked before anything runs: a close look (--variant), by
-    the explorer (the engine it implies, set here), in one process per search."""
-    if args.incident is None:
-        return
-    if args.engine not in (None, "explore"):
-        raise UsageError(f"--incident is searched by the explorer (every interleaving), not --engine {args.engine}; "
-                         "leave --engine out")
-    if not args.variant:
-        raise UsageError("--incident needs the designs to check it on: --variant V (repeatable), "
-                         "e.g. --variant capi-current --variant capi-safe")
-    if args.workers > 1:
-        raise UsageError("--incident searches each design in one process: leave --workers out (--jobs runs "
-                         "the searches side by side)")
-    args.engine = "explore"
-
-
-def _incident_read(path: str, pairs) -> Incident:
-    from deployspec import incident
-
-    models = list(dict.fromkeys(m.name for m, _ in pairs))
-    if len(models) > 1:
-        raise UsageError(f"--incident is one model's actions, and these variants are of {' and '.join(models)}: "
-                         "check each model's in a run of its own")
-    return incident.read(path, pairs[0][0])
 
 
 @contextlib.contextmanager
@@ -265,29 +234,7 @@ def _print_close_look(results, *, saving: bool, incident: str | None = None) -> 
     if incident is None:  # (what a design declares is of its whole search, not of one incident)
         print(declared_by(results))
     else:
-        print(_incident_verdicts(incident, results))
-
-
-def _incident_verdicts(incident: str, results) -> str:
-    """A line per design: what the incident did to it (a proof said only of what was proved)."""
-    lines = []
-    for variant in dict.fromkeys(r.variant for r in results):
-        mine = [r for r in results if r.variant == variant]
-        broken = list(dict.fromkeys(r.property for r in mine if r.verdict == "violated"))
-        failed = list(dict.fromkeys(r.property for r in mine if r.verdict == "error"))
-        judged = [r for r in mine if r.verdict != "error"]
-        if broken:
-            said = f"violated in some interleaving: {', '.join(broken)}"
-        elif not judged:
-            said = "nothing judged"
-        elif all(r.stats.get("complete", True) for r in judged):
-            said = "nothing violated in any interleaving"
-        else:
-            said = "nothing violated in the interleavings searched (incomplete: see above)"
-        if failed:
-            said += f"; not judged (error): {', '.join(failed)}"
-        lines.append(f"the incident {incident} on {variant}: {said}")
-    return "\n".join(lines)
+        print(incident_command.verdicts(incident, results))
 
 
 def _print_causes(results) -> None:
@@ -411,100 +358,8 @@ def _print_statistics(results) -> None:
         print()
 
 
-def cmd_show(args) -> int:
-    from deployspec import traces
-    from deployspec.render_text import divergence, render
-
-    args.file = _one_trace(args.file)
-    args.format = _show_format(args.format, args.out)
-    out = None if args.out is None else _output_of_show(args.out, args.file)  # before the work, as for --out
-    trace = traces.load_named(args.file, "show")  # (- is standard input, as -o's - is standard output)
-    source = None if args.file == "-" else str(args.file)
-    if args.format == "svg":
-        from deployspec.render_svg import render as render_svg
-
-        text = render_svg(trace)
-    elif args.format == "html":
-        from deployspec.render_html import render as render_html
-
-        text = render_html(trace, source=source)
-    elif args.format == "itf":
-        from deployspec.render_itf import render as render_itf
-
-        text = json.dumps(render_itf(trace, source=source), indent=1) + "\n"
-    else:
-        text = render(trace) + "\n" + divergence(trace)
-    if args.format == "text":  # a trace's texts are anyone's: no terminal escapes reach the screen
-        text = escaped(text, keep="\n")
-    if out is not None:
-        if write_output(out, text, "-o", args.out):
-            _say_written(args.out, args.format, text)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-def _say_written(named: str, kind: str, text: str) -> None:
-    """``show -o FILE`` says what it wrote into a file, on stderr (its stdout may be
-    closed): it said nothing, and a user whose name went elsewhere than meant (a typo)
-    could not tell."""
-    if sys.stderr is None:
-        return
-    size = len(text.encode("utf-8", "replace"))
-    named = escaped(named)
-    print(f"deployspec: wrote {named} ({kind}, {size / 1024:.0f} KiB)" if size >= 1024 else
-          f"deployspec: wrote {named} ({kind}, {size} bytes)", file=sys.stderr)
-
-
 def cmd_variants(args) -> int:
     from deployspec.report import variants_json, variants_table
 
     print(json.dumps(variants_json(), indent=1) if args.json else variants_table(terminal.columns()))
     return 0
-
-
-#: names of pictures ``show`` does not draw (without --format, it wrote its text table there)
-IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".pdf", ".webp", ".bmp", ".tif", ".tiff", ".svgz")
-#: names of data a program would read (without --format, the text table went there too)
-DATA = (".jsonl", ".ndjson", ".xml", ".yaml", ".yml", ".csv", ".tla", ".qnt")
-#: what ``show -o NAME`` draws when --format is not given, by how NAME ends
-FORMAT_OF_SUFFIX = {".svg": "svg", ".html": "html", ".htm": "html", ".itf.json": "itf", ".itf": "itf"}
-
-
-def _one_trace(files: list[str]) -> str:
-    """The trace ``show`` draws: one (a glob matching several said "unrecognized arguments")."""
-    if len(files) > 1:
-        raise UsageError(f"show draws one trace, got {len(files)} ({first_few(files, 3)}); "
-                         "draw each in turn, or replay them all: deployspec replay FILE...")
-    return files[0]
-
-
-def _show_format(given: str | None, out: str | None) -> str:
-    """``--format``, else the one ``-o``'s name asks for (``trace.svg``: a picture, not a
-    table in a file a browser cannot show); a name asking for another is refused."""
-    named = (out or "").lower()
-    implied = next((f for suffix, f in FORMAT_OF_SUFFIX.items() if named.endswith(suffix)), None)
-    if given is None and named.endswith(IMAGES):  # it wrote the text table into x.png
-        raise UsageError(f"-o {out}: show draws svg, html, itf or text; name it .svg (or give --format)")
-    if given is None and named.endswith(DATA):  # and into x.jsonl
-        raise UsageError(f"-o {out}: show writes svg, html, itf (Apalache/Quint's trace format) or text; "
-                         "name it .itf.json, .svg, .html or .txt (or give --format)")
-    if given is not None and implied is not None and implied != given:
-        raise UsageError(f"-o {out}: a name for {implied}, not --format {given}")
-    return given or implied or "text"
-
-
-def _output_of_show(named: str, source: str):
-    """The file ``-o`` names, refused before the trace is read and drawn (a 64 MiB trace
-    took seconds before ``-o`` was found to name no folder)."""
-    path = output_path(named, "-o", empty="give a file name, or leave -o out to write to stdout")
-    try:
-        if path.exists() and path.samefile(source):
-            raise UsageError(f"-o {named}: is the trace being shown; write the picture elsewhere")
-    except OSError:  # (the trace's own name is said when it is read)
-        pass
-    why = json_named(path, named, also=(".itf.json",))  # as --junit's
-    if why is not None:
-        raise UsageError(f"-o {named}: {why} would be read as a trace by a replay of its folder; "
-                         "name it .itf.json (itf), .svg, .html or .txt")
-    return path

@@ -185,8 +185,8 @@ def test_a_refused_call_is_part_of_the_incident(tmp_path):
 
 
 def test_the_line_per_design_says_only_what_was_proved():
-    from deployspec.commands import _incident_verdicts
     from deployspec.engines.result import Result
+    from deployspec.incident_command import verdicts as _incident_verdicts
 
     def r(variant, prop, verdict, complete=True):
         return Result("capi", variant, prop, "explore", verdict, stats={"complete": complete})
