@@ -133,20 +133,23 @@ COMMANDS = {
              "cf cancel-deployment": "cancel()", "cf continue-deployment": "continue()",
              "cf scale": "scale(instances=N)", "cf rollback": "deploy(revision=D)", "cf stage": "stage()",
              "cf set-droplet": "stage()"},
-    "slots": {"az webapp deployment slot swap": "swap()", "az webapp restart": "restart(slot='production')",
-              "az webapp config container set": "set_image(slot='staging')", "docker push": "push()",
+    "slots": {"az webapp deployment slot swap": "swap()", "az webapp restart": "restart(slot='{slot}')",
+              "az webapp config container set": "set_image(slot='{slot}')", "docker push": "push()",
               "az acr build": "push()"},
 }
+#: an example of each model's lines, for a line that is no action
+EXAMPLES = {"capi": "deploy(), scale(instances=3)", "slots": "swap(), set_image(slot='staging')"}
 
 
 def _command_hint(text: str, model) -> str | None:
     """``cf cancel-deployment is cancel() here`` where ``text`` names one of the model's
     platform commands (the tool's name may be left out)."""
     words = " ".join(text.split())
+    slot = re.search(r"(?:--slot|-s)[ =](\S+)", words)  # (az's default slot is production)
     for command, action in COMMANDS.get(model.name, {}).items():
         rest = command.split(" ", 1)[1]
         if words in (command, rest) or words.startswith((command + " ", rest + " ")):
-            return f"{command} is {action} here"
+            return f"{command} is {action.format(slot=slot[1] if slot else 'production')} here"
     return None
 #: a line in the form ``show`` prints: ``kind`` or ``kind(name=value, …)``
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
@@ -175,7 +178,7 @@ def _call(text: str, where: str, model, named: str) -> dict:
     m = _CALL.fullmatch(text)
     if m is None:
         said = _command_hint(text, model)
-        hint = f": {said}" if said else " (e.g. deploy(), scale(instances=3), or a JSON object)"
+        hint = f": {said}" if said else f" (e.g. {EXAMPLES.get(model.name, 'kind(name=value)')}, or a JSON object)"
         raise UsageError(f"--incident {named}: {where}: {printable_line(text, 60)!r} is not an action{hint} "
                          "(docs/incidents.md)")
     kind, args = m[1], m[2] or ""

@@ -29,7 +29,7 @@ def cmd_replay(args) -> int:
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
     loaded = [(f, traces.load_named(f, "replay")) for f in trace_files(args.files)]  # validate all before running any
     loaded, left_out, model = _of_the_variants_model(args, loaded)
-    loaded, unjudged = judged_by(args.property, loaded)
+    loaded, unjudged = judged_by(args.property, loaded, args.files)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # (before --out's folder is made)
@@ -70,15 +70,16 @@ def cmd_replay(args) -> int:
     return status
 
 
-def judged_by(names: list[str] | None, loaded: list) -> tuple[list, list]:
+def judged_by(names: list[str] | None, loaded: list, given: list[str] = ()) -> tuple[list, list]:
     """With ``--property``: each file once per property named (``all``: every property of
     its model), in that order; a file judged by another property than it records keeps
     that one as ``recorded_property`` (its recorded step and cause are not compared). An
     operator's replay of an incident's steps said "does not reproduce" of the recorded
     property while the same steps took the app down: only the recorded one was judged.
-    Also the files left out: those of a model with none of the properties named (a folder
-    of both models, judged by one's property, was refused). A name no model of the files
-    has is refused."""
+    Also the files left out: those of a folder (of ``given``) whose model has none of the
+    properties named (a folder of both models, judged by one's property, was refused). A
+    file named on its own is judged or refused, never left out, and a folder with nothing
+    judged is refused, as with ``--variant``; so is a name no model of the files has."""
     if not names:
         return loaded, []
     models = {trace["model"]: [p.name for p in get_model(trace["model"]).properties] for _, trace in loaded}
@@ -88,15 +89,25 @@ def judged_by(names: list[str] | None, loaded: list) -> tuple[list, list]:
             which = f"model {next(iter(models))}" if len(models) == 1 else f"models {', '.join(models)}"
             raise UsageError(f"--property {quoted(name)}: not a property of {which}"
                              f"{did_you_mean(name, [*known, 'all'])} (known: {', '.join(known)}; or all)")
+    named = {f for f in given if not Path(f).is_dir()}
     out, left = [], []
     for path, trace in loaded:
         known = models[trace["model"]]
         mine = known if "all" in names else [n for n in dict.fromkeys(names) if n in known]
         if not mine:
+            if path in named:
+                raise UsageError(f"{escaped(path)}: a {trace['model']} trace, and --property "
+                                 f"{', '.join(dict.fromkeys(names))} is not a property of {trace['model']}")
             left.append((path, trace))
         for name in mine:
             out.append((path, trace if name == trace["property"] else
                         {**trace, "property": name, "recorded_property": trace["property"]}))
+    judged = {path for path, _ in out}
+    for folder in dict.fromkeys(f for f in given if f and Path(f).is_dir()):
+        inside = set(_json_files_in(folder))
+        if inside and not judged & inside:
+            raise UsageError(f"{escaped(folder)}: no trace of a model with --property "
+                             f"{', '.join(dict.fromkeys(names))} ({traces_per_model([(p, t) for p, t in left if p in inside])})")
     return out, left
 
 

@@ -355,7 +355,7 @@ def _read_text(path: Path, stream: BinaryIO | None = None) -> str:
 def _looks_like_calls(text: str) -> bool:
     """Whether ``text`` starts as an incident does (``push(instances=2)``): a user handed
     ``replay`` the calls they give ``check --incident``."""
-    first = next((line.split("#", 1)[0].strip() for line in text.splitlines()[:20]
+    first = next((line.split("#", 1)[0].strip() for line in text[:8192].lstrip("\ufeff").splitlines()[:20]
                   if line.split("#", 1)[0].strip()), "")
     return re.fullmatch(r"[A-Za-z_]\w*\s*(\(.*\))?", first) is not None
 

@@ -59,11 +59,18 @@ def test_a_trace_file_gives_its_users_steps(tmp_path):
         ["push", "settle"]
 
 
-def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path):
+@pytest.mark.parametrize("line, hint", [
+    ("az webapp deployment slot swap -g rg -n app --slot staging", "az webapp deployment slot swap is swap() here"),
+    ("az webapp restart -g rg -n app --slot staging", "az webapp restart is restart(slot='staging') here"),
+    ("az webapp config container set -g rg -n app", "is set_image(slot='production') here"),  # (az's default)
+    ("swap it", "(e.g. swap(), set_image(slot='staging'), or a JSON object)"),  # (not capi's example)
+])
+def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line, hint):
     path = tmp_path / "az.txt"
-    path.write_text("push()\naz webapp deployment slot swap -g rg -n app --slot staging\n")
-    with pytest.raises(UsageError, match=r"line 2: .* is not an action: az webapp deployment slot swap is swap\(\) here"):
+    path.write_text(f"push()\n{line}\n")
+    with pytest.raises(UsageError) as caught:
         incident.read(str(path), get_model("slots"))
+    assert str(caught.value).startswith(f"--incident {incident.quoted(str(path))}: line 2: ") and hint in str(caught.value)
 
 
 @pytest.mark.parametrize("text, said", [
@@ -235,6 +242,11 @@ def test_a_pinned_platform_action_happens_only_where_it_can(tmp_path):
     r = _search(_incident(tmp_path, "push(instances=1)\nruntime(process=P5)\ncancel()\n"), "capi-safe",
                 "app_stays_available")
     assert r.verdict == "error" and "the platform never could take it there on this design" in r.message
+    # a tick failing a deployment that does not exist names nothing real: never taken (the step
+    # ignores it, and a proof had passed it over)
+    r = _search(_incident(tmp_path, "push(instances=1)\ntick(failed=d7)\ndeploy()\n"), "capi-safe",
+                "app_stays_available")
+    assert r.verdict == "error" and r.message.startswith("the incident's action 2 (tick(failed=d7)) was never taken")
     # one the candidates leave out as a stutter still happened: a recycle of production that pulls
     # the digest it runs (an App Service user's incident said "nothing judged" of the safe design)
     slots = get_model("slots")

@@ -110,3 +110,11 @@ def test_a_folder_of_both_models_judged_by_one_model_s_property_leaves_the_other
                                    f"property of their model): {tmp_path / slots_file.name}")
     status, _, err = run(capsys, "replay", str(tmp_path), "--property", "app_stays_availble")
     assert status == 2 and "not a property of models capi, slots: did you mean 'app_stays_available'?" in err
+    # a file named on its own is judged or refused, never left out; a folder with nothing judged, refused
+    status, _, err = run(capsys, "replay", str(SEED), str(slots_file), "--property", "app_stays_available")
+    assert status == 2 and err.endswith(f"{slots_file}: a slots trace, and --property app_stays_available is not "
+                                        "a property of slots\n")
+    (tmp_path / SEED.name).unlink()
+    status, _, err = run(capsys, "replay", str(SEED), str(tmp_path), "--property", "app_stays_available")
+    assert status == 2 and err.endswith(f"{tmp_path}: no trace of a model with --property app_stays_available "
+                                        "(1 slots trace)\n")

@@ -83,11 +83,18 @@ class IncidentGraph(ProductGraph):
             if own is not None and own not in moves:
                 moves.append(own)
         elif index < len(self.incident):
-            # (a pinned platform action too, also where the candidates leave it out as a
-            # stutter: a recycle that pulls the digest production runs changes nothing and
-            # happened all the same; where the design refuses it, ``_moved`` takes no move)
-            moves.append(self.incident[index])
+            pinned = self.incident[index]
+            # a pinned platform action where the design offers it, or where the model lists
+            # it as a stutter (a recycle that pulls the digest production runs changes nothing
+            # and happened all the same); not where it names nothing real (a tick failing a
+            # deployment that does not exist, which the step ignores)
+            if pinned.actor != "platform" or pinned in moves or self._stutter(pinned, obs):
+                moves.append(pinned)
         return moves
+
+    def _stutter(self, action, obs) -> bool:
+        probes = self.model.probe_actions
+        return probes is not None and action in probes(obs, self.config)
 
     def _pins(self, index: int, actions: list) -> bool:
         """Whether the last of ``actions`` (from ``offered_at``) is the incident's next one."""

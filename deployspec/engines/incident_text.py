@@ -21,12 +21,12 @@ def proof_text(stats: dict) -> str:
     way (part of the answer: capi-safe refuses a scale mid-rollout); the size bounds, which
     bound no call of the incident, left out. A search cut short says what it never reached."""
     incident = stats["incident"]
+    start = incident.get("start")  # (a model that says where its runs start: App Service's slots)
     if not stats["complete"]:
         untaken = (f"; the incident's actions from action {incident['reached'] + 1} on were never reached"
                    if incident["reached"] < incident["actions"] else "")
-        return bounded_proof_text(stats) + untaken
+        return bounded_proof_text(stats) + untaken + (f"; from start={start}" if start is not None else "")
     refused = ", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in incident["refused"].items())
-    start = incident.get("start")  # (a model that says where its runs start: App Service's slots)
     return (f"holds in every interleaving of the platform's actions with the {incident['calls']} calls of "
             f"{incident['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s"
             + (f"; from start={start}" if start is not None else "") + ")"
