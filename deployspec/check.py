@@ -138,11 +138,7 @@ def _run_serially(tasks, options, before, on_start, on_progress, on_found, on_re
                 interruption.raise_if_pending()  # swallowed on the way (a __del__): a stop, not a verdict
                 on_found(task, found)  # kept before it is said: what the progress line said is in the report
             except KeyboardInterrupt as stop:  # the violations found before it are verdicts all the same
-                if found is not None:
-                    carried = [r for r in found if r.verdict == "violated"]
-                else:
-                    carried = getattr(stop, "found", None) or []
-                violations = carried + save_log.unreported(carried)  # (a stop between saving one and returning it)
+                violations = save_log.at_stop(stop, found)
                 if violations:
                     on_found(task, violations)
                 raise

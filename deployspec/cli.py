@@ -25,7 +25,14 @@ import sys
 import time
 from typing import NoReturn
 
-from deployspec import commands, interruption, replay_command, show_command, streams
+from deployspec import (
+    commands,
+    interruption,
+    replay_command,
+    replay_selection,
+    show_command,
+    streams,
+)
 from deployspec import junit as junit_xml
 from deployspec.argtypes import bound, int_between, nonneg_int, positive_int, seconds
 from deployspec.contract import cli as contract_cli
@@ -312,7 +319,7 @@ def _report_interrupted_start(args, started: float) -> None:
     try:
         path = junit_xml.path_of(named, json_on_stdout=bool(getattr(args, "json", False)),
                               out=getattr(args, "out", None))
-        if getattr(args, "files", None) and replay_command.is_a_trace(path, replay_command.trace_files(args.files)):
+        if getattr(args, "files", None) and replay_selection.is_a_trace(path, replay_selection.trace_files(args.files)):
             raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
         out = getattr(args, "out", None)
         if out and not path.parent.is_dir():  # in the --out folder, which the command had yet to make

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from deployspec.contract import protocol
 from deployspec.models import UsageError
 from deployspec.reference.core import Action, ActionError
 from deployspec.text import printable_line, quoted
@@ -93,11 +94,11 @@ def _from_json(text: str, raw: bytes, path: str, model) -> list[Action | Settle]
     (the lines are read then)."""
     named = quoted(path)
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = protocol.loads(text)  # (as strict as every JSON deployspec reads: no name twice, no NaN)
+    except json.JSONDecodeError:
         return None
-    except RecursionError:
-        raise UsageError(f"--incident {named}: JSON nested too deep") from None
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"--incident {named}: JSON, but {protocol.unreadable(exc)}") from None
     if isinstance(data, dict) and "format" not in data:  # one action (a JSON line alone)
         data = [data]
     if isinstance(data, dict):
@@ -151,6 +152,8 @@ def _command_hint(text: str, model) -> str | None:
         if words in (command, rest) or words.startswith((command + " ", rest + " ")):
             return f"{command} is {action.format(slot=slot[1] if slot else 'production')} here"
     return None
+
+
 #: a line in the form ``show`` prints: ``kind`` or ``kind(name=value, …)``
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
 #: a number as ``show`` prints it: P1 (a web process), d0 (a deployment)
@@ -163,9 +166,11 @@ def _from_line(line: str, where: str, model, named: str) -> Action | Settle:
     text = _content(line)
     if text.startswith("{"):
         try:
-            data = json.loads(text)
-        except ValueError as exc:
+            data = protocol.loads(text)
+        except json.JSONDecodeError as exc:
             raise UsageError(f"--incident {named}: {where}: not a JSON object ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:
+            raise UsageError(f"--incident {named}: {where}: {protocol.unreadable(exc)}") from None
     else:
         data = _call(text, where, model, named)
     return _settle_or_action(data, model, f"--incident {named}: {where}")
@@ -207,9 +212,8 @@ def _call(text: str, where: str, model, named: str) -> dict:
 def _value(name: str, node: ast.AST) -> Any:
     """A literal argument: a number, a string, a list of them, true/false/null (JSON's or
     Python's words), P1 or d0 as ``show`` prints a process or a deployment."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)) or \
-            isinstance(node, ast.Constant) and node.value is None:
-        return node.value
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (int, float, str))):
+        return node.value  # (bool is an int)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and type(node.operand.value) in (int, float):
         return -node.operand.value

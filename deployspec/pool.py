@@ -231,9 +231,7 @@ def _judge_in_pool(*task, **options) -> list[Result] | _Stopped:
             try:
                 found = check.judge(*task, **options)
             except KeyboardInterrupt as stop:
-                if found is None:
-                    carried = getattr(stop, "found", None) or []
-                    found = _Stopped(carried + save_log.unreported(carried))
+                found = _Stopped(save_log.at_stop(stop, None))  # (found is set only once judge returned)
                 raise
     except KeyboardInterrupt:
         return found if found is not None else _Stopped([])
@@ -304,8 +302,9 @@ def _collect_stopped(workers, futures: dict, tasks: list, done: list, on_found) 
 def _heard_from_disk(tasks, done, on_found, out_dir: str | None, since: float) -> None:
     """An interrupted pool, once its processes ended: the counterexamples saved under
     ``out_dir`` since ``since`` that no answer reported, each heard as its search's (the
-    first not judged of that variant, property and engine). A process that saved one and
-    answered after the parent stopped listening (a loaded machine) had left it unreported."""
+    first not judged of that variant and property, by that engine or a random search's,
+    whose close look explores too). A process that saved one and answered after the
+    parent stopped listening (a loaded machine) had left it unreported."""
     reported = {Path(r.counterexample).name for found in done for r in found if r.counterexample}
     heard: dict[int, list[Result]] = {}
     for r in save_log.found_on_disk(out_dir, since, reported):

@@ -84,6 +84,17 @@ def unreported(found: list[Result]) -> list[Result]:
     return more
 
 
+def at_stop(stop: KeyboardInterrupt, returned: list[Result] | None) -> list[Result]:
+    """What an interrupted task found that is a verdict: the violations of what it
+    returned (a stop after the search ended, a swallowed one re-raised), else those its
+    KeyboardInterrupt carries (``check.causes``), and each noted one neither holds."""
+    if returned is not None:
+        carried = [r for r in returned if r.verdict == "violated"]
+    else:
+        carried = getattr(stop, "found", None) or []
+    return carried + unreported(carried)
+
+
 def violation_of(trace: dict, fields: dict) -> Result:
     """The violation result of a saved ``trace`` (``fields``: ``traces.keep``'s)."""
     v = trace["violation"]

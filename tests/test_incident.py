@@ -85,7 +85,9 @@ def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line,
     ('push(**{"instances": 2})\n', "give each argument by name"),
     ("push(instances=2, instances=3)\n", "instances given twice"),
     ("push(instances=(1).__class__)\n", "instances: only a literal value"),
-    ("[" * 100_000, "JSON nested too deep"),
+    ("[" * 100_000, "JSON, but it is nested too deeply"),
+    ('[{"type": "scale", "instances": 2, "instances": 3}]', 'JSON, but an object names "instances" twice'),
+    ('{"type": "scale", "instances": NaN}\n', "NaN is not a JSON value"),
     ("push()\fcancel()\n", "line 1: cannot read the arguments of push"),  # (a line as an editor counts it)
 ])
 def test_a_wrong_incident_is_one_line_naming_where(tmp_path, text, said):

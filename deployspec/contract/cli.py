@@ -333,7 +333,7 @@ def open_for_replay(args, traces_loaded):
         raise UsageError("replay: --variant and --exec/--python exclude each other")
     models = {trace["model"] for _, trace in traces_loaded}
     if len(models) > 1:
-        from deployspec.replay_command import traces_per_model
+        from deployspec.replay_selection import traces_per_model
 
         raise UsageError(f"replay --exec/--python: the files are of different models ({traces_per_model(traces_loaded)}); "
                          "an implementation speaks one: replay one model's traces at a time")

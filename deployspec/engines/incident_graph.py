@@ -35,7 +35,6 @@ class IncidentGraph(ProductGraph):
         self.incident = incident.actions
         #: where the incident says ``settle`` (a pickled incident's marker is another object)
         self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
-
         #: the most of the incident's actions any node took (a ``settle`` the design never
         #: reaches leaves the rest untaken: a proof would say nothing of them)
         self.reached = 0
@@ -54,6 +53,8 @@ class IncidentGraph(ProductGraph):
         return node if n == index else (state, memory, n)
 
     def _at_rest(self, state) -> bool:
+        """At rest as ``Session.platform_steps`` and ``Settler`` judge it: no settle action,
+        or a tick that changes nothing observed."""
         obs = self.observe(state)
         action = self.model.settle_action(obs)
         if action is None:
