@@ -251,7 +251,8 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     """The command that finishes an exhaustive search a bound or budget stopped: the
     bounds it ran with (those not the variant's defaults), its ``--workers``, and what
     stopped it lifted: no ``max_depth``, a ``--budget`` of twice the time it ran (at
-    least the default), a ``--memory`` of twice the budget it spent."""
+    least the default), a ``--memory`` of twice the budget it spent; an incident's search
+    (``check --incident``) again with its incident, or it would search every run instead."""
     import math
 
     from deployspec.check import DEFAULT_BUDGET
@@ -269,6 +270,8 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
                 "narrower --bound options")
     budget = max(DEFAULT_BUDGET["explore"], math.ceil(2 * stats.get("seconds", 0)))
     words = ["--engine", "explore", "--property", prop]
+    if "incident" in stats:  # (a search of an incident's runs: the same runs, searched further)
+        words = ["--incident", stats["incident"]["file"], "--property", prop]
     words += bound_words(given)
     words += ["--workers", str(workers)] if workers > 1 else []
     if stats.get("stopped") == "memory":  # twice what it spent (if the machine has it)

@@ -323,3 +323,15 @@ def test_replay_of_an_incident_s_calls_points_to_check_incident(capsys, tmp_path
     status, _out, err = run(capsys, "replay", str(tmp_path / "i.txt"))
     assert status == 2 and err.rstrip().endswith(
         "(a list of calls, one per line? check --incident FILE --variant V searches it)")
+
+
+def test_an_incident_s_unfinished_search_is_finished_by_a_search_of_the_same_incident(capsys, tmp_path):
+    (tmp_path / "i.txt").write_text(SEED_INCIDENT + "scale(instances=3)\n")
+    argv = ["check", "--variant", "capi-safe", "--property", "app_stays_available", "--incident",
+            str(tmp_path / "i.txt")]
+    status, out, _err = run(capsys, *argv, "--bound", "max_depth=5")
+    assert status == 0 and "holds*" in out
+    (finish,) = [line.strip() for line in out.splitlines() if line.startswith("  deployspec check")]
+    assert f"--incident {tmp_path / 'i.txt'} " in finish and "--engine" not in finish  # (not every run)
+    status, out, _err = run(capsys, *finish.split()[1:])
+    assert status == 0 and "holds*" not in out and "nothing violated in any interleaving" in out
