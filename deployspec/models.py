@@ -120,6 +120,11 @@ class Model:
     #: a configuration (``to_json``), a variant (the run's ``--reference``; None: any) ->
     #: the situations the reference designs (that one) reach under it, in report order
     situations: Callable[[dict, Any], tuple[str, ...]] = lambda config, variant: ()
+    #: a user's action, the observation after it -> how the call, accepted, came to nothing
+    #: (App Service: a swap whose moved slot fails to start aborts, production untouched), or
+    #: None; an incident's proof names these beside the refusals, both being part of what
+    #: happened. None = an accepted call always takes effect
+    failed_call: Callable[[Action, dict], str | None] | None = None
 
     def offered(self, variant: Any) -> Callable[[dict, Any], list[Action]]:
         """The candidate actions the searches of ``variant`` try (``candidates_for``)."""
@@ -324,6 +329,7 @@ def _slots() -> Model:
         candidate_actions=slots_model.candidate_actions,
         probe_actions=slots_model.probe_actions,
         settle_action=slots_model.settle_action,
+        failed_call=slots_model.failed_call,
         partition=slots_model.partition,
         essential=("push", "swap", ("set_image", "deliver_webhook")),
         # slots on a tag pull anew on a restart, a recycle, a retry; a webhook delivers

@@ -335,3 +335,18 @@ def test_an_incident_s_unfinished_search_is_finished_by_a_search_of_the_same_inc
     assert f"--incident {tmp_path / 'i.txt'} " in finish and "--engine" not in finish  # (not every run)
     status, out, _err = run(capsys, *finish.split()[1:])
     assert status == 0 and "holds*" not in out and "nothing violated in any interleaving" in out
+
+
+def test_a_proof_names_the_calls_the_design_accepted_that_came_to_nothing(capsys, tmp_path):
+    """A rollback swap that aborted (its slot failed to start) is neither a refusal nor a
+    swap ``rollback_restores_previous`` judges: an App Service engineer read "holds" and
+    thought the rollback had worked."""
+    path = tmp_path / "rollback.txt"
+    path.write_text("push()\nsettle\nswap()\npush(healthy=false)\nsettle\nswap()\n")
+    status, out, _err = run(capsys, "check", "--incident", str(path), "--variant", "slots-pipeline-tag", "--property",
+                            "rollback_restores_previous", "--bound", "start=release", "--json")
+    (r,) = valid_json_output(json.loads(out))["results"]
+    assert status == 0 and r["verdict"] == "holds" and r["stats"]["incident"]["failed"] == {"swap aborted": 8}
+    assert "; some calls the design accepted came to nothing in some runs: swap aborted (in 8 states)" in r["message"]
+    capi = _search(_incident(tmp_path, SEED_INCIDENT), "capi-safe", "app_stays_available")
+    assert "failed" not in capi.stats["incident"] and "came to nothing" not in capi.message

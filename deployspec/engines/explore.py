@@ -265,6 +265,8 @@ def _incident_stats(stats: dict, graph, incident, config) -> None:
     switches that open the platform's own behaviour stay."""
     stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
                          "calls": incident_text.calls_in(incident.actions), "refused": dict(graph.refused)}
+    if graph.failed:
+        stats["incident"]["failed"] = dict(graph.failed)
     if getattr(config, "start", None) is not None:  # (where its runs begin: App Service's slots, before the calls)
         stats["incident"]["start"] = config.start
     calls_only = getattr(type(config), "CALLS", ())

@@ -32,6 +32,8 @@ class IncidentGraph(ProductGraph):
         super().__init__(model, variant, config, prop, skip_causes)
         #: how often each kind of the users' calls was refused, over the moves searched
         self.refused: dict[str, int] = {}
+        #: how often each kind of the users' calls, accepted, came to nothing (``Model.failed_call``)
+        self.failed: dict[str, int] = {}
         self.incident = incident.actions
         #: where the incident says ``settle`` (a pickled incident's marker is another object)
         self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
@@ -133,8 +135,11 @@ class IncidentGraph(ProductGraph):
                 return None, None
             self.refused[action.kind] = self.refused.get(action.kind, 0) + 1
             rejected, after = after.reason, state
-        elif self.canonical:
-            after = self.canonical(after)
+        else:
+            if self.model.failed_call is not None:
+                self._note_failed(action, after)
+            if self.canonical:
+                after = self.canonical(after)
         kinds = self.by_kind if rejected is None else self.rejected_by_kind
         kinds[action.kind] = kinds.get(action.kind, 0) + 1
         if not self.trace:
@@ -143,6 +148,12 @@ class IncidentGraph(ProductGraph):
         if new_memory is SKIPPED:
             return None, None
         return self._past_rest((after, new_memory, index + 1)), message
+
+    def _note_failed(self, action, after) -> None:
+        why = self.model.failed_call(action, self.observe(after))
+        if why is not None:
+            said = f"{action.kind} {why}"
+            self.failed[said] = self.failed.get(said, 0) + 1
 
     def child_by_edge(self, node, e):
         state, _memory, index = node

@@ -18,7 +18,8 @@ def calls_in(actions) -> int:
 
 def proof_text(stats: dict) -> str:
     """A holding verdict: over every interleaving, with the calls the design refused on the
-    way (part of the answer: capi-safe refuses a scale mid-rollout); the size bounds, which
+    way (part of the answer: capi-safe refuses a scale mid-rollout) and those it accepted that
+    came to nothing (an aborted rollback swap: no rollback happened); the size bounds, which
     bound no call of the incident, left out. A search cut short says what it never reached."""
     incident = stats["incident"]
     start = incident.get("start")  # (a model that says where its runs start: App Service's slots)
@@ -26,11 +27,13 @@ def proof_text(stats: dict) -> str:
         untaken = (f"; the incident's actions from action {incident['reached'] + 1} on were never reached"
                    if incident["reached"] < incident["actions"] else "")
         return bounded_proof_text(stats) + untaken + (f"; from start={start}" if start is not None else "")
-    refused = ", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in incident["refused"].items())
+    refused, failed = (", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in incident.get(which, {}).items())
+                       for which in ("refused", "failed"))
     return (f"holds in every interleaving of the platform's actions with the {incident['calls']} calls of "
             f"{incident['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s"
             + (f"; from start={start}" if start is not None else "") + ")"
             + (f"; the design refused some calls in some runs: {refused}" if refused else "")
+            + (f"; some calls the design accepted came to nothing in some runs: {failed}" if failed else "")
             + untried_text(stats))
 
 

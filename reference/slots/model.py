@@ -220,6 +220,13 @@ def _stale(registry: dict, slot: dict) -> list[int]:
     return [i for i, inst in enumerate(slot["instances"]) if inst["digest"] != now]
 
 
+def failed_call(action, obs: dict) -> str | None:
+    """``"aborted"`` after a swap that aborted (:func:`swap.swap`'s step 2: a container of
+    the slot it moves failed to start, so production was not touched): accepted, and
+    nothing moved, which a user asking why a rollback did not roll back needs told."""
+    return "aborted" if action.kind == "swap" and obs["last_swap"] == "aborted" else None
+
+
 def settle_action(obs: dict) -> Any:
     """What the platform does when users stay away: deliver queued pushes, and retry
     failing containers whose reference now resolves to something else (a retry
