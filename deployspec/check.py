@@ -288,6 +288,7 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         exhaustive["on_progress"] = on_progress
     if incident is not None:
         exhaustive["incident"] = incident
+        bounds = incident.sized(configure(model, variant, engine, bounds or {}), bounds or {})
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
         extra |= exhaustive

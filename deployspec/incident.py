@@ -59,6 +59,18 @@ class Incident:
     source: str
     actions: tuple[Action | Settle, ...]
 
+    def sized(self, config, bounds: dict[str, Any]) -> dict[str, Any]:
+        """``bounds`` with the configuration's ``max_instances`` raised to the most instances
+        a call asks for (``push(instances=60)``, ``deploy(web_instances=…)``), so the bounds
+        that follow it (capi's ``settle_steps``: ten platform steps per instance) fit the
+        incident: at 80 steps a rolling restart of 60 instances was cut short, and every
+        design was called violated of ``deployment_converges``."""
+        most = max((value for a in self.actions if not isinstance(a, Settle)
+                    for name, value in a.to_json().items()
+                    if (name == "instances" or name.endswith("_instances")) and type(value) is int), default=0)
+        have = config.to_json().get("max_instances")
+        return bounds if type(have) is not int or most <= have else bounds | {"max_instances": most}
+
 
 def read(path: str, model) -> Incident:
     """The incident in ``path`` for ``model``, or a one-line UsageError saying where it is wrong."""

@@ -350,3 +350,18 @@ def test_a_proof_names_the_calls_the_design_accepted_that_came_to_nothing(capsys
     assert "; some calls the design accepted came to nothing in some runs: swap aborted (in 8 states)" in r["message"]
     capi = _search(_incident(tmp_path, SEED_INCIDENT), "capi-safe", "app_stays_available")
     assert "failed" not in capi.stats["incident"] and "came to nothing" not in capi.message
+
+
+def test_an_incident_s_own_instance_counts_size_the_search(capsys, tmp_path):
+    """A rolling restart of 60 instances: the settle phase's 80 steps (sized for the default
+    2 instances) cut it short, and every design was called violated of deployment_converges."""
+    (tmp_path / "big.txt").write_text("push(instances=60)\nsettle\ndeploy()\n")
+    status, out, _err = run(capsys, "check", "--incident", str(tmp_path / "big.txt"), "--variant", "capi-safe",
+                            "--property", "deployment_converges", "--json")
+    (r,) = valid_json_output(json.loads(out))["results"]
+    assert (status, r["verdict"]) == (0, "holds")
+    assert r["stats"]["bounds"]["max_instances"] == 60 and r["stats"]["bounds"]["settle_steps"] == 600
+    inc = _incident(tmp_path, "push(instances=60)\n")  # a bound given stands, and one above the calls is kept
+    config = explore.explore_config(CAPI, CAPI.variant("capi-safe"))
+    assert inc.sized(config, {"settle_steps": 90}) == {"settle_steps": 90, "max_instances": 60}
+    assert _incident(tmp_path, "scale(instances=1)\n").sized(config, {}) == {}
