@@ -170,6 +170,8 @@ def _command_hint(text: str, model) -> str | None:
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
 #: a number as ``show`` prints it: P1 (a web process), d0 (a deployment)
 _NUMBERED = re.compile(r"[Pd](\d+)")
+#: a list of deployments or processes as ``show`` prints it, unbracketed: ``failed=d0,d1``
+_SHOWN_LIST = re.compile(r"=\s*((?:[dP]\d+\s*,\s*)+[dP]\d+)\b(?!\s*=)")
 #: JSON's words and Python's, as values
 _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
@@ -201,6 +203,7 @@ def _call(text: str, where: str, model, named: str) -> dict:
     kind, args = m[1], m[2] or ""
     if kind not in model.vocabulary and kind + "_" in model.vocabulary:  # continue(): continue_
         kind += "_"
+    args = _SHOWN_LIST.sub(lambda m: f"=[{m[1]}]", args)  # (show's tick(failed=d0,d1): a list)
     try:
         call = ast.parse(f"f({args})", mode="eval").body
         names = [k.arg for k in call.keywords]
@@ -223,7 +226,8 @@ def _call(text: str, where: str, model, named: str) -> dict:
 
 def _value(name: str, node: ast.AST) -> Any:
     """A literal argument: a number, a string, a list of them, true/false/null (JSON's or
-    Python's words), P1 or d0 as ``show`` prints a process or a deployment."""
+    Python's words), P1 or d0 as ``show`` prints a process or a deployment, and a bare
+    word as ``show`` prints a name (``strategy=canary``, ``slot=staging``): the text."""
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (int, float, str))):
         return node.value  # (bool is an int)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
@@ -235,6 +239,5 @@ def _value(name: str, node: ast.AST) -> Any:
         numbered = _NUMBERED.fullmatch(node.id)
         if numbered:
             return int(numbered[1])
-        if node.id in _WORDS:
-            return _WORDS[node.id]
-    raise ValueError(f"{name}: only a literal value (a number, 'text', [a list], true, false)")
+        return _WORDS.get(node.id, node.id)
+    raise ValueError(f"{name}: only a literal value (a number, a word, 'text', [a list], true, false)")

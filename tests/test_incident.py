@@ -10,6 +10,8 @@ import random
 import xml.etree.ElementTree as ET
 
 import pytest
+from deployspec.reference.core import Rejected
+from deployspec.spec.core import action_label
 
 from deployspec import check, incident, traces
 from deployspec.adapter import ReferenceAdapter
@@ -365,3 +367,36 @@ def test_an_incident_s_own_instance_counts_size_the_search(capsys, tmp_path):
     config = explore.explore_config(CAPI, CAPI.variant("capi-safe"))
     assert inc.sized(config, {"settle_steps": 90}) == {"settle_steps": 90, "max_instances": 60}
     assert _incident(tmp_path, "scale(instances=1)\n").sized(config, {}) == {}
+
+
+#: the widest capi search's calls: canaries, both windows, rolling pushes, rollbacks
+_WIDE = {"capi": {"canary_plans": [[], [50], [50, 100]], "finish_window": True, "snapshot_window": True,
+                  "push_rolling": True, "rollback": True, "max_deployments": 3, "max_in_flight": [1, 2],
+                  "web_instances": [2]}, "slots": {}}
+
+
+@pytest.mark.parametrize("model_name", ["capi", "slots"])
+def test_every_action_reads_back_as_show_prints_it(tmp_path, model_name):
+    """An incident is written from what ``show`` printed: ``deploy(strategy=canary)``,
+    ``set_image(slot=staging)`` and ``tick(failed=d0,d1)`` were refused (a user trial)."""
+    model, said = get_model(model_name), {}
+    for variant in model.variants.values():
+        config = model.with_bounds(explore.explore_config(model, variant), _WIDE[model_name])
+        frontier, seen = [model.initial_state(config)], set()
+        while frontier and len(seen) < 1500:  # (a walk over a design's states: every action offered there)
+            state = frontier.pop()
+            obs = model.observe(state)
+            for action in [*model.offered(variant)(obs, config), *model.probe_actions(obs, config)]:
+                said[action_label(action.to_json())] = action.to_json()
+                after = variant.step(state, action)
+                if type(after) is not Rejected and after not in seen:
+                    seen.add(after)
+                    frontier.append(after)
+    if model_name == "capi":  # (a tick naming two deployments: beyond this walk)
+        two = model.action({"type": "tick", "failed": [0, 1], "reports_unavailable": [2]}).to_json()
+        said[action_label(two)] = two
+    path = tmp_path / "shown.txt"
+    path.write_text("\n".join(said))
+    assert [a.to_json() for a in incident.read(str(path), model).actions] == list(said.values())
+    assert any("strategy=canary" in s for s in said) or model_name == "slots"
+    assert any("slot=staging" in s for s in said) or model_name == "capi"
