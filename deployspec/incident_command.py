@@ -52,5 +52,8 @@ def verdicts(incident: str, results) -> str:
             said = "nothing violated in the interleavings searched (incomplete: see above)"
         if failed:
             said += f"; not judged (error): {', '.join(failed)}"
+        refused = sorted({n for r in judged for n in r.stats.get("incident", {}).get("always_refused", ())})
+        if refused:  # (a proof of a file whose calls no design takes is no proof of the incident)
+            said += f"; it refused action{'s' if len(refused) > 1 else ''} {', '.join(map(str, refused))} in every run"
         lines.append(f"the incident {incident} on {variant}: {said}")
     return "\n".join(lines)

@@ -400,3 +400,20 @@ def test_every_action_reads_back_as_show_prints_it(tmp_path, model_name):
     assert [a.to_json() for a in incident.read(str(path), model).actions] == list(said.values())
     assert any("strategy=canary" in s for s in said) or model_name == "slots"
     assert any("slot=staging" in s for s in said) or model_name == "capi"
+
+
+def test_a_call_refused_in_every_run_is_named_as_such(capsys, tmp_path):
+    """A file in the wrong order (deploy before push): "refused in some runs" and "nothing
+    violated" read as a proof of the incident (a user trial)."""
+    (tmp_path / "order.txt").write_text("deploy()\npush(instances=2)\nsettle\ndeploy()\nscale(instances=3)\n")
+    status, out, _err = run(capsys, "check", "--incident", str(tmp_path / "order.txt"), "--variant", "capi-safe",
+                            "--property", "app_stays_available", "--json")
+    (r,) = valid_json_output(json.loads(out))["results"]
+    assert status == 0 and r["stats"]["incident"]["always_refused"] == [1]
+    assert r["stats"]["incident"]["refused"] == {"scale": r["stats"]["incident"]["refused"]["scale"]}  # (not deploy)
+    assert "; the design refused deploy() (action 1) in every run: check the incident's order" in r["message"]
+    status, out, _err = run(capsys, "check", "--incident", str(tmp_path / "order.txt"), "--variant", "capi-safe",
+                            "--property", "app_stays_available")
+    assert out.splitlines()[-1].endswith("nothing violated in any interleaving; it refused action 1 in every run")
+    inc = _incident(tmp_path, SEED_INCIDENT)  # (a call refused in some runs only is not)
+    assert "always_refused" not in _search(inc, "capi-safe", "app_stays_available").stats["incident"]

@@ -165,7 +165,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         stats["vacuous"] = []
     if goal is None:
         return Result(model.name, variant_name, prop.name, ENGINE, "holds", stats=stats,
-                      message=proof_text(stats) if incident is None else incident_text.proof_text(stats))
+                      message=proof_text(stats) if incident is None else incident_text.proof_text(stats, incident))
     try:
         return _counterexample(model, variant, variant_name, prop, config, graph, layered, goal,
                                found, seed, out_dir, stats, incident)
@@ -264,9 +264,11 @@ def _incident_stats(stats: dict, graph, incident, config) -> None:
     that never took effect and vacuity say nothing of its interleavings: left out; the
     switches that open the platform's own behaviour stay."""
     stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
-                         "calls": incident_text.calls_in(incident.actions), "refused": dict(graph.refused)}
+                         "calls": incident_text.calls_in(incident.actions), "refused": graph.refused()}
     if graph.failed:
         stats["incident"]["failed"] = dict(graph.failed)
+    if graph.always_refused():
+        stats["incident"]["always_refused"] = graph.always_refused()
     if getattr(config, "start", None) is not None:  # (where its runs begin: App Service's slots, before the calls)
         stats["incident"]["start"] = config.start
     calls_only = getattr(type(config), "CALLS", ())

@@ -30,10 +30,14 @@ class IncidentGraph(ProductGraph):
 
     def __init__(self, model, variant, config, prop, incident, skip_causes=frozenset()):
         super().__init__(model, variant, config, prop, skip_causes)
-        #: how often each kind of the users' calls was refused, over the moves searched
-        self.refused: dict[str, int] = {}
+        #: how often the call at each index of the incident was refused, over the moves searched
+        self.refusals: dict[int, int] = {}
         #: how often each kind of the users' calls, accepted, came to nothing (``Model.failed_call``)
         self.failed: dict[str, int] = {}
+        #: the incident's indices whose call some run made and the design took (refused or
+        #: not): one refused and never taken was refused in every run (a file's calls in the
+        #: wrong order, deploy before push, look like a proof otherwise)
+        self.taken_at: set[int] = set()
         self.incident = incident.actions
         #: where the incident says ``settle`` (a pickled incident's marker is another object)
         self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
@@ -133,9 +137,10 @@ class IncidentGraph(ProductGraph):
         if after.__class__ is Rejected:
             if action.actor == "platform":
                 return None, None
-            self.refused[action.kind] = self.refused.get(action.kind, 0) + 1
+            self.refusals[index] = self.refusals.get(index, 0) + 1
             rejected, after = after.reason, state
         else:
+            self.taken_at.add(index)
             if self.model.failed_call is not None:
                 self._note_failed(action, after)
             if self.canonical:
@@ -148,6 +153,18 @@ class IncidentGraph(ProductGraph):
         if new_memory is SKIPPED:
             return None, None
         return self._past_rest((after, new_memory, index + 1)), message
+
+    def always_refused(self) -> list[int]:
+        """The incident's actions (numbered from 1) the design refused in every run that made them."""
+        return sorted(i + 1 for i in self.refusals if i not in self.taken_at)
+
+    def refused(self) -> dict[str, int]:
+        """By kind, in how many states the design refused a call it took in other runs."""
+        out: dict[str, int] = {}
+        for i, n in sorted(self.refusals.items()):
+            if i in self.taken_at:
+                out[self.incident[i].kind] = out.get(self.incident[i].kind, 0) + n
+        return out
 
     def _note_failed(self, action, after) -> None:
         why = self.model.failed_call(action, self.observe(after))

@@ -16,25 +16,34 @@ def calls_in(actions) -> int:
     return sum(not isinstance(a, Settle) for a in actions)
 
 
-def proof_text(stats: dict) -> str:
+def proof_text(stats: dict, incident: Incident) -> str:
     """A holding verdict: over every interleaving, with the calls the design refused on the
     way (part of the answer: capi-safe refuses a scale mid-rollout) and those it accepted that
     came to nothing (an aborted rollback swap: no rollback happened); the size bounds, which
     bound no call of the incident, left out. A search cut short says what it never reached."""
-    incident = stats["incident"]
-    start = incident.get("start")  # (a model that says where its runs start: App Service's slots)
+    figures = stats["incident"]
+    start = figures.get("start")  # (a model that says where its runs start: App Service's slots)
     if not stats["complete"]:
-        untaken = (f"; the incident's actions from action {incident['reached'] + 1} on were never reached"
-                   if incident["reached"] < incident["actions"] else "")
+        untaken = (f"; the incident's actions from action {figures['reached'] + 1} on were never reached"
+                   if figures["reached"] < figures["actions"] else "")
         return bounded_proof_text(stats) + untaken + (f"; from start={start}" if start is not None else "")
-    refused, failed = (", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in incident.get(which, {}).items())
+    refused, failed = (", ".join(f"{k} (in {n} state{'s' if n != 1 else ''})" for k, n in figures.get(which, {}).items())
                        for which in ("refused", "failed"))
-    return (f"holds in every interleaving of the platform's actions with the {incident['calls']} calls of "
-            f"{incident['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s"
+    return (f"holds in every interleaving of the platform's actions with the {figures['calls']} calls of "
+            f"{figures['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s"
             + (f"; from start={start}" if start is not None else "") + ")"
+            + (f"; {always_refused_text(figures, incident.actions)}" if figures.get("always_refused") else "")
             + (f"; the design refused some calls in some runs: {refused}" if refused else "")
             + (f"; some calls the design accepted came to nothing in some runs: {failed}" if failed else "")
             + untried_text(stats))
+
+
+def always_refused_text(figures: dict, actions) -> str:
+    """The calls the design refused in every run (``figures["always_refused"]``), by number
+    and as ``show`` prints them: a file whose calls came in an order no app allows (deploy
+    before push) would otherwise read as a proof about the incident."""
+    said = ", ".join(f"{action_label(actions[n - 1].to_json())} (action {n})" for n in figures["always_refused"])
+    return f"the design refused {said} in every run: check the incident's order, or what the design allows"
 
 
 def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
