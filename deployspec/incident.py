@@ -86,15 +86,40 @@ def read(path: str, model) -> Incident:
         text = raw.decode("utf-8-sig")  # (a byte-order mark, as some editors save)
     except UnicodeDecodeError:
         raise UsageError(f"--incident {named}: not UTF-8 text") from None
-    actions = _from_json(text, raw, path, model) if text.lstrip().startswith(("[", "{")) else None
-    if actions is None:  # (lines as an editor numbers them: not split at form feeds or U+2028)
-        actions = [_from_line(line, f"line {n}", model, named)
-                   for n, line in enumerate(text.split("\n"), 1) if _content(line)]
+    try:
+        actions = _actions(text, raw, path, model)
+    except UsageError as wrong:
+        raise _of_another_model(wrong, text, raw, path, model) from None
     if not actions:
         raise UsageError(f"--incident {named}: no actions (one per line, e.g. push(instances=2), deploy(), cancel())")
     if len(actions) > MAX_ACTIONS:
         raise UsageError(f"--incident {named}: {len(actions)} actions, at most {MAX_ACTIONS}")
     return Incident(path, tuple(actions))
+
+
+def _actions(text: str, raw: bytes, path: str, model) -> list[Action | Settle]:
+    actions = _from_json(text, raw, path, model) if text.lstrip().startswith(("[", "{")) else None
+    if actions is None:  # (lines as an editor numbers them: not split at form feeds or U+2028)
+        actions = [_from_line(line, f"line {n}", model, quoted(path))
+                   for n, line in enumerate(text.split("\n"), 1) if _content(line)]
+    return actions
+
+
+def _of_another_model(wrong: UsageError, text: str, raw: bytes, path: str, model) -> UsageError:
+    """``wrong``, or, where the whole file reads as another model's actions, that: a Cloud
+    Foundry incident run on App Service designs was told ``push`` has no field ``instances``."""
+    from deployspec.models import get_model, model_names
+
+    for other in model_names():
+        if other == model.name:
+            continue
+        try:
+            if _actions(text, raw, path, get_model(other)):
+                return UsageError(f"--incident {quoted(path)}: its actions are the {other} model's, and the "
+                                  f"--variant designs are of {model.name}: name {other} designs (deployspec variants)")
+        except UsageError:
+            continue
+    return wrong
 
 
 def _content(line: str) -> str:

@@ -417,3 +417,18 @@ def test_a_call_refused_in_every_run_is_named_as_such(capsys, tmp_path):
     assert out.splitlines()[-1].endswith("nothing violated in any interleaving; it refused action 1 in every run")
     inc = _incident(tmp_path, SEED_INCIDENT)  # (a call refused in some runs only is not)
     assert "always_refused" not in _search(inc, "capi-safe", "app_stays_available").stats["incident"]
+
+
+def test_an_incident_of_the_other_model_is_named_so(tmp_path):
+    """A Cloud Foundry incident run on App Service designs was told ``push`` has no field
+    ``instances``; an App Service one on capi designs, that ``swap`` is unknown."""
+    path = tmp_path / "cf.txt"
+    path.write_text(SEED_INCIDENT)
+    with pytest.raises(UsageError, match=r"its actions are the capi model's, and the --variant designs are of slots"):
+        incident.read(str(path), get_model("slots"))
+    path.write_text("push()\nsettle\nswap()\n")
+    with pytest.raises(UsageError, match=r"its actions are the slots model's, and the --variant designs are of capi"):
+        incident.read(str(path), CAPI)
+    path.write_text("push()\nswap(slot=2)\n")  # (of neither: the error of the designs' own model)
+    with pytest.raises(UsageError, match=r"line 2: unknown action type 'swap'"):
+        incident.read(str(path), CAPI)
