@@ -47,8 +47,8 @@ def test_a_bound_the_run_already_sent_is_not_suggested(capsys):
     assert status == 0, out
     first, advice = idle_block(out)
     assert first.startswith("never took effect: deliver_webhook (")
-    assert advice == ("  the --bound start given leaves them nothing to do (--bound start=webhook would give "
-                      "deliver_webhook something)")
+    assert advice == ("  the --bound start given leaves deliver_webhook nothing to do (--bound start=webhook would "
+                      "give deliver_webhook something)")
 
 
 def test_a_kind_the_run_never_asked_for_is_not_said_to_be_refused(capsys):
@@ -152,7 +152,7 @@ def test_a_bound_the_user_narrowed_is_not_suggested_back(capsys):
                            "--reference", "capi-safe", "--bound", "canary_plans=[]", "--examples", "20",
                            "--property", "conforms_to_capi-safe")
     assert status == 0, out
-    assert idle_block(out)[1:] == [("  the --bound canary_plans given leaves them nothing to do (--bound "
+    assert idle_block(out)[1:] == [("  the --bound canary_plans given leaves continue_ nothing to do (--bound "
                                     "'canary_plans=[[],[50],[100],[50,100]]' would give continue_ something)")]
 
 
@@ -171,5 +171,18 @@ def test_two_values_of_a_bound_the_run_was_given_make_one_note(capsys):
                            "--property", "no_latent_drift")
     assert status == 0, out
     assert idle_block(out)[1:] == [
-        ("  the --bound start given leaves them nothing to do (--bound start=release would give restart, recycle, "
-         "crash_retry and --bound start=webhook would give deliver_webhook something)")]
+        ("  the --bound start given leaves restart, recycle, crash_retry, deliver_webhook nothing to do (--bound "
+         "start=release would give restart, recycle, crash_retry and --bound start=webhook would give "
+         "deliver_webhook something)")]
+
+
+def test_kinds_idle_before_a_violation_stopped_the_search_are_not_called_refused(capsys):
+    """A run that stopped at its violation in its first example said stage and scale never
+    took effect "at every step of the run", and a user read it as their controller refusing them."""
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                           "--property", "app_stays_available", "--no-known", "--bound", "canary_plans=[]",
+                           "--examples", "30")
+    assert status == 1, out
+    assert idle_block(out)[0].endswith("(refused, or changing nothing, at every step the run took before a violation "
+                                       "stopped its search, so not a sign the implementation refuses them: no check "
+                                       "judged what they do)")

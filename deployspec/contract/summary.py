@@ -235,13 +235,14 @@ def idle_note(run) -> list[str]:
         elif where == "given":
             offered += [k for k in here if k not in never]
         elif where == "chosen":  # (no canaries here): said as a choice, not as a gap
-            chosen.setdefault(widening.name, []).append(f"--bound {widening.bound} would give {', '.join(here)}")
+            kinds = ", ".join(here)
+            chosen.setdefault(widening.name, []).append((kinds, f"--bound {widening.bound} would give {kinds}"))
         else:
             reach.append(f"--bound {widening.bound} gives {', '.join(here)}")
     if reach:
         notes.insert(0, f"on the reference designs, {' and '.join(reach)} something to do")
-    notes += [f"the --bound {name} given leaves them nothing to do ({' and '.join(others)} something)"
-              for name, others in chosen.items()]
+    notes += [f"the --bound {name} given leaves {', '.join(k for k, _ in given)} nothing to do "
+              f"({' and '.join(w for _, w in given)} something)" for name, given in chosen.items()]
     if offered:
         said = who_says(run.results, run.reference)
         whose = (f"so the implementation refused or ignored them, or the searches never reached where they act: "
@@ -252,7 +253,10 @@ def idle_note(run) -> list[str]:
         notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
                      f"{whose}")
     refused = [k for k in run.idle if k not in never]
-    said = [(f"never took effect: {', '.join(refused)} (refused, or changing nothing, at every step of the run: "
+    stopped = any(r.verdict == "violated" for r in run.results)  # (its search ended there: few steps tried)
+    where = ("at every step the run took before a violation stopped its search, so not a sign the implementation "
+             "refuses them" if stopped else "at every step of the run")
+    said = [(f"never took effect: {', '.join(refused)} (refused, or changing nothing, {where}: "
             "no check judged what they do)")] if refused else []
     said += [f"  {note}" for note in notes]
     said += [(f"never asked: {', '.join(never)} (this configuration gave the searches no such action to offer, "
