@@ -152,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "prints them: push(instances=2), deploy(), cancel(); 'settle' where the platform "
                         "came to rest), with every interleaving of the platform's actions between them: "
                         "an exhaustive search of each --variant (docs/incidents.md)")
+    c.add_argument("--declared", action="store_true",
+                   help="judge the --variant designs as the matrix does, against what each declares (exit 1 "
+                        "only where a verdict differs): a CI gate of one's own design without the shipped "
+                        "ones; with --incident, a violation the design declares is expected (exit 0 for it)")
     c.add_argument("--out", metavar="DIR", help="save counterexamples here")
     c.add_argument("--json", action="store_true", help="print results as JSON")
     c.add_argument("--junit", metavar="FILE",

@@ -49,6 +49,9 @@ def cmd_check(args) -> int:
     from deployspec.progress import Progress
 
     incident_command.check_options(args)
+    # a close look (every way each property breaks), or the matrix's judgement by what each
+    # design declares: every variant's, or with --declared the named ones'
+    args.close_look = bool(args.variant) and not (args.declared and args.incident is None)
     args.engine = args.engine or "hypothesis"
     engines = list(check.ENGINES) if args.engine == "all" else [args.engine]
     for e in engines:
@@ -57,7 +60,7 @@ def cmd_check(args) -> int:
     incident = incident_command.read(args.incident, pairs) if args.incident is not None else None
     if args.property:
         check.check_property_names(pairs, args.property, named=bool(args.variant))
-    planned = check.searches(pairs, tuple(engines), bool(args.variant), args.property)
+    planned = check.searches(pairs, tuple(engines), args.close_look, args.property)
     if args.workers > 1:
         _check_workers(args, planned)
     if args.memory is not None and not _explores(args, planned):
@@ -76,7 +79,7 @@ def cmd_check(args) -> int:
         _bounds_of_one_model(pairs_judged, bounds, named=bool(args.variant), properties=args.property)
         for (m, v) in pairs_judged:
             # a close look explores too, and so does the matrix a design handed in (check.searches)
-            explored = args.variant or source_of(v) is not None
+            explored = args.close_look or source_of(v) is not None
             for e in dict.fromkeys([*engines, *(["explore"] if explored else [])]):  # (in order: one message)
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
     junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
@@ -93,7 +96,7 @@ def cmd_check(args) -> int:
 
     def so_far() -> list:
         results = [r for found in finished.values() for r in found]
-        return junit_cases.check_suites(results, declared=not args.variant, planned=planned, finished=finished,
+        return junit_cases.check_suites(results, declared=not args.close_look, planned=planned, finished=finished,
                                         incident=args.incident)
 
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
@@ -126,7 +129,7 @@ def cmd_check(args) -> int:
             # shrunk on its own; the matrix over all variants only needs the verdicts
             results = check.run(pairs, engines, budget=args.budget, seed=args.seed, out_dir=args.out,
                                 on_start=progress.start, bounds=bounds,
-                                distinct=bool(args.variant), jobs=args.jobs, workers=args.workers,
+                                distinct=args.close_look, jobs=args.jobs, workers=args.workers,
                                 memory_mb=args.memory,
                                 properties=args.property, on_progress=progress.searching,
                                 on_found=found, incident=incident)
@@ -157,8 +160,12 @@ def _found_said_if_interrupted(finished: dict, planned: list, out: str | None):
 def _conclude_check(args, engines, results, junit, started: float) -> int:
     """The verdicts of a finished check said (stdout, stderr, --junit) and its exit status."""
     from deployspec import declarations
+    from deployspec.models import get_model
 
-    if args.variant:  # a search that ended in error decided nothing: not a success
+    if args.close_look and args.declared:  # (an incident: what the design declares it may break)
+        ok = not any(r.verdict == "error" or (r.verdict == "violated" and not declarations.declares_violation(
+            get_model(r.model), r.variant, r.property)) for r in results)
+    elif args.close_look:  # a search that ended in error decided nothing: not a success
         ok = not any(r.verdict in ("violated", "error") for r in results)
     else:
         ok = declarations.matches_declarations(results)
@@ -178,7 +185,7 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
         sys.stdout.flush()
         print(f"deployspec: error: {unjudged_line}", file=sys.stderr)
     if junit is not None:
-        suites = junit_cases.check_suites(results, declared=not args.variant, incident=getattr(args, "incident", None))
+        suites = junit_cases.check_suites(results, declared=not args.close_look, incident=getattr(args, "incident", None))
         if unjudged:  # every case skipped: the report fails as the status does
             suites.append(junit_xml.run_error("deployspec check", "nothing judged", unjudged_line))
         junit_xml.save(junit, args.junit, "deployspec check", suites, started)
@@ -192,11 +199,12 @@ def _print_check(args, results, status: int, ok: bool) -> None:
     from deployspec.report import matrix
 
     if args.json:
-        print(json.dumps(_check_json(results, status, ok, judged=not args.variant), indent=1))
+        print(json.dumps(_check_json(results, status, ok, judged=not args.close_look), indent=1))
         return
     _print_statistics(results)
-    if args.variant:
-        _print_close_look(results, saving=bool(args.out), incident=getattr(args, "incident", None))
+    if args.close_look:
+        _print_close_look(results, saving=bool(args.out), incident=getattr(args, "incident", None),
+                          declared=args.declared)
         return
     print(matrix(results, declared=True, bounds=bounds_given(args.bound), width=terminal.columns()))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
@@ -206,7 +214,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
               f"MISMATCH: some verdicts differ from what the variants declare (marked !){changed}")
 
 
-def _print_close_look(results, *, saving: bool, incident: str | None = None) -> None:
+def _print_close_look(results, *, saving: bool, incident: str | None = None, declared: bool = False) -> None:
     """A close look (``--variant``): the shortest trace of each cause of a violation,
     what else was saved, the Z3 engine's proofs, every cause found, why cells were not
     judged, then the matrix of what was looked at and what the variants declare."""
@@ -234,7 +242,7 @@ def _print_close_look(results, *, saving: bool, incident: str | None = None) -> 
     if incident is None:  # (what a design declares is of its whole search, not of one incident)
         print(declared_by(results))
     else:
-        print(incident_command.verdicts(incident, results))
+        print(incident_command.verdicts(incident, results, declared))
 
 
 def _print_causes(results) -> None:

@@ -21,6 +21,13 @@ def expected(model, variant: str, prop: str) -> str:
     return "violated" if prop in model.variant(variant).declares else "holds"
 
 
+def declares_violation(model, variant: str, prop: str) -> bool:
+    """Whether ``variant`` declares it violates ``prop`` (within the default search or beyond
+    it): a violation of it found on the design is expected (``--declared``)."""
+    v = model.variant(variant)
+    return prop in v.declares or prop in v.violates_beyond
+
+
 def beyond(model, variant: str, prop: str):
     """Where ``variant`` violates ``prop`` beyond the default search (a ``Beyond``), or None."""
     return model.variant(variant).violates_beyond.get(prop)

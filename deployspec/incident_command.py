@@ -34,8 +34,12 @@ def read(path: str, pairs) -> Incident:
     return incident.read(path, pairs[0][0])
 
 
-def verdicts(incident: str, results) -> str:
-    """A line per design: what the incident did to it (a proof said only of what was proved)."""
+def verdicts(incident: str, results, declared: bool = False) -> str:
+    """A line per design: what the incident did to it (a proof said only of what was proved);
+    with ``declared`` (``--declared``), which of its violations the design does not declare."""
+    from deployspec.declarations import declares_violation
+    from deployspec.models import get_model
+
     lines = []
     for variant in dict.fromkeys(r.variant for r in results):
         mine = [r for r in results if r.variant == variant]
@@ -44,6 +48,10 @@ def verdicts(incident: str, results) -> str:
         judged = [r for r in mine if r.verdict != "error"]
         if broken:
             said = f"violated in some interleaving: {', '.join(broken)}"
+            if declared:
+                model = get_model(mine[0].model)
+                news = [p for p in broken if not declares_violation(model, variant, p)]
+                said += f"; not declared by it: {', '.join(news)}" if news else " (each declared by it: expected)"
         elif not judged:
             said = "nothing judged"
         elif all(r.stats.get("complete", True) for r in judged):

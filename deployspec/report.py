@@ -296,7 +296,7 @@ def designs_handed_in() -> str:
 
 def declared_by(results: list[Result]) -> str:
     """Under a close look's table (``check --variant``), which exits 1 on any violation:
-    what each variant declares, which only the matrix (``check`` without ``--variant``) judges by."""
+    what each variant declares, and the command that judges it by that (``--declared``)."""
     lines = []
     for model_name, name in dict.fromkeys((r.model, r.variant) for r in results):
         variant = get_model(model_name).variant(name)
@@ -304,8 +304,8 @@ def declared_by(results: list[Result]) -> str:
         beyond = sorted(variant.violates_beyond)
         if beyond:
             says += f", and beyond the default search {', '.join(beyond)}"
-        lines.append(f"{name} declares it violates {says}; to judge it (and every other variant) by "
-                     f"that: {handing_in(name)}deployspec check --model {model_name}"
+        lines.append(f"{name} declares it violates {says}; to judge it by that: {handing_in(name)}deployspec "
+                     f"check --model {model_name} --variant {shlex.quote(name)} --declared"
                      f"{_properties_of(results, model_name)}")
     return "\n".join(lines)
 

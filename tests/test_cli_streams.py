@@ -27,7 +27,7 @@ def test_the_program_flushes_its_output_and_keeps_its_exit_status():
                           capture_output=True, text=True, check=False, env=BUFFERED)
     assert proc.returncode == 1, proc.stderr
     assert "\ncapi-2022  VIOLATED" in proc.stdout and "Traceback" not in proc.stderr
-    assert proc.stdout.endswith("to judge it (and every other variant) by that: deployspec check --model capi "
+    assert proc.stdout.endswith("to judge it by that: deployspec check --model capi --variant capi-2022 --declared "
                                 "--property capacity_within_bound\n")  # the last line, whole
 
 

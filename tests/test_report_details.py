@@ -35,13 +35,14 @@ def test_under_a_close_look_each_variant_says_what_it_declares_and_how_to_judge_
     rs = [R("capi-safe", "single_active_deployment", "violated"), R("capi-current", "app_stays_available", "holds"),
           R("capi-safe", "app_stays_available", "holds")]
     assert declared_by(rs).splitlines() == [
-        ("capi-safe declares it violates nothing (every property must hold); to judge it (and every other "
-        "variant) by that: deployspec check --model capi --property single_active_deployment --property "
+        ("capi-safe declares it violates nothing (every property must hold); to judge it by that: deployspec "
+        "check --model capi --variant capi-safe --declared --property single_active_deployment --property "
         "app_stays_available"),
         ("capi-current declares it violates app_stays_available, capacity_within_bound, user_scale_not_lost, "
         "and beyond the default search cancel_restores_last_good, deployment_converges, "
-        "deployment_never_resumes, deployment_ships_its_droplet, single_active_deployment; to judge it (and every other variant) by that: deployspec check --model "
-        "capi --property single_active_deployment --property app_stays_available"),
+        "deployment_never_resumes, deployment_ships_its_droplet, single_active_deployment; to judge it by that: "
+        "deployspec check --model capi --variant capi-current --declared --property single_active_deployment "
+        "--property app_stays_available"),
     ]
 
 
@@ -126,8 +127,8 @@ def test_a_command_printed_for_a_design_handed_in_by_the_variable_carries_the_va
     table = matrix(rs, declared=True)
     assert f"  DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi --variant {MINE} " in table
     assert "  deployspec check --model capi --variant capi-safe " in table
-    assert declared_by(rs[:1]).endswith(": DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi "
-                                        "--property single_active_deployment")
+    assert declared_by(rs[:1]).endswith(f": DEPLOYSPEC_VARIANTS=finalize_in_txn deployspec check --model capi "
+                                        f"--variant {MINE} --declared --property single_active_deployment")
 
 
 def _unfinished(**stats) -> str:
@@ -179,8 +180,9 @@ def test_a_close_look_at_every_property_prints_no_property_options():
     from deployspec.models import get_model
 
     every = [R("capi-safe", p.name, "holds") for p in get_model("capi").properties]
-    assert declared_by(every).endswith(": deployspec check --model capi")
-    assert declared_by(every[:1]).endswith(f": deployspec check --model capi --property {every[0].property}")
+    assert declared_by(every).endswith(": deployspec check --model capi --variant capi-safe --declared")
+    assert declared_by(every[:1]).endswith(f": deployspec check --model capi --variant capi-safe --declared "
+                                           f"--property {every[0].property}")
 
 
 def test_a_design_from_an_entry_point_needs_no_variable_in_a_printed_command(monkeypatch):

@@ -21,7 +21,8 @@ def _r(variant: str, prop: str, engine: str, verdict: str, model: str = "capi", 
 
 def _conclude(capsys, results, *, variant=None, json=False, engines=("hypothesis", "z3", "explore")):
     """``check``'s ending on ``results`` as if its searches had given them: (status, stdout, stderr)."""
-    args = argparse.Namespace(variant=variant, json=json, junit=None, out=None, bound=None)
+    args = argparse.Namespace(variant=variant, json=json, junit=None, out=None, bound=None, close_look=bool(variant),
+                              declared=False)
     status = commands._conclude_check(args, list(engines), results, None, time.time())
     out = capsys.readouterr()
     return status, out.out, out.err

@@ -151,7 +151,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
     if incident is not None:
-        _incident_stats(stats, graph, incident, config)
+        _incident_stats(stats, graph, incident, config, every_run=goal is None and complete)
         if goal is None and complete and graph.reached < len(incident.actions):
             # (a search for a further cause that no run got past: no other cause, said as such;
             # the first search, with nothing skipped, that never took an action judged nothing)
@@ -258,16 +258,16 @@ def _counterexample(model, variant, variant_name, prop, config, graph, layered, 
                   trace=trace, **traces.keep(trace, out_dir))
 
 
-def _incident_stats(stats: dict, graph, incident, config) -> None:
+def _incident_stats(stats: dict, graph, incident, config, every_run: bool) -> None:
     """An incident's figures (``stats["incident"]``). Its calls are given, so the sizes
     that bound a search's calls, the switches that only open calls (``CALLS``), the actions
     that never took effect and vacuity say nothing of its interleavings: left out; the
     switches that open the platform's own behaviour stay."""
     stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
-                         "calls": incident_text.calls_in(incident.actions), "refused": graph.refused()}
+                         "calls": incident_text.calls_in(incident.actions), "refused": graph.refused(every_run)}
     if graph.failed:
         stats["incident"]["failed"] = dict(graph.failed)
-    if graph.always_refused():
+    if every_run and graph.always_refused():  # (a search a violation or a bound stopped saw some runs only)
         stats["incident"]["always_refused"] = graph.always_refused()
     if getattr(config, "start", None) is not None:  # (where its runs begin: App Service's slots, before the calls)
         stats["incident"]["start"] = config.start

@@ -158,11 +158,12 @@ class IncidentGraph(ProductGraph):
         """The incident's actions (numbered from 1) the design refused in every run that made them."""
         return sorted(i + 1 for i in self.refusals if i not in self.taken_at)
 
-    def refused(self) -> dict[str, int]:
-        """By kind, in how many states the design refused a call it took in other runs."""
+    def refused(self, every_run: bool) -> dict[str, int]:
+        """By kind, in how many states the design refused a call; of a search that saw every
+        run, only the calls it took in other runs (those it never took: :meth:`always_refused`)."""
         out: dict[str, int] = {}
         for i, n in sorted(self.refusals.items()):
-            if i in self.taken_at:
+            if i in self.taken_at or not every_run:
                 out[self.incident[i].kind] = out.get(self.incident[i].kind, 0) + n
         return out
 

@@ -1,0 +1,56 @@
+"""``check --variant V --declared``: the named designs judged as the matrix judges them, by
+what each declares (a CI gate of one's own design without every shipped one: a user had to
+run the whole matrix, 73 s, to gate one design); with ``--incident``, a violation the
+design declares is expected."""
+
+import json
+
+import attrs
+import pytest
+
+from deployspec.models import get_model
+
+from .cli_runs import run, valid_json_output
+from .test_incident import SEED_INCIDENT
+
+PROP = ("--property", "app_stays_available")
+
+
+@pytest.fixture
+def undeclaring(monkeypatch):
+    """capi-2022 as a design that does not declare the seed's violation."""
+    capi = get_model("capi")
+    monkeypatch.setitem(capi.variants, "capi-2022",
+                        attrs.evolve(capi.variants["capi-2022"], declares=frozenset()))
+
+
+def test_a_named_design_is_judged_by_what_it_declares(capsys):
+    status, out, _err = run(capsys, "check", "--variant", "capi-2022", "--variant", "capi-safe", *PROP, "--declared")
+    assert status == 0 and out.rstrip().endswith("every variant shows exactly the violations it declares")
+    assert "shortest" not in out  # (the matrix's verdicts: no close look's traces)
+    status, out, _err = run(capsys, "check", "--variant", "capi-2022", *PROP, "--declared", "--json")
+    doc = valid_json_output(json.loads(out))
+    assert status == 0 and doc["matches_declarations"] is True
+    assert run(capsys, "check", "--variant", "capi-2022", *PROP)[0] == 1  # (a close look: any violation fails)
+
+
+def test_a_violation_the_design_does_not_declare_fails_the_gate(capsys, undeclaring):
+    status, out, _err = run(capsys, "check", "--variant", "capi-2022", *PROP, "--declared")
+    assert status == 1 and "MISMATCH: some verdicts differ from what the variants declare" in out
+
+
+def test_an_incident_s_declared_violations_are_expected(capsys, tmp_path):
+    (tmp_path / "i.txt").write_text(SEED_INCIDENT)
+    argv = ["check", "--incident", str(tmp_path / "i.txt"), "--variant", "capi-2022", "--variant", "capi-safe", *PROP]
+    assert run(capsys, *argv)[0] == 1
+    status, out, _err = run(capsys, *argv, "--declared")
+    assert status == 0 and out.splitlines()[-2].endswith(
+        "violated in some interleaving: app_stays_available (each declared by it: expected)")
+
+
+def test_an_incident_s_undeclared_violation_fails_and_is_named(capsys, tmp_path, undeclaring):
+    (tmp_path / "i.txt").write_text(SEED_INCIDENT)
+    status, out, _err = run(capsys, "check", "--incident", str(tmp_path / "i.txt"), "--variant", "capi-2022", *PROP,
+                            "--declared")
+    assert status == 1 and out.splitlines()[-1].endswith(
+        "violated in some interleaving: app_stays_available; not declared by it: app_stays_available")
