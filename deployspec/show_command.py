@@ -17,7 +17,7 @@ def cmd_show(args) -> int:
     args.file = _one_trace(args.file)
     args.format = _show_format(args.format, args.out)
     out = None if args.out is None else _output_of_show(args.out, args.file)  # before the work, as for --out
-    trace = traces.load_named(args.file, "show")  # (- is standard input, as -o's - is standard output)
+    trace = traces.load_named(args.file, "show", drawing=True)  # (- is standard input, as -o's - is standard output)
     source = None if args.file == "-" else str(args.file)
     if args.format == "svg":
         from deployspec.render_svg import render as render_svg

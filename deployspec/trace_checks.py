@@ -41,9 +41,10 @@ def observations(path: Path, model, data: dict) -> None:
             valid.add(key)
 
 
-def by_model(path: Path, model, data: dict) -> None:
+def by_model(path: Path, model, data: dict, drawing: bool = False) -> None:
     """What the schema cannot say: actions the model knows, step numbers within the
-    trace, a configuration and a property of the model."""
+    trace, a configuration and a property of the model (``drawing``: for ``show``, which
+    needs no design, :func:`_property_kind`)."""
     for i, step in enumerate(data["steps"]):
         try:
             model.action(step["action"])
@@ -67,19 +68,31 @@ def by_model(path: Path, model, data: dict) -> None:
         model.config_from_json(data["config"])
     except (ValueError, TypeError) as exc:
         raise UsageError(f"{path}: bad config: {exc}") from None
-    try:
-        prop = model.property(data["property"])
-    except UsageError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+    name, kind = data["property"], _property_kind(path, model, data["property"], drawing)
     if data.get("fault") is not None:
         return  # (not the property's verdict: the implementation failed before it had one)
-    if data["violation"]["step"] < 0 and prop.kind != "settled":
+    if data["violation"]["step"] < 0 and kind != "settled":
         raise UsageError(f"{path}: violation.step -1: only a property judged once the platform settles "
-                         f"breaks before any step, and {prop.name} is judged at each step")
-    if settle_from is None and prop.kind == "settled":
+                         f"breaks before any step, and {name} is judged at each step")
+    if settle_from is None and kind == "settled":
         # without a settle phase a replay would never judge it, and say it holds
-        raise UsageError(f"{path}: {prop.name} is judged once the platform settles, and the trace has "
+        raise UsageError(f"{path}: {name} is judged once the platform settles, and the trace has "
                          "no settle_from")
+
+
+def _property_kind(path: Path, model, name: str, drawing: bool) -> str:
+    """The kind of the trace's property. For ``show`` (``drawing``), a conformance check
+    with a design this process was not handed is a trace property as any: the trace holds
+    the difference it recorded, and a CI artifact drawn on another machine needs no
+    design (a user's trace of their own reference was refused as an unknown variant)."""
+    from deployspec.contract.conformance import PREFIX
+
+    try:
+        return model.property(name).kind
+    except UsageError as exc:
+        if drawing and name.startswith(PREFIX) and name[len(PREFIX):] not in model.variants:
+            return "trace"
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _fault(path: Path, model, data: dict) -> None:

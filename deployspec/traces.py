@@ -290,26 +290,27 @@ def _stored(path: Path) -> Any:
 MAX_TRACE_BYTES = 64 << 20
 
 
-def load(path: str | os.PathLike, stream: BinaryIO | None = None) -> dict:
+def load(path: str | os.PathLike, stream: BinaryIO | None = None, drawing: bool = False) -> dict:
     """Read and validate a trace file; any problem is a one-line UsageError. From
     ``stream`` instead when given (``show -``: standard input, read as it is, a pipe or a
-    socket), ``path`` then naming it in messages."""
+    socket), ``path`` then naming it in messages; ``drawing``: for ``show``, a conformance
+    trace whose design is not handed in is read (``trace_checks._property_kind``)."""
     if not str(path):  # Path("") is ".", the current folder
         raise UsageError("an empty file name: name a trace file")
     path = Path(path)
-    return _validated(path, _parsed(path, _read_text(path, stream)))
+    return _validated(path, _parsed(path, _read_text(path, stream)), drawing)
 
 
-def load_named(name: str, command: str) -> dict:
+def load_named(name: str, command: str, drawing: bool = False) -> dict:
     """``load(name)``, or the trace on standard input for ``-`` (``show -``, ``replay -``)."""
     if name != "-":
-        return load(name)
+        return load(name, drawing=drawing)
     if sys.stdin is None or sys.stdin.closed:
         raise UsageError(f"{command} -: standard input is closed; name a trace file")
-    return load("standard input", stream=sys.stdin.buffer)
+    return load("standard input", stream=sys.stdin.buffer, drawing=drawing)
 
 
-def _validated(path: Path, data: Any) -> dict:
+def _validated(path: Path, data: Any, drawing: bool = False) -> dict:
     """``data``, read from ``path``, if it is a trace; else a one-line UsageError."""
     if isinstance(data, dict) and data.get("format") == "deployspec-trace" and "version" in data \
             and data["version"] != VERSION:
@@ -328,7 +329,7 @@ def _validated(path: Path, data: Any) -> dict:
     if model is None:
         raise UsageError(f"{path}: unknown model {quoted(data['model'])} (known: {', '.join(_known_models())})")
     trace_checks.observations(path, model, data)
-    trace_checks.by_model(path, model, data)
+    trace_checks.by_model(path, model, data, drawing)
     return data
 
 

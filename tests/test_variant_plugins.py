@@ -192,6 +192,24 @@ def test_a_conformance_trace_whose_reference_raises_blames_that_design(capsys, h
     assert out.endswith(f"(where it parted from the reference is not shown: {why})\n")
 
 
+def test_a_conformance_trace_of_a_design_not_handed_in_is_drawn_with_what_it_recorded(capsys, tmp_path):
+    """A CI artifact drawn on another machine: ``show`` refused a trace whose ``--reference``
+    was the user's own design as an unknown variant; it draws it, with the difference the run
+    recorded, while ``replay`` (which needs the design) still refuses it."""
+    seed = json.loads((ROOT / "counterexamples" / "capi" / "capi-2022--app_stays_available--a940739cf1.json").read_text())
+    trace = tmp_path / "conf.json"
+    said = "after step 5 (tick()) the observation differs from acme-safe: processes[0].instances: …"
+    trace.write_text(json.dumps(dict(seed, variant="implementation", property="conforms_to_acme-safe",
+                                     violation={"step": 5, "message": said})))
+    status, out, err = run(capsys, "show", str(trace))
+    assert (status, err) == (0, "") and ">>  5  tick()" in out
+    assert out.endswith(f"{said}\n(the reference's whole view is not shown: acme-safe is not a design known here; "
+                        "DEPLOYSPEC_VARIANTS=MODULE hands it in: docs/variants.md)\n")
+    assert run(capsys, "show", str(trace), "--format", "svg")[0] == 0
+    status, out, err = run(capsys, "replay", str(trace))
+    assert (status, out) == (2, "") and "unknown variant 'acme-safe'" in err
+
+
 @pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")
 def test_a_rule_that_raises_in_an_explore_worker_is_named_by_its_own_line(capsys, hand_in):
     """--workers: the exception comes back from a worker process; it was named by the line of
