@@ -346,6 +346,14 @@ def test_a_shorter_run_counts_only_if_it_ends_in_the_same_fault():
     assert not faults.same(_fault("exited with status 1", ["push"], "scale"), fault, 1)  # another action
     assert not faults.same(_fault("exited with status 1", [], "tick"), fault, 1)  # before the run's end
     assert not faults.same(_fault("exited with status 2", ["push"], "tick"), fault, 1)  # another cause
+    # a hang found with one --timeout and met again with another is the same hang (a user's replay
+    # with --timeout 2 of one found at 3 s was told it was not the recorded fault)
+    hang = _fault("no reply to action tick within 3 s (hung? see --timeout)", ["push"], "tick")
+    assert faults.same(_fault("no reply to action tick within 2 s (hung? see --timeout)", [], "tick"), hang, 0)
+    assert faults.same(_fault("perform() did not return within 0.5 s", [], "tick"),
+                       _fault("perform() did not return within 30 s", ["push"], "tick"), 0)
+    assert not faults.same(_fault("no reply to action tick within 2 s (hung? see --timeout)", [], "tick"),
+                           _fault("perform() did not return within 2 s", ["push"], "tick"), 0)
 
     def again(actions):  # "boom" at a scale right after a runtime, and at a tick after a deploy
         kinds = [a["type"] for a in actions]

@@ -8,6 +8,7 @@ type into the implementation's own tests.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -90,8 +91,18 @@ def not_recorded(trace: dict, found: ImplementationFault) -> str | None:
 
 
 def _same(action: dict, cause: str, at: int, action_there: dict, cause_there: str, there: int) -> bool:
-    return at == there and action["type"] == action_there["type"] and \
-        cause.split(STDERR_TAIL)[0] == cause_there.split(STDERR_TAIL)[0]
+    return at == there and action["type"] == action_there["type"] and _cause(cause) == _cause(cause_there)
+
+
+#: the timeout a hang was found with: a replay with another --timeout meets the same hang
+_WAITED = re.compile(r"\bwithin \d+(?:\.\d+)?(?:e[-+]?\d+)? s\b")
+
+
+def _cause(cause: str) -> str:
+    """A fault's cause as two of them are compared: without what the program last wrote
+    to stderr (a time, a pid) or the seconds waited (``no reply … within 3 s`` recorded,
+    ``within 2 s`` replayed with ``--timeout 2``, was called another fault)."""
+    return _WAITED.sub("within … s", cause.split(STDERR_TAIL)[0])
 
 
 def keep_fault(fault: ImplementationFault, conn, out_dir: str | None, seed: int) -> None:
