@@ -299,6 +299,12 @@ def untried(offered, config) -> dict[str, Any]:
     return out
 
 
+def _opens(config, switch: str, variant) -> bool:
+    """Whether turning ``switch`` on opens anything on ``variant`` (``OPENS_ONLY_WITH``)."""
+    feature = getattr(type(config), "OPENS_ONLY_WITH", {}).get(switch)
+    return feature is None or bool(getattr(variant, feature, True))
+
+
 def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds,
            complete) -> dict:
     states = layered.states
@@ -322,7 +328,7 @@ def _stats(model, variant, prop, layered, counts, config, max_depth, memory_budg
         # (a switch off in both searches opens behaviour neither tries: a CI user read the
         # untried note as every gap, and cf push --strategy rolling and cf rollback were off)
         "off": [name for name in getattr(type(config), "OPENING", ()) if getattr(config, name) is False
-                and name not in left_out],
+                and name not in left_out and _opens(config, name, variant)],
         "peak_memory_mb": round(peak_rss_mb(), 1),
         "memory_budget_mb": memory_budget_mb,
         "visited_bytes": layered.storage_bytes(),

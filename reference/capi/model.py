@@ -65,6 +65,10 @@ class CapiConfig:
     #: of those, the ones that only open users' calls (``cf push --strategy rolling``, ``cf
     #: rollback``): an incident's calls are given, whatever they say
     CALLS: ClassVar[tuple[str, ...]] = ("push_rolling", "rollback")
+    #: of those, the ones that open nothing on a design without a feature, by the variant's
+    #: field that must be true: a step's finish left for later needs a finish after the commit
+    #: (a proof of capi-safe named finish_window "off here", which changes none of its states)
+    OPENS_ONLY_WITH: ClassVar[dict[str, str]] = {"finish_window": "finish_after_commit"}
 
     #: settle steps per instance a search may create, unless ``settle_steps`` is given: each
     #: instance starts in a step of its own, so 80 cut capi-safe's settle phase at
