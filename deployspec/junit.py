@@ -146,8 +146,11 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     from deployspec.contract import last_resort
 
     began = True
+    def hook(line: str) -> None:
+        _ended(path, named, title, so_far, started, line)
+
     if path is not None:  # a last resort ends the program too: its line is the report's error
-        last_resort.before_end = lambda line: _ended(path, named, title, so_far, started, line)
+        last_resort.before_end.append(hook)
     try:
         yield
     except KeyboardInterrupt:
@@ -158,7 +161,8 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
                 print(f"deployspec: error: {exc}", file=sys.stderr)
         raise
     finally:
-        last_resort.before_end = None
+        if hook in last_resort.before_end:
+            last_resort.before_end.remove(hook)
 
 
 def _ended(path: Path, named: str, title: str, so_far, started: float, line: str) -> None:

@@ -115,6 +115,29 @@ def test_a_python_implementation_that_swallows_the_timeout_still_ends_the_run(tm
     assert time.monotonic() - started < 0.5 + GRACE + 15
 
 
+def test_a_run_its_last_resort_ends_keeps_the_fault_s_steps_and_its_json(tmp_path):
+    """A user's CI found --out's folder empty and the --json document empty after a
+    swallowed timeout: the steps that led to the hang are saved (as found: each shorter try
+    would hang too), said on stderr, and the document names them, exit 3 as before."""
+    import json
+
+    out, report = tmp_path / "found", tmp_path / "r.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "deployspec", "contract", "--python", "contract_fakes:swallows", "--model", "capi",
+         "--examples", "5", "--timeout", "0.5", "--property", "app_stays_available", "--out", str(out), "--json",
+         "--junit", str(report)], cwd=FAKES.parent, capture_output=True, text=True, timeout=60, check=False,
+        env=BUFFERED)
+    assert proc.returncode == 3, proc.stderr
+    (saved,) = out.glob("*.json")
+    doc = json.loads(proc.stdout)
+    assert doc["exit_status"] == 3 and doc["fault"]["counterexample"] == str(saved)
+    assert doc["fault"]["cause"].startswith("perform() did not return within 0.5 s, and went on for")
+    trace = traces.load(saved)
+    assert trace["fault"]["action"]["type"] == "deploy" and trace["extra"]["minimized_by_replay"].startswith("not tried")
+    assert f"deployspec: saved: {saved} (" in proc.stderr and proc.stderr.rstrip().endswith(": stopping")
+    assert report.exists() and "Traceback" not in proc.stderr
+
+
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 def test_a_signal_ends_the_run_even_when_the_implementation_swallows_it(tmp_path, sig):
     import signal

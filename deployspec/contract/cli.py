@@ -19,7 +19,7 @@ from deployspec.argtypes import (  # check's: the same syntax and messages
     positive_int,
     seconds,
 )
-from deployspec.contract import faults
+from deployspec.contract import faults, last_resort
 from deployspec.contract.summary import summary, verdict_cell
 from deployspec.interruption import sigterm_interrupts
 from deployspec.models import UsageError, bound_words, bounds_given, get_model
@@ -175,9 +175,12 @@ def cmd_contract(args) -> int:
         found.append(r)
         progress.done(r, verdict=verdict_cell(r))  # (as the table will say it)
 
+    def at_last_resort(line: str) -> None:  # (the watchdog's: an object's call that will not return)
+        _kept_at_last_resort(args, model, target, config, out_dir, found, [c.name for c in checks], rerun, out)
+
     # an object's own threads may print at any time: to stderr, as within its calls
     with junit.saved_if_interrupted(report, args.junit, "deployspec contract", so_far, started), \
-            timed_call.lending(target.kind == "python") as out:
+            timed_call.lending(target.kind == "python") as out, last_resort.doing_first(at_last_resort):
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
             try:
                 run = harness.run(model, target, reference=args.reference, properties=args.property,
@@ -201,6 +204,33 @@ def cmd_contract(args) -> int:
     return run.exit_status
 
 
+def _kept_at_last_resort(args, model, target, config, out_dir: str | None, found: list, planned: list[str],
+                         rerun: str, out) -> None:
+    """What a run its last resort ends keeps (a ``--python`` object whose call swallowed
+    its timeout's interruption): the steps that led to the fault under ``--out`` (not
+    shortened: each try would hang), said on stderr, and the ``--json`` document of what
+    was judged and the fault; a user's CI found an empty folder and an empty document."""
+    from deployspec.contract import guard, harness
+
+    fault = guard.last_located
+    if fault is None:  # (not a call of the implementation's)
+        return
+    if out_dir and faults.savable(fault):
+        trace = faults.trace_of(fault, model=model.name, variant=target.name, seed=args.seed,
+                                implementation=harness.identity_of(target, None, args.reference, args.timeout))
+        trace["extra"]["minimized_by_replay"] = "not tried: the implementation's call would not let go"
+        faults.keep(fault, trace, out_dir)
+    run = harness.ContractRun(model.name, target, config, list(found), fault=fault, planned=tuple(planned),
+                              reference=args.reference, fail_vacuous=args.fail_vacuous)
+    _as_given(run, out_dir, args.out)
+    said = faults.saved_text(fault, target, args.timeout, "--out DIR") if out_dir else None
+    if said:
+        print(f"deployspec: {said}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(_document(run, args, model, target, planned, rerun), indent=1), file=out)
+        out.flush()
+
+
 def _as_given(run, out_dir: str | None, named: str | None) -> None:
     """The run's saved files named as the user named ``--out``'s folder."""
     if named:
@@ -215,21 +245,7 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
         print(text, file=out)
 
     if args.json:
-        say(json.dumps({
-            "model": model.name,
-            "target": {target.kind: target.spec, "name": target.name, "implementation": run.implementation},
-            "config": run.config.to_json(),
-            "search": {"reference": args.reference, "checks": planned, "examples": args.examples,
-                       "budget": None if args.examples is not None else args.budget, "seed": args.seed,
-                       "timeout": args.timeout, "fail_vacuous": args.fail_vacuous, "known": not args.no_known,
-                       "rerun": rerun},
-            "results": [r.to_json() for r in run.results],
-            "took_effect": run.took_effect,
-            "asked": run.asked,
-            "situations": run.situations,
-            "fault": None if run.fault is None else run.fault.to_json(),
-            "exit_status": run.exit_status,
-        }, indent=1))
+        say(json.dumps(_document(run, args, model, target, planned, rerun), indent=1))
     else:
         for r in run.results:
             if r.verdict == "violated":
@@ -249,6 +265,25 @@ def _report(run, args, model, target, out, planned: list[str], rerun: str) -> No
         print(f"deployspec: {run.fault.with_history()}", file=sys.stderr)
         if run.fault.unsaved:  # (as a violation's: its trace is not lost unsaid; the status stays 3)
             print(f"deployspec: error: {run.fault.unsaved}", file=sys.stderr)
+
+
+def _document(run, args, model, target, planned: list[str], rerun: str) -> dict:
+    """The run as ``--json`` gives it."""
+    return {
+        "model": model.name,
+        "target": {target.kind: target.spec, "name": target.name, "implementation": run.implementation},
+        "config": run.config.to_json(),
+        "search": {"reference": args.reference, "checks": planned, "examples": args.examples,
+                   "budget": None if args.examples is not None else args.budget, "seed": args.seed,
+                   "timeout": args.timeout, "fail_vacuous": args.fail_vacuous, "known": not args.no_known,
+                   "rerun": rerun},
+        "results": [r.to_json() for r in run.results],
+        "took_effect": run.took_effect,
+        "asked": run.asked,
+        "situations": run.situations,
+        "fault": None if run.fault is None else run.fault.to_json(),
+        "exit_status": run.exit_status,
+    }
 
 
 def violation_text(r, target, timeout: float) -> str:

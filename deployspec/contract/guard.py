@@ -182,12 +182,18 @@ class GuardedAdapter:
         fault = ImplementationFault(str(exc), where=where, history=tuple(self.history), checking=self._checking)
         fault.hung = exc.hung
         first = self.box.record(fault)
-        since = self._asked_since_reset
-        if first is fault and self._pending is not None and since["initial"] is not None:
-            # the run as the implementation was asked it (a search's step recalled from an earlier
-            # answer is not: the run that brought the implementation there is, from its reset)
-            fault.led_to = {**since, "steps": list(since["steps"]), "action": self._pending[0]}
+        if first is fault:
+            fault.led_to = self._led_to()
         return first
+
+    def _led_to(self) -> dict | None:
+        """The run as the implementation was asked it, to the action asked last (a search's
+        step recalled from an earlier answer is not: the run that brought the implementation
+        there is, from its reset); None before a reset's answer or between actions."""
+        since = self._asked_since_reset
+        if self._pending is None or since["initial"] is None:
+            return None
+        return {**since, "steps": list(since["steps"]), "action": self._pending[0]}
 
     def _calling(self, method, *args: Any) -> Any:
         """``method(*args)`` of the implementation, its failure a fault at this step; while
@@ -311,14 +317,21 @@ def during(**context: str):
             _context.pop(key, None)
 
 
+#: the fault :func:`located` said last, with the run that led to it: the watchdog's, whose
+#: call will not return, for ``contract`` to save and report before the process ends
+last_located: ImplementationFault | None = None
+
+
 def located(cause: str) -> str:
     """The fault of the call running now, said as it would be if it returned (the watchdog's
     line, when it will not): ``[FILE: ]implementation fault at STEP while checking P: CAUSE[; steps
     since reset (…)]``,
     ``at start`` for the import or the factory, else ``implementation fault: CAUSE``."""
+    global last_located
     guard = _guard_calling
     if guard is not None:
         fault = ImplementationFault(cause, where=guard.phase, checking=guard._checking, history=tuple(guard.history))
+        fault.led_to, fault.hung, last_located = guard._led_to(), True, fault
         # (contract's fault lines carry the steps since reset; a replay's has them in its file)
         line = fault.line() if "file" in _context else fault.with_history()
     elif "at" in _context:

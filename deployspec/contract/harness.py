@@ -385,10 +385,15 @@ def identity(conn: Connection) -> dict:
     """What a trace says of the implementation it was found on (``extra.implementation``):
     how it was given, the name it gave, the run's ``--reference``, and its ``--timeout``
     where not the default (a replay of a slow one needs it: the page's replay line)."""
+    return identity_of(conn.target, conn.implementation, conn.reference, conn.timeout)
+
+
+def identity_of(target: Target, name: str | None, reference: str | None, timeout: float) -> dict:
+    """:func:`identity`, from what a connection knows."""
     from deployspec.contract.cli import DEFAULT_TIMEOUT
 
-    return {conn.target.kind: conn.target.spec, "name": conn.implementation, "reference": conn.reference} | (
-        {"timeout": conn.timeout} if conn.timeout != DEFAULT_TIMEOUT else {})
+    return {target.kind: target.spec, "name": name, "reference": reference} | (
+        {"timeout": timeout} if timeout != DEFAULT_TIMEOUT else {})
 
 
 def run(model, target: Target, *, reference: str | None = None, properties: list[str] | None = None,

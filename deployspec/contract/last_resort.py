@@ -9,6 +9,7 @@ whole process ``GRACE`` seconds later, with one line on stderr. Only in the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -31,6 +32,17 @@ def own_process() -> bool:
     return interruption.OWN_PROCESS
 
 
+@contextlib.contextmanager
+def doing_first(then: Callable[[str], None]):
+    """``then`` first of :data:`before_end` while the block runs."""
+    before_end.insert(0, then)
+    try:
+        yield
+    finally:
+        if then in before_end:
+            before_end.remove(then)
+
+
 def last_resort(line: str, status: int) -> threading.Timer:
     """Unless cancelled within ``GRACE`` seconds (the interrupted call returned),
     print ``deployspec: LINE`` on stderr and end the process with ``status``: the
@@ -46,9 +58,11 @@ def last_resort(line: str, status: int) -> threading.Timer:
 #: in a worker of a partitioned search (``partition_worker.serve``): hands the line and
 #: status to the parent, which ends the program with them, once, as it would end alone
 relay: Callable[[str, int], None] | None = None
-#: what the program does with the line before it ends (``junit.saved_if_interrupted``:
-#: the report of what was judged, so an earlier run's is not taken for this one's)
-before_end: Callable[[str], None] | None = None
+#: what the program does with the line before it ends, in order: ``contract``'s (the fault's
+#: trace under --out, the --json document) and ``junit.saved_if_interrupted``'s (the report
+#: of what was judged, so an earlier run's is not taken for this one's); each adds its own
+#: and takes it away when its run is over
+before_end: list[Callable[[str], None]] = []
 
 
 def end(line: str, status: int) -> None:
@@ -70,9 +84,9 @@ def end(line: str, status: int) -> None:
     from deployspec.contract import leftovers
 
     leftovers.end_object_children()  # (a child it forked would hold stdout's pipe)
-    if before_end is not None:
+    for then in before_end:
         try:
-            before_end(line)
+            then(line)
         except Exception:  # noqa: BLE001, S110 - leaving anyway: the line below is the news
             pass
     try:
