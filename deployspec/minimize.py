@@ -41,18 +41,21 @@ def _attempt(trace: dict, actions: list[dict], replay_on: Callable[[dict], Repla
 
 
 def shortest(actions: list, attempt: Callable[[list], T | None], best: T,
-             deadline: float | None) -> tuple[T, bool | str]:
+             deadline: float | None, halving: bool = False) -> tuple[T, bool | str]:
     """Remove steps one at a time, then adjacent pairs, for as long as ``attempt`` of the
     shorter list still gives a result (the finding again), until none can go: the last
     result (``best``, that of ``actions``, when none could go), and True, or why it stopped
     before every removal was tried (the deadline passed, or ``attempt`` raised
-    :class:`CannotReplay`)."""
+    :class:`CannotReplay`). With ``halving``, runs of half the steps, then a quarter, …
+    go first: where each try that keeps the finding is slow (a hang waits for its
+    timeout), a few long removals do what many single ones would."""
     done: bool | str = True
+    widths = _halves(len(actions)) if halving else []
     try:
         changed = True
         while changed:
             changed = False
-            for width in (1, 2):
+            for width in [*widths, 1, 2]:
                 i = 0
                 while i + width <= len(actions):
                     if deadline is not None and time.monotonic() > deadline:
@@ -62,10 +65,20 @@ def shortest(actions: list, attempt: Callable[[list], T | None], best: T,
                     if found is not None:
                         actions, best, changed = shorter, found, True
                     else:
-                        i += 1
+                        i += width if width > 2 else 1
+            widths = []  # (once: then one step and two at a time, until none can go)
     except CannotReplay as stop:  # keep the smallest found so far
         done = f"stopped early: {stop}"
     return best, done
+
+
+def _halves(n: int) -> list[int]:
+    """``n // 2``, ``n // 4``, … down to two steps."""
+    out = []
+    while n // 2 >= 2:
+        n //= 2
+        out.append(n)
+    return out
 
 
 def minimize(trace: dict, replay_on: Callable[[dict], ReplayOutcome] = replay,

@@ -13,7 +13,8 @@ from deployspec.contract.server import Server
 
 MODES = ("crash", "hang", "garbage", "wrong-id", "bad-schema", "bad-reply", "error", "spawn-and-crash", "deep",
          "big-number", "error-flood", "big-id", "closes-stdin", "closes-stdin-late", "dirty-refusal",
-         "double-reply", "exit-after-reply", "bad-initial-observation", "error-initial-observation")
+         "double-reply", "exit-after-reply", "bad-initial-observation", "error-initial-observation",
+         "hangs-scaling-to-zero")
 
 
 def misbehave(mode: str, request: dict, out, pidfile: str | None, server=None) -> None:
@@ -81,9 +82,10 @@ def serve_then_misbehave(argv: list[str]) -> int:
     _note(pidfile, os.getpid())
     server = Server(ReferenceImplementation("capi", variant), "capi")
     out = sys.stdout.buffer
-    actions = 0
+    actions, pushed = 0, False
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        pushed = request.get("type") != "reset" and (pushed or request.get("action", {}).get("type") == "push")
         if mode.endswith("initial-observation") and request.get("type") == "observe":
             reply = ({"type": "observation", "observation": {"app": None}} if mode.startswith("bad") else
                      {"type": "error", "message": "observe not ready"})
@@ -99,8 +101,10 @@ def serve_then_misbehave(argv: list[str]) -> int:
                 out.write(reply)
                 out.flush()
                 sys.exit(0)
-            elif actions == n:
+            elif actions == n and mode != "hangs-scaling-to-zero":
                 misbehave(mode, request, out, pidfile, server)
+            elif mode == "hangs-scaling-to-zero" and pushed and request["action"] == {"type": "scale", "instances": 0}:
+                misbehave("hang", request, out, pidfile, server)  # (whenever the app is there: a bug of a state)
         out.write(reply)
         out.flush()
     return 0

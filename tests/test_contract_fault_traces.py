@@ -373,9 +373,27 @@ def test_a_fault_that_does_not_come_back_is_saved_as_found():
     found = _fault("boom", ["push", "deploy"], "tick")
     assert faults.shortened(found, lambda actions: None, 10.0) == (
         found, "not shortened: the same steps, asked again, did not end in the same fault")
-    found.hung = True
-    assert faults.shortened(found, lambda actions: pytest.fail("asked again"), 10.0) == (
-        found, "not tried: each try of a hang waits for the timeout")
+
+
+def test_a_hang_is_shortened_halves_first_within_the_time_of_a_few_hangs():
+    """A hang of 41 steps was saved as found ("each try waits for the timeout"), where a push
+    and the scale did it: halves go first, so few tries hang (each waits for the timeout)."""
+    kinds = ["push", *["tick", "deploy", "runtime", "cancel"] * 10]
+    hang = _fault("no reply to action scale within 2 s", kinds, "scale")
+    hang.hung, hangs = True, []
+
+    def again(actions):  # it hangs at the scale whenever the push came before it
+        if [a["type"] for a in actions[:-1]].count("push"):
+            hangs.append(len(actions))
+            return _fault("no reply to action scale within 2 s", [a["type"] for a in actions[:-1]], "scale")
+        return None
+
+    shortest, done = faults.shortened(hang, again, 60.0)
+    assert done is True and [s["action"]["type"] for s in shortest.led_to["steps"]] == ["push"]
+    assert len(hangs) <= faults.HANG_TRIES  # (one at a time, each removal of the 40 would hang: 41 tries)
+    assert faults.shortening_seconds(hang, 2.0) == 16.0 and faults.shortening_seconds(hang, 30.0) == 60.0
+    hang.hung = False
+    assert faults.shortening_seconds(hang, 30.0) == 10.0
 
 
 def test_a_replay_that_fails_otherwise_says_it_is_not_the_recorded_fault(capsys, tmp_path):

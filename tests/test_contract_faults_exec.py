@@ -183,3 +183,25 @@ def test_only_the_tail_of_a_programs_stderr_is_kept():
     text = tail.tail(settle=True)
     assert text.endswith("the last line\n") and len(text.encode()) <= 4096
     assert not tail._reader.is_alive()  # the end of the output was seen
+
+
+def test_a_hang_of_a_program_is_saved_shortened(capsys, tmp_path):
+    """Each try of a hang runs in a new process (the hung one ended): the steps saved are
+    shortened, halves first, within the time of a few hangs (a user's hang of 41 steps was
+    saved as found, where a push and the scale did it), and no process outlives the run."""
+    from deployspec import traces
+
+    pidfile = tmp_path / "pids"
+    status = main(["contract", "--exec", fake("hangs-scaling-to-zero", pidfile), "--model", "capi", "--timeout", "0.5",
+                   "--examples", "30", "--property", "single_active_deployment", "--out", str(tmp_path / "found")])
+    assert status == 3, capsys.readouterr().err
+    (saved,) = (tmp_path / "found").glob("*--fault--*.json")
+    trace = traces.load(saved)
+    assert trace["fault"]["action"] == {"type": "scale", "instances": 0}
+    assert [s["action"]["type"] for s in trace["steps"]] == ["push"]  # (the app, then the scale that hangs)
+    assert trace["extra"]["minimized_by_replay"] is True
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids), "a process of the implementation outlived the run"

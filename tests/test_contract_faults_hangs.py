@@ -47,8 +47,9 @@ def test_a_hanging_python_implementation_is_a_fault_and_is_not_called_again(caps
 
 def test_a_hang_is_saved_as_found_not_asked_again(capsys, hangs, tmp_path):
     """A --python call that does not return in time is a hang too (the object's adapter
-    kept the error's words and dropped that): shortening would wait for the timeout at
-    each try, so the steps are saved as found, and nothing is asked after the hang."""
+    kept the error's words and dropped that): the interrupted call may have left the
+    process's state broken, so the steps are saved as found, and nothing is asked after
+    the hang (an --exec program's hang is shortened: each try runs in a new process)."""
     from deployspec import traces
 
     started = time.monotonic()
@@ -57,7 +58,7 @@ def test_a_hang_is_saved_as_found_not_asked_again(capsys, hangs, tmp_path):
     assert status == 3, capsys.readouterr().err
     (saved,) = tmp_path.glob("*--fault--*.json")
     extra = traces.load(saved)["extra"]
-    assert extra["minimized_by_replay"] == "not tried: each try of a hang waits for the timeout"
+    assert extra["minimized_by_replay"] == "not tried: a hung call in deployspec's own process is not asked again"
     assert extra["implementation"]["timeout"] == 0.3  # (what its replay needs: a hang is a hang again)
     assert time.monotonic() - started < 5 and sys.modules["contract_fakes"].Hangs.calls_after_hang == 0
 

@@ -39,15 +39,17 @@ def trace_of(fault: ImplementationFault, *, model: str, variant: str, seed: int 
 
 
 def shortened(fault: ImplementationFault, again: Callable[[list[dict]], ImplementationFault | None],
-              seconds: float) -> tuple[ImplementationFault, bool | str]:
+              seconds: float, in_process: bool = False) -> tuple[ImplementationFault, bool | str]:
     """The fault of the shortest run found that still ends in the same fault (:func:`same`),
     the steps before the failing action removed one at a time, then pairs
-    (``minimize.shortest``), each run asked of the implementation from a reset by
-    ``again`` (its fault, or None); and True, or why the shortening stopped early or was
-    not tried (a trace's ``extra.minimized_by_replay``). The deadline is asked before
-    each run, so the last one may end past it."""
-    if fault.hung:
-        return fault, "not tried: each try of a hang waits for the timeout"
+    (``minimize.shortest``; a hang's halves first, as each try that hangs waits for the
+    timeout), each run asked of the implementation from a reset by ``again`` (its fault,
+    or None); and True, or why the shortening stopped early or was not tried (a trace's
+    ``extra.minimized_by_replay``). The deadline is asked before each run, so the last
+    one may end past it. A hang ``in_process`` (a ``--python`` object's) is not asked
+    again: the call the alarm interrupted may have left the process's state broken."""
+    if fault.hung and in_process:
+        return fault, "not tried: a hung call in deployspec's own process is not asked again"
     if fault.cause.startswith(NOT_DETERMINISTIC):
         return fault, "not tried: one run of steps cannot show an answer that differs from the first time"
     failing, steps = fault.led_to["action"], [s["action"] for s in fault.led_to["steps"]]
@@ -67,7 +69,21 @@ def shortened(fault: ImplementationFault, again: Callable[[list[dict]], Implemen
         return fault, f"stopped early: {stop}"
     if first is None:
         return fault, "not shortened: the same steps, asked again, did not end in the same fault"
-    return shortest(steps, ends_in_it, first, deadline)
+    return shortest(steps, ends_in_it, first, deadline, halving=fault.hung)
+
+
+def shortening_seconds(fault: ImplementationFault, timeout: float) -> float:
+    """How long shortening ``fault`` may take: ``MINIMIZE_SECONDS``; for a hang, time for
+    :data:`HANG_TRIES` tries that hang again (each waits for the timeout), at most
+    :data:`MOST_FOR_A_HANG` (a hang of 41 steps was saved as found, where 2 did it)."""
+    from deployspec.contract.harness import MINIMIZE_SECONDS
+
+    return min(MOST_FOR_A_HANG, max(MINIMIZE_SECONDS, HANG_TRIES * timeout)) if fault.hung else MINIMIZE_SECONDS
+
+
+#: tries that hang again a hang's shortening has time for (halving 41 steps to the 2 that
+#: hang took 7), and the most seconds it may take
+HANG_TRIES, MOST_FOR_A_HANG = 8, 60.0
 
 
 def same(found: ImplementationFault, fault: ImplementationFault, at: int) -> bool:
@@ -108,11 +124,12 @@ def _cause(cause: str) -> str:
 def keep_fault(fault: ImplementationFault, conn, out_dir: str | None, seed: int) -> None:
     """Save the run that led to ``fault`` on ``conn`` (``harness.Connection``) under
     ``out_dir`` as a trace, shortened (:func:`shortened`), once."""
-    from deployspec.contract.harness import MINIMIZE_SECONDS, identity
+    from deployspec.contract.harness import identity
 
     if not (out_dir and savable(fault)):
         return
-    found, done = shortened(fault, lambda actions: _fault_again(conn, fault, actions), MINIMIZE_SECONDS)
+    found, done = shortened(fault, lambda actions: _fault_again(conn, fault, actions),
+                            shortening_seconds(fault, conn.timeout), in_process=conn.target.kind == "python")
     trace = trace_of(found, model=conn.model.name, variant=conn.target.name, seed=seed,
                      implementation=identity(conn))
     trace["extra"]["minimized_by_replay"] = done
