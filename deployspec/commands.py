@@ -97,7 +97,7 @@ def cmd_check(args) -> int:
     def so_far() -> list:
         results = [r for found in finished.values() for r in found]
         return junit_cases.check_suites(results, declared=not args.close_look, planned=planned, finished=finished,
-                                        incident=args.incident)
+                                        incident=args.incident, expected=args.declared)
 
     # SIGTERM (a CI timeout) stops the searches' processes as Ctrl-C does
     # a design of one's own is the user's code, which may print: to stderr, as contract's
@@ -185,7 +185,8 @@ def _conclude_check(args, engines, results, junit, started: float) -> int:
         sys.stdout.flush()
         print(f"deployspec: error: {unjudged_line}", file=sys.stderr)
     if junit is not None:
-        suites = junit_cases.check_suites(results, declared=not args.close_look, incident=getattr(args, "incident", None))
+        suites = junit_cases.check_suites(results, declared=not args.close_look, incident=getattr(args, "incident", None),
+                                          expected=args.declared)
         if unjudged:  # every case skipped: the report fails as the status does
             suites.append(junit_xml.run_error("deployspec check", "nothing judged", unjudged_line))
         junit_xml.save(junit, args.junit, "deployspec check", suites, started)
@@ -313,7 +314,7 @@ def _explores(args, planned: list) -> bool:
     from deployspec import check
 
     engines = check.ENGINES if args.engine == "all" else (args.engine,)
-    return any(engine == "explore" for _, _, engine, _ in planned) or bool(args.variant and "hypothesis" in engines)
+    return any(engine == "explore" for _, _, engine, _ in planned) or bool(args.close_look and "hypothesis" in engines)
 
 
 def _check_workers(args, planned: list) -> None:

@@ -26,7 +26,7 @@ import attrs
 
 from deployspec.contract import protocol
 from deployspec.models import UsageError
-from deployspec.reference.core import Action, ActionError
+from deployspec.reference.core import MAX_BOUND, MAX_STEPS, Action, ActionError
 from deployspec.text import printable_line, quoted
 
 #: the longest incident read (actions): beyond it, a search over every interleaving is hopeless
@@ -60,16 +60,23 @@ class Incident:
     actions: tuple[Action | Settle, ...]
 
     def sized(self, config, bounds: dict[str, Any]) -> dict[str, Any]:
-        """``bounds`` with the configuration's ``max_instances`` raised to the most instances
-        a call asks for (``push(instances=60)``, ``deploy(web_instances=…)``), so the bounds
-        that follow it (capi's ``settle_steps``: ten platform steps per instance) fit the
-        incident: at 80 steps a rolling restart of 60 instances was cut short, and every
-        design was called violated of ``deployment_converges``."""
+        """``bounds`` fitted to the most instances a call asks for (``push(instances=60)``,
+        ``deploy(web_instances=…)``): ``max_instances`` raised to it (as far as a bound
+        goes; one ``--bound`` gave stands: the calls are given whatever it says), and the
+        settle phase's steps with it, ten per instance unless ``--bound settle_steps`` is
+        given (at 80 a rolling restart of 60 instances was cut short, and every design was
+        called violated of ``deployment_converges``)."""
         most = max((value for a in self.actions if not isinstance(a, Settle)
                     for name, value in a.to_json().items()
                     if (name == "instances" or name.endswith("_instances")) and type(value) is int), default=0)
-        have = config.to_json().get("max_instances")
-        return bounds if type(have) is not int or most <= have else bounds | {"max_instances": most}
+        have = config.to_json()
+        if type(have.get("max_instances")) is not int or most <= have["max_instances"]:
+            return bounds
+        raised = {} if "max_instances" in bounds else {"max_instances": min(most, MAX_BOUND)}
+        per = getattr(type(config), "SETTLE_PER_INSTANCE", None)
+        if per is not None and "settle_steps" not in bounds:
+            raised["settle_steps"] = min(MAX_STEPS, max(have["settle_steps"], per * most))
+        return bounds | raised
 
 
 def read(path: str, model) -> Incident:
@@ -196,7 +203,7 @@ _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*")
 #: a number as ``show`` prints it: P1 (a web process), d0 (a deployment)
 _NUMBERED = re.compile(r"[Pd](\d+)")
 #: a list of deployments or processes as ``show`` prints it, unbracketed: ``failed=d0,d1``
-_SHOWN_LIST = re.compile(r"=\s*((?:[dP]\d+\s*,\s*)+[dP]\d+)\b(?!\s*=)")
+_SHOWN_LIST = re.compile(r"=\s*(([dP])\d+(?:\s*,\s*\2\d+)+)\b(?!\s*=)")
 #: JSON's words and Python's, as values
 _WORDS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 

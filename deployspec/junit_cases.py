@@ -25,7 +25,8 @@ def _part(name: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def check_suites(results, *, declared: bool, planned=None, finished=(), incident: str | None = None) -> list[Suite]:
+def check_suites(results, *, declared: bool, planned=None, finished=(), incident: str | None = None,
+                 expected: bool = False) -> list[Suite]:
     """A suite per (model, variant), a case per property: with ``declared`` (the
     matrix) a case fails when its cell disagrees with what the variant declares, as
     the table marks ``!``; otherwise (a close look) when the property is violated.
@@ -33,7 +34,9 @@ def check_suites(results, *, declared: bool, planned=None, finished=(), incident
     ``planned``: every search (``check.searches``), ``finished``: those that ended; a
     cell with a search unfinished is skipped, with what its finished ones said. A run of
     ``--incident`` names its file in each suite and class (several incidents' reports, or
-    one beside a plain check's, collided in a CI's test view)."""
+    one beside a plain check's, collided in a CI's test view); with ``expected``
+    (``--incident --declared``), a violation the design declares passes, as the exit
+    status has it."""
     from deployspec import declarations
 
     judged = declarations.cells(results)
@@ -47,7 +50,7 @@ def check_suites(results, *, declared: bool, planned=None, finished=(), incident
             case = Case(f"deployspec.check.{model_name}.{_part(variant)}", prop, SKIPPED,
                         f"not judged: {junit.stopped}", "\n\n".join(_search_text(r, results) for r in rs))
         else:
-            case = _check_case(model_name, variant, prop, rs, results, declared)
+            case = _check_case(model_name, variant, prop, rs, results, declared, expected)
         suites.setdefault((model_name, variant), []).append(case)
     if incident is not None:
         stem = _part(Path(incident).name.removesuffix(".txt"))
@@ -58,8 +61,9 @@ def check_suites(results, *, declared: bool, planned=None, finished=(), incident
     return [Suite(f"check {m} · {v}", tuple(cases)) for (m, v), cases in suites.items()]
 
 
-def _check_case(model_name: str, variant: str, prop: str, rs, results, declared: bool) -> Case:
+def _check_case(model_name: str, variant: str, prop: str, rs, results, declared: bool, expected: bool = False) -> Case:
     from deployspec import declarations
+    from deployspec.models import get_model
 
     verdict = declarations.shown_verdict({r.verdict for r in rs})
     shown = declarations.verdict_word(verdict)
@@ -75,11 +79,12 @@ def _check_case(model_name: str, variant: str, prop: str, rs, results, declared:
         return attrs.evolve(case, outcome=SKIPPED, message=f"{shown}: {rs[0].message or 'not judged'}")
     if declared:
         case = _against_declaration(case, model_name, variant, rs, verdict)
+    elif violated and expected and declarations.declares_violation(get_model(model_name), variant, prop):
+        return attrs.evolve(case, message=f"{shown}, as {variant} declares (expected)")
     elif violated:
         return _violation(case, prop, violated, unsaved)
     else:
         case = attrs.evolve(case, message=shown)
-    from deployspec.models import get_model
     from deployspec.report import vacuous_kinds, vacuous_said
 
     if case.outcome == PASSED and (vacuous := vacuous_kinds(rs, verdict)):

@@ -114,10 +114,15 @@ def divergence(trace: dict[str, Any]) -> str:
         return ""
     try:
         return divergence_report(trace) + "\n"
-    except UsageError:  # a reference design not handed in here: what the run recorded
-        return (f"{trace['violation']['message']}\n(the reference's whole view is not shown: "
-                f"{trace['property'][len(PREFIX):]} is not a design known here; DEPLOYSPEC_VARIANTS=MODULE "
-                "hands it in: docs/variants.md)\n")
+    except UsageError as exc:  # a reference design not handed in here: what the run recorded
+        from deployspec.models import get_model
+
+        reference = trace["property"][len(PREFIX):]
+        if reference in get_model(trace["model"]).variants:  # (another reason: said as it is)
+            return f"(where it parted from the reference is not shown: {exc})\n"
+        return (f"{escaped(trace['violation']['message'])}\n(the reference's whole view is not shown: "
+                f"{escaped(reference)} is not a design known here; DEPLOYSPEC_VARIANTS=MODULE hands it in: "
+                "docs/variants.md)\n")
     except (Exception, SystemExit) as exc:  # the reference's rule raised: a design handed in, said
         from deployspec import variant_plugins
 

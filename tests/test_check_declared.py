@@ -54,3 +54,21 @@ def test_an_incident_s_undeclared_violation_fails_and_is_named(capsys, tmp_path,
                             "--declared")
     assert status == 1 and out.splitlines()[-1].endswith(
         "violated in some interleaving: app_stays_available; not declared by it: app_stays_available")
+
+
+def test_the_junit_report_of_an_incident_s_declared_violation_passes_as_the_status_does(capsys, tmp_path):
+    """It failed the case while the run exited 0 (a review's finding): a CI reading the report failed."""
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "i.txt").write_text(SEED_INCIDENT)
+    report = tmp_path / "r.xml"
+    status, _out, _err = run(capsys, "check", "--incident", str(tmp_path / "i.txt"), "--variant", "capi-2022", *PROP,
+                             "--declared", "--junit", str(report))
+    (case,) = ET.parse(report).getroot().iter("testcase")
+    assert status == 0 and case.find("failure") is None
+    assert case.find("system-out").text.startswith("VIOLATED, as capi-2022 declares (expected)\n")
+
+
+def test_a_matrix_of_named_designs_refuses_workers_as_the_matrix_does(capsys):
+    status, out, err = run(capsys, "check", "--variant", "capi-safe", *PROP, "--declared", "--workers", "2")
+    assert (status, out) == (2, "") and "--workers splits an exhaustive search" in err

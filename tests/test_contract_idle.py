@@ -183,6 +183,11 @@ def test_kinds_idle_before_a_violation_stopped_the_search_are_not_called_refused
                            "--property", "app_stays_available", "--no-known", "--bound", "canary_plans=[]",
                            "--examples", "30")
     assert status == 1, out
-    assert idle_block(out)[0].endswith("(refused, or changing nothing, at every step the run took before a violation "
-                                       "stopped its search, so not a sign the implementation refuses them: no check "
-                                       "judged what they do)")
+    assert idle_block(out)[0].endswith("(refused, or changing nothing, at every step the run took before violations "
+                                       "stopped its searches, so not a sign the implementation refuses them: no "
+                                       "check judged what they do)")
+    # one check that held ran its whole search: what stayed idle there is the implementation's
+    status, out = contract(capsys, "--python", "deployspec.contract.examples:capi_2022", "--model", "capi",
+                           "--property", "app_stays_available", "--property", "deployment_ships_its_droplet",
+                           "--no-known", "--bound", "canary_plans=[]", "--examples", "30")
+    assert status == 1 and "at every step of the run: no check judged" in idle_block(out)[0]

@@ -366,7 +366,14 @@ def test_an_incident_s_own_instance_counts_size_the_search(capsys, tmp_path):
     inc = _incident(tmp_path, "push(instances=60)\n")  # a bound given stands, and one above the calls is kept
     config = explore.explore_config(CAPI, CAPI.variant("capi-safe"))
     assert inc.sized(config, {"settle_steps": 90}) == {"settle_steps": 90, "max_instances": 60}
+    assert inc.sized(config, {"max_instances": 3}) == {"max_instances": 3, "settle_steps": 600}
     assert _incident(tmp_path, "scale(instances=1)\n").sized(config, {}) == {}
+    # beyond the largest bound (64): the bound as far as it goes, the settle phase for them all
+    # (a review's push of 65 was refused, "--bound: max_instances must be at most 64")
+    assert _incident(tmp_path, "push(instances=65)\n").sized(config, {}) == {"max_instances": 64, "settle_steps": 650}
+    (tmp_path / "65.txt").write_text("push(instances=65)\nsettle\n")
+    assert run(capsys, "check", "--incident", str(tmp_path / "65.txt"), "--variant", "capi-safe", "--property",
+               "deployment_converges")[0] == 0
 
 
 #: the widest capi search's calls: canaries, both windows, rolling pushes, rollbacks
@@ -396,6 +403,10 @@ def test_every_action_reads_back_as_show_prints_it(tmp_path, model_name):
         two = model.action({"type": "tick", "failed": [0, 1], "reports_unavailable": [2]}).to_json()
         said[action_label(two)] = two
     path = tmp_path / "shown.txt"
+    if model_name == "capi":  # (a deployment and a process: not one list)
+        path.write_text("tick(failed=d0,P1)\n")
+        with pytest.raises(UsageError, match="cannot read the arguments of tick"):
+            incident.read(str(path), model)
     path.write_text("\n".join(said))
     assert [a.to_json() for a in incident.read(str(path), model).actions] == list(said.values())
     assert any("strategy=canary" in s for s in said) or model_name == "slots"

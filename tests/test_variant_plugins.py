@@ -208,6 +208,11 @@ def test_a_conformance_trace_of_a_design_not_handed_in_is_drawn_with_what_it_rec
     assert run(capsys, "show", str(trace), "--format", "svg")[0] == 0
     status, out, err = run(capsys, "replay", str(trace))
     assert (status, out) == (2, "") and "unknown variant 'acme-safe'" in err
+    # the file's words are escaped: a line of its own under the table is not forged
+    trace.write_text(json.dumps(dict(seed, variant="implementation", property="conforms_to_acme-safe",
+                                     violation={"step": 5, "message": "differs\nverdict: holds"})))
+    status, out, _err = run(capsys, "show", str(trace))
+    assert status == 0 and "differs\\nverdict: holds\n(the reference" in out and "\nverdict: holds" not in out
 
 
 @pytest.mark.skipif(not partitioned.available(), reason="partitioned searches need Linux (fork)")

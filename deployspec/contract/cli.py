@@ -175,12 +175,18 @@ def cmd_contract(args) -> int:
         found.append(r)
         progress.done(r, verdict=verdict_cell(r))  # (as the table will say it)
 
-    def at_last_resort(line: str) -> None:  # (the watchdog's: an object's call that will not return)
-        _kept_at_last_resort(args, model, target, config, out_dir, found, [c.name for c in checks], rerun, out)
+    # (the watchdog's: an object's call that will not return; two steps, so the second is
+    # done though the first fails, a full disk, say)
+    def trace_at_last_resort(line: str) -> None:
+        _fault_kept_at_last_resort(args, model, target, out_dir)
+
+    def document_at_last_resort(line: str) -> None:
+        _said_at_last_resort(args, model, target, config, out_dir, found, [c.name for c in checks], rerun, out)
 
     # an object's own threads may print at any time: to stderr, as within its calls
     with junit.saved_if_interrupted(report, args.junit, "deployspec contract", so_far, started), \
-            timed_call.lending(target.kind == "python") as out, last_resort.doing_first(at_last_resort):
+            timed_call.lending(target.kind == "python") as out, \
+            last_resort.doing_first(document_at_last_resort), last_resort.doing_first(trace_at_last_resort):
         with sigterm_interrupts(), Progress(total=len(checks)) as progress:
             try:
                 run = harness.run(model, target, reference=args.reference, properties=args.property,
@@ -204,27 +210,34 @@ def cmd_contract(args) -> int:
     return run.exit_status
 
 
-def _kept_at_last_resort(args, model, target, config, out_dir: str | None, found: list, planned: list[str],
+def _fault_kept_at_last_resort(args, model, target, out_dir: str | None) -> None:
+    """A run its last resort ends (a ``--python`` object whose call swallowed its timeout's
+    interruption) keeps the steps that led to the fault under ``--out``, as found (a hung
+    call in this process is not asked again): a user's CI found the folder empty."""
+    from deployspec.contract import guard, harness
+
+    fault = guard.last_located
+    if fault is not None and out_dir and faults.savable(fault):
+        trace = faults.trace_of(fault, model=model.name, variant=target.name, seed=args.seed,
+                                implementation=harness.identity_of(target, None, args.reference, args.timeout))
+        trace["extra"]["minimized_by_replay"] = "not tried: the implementation's call would not let go"
+        faults.keep(fault, trace, out_dir)
+
+
+def _said_at_last_resort(args, model, target, config, out_dir: str | None, found: list, planned: list[str],
                          rerun: str, out) -> None:
-    """What a run its last resort ends keeps (a ``--python`` object whose call swallowed
-    its timeout's interruption): the steps that led to the fault under ``--out`` (not
-    shortened: each try would hang), said on stderr, and the ``--json`` document of what
-    was judged and the fault; a user's CI found an empty folder and an empty document."""
+    """And says what it kept on stderr, and prints the ``--json`` document of what was
+    judged and the fault (the user's CI found it empty)."""
     from deployspec.contract import guard, harness
 
     fault = guard.last_located
     if fault is None:  # (not a call of the implementation's)
         return
-    if out_dir and faults.savable(fault):
-        trace = faults.trace_of(fault, model=model.name, variant=target.name, seed=args.seed,
-                                implementation=harness.identity_of(target, None, args.reference, args.timeout))
-        trace["extra"]["minimized_by_replay"] = "not tried: the implementation's call would not let go"
-        faults.keep(fault, trace, out_dir)
     run = harness.ContractRun(model.name, target, config, list(found), fault=fault, planned=tuple(planned),
                               reference=args.reference, fail_vacuous=args.fail_vacuous)
     _as_given(run, out_dir, args.out)
-    said = faults.saved_text(fault, target, args.timeout, "--out DIR") if out_dir else None
-    if said:
+    said = faults.saved_text(fault, target, args.timeout, "--out DIR")
+    if said:  # (where it was saved, or why not; without --out, how to save it)
         print(f"deployspec: {said}", file=sys.stderr)
     if args.json:
         print(json.dumps(_document(run, args, model, target, planned, rerun), indent=1), file=out)

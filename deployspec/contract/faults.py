@@ -110,15 +110,18 @@ def _same(action: dict, cause: str, at: int, action_there: dict, cause_there: st
     return at == there and action["type"] == action_there["type"] and _cause(cause) == _cause(cause_there)
 
 
-#: the timeout a hang was found with: a replay with another --timeout meets the same hang
-_WAITED = re.compile(r"\bwithin \d+(?:\.\d+)?(?:e[-+]?\d+)? s\b")
+#: the timeout a hang was found with, in deployspec's own words for a hang (``no reply to
+#: action scale within 3 s``, ``perform() did not return within 2 s``): a replay with
+#: another --timeout meets the same hang; an implementation's own words stay as they are
+_WAITED = re.compile(r"^(no reply to [^;(]{1,80}? within |[\w.]{1,80}\(\) did not return within )"
+                     r"\d+(?:\.\d+)?(?:e[-+]?\d+)? s\b")
 
 
 def _cause(cause: str) -> str:
     """A fault's cause as two of them are compared: without what the program last wrote
     to stderr (a time, a pid) or the seconds waited (``no reply … within 3 s`` recorded,
     ``within 2 s`` replayed with ``--timeout 2``, was called another fault)."""
-    return _WAITED.sub("within … s", cause.split(STDERR_TAIL)[0])
+    return _WAITED.sub(r"\1… s", cause.split(STDERR_TAIL)[0])
 
 
 def keep_fault(fault: ImplementationFault, conn, out_dir: str | None, seed: int) -> None:

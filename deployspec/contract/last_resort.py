@@ -13,6 +13,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from deployspec.text import ESCAPE, escaped
@@ -63,11 +64,18 @@ relay: Callable[[str, int], None] | None = None
 #: of what was judged, so an earlier run's is not taken for this one's); each adds its own
 #: and takes it away when its run is over
 before_end: list[Callable[[str], None]] = []
+#: held by the one ending the process: a second (the SIGTERM timer beside the watchdog)
+#: waits for the first to end it, rather than write its reports and line again
+_ending = threading.Lock()
 
 
 def end(line: str, status: int) -> None:
     """Print ``deployspec: LINE: stopping`` on stderr and end the process with ``status``
-    (in a worker with a :data:`relay`, hand them to the parent instead, then end)."""
+    (in a worker with a :data:`relay`, hand them to the parent instead, then end). Once:
+    a second caller waits for the first to end the process."""
+    if not _ending.acquire(blocking=False):
+        while True:
+            time.sleep(60)
     if relay is not None:
         try:
             relay(line, status)

@@ -253,8 +253,9 @@ def idle_note(run) -> list[str]:
         notes.append(f"this configuration gives {', '.join(offered)} something to do on the reference designs, "
                      f"{whose}")
     refused = [k for k in run.idle if k not in never]
-    stopped = any(r.verdict == "violated" for r in run.results)  # (its search ended there: few steps tried)
-    where = ("at every step the run took before a violation stopped its search, so not a sign the implementation "
+    # (every check's search ended at its violation: few steps tried; one that held ran its whole search)
+    stopped = bool(run.results) and all(r.verdict == "violated" for r in run.results)
+    where = ("at every step the run took before violations stopped its searches, so not a sign the implementation "
              "refuses them" if stopped else "at every step of the run")
     said = [(f"never took effect: {', '.join(refused)} (refused, or changing nothing, {where}: "
             "no check judged what they do)")] if refused else []

@@ -151,7 +151,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
     if incident is not None:
-        _incident_stats(stats, graph, incident, config, every_run=goal is None and complete)
+        # (every run: a search for a further cause prunes the runs that break the property a known way)
+        _incident_stats(stats, graph, incident, config, every_run=goal is None and complete and not skip_causes)
         if goal is None and complete and graph.reached < len(incident.actions):
             # (a search for a further cause that no run got past: no other cause, said as such;
             # the first search, with nothing skipped, that never took an action judged nothing)
