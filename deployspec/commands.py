@@ -239,7 +239,7 @@ def _print_close_look(results, *, saving: bool, incident: str | None = None, dec
         print("(use --out DIR to save the counterexamples)")
     _print_causes(results)
     _print_unjudged(results)
-    print(matrix(results, declared=False, width=terminal.columns()))
+    print(matrix(results, declared=False, width=terminal.columns(), options=("--declared",) if declared else ()))
     if incident is None:  # (what a design declares is of its whole search, not of one incident)
         print(declared_by(results))
     else:

@@ -15,13 +15,15 @@ from deployspec.variant_plugins import ENV, source_of
 
 
 def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None,
-           width: int | None = None) -> str:
+           width: int | None = None, options: tuple[str, ...] = ()) -> str:
     """Rows are variants, columns properties (one variant's: a row per property); ``!`` marks a cell that does not agree with
     what its variant declares (as ``check``'s exit status and its JUnit cases judge it:
     :func:`declarations.cell_agrees`), ``+`` a property it violates beyond the default
     search, ``*`` an unfinished proof, ``?`` a vacuous one (each said under the table).
     ``bounds``: the run's ``--bound`` values, which the close look a ``!`` suggests keeps;
-    ``width``: the screen's (:func:`terminal.columns`), which a wider table is split to fit."""
+    ``width``: the screen's (:func:`terminal.columns`), which a wider table is split to fit;
+    ``options``: what the command printed to finish an unfinished proof adds (``--declared``
+    of an incident's run, which judges its violations by that)."""
     from deployspec.declarations import cells
 
     grouped = cells(results)
@@ -31,7 +33,7 @@ def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None 
         mine = {(v, p): rs for (m, v, p), rs in grouped.items() if m == model_name}
         props = [p.name for p in model.properties if any(prop == p.name for _, prop in mine)]
         variants = list(dict.fromkeys(v for v, _ in mine))
-        said = _Said(bounds)
+        said = _Said(bounds, options)
         if len(variants) == 1 < len(props):  # a close look: one row would be as wide as every name
             (v,) = variants
             name_width = max(len(p) for p in props + ["property"])
@@ -89,9 +91,11 @@ class _Said:
     """What a model's table says under it: the commands that finish unfinished proofs,
     a note per marked cell, and each engine error with the cells it decided."""
 
-    def __init__(self, bounds: dict[str, Any] | None = None) -> None:
+    def __init__(self, bounds: dict[str, Any] | None = None, options: tuple[str, ...] = ()) -> None:
         #: the run's ``--bound`` values: a close look suggested here looks at what it looked at
         self.bounds = bounds or {}
+        #: what a command to finish an unfinished proof adds (``matrix``'s ``options``)
+        self.options = options
         self.unfinished: list[str] = []
         self.notes: list[str] = []
         self.errors: dict[str, list[str]] = {}  # message -> the cells it came from
@@ -145,7 +149,7 @@ def _unfinished(model, v: str, p: str, rs: list[Result], verdict: str, declared:
     stopped = [r for r in rs if r.stats.get("complete") is False]
     if verdict != "holds" or not stopped:
         return ""
-    said.unfinished.append(finishing(model, v, p, stopped[0].stats))
+    said.unfinished.append(" ".join([finishing(model, v, p, stopped[0].stats), *said.options]))
     return "*"
 
 

@@ -337,6 +337,8 @@ def test_an_incident_s_unfinished_search_is_finished_by_a_search_of_the_same_inc
     assert f"--incident {tmp_path / 'i.txt'} " in finish and "--engine" not in finish  # (not every run)
     status, out, _err = run(capsys, *finish.split()[1:])
     assert status == 0 and "holds*" not in out and "nothing violated in any interleaving" in out
+    status, out, _err = run(capsys, *argv, "--bound", "max_depth=5", "--declared")  # (kept: it judges the violations)
+    assert next(line for line in out.splitlines() if line.startswith("  deployspec check")).endswith(" --declared")
 
 
 def test_a_proof_names_the_calls_the_design_accepted_that_came_to_nothing(capsys, tmp_path):
