@@ -371,7 +371,7 @@ def test_workers_are_taken_by_a_matrix_that_explores_a_design_handed_in(outside)
     from deployspec.commands import _check_workers
 
     outside("holds_count")
-    args = SimpleNamespace(jobs=1, workers=2, engine="hypothesis", variant=None)
+    args = SimpleNamespace(jobs=1, workers=2, engine="hypothesis", variant=None, close_look=False)
     pairs = check.plan("capi", None)
     planned = check.searches(pairs, ("hypothesis",), False, ["single_active_deployment"])
     assert ("capi", "holds-count", "explore", "single_active_deployment") in planned
