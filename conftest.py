@@ -1,9 +1,14 @@
 """The checkout's own pytest configuration, for both test folders (``tests/``,
 ``stateful_tests/``); not installed with the package."""
 
+import os
 from pathlib import Path
 
 import pytest
+
+# every tick a shipped design's memo keeps is checked to read only what it is keyed by, here
+# and in the programs the tests start (reference/capi/tick_memo.py)
+os.environ["DEPLOYSPEC_CHECK_MEMO"] = "1"
 
 
 def pytest_configure(config) -> None:
@@ -15,6 +20,9 @@ def pytest_configure(config) -> None:
     import deployspec.reference
     import deployspec.spec
     import deployspec.stateful_tests
+    from deployspec.reference.capi import tick_memo
+
+    tick_memo.CHECKED = True  # (imported before this file by a plugin: the variable came too late)
 
     here = Path(__file__).resolve().parent
     for module in (deployspec.spec, deployspec.reference, deployspec.stateful_tests):

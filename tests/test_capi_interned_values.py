@@ -11,7 +11,10 @@ import random
 import attrs
 import pytest
 from deployspec.reference.capi import instances as capi_instances
+from deployspec.reference.capi import runtime as capi_runtime
 from deployspec.reference.capi import state as capi_state
+from deployspec.reference.capi import tick_memo
+from deployspec.reference.capi import variants as capi_variants
 from deployspec.reference.capi.observe import from_observation, observe
 from deployspec.reference.capi.state import CRASHED, RUNNING, STARTING, App, Process
 
@@ -119,6 +122,10 @@ def test_interning_changes_no_step(monkeypatch):
     walks = {(name, seed): list(_walk(name, seed, steps=60)) for name in names for seed in range(4)}
     monkeypatch.setattr(capi_state, "_interned", lambda key, build: build(*key[1:]))
     monkeypatch.setattr(Process, "scaled_to", Process._scaled_to)
+    # and the memos of what is worked out from interned tuples: every tuple, tick and settle afresh
+    monkeypatch.setattr(capi_state, "_edited", lambda how, items, arg: how(items, arg))
+    monkeypatch.setattr(capi_variants, "_SHIPPED", {})
+    monkeypatch.setattr(capi_variants, "settle_instance", capi_runtime._settled)
     afresh = False
     for (name, seed), interned in walks.items():
         fresh = list(_walk(name, seed, steps=60))
@@ -176,3 +183,42 @@ def test_a_droplet_s_health_is_a_bool_where_it_is_made():
         with pytest.raises(TypeError, match="must be <class 'bool'>"):
             make()
     assert Stage(False).healthy is False and Deploy(new_droplet=True).new_droplet is True
+
+
+def test_a_shipped_design_dispatches_once_per_value_a_design_of_ones_own_every_tick(monkeypatch):
+    """``variants._tick`` keeps a shipped design's dispatch by the processes, deployments and
+    pending work it reads; a design of one's own may read anything, so each of its ticks runs."""
+    from deployspec.reference.capi import updater as capi_updater
+    from deployspec.reference.capi.actions import Tick
+
+    safe = CAPI.variant("capi-safe")
+    mine = attrs.evolve(safe, name="mine")
+    state = [s for s in _walk("capi-safe", 0) if s.deployments][-1]
+    twin = attrs.evolve(state, next_process_id=state.next_process_id)  # equal, another object
+    calls = []
+    dispatch = capi_updater.dispatch
+    monkeypatch.setattr(capi_updater, "dispatch",
+                        lambda *args: calls.append(args[0]) or dispatch(*args))
+    monkeypatch.setattr(tick_memo, "_TICKS", {})
+    tick = Tick()
+    for variant in (safe, mine):
+        for s in (state, state, twin):
+            assert variant.step(s, tick) == dispatch(variant, s, tick)
+    assert [c is safe for c in calls] == [True, False, False, False]
+
+
+def test_a_shipped_tick_that_reads_what_the_memo_does_not_key_by_fails(monkeypatch):
+    """The memo keys a shipped design's tick by the processes, deployments and pending work:
+    were a rule to read the app or the droplets, the tests fail (the suite checks every tick
+    it keeps) instead of a search answering from another state's entry."""
+    from deployspec.reference.capi import updater as capi_updater
+    from deployspec.reference.capi.actions import Tick
+
+    assert tick_memo.CHECKED  # (conftest.py: the whole suite runs so)
+    dispatch = capi_updater.dispatch
+    state = [s for s in _walk("capi-safe", 0) if s.deployments][-1]
+    for read in (lambda s: s.app.droplet, lambda s: s.droplets[0], lambda s: len(s.droplets)):
+        monkeypatch.setattr(capi_updater, "dispatch", lambda v, s, a, read=read: read(s) and dispatch(v, s, a))
+        monkeypatch.setattr(tick_memo, "_TICKS", {})
+        with pytest.raises(AssertionError, match="a shipped design's tick read the state's (app|droplets)"):
+            CAPI.variant("capi-safe").step(state, Tick())

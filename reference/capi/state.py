@@ -262,27 +262,22 @@ class CapiState(_Fingerprinted):
         return _state(app, self.droplets, self.processes, self.deployments, self.next_process_id, self.pending)
 
     def with_process(self, process: Process) -> CapiState:
-        processes, pid = self.processes, process.id
-        at = -1
-        for i, p in enumerate(processes):
-            if p.id == pid:
-                if at >= 0:  # ids repeat (never in the model; a hand-made state): replace each
-                    processes = tuple(process if q.id == pid else q for q in processes)
-                    return _state(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
-                at = i
-        if at < 0 or processes[at] is process:
+        processes = _edited(_put_process, self.processes, process)
+        if processes is self.processes:
             return self
-        processes = processes[:at] + (process,) + processes[at + 1 :]
+        return _state(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
+
+    def with_processes(self, processes: tuple[Process, ...]) -> CapiState:
+        """This state with another tuple of web processes; itself if it is this one."""
+        if processes is self.processes:
+            return self
         return _state(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
 
     def with_deployment(self, deployment: Deployment) -> CapiState:
         ds = self.deployments
-        i = deployment.id
-        if ds[i] is deployment:  # (an id out of range raises IndexError, as ever)
+        if ds[deployment.id] is deployment:  # (an id out of range raises IndexError, as ever)
             return self
-        if i < 0:
-            i += len(ds)
-        ds = ds[:i] + (deployment,) + ds[i + 1 :]
+        ds = _edited(_put_deployment, ds, deployment)
         return _state(self.app, self.droplets, self.processes, ds, self.next_process_id, self.pending)
 
     def with_staged(self, healthy: bool) -> CapiState:
@@ -293,28 +288,87 @@ class CapiState(_Fingerprinted):
 
     def with_new_deployment(self, deployment: Deployment) -> CapiState:
         return _state(
-            self.app, self.droplets, self.processes, self.deployments + (deployment,), self.next_process_id,
-            self.pending,
+            self.app, self.droplets, self.processes, _edited(_appended, self.deployments, deployment),
+            self.next_process_id, self.pending,
         )
 
     def without_processes(self, pids: Iterable[int]) -> CapiState:
-        gone = set(pids)
+        gone = frozenset(pids)
         if not gone:
             return self
-        processes = tuple(p for p in self.processes if p.id not in gone)
-        if len(processes) == len(self.processes):
+        processes = _edited(_without, self.processes, gone)
+        if processes is self.processes:
             return self
         return _state(self.app, self.droplets, processes, self.deployments, self.next_process_id, self.pending)
 
     def with_new_process(self, droplet: int, instances: int) -> tuple[CapiState, Process]:
         p = _interned((Process, self.next_process_id, droplet, (STARTING,) * instances), Process)
-        state = _state(self.app, self.droplets, self.processes + (p,), self.deployments, p.id + 1, self.pending)
+        processes = _edited(_appended, self.processes, p)
+        state = _state(self.app, self.droplets, processes, self.deployments, p.id + 1, self.pending)
         return state, p
 
     def with_pending(self, pending: tuple[tuple[int, str, tuple[int, ...] | None], ...]) -> CapiState:
         if pending == self.pending:
             return self
         return _state(self.app, self.droplets, self.processes, self.deployments, self.next_process_id, pending)
+
+
+#: (how, id of a tuple of processes or deployments, id of the argument, or the argument) ->
+#: (the tuple, the argument, what ``how`` makes of them): each tuple the writing helpers make
+#: is made once per tuple and change, and interned (``_TUPLES``), so the states of a search
+#: share one object per tuple of processes (capi-safe's default bounds: 312 values, built
+#: 31,292 times before) and per tuple of deployments, and a memo of what reads them can key
+#: them by identity (``variants._tick``). The tuple and the argument are held, so their ids
+#: are not reused while the entry is here; cleared past ``INTERNED_MAX`` entries.
+_EDITED: dict[tuple, tuple] = {}
+#: a tuple the helpers made -> that tuple (one object per value)
+_TUPLES: dict[tuple, tuple] = {}
+
+
+def _edited(how, items: tuple, arg) -> tuple:
+    """``how(items, arg)``, worked out once per ``items`` and ``arg`` (by identity; a frozenset
+    ``arg`` by value) and interned; ``items`` itself when ``how`` leaves it as it is."""
+    key = (how, id(items), arg if arg.__class__ is frozenset else id(arg))
+    found = _EDITED.get(key)
+    if found is not None and found[0] is items:
+        return found[2]
+    out = how(items, arg)
+    if out is not items:
+        if len(_TUPLES) >= INTERNED_MAX:
+            _TUPLES.clear()
+        out = _TUPLES.setdefault(out, out)
+    if len(_EDITED) >= INTERNED_MAX:
+        _EDITED.clear()
+    _EDITED[key] = (items, arg, out)
+    return out
+
+
+def _put_process(processes: tuple[Process, ...], process: Process) -> tuple[Process, ...]:
+    """``processes`` with ``process`` in place of the one with its id (of each, should ids
+    repeat: never in the model, a hand-made state); ``processes`` itself if there is none,
+    or it is that very process."""
+    pid = process.id
+    if not any(p.id == pid and p is not process for p in processes):
+        return processes
+    return tuple(process if p.id == pid else p for p in processes)
+
+
+def _put_deployment(deployments: tuple[Deployment, ...], deployment: Deployment) -> tuple[Deployment, ...]:
+    """``deployments`` with ``deployment`` in place of the one at its id (its index)."""
+    i = deployment.id
+    if i < 0:
+        i += len(deployments)
+    return deployments[:i] + (deployment,) + deployments[i + 1 :]
+
+
+def _appended(items: tuple, item) -> tuple:
+    return items + (item,)
+
+
+def _without(processes: tuple[Process, ...], gone: frozenset[int]) -> tuple[Process, ...]:
+    """``processes`` but those whose id is in ``gone``; ``processes`` itself if none is."""
+    kept = tuple(p for p in processes if p.id not in gone)
+    return processes if len(kept) == len(processes) else kept
 
 
 _set_hash = _Fingerprinted._hash.__set__
