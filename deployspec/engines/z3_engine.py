@@ -44,6 +44,11 @@ from deployspec.engines.z3_confirm import (
 )
 from deployspec.spec import selection as sel
 
+# Z3 takes SIGINT for itself while it solves (it cancels the query and hands the signal to
+# nobody): a Ctrl-C there was lost, and the run went on to its end, exit 0. Left to Python,
+# the stop comes as soon as the query returns (each takes well under a second here).
+z3.set_param("ctrl_c", False)
+
 #: default bounds of the symbolic state: with one process per deployment plus the
 #: pushed one, 8 processes is the most 7 deployments can leave
 PROCESSES, DEPLOYMENTS = 8, 7
