@@ -322,7 +322,7 @@ def _report_interrupted_start(args, started: float) -> None:
     when = "before its report was written" if junit_xml.began else "before it judged anything"
     try:
         path = junit_xml.path_of(named, json_on_stdout=bool(getattr(args, "json", False)),
-                              out=getattr(args, "out", None))
+                                 out=getattr(args, "out", None), reads=junit_xml.read_by(args))
         if getattr(args, "files", None) and replay_selection.is_a_trace(path, replay_selection.trace_files(args.files)):
             raise UsageError(f"--junit {named}: is a trace being replayed; no report written")
         out = getattr(args, "out", None)

@@ -82,7 +82,8 @@ def cmd_check(args) -> int:
             explored = args.close_look or source_of(v) is not None
             for e in dict.fromkeys([*engines, *(["explore"] if explored else [])]):  # (in order: one message)
                 check.configure(m, v, e, bounds)  # bad bounds are a usage error before any search
-    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
+    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out,
+                              reads=junit_xml.read_by(args))  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=junit)
     started = time.time()

@@ -88,12 +88,14 @@ def report(title: str, suites: list[Suite], started: float | None = None, second
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None = None) -> Path | None:
+def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None = None,
+            reads: list[str] = ()) -> Path | None:
     """Where ``--junit`` writes its report (:func:`deployspec.outputs.output_path`; in ``out``, the ``--out``
     folder, also before that is made), None without it.
     Not a ``.json`` name: a folder's ``*.json`` files are replayed as traces, and
     a trace saved under ``--out`` would be overwritten by the report. Not standard
-    output when ``--json`` prints there: a JSON document followed by XML is neither."""
+    output when ``--json`` prints there: a JSON document followed by XML is neither.
+    Not one of the files the run ``reads`` (:func:`read_by`)."""
     if named is None:
         return None
     from deployspec.outputs import json_named, output_path
@@ -106,7 +108,52 @@ def path_of(named: str | None, *, json_on_stdout: bool = False, out: str | None 
     if why is not None:
         raise UsageError(f"--junit {named}: {why}, for an XML report (a folder's *.json files are read as "
                          "traces); name it .xml")
+    for read in reads:
+        if _same_file(path, read):
+            raise UsageError(f"--junit {named}: is {read}, which this run reads; name the report another file")
     return path
+
+
+def read_by(args) -> list[str]:
+    """The files a run reads that its report must not be written over (a user's ``--junit``
+    named each in turn, and lost it): its ``--incident`` file, its ``--exec`` program (and
+    the script an interpreter runs), its ``--python`` object's module and the design
+    modules ``DEPLOYSPEC_VARIANTS`` hands in."""
+    import os
+    import shlex
+
+    from deployspec.variant_plugins import ENV
+
+    found = [args.incident] if getattr(args, "incident", None) else []
+    try:
+        words = shlex.split(getattr(args, "exec_", None) or "")
+    except ValueError:  # (said as the command's own error)
+        words = []
+    found += [w for w in words[:2] if not w.startswith("-") and os.path.isfile(w)]
+    spec = getattr(args, "python", None)
+    modules = [spec.split(":", 1)[0]] if spec else []
+    modules += [m.strip() for m in os.environ.get(ENV, "").split(",") if m.strip()]
+    return found + [f for f in map(_module_file, modules) if f]
+
+
+def _module_file(name: str) -> str | None:
+    """Where module ``name`` would be imported from, or None (not found, or not a file)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:  # noqa: BLE001 - its import errors are said where it is loaded
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
+
+
+def _same_file(path: Path, other: str) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(path, other)
+    except OSError:  # (one of them is not there yet)
+        return False
 
 
 def save(path: Path, named: str, title: str, suites: list[Suite], started: float) -> None:

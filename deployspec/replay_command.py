@@ -37,7 +37,8 @@ def cmd_replay(args) -> int:
     loaded, unjudged = judged_by(args.property, loaded, args.files)
     bounds = bounds_given(args.bound)
     _check_replay_configs(args, loaded, bounds)
-    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # (before --out's folder is made)
+    junit = junit_xml.path_of(args.junit, json_on_stdout=args.json, out=args.out,
+                              reads=junit_xml.read_by(args))  # (before --out's folder is made)
     if is_a_trace(junit, [path for path, _ in loaded]):
         raise UsageError(f"--junit {args.junit}: is a trace being replayed; write the report elsewhere")
     if args.declared and (args.exec_ is not None or args.python is not None):

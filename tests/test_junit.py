@@ -409,3 +409,33 @@ def test_the_same_name_twice_is_two_cases_and_a_linked_folder_names_them_as_type
     cases = cases_of(report)
     assert {name: outcome_of(c) for name, c in cases.items()} == \
         {"t/seed.json": junit.FAILURE, "t/seed.json #2": junit.PASSED}
+
+
+def test_a_report_is_never_written_over_a_file_the_run_reads(capsys, tmp_path, monkeypatch):
+    """A user's --junit named the --incident file, the --exec program and the design module in
+    turn, and each became XML: a usage error now, and the file stays as it was."""
+    import shlex
+    import sys
+
+    from .test_incident import SEED_INCIDENT
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "i.txt").write_text(SEED_INCIDENT)
+    status, out, err = run(capsys, "check", "--incident", "i.txt", "--variant", "capi-safe", "--property",
+                           "app_stays_available", "--junit", "./i.txt")
+    assert (status, out) == (2, "") and "--junit ./i.txt: is i.txt, which this run reads" in err
+    assert (tmp_path / "i.txt").read_text() == SEED_INCIDENT
+    program = tmp_path / "ctl.py"
+    program.write_text("print('a controller')\n")
+    program.chmod(0o755)
+    for command in (str(program), f"{shlex.quote(sys.executable)} {program}"):
+        status, out, err = run(capsys, "contract", "--exec", command, "--model", "capi", "--examples", "3",
+                               "--junit", "ctl.py")
+        assert (status, out) == (2, "") and "which this run reads" in err, command
+    assert program.read_text() == "print('a controller')\n"
+    (tmp_path / "mine_designs.py").write_text("VARIANTS = []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "mine_designs")
+    status, out, err = run(capsys, "replay", str(SEED), "--junit", "mine_designs.py")
+    assert (status, out) == (2, "") and "which this run reads" in err
+    assert (tmp_path / "mine_designs.py").read_text() == "VARIANTS = []\n"

@@ -157,7 +157,8 @@ def cmd_contract(args) -> int:
     checks = harness.plan_checks(model, args.reference, args.property, config)  # usage errors first
     if target.kind == "exec":
         cannot_start(target.spec, "--exec")
-    report = junit.path_of(args.junit, json_on_stdout=args.json, out=args.out)  # before --out's folder is made
+    report = junit.path_of(args.junit, json_on_stdout=args.json, out=args.out,
+                           reads=junit.read_by(args))  # before --out's folder is made
     if args.out is not None:
         writable_dir(args.out, report=report)
     # saved where the user meant, even if a --python object changes this process's folder
