@@ -98,7 +98,7 @@ def read(path: str, model) -> Incident:
     except UsageError as wrong:
         raise _of_another_model(wrong, text, raw, path, model) from None
     if not actions:
-        raise UsageError(f"--incident {named}: no actions (one per line, e.g. push(instances=2), deploy(), cancel())")
+        raise UsageError(f"--incident {named}: no actions (one per line, e.g. {EXAMPLES.get(model.name, 'kind()')})")
     if len(actions) > MAX_ACTIONS:
         raise UsageError(f"--incident {named}: {len(actions)} actions, at most {MAX_ACTIONS}")
     return Incident(path, tuple(actions))
@@ -122,11 +122,21 @@ def _of_another_model(wrong: UsageError, text: str, raw: bytes, path: str, model
             continue
         try:
             if _actions(text, raw, path, get_model(other)):
+                meant = f" (or, meant for {model.name}: {wrong.hint})" if isinstance(wrong, _Like) else ""
                 return UsageError(f"--incident {quoted(path)}: its actions are the {other} model's, and the "
-                                  f"--variant designs are of {model.name}: name {other} designs (deployspec variants)")
+                                  f"--variant designs are of {model.name}: name {other} designs (deployspec "
+                                  f"variants){meant}")
         except UsageError:
             continue
     return wrong
+
+
+class _Like(UsageError):
+    """A line that is another model's action, with what it is in this one (``LIKE``)."""
+
+    def __init__(self, hint: str, named: str) -> None:
+        super().__init__(f"--incident {named}: {hint} (docs/incidents.md)")
+        self.hint = hint
 
 
 def _content(line: str) -> str:
@@ -180,8 +190,14 @@ COMMANDS = {
              "cf set-droplet": "stage()"},
     "slots": {"az webapp deployment slot swap": "swap()", "az webapp restart": "restart(slot='{slot}')",
               "az webapp config container set": "set_image(slot='{slot}')", "docker push": "push()",
-              "az acr build": "push()"},
+              "az acr build": "push()", "az webapp scale": "scale_out() (once per instance added)",
+              "az appservice plan update": "scale_out() (once per instance added)"},
 }
+#: another model's action a user of this one may write for its own: what it is here
+LIKE = {"slots": {"scale": "scale_out() (App Service adds one instance per scale_out)"}}
+#: commands that look like one of ``COMMANDS`` and do something else: what to write instead
+NOT_LIKE = {"slots": {"--action preview": "a swap preview applies the production slot's settings to staging and "
+                                          "swaps nothing: leave it out (no action here)"}}
 #: an example of each model's lines, for a line that is no action
 EXAMPLES = {"capi": "deploy(), scale(instances=3)", "slots": "swap(), set_image(slot='staging')"}
 
@@ -191,6 +207,9 @@ def _command_hint(text: str, model) -> str | None:
     platform commands (the tool's name may be left out)."""
     words = " ".join(text.split())
     slot = re.search(r"(?:--slot|-s)[ =](\S+)", words)  # (az's default slot is production)
+    for flag, said in NOT_LIKE.get(model.name, {}).items():
+        if f" {flag}" in f" {words}" and any(c in words for c in COMMANDS[model.name]):
+            return said
     for command, action in COMMANDS.get(model.name, {}).items():
         rest = command.split(" ", 1)[1]
         if words in (command, rest) or words.startswith((command + " ", rest + " ")):
@@ -235,6 +254,8 @@ def _call(text: str, where: str, model, named: str) -> dict:
     kind, args = m[1], m[2] or ""
     if kind not in model.vocabulary and kind + "_" in model.vocabulary:  # continue(): continue_
         kind += "_"
+    if kind not in model.vocabulary and kind in LIKE.get(model.name, {}):
+        raise _Like(f"{where}: {kind}() is {LIKE[model.name][kind]} here", named)
     args = _SHOWN_LIST.sub(lambda m: f"=[{m[1]}]", args)  # (show's tick(failed=d0,d1): a list)
     try:
         call = ast.parse(f"f({args})", mode="eval").body

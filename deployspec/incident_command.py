@@ -17,8 +17,10 @@ def check_options(args) -> None:
         raise UsageError(f"--incident is searched by the explorer (every interleaving), not --engine {args.engine}; "
                          "leave --engine out")
     if not args.variant:
-        raise UsageError("--incident needs the designs to check it on: --variant V (repeatable), "
-                         "e.g. --variant capi-current --variant capi-safe")
+        named = {"slots": "slots-pipeline-tag --variant slots-pipeline-immutable"}.get(
+            args.model, "capi-current --variant capi-safe")
+        raise UsageError(f"--incident needs the designs to check it on: --variant V (repeatable), "
+                         f"e.g. --variant {named}")
     if args.workers > 1:
         raise UsageError("--incident searches each design in one process: leave --workers out (--jobs runs "
                          "the searches side by side)")

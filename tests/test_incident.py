@@ -66,13 +66,19 @@ def test_a_trace_file_gives_its_users_steps(tmp_path):
     ("az webapp restart -g rg -n app --slot staging", "az webapp restart is restart(slot='staging') here"),
     ("az webapp config container set -g rg -n app", "is set_image(slot='production') here"),  # (az's default)
     ("swap it", "(e.g. swap(), set_image(slot='staging'), or a JSON object)"),  # (not capi's example)
+    # (a user trial: a preview read as a swap, a scale-out with no action named, capi's scale)
+    ("az webapp deployment slot swap -g rg -n app --slot staging --action preview", "swaps nothing: leave it out"),
+    ("az appservice plan update -g rg -n plan --number-of-workers 3", "is scale_out() (once per instance added) here"),
+    ("scale(instances=3)\nswap()", "scale() is scale_out() (App Service adds one instance per scale_out) here"),
+    # (a file all of whose lines are capi's: that first, this as the alternative)
+    ("scale(instances=3)", "(or, meant for slots: line 2: scale() is scale_out() (App Service adds one instance"),
 ])
 def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line, hint):
     path = tmp_path / "az.txt"
     path.write_text(f"push()\n{line}\n")
     with pytest.raises(UsageError) as caught:
         incident.read(str(path), get_model("slots"))
-    assert str(caught.value).startswith(f"--incident {incident.quoted(str(path))}: line 2: ") and hint in str(caught.value)
+    assert str(caught.value).startswith(f"--incident {incident.quoted(str(path))}: ") and hint in str(caught.value)
 
 
 @pytest.mark.parametrize("text, said", [
@@ -424,7 +430,8 @@ def test_a_call_refused_in_every_run_is_named_as_such(capsys, tmp_path):
     (r,) = valid_json_output(json.loads(out))["results"]
     assert status == 0 and r["stats"]["incident"]["always_refused"] == [1]
     assert r["stats"]["incident"]["refused"] == {"scale": r["stats"]["incident"]["refused"]["scale"]}  # (not deploy)
-    assert "; the design refused deploy() (action 1) in every run: check the incident's order" in r["message"]
+    assert "; the design refused deploy() (action 1) in every run: a rule of the design (a gate doing its work), " \
+           "or calls out of order" in r["message"]
     status, out, _err = run(capsys, "check", "--incident", str(tmp_path / "order.txt"), "--variant", "capi-safe",
                             "--property", "app_stays_available")
     assert out.splitlines()[-1].endswith("nothing violated in any interleaving; it refused action 1 in every run")
@@ -445,3 +452,12 @@ def test_an_incident_of_the_other_model_is_named_so(tmp_path):
     path.write_text("push()\nswap(slot=2)\n")  # (of neither: the error of the designs' own model)
     with pytest.raises(UsageError, match=r"line 2: unknown action type 'swap'"):
         incident.read(str(path), CAPI)
+
+
+def test_the_designs_an_incident_needs_are_named_in_its_model(capsys, tmp_path):
+    (tmp_path / "i.txt").write_text("push()\n")
+    status, _out, err = run(capsys, "check", "--model", "slots", "--incident", str(tmp_path / "i.txt"))
+    assert status == 2 and "e.g. --variant slots-pipeline-tag --variant slots-pipeline-immutable" in err
+    (tmp_path / "e.txt").write_text("# nothing yet\n")
+    with pytest.raises(UsageError, match=r"no actions \(one per line, e.g. swap\(\), set_image"):
+        incident.read(str(tmp_path / "e.txt"), get_model("slots"))

@@ -43,7 +43,8 @@ def always_refused_text(figures: dict, actions) -> str:
     and as ``show`` prints them: a file whose calls came in an order no app allows (deploy
     before push) would otherwise read as a proof about the incident."""
     said = ", ".join(f"{action_label(actions[n - 1].to_json())} (action {n})" for n in figures["always_refused"])
-    return f"the design refused {said} in every run: check the incident's order, or what the design allows"
+    return (f"the design refused {said} in every run: a rule of the design (a gate doing its work), or calls out "
+            "of order (action N counts the file's actions, not its lines)")
 
 
 def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
