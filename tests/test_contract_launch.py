@@ -34,6 +34,8 @@ def folder(tmp_path, monkeypatch):
     ("./build", "./build: is a directory"),
     ("./impl.py --serve", "./impl.py: not executable (chmod +x it, or name its interpreter: 'python3 ./impl.py')"),
     ("no-such-program-zz --serve", "no-such-program-zz: not found on PATH"),
+    # (a user trial: the program in this folder, named as a shell would look it up on PATH)
+    ("impl.py --serve", "impl.py: not found on PATH (the file in this folder is ./impl.py)"),
 ])
 def test_a_program_the_shell_cannot_start_is_named(folder, command, why):
     assert launchable.problem(command) == why

@@ -78,7 +78,10 @@ def problem(command: str) -> str | None:
         return None
     program = _words(plain[1])[0]
     if "/" not in program:
-        return None if shutil.which(program) or _the_shell_knows(program) else f"{program}: not found on PATH"
+        if shutil.which(program) or _the_shell_knows(program):
+            return None
+        here = f" (the file in this folder is ./{program})" if os.path.isfile(program) else ""
+        return f"{program}: not found on PATH{here}"
     path = program  # (relative to this directory: the program's too)
     if not os.path.exists(path):
         return f"{program}: no such file"
