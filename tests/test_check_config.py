@@ -8,7 +8,7 @@ import pytest
 
 from deployspec import check
 from deployspec.cli import main
-from deployspec.models import get_model
+from deployspec.models import UsageError, get_model
 
 
 @pytest.mark.parametrize("bound", [
@@ -60,6 +60,19 @@ def test_the_settle_phase_grows_with_the_instances_unless_given(bounds, settle) 
     model = get_model("capi")
     for engine in ("explore", "hypothesis"):
         assert check.configure(model, "capi-safe", engine, bounds).settle_steps == settle
+
+
+@pytest.mark.parametrize("bounds, most", [
+    ({"instances": 3}, 3),  # (an App Service user's --bound instances=3 was refused: max_instances was 2)
+    ({"instances": 1}, 2),  # never below the design's own
+])
+def test_the_plan_s_largest_size_follows_the_instances_given_alone(bounds, most) -> None:
+    model = get_model("slots")
+    for engine in ("explore", "hypothesis"):
+        assert check.configure(model, "slots-pipeline-tag", engine, bounds).max_instances >= most
+    assert check.configure(model, "slots-pipeline-tag", "explore", bounds).max_instances == most
+    with pytest.raises(UsageError, match="need 1 <= instances <= max_instances"):  # (both given: as given)
+        check.configure(model, "slots-pipeline-tag", "explore", bounds | {"instances": 3, "max_instances": 2})
 
 
 def test_a_fixed_design_holds_at_64_instances_where_the_settle_bound_had_cut_it(capsys) -> None:

@@ -155,7 +155,9 @@ def test_a_found_trace_replays_with_more_instances_than_its_search_had(capsys):
     instances but not max_instances: no replay of one could run 3 instances, though
     max_instances bounds only what a search tries."""
     found = str(DIR / "slots-pipeline-tag--slot_runs_one_version--20a2d8d0f1.json")
-    assert main(["replay", found, "--bound", "instances=3"]) == 2
+    assert main(["replay", found, "--bound", "instances=3", "--bound", "max_instances=2"]) == 2
     assert capsys.readouterr().err.endswith("need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
     assert main(["replay", found, "--bound", "instances=3", "--bound", "max_instances=3"]) == 1
     assert "with instances=3, max_instances=3): slot_runs_one_version at step 3" in capsys.readouterr().out
+    assert main(["replay", found, "--bound", "instances=3"]) == 1  # (max_instances follows instances given alone)
+    assert "with instances=3): slot_runs_one_version at step 3" in capsys.readouterr().out

@@ -167,7 +167,7 @@ def test_a_bound_the_close_look_s_explorer_cannot_take_is_refused_before_any_sea
 
     out_dir = tmp_path / "found"
     status, out, err = run(capsys, "check", "--model", "slots", "--variant", "slots-pipeline-tag", "--engine",
-                           "hypothesis", "--property", "slot_runs_one_version", "--bound", "instances=3",
+                           "hypothesis", "--property", "slot_runs_one_version", "--bound", "instances=3", "--bound", "max_instances=2",
                            "--budget", "0.1", "--out", str(out_dir))
     assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
     assert not out_dir.exists()
@@ -392,7 +392,7 @@ def test_a_bound_the_matrix_s_proof_of_a_design_handed_in_cannot_take_is_a_usage
     hand_in("mine_slots", "import attrs\nfrom deployspec.reference.slots.variants import SLOTS_PIPELINE_IMMUTABLE\n"
                           "VARIANTS = [attrs.evolve(SLOTS_PIPELINE_IMMUTABLE, name='mine-slots')]\n")
     out_dir = tmp_path / "found"
-    status, out, err = run(capsys, "check", "--model", "slots", "--engine", "hypothesis", "--bound", "instances=3",
+    status, out, err = run(capsys, "check", "--model", "slots", "--engine", "hypothesis", "--bound", "instances=3", "--bound", "max_instances=2",
                            "--property", "slot_runs_one_version", "--budget", "0.001", "--out", str(out_dir))
     assert (status, out, err) == (2, "", "deployspec: error: --bound: need 1 <= instances <= max_instances, got instances=3, max_instances=2\n")
     assert not out_dir.exists()

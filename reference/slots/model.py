@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -62,6 +63,15 @@ class SlotsConfig:
     #: what a replay of recorded actions uses (``replay --bound``): the start and how a swap
     #: treats DOCKER_ENABLE_CI; the rest bound a search
     REPLAYED: ClassVar[tuple[str, ...]] = ("start", "instances", "max_instances", "ci_sticky", "settle_steps")
+
+    @classmethod
+    def sized(cls, data: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+        """``data`` with ``max_instances`` raised to an ``instances`` given without it (an
+        App Service user's ``--bound instances=3`` was refused: max_instances was 2)."""
+        n, most = data.get("instances"), data.get("max_instances")
+        if "instances" not in given or "max_instances" in given or type(n) is not int or type(most) is not int:
+            return data
+        return data | {"max_instances": max(most, n)}
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
