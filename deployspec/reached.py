@@ -38,7 +38,7 @@ def said(exc: BaseException) -> str:
 def after(labels: list[str]) -> str:
     """`` after push(instances=1), deploy()``: the steps done, the last ``SHOWN`` of them,
     fewer where they would be wider than ``WIDTH`` (the last always), and how many
-    before those; "" for none."""
+    before those (`` after 4 earlier steps, then …``); "" for none."""
     if not labels:
         return ""
     kept = [labels[-1]]
@@ -46,8 +46,9 @@ def after(labels: list[str]) -> str:
         if sum(len(k) + 2 for k in kept) + len(label) > WIDTH:
             break
         kept.insert(0, label)
-    if len(labels) == len(kept) + 1:  # one step left out is one step said ("after 1 steps, …" read oddly)
+    if len(labels) == len(kept) + 1:  # one step left out is one step said ("after 1 earlier steps" read oddly)
         kept = labels
     shown = ", ".join(kept)
     before = len(labels) - len(kept)
-    return f" after {shown}" if not before else f" after {before} steps, …, {shown}"
+    # ("after 4 steps, …, " and five labels read as four steps in all: a user trial)
+    return f" after {shown}" if not before else f" after {before} earlier steps, then {shown}"

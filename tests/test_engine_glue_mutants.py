@@ -79,7 +79,7 @@ def test_the_steps_that_reached_a_rule_are_the_last_eight_and_a_count_of_the_res
     eight = [f"s{i}()" for i in range(8)]
     assert reached.after(eight) == " after " + ", ".join(eight)
     ten = [f"s{i}()" for i in range(10)]
-    assert reached.after(ten) == " after 2 steps, …, " + ", ".join(ten[2:])
+    assert reached.after(ten) == " after 2 earlier steps, then " + ", ".join(ten[2:])
     assert reached.after(ten[1:]) == " after " + ", ".join(ten[1:])  # one left out is one said
     assert reached.after([]) == ""
 
@@ -90,8 +90,8 @@ def test_long_labels_are_named_fewer_so_an_error_line_keeps_its_count():
     ``WIDTH``, the last one always."""
     labels = [f"scale(instances={i})" for i in range(40)]
     said = reached.after(labels)
-    kept = said.split(", …, ")[1].split(", ")
-    assert said.startswith(f" after {40 - len(kept)} steps, …, ") and kept == labels[-len(kept):]
+    kept = said.split(" earlier steps, then ")[1].split(", ")
+    assert said.startswith(f" after {40 - len(kept)} earlier steps, then ") and kept == labels[-len(kept):]
     assert 1 < len(kept) < reached.SHOWN and len(", ".join(kept)) <= reached.WIDTH
     assert reached.after(["x" * 500]) == " after " + "x" * 500
 
