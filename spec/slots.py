@@ -44,13 +44,18 @@ def _swapped(step: Step) -> bool:
 
 
 @trace_property(MODEL, initial=frozenset(), essential=DEPLOYED_BUILD, meanings={
-    "crash_retry": "cobalt #316 scenarios 2 and 4: App Service retries a failing start and pulls the moved tag",
-    "restart": "cobalt #316 scenario 3: a restart (the portal's) pulls the moved tag",
-    "recycle": "cobalt #316 scenario 3: the platform recycles the container (a backend server dies) and pulls "
-               "the moved tag",
-    "scale_out": "cobalt #316 scenario 3: a new instance pulls the moved tag",
-    "swap": "the swap restarts the site it promotes, which pulls the moved tag (cobalt #316 scenario 1's pull, at "
-            "the site going to production)",
+    # (what the step did first, then how the reference designs come to do it: a user's controller
+    # that pins digests read "pulls the moved tag" of its own bug, and looked for a tag)
+    "crash_retry": "a retried start changed what production runs (cobalt #316 scenarios 2 and 4: App Service "
+                   "retries a failing start and pulls the moved tag)",
+    "restart": "a restart changed what production runs (cobalt #316 scenario 3: the portal's restart pulls the "
+               "moved tag)",
+    "recycle": "a recycled container changed what production runs (cobalt #316 scenario 3: a backend server "
+               "dies, and the container pulls the moved tag)",
+    "scale_out": "a new instance runs what production was not given (cobalt #316 scenario 3: it pulls the moved "
+                 "tag)",
+    "swap": "the swap changed what the site it promotes runs (cobalt #316 scenario 1: the swap restarts that "
+            "site, which pulls the moved tag)",
     "deliver_webhook": "cobalt #299/#316: the registry's webhook deploys a push to production",
 })
 def production_runs_only_released_images(released, step: Step):
@@ -87,12 +92,16 @@ def production_runs_only_released_images(released, step: Step):
 
 
 @trace_property(MODEL, initial=None, meanings={
-    "swap": "cobalt #316 scenario 1: a swap restarts the site it moves, which pulls the moved tag, so the swap "
-            "back brings the new build into production",
-    "restart": "the site moved to staging is restarted and pulls the moved tag before the swap back",
-    "recycle": "the platform recycles the site moved to staging, which pulls the moved tag before the swap back",
-    "crash_retry": "the site moved to staging retries a failing start and pulls the moved tag before the swap back",
-    "scale_out": "a new instance of the site moved to staging pulls the moved tag before the swap back",
+    "swap": "a swap changed what the site it moved runs, so the swap back brings another build into production "
+            "(cobalt #316 scenario 1: the swap restarts that site, which pulls the moved tag)",
+    "restart": "a restart changed what the site moved to staging runs before the swap back (on a tag: it pulls "
+               "the moved tag)",
+    "recycle": "a recycle changed what the site moved to staging runs before the swap back (on a tag: it pulls "
+               "the moved tag)",
+    "crash_retry": "a retried start changed what the site moved to staging runs before the swap back (on a tag: "
+                   "it pulls the moved tag)",
+    "scale_out": "a new instance of the site moved to staging runs another build before the swap back (on a "
+                 "tag: it pulls the moved tag)",
     "deliver_webhook": "the registry's webhook brings the site moved to staging what production runs before the swap "
                        "back",
 })

@@ -223,8 +223,9 @@ def test_a_cause_is_said_with_what_its_property_says_it_means():
     def slots(cause, prop="production_runs_only_released_images"):
         return {"model": "slots", "property": prop, "violation": {"cause": cause}}
 
-    assert cause_said(slots("crash_retry")) == ("crash_retry: cobalt #316 scenarios 2 and 4: App Service retries "
-                                                "a failing start and pulls the moved tag")
+    assert cause_said(slots("crash_retry")) == ("crash_retry: a retried start changed what production runs (cobalt "
+                                                "#316 scenarios 2 and 4: App Service retries a failing start and "
+                                                "pulls the moved tag)")
     assert cause_said(slots("validate")) == "validate"
     assert cause_said(slots("swap", "conforms_to_slots-webhook-tag")) == "swap"
     results = [Result("slots", "v", "production_runs_only_released_images", "explore", "violated", cause=c,
@@ -236,9 +237,10 @@ def test_a_cause_is_said_with_what_its_property_says_it_means():
     lines = out.getvalue().splitlines()
     assert lines[0] == ("v / production_runs_only_released_images: causes found scale_out, swap; any other "
                         "(explore): holds for all 3 states")
-    assert lines[1:] == ["  scale_out: cobalt #316 scenario 3: a new instance pulls the moved tag",
-                         ("  swap: the swap restarts the site it promotes, which pulls the moved tag (cobalt #316 "
-                          "scenario 1's pull, at the site going to production)")]
+    assert lines[1:] == [("  scale_out: a new instance runs what production was not given (cobalt #316 scenario 3: "
+                         "it pulls the moved tag)"),
+                         ("  swap: the swap changed what the site it promotes runs (cobalt #316 scenario 1: the swap "
+                          "restarts that site, which pulls the moved tag)")]
 
 
 def test_every_meaning_is_of_a_cause_its_property_can_give():
