@@ -73,27 +73,17 @@ Replay: <code>{escape(replay_line(trace, source))}</code>.</p>
 """
 
 
-def _handed_in(variant: str) -> str:
-    """``DEPLOYSPEC_VARIANTS=MODULE `` before the command where the trace's design was handed
-    in by that variable (a CI user's teammate copied the page's command and got "not known
-    here"); "" for a shipped design or one an installed package hands in."""
-    from deployspec import variant_plugins
-
-    where = variant_plugins.source_of(variant) or ""
-    prefix = f"{variant_plugins.ENV} module "
-    return f"{variant_plugins.ENV}={shlex.quote(where[len(prefix):])} " if where.startswith(prefix) else ""
-
-
 def replay_line(trace: dict[str, Any], source: str | None) -> str:
     """The command that replays the trace shown: its file (``FILE`` when drawn from no
     file of a name), and for an implementation's trace the option naming it, as the
     contract run that found it recorded it (``extra.implementation``; a placeholder where
     it did not: the page is a CI's artifact, read where the run's output is not)."""
     from deployspec.contract.cli import DEFAULT_TIMEOUT, replay_words
+    from deployspec.variant_plugins import handing_in
 
     line = f"deployspec replay {shlex.quote(source) if source else 'FILE'}"
     if trace.get("engine") != "contract":
-        return _handed_in(trace["variant"]) + line
+        return handing_in(trace["variant"]) + line
     found_on = (trace.get("extra") or {}).get("implementation")
     found_on = found_on if isinstance(found_on, dict) else {}
     kind = next((k for k in ("exec", "python") if isinstance(found_on.get(k), str)), None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import textwrap
 from typing import Any
@@ -11,7 +10,7 @@ from deployspec.engines.result import Result
 from deployspec.models import bound_words, get_model, model_names
 from deployspec.terminal import column_groups
 from deployspec.text import escaped, first_few, printable_line
-from deployspec.variant_plugins import ENV, source_of
+from deployspec.variant_plugins import handing_in, source_of
 
 
 def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None,
@@ -283,19 +282,6 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     words += ["--budget", f"{budget:g}"]
     return (f"{handing_in(variant)}deployspec check --model {model.name} --variant {shlex.quote(variant)} "
             + " ".join(shlex.quote(w) for w in words))
-
-
-def handing_in(variant: str) -> str:
-    """What a command printed for another shell needs before it to know ``variant``: the
-    variable that handed it in (``DEPLOYSPEC_VARIANTS=mydesigns ``), or nothing."""
-    where = source_of(variant)
-    return "" if where is None or not where.startswith(ENV) else designs_handed_in()
-
-
-def designs_handed_in() -> str:
-    """``DEPLOYSPEC_VARIANTS=mydesigns `` as this process has it, or "" (not set, or empty)."""
-    value = os.environ.get(ENV, "")
-    return f"{ENV}={shlex.quote(value)} " if value else ""
 
 
 def declared_by(results: list[Result]) -> str:

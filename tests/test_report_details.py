@@ -188,13 +188,34 @@ def test_a_close_look_at_every_property_prints_no_property_options():
 def test_a_design_from_an_entry_point_needs_no_variable_in_a_printed_command(monkeypatch):
     """Installed designs load in any shell: only a design the variable handed in carries it,
     even when the variable is set for other designs."""
-    from deployspec import report
+    from deployspec import variant_plugins
 
     monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "otherdesigns")
-    monkeypatch.setattr(report, "source_of", lambda name: "entry point mine (mypkg.designs:VARIANTS)")
-    assert report.handing_in("mine") == ""
-    monkeypatch.setattr(report, "source_of", lambda name: "DEPLOYSPEC_VARIANTS module otherdesigns")
-    assert report.handing_in("mine") == "DEPLOYSPEC_VARIANTS=otherdesigns "
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setattr(variant_plugins, "source_of", lambda name: "entry point mine (mypkg.designs:VARIANTS)")
+    assert variant_plugins.handing_in("mine") == ""
+    monkeypatch.setattr(variant_plugins, "source_of", lambda name: "DEPLOYSPEC_VARIANTS module otherdesigns")
+    assert variant_plugins.handing_in("mine") == "DEPLOYSPEC_VARIANTS=otherdesigns "
+
+
+def test_a_printed_command_carries_the_pythonpath_its_design_was_found_on(outside, monkeypatch, tmp_path):
+    """``PYTHONPATH=src DEPLOYSPEC_VARIANTS=mine deployspec check`` printed replay commands
+    without ``PYTHONPATH``, which said "No module named mine" in the next shell. A module
+    found in the current folder needs none, whatever PYTHONPATH holds."""
+    from deployspec.models import get_model
+    from deployspec.variant_plugins import handing_in
+
+    from .designs_handed_in import DESIGNS
+
+    monkeypatch.setenv("PYTHONPATH", f"{DESIGNS}:elsewhere")
+    monkeypatch.chdir(tmp_path)
+    outside("finalize_in_txn")
+    get_model("capi").variant(MINE)  # (loads the designs handed in)
+    assert handing_in(MINE) == f"PYTHONPATH={DESIGNS}:elsewhere DEPLOYSPEC_VARIANTS=finalize_in_txn "
+    assert handing_in() == handing_in(MINE)
+    assert handing_in("capi-safe") == ""
+    monkeypatch.chdir(DESIGNS)
+    assert handing_in(MINE) == "DEPLOYSPEC_VARIANTS=finalize_in_txn "
 
 
 def test_an_incomplete_proof_says_how_to_finish_it():

@@ -354,10 +354,10 @@ def replay_command(path: str, target, timeout: float) -> str:
     (to paste once it is fixed: exit status 0 when the trace no longer reproduces),
     with the designs this run had handed in (``DEPLOYSPEC_VARIANTS``): its
     ``--reference``, its factory or its program may name one."""
-    from deployspec.report import designs_handed_in
     from deployspec.text import escaped
+    from deployspec.variant_plugins import handing_in
 
-    return escaped(designs_handed_in() + replay_words(path, target.kind, target.spec, timeout))
+    return escaped(handing_in() + replay_words(path, target.kind, target.spec, timeout))
 
 
 def replay_words(path: str, kind: str, spec: str, timeout: float) -> str:
