@@ -63,6 +63,26 @@ def test_an_interrupted_check_reports_what_it_judged_and_skips_the_rest(capsys, 
         "single_active_deployment, capi-2022 · app_stays_available"), "deployspec: interrupted"]
 
 
+def test_a_violation_found_before_an_interruption_fails_its_case_though_another_engine_did_not_finish(
+        capsys, tmp_path, monkeypatch):
+    """A close look with ``--engine all``: the random search found the violation, the
+    interruption came before the explorer's. The case fails with it (it was skipped, "not
+    judged", and a CI job's timeout showed the bug it had found in grey); a property no
+    engine finished is still skipped."""
+    from deployspec import check
+
+    report = tmp_path / "check.xml"
+    _interrupting(monkeypatch, check, "judge", after=1)
+    with pytest.raises(KeyboardInterrupt):
+        run(capsys, "check", "--model", "capi", "--variant", "capi-2022", "--engine", "all", "--seed", "1",
+            "--property", "single_active_deployment", "--property", "app_stays_available",
+            "--junit", str(report))
+    outcomes = _after_interruption(report, "check")
+    assert outcomes == {"single_active_deployment": junit.FAILURE, "app_stays_available": junit.SKIPPED,
+                        "interrupted": junit.ERROR}
+    assert float(cases_of(report)["single_active_deployment"].get("time")) > 0
+
+
 def test_an_interrupted_matrix_with_jobs_reports_the_searches_that_ended(capsys, tmp_path, monkeypatch):
     """With --jobs the searches end out of order: each cell is judged once its searches ended."""
     from deployspec import check
