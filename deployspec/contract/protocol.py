@@ -275,7 +275,21 @@ class ObservationChecker:
             self._seen[key] = True
             if len(self._seen) > self.cache_size:
                 self._seen.popitem(last=False)
-        return problem
+            return None
+        return problem + of_another_model(self.model, observation)
+
+
+def of_another_model(model: Any, observation: dict) -> str:
+    """`` (a capi observation: …)`` where an observation refused by ``model``'s schema is
+    another model's: a slots trace replayed on a capi controller read as the controller's
+    fault, with no word of the file picked; "" otherwise."""
+    from deployspec.models import get_model, model_names
+
+    for name in model_names():
+        if name != model.name and first_error(validation.validator(get_model(name).schema()), observation) is None:
+            return (f" (it is a {name} observation: the implementation serves {name}, and this run is of "
+                    f"{model.name}: --model {name}, or a trace of {name} to replay)")
+    return ""
 
 
 # --- the action vocabulary as a schema -------------------------------------------
