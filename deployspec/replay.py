@@ -78,6 +78,8 @@ def recorded_start(trace: dict) -> str | None:
 
 #: why a replay on the recorded design parts from the recorded steps
 CHANGED = "the file, or the design or model it replays on, changed since it was saved"
+#: the same, replayed on the implementation a contract run recorded it on
+CHANGED_IMPLEMENTATION = "the file, or the implementation, changed since it was saved"
 
 
 def replay(trace: dict, variant: str | None = None, adapter: Any = None, target: str | None = None,

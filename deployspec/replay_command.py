@@ -172,7 +172,7 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
                     left = _unreplayed([p for p, _ in loaded[at + 1:]], room=_ERROR_ROOM - len(escaped(said)) - 2)
                     raise UsageError(said + (f"; {left}" if left else "")) from None
                 interruption.raise_if_pending()  # swallowed on the way: a stop, not a verdict
-                status, said, facts = _report_replay(path, trace, outcome, bounds)
+                status, said, facts = _report_replay(path, trace, outcome, bounds, _recorded_here(trace, args))
                 reproduced = status == 1  # (--declared may expect it: --out still saves it)
                 if args.declared and reproduced and conn is None:
                     status, said, facts = _as_declared(outcome, status, said, facts)
@@ -192,6 +192,19 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
             if conn is not None:
                 conn.close()
     return max((v[1] for v in verdicts), default=0)
+
+
+def _recorded_here(trace: dict, args) -> bool | None:
+    """Whether the implementation replayed on is the one a contract run recorded the file
+    on (the same ``--exec`` command or ``--python`` factory, ``extra.implementation``): its
+    replay parting from the recorded answers is news, as on a design; None: a design is
+    replayed on."""
+    if args.exec_ is None and args.python is None:
+        return None
+    found_on = (trace.get("extra") or {}).get("implementation")
+    if not isinstance(found_on, dict):
+        return False
+    return found_on.get("exec") == args.exec_ if args.exec_ is not None else found_on.get("python") == args.python
 
 
 def _as_declared(outcome, status: int, said: str, facts: dict) -> tuple[int, str, dict]:

@@ -10,16 +10,26 @@ from deployspec.spec.core import action_label
 from deployspec.text import escaped, first_few, printable_line
 
 
-def report_replay(path, trace, outcome, bounds=None) -> tuple[int, str, dict]:
-    """A replay's verdict, 1 if it reproduces, its one line, and what ``--json`` tells of it."""
+def report_replay(path, trace, outcome, bounds=None, recorded_here: bool | None = None) -> tuple[int, str, dict]:
+    """A replay's verdict, 1 if it reproduces, its one line, and what ``--json`` tells of it.
+    ``recorded_here``: whether the implementation replayed on is the one the file was
+    recorded on (None: a design is replayed on, the recorded one if it has the file's name)."""
     start = outcome.start_note(trace)  # e.g. slots: where another design's Terraform leaves the app
     notes = [start] if start else []
-    if outcome.target == trace["variant"] and not bounds and not outcome.started_elsewhere(trace):
-        from deployspec.replay import CHANGED
+    parted = None
+    own = outcome.target == trace["variant"] if recorded_here is None else recorded_here
+    if own and not bounds and not outcome.started_elsewhere(trace):
+        from deployspec.replay import CHANGED, CHANGED_IMPLEMENTATION
 
         parted = outcome.departure(trace)  # on the recorded design, the recorded story or a changed one
-        if parted is not None:
-            notes.append(f"departs from the recorded steps at step {parted}: {CHANGED}")
+        if parted is not None and not trace.get("fault"):  # (a fault trace's verdict says it its own way)
+            notes.append(f"departs from the recorded steps at step {parted}: "
+                         f"{CHANGED if recorded_here is None else CHANGED_IMPLEMENTATION}")
+    status, line, facts = _reported(path, trace, outcome, bounds, notes)
+    return status, line, facts | {"departs_at": parted}
+
+
+def _reported(path, trace, outcome, bounds, notes: list[str]) -> tuple[int, str, dict]:
     if bounds:
         notes.append("with " + ", ".join(f"{k}={json.dumps(v)}" for k, v in bounds.items()))
     on = outcome.target + (f" ({'; '.join(notes)})" if notes else "")
@@ -125,14 +135,15 @@ def replay_document(verdicts, loaded, target: str, status: int, left_out=()) -> 
         if verdict is not None:
             _, _, _, seconds, facts = verdict
             entry |= {"outcome": facts["outcome"], "step": facts.get("step"), "cause": facts.get("cause"),
-                      "rejected": facts.get("rejected"), "message": facts["message"], "seconds": round(seconds, 3)}
+                      "rejected": facts.get("rejected"), "message": facts["message"], "seconds": round(seconds, 3),
+                      "departs_at": facts.get("departs_at")}
             if facts.get("counterexample"):  # (--out: the replay saved as a trace of the design)
                 entry["counterexample"] = facts["counterexample"]
             if "declared" in facts:  # (--declared: whether the design declares the violation)
                 entry["declared"] = facts["declared"]
         else:
             entry |= {"outcome": "not_replayed", "step": None, "cause": None, "rejected": None,
-                      "message": "not replayed: the implementation failed first", "seconds": 0.0}
+                      "message": "not replayed: the implementation failed first", "seconds": 0.0, "departs_at": None}
         files.append(entry)
     faults = [v[4]["fault"] for v in verdicts if v[1] == 3]
     left = [{"file": str(p), "model": t["model"]} for p, t in {str(p): t for p, t in left_out}.items()]

@@ -71,6 +71,37 @@ def test_a_replay_on_the_recorded_design_says_where_it_parts_from_the_recorded_s
     status, out, _ = run(capsys, "replay", path)
     on = "capi-2022" + (f" ({note})" if note else "")
     assert status == 1 and out.startswith(f"{path}: reproduces on {on}: app_stays_available at step 5 ")
+    # and --json says where, in a field of its own (a CI script read it out of the message)
+    status, out, _ = run(capsys, "replay", path, "--json")
+    (said,) = json.loads(out)["files"]
+    assert said["departs_at"] == (int(note.split("at step ")[1].split(":")[0]) if note and "departs" in note else None)
     # on another design the replay's story is its own: nothing to say
     status, out, _ = run(capsys, "replay", path, "--variant", "capi-current")
     assert "parts from" not in out and "changed since" not in out
+
+
+def _recorded_on_an_implementation(trace: dict, factory: str) -> dict:
+    """The seed trace as a contract run on the ``--python`` object ``factory`` records it."""
+    trace = {**trace, "engine": "contract", "variant": "implementation",
+             "extra": {"implementation": {"python": factory, "name": None, "reference": None}}}
+    return trace
+
+
+def test_a_replay_on_the_implementation_it_was_recorded_on_says_where_it_parts_from_the_recorded_steps(
+        capsys, tmp_path):
+    """A contract trace whose steps a user edited replayed on the same implementation as it
+    holds, with no word of the edit: it is said, as on a design; on another implementation
+    the recorded answers are not its own, and nothing is said."""
+    factory = "deployspec.contract.examples:capi_2022"
+    trace = _recorded_on_an_implementation(_seed(), factory)
+    trace["steps"][3]["action"] = {"type": "scale", "instances": 2}  # (refused mid-deployment)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(trace))
+    status, out, _ = run(capsys, "replay", str(path), "--python", factory, "--json")
+    (said,) = json.loads(out)["files"]
+    assert status == 0 and said["outcome"] == "does_not_reproduce" and said["departs_at"] == 3
+    assert ("(departs from the recorded steps at step 3: the file, or the implementation, changed since it "
+            "was saved)") in said["message"]
+    status, out, _ = run(capsys, "replay", str(path), "--python", "deployspec.contract.examples:capi_safe", "--json")
+    (said,) = json.loads(out)["files"]
+    assert status == 0 and said["departs_at"] is None and "departs" not in said["message"]
