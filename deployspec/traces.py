@@ -162,10 +162,23 @@ def _earlier(there: Any, trace: dict) -> str | None:
     """How the file already under ``trace``'s name was found, when it (``there``, what
     :func:`_stored` read of it) holds ``trace``'s steps from another engine, seed or
     configuration (``save`` keeps it); None otherwise."""
-    if not isinstance(there, dict) or _finding_in(there) != fingerprint(trace) \
-            or _provenance(there) == _provenance(trace):
+    if not isinstance(there, dict) or _finding_in(there) != fingerprint(trace):
         return None
+    if _provenance(there) == _provenance(trace):
+        # the same run's finding, unless the file says otherwise than this run would write
+        # (a message edited by hand was kept under "saved:", as if it were this run's)
+        if _as_written(there) == _as_written(trace):
+            return None
+        return found_by(there) + ", but the file differs from this run's trace: edited since it was saved?"
     return found_by(there) + (", other bounds" if there.get("config") != trace.get("config") else "")
+
+
+def _as_written(trace: dict) -> Any:
+    """A trace as its file holds it, but for the version of deployspec that wrote it, the
+    search's own notes (``extra``: how far a time-bounded shortening got may differ by run)
+    and a seed no draw used (older explorer files record 0)."""
+    left_out = ("deployspec_version", "extra") + (() if trace.get("engine") in DRAWN else ("seed",))
+    return {k: v for k, v in json.loads(json.dumps(trace)).items() if k not in left_out}
 
 
 def saved_line(r) -> str:

@@ -341,6 +341,26 @@ def test_check_says_how_to_replay_what_it_saved_and_which_file_it_kept(capsys, t
     assert status == 1 and f"kept: {path} (the same steps were there already, found by engine hypothesis" in out
 
 
+def test_check_says_it_kept_a_file_of_its_finding_s_name_edited_since(capsys, tmp_path):
+    """The same search run again, its file's message edited by hand meanwhile (still a trace
+    replay reads): the file is kept, and the line says it is not this run's (it said
+    "saved:", and the user read their own words as deployspec's)."""
+    argv = ("check", "--model", "capi", "--variant", "capi-2022", "--property", "single_active_deployment",
+            "--engine", "explore", "--out", str(tmp_path))
+    status, out, _ = run(capsys, *argv)
+    path = next(ln for ln in out.splitlines() if ln.startswith("saved: ")).removeprefix("saved: ")
+    status, out, _ = run(capsys, *argv)  # the same finding again: the same file, nothing to say
+    assert status == 1 and f"saved: {path}" in out.splitlines()
+    edited = json.loads(Path(path).read_text())
+    edited["violation"]["message"] = "EDITED BY ME"
+    Path(path).write_text(json.dumps(edited))
+    status, out, _ = run(capsys, *argv)
+    assert status == 1 and (f"kept: {path} (the same steps were there already, found by engine explore, but the "
+                            "file differs from this run's trace: edited since it was saved?; left as it was)"
+                            ) in out.splitlines()
+    assert json.loads(Path(path).read_text())["violation"]["message"] == "EDITED BY ME"
+
+
 def test_check_says_which_file_of_its_finding_s_name_it_replaced(capsys, tmp_path):
     """A file under the finding's name that replay refuses (edited by hand), or a dangling
     link, is replaced by the trace found; the saved line says so, so the user knows what
