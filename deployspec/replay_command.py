@@ -32,7 +32,7 @@ from deployspec.text import escaped, first_few, quoted
 def cmd_replay(args) -> int:
     if args.variant == "":
         raise UsageError("--variant: empty (name a variant, or leave --variant out to replay on the recorded one)")
-    loaded = [(f, traces.load_named(f, "replay")) for f in trace_files(args.files)]  # validate all before running any
+    loaded = [(f, _loaded(f, args.files)) for f in trace_files(args.files)]  # validate all before running any
     loaded, left_out, model = of_the_variants_model(args, loaded)
     loaded, unjudged = judged_by(args.property, loaded, args.files)
     bounds = bounds_given(args.bound)
@@ -192,6 +192,19 @@ def _replay_all(args, loaded, bounds, verdicts: list) -> int:
             if conn is not None:
                 conn.close()
     return max((v[1] for v in verdicts), default=0)
+
+
+def _loaded(path: str, named: list[str]) -> dict:
+    """The trace at ``path``; a file a folder named brought that is no trace says so (a
+    ``check --json > found/results.json`` beside the traces refused the whole folder, and
+    its user did not know every ``*.json`` under it is read as one)."""
+    try:
+        return traces.load_named(path, "replay")
+    except UsageError as exc:
+        if path in named or "not a deployspec trace" not in str(exc):
+            raise
+        raise UsageError(f"{exc}; every *.json file under a folder named is read as a trace (but *.itf.json): "
+                         "move it out, or name the trace files") from None
 
 
 def _recorded_here(trace: dict, args) -> bool | None:

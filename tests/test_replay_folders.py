@@ -131,3 +131,16 @@ def test_a_trace_on_standard_input_is_replayed_as_show_reads_it(tmp_path):
                            capture_output=True, text=True, timeout=120, check=False)
     assert (twice.returncode, twice.stderr) == (
         2, "deployspec: error: replay: - (standard input) named twice; it holds one trace\n")
+
+
+def test_a_file_a_folder_brings_that_is_no_trace_says_the_folder_is_read_whole(capsys, tmp_path):
+    """``check --json > found/results.json`` beside the traces: the folder is refused, and the
+    line says why that file was read at all; named on its own, the file's error is as ever."""
+    shutil.copy(SEED, tmp_path)
+    (tmp_path / "results.json").write_text('{"results": [], "exit_status": 0}')
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    assert (status, out) == (2, "")
+    assert err.endswith("; every *.json file under a folder named is read as a trace (but *.itf.json): move it "
+                        "out, or name the trace files\n")
+    status, _, err = run(capsys, "replay", str(tmp_path / "results.json"))
+    assert status == 2 and "read as a trace" not in err
