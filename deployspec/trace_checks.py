@@ -34,6 +34,7 @@ def observations(path: Path, model, data: dict) -> None:
             continue
         error = next(iter(sorted(schema.iter_errors(obs), key=lambda e: list(e.absolute_path))), None)
         if error is not None:
+            error = validation.inner(error)
             inner = "/".join(str(p) for p in error.absolute_path)
             raise UsageError(f"{path}: not a {model.name} observation at {where}"
                              f"{'/' + inner if inner else ''}: {validation.explained(error, 160)}")

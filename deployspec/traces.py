@@ -335,7 +335,7 @@ def _validated(path: Path, data: Any, drawing: bool = False) -> dict:
                          f"this deployspec reads version {VERSION}")
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
-        e = errors[0]
+        e = validation.inner(errors[0])
         where = "/".join(str(p) for p in e.absolute_path) or "top level"
         raise UsageError(f"{path}: not a deployspec trace ({where}: {validation.explained(e)})")
     model = get_model(data["model"]) if data["model"] in _known_models() else None

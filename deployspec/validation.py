@@ -88,6 +88,15 @@ Validator = validators.extend(_BASE, validators={UNIQUE_BY: _unique_by, NUMBERED
                               type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
 
 
+def inner(error: Any) -> Any:
+    """Of an ``anyOf``/``oneOf`` error, what is wrong inside the branch the value fits best
+    (``app: {…} is not valid under any of the given schemas`` hid ``app/droplet: 2.0 is not
+    of type 'integer'``, the float protocol.md warns of); any other error as it is."""
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        return jsonschema.exceptions.best_match([error])
+    return error
+
+
 def explained(error: Any, limit: int = 300) -> str:
     """A schema error's message in one line: a list too long by its length (jsonschema
     quotes the whole list), any other message clipped to ``limit`` characters. Where

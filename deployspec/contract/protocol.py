@@ -186,6 +186,7 @@ def first_error(v: Any, instance: Any) -> str | None:
     if v.is_valid(instance):
         return None
     e = min(v.iter_errors(instance), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    e = validation.inner(e)
     where = "/".join(str(p) for p in e.absolute_path) or "top level"
     return f"{where}: {validation.explained(e)}"
 
