@@ -23,6 +23,7 @@ from deployspec.models import (
     model_names,
     unknown_property,
 )
+from deployspec.reference.core import MAX_STEPS
 from deployspec.text import quoted
 
 ENGINES = ("hypothesis", "z3", "explore")
@@ -288,6 +289,8 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         exhaustive["on_progress"] = on_progress
     if incident is not None:
         exhaustive["incident"] = incident
+        if "settle_steps" not in (bounds or {}):  # (deployspec's guess: a given bound stands)
+            exhaustive["settle_grows"] = True
         bounds = incident.sized(configure(model, variant, engine, bounds or {}), bounds or {})
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
@@ -298,6 +301,14 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
     follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine=engine, **extra)
+    while cut := next((r.stats["settle_cut"] for r in found if r.stats.get("settle_cut")), None):
+        # an incident's settle phase cut short of its end: searched again with twice the steps
+        # (at the last bound a cut is judged as ever, a violation that says it was cut)
+        bounds = bounds | {"settle_steps": min(MAX_STEPS, 2 * cut)}
+        extra |= {"config": configure(model, variant, engine, bounds),
+                  "settle_grows": 2 * cut < MAX_STEPS}
+        found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
+                       budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine=engine, **extra)
     if follow and found[0].verdict in ("violated", "holds"):  # each cause, or the one story, shortest
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore" + (" (each cause)" if found[0].cause else ""))

@@ -18,7 +18,7 @@ from deployspec.models import UsageError, get_model
 from deployspec.replay import replay
 from deployspec.session import Session
 
-from .cli_runs import run, valid_json_output
+from .cli_runs import SEED, run, valid_json_output
 
 CAPI = get_model("capi")
 #: the seed's story as its operator knows it: the app ran, then restart, cancel, restart
@@ -292,6 +292,30 @@ def test_an_incident_s_own_instance_counts_size_the_search(capsys, tmp_path):
     (tmp_path / "65.txt").write_text("push(instances=65)\nsettle\n")
     assert run(capsys, "check", "--incident", str(tmp_path / "65.txt"), "--variant", "capi-safe", "--property",
                "deployment_converges")[0] == 0
+
+
+def test_an_incident_s_settle_phase_cut_while_the_platform_is_busy_is_searched_again_longer(capsys, tmp_path):
+    """capi-current's settle after a restart, a cancel and a restart of 20 instances takes
+    232 steps: the 200 sized for 20 instances cut it with the platform still busy, and the
+    design was called violated of deployment_converges (a user trial). The search goes
+    again with twice the steps; a livelock (the settle phase going round a loop) is
+    still a violation at the bound it began with, and a bound given stands."""
+    (tmp_path / "in20.txt").write_text("push(instances=20)\nsettle\ndeploy()\ncancel()\ndeploy()\n")
+    argv = ("check", "--incident", str(tmp_path / "in20.txt"), "--variant", "capi-current",
+            "--property", "deployment_converges", "--json")
+    status, out, _err = run(capsys, *argv)
+    (r,) = valid_json_output(json.loads(out))["results"]
+    assert (status, r["verdict"], r["stats"]["bounds"]["settle_steps"]) == (0, "holds", 400)
+    status, out, _err = run(capsys, *argv, "--bound", "settle_steps=200")
+    (r,) = json.loads(out)["results"]
+    assert (status, r["verdict"]) == (1, "violated")
+    assert "(the settle phase was cut at settle_steps=200: the platform was still busy)" in r["message"]
+    livelock = min((SEED.parent).glob("capi-current--deployment_converges--*.json"))
+    status, out, _err = run(capsys, "check", "--incident", str(livelock), "--variant", "capi-current",
+                            "--property", "deployment_converges", "--json")
+    (r,) = json.loads(out)["results"]
+    assert (status, r["verdict"], r["stats"]["bounds"]["settle_steps"]) == (1, "violated", 80)
+    assert "cut" not in r["message"]
 
 
 def test_a_call_refused_in_every_run_is_named_as_such(capsys, tmp_path):

@@ -71,7 +71,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
            config=None, max_depth: int | None = None, max_states: int | None = None,
            memory_budget_mb: float | None = MEMORY_BUDGET_MB,
            skip_causes: frozenset[str] = frozenset(), workers: int = 1,
-           on_progress: Callable[[str], None] | None = None, incident=None) -> Result:
+           on_progress: Callable[[str], None] | None = None, incident=None,
+           settle_grows: bool = False) -> Result:
     """Explore every state of ``variant_name`` reachable within the bounds, for ``prop``.
 
     ``budget`` is seconds (None: no time limit); ``seed`` is unused (the search is
@@ -84,6 +85,10 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     hears, after each BFS layer, how far the search got (``progress_text``).
     ``incident`` (:class:`deployspec.incident.Incident`): only the runs that take its
     actions in order, the platform's between them (:mod:`.incident_graph`; one process).
+    ``settle_grows``: a violation whose settle phase the bound cut with the platform still
+    busy is not reported nor saved; the result is an error with ``stats["settle_cut"]``, the
+    bound, for the caller to search again with a longer one (an incident's calls size the
+    bound, and a guess too short for them was called a violation of the design).
     """
     started = time.perf_counter()
     variant = model.variant(variant_name)
@@ -109,7 +114,7 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
         if settler is not None and (incident is None or graph.settles(node)):
             message, steps = settler.outcome(node[0])
             if message is not None and not graph.skipped(message) and depth + steps < found.get("total", 1 << 60):
-                found.update(number=n, message=message, total=depth + steps, settle=steps)
+                found.update(number=n, message=message, total=depth + steps, settle=steps, busy=settler.cut_busy)
         return False
 
     def on_edge(_node, _child, info):
@@ -158,6 +163,11 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
             # the first search, with nothing skipped, that never took an action judged nothing)
             return Result(model.name, variant_name, prop.name, ENGINE, "holds" if skip_causes else "error",
                           stats=stats, message=incident_text.untaken_text(stats, incident, skip_causes))
+    if goal is not None and settle_grows and found.get("busy") and "settle" in found:
+        stats["settle_cut"] = config.settle_steps
+        return Result(model.name, variant_name, prop.name, ENGINE, "error", stats=stats,
+                      message=f"the settle phase was cut at settle_steps={config.settle_steps} with the platform "
+                              "still busy")
     if goal is not None:
         # a settled violation is known shortest only if the search went deep enough
         stats["shortest"] = layered.stopped is None

@@ -175,9 +175,14 @@ class Settler:
         self.model, self.variant, self.config, self.prop = model, variant, config, prop
         self.memo: dict[int, tuple[str | None, int]] = {}
         self.steps_taken = 0
+        #: whether the last outcome was cut at the bound with the platform still busy: no
+        #: state of its run came back (the settle phase is one sequence, so a run that has
+        #: gone round a loop would have met a state again by the bound: a livelock)
+        self.cut_busy = False
 
     def outcome(self, state) -> tuple[str | None, int]:
         memo, model, bound = self.memo, self.model, self.config.settle_steps
+        self.cut_busy = False
         seen: list[int] = []
         obs = model.observe(state)
         n = 0
@@ -194,6 +199,7 @@ class Settler:
                 result = (self.prop.at_settled(obs), n)
                 break
             if n >= bound:
+                self.cut_busy = fp not in seen[:-1]
                 return self.prop.at_settled(obs), n  # the bound cut it: not memoised
             after = self.variant.step(state, action)
             n += 1
