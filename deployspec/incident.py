@@ -195,9 +195,26 @@ COMMANDS = {
 }
 #: another model's action a user of this one may write for its own: what it is here
 LIKE = {"slots": {"scale": "scale_out() (App Service adds one instance per scale_out)"}}
-#: commands that look like one of ``COMMANDS`` and do something else: what to write instead
-NOT_LIKE = {"slots": {"--action preview": "a swap preview applies the production slot's settings to staging and "
-                                          "swaps nothing: leave it out (no action here)"}}
+#: commands whose flags make them another thing than ``COMMANDS`` says, by the command and a
+#: pattern of its flags: what to write instead (a user trial followed "cf restart is deploy()"
+#: for a canary restart and lost the canary)
+NOT_LIKE = {
+    "capi": (("cf restart", r"--strategy[ =]canary",
+              ("cf restart --strategy canary is deploy(strategy='canary', canary_steps=[…]) here (--instance-steps "
+              "20,50: canary_steps=[20, 50])")),
+             ("cf push", r"--strategy[ =]canary", ("cf push --strategy canary is deploy(new_droplet=true, "
+                                                  "strategy='canary', canary_steps=[…]) here")),
+             ("cf scale", r"(^| )-[mk]( |$)", ("cf scale -m or -k restarts the app with new limits: not modelled "
+                                              "(cf scale -i N is scale(instances=N))")),
+             ("cf restart", r"^(?!.*--strategy)", ("cf restart without --strategy stops every instance, then starts "
+                                                  "them: not modelled (with --strategy rolling it is deploy())"))),
+    "slots": (("az webapp deployment slot swap", r"--action[ =]preview",
+               ("a swap preview applies the production slot's settings to staging and swaps nothing: leave it "
+               "out (no action here)")),
+              ("az webapp deployment slot swap", r"--action[ =]reset",
+               ("a swap reset undoes a preview's settings on staging and swaps nothing: leave it out (no action "
+               "here)"))),
+}
 #: an example of each model's lines, for a line that is no action
 EXAMPLES = {"capi": "deploy(), scale(instances=3)", "slots": "swap(), set_image(slot='staging')"}
 
@@ -207,13 +224,22 @@ def _command_hint(text: str, model) -> str | None:
     platform commands (the tool's name may be left out)."""
     words = " ".join(text.split())
     slot = re.search(r"(?:--slot|-s)[ =](\S+)", words)  # (az's default slot is production)
-    for flag, said in NOT_LIKE.get(model.name, {}).items():
-        if f" {flag}" in f" {words}" and any(c in words for c in COMMANDS[model.name]):
+    for command, flags, said in NOT_LIKE.get(model.name, ()):
+        rest = _after_command(words, command)
+        if rest is not None and re.search(flags, rest):
             return said
     for command, action in COMMANDS.get(model.name, {}).items():
-        rest = command.split(" ", 1)[1]
-        if words in (command, rest) or words.startswith((command + " ", rest + " ")):
+        if _after_command(words, command) is not None:
             return f"{command} is {action.format(slot=slot[1] if slot else 'production')} here"
+    return None
+
+
+def _after_command(words: str, command: str) -> str | None:
+    """What follows ``command`` (its tool's name may be left out) in ``words``, or None
+    where they are another command."""
+    for said in (command, command.split(" ", 1)[1]):
+        if words == said or words.startswith(said + " "):
+            return words[len(said):].strip()
     return None
 
 

@@ -57,6 +57,26 @@ def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line,
     assert str(caught.value).startswith(f"--incident {incident.quoted(str(path))}: ") and hint in str(caught.value)
 
 
+@pytest.mark.parametrize("line, hint", [
+    # (a user trial followed "cf restart is deploy()" for a canary restart, and lost the canary)
+    ("cf restart myapp --strategy canary --instance-steps 20,50", ("is deploy(strategy='canary', canary_steps=[…]) "
+                                                                  "here (--instance-steps 20,50: canary_steps=[20, 50])")),
+    ("cf push myapp --strategy canary", "is deploy(new_droplet=true, strategy='canary', canary_steps=[…]) here"),
+    ("cf scale myapp -m 1G", "cf scale -m or -k restarts the app with new limits: not modelled"),
+    ("cf scale myapp -i 3", "cf scale is scale(instances=N) here"),
+    ("cf restart myapp", "cf restart without --strategy stops every instance, then starts them: not modelled"),
+    ("cf restart myapp --strategy rolling", "cf restart is deploy() (with --strategy rolling) here"),
+    ("az webapp deployment slot swap -g rg -n app --slot staging --action reset", "swaps nothing: leave it out"),
+])
+def test_a_command_s_flags_that_make_it_another_thing_give_their_own_hint(tmp_path, line, hint):
+    model = get_model("slots" if line.startswith("az") else "capi")
+    path = tmp_path / "cmds.txt"
+    path.write_text(f"push()\n{line}\n")
+    with pytest.raises(UsageError) as caught:
+        incident.read(str(path), model)
+    assert hint in str(caught.value)
+
+
 @pytest.mark.parametrize("text, said", [
     ("deploy(\n", "line 1: 'deploy(' is not an action (e.g. deploy()"),
     ("push(2)\n", "line 1: cannot read the arguments of push: give each argument by name"),
