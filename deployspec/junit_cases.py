@@ -55,12 +55,28 @@ def check_suites(results, *, declared: bool, planned=None, finished=(), incident
             case = _check_case(model_name, variant, prop, rs, results, declared, expected)
         suites.setdefault((model_name, variant), []).append(case)
     if incident is not None:
-        stem = _part(Path(incident).name.removesuffix(".txt"))
-        return [Suite(f"check --incident {Path(incident).name} {m} · {v}",
+        named = _incident_named(incident)
+        stem = ".".join(_part("_".join(part.split())) for part in Path(named.removesuffix(".txt")).parts
+                        if part != os.sep)
+        return [Suite(f"check --incident {named} {m} · {v}",
                       tuple(attrs.evolve(c, classname=c.classname.replace("deployspec.check.",
                                                                          f"deployspec.incident.{stem}.", 1))
                             for c in cases)) for (m, v), cases in suites.items()]
     return [Suite(f"check {m} · {v}", tuple(cases)) for (m, v), cases in suites.items()]
+
+
+def _incident_named(incident: str) -> str:
+    """An incident's file as a report names it: as given, relative to the current folder where
+    it is under it (two teams' ``incident.txt`` in their own folders were one suite and
+    class in a CI's test view)."""
+    path = os.path.normpath(incident)
+    if os.path.isabs(path):
+        try:
+            inside = os.path.relpath(path)
+        except ValueError:  # (another drive)
+            return path
+        return path if inside.startswith(os.pardir) else inside
+    return path
 
 
 def _check_case(model_name: str, variant: str, prop: str, rs, results, declared: bool, expected: bool = False) -> Case:

@@ -209,7 +209,8 @@ def test_the_command_refuses_what_an_incident_cannot_be_searched_with(capsys, tm
     assert (status, out) == (2, "") and said in err and err.count("\n") == 1
 
 
-def test_the_command_judges_each_design_by_the_incident_with_jobs(capsys, tmp_path):
+def test_the_command_judges_each_design_by_the_incident_with_jobs(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "i.txt").write_text(SEED_INCIDENT)
     status, out, _err = run(capsys, "check", "--variant", "capi-2022", "--variant", "capi-safe", "--incident",
                            str(tmp_path / "i.txt"), "--property", "app_stays_available", "--jobs", "2",
@@ -234,6 +235,27 @@ def test_the_command_judges_each_design_by_the_incident_with_jobs(capsys, tmp_pa
         (f"the incident {tmp_path / 'i.txt'} on capi-2022: violated in some interleaving: single_active_deployment, "
         "app_stays_available"),
         f"the incident {tmp_path / 'i.txt'} on capi-safe: nothing violated in any interleaving"]
+
+
+def test_same_named_incident_files_in_two_folders_are_two_suites_in_a_report(capsys, tmp_path, monkeypatch):
+    """Two teams' ``incident.txt``, each in its own folder: their reports were one suite and
+    one class in a CI's test view. The file is named as given (relative to the current
+    folder where it is under it); a space in a name is no space in a class."""
+    monkeypatch.chdir(tmp_path)
+    names = {}
+    for folder in ("team a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "incident.txt").write_text(SEED_INCIDENT)
+        report = tmp_path / f"{folder}.xml"
+        given = str(tmp_path / folder / "incident.txt") if folder == "b" else f"{folder}/incident.txt"
+        run(capsys, "check", "--variant", "capi-safe", "--incident", given, "--property", "app_stays_available",
+            "--junit", str(report))
+        root = ET.parse(report).getroot()
+        names[folder] = (root.find("testsuite").get("name"), {c.get("classname") for c in root.iter("testcase")})
+    assert names == {
+        "team a": ("check --incident team a/incident.txt capi · capi-safe",
+                   {"deployspec.incident.team_a.incident.capi.capi-safe"}),
+        "b": ("check --incident b/incident.txt capi · capi-safe", {"deployspec.incident.b.incident.capi.capi-safe"})}
 
 
 def test_replay_of_an_incident_s_calls_points_to_check_incident(capsys, tmp_path):
