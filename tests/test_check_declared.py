@@ -72,3 +72,22 @@ def test_the_junit_report_of_an_incident_s_declared_violation_passes_as_the_stat
 def test_a_matrix_of_named_designs_refuses_workers_as_the_matrix_does(capsys):
     status, out, err = run(capsys, "check", "--variant", "capi-safe", *PROP, "--declared", "--workers", "2")
     assert (status, out) == (2, "") and "--workers splits an exhaustive search" in err
+
+
+def test_an_incident_s_json_says_of_each_violation_whether_it_is_expected(capsys, tmp_path, undeclaring):
+    """A CI script filtered on declared_violated alone and flagged capi-current's
+    deployment_never_resumes, which it declares beyond the default search, while the run
+    exited 0: ``expected`` says it as the exit status judges it."""
+    (tmp_path / "i.txt").write_text(SEED_INCIDENT)
+    argv = ("check", "--incident", str(tmp_path / "i.txt"), "--variant", "capi-current", "--variant", "capi-2022",
+            "--declared", "--json", "--property", "app_stays_available", "--property", "deployment_never_resumes")
+    status, out, _err = run(capsys, *argv)
+    doc = valid_json_output(json.loads(out))
+    said = {(r["variant"], r["property"]): r.get("expected") for r in doc["results"] if r["verdict"] == "violated"}
+    # capi-2022 here declares nothing (the fixture): its violations make the run fail
+    assert said[("capi-current", "deployment_never_resumes")] is True
+    assert said[("capi-current", "app_stays_available")] is True
+    assert said[("capi-2022", "app_stays_available")] is False and status == 1
+    assert all("expected" not in r for r in doc["results"] if r["verdict"] != "violated")
+    plain = [a for a in argv if a != "--declared"]
+    assert not any("expected" in r for r in json.loads(run(capsys, *plain)[1])["results"])  # (not --declared)
