@@ -65,5 +65,9 @@ def verdicts(incident: str, results, declared: bool = False) -> str:
         refused = sorted({n for r in judged for n in r.stats.get("incident", {}).get("always_refused", ())})
         if refused:  # (a proof of a file whose calls no design takes is no proof of the incident)
             said += f"; it refused action{'s' if len(refused) > 1 else ''} {', '.join(map(str, refused))} in every run"
+        nothing = sorted({int(n) for r in judged for n in r.stats.get("incident", {}).get("always_failed", {})})
+        if nothing:  # (a rollback that never happened: the proof is of a run without it)
+            said += (f"; action{'s' if len(nothing) > 1 else ''} {', '.join(map(str, nothing))} came to nothing in "
+                     "every run")
         lines.append(f"the incident {incident} on {variant}: {said}")
     return "\n".join(lines)

@@ -276,10 +276,17 @@ def _incident_stats(stats: dict, graph, incident, config, every_run: bool) -> No
     switches that open the platform's own behaviour stay."""
     stats["incident"] = {"file": incident.source, "actions": len(incident.actions), "reached": graph.reached,
                          "calls": incident_text.calls_in(incident.actions), "refused": graph.refused(every_run)}
-    if graph.failed:
-        stats["incident"]["failed"] = dict(graph.failed)
+    always_failed = graph.always_failed() if every_run else {}
+    failed = dict(graph.failed)
+    elsewhere = {said for i, said in graph.failed_at.items() if i + 1 not in always_failed}
+    for said in set(always_failed.values()) - elsewhere:  # (said on their own: not "in some runs")
+        failed.pop(said, None)
+    if failed:
+        stats["incident"]["failed"] = failed
     if every_run and graph.always_refused():  # (a search a violation or a bound stopped saw some runs only)
         stats["incident"]["always_refused"] = graph.always_refused()
+    if always_failed:
+        stats["incident"]["always_failed"] = {str(n): said for n, said in always_failed.items()}
     if getattr(config, "start", None) is not None:  # (where its runs begin: App Service's slots, before the calls)
         stats["incident"]["start"] = config.start
     calls_only = getattr(type(config), "CALLS", ())

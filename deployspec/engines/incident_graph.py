@@ -38,6 +38,11 @@ class IncidentGraph(ProductGraph):
         #: not): one refused and never taken was refused in every run (a file's calls in the
         #: wrong order, deploy before push, look like a proof otherwise)
         self.taken_at: set[int] = set()
+        #: the incident's indices whose call, accepted, came to nothing in some run (said of
+        #: each) and those whose call took effect in some run: one that never did failed in
+        #: every run (a rollback swap that always aborts read "in some runs")
+        self.failed_at: dict[int, str] = {}
+        self.effect_at: set[int] = set()
         self.incident = incident.actions
         #: where the incident says ``settle`` (a pickled incident's marker is another object)
         self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
@@ -141,8 +146,8 @@ class IncidentGraph(ProductGraph):
             rejected, after = after.reason, state
         else:
             self.taken_at.add(index)
-            if self.model.failed_call is not None:
-                self._note_failed(action, after)
+            if self.model.failed_call is None or not self._note_failed(index, action, after):
+                self.effect_at.add(index)
             if self.canonical:
                 after = self.canonical(after)
         kinds = self.by_kind if rejected is None else self.rejected_by_kind
@@ -167,11 +172,21 @@ class IncidentGraph(ProductGraph):
                 out[self.incident[i].kind] = out.get(self.incident[i].kind, 0) + n
         return out
 
-    def _note_failed(self, action, after) -> None:
+    def always_failed(self) -> dict[int, str]:
+        """The incident's actions (numbered from 1) the design accepted in every run that made
+        them, and that came to nothing in each (how, as ``failed`` says it)."""
+        return {i + 1: said for i, said in sorted(self.failed_at.items())
+                if i not in self.effect_at and i not in self.refusals}
+
+    def _note_failed(self, index: int, action, after) -> bool:
+        """Count the call at ``index`` if it came to nothing; whether it did."""
         why = self.model.failed_call(action, self.observe(after))
-        if why is not None:
-            said = f"{action.kind} {why}"
-            self.failed[said] = self.failed.get(said, 0) + 1
+        if why is None:
+            return False
+        said = f"{action.kind} {why}"
+        self.failed[said] = self.failed.get(said, 0) + 1
+        self.failed_at.setdefault(index, said)
+        return True
 
     def child_by_edge(self, node, e):
         state, _memory, index = node

@@ -33,6 +33,7 @@ def proof_text(stats: dict, incident: Incident) -> str:
             f"{figures['file']} ({stats['states']:,} states, {stats['seconds']:.1f} s"
             + (f"; from start={start}" if start is not None else "") + ")"
             + (f"; {always_refused_text(figures, incident.actions)}" if figures.get("always_refused") else "")
+            + (f"; {always_failed_text(figures, incident.actions)}" if figures.get("always_failed") else "")
             + (f"; the design refused some calls in some runs: {refused}" if refused else "")
             + (f"; some calls the design accepted came to nothing in some runs: {failed}" if failed else "")
             + untried_text(stats))
@@ -45,6 +46,15 @@ def always_refused_text(figures: dict, actions) -> str:
     said = ", ".join(f"{action_label(actions[n - 1].to_json())} (action {n})" for n in figures["always_refused"])
     return (f"the design refused {said} in every run: a rule of the design (a gate doing its work), or calls out "
             "of order (action N counts the file's actions, not its lines)")
+
+
+def always_failed_text(figures: dict, actions) -> str:
+    """The calls the design accepted in every run and that came to nothing in each
+    (``figures["always_failed"]``: a rollback swap whose slot never starts aborts in every
+    run, which "in some runs" understated): no run of the incident made them happen."""
+    said = ", ".join(f"{action_label(actions[int(n) - 1].to_json())} (action {n}: {why})"
+                     for n, why in figures["always_failed"].items())
+    return f"the design accepted {said} and it came to nothing in every run"
 
 
 def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
