@@ -20,6 +20,7 @@ import ast
 import io
 import json
 import re
+import sys
 from typing import Any, ClassVar
 
 import attrs
@@ -81,18 +82,16 @@ class Incident:
 
 def read(path: str, model) -> Incident:
     """The incident in ``path`` for ``model``, or a one-line UsageError saying where it is wrong."""
-    named = quoted(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"--incident {named}: cannot read: {exc.strerror or exc}") from None
+    named = quoted(path)  # (- as given: as show and replay take a trace, a file piped in)
+    if path == "-":
+        path = STDIN
+    raw = _raw(path, named)
     if len(raw) > MAX_BYTES:
         raise UsageError(f"--incident {named}: larger than {MAX_BYTES >> 20} MiB; an incident lists actions")
     try:
         text = raw.decode("utf-8-sig")  # (a byte-order mark, as some editors save)
-    except UnicodeDecodeError:
-        raise UsageError(f"--incident {named}: not UTF-8 text") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--incident {named}: not UTF-8 text{_encoding_hint(raw, exc)}") from None
     try:
         actions = _actions(text, raw, path, model)
     except UsageError as wrong:
@@ -102,6 +101,32 @@ def read(path: str, model) -> Incident:
     if len(actions) > MAX_ACTIONS:
         raise UsageError(f"--incident {named}: {len(actions)} actions, at most {MAX_ACTIONS}")
     return Incident(path, tuple(actions))
+
+
+#: what an incident read from standard input (``--incident -``) is called
+STDIN = "standard input"
+
+
+def _raw(path: str, named: str) -> bytes:
+    """The file's bytes (at most one past ``MAX_BYTES``), or a one-line UsageError."""
+    if path == STDIN:
+        if sys.stdin is None or sys.stdin.closed:
+            raise UsageError("--incident -: standard input is closed; name the incident's file")
+        return sys.stdin.buffer.read(MAX_BYTES + 1)
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"--incident {named}: cannot read: {exc.strerror or exc}") from None
+
+
+def _encoding_hint(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """Where the text stops being UTF-8, and what it is where that is plain: PowerShell's
+    ``>`` writes UTF-16, which read as "not UTF-8 text" and nothing more."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return " (it is UTF-16, as PowerShell's > writes: save it as UTF-8, e.g. Out-File -Encoding utf8)"
+    line = raw.count(b"\n", 0, exc.start) + 1
+    return f" (line {line}: byte 0x{raw[exc.start]:02x}; save it as UTF-8)"
 
 
 def _actions(text: str, raw: bytes, path: str, model) -> list[Action | Settle]:

@@ -118,6 +118,14 @@ def test_an_incident_that_is_not_text_or_too_long_is_refused(tmp_path):
     (tmp_path / "bin").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(UsageError, match="not UTF-8 text"):
         incident.read(str(tmp_path / "bin"), CAPI)
+    # what it is where that is plain (PowerShell's > writes UTF-16), else where it stops being UTF-8
+    (tmp_path / "u16.txt").write_bytes("push(instances=2)\n".encode("utf-16"))
+    with pytest.raises(UsageError, match=r"not UTF-8 text \(it is UTF-16, as PowerShell's > writes: save it as "
+                                         r"UTF-8"):
+        incident.read(str(tmp_path / "u16.txt"), CAPI)
+    (tmp_path / "cp.txt").write_bytes("push(instances=2)\n# café\n".encode("cp1252"))
+    with pytest.raises(UsageError, match=r"not UTF-8 text \(line 2: byte 0xe9; save it as UTF-8\)"):
+        incident.read(str(tmp_path / "cp.txt"), CAPI)
     with pytest.raises(UsageError, match=f"at most {incident.MAX_ACTIONS}"):
         _incident(tmp_path, "cancel()\n" * (incident.MAX_ACTIONS + 1))
 
@@ -172,3 +180,16 @@ def test_an_incident_of_the_other_model_is_named_so(tmp_path):
     path.write_text("push()\nswap(slot=2)\n")  # (of neither: the error of the designs' own model)
     with pytest.raises(UsageError, match=r"line 2: unknown action type 'swap'"):
         incident.read(str(path), CAPI)
+
+
+def test_an_incident_is_read_from_standard_input_given_as_dash(monkeypatch):
+    """``--incident -`` was "No such file or directory", where show and replay take ``-``."""
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"push(instances=2)\nsettle\ndeploy()\n")))
+    inc = incident.read("-", CAPI)
+    assert inc.source == "standard input" and [a.kind for a in inc.actions] == ["push", "settle", "deploy"]
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(UsageError, match="standard input is closed; name the incident's file"):
+        incident.read("-", CAPI)
