@@ -96,8 +96,10 @@ def read(path: str, model) -> Incident:
         actions = _actions(text, raw, path, model)
     except UsageError as wrong:
         raise _of_another_model(wrong, text, raw, path, model) from None
-    if not actions:
-        raise UsageError(f"--incident {named}: no actions (one per line, e.g. {EXAMPLES.get(model.name, 'kind()')})")
+    if all(isinstance(a, Settle) for a in actions):  # (none, or settle alone: a proof of no call at all)
+        only = " but settle" if actions else ""
+        raise UsageError(f"--incident {named}: no actions{only} (one per line, e.g. "
+                         f"{EXAMPLES.get(model.name, 'kind()')})")
     if len(actions) > MAX_ACTIONS:
         raise UsageError(f"--incident {named}: {len(actions)} actions, at most {MAX_ACTIONS}")
     return Incident(path, tuple(actions))

@@ -81,6 +81,7 @@ def test_a_command_s_flags_that_make_it_another_thing_give_their_own_hint(tmp_pa
     ("deploy(\n", "line 1: 'deploy(' is not an action (e.g. deploy()"),
     ("push(2)\n", "line 1: cannot read the arguments of push: give each argument by name"),
     ("# only\n\n", "no actions (one per line"),
+    ("settle\nsettle\n", "no actions but settle (one per line"),  # (it proved the platform idle, "0 calls")
     ("cf cancel-deployment myapp\n", "is not an action: cf cancel-deployment is cancel() here"),
     ("restart\n", "unknown action type 'restart' (known: cancel, continue_, deploy"),
     ("push()\nscale(instances=-1)\n", "line 2: action 'scale': instances must be >= 0"),
