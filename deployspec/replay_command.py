@@ -201,7 +201,7 @@ def _loaded(path: str, named: list[str]) -> dict:
     try:
         return traces.load_named(path, "replay")
     except UsageError as exc:
-        if path in named or "not a deployspec trace" not in str(exc):
+        if path in named or "not a deployspec trace (" not in str(exc):
             raise
         raise UsageError(f"{exc}; every *.json file under a folder named is read as a trace (but *.itf.json): "
                          "move it out, or name the trace files") from None

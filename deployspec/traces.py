@@ -333,6 +333,10 @@ def _validated(path: Path, data: Any, drawing: bool = False) -> dict:
         by = f", written by deployspec {printable_line(by, 40)}" if by != "null" else ""
         raise UsageError(f"{path}: trace format version {printable_line(json.dumps(data.get('version')), 40)}{by}; "
                          f"this deployspec reads version {VERSION}")
+    if isinstance(data, dict) and "format" not in data and isinstance(data.get("#meta"), dict) \
+            and isinstance(data.get("states"), list):
+        raise UsageError(f"{path}: an ITF export (show --format itf), not a deployspec trace; a folder's "
+                         "replay leaves out files named *.itf.json, as show names them")
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = validation.inner(errors[0])

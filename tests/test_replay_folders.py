@@ -144,3 +144,14 @@ def test_a_file_a_folder_brings_that_is_no_trace_says_the_folder_is_read_whole(c
                         "out, or name the trace files\n")
     status, _, err = run(capsys, "replay", str(tmp_path / "results.json"))
     assert status == 2 and "read as a trace" not in err
+
+
+def test_an_itf_export_under_a_json_name_is_said_to_be_one(capsys, tmp_path):
+    """``show --format itf > found/x.json``: refused as what it is, with the name a folder's
+    replay leaves out (it was "top level: 'format' is a required property")."""
+    status, itf, _ = run(capsys, "show", str(SEED), "--format", "itf")
+    (tmp_path / "x.json").write_text(itf)
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    assert (status, out) == (2, "")
+    assert err == (f"deployspec: error: {tmp_path / 'x.json'}: an ITF export (show --format itf), not a deployspec "
+                   "trace; a folder's replay leaves out files named *.itf.json, as show names them\n")
