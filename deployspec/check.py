@@ -301,14 +301,13 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
     follow = distinct and engine == "hypothesis" and "explore" not in engines
     found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine=engine, **extra)
-    while cut := next((r.stats["settle_cut"] for r in found if r.stats.get("settle_cut")), None):
-        # an incident's settle phase cut short of its end: searched again with twice the steps
-        # (at the last bound a cut is judged as ever, a violation that says it was cut)
-        bounds = bounds | {"settle_steps": min(MAX_STEPS, 2 * cut)}
-        extra |= {"config": configure(model, variant, engine, bounds),
-                  "settle_grows": 2 * cut < MAX_STEPS}
-        found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
-                       budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine=engine, **extra)
+    if extra.get("settle_grows"):
+        def again(longer: dict, grows: bool, seconds: float) -> list[Result]:
+            return causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct else 1, budget=seconds,
+                          cause_budget=min(more, seconds), seed=seed, out_dir=out_dir, engine=engine,
+                          **(extra | {"config": configure(model, variant, engine, longer), "settle_grows": grows}))
+
+        found = settle_grown(again, found, bounds, first)
     if follow and found[0].verdict in ("violated", "holds"):  # each cause, or the one story, shortest
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore" + (" (each cause)" if found[0].cause else ""))
@@ -332,6 +331,33 @@ def _interrupted_after(stop: KeyboardInterrupt, violations: list[Result]) -> Non
     """Carry the violations a search found before it was interrupted on ``stop``:
     ``run`` reports them (a counterexample saved under --out is a verdict)."""
     stop.found = violations
+
+
+def settle_grown(search: Callable[[dict, bool, float], list[Result]], found: list[Result], bounds: dict,
+                 budget: float) -> list[Result]:
+    """An incident's results, searched again (``search(bounds, grows, seconds)``) with twice the
+    settle phase's steps, as far as ``MAX_STEPS``, while a search stopped at a settle phase its
+    own bound cut with the platform still busy (``stats["settle_cut"]``: the bound; an
+    incident's calls size the bound, and a guess too short for them was called a violation
+    of the design). The searches share ``budget``; where a longer one cannot finish in what is
+    left, the violation at the bound that cut it is what is reported, said as cut (unknown is
+    no pass). ``stats["settle_searches"]`` counts the searches and their seconds."""
+    started, searches = time.perf_counter(), 1
+    while (cut := next((r.stats["settle_cut"] for r in found if r.stats.get("settle_cut") is not None), None)) \
+            is not None:
+        longer = min(MAX_STEPS, max(1, 2 * cut))
+        left = budget - (time.perf_counter() - started)
+        retried = search(bounds | {"settle_steps": longer}, longer < MAX_STEPS, left) if left > 0 else None
+        searches += 1
+        if retried is None or any(r.verdict == "holds" and not r.stats.get("complete", True) for r in retried):
+            found = search(bounds | {"settle_steps": cut}, False, max(left, 1.0))  # (the one cut, judged as ever)
+            searches += 1
+            break
+        found, bounds = retried, bounds | {"settle_steps": longer}
+    for r in found:
+        if searches > 1:
+            r.stats["settle_searches"] = {"searches": searches, "seconds": round(time.perf_counter() - started, 3)}
+    return found
 
 
 def budgets(engine: str, budget: float | None) -> tuple[float, float]:

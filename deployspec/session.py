@@ -103,7 +103,7 @@ class Session:
         v = self._judged(self.monitor.settled, self.obs, len(self.steps) - 1)
         if v is not None and cut:  # bounded liveness: say the bound may be what was missed
             v = attrs.evolve(v, message=f"{v.message} (the settle phase was cut at settle_steps="
-                                        f"{bound}: the platform was still busy)")
+                                        f"{bound}: the platform had not come to rest)")
         if v is not None and self.violation is None:
             self.violation = v
         return v

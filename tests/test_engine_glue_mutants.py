@@ -64,7 +64,7 @@ def test_a_platform_step_other_than_a_tick_that_changes_nothing_does_not_end_set
 
     stuck = _toy_session((rests_home,), {}, {"start": (Run(), "start")}, settle_steps=3)
     assert stuck.settle().message == ("settled at start (the settle phase was cut at settle_steps=3: the "
-                                      "platform was still busy)")
+                                      "platform had not come to rest)")
     assert len(stuck.steps) == 3
     idle = _toy_session((rests_home,), {}, {"start": (Tick(), "start")}, settle_steps=3)
     assert idle.settle().message == "settled at start" and len(idle.steps) == 1

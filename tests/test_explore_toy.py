@@ -226,7 +226,7 @@ def test_a_settle_bound_that_cuts_the_phase_is_in_the_trace_and_the_message(boun
     if verdict == "violated":
         assert story(r) == [("go", None), ("run", None), ("run", None)]
         assert r.message == ("settled at c2 (the settle phase was cut at settle_steps=2: "
-                             "the platform was still busy)")
+                             "the platform had not come to rest)")
 
 
 # --- rebuilding the path -------------------------------------------------------------

@@ -354,7 +354,7 @@ def test_an_incident_s_settle_phase_cut_while_the_platform_is_busy_is_searched_a
     status, out, _err = run(capsys, *argv, "--bound", "settle_steps=200")
     (r,) = json.loads(out)["results"]
     assert (status, r["verdict"]) == (1, "violated")
-    assert "(the settle phase was cut at settle_steps=200: the platform was still busy)" in r["message"]
+    assert "(the settle phase was cut at settle_steps=200: the platform had not come to rest)" in r["message"]
     livelock = min((SEED.parent).glob("capi-current--deployment_converges--*.json"))
     status, out, _err = run(capsys, "check", "--incident", str(livelock), "--variant", "capi-current",
                             "--property", "deployment_converges", "--json")
@@ -388,3 +388,26 @@ def test_the_designs_an_incident_needs_are_named_in_its_model(capsys, tmp_path):
     (tmp_path / "e.txt").write_text("# nothing yet\n")
     with pytest.raises(UsageError, match=r"no actions \(one per line, e.g. swap\(\), set_image"):
         incident.read(str(tmp_path / "e.txt"), get_model("slots"))
+
+
+def test_a_settle_phase_cut_at_its_bound_is_told_busy_from_going_round_a_loop():
+    """``Settler.cut_busy``: the settle phase is one sequence, so one that has gone round a
+    loop by the bound has met a state again there (a livelock: judged as ever); one that
+    has not is still busy (an incident's own bound is then doubled). A stall (a tick that
+    changes nothing) ends the phase before any bound."""
+    from types import SimpleNamespace
+
+    from deployspec.engines.product import Settler
+
+    def settler(step):
+        model = SimpleNamespace(observe=lambda s: {"at": s},
+                                settle_action=lambda obs: SimpleNamespace(kind="runtime"))
+        prop = SimpleNamespace(at_settled=lambda obs: f"still at {obs['at']}")
+        return Settler(model, SimpleNamespace(step=lambda s, a: step(s)), SimpleNamespace(settle_steps=10), prop)
+
+    looping = settler(lambda s: (s + 1) % 3)  # 0, 1, 2, 0, …: round a loop of three states
+    assert looping.outcome(0) == ("still at 1", 10) and looping.cut_busy is False
+    counting = settler(lambda s: s + 1)  # never the same state twice: still busy at the bound
+    assert counting.outcome(0) == ("still at 10", 10) and counting.cut_busy is True
+    late = settler(lambda s: s + 1 if s < 8 else 8 + (s - 7) % 3)  # a loop entered late, not gone round by 10
+    assert late.outcome(0)[1] == 10 and late.cut_busy is True

@@ -86,7 +86,7 @@ def test_a_settle_phase_cut_by_its_bound_says_so():
 
     v, steps = settled_after(3)
     assert steps == 3 and v is not None
-    assert v.message.endswith("(the settle phase was cut at settle_steps=3: the platform was still busy)")
+    assert v.message.endswith("(the settle phase was cut at settle_steps=3: the platform had not come to rest)")
     assert settled_after(80)[0] is None  # given room, it converges
     _, needed = settled_after(80)
     v, steps = settled_after(needed)  # exactly enough: finished, not cut

@@ -71,7 +71,7 @@ def test_a_settle_phase_finished_on_its_last_allowed_step_was_not_cut():
     assert s.settle().message == "settled at n2" and len(s.steps) == 2
     cut = session(rests_home, settle={"start": (Run(), "n1"), "n1": (Run(), "n2")}, settle_steps=1)
     assert cut.settle().message == ("settled at n1 (the settle phase was cut at settle_steps=1: "
-                                    "the platform was still busy)")
+                                    "the platform had not come to rest)")
 
 
 def test_each_step_is_recorded_with_the_observation_after_it():

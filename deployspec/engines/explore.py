@@ -115,6 +115,8 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
             message, steps = settler.outcome(node[0])
             if message is not None and not graph.skipped(message) and depth + steps < found.get("total", 1 << 60):
                 found.update(number=n, message=message, total=depth + steps, settle=steps, busy=settler.cut_busy)
+                if settle_grows and settler.cut_busy:  # (searched again with a longer settle phase: at once)
+                    return True
         return False
 
     def on_edge(_node, _child, info):
