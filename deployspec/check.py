@@ -287,11 +287,14 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         exhaustive["memory_budget_mb"] = memory_mb
     if on_progress is not None:
         exhaustive["on_progress"] = on_progress
+    sized: list[str] = []
     if incident is not None:
         exhaustive["incident"] = incident
         if "settle_steps" not in (bounds or {}):  # (deployspec's guess: a given bound stands)
             exhaustive["settle_grows"] = True
-        bounds = incident.sized(configure(model, variant, engine, bounds or {}), bounds or {})
+        given = bounds or {}
+        bounds = incident.sized(configure(model, variant, engine, given), given)
+        sized = sorted(set(bounds) - set(given) | ({"settle_steps"} if "settle_steps" not in given else set()))
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
         extra |= exhaustive
@@ -308,6 +311,9 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
                           **(extra | {"config": configure(model, variant, engine, longer), "settle_grows": grows}))
 
         found = settle_grown(again, found, bounds, first)
+    for r in found:  # (what the incident's calls sized: a command printed to finish its search leaves them out)
+        if "incident" in r.stats:
+            r.stats["incident"]["sized"] = sized
     if follow and found[0].verdict in ("violated", "holds"):  # each cause, or the one story, shortest
         if on_start is not None:
             on_start(f"{variant} · {prop_name} · explore" + (" (each cause)" if found[0].cause else ""))

@@ -67,7 +67,6 @@ def verdicts(incident: str, results, declared: bool = False) -> str:
             said += f"; it refused action{'s' if len(refused) > 1 else ''} {', '.join(map(str, refused))} in every run"
         nothing = sorted({int(n) for r in judged for n in r.stats.get("incident", {}).get("always_failed", {})})
         if nothing:  # (a rollback that never happened: the proof is of a run without it)
-            said += (f"; action{'s' if len(nothing) > 1 else ''} {', '.join(map(str, nothing))} came to nothing in "
-                     "every run")
+            said += f"; action{'s' if len(nothing) > 1 else ''} {', '.join(map(str, nothing))} took effect in no run"
         lines.append(f"the incident {incident} on {variant}: {said}")
     return "\n".join(lines)

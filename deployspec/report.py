@@ -274,7 +274,12 @@ def finishing(model, variant: str, prop: str, stats: dict) -> str:
     budget = max(DEFAULT_BUDGET["explore"], math.ceil(2 * stats.get("seconds", 0)))
     words = ["--engine", "explore", "--property", prop]
     if "incident" in stats:  # (a search of an incident's runs: the same runs, searched further)
-        words = ["--incident", stats["incident"]["file"], "--property", prop]
+        from deployspec.incident import STDIN
+
+        file = stats["incident"]["file"]
+        words = ["--incident", "-" if file == STDIN else file, "--property", prop]
+        for name in stats["incident"].get("sized", ()):  # (sized again from its calls: a sized
+            given.pop(name, None)  # settle_steps given back was taken as the user's, and cut short)
     words += bound_words(given)
     words += ["--workers", str(workers)] if workers > 1 else []
     if stats.get("stopped") == "memory":  # twice what it spent (if the machine has it)

@@ -279,6 +279,24 @@ def test_an_incident_s_unfinished_search_is_finished_by_a_search_of_the_same_inc
     assert next(line for line in out.splitlines() if line.startswith("  deployspec check")).endswith(" --declared")
 
 
+def test_the_command_finishing_an_incident_s_search_leaves_out_what_its_calls_sized(capsys, tmp_path):
+    """It gave back the settle_steps the calls had sized (200 for 20 instances), which the
+    finishing run took as given: not doubled where it cut the settle phase, and the false
+    violation a user trial found came back (a review). A bound given stays."""
+    (tmp_path / "in20.txt").write_text("push(instances=20)\nsettle\ndeploy()\ncancel()\ndeploy()\n")
+    argv = ["check", "--incident", str(tmp_path / "in20.txt"), "--variant", "capi-current", "--property",
+            "deployment_converges", "--bound", "max_depth=5"]
+    _status, out, _err = run(capsys, *argv)
+    (finish,) = [line.strip() for line in out.splitlines() if line.startswith("  deployspec check")]
+    assert "settle_steps" not in finish and "max_instances" not in finish
+    status, out, _err = run(capsys, *finish.split()[1:], "--json")
+    (r,) = json.loads(out)["results"]
+    assert (status, r["verdict"]) == (0, "holds") and r["stats"]["incident"]["sized"] == ["max_instances", "settle_steps"]
+    _status, out, _err = run(capsys, *argv, "--bound", "settle_steps=300")
+    (finish,) = [line.strip() for line in out.splitlines() if line.startswith("  deployspec check")]
+    assert "--bound settle_steps=300" in finish and "max_instances" not in finish
+
+
 def out_line(capsys, *argv) -> str:
     """The last line ``check`` prints."""
     return run(capsys, *argv)[1].rstrip().splitlines()[-1]
@@ -298,10 +316,10 @@ def test_a_proof_names_the_calls_the_design_accepted_that_came_to_nothing(capsys
     incident_stats = r["stats"]["incident"]
     assert status == 0 and r["verdict"] == "holds" and incident_stats["always_failed"] == {"6": "swap aborted"}
     assert "failed" not in incident_stats and "in some runs" not in r["message"]
-    assert "; the design accepted swap() (action 6: swap aborted) and it came to nothing in every run" in r["message"]
+    assert "; swap() (action 6: swap aborted where accepted) took effect in no run" in r["message"]
     assert out_line(capsys, "check", "--incident", str(path), "--variant", "slots-pipeline-tag", "--property",
                     "rollback_restores_previous", "--bound", "start=release").endswith(
-        "nothing violated in any interleaving; action 6 came to nothing in every run")
+        "nothing violated in any interleaving; action 6 took effect in no run")
     # a search that saw some runs only (the budget, a bound) says "in some runs", as before
     import attrs
 

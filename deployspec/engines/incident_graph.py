@@ -173,10 +173,10 @@ class IncidentGraph(ProductGraph):
         return out
 
     def always_failed(self) -> dict[int, str]:
-        """The incident's actions (numbered from 1) the design accepted in every run that made
-        them, and that came to nothing in each (how, as ``failed`` says it)."""
-        return {i + 1: said for i, said in sorted(self.failed_at.items())
-                if i not in self.effect_at and i not in self.refusals}
+        """The incident's actions (numbered from 1) that took effect in no run: where the
+        design accepted them they came to nothing (how, as ``failed`` says it), and where it
+        did not it refused them."""
+        return {i + 1: said for i, said in sorted(self.failed_at.items()) if i not in self.effect_at}
 
     def _note_failed(self, index: int, action, after) -> bool:
         """Count the call at ``index`` if it came to nothing; whether it did."""

@@ -49,12 +49,12 @@ def always_refused_text(figures: dict, actions) -> str:
 
 
 def always_failed_text(figures: dict, actions) -> str:
-    """The calls the design accepted in every run and that came to nothing in each
-    (``figures["always_failed"]``: a rollback swap whose slot never starts aborts in every
-    run, which "in some runs" understated): no run of the incident made them happen."""
-    said = ", ".join(f"{action_label(actions[int(n) - 1].to_json())} (action {n}: {why})"
+    """The calls that took effect in no run (``figures["always_failed"]``: a rollback swap
+    whose slot never starts aborts in every run, which "in some runs" understated): where
+    the design accepted them they came to nothing, and it refused them in the other runs."""
+    said = ", ".join(f"{action_label(actions[int(n) - 1].to_json())} (action {n}: {why} where accepted)"
                      for n, why in figures["always_failed"].items())
-    return f"the design accepted {said} and it came to nothing in every run"
+    return f"{said} took effect in no run"
 
 
 def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
