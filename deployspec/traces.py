@@ -165,20 +165,27 @@ def _earlier(there: Any, trace: dict) -> str | None:
     if not isinstance(there, dict) or _finding_in(there) != fingerprint(trace):
         return None
     if _provenance(there) == _provenance(trace):
-        # the same run's finding, unless the file says otherwise than this run would write
+        # the same run's finding, unless the file tells its story otherwise than this run's
         # (a message edited by hand was kept under "saved:", as if it were this run's)
-        if _as_written(there) == _as_written(trace):
-            return None
-        return found_by(there) + ", but the file differs from this run's trace: edited since it was saved?"
+        differs = _told_otherwise(there, trace)
+        return None if differs is None else f"{found_by(there)}, {differs}"
     return found_by(there) + (", other bounds" if there.get("config") != trace.get("config") else "")
 
 
-def _as_written(trace: dict) -> Any:
-    """A trace as its file holds it, but for the version of deployspec that wrote it, the
-    search's own notes (``extra``: how far a time-bounded shortening got may differ by run)
-    and a seed no draw used (older explorer files record 0)."""
-    left_out = ("deployspec_version", "extra") + (() if trace.get("engine") in DRAWN else ("seed",))
-    return {k: v for k, v in json.loads(json.dumps(trace)).items() if k not in left_out}
+def _told_otherwise(there: dict, trace: dict) -> str | None:
+    """How the file of a finding tells its steps otherwise than this run's trace of them
+    (their start, observations, refusals, the violation or the fault), or None. Not its
+    title (an incident's names the incident's file, which another file of the same calls
+    may be) nor the search's notes (``extra``)."""
+    told = ("initial", "steps", "violation", "fault")
+    if {k: there.get(k) for k in told} == json.loads(json.dumps({k: trace.get(k) for k in told})):
+        return None
+    if trace.get("engine") == "contract":
+        return "but the implementation's answers in it differ from this run's"
+    if there.get("deployspec_version") != trace.get("deployspec_version"):
+        by = printable_line(str(there.get("deployspec_version")), 20)
+        return f"but written by deployspec {by}, it differs from this run's trace"
+    return "but the file differs from this run's trace: edited since it was saved?"
 
 
 def saved_line(r) -> str:

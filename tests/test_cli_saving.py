@@ -361,6 +361,19 @@ def test_check_says_it_kept_a_file_of_its_finding_s_name_edited_since(capsys, tm
     assert json.loads(Path(path).read_text())["violation"]["message"] == "EDITED BY ME"
 
 
+def test_the_same_finding_of_two_incident_files_is_not_said_to_be_edited(capsys, tmp_path):
+    """Two files of the same calls give the same steps under titles naming each file: the
+    second kept the first's file and said it was "edited since it was saved?" (a review)."""
+    calls = "push(instances=2)\nsettle\ndeploy()\ncancel()\ndeploy()\n"
+    lines = []
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(calls)
+        _status, out, _ = run(capsys, "check", "--incident", str(tmp_path / name), "--variant", "capi-2022",
+                              "--property", "app_stays_available", "--out", str(tmp_path / "out"))
+        lines += [ln for ln in out.splitlines() if ln.startswith(("saved: ", "kept: "))]
+    assert len(lines) == 2 and lines[0] == lines[1] and lines[0].startswith("saved: ")
+
+
 def test_check_says_which_file_of_its_finding_s_name_it_replaced(capsys, tmp_path):
     """A file under the finding's name that replay refuses (edited by hand), or a dangling
     link, is replaced by the trace found; the saved line says so, so the user knows what
