@@ -127,8 +127,9 @@ def _encoding_hint(raw: bytes, exc: UnicodeDecodeError) -> str:
     ``>`` writes UTF-16, which read as "not UTF-8 text" and nothing more."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return " (it is UTF-16, as PowerShell's > writes: save it as UTF-8, e.g. Out-File -Encoding utf8)"
-    line = raw.count(b"\n", 0, exc.start) + 1
-    return f" (line {line}: byte 0x{raw[exc.start]:02x}; save it as UTF-8)"
+    text = exc.object  # (what was decoded: after a UTF-8 byte-order mark, which offsets count from)
+    line = text.count(b"\n", 0, exc.start) + 1
+    return f" (line {line}: byte 0x{text[exc.start]:02x}; save it as UTF-8)"
 
 
 def _actions(text: str, raw: bytes, path: str, model) -> list[Action | Settle]:
@@ -222,19 +223,26 @@ COMMANDS = {
 }
 #: another model's action a user of this one may write for its own: what it is here
 LIKE = {"slots": {"scale": "scale_out() (App Service adds one instance per scale_out)"}}
-#: commands whose flags make them another thing than ``COMMANDS`` says, by the command and a
-#: pattern of its flags: what to write instead (a user trial followed "cf restart is deploy()"
-#: for a canary restart and lost the canary)
+#: the cf commands a canary strategy turns into a canary deployment, as that deployment
+_CANARY = {"cf restart": "deploy(strategy='canary', canary_steps=[…])",
+           "cf restage": "deploy(new_droplet=true, strategy='canary', canary_steps=[…])",
+           "cf push": "deploy(new_droplet=true, strategy='canary', canary_steps=[…])",
+           "cf rollback": "deploy(revision=D, strategy='canary', canary_steps=[…])"}
+#: commands whose flags make them another thing than ``COMMANDS`` says, by the command (the
+#: tool's name given: ``restart`` alone is no cf command line) and a pattern of its flags: what
+#: to write instead (a user trial followed "cf restart is deploy()" for a canary restart and
+#: lost the canary)
 NOT_LIKE = {
-    "capi": (("cf restart", r"--strategy[ =]canary",
-              ("cf restart --strategy canary is deploy(strategy='canary', canary_steps=[…]) here (--instance-steps "
-              "20,50: canary_steps=[20, 50])")),
-             ("cf push", r"--strategy[ =]canary", ("cf push --strategy canary is deploy(new_droplet=true, "
-                                                  "strategy='canary', canary_steps=[…]) here")),
-             ("cf scale", r"(^| )-[mk]( |$)", ("cf scale -m or -k restarts the app with new limits: not modelled "
-                                              "(cf scale -i N is scale(instances=N))")),
+    "capi": (*((command, r"--strategy[ =]canary",
+                f"{command} --strategy canary is {deployment} here (--instance-steps 20,50: canary_steps=[20, 50])")
+               for command, deployment in _CANARY.items()),
+             ("cf scale", r"(^| )-[mkl]( |$)", ("cf scale -m, -k or -l restarts the app with new limits: not "
+                                               "modelled (cf scale -i N is scale(instances=N))")),
              ("cf restart", r"^(?!.*--strategy)", ("cf restart without --strategy stops every instance, then starts "
-                                                  "them: not modelled (with --strategy rolling it is deploy())"))),
+                                                  "them: not modelled (with --strategy rolling it is deploy())")),
+             ("cf restage", r"^(?!.*--strategy)", ("cf restage without --strategy stops every instance, then stages "
+                                                  "and starts them: not modelled (with --strategy rolling it is "
+                                                  "deploy(new_droplet=true))"))),
     "slots": (("az webapp deployment slot swap", r"--action[ =]preview",
                ("a swap preview applies the production slot's settings to staging and swaps nothing: leave it "
                "out (no action here)")),
@@ -252,8 +260,7 @@ def _command_hint(text: str, model) -> str | None:
     words = " ".join(text.split())
     slot = re.search(r"(?:--slot|-s)[ =](\S+)", words)  # (az's default slot is production)
     for command, flags, said in NOT_LIKE.get(model.name, ()):
-        rest = _after_command(words, command)
-        if rest is not None and re.search(flags, rest):
+        if (words == command or words.startswith(command + " ")) and re.search(flags, words[len(command):].strip()):
             return said
     for command, action in COMMANDS.get(model.name, {}).items():
         if _after_command(words, command) is not None:

@@ -62,10 +62,15 @@ def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line,
     ("cf restart myapp --strategy canary --instance-steps 20,50", ("is deploy(strategy='canary', canary_steps=[…]) "
                                                                   "here (--instance-steps 20,50: canary_steps=[20, 50])")),
     ("cf push myapp --strategy canary", "is deploy(new_droplet=true, strategy='canary', canary_steps=[…]) here"),
-    ("cf scale myapp -m 1G", "cf scale -m or -k restarts the app with new limits: not modelled"),
+    ("cf scale myapp -m 1G", "cf scale -m, -k or -l restarts the app with new limits: not modelled"),
     ("cf scale myapp -i 3", "cf scale is scale(instances=N) here"),
     ("cf restart myapp", "cf restart without --strategy stops every instance, then starts them: not modelled"),
     ("cf restart myapp --strategy rolling", "cf restart is deploy() (with --strategy rolling) here"),
+    ("restart myapp", "cf restart is deploy() (with --strategy rolling) here"),  # (no cf: no command line)
+    ("cf restage myapp --strategy canary", "is deploy(new_droplet=true, strategy='canary', canary_steps=[…]) here"),
+    ("cf rollback myapp --version 2 --strategy canary", "is deploy(revision=D, strategy='canary', canary_steps"),
+    ("cf restage myapp", "cf restage without --strategy stops every instance, then stages and starts them"),
+    ("cf scale myapp -l 1M", "cf scale -m, -k or -l restarts the app with new limits: not modelled"),
     ("az webapp deployment slot swap -g rg -n app --slot staging --action reset", "swaps nothing: leave it out"),
 ])
 def test_a_command_s_flags_that_make_it_another_thing_give_their_own_hint(tmp_path, line, hint):
@@ -127,6 +132,9 @@ def test_an_incident_that_is_not_text_or_too_long_is_refused(tmp_path):
     (tmp_path / "cp.txt").write_bytes("push(instances=2)\n# café\n".encode("cp1252"))
     with pytest.raises(UsageError, match=r"not UTF-8 text \(line 2: byte 0xe9; save it as UTF-8\)"):
         incident.read(str(tmp_path / "cp.txt"), CAPI)
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbfpush(instances=2)\n\xe9\n")  # (offsets after the mark)
+    with pytest.raises(UsageError, match=r"not UTF-8 text \(line 2: byte 0xe9; save it as UTF-8\)"):
+        incident.read(str(tmp_path / "bom.txt"), CAPI)
     with pytest.raises(UsageError, match=f"at most {incident.MAX_ACTIONS}"):
         _incident(tmp_path, "cancel()\n" * (incident.MAX_ACTIONS + 1))
 
