@@ -92,4 +92,6 @@ def replay_line(trace: dict[str, Any], source: str | None) -> str:
     timeout = found_on.get("timeout")
     timeout = timeout if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0 \
         else DEFAULT_TIMEOUT
-    return replay_words(source or "FILE", kind, found_on[kind], timeout)
+    reference = found_on.get("reference")  # (a design handed in as the run's --reference: the variable too)
+    return (handing_in(reference) if isinstance(reference, str) else "") + \
+        replay_words(source or "FILE", kind, found_on[kind], timeout)

@@ -81,15 +81,25 @@ def handing_in(variant: str | None = None) -> str:
 
 
 def _found_beyond_cwd(value: str) -> bool:
-    """Whether a module the variable names was loaded from outside the current folder."""
+    """Whether a module the variable names was imported from another folder of ``sys.path``
+    than the current one (``PYTHONPATH=src``: ``src/mine.py`` lies under the current folder,
+    but ``mine`` is not found from it)."""
     here = os.path.realpath(os.getcwd())
-    for name in value.split(","):
-        file = getattr(sys.modules.get(name.strip()), "__file__", None)
-        if isinstance(file, str):
-            where = os.path.realpath(file)
-            if os.path.commonpath([here, where]) != here:
-                return True
+    for name in (n.strip() for n in value.split(",")):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(file, str) and _import_root(name, file) != here:
+            return True
     return False
+
+
+def _import_root(name: str, file: str) -> str:
+    """The folder of ``sys.path`` that module ``name`` (at ``file``) was imported from: up one
+    folder per dot of its name, and one more for a package's ``__init__``."""
+    root = os.path.dirname(os.path.realpath(file))
+    levels = name.count(".") + (1 if os.path.basename(file).startswith("__init__.") else 0)
+    for _ in range(levels):
+        root = os.path.dirname(root)
+    return root
 
 
 def suppliers() -> list[tuple[str, Callable[[], Any]]]:

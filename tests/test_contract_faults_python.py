@@ -454,5 +454,5 @@ def test_an_implementation_answering_another_model_s_observations_is_told_which(
     err = capsys.readouterr().err
     assert status == harness.FAULT
     assert ("(it is a capi observation: the implementation serves capi, and this run is of slots: "
-            "--model capi, or a trace of capi to replay)") in err
+            "contract --model capi checks it, and it replays capi traces)") in err
     assert len(err.strip().splitlines()) == 1

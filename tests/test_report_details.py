@@ -216,6 +216,11 @@ def test_a_printed_command_carries_the_pythonpath_its_design_was_found_on(outsid
     assert handing_in("capi-safe") == ""
     monkeypatch.chdir(DESIGNS)
     assert handing_in(MINE) == "DEPLOYSPEC_VARIANTS=finalize_in_txn "
+    # PYTHONPATH=designs from the folder above: the module lies under the current folder, but
+    # is not found from it (a review: the first try asked only for "under")
+    monkeypatch.chdir(DESIGNS.parent)
+    monkeypatch.setenv("PYTHONPATH", "designs")
+    assert handing_in(MINE) == "PYTHONPATH=designs DEPLOYSPEC_VARIANTS=finalize_in_txn "
 
 
 def test_an_incomplete_proof_says_how_to_finish_it():

@@ -289,7 +289,7 @@ def of_another_model(model: Any, observation: dict) -> str:
     for name in model_names():
         if name != model.name and first_error(validation.validator(get_model(name).schema()), observation) is None:
             return (f" (it is a {name} observation: the implementation serves {name}, and this run is of "
-                    f"{model.name}: --model {name}, or a trace of {name} to replay)")
+                    f"{model.name}: contract --model {name} checks it, and it replays {name} traces)")
     return ""
 
 
