@@ -201,10 +201,22 @@ def _loaded(path: str, named: list[str]) -> dict:
     try:
         return traces.load_named(path, "replay")
     except UsageError as exc:
-        if path in named or "not a deployspec trace (" not in str(exc):
+        said = str(exc)
+        if path in named or not (said.startswith(f"{path}: not JSON") or "not a deployspec trace (" in said) \
+                or _says_it_is_a_trace(path):  # (a trace edited wrong is to mend, not to move out)
             raise
         raise UsageError(f"{exc}; every *.json file under a folder named is read as a trace (but *.itf.json): "
                          "move it out, or name the trace files") from None
+
+
+def _says_it_is_a_trace(path: str) -> bool:
+    """Whether the file calls itself a deployspec trace (``"format": "deployspec-trace"``)."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(traces.MAX_TRACE_BYTES + 1))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and data.get("format") == "deployspec-trace"
 
 
 def _recorded_here(trace: dict, args) -> bool | None:

@@ -4,6 +4,7 @@ refused on the first slots trace). Files named on their own stay strict."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from .cli_runs import SEED, run
@@ -144,6 +145,16 @@ def test_a_file_a_folder_brings_that_is_no_trace_says_the_folder_is_read_whole(c
                         "out, or name the trace files\n")
     status, _, err = run(capsys, "replay", str(tmp_path / "results.json"))
     assert status == 2 and "read as a trace" not in err
+    (tmp_path / "results.json").write_text('{"results": [')  # (a run that ended as it wrote: not JSON)
+    status, _, err = run(capsys, "replay", str(tmp_path))
+    assert status == 2 and err.endswith("move it out, or name the trace files\n")
+    # a trace edited wrong is to mend, not to move out
+    (tmp_path / "results.json").unlink()
+    edited = json.loads(SEED.read_text())
+    edited["steps"][0]["rejected"] = 7
+    (tmp_path / "edited.json").write_text(json.dumps(edited))
+    status, _, err = run(capsys, "replay", str(tmp_path))
+    assert status == 2 and "not a deployspec trace" in err and "move it out" not in err
 
 
 def test_an_itf_export_under_a_json_name_is_said_to_be_one(capsys, tmp_path):
