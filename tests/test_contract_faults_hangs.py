@@ -267,8 +267,9 @@ def _swallows_for(seconds):
 
 
 def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch, watched):
-    """In pytest or a user's program (``interruption.OWN_PROCESS`` False), an overdue call that
-    swallows the interruption is not met with ``os._exit``: that would end their process."""
+    """In a user's program (``interruption.OWN_PROCESS`` False), an overdue call that
+    swallows the interruption is not met with ``os._exit``: that would end their process.
+    (A pytest session checking an implementation is: ``last_resort.IN_PYTEST``, below.)"""
     from deployspec import interruption
     from deployspec.adapter import ImplementationError
     from deployspec.contract import timed_call
@@ -289,6 +290,31 @@ def test_only_the_deployspec_program_ends_itself_as_a_last_resort(monkeypatch, w
     assert timed_call._running is None  # nothing left for the watchdog once the call returned
     time.sleep(0.3)
     assert len(watched) == 2
+
+
+def test_a_pytest_session_checking_an_implementation_ends_where_a_call_will_not_let_go(tmp_path):
+    """The plugin's session with an object that swallows its timeout hung for ever, Ctrl-C
+    swallowed too (a user trial killed it with -9): GRACE seconds later it ends, the fault's
+    line on stderr, exit 3, as the deployspec program does."""
+    from deployspec.contract.last_resort import GRACE
+
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
+         "deployspec.stateful_tests.test_contract", "-k", "app_stays_available",
+         "--deployspec-python", "contract_fakes:swallows", "--deployspec-model", "capi",
+         "--deployspec-examples", "5", "--deployspec-timeout", "0.5"],
+        cwd=FAKES.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(FAKES.parent)})
+    try:
+        _out, err = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, err[-800:]
+    assert re.search(re.escape(f"perform() did not return within 0.5 s, and went on for {GRACE:g} s more after "
+                               "being interrupted (does it catch every exception?)") + r".*: stopping$",
+                     err.strip().splitlines()[-1]), err[-800:]
+    assert time.monotonic() - started < 0.5 + GRACE + 60
 
 
 def test_a_call_is_watched_though_the_implementation_took_sigalrm_for_itself(monkeypatch, watched):

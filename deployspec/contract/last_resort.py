@@ -23,6 +23,18 @@ from deployspec.user_code import standard_fds_put_back
 GRACE = 5.0
 
 
+#: set by the pytest plugin for a session that checks an implementation: a call that will
+#: not let go ends that pytest process (a worker, under pytest-xdist, which reports it lost)
+#: rather than hang it for ever with Ctrl-C swallowed too (a user trial killed it with -9)
+IN_PYTEST = False
+
+
+def may_end() -> bool:
+    """Whether a call that will not let go may end this process: the ``deployspec``
+    program's, or a pytest session's checking an implementation (:data:`IN_PYTEST`)."""
+    return own_process() or IN_PYTEST
+
+
 def own_process() -> bool:
     """Whether this process is the ``deployspec`` program's (``cli.run``): only then
     may a last resort end it. In pytest or a user's program, ending the process

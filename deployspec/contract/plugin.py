@@ -95,6 +95,7 @@ def pytest_configure(config) -> None:
         _check_designs()
     if configured:
         _checktarget_given(opt)
+        _last_resort_ends_the_session(config)
     if named:
         _check_model_and_reference(opt)
     if configured and opt("--deployspec-out") is not None:
@@ -135,6 +136,25 @@ def _check_designs() -> None:
             get_model(name)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _last_resort_ends_the_session(config) -> None:
+    """A call of the implementation that will not let go (it swallows its timeout, and
+    Ctrl-C with it) ends this session, its line on the terminal's stderr (pytest's capture
+    let go first), rather than hang it for ever: a user trial killed it with -9. Under
+    pytest-xdist it ends the worker, which the controller reports lost."""
+    from deployspec.contract import last_resort
+
+    plugins = getattr(config, "pluginmanager", None)
+    if plugins is None:  # (no pytest session's: a test's stand-in, whose process is not to end)
+        return
+    last_resort.IN_PYTEST = True
+    capture = plugins.getplugin("capturemanager")
+    if capture is not None:
+        def uncaptured(line: str) -> None:
+            capture.suspend_global_capture(in_=True)
+
+        last_resort.before_end.append(uncaptured)
 
 
 def _checktarget_given(opt) -> None:

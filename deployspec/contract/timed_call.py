@@ -55,7 +55,7 @@ def call(fn: Callable, *args: Any, what: str, timeout: float | None = None,
     main = threading.current_thread() is threading.main_thread()
     timed = timeout is not None and main and _take_alarm()
     # watched even when SIGALRM is not ours to use (the object installed a handler of its own)
-    watched = timeout is not None and main and last_resort.own_process()
+    watched = timeout is not None and main and last_resort.may_end()
     try:
         # streams lent for the call (lending(): stdout for a run), os._exit refused, descriptors kept
         with guarded():
@@ -196,7 +196,7 @@ def _watch() -> None:
             seen, looks = this, 0
         looks += 1
         # (the first look saw it overdue at some moment of the look before: not counted)
-        if (looks - 1) * _EVERY >= last_resort.GRACE and _running is this and last_resort.own_process():
+        if (looks - 1) * _EVERY >= last_resort.GRACE and _running is this and last_resort.may_end():
             if this.interrupted:
                 why = f"went on for {last_resort.GRACE:g} s more after being interrupted (does it catch every exception?)"
             else:
