@@ -80,10 +80,19 @@ def test_an_unknown_request_type_is_an_error_naming_the_known_ones(kind, said):
         "id": 1, "type": "error", "message": f"unknown request type {said} (known: reset, action, observe)"}
 
 
-def test_the_type_member_alone_says_what_a_request_is():
-    """Only ``type`` is read: a stray ``kind`` member changes nothing."""
-    assert _ask(_server(), {"id": 1, "type": "reset", "kind": "observe", "protocol": 1, "model": "capi",
-                            "config": {}})["type"] == "reset_ok"
+def test_a_request_is_held_to_its_schema():
+    """A member the request's schema does not have is an error (an extra member was
+    answered as if absent, a user trial's finding, though the schemas forbid it), said by
+    its type's schema: ``type`` alone says what a request is, never a stray ``kind``. An
+    action request without its action is said so (it reached the implementation as None)."""
+    server = _server()
+    reply = _ask(server, {"id": 1, "type": "reset", "kind": "observe", "protocol": 1, "model": "capi", "config": {}})
+    assert reply == {"id": 1, "type": "error", "message": "not a request of type reset (reset.schema.json): top "
+                     "level: Additional properties are not allowed ('kind' was unexpected)"}
+    assert _ask(server, {"id": 2, "type": "reset", "protocol": 1, "model": "capi", "config": {}})["type"] == "reset_ok"
+    assert _ask(server, {"id": 3, "type": "observe", "extra": 1})["message"].endswith("('extra' was unexpected)")
+    assert _ask(server, {"id": 4, "type": "action"})["message"] == (
+        "not a request of type action (action.schema.json): top level: 'action' is a required property")
 
 
 class _Answers:
@@ -259,3 +268,21 @@ def test_requests_are_lines_of_at_most_the_limit_the_rest_read_past(data, lines)
     from deployspec.contract.server import requests
 
     assert list(requests(io.BytesIO(data), limit=4)) == lines
+
+
+def test_an_object_is_given_the_action_as_the_model_reads_it():
+    """``serve --python`` handed the object the action as sent: ``{"type": "push"}`` raw (it
+    raised KeyError 'instances'), and a count of 1.5 that left it half changed. It is given
+    what ``contract`` gives, defaults filled in, and a wrong one is the model's error."""
+    given = []
+
+    class Recording(_Answers):
+        def perform(self, action):
+            given.append(action)
+
+    server = _ready(Recording())
+    assert _ask(server, {"id": 5, "type": "action", "action": {"type": "push"}})["type"] == "performed"
+    assert given == [{"type": "push", "instances": 1}]
+    reply = _ask(server, {"id": 6, "type": "action", "action": {"type": "push", "instances": 1.5}})
+    assert reply["type"] == "error" and reply["message"].startswith("ActionError: action 'push': field 'instances'")
+    assert len(given) == 1

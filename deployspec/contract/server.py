@@ -55,6 +55,7 @@ class Server:
             config = request.get("config")
             if not isinstance(config, dict):
                 raise _Unanswerable("reset needs a config object")
+            self._fits("reset", request)
             self._called("reset", config)
             self.ready = True
             reply = {"id": rid, "type": "reset_ok", "protocol": protocol.VERSION}
@@ -65,12 +66,33 @@ class Server:
             raise _Unanswerable(f"unknown request type {shown(kind)} (known: {', '.join(protocol.REQUESTS)})")
         if not self.ready:
             raise _Unanswerable(f"{kind} before reset")
+        self._fits(kind, request)
         if kind == "observe":
             return {"id": rid, "type": "observation", "observation": self._called("observe")}
-        reason = self._called("perform", request.get("action"))
+        reason = self._called("perform", self._action(request["action"]))
         if reason is None:
             return {"id": rid, "type": "performed", "observation": self._called("observe")}
         return {"id": rid, "type": "rejected", "reason": reason, "observation": self._called("observe")}
+
+    @staticmethod
+    def _fits(kind: str, request: dict) -> None:
+        """A request as its schema has it (an extra member was answered as if absent, and an
+        action request without its action reached the implementation)."""
+        problem = protocol.first_error(protocol.validator(kind), request)
+        if problem is not None:
+            raise _Unanswerable(f"not a request of type {kind} ({kind}.schema.json): {problem}")
+
+    def _action(self, data: dict) -> dict:
+        """The action as the model reads it, its defaults filled in: a ``--python`` object is
+        given what ``contract`` would give it (it was handed ``{"type": "push"}`` raw, and a
+        count of 1.5 left it half changed), a reference design what it reads anyway."""
+        from deployspec.models import get_model
+        from deployspec.reference.core import ActionError
+
+        try:
+            return get_model(self.model_name).action(data).to_json()
+        except ActionError as exc:
+            raise _Unanswerable(describe(exc)) from None
 
     def _called(self, method: str, *args: Any) -> Any:
         """What the implementation's ``method`` returns; one that cannot be its answer
