@@ -359,3 +359,15 @@ def test_a_check_that_holds_vacuously_warns_and_a_hang_names_the_plugins_option(
     r = pytest_run(tmp_path, "--deployspec-exec", f"{shlex.quote(sys.executable)} stuck.py",
                    "--deployspec-timeout", "0.3", "-k", "single_active_deployment")
     assert r.returncode == 1 and "(hung? see --deployspec-timeout; or its reply waits unflushed" in r.stdout, r.stdout
+
+
+def test_a_profile_set_for_a_run_of_contract_tests_is_said_to_size_nothing_there(tmp_path):
+    """DEPLOYSPEC_PROFILE=thorough, as the README's longer hunt has it, ran the contract checks'
+    same 100 examples in silence (a user trial): the summary says what sizes them."""
+    from deployspec.contract.plugin import PROFILE_NOT_HERE
+
+    argv = (*SAFE, "--deployspec-examples", "3", "-k", "single_active_deployment")
+    r = pytest_run(tmp_path, *argv, env={"DEPLOYSPEC_PROFILE": "thorough"})
+    assert r.returncode == 0 and PROFILE_NOT_HERE in r.stdout.replace("\n", " "), r.stdout + r.stderr
+    r = pytest_run(tmp_path, *argv, env={"DEPLOYSPEC_PROFILE": ""})
+    assert r.returncode == 0 and "DEPLOYSPEC_PROFILE" not in r.stdout, r.stdout + r.stderr

@@ -19,6 +19,7 @@ misconfigured CI run is one usage error, not a silent skip or a failure per test
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -108,6 +109,9 @@ def pytest_configure(config) -> None:
             raise pytest.UsageError(ours(str(exc))) from None
 
 
+#: said where DEPLOYSPEC_PROFILE is set for a run of contract tests, which it does not size
+PROFILE_NOT_HERE = ("DEPLOYSPEC_PROFILE sizes deployspec's own test suite, not these contract checks: "
+                    "--deployspec-examples N does")
 #: the contract tests' module, which reads --deployspec-examples, not DEPLOYSPEC_PROFILE
 _CONTRACT_TESTS = "deployspec.stateful_tests.test_contract"
 
@@ -316,6 +320,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         hint = LEFT_OUT if config.stash.get(_DESELECTED, False) else NAME_THEM
         terminalreporter.write_line(f"deployspec: {NO_CONTRACT_TEST} {hint}", yellow=True, bold=True)
         return
+    if os.environ.get("DEPLOYSPEC_PROFILE") and not _runs_deployspecs_own_tests(config):
+        # (a user set it, as the README's hunt does, and ran the same 100 examples: said)
+        terminalreporter.write_line(f"deployspec: {PROFILE_NOT_HERE}", yellow=True)
     from deployspec.contract import plugin_coverage
     from deployspec.models import get_model
 
