@@ -287,14 +287,13 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
         exhaustive["memory_budget_mb"] = memory_mb
     if on_progress is not None:
         exhaustive["on_progress"] = on_progress
-    sized: list[str] = []
+    sized: list[str] = []  # the bounds the incident's calls set, not the user (settle_steps: grown too)
     if incident is not None:
         exhaustive["incident"] = incident
-        if "settle_steps" not in (bounds or {}):  # (deployspec's guess: a given bound stands)
-            exhaustive["settle_grows"] = True
         given = bounds or {}
+        exhaustive["settle_grows"] = "settle_steps" not in given  # (deployspec's guess: a given bound stands)
         bounds = incident.sized(configure(model, variant, engine, given), given)
-        sized = sorted(set(bounds) - set(given) | ({"settle_steps"} if "settle_steps" not in given else set()))
+        sized = sorted((set(bounds) | {"settle_steps"}) - set(given))
     extra = {"config": configure(model, variant, engine, bounds)} if bounds else {}
     if engine == "explore":
         extra |= exhaustive
@@ -302,11 +301,12 @@ def _judge(model_name: str, variant: str, engine: str, prop_name: str, *, budget
     if engine == "explore" and "explore" not in engines:  # the matrix's proof of a design handed in (searches)
         first = max(first, DEFAULT_BUDGET["explore"])  # a --budget for the random search does not cut it short
     follow = distinct and engine == "hypothesis" and "explore" not in engines
-    found = causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct and not follow else 1,
+    limit = MAX_CAUSES if distinct and not follow else 1
+    found = causes(fn, model, variant, prop, limit=limit,
                    budget=first, cause_budget=more, seed=seed, out_dir=out_dir, engine=engine, **extra)
     if extra.get("settle_grows"):
         def again(longer: dict, grows: bool, seconds: float) -> list[Result]:
-            return causes(fn, model, variant, prop, limit=MAX_CAUSES if distinct else 1, budget=seconds,
+            return causes(fn, model, variant, prop, limit=limit, budget=seconds,
                           cause_budget=min(more, seconds), seed=seed, out_dir=out_dir, engine=engine,
                           **(extra | {"config": configure(model, variant, engine, longer), "settle_grows": grows}))
 
@@ -356,7 +356,9 @@ def settle_grown(search: Callable[[dict, bool, float], list[Result]], found: lis
         retried = search(bounds | {"settle_steps": longer}, longer < MAX_STEPS, left) if left > 0 else None
         searches += 1
         if retried is None or any(r.verdict == "holds" and not r.stats.get("complete", True) for r in retried):
-            found = search(bounds | {"settle_steps": cut}, False, max(left, 1.0))  # (the one cut, judged as ever)
+            # the one cut, judged as ever: with the whole budget, in which the first search
+            # reached it (what is left may not: an incomplete "holds" would pass)
+            found = search(bounds | {"settle_steps": cut}, False, budget)
             searches += 1
             break
         found, bounds = retried, bounds | {"settle_steps": longer}

@@ -340,8 +340,8 @@ def _check_workers(args, planned: list) -> None:
 
 def trace_text(r) -> str:
     """A violation found by ``check`` as shown: its trace, and where it was saved."""
+    from deployspec.handing_in import handing_in
     from deployspec.render_text import render
-    from deployspec.report import handing_in
 
     if r.counterexample:  # and how to replay it, as contract says
         saved = (f"{traces.saved_line(r)}\nreplay: {handing_in(r.variant)}"

@@ -79,7 +79,7 @@ def replay_line(trace: dict[str, Any], source: str | None) -> str:
     contract run that found it recorded it (``extra.implementation``; a placeholder where
     it did not: the page is a CI's artifact, read where the run's output is not)."""
     from deployspec.contract.cli import DEFAULT_TIMEOUT, replay_words
-    from deployspec.variant_plugins import handing_in
+    from deployspec.handing_in import handing_in
 
     line = f"deployspec replay {shlex.quote(source) if source else 'FILE'}"
     if trace.get("engine") != "contract":

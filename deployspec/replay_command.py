@@ -200,23 +200,11 @@ def _loaded(path: str, named: list[str]) -> dict:
     its user did not know every ``*.json`` under it is read as one)."""
     try:
         return traces.load_named(path, "replay")
-    except UsageError as exc:
-        said = str(exc)
-        if path in named or not (said.startswith(f"{path}: not JSON") or "not a deployspec trace (" in said) \
-                or _says_it_is_a_trace(path):  # (a trace edited wrong is to mend, not to move out)
+    except traces.NotATrace as exc:  # (a trace edited wrong is a plain UsageError: to mend, not to move out)
+        if path in named:
             raise
         raise UsageError(f"{exc}; every *.json file under a folder named is read as a trace (but *.itf.json): "
                          "move it out, or name the trace files") from None
-
-
-def _says_it_is_a_trace(path: str) -> bool:
-    """Whether the file calls itself a deployspec trace (``"format": "deployspec-trace"``)."""
-    try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(traces.MAX_TRACE_BYTES + 1))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and data.get("format") == "deployspec-trace"
 
 
 def _recorded_here(trace: dict, args) -> bool | None:

@@ -7,10 +7,11 @@ import textwrap
 from typing import Any
 
 from deployspec.engines.result import Result
+from deployspec.handing_in import handing_in
 from deployspec.models import bound_words, get_model, model_names
 from deployspec.terminal import column_groups
 from deployspec.text import escaped, first_few, printable_line
-from deployspec.variant_plugins import handing_in, source_of
+from deployspec.variant_plugins import source_of
 
 
 def matrix(results: list[Result], declared: bool, bounds: dict[str, Any] | None = None,

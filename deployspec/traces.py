@@ -306,6 +306,12 @@ def _stored(path: Path) -> Any:
         return None
 
 
+class NotATrace(UsageError):
+    """A file that is no trace at all: not JSON, or JSON that does not call itself a trace
+    (a ``check --json`` document beside the traces), as against a trace whose checks fail
+    (an edited one: to mend, not to move out)."""
+
+
 #: the largest trace file read (saved traces are a few KiB; /dev/zero is endless)
 MAX_TRACE_BYTES = 64 << 20
 
@@ -348,7 +354,9 @@ def _validated(path: Path, data: Any, drawing: bool = False) -> dict:
     if errors:
         e = validation.inner(errors[0])
         where = "/".join(str(p) for p in e.absolute_path) or "top level"
-        raise UsageError(f"{path}: not a deployspec trace ({where}: {validation.explained(e)})")
+        claims = isinstance(data, dict) and data.get("format") == "deployspec-trace"
+        raise (UsageError if claims else NotATrace)(f"{path}: not a deployspec trace ({where}: "
+                                                    f"{validation.explained(e)})")
     model = get_model(data["model"]) if data["model"] in _known_models() else None
     if model is None:
         raise UsageError(f"{path}: unknown model {quoted(data['model'])} (known: {', '.join(_known_models())})")
@@ -394,7 +402,7 @@ def _parsed(path: Path, text: str) -> Any:
         # (some of json's messages end in " at", the position following)
         calls = " (a list of calls, one per line? check --incident FILE --variant V searches it)" \
             if _looks_like_calls(text) else ""
-        raise UsageError(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno}){calls}") from None
+        raise NotATrace(f"{path}: not JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno}){calls}") from None
     except (ValueError, RecursionError) as exc:  # valid JSON Python cannot hold
         from deployspec.contract.protocol import unreadable
 

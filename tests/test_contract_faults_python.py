@@ -424,35 +424,3 @@ def test_replay_json_keeps_its_document_apart_from_what_an_implementations_threa
     assert [f["outcome"] for f in doc["files"]] == ["does_not_reproduce"] * 2
     assert "background log line" in proc.stderr
 
-
-class CapiOnly:
-    """A capi controller that takes whatever configuration it is sent (as many do)."""
-
-    def __init__(self):
-        from deployspec.contract.examples import ReferenceImplementation
-
-        self.inner = ReferenceImplementation("capi", "capi-safe")
-
-    def reset(self, config):
-        self.inner.reset({})
-
-    def perform(self, action):
-        return self.inner.perform(action)
-
-    def observe(self):
-        return self.inner.observe()
-
-
-def test_an_implementation_answering_another_model_s_observations_is_told_which(capsys):
-    """A slots trace replayed on a capi controller read as the controller's fault alone
-    ("'registry' is a required property"): the fault now says whose observations it answers."""
-    from deployspec import cli
-
-    trace = os.path.join(os.path.dirname(__file__), "..", "counterexamples", "slots",
-                         "scenario-1-rollback-by-swap.json")
-    status = cli.main(["replay", trace, "--python", f"{__name__}:CapiOnly"])
-    err = capsys.readouterr().err
-    assert status == harness.FAULT
-    assert ("(it is a capi observation: the implementation serves capi, and this run is of slots: "
-            "contract --model capi checks it, and it replays capi traces)") in err
-    assert len(err.strip().splitlines()) == 1

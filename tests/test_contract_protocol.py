@@ -426,17 +426,3 @@ def test_the_worked_transcript_in_the_docs_is_what_the_harness_sends_and_the_ser
     for request, answer in zip(asked, answered):
         assert json.dumps(server.reply_to(request.encode()), separators=(",", ":")) == answer
 
-
-@pytest.mark.parametrize("app, said", [
-    # the float protocol.md warns of, inside a value that may also be null: said where it is
-    ({"droplet": 2.0, "started": True}, "app/droplet: 2.0 is not of type 'integer'"),
-    ({"droplet": 0}, "app: 'started' is a required property"),
-    # no branch fits better than another: the value as a whole
-    ("x", "app: 'x' is not valid under any of the given schemas"),
-])
-def test_an_observation_s_error_inside_a_value_that_may_be_null_is_said_where_it_is(app, said):
-    from deployspec.contract.protocol import ObservationChecker
-    from deployspec.models import get_model
-
-    obs = {"app": app, "droplets": [], "processes": [], "deployments": []}
-    assert ObservationChecker(get_model("capi")).check(obs) == said

@@ -361,8 +361,10 @@ def test_an_incident_s_settle_phase_cut_while_the_platform_is_busy_is_searched_a
     """capi-current's settle after a restart, a cancel and a restart of 20 instances takes
     232 steps: the 200 sized for 20 instances cut it with the platform still busy, and the
     design was called violated of deployment_converges (a user trial). The search goes
-    again with twice the steps; a livelock (the settle phase going round a loop) is
-    still a violation at the bound it began with, and a bound given stands."""
+    again with twice the steps; a deployment stalled for good (a tick that changes nothing
+    ends the settle phase before any bound) is still a violation at the bound it began
+    with, and a bound given stands. (A settle phase going round a loop: the Settler test
+    below.)"""
     (tmp_path / "in20.txt").write_text("push(instances=20)\nsettle\ndeploy()\ncancel()\ndeploy()\n")
     argv = ("check", "--incident", str(tmp_path / "in20.txt"), "--variant", "capi-current",
             "--property", "deployment_converges", "--json")
@@ -373,8 +375,8 @@ def test_an_incident_s_settle_phase_cut_while_the_platform_is_busy_is_searched_a
     (r,) = json.loads(out)["results"]
     assert (status, r["verdict"]) == (1, "violated")
     assert "(the settle phase was cut at settle_steps=200: the platform had not come to rest)" in r["message"]
-    livelock = min((SEED.parent).glob("capi-current--deployment_converges--*.json"))
-    status, out, _err = run(capsys, "check", "--incident", str(livelock), "--variant", "capi-current",
+    stalled = min((SEED.parent).glob("capi-current--deployment_converges--*.json"))
+    status, out, _err = run(capsys, "check", "--incident", str(stalled), "--variant", "capi-current",
                             "--property", "deployment_converges", "--json")
     (r,) = json.loads(out)["results"]
     assert (status, r["verdict"], r["stats"]["bounds"]["settle_steps"]) == (1, "violated", 80)
@@ -429,3 +431,25 @@ def test_a_settle_phase_cut_at_its_bound_is_told_busy_from_going_round_a_loop():
     assert counting.outcome(0) == ("still at 10", 10) and counting.cut_busy is True
     late = settler(lambda s: s + 1 if s < 8 else 8 + (s - 7) % 3)  # a loop entered late, not gone round by 10
     assert late.outcome(0)[1] == 10 and late.cut_busy is True
+
+
+def test_a_longer_settle_search_that_cannot_finish_leaves_the_violation_at_the_bound_that_cut_it():
+    """``check.settle_grown``: the retry with twice the steps ran out of budget (an incomplete
+    "holds", which exits 0); the search at the bound that cut the settle phase is made again,
+    with the whole budget (the first reached the cut within it) and without growing, and its
+    violation, said as cut, is the verdict (a review: unknown is no pass)."""
+    from deployspec.engines.result import Result
+
+    asked = []
+
+    def search(bounds, grows, seconds):
+        asked.append((bounds["settle_steps"], grows, seconds))
+        if bounds["settle_steps"] == 200:
+            return [Result("capi", "v", "p", "explore", "violated", message="still DEPLOYING (cut)")]
+        return [Result("capi", "v", "p", "explore", "holds", stats={"complete": False})]
+
+    cut = [Result("capi", "v", "p", "explore", "error", stats={"settle_cut": 200})]
+    (r,) = check.settle_grown(search, cut, {"settle_steps": 200}, 30.0)
+    assert r.verdict == "violated" and r.stats["settle_searches"]["searches"] == 3
+    assert [(steps, grows) for steps, grows, _ in asked] == [(400, True), (200, False)]
+    assert asked[-1][2] == 30.0

@@ -50,11 +50,17 @@ def test_a_trace_file_gives_its_users_steps(tmp_path):
     ("scale(instances=3)", "(or, meant for slots: line 2: scale() is scale_out() (App Service adds one instance"),
 ])
 def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line, hint):
-    path = tmp_path / "az.txt"
+    said = _refused_after_a_push(tmp_path, "slots", line)
+    assert said.startswith(f"--incident {incident.quoted(str(tmp_path / 'cmds.txt'))}: ") and hint in said
+
+
+def _refused_after_a_push(tmp_path, model: str, line: str) -> str:
+    """The one-line error of a file of ``push()`` and ``line`` read for ``model``."""
+    path = tmp_path / "cmds.txt"
     path.write_text(f"push()\n{line}\n")
     with pytest.raises(UsageError) as caught:
-        incident.read(str(path), get_model("slots"))
-    assert str(caught.value).startswith(f"--incident {incident.quoted(str(path))}: ") and hint in str(caught.value)
+        incident.read(str(path), get_model(model))
+    return str(caught.value)
 
 
 @pytest.mark.parametrize("line, hint", [
@@ -74,12 +80,7 @@ def test_a_slots_incident_gets_the_az_command_s_action_as_a_hint(tmp_path, line,
     ("az webapp deployment slot swap -g rg -n app --slot staging --action reset", "swaps nothing: leave it out"),
 ])
 def test_a_command_s_flags_that_make_it_another_thing_give_their_own_hint(tmp_path, line, hint):
-    model = get_model("slots" if line.startswith("az") else "capi")
-    path = tmp_path / "cmds.txt"
-    path.write_text(f"push()\n{line}\n")
-    with pytest.raises(UsageError) as caught:
-        incident.read(str(path), model)
-    assert hint in str(caught.value)
+    assert hint in _refused_after_a_push(tmp_path, "slots" if line.startswith("az") else "capi", line)
 
 
 @pytest.mark.parametrize("text, said", [

@@ -189,21 +189,22 @@ def test_a_design_from_an_entry_point_needs_no_variable_in_a_printed_command(mon
     """Installed designs load in any shell: only a design the variable handed in carries it,
     even when the variable is set for other designs."""
     from deployspec import variant_plugins
+    from deployspec.handing_in import handing_in
 
     monkeypatch.setenv("DEPLOYSPEC_VARIANTS", "otherdesigns")
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.setattr(variant_plugins, "source_of", lambda name: "entry point mine (mypkg.designs:VARIANTS)")
-    assert variant_plugins.handing_in("mine") == ""
+    assert handing_in("mine") == ""
     monkeypatch.setattr(variant_plugins, "source_of", lambda name: "DEPLOYSPEC_VARIANTS module otherdesigns")
-    assert variant_plugins.handing_in("mine") == "DEPLOYSPEC_VARIANTS=otherdesigns "
+    assert handing_in("mine") == "DEPLOYSPEC_VARIANTS=otherdesigns "
 
 
 def test_a_printed_command_carries_the_pythonpath_its_design_was_found_on(outside, monkeypatch, tmp_path):
     """``PYTHONPATH=src DEPLOYSPEC_VARIANTS=mine deployspec check`` printed replay commands
     without ``PYTHONPATH``, which said "No module named mine" in the next shell. A module
     found in the current folder needs none, whatever PYTHONPATH holds."""
+    from deployspec.handing_in import handing_in
     from deployspec.models import get_model
-    from deployspec.variant_plugins import handing_in
 
     from .designs_handed_in import DESIGNS
 

@@ -354,8 +354,8 @@ def replay_command(path: str, target, timeout: float) -> str:
     (to paste once it is fixed: exit status 0 when the trace no longer reproduces),
     with the designs this run had handed in (``DEPLOYSPEC_VARIANTS``): its
     ``--reference``, its factory or its program may name one."""
+    from deployspec.handing_in import handing_in
     from deployspec.text import escaped
-    from deployspec.variant_plugins import handing_in
 
     return escaped(handing_in() + replay_words(path, target.kind, target.spec, timeout))
 
