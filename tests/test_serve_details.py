@@ -286,3 +286,54 @@ def test_an_object_is_given_the_action_as_the_model_reads_it():
     reply = _ask(server, {"id": 6, "type": "action", "action": {"type": "push", "instances": 1.5}})
     assert reply["type"] == "error" and reply["message"].startswith("ActionError: action 'push': field 'instances'")
     assert len(given) == 1
+
+
+class _RaisesOnce(ReferenceImplementation):
+    """The reference, whose first ``perform`` since construction raises half-way."""
+
+    def __init__(self):
+        super().__init__("capi", "capi-safe")
+        self.raised = False
+
+    def perform(self, action):
+        if not self.raised:
+            self.raised = True
+            raise RuntimeError("lost the database")
+        return super().perform(action)
+
+
+def test_after_the_implementation_raised_only_a_reset_is_served():
+    """Its state is unknown: an observation or action served after it would be judged as the
+    implementation's own, and a client ignoring the error would read a half-made change."""
+    server = _ready(_RaisesOnce())
+    assert _ask(server, protocol.action(1, {"type": "push"}))["message"].startswith(
+        "RuntimeError: lost the database at test_serve_details.py:")
+    for request in ({"id": 2, "type": "observe"}, protocol.action(3, {"type": "tick"})):
+        assert _ask(server, request) == {
+            "id": request["id"], "type": "error",
+            "message": f"{request['type']} after the implementation raised (request 1: "
+                       "RuntimeError: lost the database): its state is unknown until a reset"}
+    assert _ask(server, {**RESET, "id": 4})["type"] == "reset_ok"
+    assert _ask(server, protocol.action(5, {"type": "push"}))["type"] == "performed"
+
+
+def test_a_refused_request_leaves_the_implementation_served():
+    """A request the server refuses never reached the implementation: nothing is unknown."""
+    server = _ready()
+    assert _ask(server, protocol.action(1, {"type": "push", "instances": 1.5}))["type"] == "error"
+    assert _ask(server, {"id": 2, "type": "observe"})["type"] == "observation"
+
+
+def test_a_reset_that_raised_leaves_nothing_to_observe():
+    """A reset that failed half-way made no state the next requests could be served from."""
+    class ResetRaises(ReferenceImplementation):
+        def reset(self, config):
+            if config.get("start") == "empty":
+                raise ValueError("no such start")
+            super().reset(config)
+
+    server = _ready(ResetRaises("capi", "capi-safe"))
+    assert _ask(server, {**RESET, "id": 1, "config": {"start": "empty"}})["message"].startswith(
+        "ValueError: no such start")
+    assert _ask(server, {"id": 2, "type": "observe"}) == {
+        "id": 2, "type": "error", "message": "observe before reset"}

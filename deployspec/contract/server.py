@@ -7,8 +7,10 @@ protocol is tested end to end. A request that cannot be served gets an
 includes JSON nested too deeply or with numbers too long for Python to read,
 a reply the implementation made unwritable, and whatever the implementation
 raises (SystemExit and GeneratorExit too: its exit is not the server's to take,
-as in process) but KeyboardInterrupt and :class:`StopServing`. A refusal of the model is
-``rejected``. The server ends at end of input.
+as in process) but KeyboardInterrupt and :class:`StopServing`. An implementation that
+raised is in a state nobody knows: until the next reset, its actions and observations are
+``error`` replies saying so. A refusal of the model is ``rejected``. The server ends at end
+of input.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Server:
         self.model_name = model_name
         self.name = name
         self.ready = False
+        self.raised: str | None = None  # what the implementation raised since its last reset
 
     def handle(self, request: Any) -> dict:
         if not isinstance(request, dict):
@@ -56,14 +59,18 @@ class Server:
             if not isinstance(config, dict):
                 raise _Unanswerable("reset needs a config object")
             self._fits("reset", request)
+            self.ready = False
             self._called("reset", config)
-            self.ready = True
+            self.ready, self.raised = True, None
             reply = {"id": rid, "type": "reset_ok", "protocol": protocol.VERSION}
             if self.name:
                 reply["implementation"] = self.name
             return reply
         if kind not in ("action", "observe"):
             raise _Unanswerable(f"unknown request type {shown(kind)} (known: {', '.join(protocol.REQUESTS)})")
+        if self.raised is not None:
+            raise _Unanswerable(f"{kind} after the implementation raised ({self.raised}): "
+                                "its state is unknown until a reset")
         if not self.ready:
             raise _Unanswerable(f"{kind} before reset")
         self._fits(kind, request)
@@ -125,7 +132,11 @@ class Server:
         except (KeyboardInterrupt, StopServing):
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
-            message = str(exc) if isinstance(exc, _Unanswerable) else f"{describe(exc)}{at_user_line(exc)}"
+            if isinstance(exc, _Unanswerable):
+                return {"id": rid, "type": "error", "message": str(exc)}
+            message = f"{describe(exc)}{at_user_line(exc)}"
+            if self.ready:
+                self.raised = f"request {rid}: {describe(exc)}"
             return {"id": rid, "type": "error", "message": message}
 
     def answer(self, line: bytes) -> bytes:
