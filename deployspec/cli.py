@@ -144,9 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="split each exhaustive (explore) search over N processes "
                         "(default 1; Linux; not with --jobs)")
     c.add_argument("--memory", type=int_between(64, MAX_MEMORY_MIB), default=None, metavar="MIB",
-                   help="resident memory (MiB) at which each exhaustive search stops, incomplete, and "
-                        "says what it explored (default 3072; with --workers, shared among them; with "
-                        "--jobs, each process's own)")
+                   help="the process's resident memory (MiB) at which each exhaustive search stops, "
+                        "incomplete, and says what it explored; what earlier searches of the run left "
+                        "counts (default 3072; with --workers, shared among them; with --jobs, each "
+                        "process's own)")
     c.add_argument("--incident", metavar="FILE",
                    help="only the runs that take this file's actions in order (one per line, as show "
                         "prints them: push(instances=2), deploy(), cancel(); 'settle' where the platform "

@@ -105,8 +105,8 @@ class _Said:
     def lines(self) -> list[str]:
         out = []
         if self.unfinished:
-            out.append("* incomplete: a bound or budget stopped an exhaustive search first; to finish it "
-                       "(its bounds, the one that stopped it lifted, a longer --budget):")
+            out.append("* incomplete: a bound or budget stopped an exhaustive search first; to search further "
+                       "(its bounds, the one that stopped it lifted, twice the time or memory it had):")
             out += [f"  {command}" for command in self.unfinished]
         out += self.notes
         if self.rule_only:
@@ -252,7 +252,7 @@ def _given(model, variant: str, stats: dict) -> dict:
 
 
 def finishing(model, variant: str, prop: str, stats: dict) -> str:
-    """The command that finishes an exhaustive search a bound or budget stopped: the
+    """The command that searches further where a bound or budget stopped an exhaustive search: the
     bounds it ran with (those not the variant's defaults), its ``--workers``, and what
     stopped it lifted: no ``max_depth``, a ``--budget`` of twice the time it ran (at
     least the default), a ``--memory`` of twice the budget it spent; an incident's search

@@ -269,3 +269,24 @@ def test_a_host_name_with_a_control_character_still_makes_well_formed_xml(tmp_pa
     path = tmp_path / "r.xml"
     path.write_text(junit.report("t", two_suites(), started=0.0))
     assert {s.get("hostname") for s in totals_agree(path).iter("testsuite")} == {"ci\\x01box"}
+
+
+@pytest.mark.parametrize("stopped, said", [
+    ("time", "the time budget"), ("memory", "the memory budget"),
+    ("address_space", "the address-space limit (ulimit -v)")])
+def test_a_proof_a_budget_cut_short_is_skipped_not_passed(stopped, said):
+    """The table's ``holds*``: a CI's test view showed a 1-second proof of a third of the
+    states as passed, beside a vacuous one shown skipped."""
+    rs = [R("app_stays_available", "holds", message="no violation within 21350 states explored",
+            stats={"complete": False, "stopped": stopped, "states": 21350})]
+    (suite,) = junit_cases.check_suites(rs, declared=False)
+    assert (suite.cases[0].outcome, suite.cases[0].message) == (
+        junit.SKIPPED, f"holds*: incomplete: {said} stopped the exhaustive search after 21,350 states")
+
+
+def test_a_proof_within_a_depth_bound_passes():
+    """A depth the design or --bound sets is part of what is proven, not a budget's cut."""
+    rs = [R("single_active_deployment", "holds", message="no violation in 40 states",
+            stats={"complete": False, "stopped": "max_depth", "states": 40})]
+    (suite,) = junit_cases.check_suites(rs, declared=False)
+    assert suite.cases[0].outcome == junit.PASSED

@@ -141,7 +141,7 @@ def _unfinished(**stats) -> str:
     stats["bounds"] = bounds | stats.get("bounds", {})
     table = matrix([R("capi-safe", "single_active_deployment", "holds", stats=stats)], declared=False)
     assert row(table, "capi-safe").split()[1:] == ["holds*"]
-    return table.split("to finish it (its bounds, the one that stopped it lifted, a longer --budget):\n  ")[1] \
+    return table.split("to search further (its bounds, the one that stopped it lifted, twice the time or memory it had):\n  ")[1] \
         .splitlines()[0]
 
 
@@ -172,7 +172,7 @@ def test_only_a_holding_cell_is_marked_unfinished():
         rs = [R("capi-safe", "single_active_deployment", verdict, engine="hypothesis"),
               R("capi-safe", "single_active_deployment", "holds", stats=stopped)]
         table = matrix(rs, declared=False)
-        assert "*" not in row(table, "capi-safe") and "to finish it" not in table
+        assert "*" not in row(table, "capi-safe") and "to search further" not in table
 
 
 def test_a_close_look_at_every_property_prints_no_property_options():
