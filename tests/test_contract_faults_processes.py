@@ -215,3 +215,36 @@ def _parent_and_state(proc: Path) -> tuple[int, str] | None:
     except OSError:
         return None
     return int(fields[1]), fields[0]
+
+
+def test_a_signal_during_a_closing_program_s_grace_still_ends_its_group(tmp_path):
+    """Ctrl-C in the half second a hung program is given to end left it and its children
+    running after the run (the grace's wait was cut short before the kill, and the program
+    was already forgotten)."""
+    from deployspec.contract import subprocess_adapter
+    from deployspec.models import get_model
+
+    pidfile = tmp_path / "pid"
+    program = subprocess_adapter.Program(f"sleep 300 & echo $! > {shlex.quote(str(pidfile))}; exec sleep 300",
+                                         model=get_model("capi"))
+    program.start()
+    deadline = time.monotonic() + 10
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc, child = program.proc, int(pidfile.read_text())
+    waited = proc.wait
+
+    def interrupted(timeout=None):
+        if timeout is not None:  # the grace: a Ctrl-C lands there
+            raise KeyboardInterrupt
+        return waited()
+
+    proc.wait = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        program.close()
+    assert ended_soon(proc.pid) and ended_soon(child)
+    assert program in subprocess_adapter._RUNNING  # (known until its end is seen: atexit's close)
+    proc.wait = waited
+    program.close()
+    assert program.proc is None and program not in subprocess_adapter._RUNNING

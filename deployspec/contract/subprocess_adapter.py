@@ -96,24 +96,30 @@ class Program:
         _RUNNING.add(self)
 
     def close(self) -> None:
-        """End the program: EOF on its stdin, a short grace, then kill its process group."""
-        proc, self.proc = self.proc, None
-        _RUNNING.discard(self)
+        """End the program: EOF on its stdin, a short grace, then kill its process group.
+        A signal that cuts the grace short kills the group all the same, and leaves the
+        program known (``_RUNNING``) until its end is seen: a Ctrl-C there left a hung
+        program and its children running after the run."""
+        proc = self.proc
         if proc is not None:
             try:
-                proc.stdin.close()
-            except OSError:
-                pass
-            try:
-                proc.wait(timeout=0.5)
-            except subprocess.TimeoutExpired:
-                _killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
                 try:
                     proc.wait(timeout=0.5)
                 except subprocess.TimeoutExpired:
-                    pass
-            _killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind in its group
+                    _killpg(proc.pid, signal.SIGTERM)
+                    try:
+                        proc.wait(timeout=0.5)
+                    except subprocess.TimeoutExpired:
+                        pass
+            finally:
+                _killpg(proc.pid, signal.SIGKILL)  # also whatever it left behind in its group
             proc.wait()
+            self.proc = None
+            _RUNNING.discard(self)
             proc.stdout.close()
             if self._children_before is not None:
                 leftovers.end_escaped(self._children_before | {proc.pid})
