@@ -198,8 +198,21 @@ def guarded():
     what it prints goes to stderr (stdout is ``--json``'s, or ``serve``'s replies'), and it
     can close neither stream nor their descriptors, nor end deployspec with ``os._exit``
     (a silent exit 0 read as a pass in CI)."""
-    with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept(), path_kept():
+    with lent_streams(stdout=sys.stderr), exit_refused(), descriptors_kept(), path_kept(), recursion_kept():
         yield
+
+
+@contextlib.contextmanager
+def recursion_kept():
+    """A recursion limit the user's code lowers comes back up when the block ends (one of 30
+    made deployspec's schema check of the next observation a RecursionError traceback, exit 1
+    as if violated); one it raises stays, for its own deep calls."""
+    before = sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        if sys.getrecursionlimit() < before:
+            sys.setrecursionlimit(before)
 
 
 class path_kept:

@@ -77,3 +77,39 @@ def test_sys_path_is_put_back_without_running_the_code_s_own_entries(monkeypatch
         doing()
     assert sys.path is listed and listed == ["/a", "/b"]
 
+
+
+def test_a_recursion_limit_the_code_lowers_comes_back_and_one_it_raises_stays():
+    """An object that set a limit of 30 made deployspec's next schema check a RecursionError
+    traceback, exit 1 as if a property were violated."""
+    import inspect
+
+    from deployspec.user_code import recursion_kept
+
+    before = sys.getrecursionlimit()
+    try:
+        with recursion_kept():
+            sys.setrecursionlimit(len(inspect.stack()) + 20)  # (as low as this depth allows)
+        assert sys.getrecursionlimit() == before
+        with recursion_kept():
+            sys.setrecursionlimit(before + 500)
+        assert sys.getrecursionlimit() == before + 500
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def test_an_object_that_lowers_the_recursion_limit_leaves_the_run_whole(tmp_path):
+    import subprocess
+
+    (tmp_path / "shallow.py").write_text(
+        "import inspect, sys\nfrom deployspec.contract.examples import ReferenceImplementation\n"
+        "class Shallow(ReferenceImplementation):\n"
+        "    def perform(self, action):\n        done = super().perform(action)\n"
+        "        sys.setrecursionlimit(len(inspect.stack()) + 15)\n        return done\n"
+        "def make():\n    return Shallow('capi', 'capi-safe')\n")
+    run = subprocess.run([sys.executable, "-m", "deployspec", "contract", "--python", "shallow:make", "--model",
+                          "capi", "--examples", "3", "--property", "single_active_deployment", "--no-known"],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "no check found a violation" in run.stdout
