@@ -257,10 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _say("interrupted")
-        try:
+        with interruption.deferred():  # written whole, whatever signals follow the first
             _report_interrupted_start(args, started)
-        except KeyboardInterrupt:  # a second signal while it is written: stopped, already said
-            pass
         if not interruption.OWN_PROCESS and not interruption.handed_back():
             raise
         return 130
@@ -412,9 +410,14 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
     except SystemExit as exc:  # argparse's --help: its text may not have reached stdout yet
         status = exc.code if isinstance(exc.code, int) else 2
         status = _help_written(status)
-    # from here on (exit handlers), dying is enough
-    for sig, handler in entry.items():
-        signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+    except KeyboardInterrupt:  # a signal as main returned (its own was said): a traceback here
+        status = 130
+    for _ in range(10):  # (a signal raised before its handler was replaced: again)
+        try:
+            _ending(entry)
+            break
+        except KeyboardInterrupt:  # (the status stands: the command had ended)
+            pass
     if interruption.HELD is not None and interruption.HELD[0]:  # held while a command line was refused, or --help
         _say("interrupted")
         status = 130
@@ -424,6 +427,24 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
     for fd in made_blocking:  # the parent's, as it left them
         streams.set_blocking(fd, False)
     os._exit(status)
+
+
+def _ending(entry: dict) -> None:
+    """From here on (the exit handlers, which end the implementation's process groups), a
+    signal stops nothing: the status is set, and nothing is left to stop. Python's Ctrl-C
+    handler made a KeyboardInterrupt traceback of one there, and of one landing while the
+    handlers were put back (the process then died by SIGINT, its exit handlers unrun)."""
+    def later(signum, frame) -> None:
+        pass
+
+    masked = hasattr(signal, "pthread_sigmask")
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set(entry)) if masked else None
+    try:  # (one that came meanwhile waits for its handler to be replaced)
+        for sig in entry:
+            signal.signal(sig, later)
+    finally:
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _help_written(status: int) -> int:

@@ -66,6 +66,8 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
         return
     raised = []
 
+    hooked = []  # (the unraisable hook runs: a signal there is kept, not raised inside it)
+
     def stop(signum, frame):
         global pending
         on_signal(signum)
@@ -73,11 +75,17 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
             return
         raised.append(signum)
         pending = signum
+        if hooked:  # (Python printed it as "Exception ignored in sys.unraisablehook")
+            return
         raise KeyboardInterrupt
 
     def swallowed(unraisable) -> None:
-        if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and pending is not None):
-            hook(unraisable)
+        hooked.append(True)
+        try:
+            if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and pending is not None):
+                hook(unraisable)
+        finally:
+            hooked.clear()
 
     # a signal ignored on entry (SIGINT of a command started with & in a script) stays ignored
     previous = {sig: signal.signal(sig, stop) for sig in signals if signal.getsignal(sig) is not signal.SIG_IGN}
@@ -90,6 +98,27 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
         sys.unraisablehook = hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def deferred(signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)) -> Iterator[None]:
+    """Within (the main thread only): ``signals`` stop nothing. For what a run writes as it
+    ends on a signal already taken (an interrupted run's report): a second Ctrl-C, or a CI's
+    SIGTERM after the user's, cut that report short, and the previous run's stayed in its
+    place. One ignored on entry stays ignored; SIGKILL still ends a write that hangs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def later(signum, frame) -> None:
+        pass  # (the run is ending on the first one)
+
+    previous = {sig: signal.signal(sig, later) for sig in signals if signal.getsignal(sig) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 @contextlib.contextmanager

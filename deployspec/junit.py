@@ -190,6 +190,7 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     program meanwhile (a rule or an object that will not let go) writes it too, its line
     the error."""
     global began
+    from deployspec import interruption
     from deployspec.contract import last_resort
 
     began = True
@@ -203,7 +204,8 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     except KeyboardInterrupt:
         if path is not None:
             try:
-                save(path, named, title, [*so_far(), interrupted(title, started)], started)
+                with interruption.deferred():  # written whole, whatever signals follow the first
+                    save(path, named, title, [*so_far(), interrupted(title, started)], started)
             except UsageError as exc:  # the interruption stays the news: said, and it goes on
                 print(f"deployspec: error: {exc}", file=sys.stderr)
         raise
