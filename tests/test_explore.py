@@ -140,8 +140,8 @@ def test_a_proof_in_which_no_deploy_took_effect_says_it_is_vacuous():
     assert r.verdict == "holds" and r.stats["vacuous"] == ["deploy"]
     assert r.stats["rejected_by_action"]["deploy"] > 0
     assert r.message.endswith("; vacuous: no deploy ever took effect within these bounds "
-                              "(every one was refused or changed nothing); not tried within these bounds, as the "
-                              "random search does: max_instances up to 3; max_deployments up to 3; max_droplets up "
+                              "(every one was refused or changed nothing); left out by these bounds, tried by the "
+                              "random search: max_instances up to 3; max_deployments up to 3; max_droplets up "
                               "to 3; max_in_flight 1 (--bound widens them); off here: push_rolling, "
                               "rollback (--bound NAME=true turns one on)")
     assert r.stats["untried"]["max_in_flight"] == [1]
@@ -328,7 +328,7 @@ def test_a_proof_says_what_the_random_search_tries_that_its_bounds_leave_out():
     assert r.verdict == "holds"
     assert r.stats["untried"] == {"max_instances": 3, "max_deployments": 3, "max_droplets": 3, "max_in_flight": [2],
                                   "web_instances": [1, 3], "canary_plans": [[50], [50, 100]]}
-    assert r.message.endswith("; not tried within these bounds, as the random search does: max_instances up to 3; "
+    assert r.message.endswith("; left out by these bounds, tried by the random search: max_instances up to 3; "
                               "max_deployments up to 3; max_droplets up to 3; max_in_flight 2; web_instances 1, 3; "
                               "canary_plans [50], [50, 100] (--bound widens them); off here: "
                               "snapshot_window, push_rolling, rollback (--bound NAME=true turns one on)")

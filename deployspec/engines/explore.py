@@ -157,6 +157,10 @@ def search(model, variant_name: str, prop, *, budget: float | None, seed: int, o
     seconds = time.perf_counter() - started
     complete = goal is not None or layered.exhausted  # (a settled violation found has its number: a goal)
     stats = _stats(model, variant, prop, layered, counts, config, max_depth, memory_budget_mb, seconds, complete)
+    if prop.kind == "trace":  # (a state is the model's with what the property remembers: more of them)
+        stats["with_memory"] = True
+    if skip_causes:  # (runs past a way already found are not followed: fewer of them)
+        stats["past_causes"] = sorted(skip_causes)
     if incident is not None:
         # (every run: a search for a further cause prunes the runs that break the property a known way)
         _incident_stats(stats, graph, incident, config, every_run=goal is None and complete and not skip_causes)

@@ -21,10 +21,22 @@ WHY = {"time": "time budget spent", "memory": "memory budget spent",
        "max_depth": "depth bound reached", "max_states": "state bound reached"}
 
 
+def states_said(stats: dict) -> str:
+    """What the proof's states are, where they are not the model's alone: a trace property's
+    (a state with what the property remembers of the run before it) are more than the model's,
+    a search for a further cause's fewer (it follows no run past a way already found)."""
+    said = []
+    if stats.get("with_memory"):
+        said.append("with what the property remembers")
+    if past := stats.get("past_causes"):
+        said.append(f"none past {' or '.join(past)}" if len(past) <= 2 else f"none past the {len(past)} ways found")
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def proof_text(stats: dict) -> str:
     if stats["complete"]:
         return (
-            f"holds for all {stats['states']:,} states reachable within bounds "
+            f"holds for all {stats['states']:,} states{states_said(stats)} reachable within bounds "
             f"({bounds_text(stats['bounds'])}): {stats['transitions']:,} transitions, depth "
             f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']:,} states/s"
             + vacuity_text(stats) + untried_text(stats)
@@ -33,7 +45,8 @@ def proof_text(stats: dict) -> str:
     if stats["stopped"] == "memory" and stats.get("memory_budget_mb"):  # what it had, and how to give more
         why = f"memory budget of {stats['memory_budget_mb']:,g} MiB spent (--memory MIB gives more)"
     return (
-        f"no violation within {stats['states']:,} states explored within bounds "
+        f"no violation within {stats['states']:,} state{'' if stats['states'] == 1 else 's'}{states_said(stats)} "
+        "explored within bounds "
         f"({bounds_text(stats['bounds'])}) (incomplete: {why} at depth {stats['depth']}, "
         f"{stats['seconds']:.1f} s)" + vacuity_text(stats) + untried_text(stats)
     )
@@ -47,7 +60,7 @@ def untried_text(stats: dict) -> str:
     if untried:
         tried = "; ".join(name if values is True else f"{name} up to {values}" if isinstance(values, int)
                           else f"{name} {', '.join(map(str, values))}" for name, values in untried.items())
-        said = f"; not tried within these bounds, as the random search does: {tried} (--bound widens them)"
+        said = f"; left out by these bounds, tried by the random search: {tried} (--bound widens them)"
     if off:
         said += f"; off here: {', '.join(off)} (--bound NAME=true turns one on)"
     return said
