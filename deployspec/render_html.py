@@ -7,7 +7,14 @@ import shlex
 from typing import Any
 
 from deployspec import render_svg
-from deployspec.render_text import action_label, capi_state, cause_said, divergence, what_broke
+from deployspec.render_text import (
+    action_label,
+    capi_state,
+    cause_said,
+    column_titles,
+    divergence,
+    what_broke,
+)
 from deployspec.text import escaped
 from deployspec.text import markup as escape  # also control characters, which XML forbids
 from deployspec.traces import found_by
@@ -43,6 +50,7 @@ def render(trace: dict[str, Any], source: str | None = None) -> str:
                     f'{escape(trace["violation"]["message"])}</td></tr>')
     title = f"{trace['variant']}: {what_broke(trace)}"
     key_lanes, key_other = model.render_key  # how a cell reads, as the text report says it
+    lanes_title, other_title = column_titles(model)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>
@@ -63,7 +71,7 @@ tr.key td {{ color: #868e96; font-size: 11px; }}
 <p class="meta">model {escape(trace["model"])}, {escape(found_by(trace))}, {len(trace["steps"])} step{"" if len(trace["steps"]) == 1 else "s"}.
 Replay: <code>{escape(replay_line(trace, source))}</code>.</p>
 {render_svg.render(trace)}
-<table><thead><tr><th>#</th><th>action</th><th>{escape(model.lanes_plural)}</th><th>other state</th></tr>
+<table><thead><tr><th>#</th><th>action</th><th>{escape(lanes_title)}</th><th>{escape(other_title)}</th></tr>
 <tr class="key"><td></td><td></td><td><code>{escape(key_lanes)}</code></td><td><code>{escape(key_other)}</code></td></tr></thead>
 <tbody>
 {chr(10).join(rows)}

@@ -70,14 +70,20 @@ def what_broke(trace: dict[str, Any]) -> str:
     return f"{trace['property']} violated"
 
 
+def column_titles(model) -> tuple[str, str]:
+    """The lanes' and the other column's titles, the lanes' with how an instance reads (the
+    text report's and the HTML page's)."""
+    return getattr(model, "render_titles", None) or (
+        f"{model.lanes_plural} (R routable, s starting, x crashed, 0 none)", "deployments")
+
+
 def render_steps(model, steps: list[dict], bad: int | None, settle_from: int | None,
                  initial: dict | None = None) -> list[str]:
     """One line per step: the action, then each lane and the deployments after it; first,
     with ``initial``, what the platform was before the first step (a property that compares
     with it, such as what production ran before a swap, reads it there)."""
     state_of = model.render_state or capi_state
-    lanes_label, other = getattr(model, "render_titles", None) or (
-        f"{model.lanes_plural} (R routable, s starting, x crashed, 0 none)", "deployments")
+    lanes_label, other = column_titles(model)
     rows = []
     for step in steps:
         lanes, deps = state_of(step["observation"])

@@ -70,7 +70,7 @@ def test_lanes_are_generic_over_observations():
 def test_html_wraps_the_svg_and_marks_the_breaking_row():
     page = render_html.render(traces.load(SEED))
     assert "<svg" in page and page.count('class="bad"') == 1 and "users stop" in page
-    assert "<th>web processes</th>" in page
+    assert "<th>web processes (R routable, s starting, x crashed, 0 none)</th>" in page
 
 
 def test_itf_has_one_state_per_observation_and_no_nulls():
@@ -141,6 +141,20 @@ def test_html_keys_its_table_as_the_text_report_does():
     key_lanes, key_other = map(markup, get_model("capi").render_key)
     assert key_lanes.startswith("P&lt;process&gt;")  # escaped: <process> is no tag
     assert f'<tr class="key"><td></td><td></td><td><code>{key_lanes}</code></td><td><code>{key_other}</code>' in page
+
+
+def test_html_heads_its_columns_as_the_text_report_does():
+    """The page's table had neither the text's 'R routable, s starting, x crashed, 0 none' nor
+    its 'deployments' (it said 'other state'): a user could not read 'ss' or 'x0'."""
+    from deployspec.models import get_model
+    from deployspec.text import markup
+
+    for trace in (traces.load(SEED), traces.load(SEED.parent.parent / "slots" / "scenario-1-rollback-by-swap.json")):
+        titles = next(line for line in render_text.render(trace).splitlines() if line.strip().startswith("#"))
+        page = render_html.render(trace)
+        lanes, other = render_text.column_titles(get_model(trace["model"]))
+        assert lanes in titles and other in titles
+        assert f"<th>{markup(lanes)}</th><th>{markup(other)}</th>" in page
 
 
 def test_a_slots_picture_shows_what_the_registry_does():
