@@ -150,7 +150,8 @@ def _layout(trace: dict[str, Any], other: tuple[str, Callable[[dict], str]] | No
     # (two cells at least: the lane's name and its label above its floor line)
     depth = {k: min(MAX_CELLS, max(2, max((len(ls[k][1]) for ls in per_step if k in ls), default=1)))
              for k in lane_keys}
-    title, width, message, top = _heading(trace, labels)
+    title, width, message, top = _heading(trace, [label + (" (rejected)" if why else "")  # (as drawn)
+                                                  for label, why in zip(labels, rejected)])
     lane_y, band_y, other_y = _rows(top, depth, band_keys)
     y = other_y
     others, other_lines = None, []
@@ -203,7 +204,7 @@ def _heading(trace: dict[str, Any], labels: list[str]) -> tuple[str, int, list[s
     """The title, the picture's width, the message's lines and the lanes' top: as wide as
     the steps need or the title (bold, 15 px); the message wraps within that, and the
     rotated action labels sit between it and the lanes."""
-    longest = max(len(label) + 11 for label in labels)
+    longest = max(len(label) + 2 for label in labels)  # (room for " (rejected)" was left above every one)
     title = _cut(f"{trace['model']} / {trace['variant']}: {what_broke(trace)}", TITLE_CHARS)
     width = max(LEFT + len(labels) * COL + int(longest * 6.2 * 0.57) + 10, int(len(title) * 9.2) + 20, 480)
     per_line = max(30, int((width - 20) / 6.2))
@@ -285,11 +286,12 @@ def _lane(at: _Layout, k: str) -> list[str]:
     ly = at.lane_y[k]
     floor = ly + at.depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
     first = next((ls[k][0] for ls in at.per_step if k in ls), "")
-    shown = _cut(first, LABEL_CHARS)
-    out = [f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>',
-           (f'<text x="10" y="{ly + 22}" fill="#666" font-size="9"><title>{escape(k)}: {escape(first)}</title>'
-            f"{escape(shown)}</text>"),
-           f'<line x1="{LEFT}" x2="{LEFT + at.columns * COL}" y1="{floor + 5}" y2="{floor + 5}" stroke="#e9ecef"/>']
+    # (two lines where the lane is two cells deep or more: "site A+ci image tag=relea…" was cut)
+    shown = _wrapped(first, LABEL_CHARS, 2 if at.depth[k] >= 2 else 1) if first else [""]
+    out = [f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>']
+    out += [(f'<text x="10" y="{ly + 22 + 11 * i}" fill="#666" font-size="9"><title>{escape(k)}: {escape(first)}'
+             f"</title>{escape(_cut(line, LABEL_CHARS))}</text>") for i, line in enumerate(shown)]
+    out.append(f'<line x1="{LEFT}" x2="{LEFT + at.columns * COL}" y1="{floor + 5}" y2="{floor + 5}" stroke="#e9ecef"/>')
     for c, ls in enumerate(at.per_step):
         if k in ls:
             out += _instances(k, LEFT + c * COL + (COL - CELL_W) // 2, floor, *ls[k])

@@ -204,7 +204,8 @@ def test_a_slots_picture_shows_where_continuous_deployment_is_on():
     written = [t.find(f"{NS}title").tail if t.find(f"{NS}title") is not None else t.text
                for t in root.iter(f"{NS}text")]
     said = [w for w in written if w and w.startswith("site ")]
-    assert said[0] == "site A+ci image tag=relea…"  # production's label, beside its name
+    assert said[0] == "site A+ci image"  # production's label, beside its name, in two lines
+    assert written[written.index(said[0]) + 1] == "tag=release"  # (cut, it read "tag=relea…")
     assert said.count("site A+ci") == 2 and said.count("site B") == 3  # written at each swap
     assert "site A+ci" in render_html.render(scenario)
 

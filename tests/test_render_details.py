@@ -316,3 +316,17 @@ def test_a_huge_title_or_message_does_not_make_a_huge_picture():
                     violation={"step": 0, "message": "word " * 400_000}))
     lines = [t.text for t in cut.iter(f"{NS}text") if t.get("fill") == "#c92a2a" and t.get("x") == "10"]
     assert len(lines) == render_svg.MESSAGE_LINES and lines[-1].endswith("…")
+
+
+def test_the_rotated_labels_sit_close_under_the_heading():
+    """Room for " (rejected)" was left above every label: a band of 60 px stood empty over
+    every picture. Now the longest label drawn (its suffix only where refused) sets it."""
+    from deployspec.render_svg import HEAD, _heading
+
+    trace = {"model": "capi", "variant": "v", "property": "p", "violation": {"message": "m"}, "steps": []}
+    labels = ["initial", "0: push(instances=1)", "1: stage(healthy=False)"]
+    _title, _width, message, top = _heading(trace, labels)
+    drawn = len(labels[-1]) * 6.2 * 0.82  # its height, rotated by 55 degrees
+    assert 0 < top - (HEAD + 14 * (len(message) - 1)) - drawn < 32
+    _t, _w, _m, refused = _heading(trace, labels[:-1] + [labels[-1] + " (rejected)"])
+    assert refused > top
