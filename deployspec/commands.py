@@ -207,7 +207,7 @@ def _print_check(args, results, status: int, ok: bool) -> None:
     _print_statistics(results)
     if args.close_look:
         _print_close_look(results, saving=bool(args.out), incident=getattr(args, "incident", None),
-                          declared=args.declared)
+                          declared=args.declared, bounds=bounds_given(args.bound))
         return
     print(matrix(results, declared=True, bounds=bounds_given(args.bound), width=terminal.columns()))
     if not all(r.verdict in INCONCLUSIVE for r in results):  # (else nothing agreed or not: said on stderr)
@@ -217,7 +217,8 @@ def _print_check(args, results, status: int, ok: bool) -> None:
               f"MISMATCH: some verdicts differ from what the variants declare (marked !){changed}")
 
 
-def _print_close_look(results, *, saving: bool, incident: str | None = None, declared: bool = False) -> None:
+def _print_close_look(results, *, saving: bool, incident: str | None = None, declared: bool = False,
+                      bounds: dict | None = None) -> None:
     """A close look (``--variant``): the shortest trace of each cause of a violation,
     what else was saved, the Z3 engine's proofs, every cause found, why cells were not
     judged, then the matrix of what was looked at and what the variants declare."""
@@ -241,7 +242,8 @@ def _print_close_look(results, *, saving: bool, incident: str | None = None, dec
         print("(use --out DIR to save the counterexamples)")
     _print_causes(results)
     _print_unjudged(results)
-    print(matrix(results, declared=False, width=terminal.columns(), options=("--declared",) if declared else ()))
+    print(matrix(results, declared=False, bounds=bounds, width=terminal.columns(),
+                 options=("--declared",) if declared else ()))
     if incident is None:  # (what a design declares is of its whole search, not of one incident)
         print(declared_by(results))
     else:

@@ -136,7 +136,7 @@ def _cell(model, v: str, p: str, rs: list[Result], declared: bool, said: _Said) 
             said.errors.setdefault(r.message or "no message", []).append(f"{v} · {p} ({r.engine})")
     verdict = shown_verdict({r.verdict for r in rs})
     cell = verdict_word(verdict)
-    for marker in (_unfinished, _vacuous, _rule_only, _beyond, _disagrees):
+    for marker in (_unfinished, _vacuous, _rule_only, _beyond, _disagrees, _settle_given):
         cell += marker(model, v, p, rs, verdict, declared, said)
     return cell
 
@@ -171,6 +171,26 @@ def _rule_only(model, v: str, p: str, rs: list[Result], verdict: str, declared: 
         return ""
     said.rule_only.append(f"{v} · {p}")
     return " ~"
+
+
+def _settle_given(model, v: str, p: str, rs: list[Result], verdict: str, declared: bool, said: _Said) -> str:
+    """No mark; a note where every violation is a settle phase a ``--bound settle_steps`` given
+    below these bounds' own cut before the platform came to rest (a user's ``settle_steps=1``
+    called capi-safe VIOLATED, and it read as a wrong result)."""
+    given = said.bounds.get("settle_steps")
+    violated = [r for r in rs if r.verdict == "violated"]
+    if given is None or verdict != "violated" or not violated or \
+            not all(f"the settle phase was cut at settle_steps={given}" in (r.message or "") for r in violated):
+        return ""
+    from deployspec.check import configure
+
+    engine = violated[0].engine
+    own = configure(model, v, engine, {k: b for k, b in said.bounds.items() if k != "settle_steps"}).settle_steps
+    if given < own:
+        said.notes.append(f"{v} · {p}: violated where settle_steps={given}, as given, cut the settle phase "
+                          f"before the platform came to rest; these bounds' own is {own}: a longer settle "
+                          "phase may see it finish (docs/properties.md)")
+    return ""
 
 
 def vacuous_kinds(rs: list[Result], verdict: str) -> list[str]:

@@ -334,7 +334,8 @@ def test_a_second_trace_of_a_shown_cause_is_not_called_longer_when_it_is_as_shor
     trace = json.loads(SEED.read_text())
     found = [Result("capi", "capi-2022", "app_stays_available", engine, "violated", counterexample=f"{engine}.json",
                     trace_length=6, cause="cancel-keeps-unstarted", trace=trace) for engine in ("hypothesis", "explore")]
-    args = types.SimpleNamespace(json=False, variant=["capi-2022"], out="found", close_look=True, declared=False)
+    args = types.SimpleNamespace(json=False, variant=["capi-2022"], out="found", close_look=True, declared=False,
+                                bound=None)
     _print_check(args, found, 1, False)
     out = capsys.readouterr().out
     assert "saved: hypothesis.json" in out

@@ -325,3 +325,21 @@ def test_a_vacuous_hold_of_a_design_that_never_has_the_action_act_says_why():
         ("? capi-2022 · canary_pauses_at_every_step: vacuous, capi-2022 gives continue_ nothing to do under any "
          "bounds (it has no canary deployments)"),
         "? capi-safe · canary_pauses_at_every_step: vacuous, no continue_ took effect within the bounds"]
+
+
+def test_a_violation_only_a_settle_bound_given_too_short_shows_says_so():
+    """A user's ``--bound settle_steps=1`` called capi-safe VIOLATED, which read as a wrong
+    result: the table says the bound given cut the settle phase, and what these bounds' own is."""
+    cut = R("capi-safe", "deployment_converges", "violated",
+            message="d0 is still DEPLOYING after settling (the settle phase was cut at settle_steps=1: the "
+                    "platform had not come to rest)")
+    note = ("capi-safe · deployment_converges: violated where settle_steps=1, as given, cut the settle phase "
+            "before the platform came to rest; these bounds' own is 80")
+    assert note in matrix([cut], declared=False, bounds={"settle_steps": 1})
+    assert "as given" not in matrix([cut], declared=False)  # (deployspec's own bound: nothing given)
+    whole = R("capi-2022", "deployment_converges", "violated", message="d0 is CANCELING after settling")
+    assert "as given" not in matrix([whole], declared=False, bounds={"settle_steps": 1})
+    longer = R("capi-safe", "deployment_converges", "violated",
+               message="d0 is still DEPLOYING after settling (the settle phase was cut at settle_steps=100: the "
+                       "platform had not come to rest)")
+    assert "as given" not in matrix([longer], declared=False, bounds={"settle_steps": 100})  # (above its own)
