@@ -230,6 +230,7 @@ examples_count = int_between(1, contract_cli.MAX_EXAMPLES)
 
 def main(argv: list[str] | None = None) -> int:
     interruption.by = None
+    interruption.ENDING, interruption.ENDING_AT = False, None
     if not _streams_ready(argv):
         return 2
     args = None
@@ -256,9 +257,13 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"error: {exc}")
         return 2
     except KeyboardInterrupt:
+        interruption.ENDING = True  # (before any call: a signal from here on waits, for a while)
+        interruption.ending()
         _say("interrupted")
-        with interruption.deferred():  # written whole, whatever signals follow the first
+        try:
             _report_interrupted_start(args, started)
+        except KeyboardInterrupt:  # a signal after the grace: stopped, already said
+            pass
         if not interruption.OWN_PROCESS and not interruption.handed_back():
             raise
         return 130
@@ -410,14 +415,11 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
     except SystemExit as exc:  # argparse's --help: its text may not have reached stdout yet
         status = exc.code if isinstance(exc.code, int) else 2
         status = _help_written(status)
-    except KeyboardInterrupt:  # a signal as main returned (its own was said): a traceback here
+    except KeyboardInterrupt:  # a signal as main returned, or after the grace (its own was said)
         status = 130
-    for _ in range(10):  # (a signal raised before its handler was replaced: again)
-        try:
-            _ending(entry)
-            break
-        except KeyboardInterrupt:  # (the status stands: the command had ended)
-            pass
+    interruption.ENDING = True  # (before any call: the handlers in force are patient from here on)
+    interruption.ending()
+    _ending(entry)
     if interruption.HELD is not None and interruption.HELD[0]:  # held while a command line was refused, or --help
         _say("interrupted")
         status = 130
@@ -431,20 +433,17 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
 
 def _ending(entry: dict) -> None:
     """From here on (the exit handlers, which end the implementation's process groups), a
-    signal stops nothing: the status is set, and nothing is left to stop. Python's Ctrl-C
-    handler made a KeyboardInterrupt traceback of one there, and of one landing while the
-    handlers were put back (the process then died by SIGINT, its exit handlers unrun)."""
+    signal stops nothing for ``interruption.GRACE`` seconds, then ends the process by its
+    default action. Python's Ctrl-C handler made a traceback of one there, and of one landing
+    while the handlers were put back (the process died by SIGINT, its exit handlers unrun);
+    and an exit handler that hangs is not waited on for ever."""
     def later(signum, frame) -> None:
-        pass
+        if not interruption.patient():
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
 
-    masked = hasattr(signal, "pthread_sigmask")
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, set(entry)) if masked else None
-    try:  # (one that came meanwhile waits for its handler to be replaced)
-        for sig in entry:
-            signal.signal(sig, later)
-    finally:
-        if masked:
-            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    for sig in entry:
+        signal.signal(sig, later)
 
 
 def _help_written(status: int) -> int:

@@ -26,6 +26,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn
 
@@ -41,6 +42,31 @@ pending: int | None = None
 #: (the program only) the signals held since it started, the handlers found then and
 #: when it started (``cli.run``), None in a host's process or once taken over
 HELD: tuple[list[int], dict, float] | None = None
+
+
+#: (the program only) whether the run is ending: its command unwound on a signal, or returned.
+#: Its own handlers (``take_over_signals``, ``cli``'s for the exit handlers) then stop
+#: nothing for ``GRACE`` seconds from ``ENDING_AT``: a second Ctrl-C, or a CI's SIGTERM after
+#: the user's, cut short the interrupted run's report, and the previous run's stayed in its
+#: place. After that a signal stops the run again: a report's write that blocks (a FIFO no
+#: one reads, a stalled NFS) or an exit handler that hangs is not waited on for ever.
+#: Set by a plain store where a call could raise first (``ENDING = True``), then ``ending()``.
+ENDING = False
+ENDING_AT: float | None = None
+GRACE = 3.0
+
+
+def ending() -> None:
+    """The run is ending from now on (the first call's time stands)."""
+    global ENDING, ENDING_AT
+    ENDING = True
+    if ENDING_AT is None:
+        ENDING_AT = time.monotonic()
+
+
+def patient() -> bool:
+    """Whether a signal now stops nothing: the run is ending, for less than ``GRACE`` s."""
+    return ENDING and (ENDING_AT is None or time.monotonic() - ENDING_AT < GRACE)
 
 
 def raise_if_pending() -> None:
@@ -101,27 +127,6 @@ def kept(signals: Iterable[int], on_signal: Callable[[int], None] = lambda signu
 
 
 @contextlib.contextmanager
-def deferred(signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)) -> Iterator[None]:
-    """Within (the main thread only): ``signals`` stop nothing. For what a run writes as it
-    ends on a signal already taken (an interrupted run's report): a second Ctrl-C, or a CI's
-    SIGTERM after the user's, cut that report short, and the previous run's stayed in its
-    place. One ignored on entry stays ignored; SIGKILL still ends a write that hangs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def later(signum, frame) -> None:
-        pass  # (the run is ending on the first one)
-
-    previous = {sig: signal.signal(sig, later) for sig in signals if signal.getsignal(sig) is not signal.SIG_IGN}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-
-
-@contextlib.contextmanager
 def held_while_starting(signals: Iterable[int]) -> Iterator[None]:
     """``signals`` blocked in this thread while it starts processes; its mask restored after.
     The processes inherit the mask, so a signal sent before one installed its handlers
@@ -161,10 +166,16 @@ def take_over_signals() -> int | None:
     (held, entry, _), HELD = HELD, None
 
     def stop(signum, frame):
-        interrupt(signum)
+        if not patient():
+            interrupt(signum)
+
+    def ctrl_c(signum, frame):  # Python's own, but patient while the run ends
+        if not patient():
+            raise KeyboardInterrupt
 
     for sig, handler in entry.items():
-        signal.signal(sig, stop if sig == signal.SIGTERM else handler)
+        signal.signal(sig, stop if sig == signal.SIGTERM else ctrl_c if handler is signal.default_int_handler
+                      else handler)
     return held[0] if held else None
 
 

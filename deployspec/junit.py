@@ -204,8 +204,8 @@ def saved_if_interrupted(path: Path | None, named: str | None, title: str, so_fa
     except KeyboardInterrupt:
         if path is not None:
             try:
-                with interruption.deferred():  # written whole, whatever signals follow the first
-                    save(path, named, title, [*so_far(), interrupted(title, started)], started)
+                interruption.ending()  # (written whole, whatever signals follow the first, for a while)
+                save(path, named, title, [*so_far(), interrupted(title, started)], started)
             except UsageError as exc:  # the interruption stays the news: said, and it goes on
                 print(f"deployspec: error: {exc}", file=sys.stderr)
         raise

@@ -286,8 +286,8 @@ def _lane(at: _Layout, k: str) -> list[str]:
     ly = at.lane_y[k]
     floor = ly + at.depth[k] * (CELL_H + GAP)  # bars stack upwards from the lane's floor
     first = next((ls[k][0] for ls in at.per_step if k in ls), "")
-    # (two lines where the lane is two cells deep or more: "site A+ci image tag=relea…" was cut)
-    shown = _wrapped(first, LABEL_CHARS, 2 if at.depth[k] >= 2 else 1) if first else [""]
+    # (two lines, a lane being two cells deep at least: "site A+ci image tag=relea…" was cut)
+    shown = _wrapped(first, LABEL_CHARS, 2) if first else [""]
     out = [f'<text x="10" y="{ly + 10}" font-weight="bold">{escape(k)}</text>']
     out += [(f'<text x="10" y="{ly + 22 + 11 * i}" fill="#666" font-size="9"><title>{escape(k)}: {escape(first)}'
              f"</title>{escape(_cut(line, LABEL_CHARS))}</text>") for i, line in enumerate(shown)]

@@ -180,7 +180,7 @@ def _settle_given(model, v: str, p: str, rs: list[Result], verdict: str, declare
     given = said.bounds.get("settle_steps")
     violated = [r for r in rs if r.verdict == "violated"]
     if given is None or verdict != "violated" or not violated or \
-            not all(f"the settle phase was cut at settle_steps={given}" in (r.message or "") for r in violated):
+            not all(f"the settle phase was cut at settle_steps={given}:" in (r.message or "") for r in violated):
         return ""
     from deployspec.check import configure
 

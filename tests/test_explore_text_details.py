@@ -186,3 +186,9 @@ def test_what_a_proof_s_states_are_is_said_where_they_are_not_the_model_s_alone(
 def test_one_state_is_one_state():
     stats = {"complete": False, "states": 1, "stopped": "max_depth", "bounds": {}, "depth": 0, "seconds": 0.0}
     assert proof_text(stats).startswith("no violation within 1 state explored within bounds ()")
+
+
+def test_a_proof_of_one_state_says_one_state():
+    stats = {"complete": True, "states": 1, "bounds": {}, "transitions": 0, "depth": 0, "seconds": 0.0,
+             "states_per_second": 0}
+    assert proof_text(stats).startswith("holds for the 1 state reachable within bounds")

@@ -337,3 +337,26 @@ def test_a_reset_that_raised_leaves_nothing_to_observe():
         "ValueError: no such start")
     assert _ask(server, {"id": 2, "type": "observe"}) == {
         "id": 2, "type": "error", "message": "observe before reset"}
+
+
+def test_a_reset_that_raised_after_an_action_that_raised_is_what_is_said():
+    """The observe after both was told of the older failure, the action's."""
+    class Both(_RaisesOnce):
+        def reset(self, config):
+            if self.raised:
+                raise ValueError("reset broke")
+            super().reset(config)
+
+    server = _ready(Both())
+    assert _ask(server, protocol.action(1, {"type": "push"}))["type"] == "error"
+    assert _ask(server, {**RESET, "id": 2})["message"].startswith("ValueError: reset broke")
+    assert _ask(server, {"id": 3, "type": "observe"}) == {"id": 3, "type": "error", "message": "observe before reset"}
+
+
+def test_a_failure_of_the_server_s_own_is_not_blamed_on_the_implementation(monkeypatch):
+    """Only what the implementation's own calls raise leaves its state unknown."""
+    server = _ready()
+    monkeypatch.setattr(Server, "_action", lambda self, data: (_ for _ in ()).throw(LookupError("ours")))
+    assert _ask(server, protocol.action(1, {"type": "push"}))["message"].startswith("LookupError: ours")
+    monkeypatch.undo()
+    assert _ask(server, {"id": 2, "type": "observe"})["type"] == "observation"

@@ -40,6 +40,7 @@ class Server:
         self.name = name
         self.ready = False
         self.raised: str | None = None  # what the implementation raised since its last reset
+        self._asked: int | None = None  # the id of the request being served
 
     def handle(self, request: Any) -> dict:
         if not isinstance(request, dict):
@@ -59,13 +60,14 @@ class Server:
             if not isinstance(config, dict):
                 raise _Unanswerable("reset needs a config object")
             self._fits("reset", request)
-            self.ready = False
+            self.ready, self.raised = False, None  # (a reset that raises leaves nothing to serve)
             self._called("reset", config)
-            self.ready, self.raised = True, None
+            self.ready = True
             reply = {"id": rid, "type": "reset_ok", "protocol": protocol.VERSION}
             if self.name:
                 reply["implementation"] = self.name
             return reply
+        self._asked = rid
         if kind not in ("action", "observe"):
             raise _Unanswerable(f"unknown request type {shown(kind)} (known: {', '.join(protocol.REQUESTS)})")
         if self.raised is not None:
@@ -104,7 +106,14 @@ class Server:
     def _called(self, method: str, *args: Any) -> Any:
         """What the implementation's ``method`` returns; one that cannot be its answer
         (an async method's, a reset's value) is an error reply, as in process."""
-        result = getattr(self.impl, method)(*args)
+        try:
+            result = getattr(self.impl, method)(*args)
+        except (KeyboardInterrupt, StopServing):
+            raise
+        except BaseException as exc:  # its state is unknown now (not the server's own failures)
+            if self.ready:
+                self.raised = f"request {self._asked}: {describe(exc)}"
+            raise
         if (why := wrong_answer(method, result)) is not None:
             raise _Unanswerable(why)
         if method == "observe":  # a plain copy now, as in process: serialising it runs its own code
@@ -132,11 +141,7 @@ class Server:
         except (KeyboardInterrupt, StopServing):
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure is an error reply, never a crash
-            if isinstance(exc, _Unanswerable):
-                return {"id": rid, "type": "error", "message": str(exc)}
-            message = f"{describe(exc)}{at_user_line(exc)}"
-            if self.ready:
-                self.raised = f"request {rid}: {describe(exc)}"
+            message = str(exc) if isinstance(exc, _Unanswerable) else f"{describe(exc)}{at_user_line(exc)}"
             return {"id": rid, "type": "error", "message": message}
 
     def answer(self, line: bytes) -> bytes:

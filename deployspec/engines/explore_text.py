@@ -35,8 +35,9 @@ def states_said(stats: dict) -> str:
 
 def proof_text(stats: dict) -> str:
     if stats["complete"]:
+        every = "the 1 state" if stats["states"] == 1 else f"all {stats['states']:,} states"
         return (
-            f"holds for all {stats['states']:,} states{states_said(stats)} reachable within bounds "
+            f"holds for {every}{states_said(stats)} reachable within bounds "
             f"({bounds_text(stats['bounds'])}): {stats['transitions']:,} transitions, depth "
             f"{stats['depth']}, {stats['seconds']:.1f} s, {stats['states_per_second']:,} states/s"
             + vacuity_text(stats) + untried_text(stats)
