@@ -218,7 +218,9 @@ COMMANDS = {
              "cf set-droplet": "stage()"},
     "slots": {"az webapp deployment slot swap": "swap()", "az webapp restart": "restart(slot='{slot}')",
               "az webapp config container set": "set_image(slot='{slot}')", "docker push": "push()",
-              "az acr build": "push()", "az webapp scale": "scale_out() (once per instance added)",
+              "az acr build": "push()", "az acr import": "push()",
+              "az webapp start": "restart(slot='{slot}') (a start pulls the image)",
+              "az webapp scale": "scale_out() (once per instance added)",
               "az appservice plan update": "scale_out() (once per instance added)"},
 }
 #: another model's action a user of this one may write for its own: what it is here
@@ -244,12 +246,19 @@ NOT_LIKE = {
                                                   "and starts them: not modelled (with --strategy rolling it is "
                                                   "deploy(new_droplet=true))"))),
     "slots": (("az webapp deployment slot swap", r"--action[ =]preview",
-               ("a swap preview applies the production slot's settings to staging and swaps nothing: leave it "
-               "out (no action here)")),
+               ("a swap preview restarts staging with production's settings (a swap's first phase), which pulls "
+                "its image again, and swaps nothing: restart(slot='staging') here")),
               ("az webapp deployment slot swap", r"--action[ =]reset",
-               ("a swap reset undoes a preview's settings on staging and swaps nothing: leave it out (no action "
-               "here)"))),
+               ("a swap reset restarts staging with its own settings again, which pulls its image, and swaps "
+                "nothing: restart(slot='staging') here")),
+              ("az webapp config container set", r"@sha256:",
+               ("az webapp config container set is set_image(slot='{slot}') here; the design decides what it "
+                "writes (a digest design, the digest of :release's newest build): a digest of your choosing "
+                "cannot be named")),
+              ("az webapp stop", r"", "az webapp stop is not modelled (a stopped site runs nothing)")),
 }
+#: an argument given by name, in each model's words
+_NAMED_EXAMPLE = {"capi": "instances=3", "slots": "slot='staging'"}
 #: an example of each model's lines, for a line that is no action
 EXAMPLES = {"capi": "deploy(), scale(instances=3)", "slots": "swap(), set_image(slot='staging')"}
 
@@ -258,13 +267,17 @@ def _command_hint(text: str, model) -> str | None:
     """``cf cancel-deployment is cancel() here`` where ``text`` names one of the model's
     platform commands (the tool's name may be left out)."""
     words = " ".join(text.split())
-    slot = re.search(r"(?:--slot|-s)[ =](\S+)", words)  # (az's default slot is production)
+    named = re.search(r"(?:--slot|-s)[ =](\S+)", words)  # (az's default slot is production)
+    slot = named[1] if named else "production"
+    other = ""
+    if slot not in ("production", "staging"):  # (a slot of another name: the model has two)
+        slot, other = "staging", f", if {slot} is your staging slot (the model's are production and staging)"
     for command, flags, said in NOT_LIKE.get(model.name, ()):
         if (words == command or words.startswith(command + " ")) and re.search(flags, words[len(command):].strip()):
-            return said
+            return said.format(slot=slot) + (other if "{slot}" in said else "")
     for command, action in COMMANDS.get(model.name, {}).items():
         if _after_command(words, command) is not None:
-            return f"{command} is {action.format(slot=slot[1] if slot else 'production')} here"
+            return f"{command} is {action.format(slot=slot)} here{other if '{slot}' in action else ''}"
     return None
 
 
@@ -321,7 +334,7 @@ def _call(text: str, where: str, model, named: str) -> dict:
         call = ast.parse(f"f({args})", mode="eval").body
         names = [k.arg for k in call.keywords]
         if call.args or None in names:
-            raise ValueError("give each argument by name (instances=3)")
+            raise ValueError(f"give each argument by name ({_NAMED_EXAMPLE.get(model.name, 'name=value')})")
         if len(set(names)) < len(names):
             raise ValueError(f"{next(n for n in names if names.count(n) > 1)} given twice")
         data = {k.arg: _value(k.arg, k.value) for k in call.keywords}

@@ -43,7 +43,7 @@ def test_a_trace_file_gives_its_users_steps(tmp_path):
     ("az webapp config container set -g rg -n app", "is set_image(slot='production') here"),  # (az's default)
     ("swap it", "(e.g. swap(), set_image(slot='staging'), or a JSON object)"),  # (not capi's example)
     # (a user trial: a preview read as a swap, a scale-out with no action named, capi's scale)
-    ("az webapp deployment slot swap -g rg -n app --slot staging --action preview", "swaps nothing: leave it out"),
+    ("az webapp deployment slot swap -g rg -n app --slot staging --action preview", "and swaps nothing: restart(slot='staging') here"),
     ("az appservice plan update -g rg -n plan --number-of-workers 3", "is scale_out() (once per instance added) here"),
     ("scale(instances=3)\nswap()", "scale() is scale_out() (App Service adds one instance per scale_out) here"),
     # (a file all of whose lines are capi's: that first, this as the alternative)
@@ -77,7 +77,18 @@ def _refused_after_a_push(tmp_path, model: str, line: str) -> str:
     ("cf rollback myapp --version 2 --strategy canary", "is deploy(revision=D, strategy='canary', canary_steps"),
     ("cf restage myapp", "cf restage without --strategy stops every instance, then stages and starts them"),
     ("cf scale myapp -l 1M", "cf scale -m, -k or -l restarts the app with new limits: not modelled"),
-    ("az webapp deployment slot swap -g rg -n app --slot staging --action reset", "swaps nothing: leave it out"),
+    # (a preview restarts staging, which pulls its tag again: "leave it out" lost a pull, an operator said)
+    ("az webapp deployment slot swap -g rg -n app --slot staging --action reset",
+     "and swaps nothing: restart(slot='staging') here"),
+    ("az webapp deployment slot swap -g rg -n app --slot staging --action preview",
+     "a swap preview restarts staging with production's settings"),
+    ("az webapp config container set -n app --docker-custom-image-name acr/app@sha256:abc",
+     "is set_image(slot='production') here; the design decides what it writes"),
+    ("az webapp restart -n app --slot stage",
+     "is restart(slot='staging') here, if stage is your staging slot (the model's are production and staging)"),
+    ("az acr import -n reg --source x -t app:release", "az acr import is push() here"),
+    ("az webapp start -n app --slot staging", "az webapp start is restart(slot='staging') (a start pulls"),
+    ("az webapp stop -n app", "az webapp stop is not modelled"),
 ])
 def test_a_command_s_flags_that_make_it_another_thing_give_their_own_hint(tmp_path, line, hint):
     assert hint in _refused_after_a_push(tmp_path, "slots" if line.startswith("az") else "capi", line)
@@ -85,7 +96,7 @@ def test_a_command_s_flags_that_make_it_another_thing_give_their_own_hint(tmp_pa
 
 @pytest.mark.parametrize("text, said", [
     ("deploy(\n", "line 1: 'deploy(' is not an action (e.g. deploy()"),
-    ("push(2)\n", "line 1: cannot read the arguments of push: give each argument by name"),
+    ("push(2)\n", "line 1: cannot read the arguments of push: give each argument by name (instances=3)"),
     ("# only\n\n", "no actions (one per line"),
     ("settle\nsettle\n", "no actions but settle (one per line"),  # (it proved the platform idle, "0 calls")
     ("cf cancel-deployment myapp\n", "is not an action: cf cancel-deployment is cancel() here"),
