@@ -167,6 +167,15 @@ def test_a_pinned_platform_action_happens_only_where_it_can(tmp_path):
     r = _search(_incident(tmp_path, "push(instances=1)\ntick(failed=d7)\ndeploy()\n"), "capi-safe",
                 "app_stays_available")
     assert r.verdict == "error" and r.message.startswith("the incident's action 2 (tick(failed=d7)) was never taken")
+    # one the design refuses wherever a run gets there says the design's reason (an operator
+    # wrote crash_retry for a running container's crash, and read "on this design" as a fault of it)
+    slots = get_model("slots")
+    path = tmp_path / "retry.txt"
+    path.write_text("push()\nset_image(slot='staging')\nvalidate()\nswap()\ncrash_retry(slot='production', instance=0)\n")
+    r = explore.search(slots, "slots-pipeline-immutable", slots.property("production_runs_only_released_images"),
+                       budget=60, seed=0, out_dir=None, incident=incident.read(str(path), slots))
+    assert r.verdict == "error" and r.stats["incident"]["refused_because"] == "production instance 0 is not failing to start"
+    assert "the design refused it wherever a run got there (production instance 0 is not failing to start)" in r.message
     # one the candidates leave out as a stutter still happened: a recycle of production that pulls
     # the digest it runs (an App Service user's incident said "nothing judged" of the safe design)
     slots = get_model("slots")

@@ -293,6 +293,8 @@ def _incident_stats(stats: dict, graph, incident, config, every_run: bool) -> No
         stats["incident"]["always_refused"] = graph.always_refused()
     if always_failed:
         stats["incident"]["always_failed"] = {str(n): said for n, said in always_failed.items()}
+    if graph.reached < len(incident.actions) and graph.reached in graph.reasons:  # (why it stuck there)
+        stats["incident"]["refused_because"] = graph.reasons[graph.reached]
     if getattr(config, "start", None) is not None:  # (where its runs begin: App Service's slots, before the calls)
         stats["incident"]["start"] = config.start
     calls_only = getattr(type(config), "CALLS", ())

@@ -43,6 +43,10 @@ class IncidentGraph(ProductGraph):
         #: every run (a rollback swap that always aborts read "in some runs")
         self.failed_at: dict[int, str] = {}
         self.effect_at: set[int] = set()
+        #: the first reason the design gave for refusing the incident's action at each index
+        #: (an action never taken was "never could take it there", the model's own reason,
+        #: "production instance 0 is not failing to start", unsaid)
+        self.reasons: dict[int, str] = {}
         self.incident = incident.actions
         #: where the incident says ``settle`` (a pickled incident's marker is another object)
         self.rests = tuple(isinstance(a, Settle) for a in incident.actions)
@@ -140,6 +144,7 @@ class IncidentGraph(ProductGraph):
             return (None, None) if child is None else (self._past_rest((*child, index)), message)
         rejected = None
         if after.__class__ is Rejected:
+            self.reasons.setdefault(index, after.reason)
             if action.actor == "platform":
                 return None, None
             self.refusals[index] = self.refusals.get(index, 0) + 1

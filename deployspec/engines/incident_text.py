@@ -69,7 +69,9 @@ def untaken_text(stats: dict, incident: Incident, skipped=frozenset()) -> str:
     if skipped:
         return (f"no other cause: no run got to {label} without breaking the property a way already found "
                 f"({', '.join(sorted(skipped))}) ({stats['states']:,} states)")
+    because = stats["incident"].get("refused_because")
     why = ("the platform never came to rest there on this design" if isinstance(action, Settle) else
+           f"the design refused it wherever a run got there ({because})" if because else
            "the platform never could take it there on this design")
     return f"{label} was never taken in {stats['states']:,} states: {why}; nothing is judged of what follows"
 
