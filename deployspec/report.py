@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import textwrap
 from typing import Any
@@ -379,6 +380,8 @@ def variants_table(width: int | None = None) -> str:
             say("", f"upstream: {escaped(v.upstream)}")
             if source_of(v.name) is not None:  # a design of the user's own (docs/variants.md)
                 say("", f"from: {escaped(source_of(v.name))}")
+            if getattr(v, "config", None):  # (a design's own start, inherited by one evolved from it)
+                say("", "configured: " + ", ".join(f"{k}={escaped(json.dumps(c))}" for k, c in v.config.items()))
         lines.append("")
     return "\n".join(lines).rstrip()
 

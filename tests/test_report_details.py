@@ -343,3 +343,16 @@ def test_a_violation_only_a_settle_bound_given_too_short_shows_says_so():
                message="d0 is still DEPLOYING after settling (the settle phase was cut at settle_steps=100: the "
                        "platform had not come to rest)")
     assert "as given" not in matrix([longer], declared=False, bounds={"settle_steps": 100})  # (above its own)
+
+
+def test_variants_says_each_design_s_own_configuration():
+    """A design evolved from slots-webhook-staging-tag inherits its start (both slots on the
+    tag, the webhook's way in), which a user could not see: `variants` says it."""
+    blocks, name = {}, None
+    for line in variants_table().splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            name = line.split()[0]
+        if name is not None:
+            blocks.setdefault(name, []).append(line.strip())
+    assert 'configured: start="webhook-staging"' in blocks["slots-webhook-staging-tag"]
+    assert not any(line.startswith("configured:") for line in blocks["slots-pipeline-tag"])
