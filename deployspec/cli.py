@@ -416,10 +416,16 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
         status = exc.code if isinstance(exc.code, int) else 2
         status = _help_written(status)
     except KeyboardInterrupt:  # a signal as main returned, or after the grace (its own was said)
+        interruption.ENDING = True  # (before any call: the handlers in force are patient from here on)
+        interruption.ending()
         status = 130
-    interruption.ENDING = True  # (before any call: the handlers in force are patient from here on)
-    interruption.ending()
-    _ending(entry)
+    try:
+        _ending(entry)
+    except KeyboardInterrupt:  # a signal as the handlers were replaced: the run ends on it
+        interruption.ENDING = True
+        interruption.ending()
+        status = 130
+        _ending(entry)
     if interruption.HELD is not None and interruption.HELD[0]:  # held while a command line was refused, or --help
         _say("interrupted")
         status = 130
@@ -433,10 +439,10 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
 
 def _ending(entry: dict) -> None:
     """From here on (the exit handlers, which end the implementation's process groups), a
-    signal stops nothing for ``interruption.GRACE`` seconds, then ends the process by its
-    default action. Python's Ctrl-C handler made a traceback of one there, and of one landing
-    while the handlers were put back (the process died by SIGINT, its exit handlers unrun);
-    and an exit handler that hangs is not waited on for ever."""
+    signal ends the process by its default action, but in a run that is ending on a signal
+    (``interruption.ENDING``), where it stops nothing for ``interruption.GRACE`` seconds.
+    Python's Ctrl-C handler made a traceback of one there, and of one landing while the
+    handlers were put back; an exit handler that hangs is not waited on for ever."""
     def later(signum, frame) -> None:
         if not interruption.patient():
             signal.signal(signum, signal.SIG_DFL)

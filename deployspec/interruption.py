@@ -44,7 +44,7 @@ pending: int | None = None
 HELD: tuple[list[int], dict, float] | None = None
 
 
-#: (the program only) whether the run is ending: its command unwound on a signal, or returned.
+#: (the program only) whether the run is ending on a signal: its command unwound on one.
 #: Its own handlers (``take_over_signals``, ``cli``'s for the exit handlers) then stop
 #: nothing for ``GRACE`` seconds from ``ENDING_AT``: a second Ctrl-C, or a CI's SIGTERM after
 #: the user's, cut short the interrupted run's report, and the previous run's stayed in its

@@ -116,10 +116,17 @@ def test_taking_over_makes_sigterm_interrupt_and_gives_ctrl_c_back(monkeypatch):
                                                 signal.SIGINT: signal.default_int_handler}, 0.0))
     assert interruption.take_over_signals() == signal.SIGINT
     assert interruption.HELD is None and interruption.take_over_signals() is None
-    assert installed[signal.SIGINT] is signal.default_int_handler
+    monkeypatch.setattr(interruption, "ENDING", False)
+    monkeypatch.setattr(interruption, "ENDING_AT", None)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C as Python's own handler has it
+        installed[signal.SIGINT](signal.SIGINT, None)
+    assert interruption.by is None
     with pytest.raises(KeyboardInterrupt):
         installed[signal.SIGTERM](signal.SIGTERM, None)
     assert interruption.by == signal.SIGTERM
+    interruption.ending()  # (a run ending on a signal: the next ones wait, for a while)
+    assert installed[signal.SIGINT](signal.SIGINT, None) is None
+    assert installed[signal.SIGTERM](signal.SIGTERM, None) is None
 
 
 def test_nothing_held_is_no_interruption(monkeypatch):

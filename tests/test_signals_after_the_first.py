@@ -98,7 +98,11 @@ def test_once_the_program_ends_a_signal_waits_then_ends_it_by_its_default_action
     monkeypatch.setattr(interruption, "ENDING", False)
     monkeypatch.setattr(interruption, "ENDING_AT", None)
     try:
-        interruption.ending()
+        cli._ending(entry)  # a run that ended by itself: a signal ends it at once
+        _signal_self(signal.SIGTERM)
+        assert raised == [signal.SIGTERM] and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        raised.clear()
+        interruption.ending()  # one that is ending on a signal: the next ones wait, for a while
         cli._ending(entry)
         _signal_self(signal.SIGINT)
         assert raised == [] and signal.getsignal(signal.SIGINT) not in (signal.SIG_DFL, signal.default_int_handler)
