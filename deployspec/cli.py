@@ -420,12 +420,12 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
         interruption.ending()
         status = 130
     try:
-        _ending(entry)
+        interruption.exit_handlers_taken(entry)
     except KeyboardInterrupt:  # a signal as the handlers were replaced: the run ends on it
         interruption.ENDING = True
         interruption.ending()
         status = 130
-        _ending(entry)
+        interruption.exit_handlers_taken(entry)
     if interruption.HELD is not None and interruption.HELD[0]:  # held while a command line was refused, or --help
         _say("interrupted")
         status = 130
@@ -435,21 +435,6 @@ def run(held: list[int] | None = None, entry: dict | None = None, started: float
     for fd in made_blocking:  # the parent's, as it left them
         streams.set_blocking(fd, False)
     os._exit(status)
-
-
-def _ending(entry: dict) -> None:
-    """From here on (the exit handlers, which end the implementation's process groups), a
-    signal ends the process by its default action, but in a run that is ending on a signal
-    (``interruption.ENDING``), where it stops nothing for ``interruption.GRACE`` seconds.
-    Python's Ctrl-C handler made a traceback of one there, and of one landing while the
-    handlers were put back; an exit handler that hangs is not waited on for ever."""
-    def later(signum, frame) -> None:
-        if not interruption.patient():
-            signal.signal(signum, signal.SIG_DFL)
-            signal.raise_signal(signum)
-
-    for sig in entry:
-        signal.signal(sig, later)
 
 
 def _help_written(status: int) -> int:

@@ -69,6 +69,22 @@ def patient() -> bool:
     return ENDING and (ENDING_AT is None or time.monotonic() - ENDING_AT < GRACE)
 
 
+def exit_handlers_taken(entry: dict) -> None:
+    """From here on (the exit handlers, which end the implementation's process groups), a
+    signal ends the process by its default action, but in a run that is ending on a signal
+    (:data:`ENDING`), where it stops nothing for :data:`GRACE` seconds (the program only:
+    ``cli.run``).
+    Python's Ctrl-C handler made a traceback of one there, and of one landing while the
+    handlers were put back; an exit handler that hangs is not waited on for ever."""
+    def later(signum, frame) -> None:
+        if not patient():
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    for sig in entry:
+        signal.signal(sig, later)
+
+
 def raise_if_pending() -> None:
     if pending is not None:
         raise KeyboardInterrupt

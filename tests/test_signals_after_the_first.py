@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from deployspec import cli, interruption, junit
+from deployspec import interruption, junit
 
 
 def _signal_self(sig: int) -> None:
@@ -98,12 +98,12 @@ def test_once_the_program_ends_a_signal_waits_then_ends_it_by_its_default_action
     monkeypatch.setattr(interruption, "ENDING", False)
     monkeypatch.setattr(interruption, "ENDING_AT", None)
     try:
-        cli._ending(entry)  # a run that ended by itself: a signal ends it at once
+        interruption.exit_handlers_taken(entry)  # a run that ended by itself: a signal ends it at once
         _signal_self(signal.SIGTERM)
         assert raised == [signal.SIGTERM] and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
         raised.clear()
         interruption.ending()  # one that is ending on a signal: the next ones wait, for a while
-        cli._ending(entry)
+        interruption.exit_handlers_taken(entry)
         _signal_self(signal.SIGINT)
         assert raised == [] and signal.getsignal(signal.SIGINT) not in (signal.SIG_DFL, signal.default_int_handler)
         monkeypatch.setattr(interruption, "GRACE", 0.0)
